@@ -1,0 +1,40 @@
+// swift-tools-version: 6.1
+// Benchmarks for Easel, kept in their own package so the library itself does
+// not depend on the benchmark framework (or its malloc interposer).
+import PackageDescription
+
+let package = Package(
+    name: "easel-benchmarks",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(name: "easel", path: "/tmp/easel-stub/main"),
+        .package(
+            url: "https://github.com/ordo-one/package-benchmark",
+            from: "1.38.1",
+            traits: ["MallocInterposer"]
+        ),
+    ],
+    targets: [
+        // `swift package benchmark` discovers executable targets under Benchmarks/.
+        .executableTarget(
+            name: "StorageBenchmarks",
+            dependencies: [
+                .product(name: "EaselStorage", package: "easel"),
+                .product(name: "Benchmark", package: "package-benchmark"),
+            ],
+            path: "Benchmarks/StorageBenchmarks",
+            plugins: [
+                .plugin(name: "BenchmarkPlugin", package: "package-benchmark"),
+            ]
+        ),
+        // The Swift side of peers/diskcache-compare.sh.
+        .executableTarget(
+            name: "DiskCachePeerWorkload",
+            dependencies: [
+                .product(name: "EaselStorage", package: "easel"),
+            ],
+            path: "peers/DiskCachePeerWorkload"
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,51 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let package = Package(
+    name: "easel",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "Easel", targets: ["Easel"]),
+        .library(name: "EaselStorage", targets: ["EaselStorage"]),
+        .executable(name: "easel", targets: ["easel"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+    ],
+    targets: [
+        // System SQLite (libsqlite3-dev) — the disk cache's index.
+        .systemLibrary(
+            name: "CSQLite",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
+        .target(
+            name: "EaselStorage",
+            dependencies: [
+                "CSQLite",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "Easel",
+            dependencies: ["EaselStorage"]
+        ),
+        .executableTarget(
+            name: "easel",
+            dependencies: [
+                "Easel",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        // Writes entries in a loop so tests can kill it mid-write (crash safety).
+        .executableTarget(
+            name: "EaselCrashHelper",
+            dependencies: ["EaselStorage"]
+        ),
+        .testTarget(
+            name: "EaselStorageTests",
+            dependencies: ["EaselStorage"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,162 @@
+import Foundation
+import Logging
+
+extension DiskCache {
+    /// Opens the index, rebuilding it from the value files when it is missing, damaged or of
+    /// another schema. An exclusive lock on `open.lock` keeps two processes from rebuilding at once.
+    static func openIndex(paths: Paths, files: any FileOperations, logger: Logger) throws -> DiskIndex {
+        do {
+            try FileManager.default.createDirectory(atPath: paths.root, withIntermediateDirectories: true)
+            for directory in [paths.data, paths.tmp, paths.trash] { try files.makeDirectory(directory) }
+        } catch let error as Errno {
+            throw DiskCacheError.posix(error.code, operation: "mkdir", path: paths.root)
+        } catch {
+            throw DiskCacheError.invalidDirectory(path: paths.root)
+        }
+        let openLock = try FileLock(path: paths.openLock)
+        try openLock.lock(exclusive: true)
+        defer { openLock.unlock() }
+        let indexExisted = FileManager.default.fileExists(atPath: paths.index)
+        do {
+            let index = try DiskIndex(path: paths.index)
+            if !indexExisted { try rebuild(index, paths: paths, logger: logger) }
+            return index
+        } catch let error as SQLiteError where error.isCorruption {
+            logger.error("cache index damaged; rebuilding it from the value files", metadata: [
+                "path": "\(paths.index)", "error": "\(error)"])
+            let aside = paths.trash + "/index-" + randomFileName()
+            try? files.makeDirectory(aside)
+            for suffix in ["", "-wal", "-shm"] { try? files.rename(paths.index + suffix, to: aside + "/index.sqlite" + suffix) }
+            do {
+                let index = try DiskIndex(path: paths.index)
+                try rebuild(index, paths: paths, logger: logger)
+                return index
+            } catch let error as SQLiteError {
+                throw DiskCacheError.sqlite(error, path: paths.index)
+            }
+        } catch let error as SQLiteError {
+            throw DiskCacheError.sqlite(error, path: paths.index)
+        }
+    }
+
+    /// Adds a row for every intact value file not yet in the index. Small values kept inside a
+    /// lost index are gone (this is a cache); every value stored as a file comes back.
+    static func rebuild(_ index: DiskIndex, paths: Paths, logger: Logger) throws {
+        let manager = FileManager.default
+        guard let shards = try? manager.contentsOfDirectory(atPath: paths.data) else { return }
+        var restored = 0, rejected = 0
+        try index.transaction {
+            let insert = try index.connection.prepare("""
+                INSERT OR IGNORE INTO entries(key, size, checksum, created, accessed, expires, file, value)
+                VALUES (?1, ?2, ?3, ?4, ?4, NULL, ?5, NULL)
+                """)
+            for shard in shards {
+                guard let names = try? manager.contentsOfDirectory(atPath: paths.data + "/" + shard) else { continue }
+                for name in names {
+                    let path = paths.data + "/" + shard + "/" + name
+                    guard let (trailer, key, modified) = readTrailer(path) else {
+                        rejected += 1
+                        unlink(path)
+                        continue
+                    }
+                    try insert.run { s in
+                        s.bind(1, key)
+                        s.bind(2, trailer.valueLength)
+                        s.bind(3, Int64(bitPattern: trailer.valueChecksum))
+                        s.bind(4, modified)
+                        s.bind(5, name)
+                    }
+                    if index.connection.changes > 0 { restored += 1 } else { unlink(path) }
+                }
+            }
+            try index.connection.execute("""
+                UPDATE meta SET bytes = (SELECT total(size) FROM entries), count = (SELECT count(*) FROM entries),
+                    last_sweep = \(Clock.now()) WHERE id = 1
+                """)
+        }
+        if restored + rejected > 0 {
+            logger.notice("cache index rebuilt", metadata: ["restored": "\(restored)", "rejected": "\(rejected)", "path": "\(paths.root)"])
+        }
+    }
+
+    /// Reads and verifies a value file's trailer; returns it, the key and the file's mtime.
+    static func readTrailer(_ path: String) -> (EntryFile.Trailer, String, Double)? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { return nil }
+        let size = Int(info.st_size)
+        guard size >= EntryFile.fixedTrailerSize else { return nil }
+        var fixed = [UInt8](repeating: 0, count: EntryFile.fixedTrailerSize)
+        let got = fixed.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, off_t(size - EntryFile.fixedTrailerSize)) }
+        guard got == EntryFile.fixedTrailerSize,
+              let trailer = fixed.withUnsafeBytes({ EntryFile.parseFixedTrailer($0, fileSize: size) }) else { return nil }
+        let whole = trailer.keyLength + EntryFile.fixedTrailerSize
+        var bytes = [UInt8](repeating: 0, count: whole)
+        let read = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, off_t(trailer.valueLength)) }
+        guard read == whole, let (verified, key) = bytes.withUnsafeBytes({ EntryFile.verifyTrailer($0, fileSize: size) }) else { return nil }
+        let modified = Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9
+        return (verified, key, modified)
+    }
+
+    /// Background housekeeping after open: empty the trash, delete temporary files abandoned by
+    /// crashed writers, and, at most once a day, delete value files that no row names (left by a
+    /// crash between renaming a file into place and committing its row).
+    func scheduleMaintenance() {
+        let paths = self.paths
+        BlockingIOPool.shared.submit { [weak self] in
+            let manager = FileManager.default
+            let now = Clock.now()
+            if let items = try? manager.contentsOfDirectory(atPath: paths.trash) {
+                for item in items { try? manager.removeItem(atPath: paths.trash + "/" + item) }
+            }
+            // Writers in other processes may be mid-write: only old temporary files are abandoned.
+            for name in (try? manager.contentsOfDirectory(atPath: paths.tmp)) ?? [] {
+                let path = paths.tmp + "/" + name
+                var info = stat()
+                if stat(path, &info) == 0, now - Double(info.st_mtim.tv_sec) > 600 { unlink(path) }
+            }
+            self?.sweepOrphans(olderThan: 600, ifNotSweptFor: 86_400)
+        }
+    }
+
+    /// Deletes value files that no index row names and that are older than `age` seconds.
+    /// - Returns: the number of files deleted.
+    @discardableResult
+    package func sweepOrphans(olderThan age: Double, ifNotSweptFor interval: Double = 0) -> Int {
+        let now = Clock.now()
+        guard let known: Set<String> = try? indexCall({ index in
+            let meta = try index.connection.prepare("SELECT last_sweep FROM meta WHERE id = 1")
+            guard try meta.step(), now - meta.double(0) >= interval else { return nil }
+            try index.connection.execute("UPDATE meta SET last_sweep = \(now) WHERE id = 1")
+            let statement = try index.connection.prepare("SELECT file FROM entries WHERE file IS NOT NULL")
+            var names = Set<String>()
+            while try statement.step() { if let name = statement.string(0) { names.insert(name) } }
+            return names
+        }) else { return 0 }
+        var deleted = 0
+        let manager = FileManager.default
+        for shard in (try? manager.contentsOfDirectory(atPath: paths.data)) ?? [] {
+            for name in (try? manager.contentsOfDirectory(atPath: paths.data + "/" + shard)) ?? [] where !known.contains(name) {
+                let path = paths.data + "/" + shard + "/" + name
+                var info = stat()
+                guard stat(path, &info) == 0, now - Double(info.st_mtim.tv_sec) > age else { continue }
+                // Committed since the snapshot? Then it is not an orphan.
+                if (try? indexCall({ index in
+                    let check = try index.connection.prepare("SELECT 1 FROM entries WHERE file = ?1")
+                    check.bind(1, name)
+                    return try check.step()
+                })) == false {
+                    unlink(path)
+                    deleted += 1
+                }
+            }
+        }
+        return deleted
+    }
+}
+
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif

@@ -1,0 +1,140 @@
+import Foundation
+import Logging
+
+extension DiskCache {
+    /// Removes `victims` (those still present), telling observers before and after.
+    ///
+    /// Without observers this is one transaction. With observers, victims are announced with
+    /// `willRemove` outside the lock, then deleted only if their rows are unchanged.
+    func removeVictims(_ victims: [DiskIndex.Victim], reason: RemovalReason) throws {
+        guard !victims.isEmpty else { return }
+        if !observers.isEmpty {
+            for victim in victims { observers.emit(.willRemove(key: victim.key, reason: reason)) }
+        }
+        let deleted = try indexCall { index in try index.transaction { try index.delete(victims) } }
+        deleteFiles(deleted.compactMap(\.file))
+        if !observers.isEmpty {
+            for victim in deleted { observers.emit(.didRemove(key: victim.key, reason: reason)) }
+        }
+    }
+
+    /// Chooses victims with `select` and removes them; the choice and the removal are one
+    /// transaction when nobody observes, so concurrent trims never remove more than needed.
+    private func trim(reason: RemovalReason, select: @escaping (DiskIndex) throws -> [DiskIndex.Victim]) throws {
+        if observers.isEmpty {
+            let deleted = try indexCall { index in
+                try index.flushAccessTimes()
+                return try index.transaction { try index.delete(try select(index)) }
+            }
+            deleteFiles(deleted.compactMap(\.file))
+        } else {
+            let victims = try indexCall { index in
+                try index.flushAccessTimes()
+                return try select(index)
+            }
+            try removeVictims(victims, reason: reason)
+        }
+        collectGarbage()
+    }
+
+    /// Removes entries not used since `date`.
+    public func trim(toDate date: Date) throws {
+        let cutoff = date.timeIntervalSince1970
+        try trim(reason: .trimmedByDate) { index in
+            try index.victims("SELECT id, key, size, file FROM entries WHERE accessed < ?1 ORDER BY accessed", bind: { $0.bind(1, cutoff) })
+        }
+    }
+
+    /// Removes entries, largest first, until at most `byteCount` bytes remain.
+    public func trim(toSize byteCount: Int) throws {
+        try removeExpired()
+        try trim(reason: .trimmedBySize) { try $0.victimsBySize(toBytes: max(0, byteCount)) }
+    }
+
+    /// Removes entries, least recently used first, until at most `byteCount` bytes remain.
+    public func trim(toSizeByDate byteCount: Int) throws {
+        try removeExpired()
+        try trim(reason: .trimmedByRecency) { try $0.victimsByAccess(toBytes: max(0, byteCount)) }
+    }
+
+    /// Removes entries whose expiry date has passed or that outlived the age limit.
+    public func removeExpired() throws {
+        let now = Clock.now()
+        let ageLimit = self.ageLimit
+        try trim(reason: .expired) { index in
+            var victims = try index.victims(
+                "SELECT id, key, size, file FROM entries WHERE expires IS NOT NULL AND expires <= ?1",
+                bind: { $0.bind(1, now) })
+            if ageLimit > 0 {
+                victims += try index.victims(
+                    "SELECT id, key, size, file FROM entries WHERE accessed < ?1 AND (expires IS NULL OR expires > ?2)",
+                    bind: { $0.bind(1, now - ageLimit); $0.bind(2, now) })
+            }
+            return victims
+        }
+    }
+
+    /// Trims least recently used entries until the byte limit holds.
+    func enforceByteLimit() throws {
+        let limit = byteLimit
+        guard limit > 0 else { return }
+        try trim(reason: .trimmedByRecency) { try $0.victimsByAccess(toBytes: limit) }
+    }
+
+    /// Removes every entry at once: the data directory is renamed into `trash/` in the same
+    /// transaction that empties the index, and the trash is deleted in the background.
+    ///
+    /// Waits until every `withFileURL` closure, in any process, has returned.
+    public func removeAll() throws {
+        observers.emit(.willRemoveAll)
+        let pinLock = try FileLock(path: paths.pinLock)
+        try pinLock.lock(exclusive: true)
+        defer { pinLock.unlock() }
+        let trashName = paths.trash + "/" + Self.randomFileName()
+        try indexCall { index in
+            index.pendingAccess.removeAll()
+            try index.transaction {
+                try index.connection.execute("DELETE FROM entries; DELETE FROM garbage; UPDATE meta SET bytes = 0, count = 0 WHERE id = 1")
+                do {
+                    try files.makeDirectory(paths.trash)
+                    try files.rename(paths.data, to: trashName)
+                    try files.makeDirectory(paths.data)
+                } catch let error as Errno where error.code == ENOENT {
+                    try? files.makeDirectory(paths.data)
+                } catch let error as Errno {
+                    throw DiskCacheError.posix(error.code, operation: "removeAll", path: paths.data)
+                }
+            }
+        }
+        emptyTrash()
+        observers.emit(.didRemoveAll)
+    }
+
+    /// Every entry's key, size and dates, without reading any value, in key order.
+    public func entries() throws -> [Entry] {
+        var result: [Entry] = []
+        try forEachEntry { result.append($0) }
+        return result
+    }
+
+    /// Calls `body` for every entry, without reading values. Runs on a snapshot: changes made
+    /// meanwhile (by `body` or anyone else) do not disturb the enumeration.
+    public func forEachEntry(_ body: (Entry) throws -> Void) throws {
+        let snapshot: [Entry] = try indexCall { index in
+            try? index.flushAccessTimes()
+            let statement = try index.connection.prepare(
+                "SELECT key, size, created, accessed, expires, file IS NULL FROM entries ORDER BY key")
+            var entries: [Entry] = []
+            while try statement.step() {
+                entries.append(Entry(
+                    key: statement.string(0) ?? "", size: statement.int(1),
+                    createdAt: Date(timeIntervalSince1970: statement.double(2)),
+                    accessedAt: Date(timeIntervalSince1970: statement.double(3)),
+                    expiresAt: statement.optionalDouble(4).map(Date.init(timeIntervalSince1970:)),
+                    isInline: statement.int(5) != 0))
+            }
+            return entries
+        }
+        for entry in snapshot { try body(entry) }
+    }
+}

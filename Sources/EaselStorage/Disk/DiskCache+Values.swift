@@ -1,0 +1,251 @@
+import Foundation
+import Logging
+
+extension DiskCache {
+    private enum Lookup {
+        case miss
+        case value(Data)
+        case file(id: Int64, name: String, size: Int, checksum: UInt64)
+        case expired(DiskIndex.Victim)
+        case damaged(DiskIndex.Victim)
+    }
+
+    /// The value stored for exactly `key`, or nil on a miss, an expired entry or a damaged one.
+    /// - Throws: `DiskCacheError.index` only when the index cannot be read at all.
+    public func data(forKey key: String) throws -> Data? {
+        for attempt in 0..<2 {
+            switch try lookup(key) {
+            case .miss:
+                return nil
+            case .value(let data):
+                return data
+            case .expired(let victim):
+                try? removeVictims([victim], reason: .expired)
+                return nil
+            case .damaged(let victim):
+                logger.warning("damaged entry removed", metadata: ["key": "\(key.prefix(200))", "cache": "\(name)"])
+                try? removeVictims([victim], reason: .damaged)
+                return nil
+            case .file(let id, let fileName, let size, let checksum):
+                switch readFile(fileName, key: key, size: size, checksum: checksum) {
+                case .success(let data):
+                    return data
+                case .failure(let problem):
+                    // The entry may have been replaced or removed since the lookup: look again once.
+                    let current = try index.withLock { try $0.row(forKey: key) }
+                    if current?.id != id { if attempt == 0 { continue } else { return nil } }
+                    logger.warning("damaged entry removed", metadata: [
+                        "key": "\(key.prefix(200))", "cache": "\(name)", "problem": "\(problem)"])
+                    try? removeVictims([.init(id: id, key: key, size: size, file: fileName)], reason: .damaged)
+                    return nil
+                }
+            }
+        }
+        return nil
+    }
+
+    private func lookup(_ key: String) throws -> Lookup {
+        let now = Clock.now()
+        let ageLimit = self.ageLimit
+        let resolution = accessTimeResolution
+        do {
+            return try index.withLock { index -> Lookup in
+                var inline: Data?
+                guard let row = try index.row(forKey: key, inline: { inline = Data($0) }) else { return .miss }
+                let victim = DiskIndex.Victim(id: row.id, key: key, size: row.size, file: row.file)
+                if let expires = row.expires, expires <= now { return .expired(victim) }
+                if ageLimit > 0, row.accessed < now - ageLimit { return .expired(victim) }
+                if row.file == nil {
+                    guard let data = inline, data.count == row.size, Checksum.compute(data) == row.checksum else {
+                        return .damaged(victim)
+                    }
+                    if now - row.accessed >= resolution { index.recordAccess(key, now: now) }
+                    return .value(data)
+                }
+                if now - row.accessed >= resolution { index.recordAccess(key, now: now) }
+                return .file(id: row.id, name: row.file!, size: row.size, checksum: row.checksum)
+            }
+        } catch let error as SQLiteError {
+            throw DiskCacheError.sqlite(error, path: paths.index)
+        }
+    }
+
+    enum FileProblem: Error, CustomStringConvertible {
+        case missing
+        case unreadable(Int32)
+        case truncated
+        case badTrailer
+        case wrongKey
+        case badChecksum
+        var description: String {
+            switch self {
+            case .missing: "file missing"
+            case .unreadable(let code): "unreadable: \(errnoDescription(code))"
+            case .truncated: "file shorter than its entry"
+            case .badTrailer: "trailer damaged"
+            case .wrongKey: "file belongs to another key"
+            case .badChecksum: "checksum mismatch"
+            }
+        }
+    }
+
+    /// Reads and verifies a value file: trailer, key, length and checksum.
+    func readFile(_ fileName: String, key: String, size: Int, checksum: UInt64) -> Result<Data, FileProblem> {
+        let path = paths.file(fileName)
+        let fd: Int32
+        do { fd = try files.openForReading(path) } catch {
+            return .failure(error.code == ENOENT ? .missing : .unreadable(error.code))
+        }
+        defer { close(fd) }
+        let keyLength = key.utf8.count
+        let trailerSize = keyLength + EntryFile.fixedTrailerSize
+        var data = Data(count: size)
+        var trailer = [UInt8](repeating: 0, count: trailerSize + 1)
+        do {
+            let got = try data.withUnsafeMutableBytes { try files.read(fd, into: $0, at: 0) }
+            guard got == size else { return .failure(.truncated) }
+            // One byte more than expected tells a longer (wrong) file from the right one.
+            let tail = try trailer.withUnsafeMutableBytes { try files.read(fd, into: $0, at: size) }
+            guard tail == trailerSize else { return .failure(tail < trailerSize ? .truncated : .badTrailer) }
+        } catch {
+            return .failure(.unreadable(Errno.code(of: error)))
+        }
+        let verified = trailer.withUnsafeBytes { raw in
+            EntryFile.verifyTrailer(UnsafeRawBufferPointer(rebasing: raw[0..<trailerSize]), fileSize: size + trailerSize)
+        }
+        guard let (fields, storedKey) = verified else { return .failure(.badTrailer) }
+        guard storedKey == key, fields.valueLength == size, fields.valueChecksum == checksum else { return .failure(.wrongKey) }
+        guard Checksum.compute(data) == checksum else { return .failure(.badChecksum) }
+        return .success(data)
+    }
+
+    /// True when a value is stored for `key` and has not expired. Does not read the value.
+    public func contains(_ key: String) throws -> Bool {
+        let now = Clock.now()
+        let ageLimit = self.ageLimit
+        do {
+            return try index.withLock { index in
+                guard let row = try index.row(forKey: key) else { return false }
+                if let expires = row.expires, expires <= now { return false }
+                if ageLimit > 0, row.accessed < now - ageLimit { return false }
+                return true
+            }
+        } catch let error as SQLiteError {
+            throw DiskCacheError.sqlite(error, path: paths.index)
+        }
+    }
+
+    /// Stores `data` for `key`, replacing any earlier value, then enforces the byte limit.
+    ///
+    /// The value becomes visible to every reader, in every process, all at once: either the old
+    /// value or the new one is read, never a mixture.
+    /// - Parameters:
+    ///   - expiresAt: after this date the entry is never returned and is removed by trims.
+    /// - Throws: `DiskCacheError.diskFull`, `.permissionDenied` or `.ioError` when the write
+    ///   fails (the cache is unchanged and reads go on); `.valueTooLarge` when the value alone
+    ///   exceeds the byte limit.
+    public func set(_ data: Data, forKey key: String, expiresAt: Date? = nil) throws {
+        let limit = byteLimit
+        if limit > 0, data.count > limit { throw DiskCacheError.valueTooLarge(size: data.count, limit: limit) }
+        let checksum = Checksum.compute(data)
+        observers.emit(.willAdd(key: key, size: data.count))
+
+        var fileName: String?
+        var tmpPath = ""
+        if data.count > inlineLimit {
+            let name = Self.randomFileName()
+            tmpPath = paths.tmp + "/" + name
+            let trailer = EntryFile.trailer(key: key, valueLength: data.count, valueChecksum: checksum)
+            do {
+                try data.withUnsafeBytes { value in
+                    try trailer.withUnsafeBytes { trailer in
+                        try files.createFile(at: tmpPath, writing: [value, trailer], sync: synchronousWrites)
+                    }
+                }
+            } catch {
+                throw DiskCacheError.posix(Errno.code(of: error), operation: "write", path: tmpPath)
+            }
+            fileName = name
+        }
+
+        let now = Clock.now()
+        let expires = expiresAt?.timeIntervalSince1970
+        let replaced: DiskIndex.Row?
+        let overLimit: Bool
+        do {
+            (replaced, overLimit) = try index.withLock { index in
+                try index.transaction {
+                    if let fileName { try self.moveIntoPlace(tmpPath, fileName) }
+                    let old = try data.withUnsafeBytes { bytes in
+                        try index.store(key: key, size: data.count, checksum: checksum, now: now, expires: expires,
+                                        file: fileName, inline: fileName == nil ? bytes : nil)
+                    }
+                    index.pendingAccess[key] = nil
+                    let bytes = try index.totals().bytes
+                    return (old, limit > 0 && bytes > limit)
+                }
+            }
+        } catch {
+            if let fileName {
+                try? files.unlink(tmpPath)
+                try? files.unlink(paths.file(fileName))
+            }
+            switch error {
+            case let error as SQLiteError: throw DiskCacheError.sqlite(error, path: paths.index)
+            case let error as Errno: throw DiskCacheError.posix(error.code, operation: "rename", path: paths.data)
+            default: throw error
+            }
+        }
+        if let old = replaced?.file { deleteFiles([old]) }
+        observers.emit(.didAdd(key: key, size: data.count))
+        if overLimit {
+            do { try enforceByteLimit() } catch {
+                logger.warning("could not trim to the byte limit", metadata: ["error": "\(error)", "cache": "\(name)"])
+            }
+        }
+    }
+
+    /// Renames a finished temporary file into `data/`, creating its subdirectory on first use.
+    private func moveIntoPlace(_ tmpPath: String, _ fileName: String) throws(Errno) {
+        let destination = paths.file(fileName)
+        do {
+            try files.rename(tmpPath, to: destination)
+        } catch where error.code == ENOENT {
+            try files.makeDirectory(paths.data)
+            try files.makeDirectory(paths.directory(of: fileName))
+            try files.rename(tmpPath, to: destination)
+        }
+    }
+
+    /// Removes the value for `key`, if any.
+    public func removeValue(forKey key: String) throws {
+        let victim: DiskIndex.Victim? = try indexCall { index in
+            try index.row(forKey: key).map { .init(id: $0.id, key: key, size: $0.size, file: $0.file) }
+        }
+        if let victim { try removeVictims([victim], reason: .removed) }
+    }
+
+    /// Runs `body` on the index under its lock, mapping SQLite failures to `DiskCacheError`.
+    func indexCall<R>(_ body: (DiskIndex) throws -> R) throws -> R {
+        do {
+            return try index.withLock { index in try body(index) }
+        } catch let error as SQLiteError {
+            throw DiskCacheError.sqlite(error, path: paths.index)
+        }
+    }
+
+    static func randomFileName() -> String {
+        var generator = SystemRandomNumberGenerator()
+        let high = generator.next() as UInt64
+        let low = generator.next() as UInt64
+        func hex(_ value: UInt64) -> String {
+            let text = String(value, radix: 16)
+            return String(repeating: "0", count: 16 - text.count) + text
+        }
+        return hex(high) + hex(low)
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+#endif

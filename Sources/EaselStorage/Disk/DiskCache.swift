@@ -1,0 +1,251 @@
+import Foundation
+import Logging
+import Synchronization
+
+/// A thread-safe, multi-process, crash-safe key/value store in a directory.
+///
+/// ```swift
+/// let cache = try DiskCache(name: "thumbnails")          // ~/.cache/easel/thumbnails
+/// cache.byteLimit = 500_000_000
+/// try cache.set(Data(jpeg), forKey: "https://example.com/a.jpg")
+/// let bytes = try cache.data(forKey: "https://example.com/a.jpg")
+/// ```
+///
+/// Every call comes in two forms: a synchronous one that blocks the calling thread, and an
+/// `async` one with the same name that runs the work on `BlockingIOPool` so the cooperative
+/// thread pool never waits on the disk.
+///
+/// Storage: a SQLite index (`index.sqlite`, WAL mode) holds one row per key with its size,
+/// checksum, dates and, for values up to `Configuration.inlineLimit` bytes, the value itself.
+/// Larger values live in files under `data/`, written under `tmp/` and renamed into place;
+/// file names are random, so keys never reach the file system. Every read verifies length and
+/// checksum; a damaged entry is logged, removed and reported as a miss.
+///
+/// Several `DiskCache` instances, in one process or many, may open the same directory: SQLite
+/// serialises their changes, and limits are enforced against the shared totals.
+public final class DiskCache: Sendable {
+    /// Settings fixed when the cache is opened, plus initial limits.
+    public struct Configuration: Sendable {
+        /// Trim, least recently used first, whenever the stored bytes exceed this. 0: no limit.
+        public var byteLimit: Int
+        /// Entries not read or written for this many seconds expire. 0: no limit.
+        public var ageLimit: TimeInterval
+        /// Values of at most this many bytes are kept inside the index rather than as files.
+        public var inlineLimit: Int
+        /// Flush files to stable storage before they become visible (survives power loss, slower).
+        /// Without it, entries survive any process crash but the last few may be lost on power loss.
+        public var synchronousWrites: Bool
+        /// Reads update an entry's access date only when it is older than this many seconds,
+        /// which keeps reads from writing. 0 records every read.
+        public var accessTimeResolution: TimeInterval
+        /// Where damaged entries and recoveries are reported.
+        public var logger: Logger
+
+        public init(
+            byteLimit: Int = 0,
+            ageLimit: TimeInterval = 0,
+            inlineLimit: Int = 32 * 1024,
+            synchronousWrites: Bool = false,
+            accessTimeResolution: TimeInterval = 1,
+            logger: Logger = Logger(label: "easel.disk-cache")
+        ) {
+            self.byteLimit = byteLimit
+            self.ageLimit = ageLimit
+            self.inlineLimit = inlineLimit
+            self.synchronousWrites = synchronousWrites
+            self.accessTimeResolution = accessTimeResolution
+            self.logger = logger
+        }
+    }
+
+    /// What enumeration reports about an entry, without its value.
+    public struct Entry: Sendable, Hashable {
+        public var key: String
+        /// Value size in bytes.
+        public var size: Int
+        public var createdAt: Date
+        public var accessedAt: Date
+        public var expiresAt: Date?
+        /// True when the value is kept inside the index rather than in its own file.
+        public var isInline: Bool
+    }
+
+    /// Why an entry left the cache.
+    public enum RemovalReason: Sendable, Hashable {
+        /// `removeValue(forKey:)`.
+        case removed
+        /// Its expiry date or the age limit passed.
+        case expired
+        /// `trim(toDate:)`.
+        case trimmedByDate
+        /// `trim(toSize:)`, largest first.
+        case trimmedBySize
+        /// `trim(toSizeByDate:)` or the byte limit, least recently used first.
+        case trimmedByRecency
+        /// It failed its checksum or its file was missing.
+        case damaged
+    }
+
+    /// A change to the cache. Handlers run on the thread making the change, outside the cache's
+    /// locks, so they may call the cache; PINDiskCache's will/did blocks in Swift form.
+    public enum Event: Sendable, Hashable {
+        case willAdd(key: String, size: Int)
+        case didAdd(key: String, size: Int)
+        case willRemove(key: String, reason: RemovalReason)
+        case didRemove(key: String, reason: RemovalReason)
+        case willRemoveAll
+        case didRemoveAll
+    }
+
+    /// The cache's name (its directory's last component under the root).
+    public let name: String
+    /// The directory holding `index.sqlite`, `data/`, `tmp/` and `trash/`.
+    public let directory: URL
+
+    let paths: Paths
+    let files: any FileOperations
+    let logger: Logger
+    let inlineLimit: Int
+    let synchronousWrites: Bool
+    let accessTimeResolution: TimeInterval
+    let index: Mutex<DiskIndex>
+    let limits: Mutex<Limits>
+    let observers = Observers<Event>()
+
+    struct Limits {
+        var byteLimit: Int
+        var ageLimit: TimeInterval
+        var ageTask: Task<Void, Never>?
+    }
+
+    struct Paths: Sendable {
+        let root: String
+        let index: String
+        let data: String
+        let tmp: String
+        let trash: String
+        let pinLock: String
+        let openLock: String
+
+        init(_ root: String) {
+            self.root = root
+            index = root + "/index.sqlite"
+            data = root + "/data"
+            tmp = root + "/tmp"
+            trash = root + "/trash"
+            pinLock = root + "/pins.lock"
+            openLock = root + "/open.lock"
+        }
+
+        func file(_ name: String) -> String { data + "/" + name.prefix(2) + "/" + name }
+        func directory(of name: String) -> String { data + "/" + name.prefix(2) }
+    }
+
+    /// `$XDG_CACHE_HOME/easel`, else `~/.cache/easel`.
+    public static var defaultRootDirectory: URL {
+        let environment = ProcessInfo.processInfo.environment
+        if let xdg = environment["XDG_CACHE_HOME"], xdg.hasPrefix("/") {
+            return URL(fileURLWithPath: xdg).appendingPathComponent("easel")
+        }
+        let home = environment["HOME"].map { URL(fileURLWithPath: $0) } ?? FileManager.default.homeDirectoryForCurrentUser
+        return home.appendingPathComponent(".cache/easel")
+    }
+
+    /// Opens (creating if needed) the cache `name` under `rootDirectory`.
+    /// - Throws: `DiskCacheError` when the directory cannot be created or the index opened.
+    public convenience init(name: String, rootDirectory: URL? = nil, configuration: Configuration = .init()) throws {
+        let root = rootDirectory ?? Self.defaultRootDirectory
+        try self.init(directory: root.appendingPathComponent(Self.safeDirectoryName(name)), name: name,
+                      configuration: configuration, files: PosixFileOperations())
+    }
+
+    /// Opens (creating if needed) the cache kept in exactly `directory`.
+    public convenience init(directory: URL, configuration: Configuration = .init()) throws {
+        try self.init(directory: directory, name: directory.lastPathComponent, configuration: configuration, files: PosixFileOperations())
+    }
+
+    /// Opens a cache whose file-system calls go through `files` (tests inject faults here).
+    package init(directory: URL, name: String, configuration: Configuration, files: any FileOperations) throws {
+        self.name = name
+        self.directory = directory
+        self.paths = Paths(directory.path)
+        self.files = files
+        self.logger = configuration.logger
+        self.inlineLimit = max(0, configuration.inlineLimit)
+        self.synchronousWrites = configuration.synchronousWrites
+        self.accessTimeResolution = max(0, configuration.accessTimeResolution)
+        self.index = Mutex(try Self.openIndex(paths: paths, files: files, logger: configuration.logger))
+        self.limits = Mutex(Limits(byteLimit: max(0, configuration.byteLimit), ageLimit: 0, ageTask: nil))
+        self.ageLimit = configuration.ageLimit
+        scheduleMaintenance()
+    }
+
+    deinit {
+        limits.withLock { $0.ageTask?.cancel() }
+        index.withLock { try? $0.flushAccessTimes() }
+    }
+
+    /// A directory name for `name` that stays inside the root whatever `name` holds.
+    static func safeDirectoryName(_ name: String) -> String {
+        let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.")
+        let cleaned = String(name.prefix(64).map { allowed.contains($0) ? $0 : "_" })
+        if cleaned.isEmpty || cleaned.allSatisfy({ $0 == "." }) || cleaned != name {
+            let digest = String(Checksum.compute(Array(name.utf8)), radix: 16)
+            return (cleaned.isEmpty || cleaned.allSatisfy({ $0 == "." }) ? "cache" : cleaned) + "-" + digest
+        }
+        return cleaned
+    }
+
+    // MARK: Limits
+
+    /// Bytes of values currently stored (shared by every process using the directory).
+    public var byteCount: Int { (try? index.withLock { try $0.totals().bytes }) ?? 0 }
+
+    /// Number of entries currently stored.
+    public var count: Int { (try? index.withLock { try $0.totals().count }) ?? 0 }
+
+    /// When the stored bytes exceed this, entries are removed least recently used first. 0: none.
+    public var byteLimit: Int {
+        get { limits.withLock { $0.byteLimit } }
+        set {
+            limits.withLock { $0.byteLimit = max(0, newValue) }
+            if newValue > 0 { try? enforceByteLimit() }
+        }
+    }
+
+    /// Entries unused for longer than this many seconds expire; while set, a periodic task
+    /// removes them (every `min(ageLimit, 60)` seconds). 0: no limit.
+    public var ageLimit: TimeInterval {
+        get { limits.withLock { $0.ageLimit } }
+        set {
+            let limit = max(0, newValue)
+            limits.withLock { limits in
+                limits.ageLimit = limit
+                limits.ageTask?.cancel()
+                limits.ageTask = nil
+                guard limit > 0 else { return }
+                let period = min(max(limit, 1), 60)
+                limits.ageTask = Task.detached(priority: .background) { [weak self] in
+                    while !Task.isCancelled {
+                        try? await Task.sleep(for: .seconds(period))
+                        guard !Task.isCancelled, let cache = self else { return }
+                        try? await cache.removeExpired()
+                    }
+                }
+            }
+        }
+    }
+
+    // MARK: Observing
+
+    /// Registers `handler` for every event; see `Event`.
+    @discardableResult
+    public func addObserver(_ handler: @escaping @Sendable (Event) -> Void) -> ObserverToken {
+        observers.add(handler)
+    }
+
+    public func removeObserver(_ token: ObserverToken) { observers.remove(token) }
+
+    /// Every event from now on, as an async sequence (newest 4,096 kept if the reader lags).
+    public func events() -> AsyncStream<Event> { observers.stream() }
+}

@@ -1,0 +1,51 @@
+/// Why a disk cache operation failed.
+public enum DiskCacheError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The file system has no space left (ENOSPC, EDQUOT, or SQLite reported a full database).
+    case diskFull(path: String)
+    /// The process may not write where the cache lives (EACCES, EPERM, EROFS).
+    case permissionDenied(path: String)
+    /// Any other I/O failure, with the `errno` that caused it.
+    case ioError(operation: String, path: String, errno: Int32)
+    /// The index database failed in a way that is not a full disk.
+    case index(message: String)
+    /// The value is larger than the cache's byte limit and can never be stored.
+    case valueTooLarge(size: Int, limit: Int)
+    /// The cache directory could not be created or is not a directory.
+    case invalidDirectory(path: String)
+
+    public var description: String {
+        switch self {
+        case .diskFull(let path): "disk full while writing \(path)"
+        case .permissionDenied(let path): "permission denied for \(path)"
+        case .ioError(let operation, let path, let code): "\(operation) failed for \(path): \(errnoDescription(code))"
+        case .index(let message): "cache index error: \(message)"
+        case .valueTooLarge(let size, let limit): "value of \(size) bytes exceeds the byte limit of \(limit)"
+        case .invalidDirectory(let path): "not a usable cache directory: \(path)"
+        }
+    }
+
+    /// Maps an `errno` from a file operation to the case callers can act on.
+    static func posix(_ code: Int32, operation: String, path: String) -> DiskCacheError {
+        switch code {
+        case ENOSPC, EDQUOT: .diskFull(path: path)
+        case EACCES, EPERM, EROFS: .permissionDenied(path: path)
+        default: .ioError(operation: operation, path: path, errno: code)
+        }
+    }
+
+    /// Maps a SQLite failure to the case callers can act on.
+    static func sqlite(_ error: SQLiteError, path: String) -> DiskCacheError {
+        switch error.code & 0xFF {
+        case 13 /* SQLITE_FULL */: .diskFull(path: path)
+        case 8 /* SQLITE_READONLY */, 3 /* SQLITE_PERM */, 23 /* SQLITE_AUTH */: .permissionDenied(path: path)
+        case 10 /* SQLITE_IOERR */: .ioError(operation: "index write", path: path, errno: EIO)
+        default: .index(message: error.description)
+        }
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif

@@ -1,0 +1,262 @@
+import CSQLite
+import Foundation
+
+/// The disk cache's persistent index: one SQLite database in WAL mode, shared safely by every
+/// process that opens the directory. Not thread safe by itself; `DiskCache` keeps it behind a
+/// mutex and runs every change in a `BEGIN IMMEDIATE` transaction.
+///
+/// Entries up to the inline limit keep their value in the `value` column; larger ones name a
+/// file under `data/` in `file`. `meta` keeps the running byte and entry counts, changed in the
+/// same transaction as the rows, so opening never has to sum or stat anything.
+///
+/// `@unchecked Sendable` is safe because the only reference to an index lives inside
+/// `DiskCache.index`, a `Mutex`: every method runs inside `withLock`, and no caller keeps the
+/// reference (or its connection or statements) after the lock is released. Sendability is only
+/// needed so that helper closures may receive the locked value as a parameter.
+final class DiskIndex: @unchecked Sendable {
+    static let schemaVersion: Int32 = 1
+
+    struct Row {
+        var id: Int64
+        var size: Int
+        var checksum: UInt64
+        var accessed: Double
+        var expires: Double?
+        var file: String?
+    }
+
+    /// An entry chosen for removal, identified by its row id so a concurrent replacement of the
+    /// same key is never removed by mistake.
+    struct Victim: Sendable {
+        var id: Int64
+        var key: String
+        var size: Int
+        var file: String?
+    }
+
+    let connection: SQLiteConnection
+    private let lookup: SQLiteStatement
+    private let upsert: SQLiteStatement
+    private let deleteByID: SQLiteStatement
+    private let addTotals: SQLiteStatement
+    private let readTotals: SQLiteStatement
+    private let touch: SQLiteStatement
+    private let begin: SQLiteStatement
+    private let commit: SQLiteStatement
+    private let rollback: SQLiteStatement
+
+    /// Access times recorded by reads and not yet written (key → time).
+    var pendingAccess: [String: Double] = [:]
+    var lastFlush = Clock.now()
+
+    init(path: String) throws {
+        connection = try SQLiteConnection(path: path)
+        sqlite3_busy_timeout(connection.handle, 30_000)
+        // Fails with SQLITE_NOTADB on a damaged file: the caller rebuilds.
+        try connection.execute("PRAGMA journal_mode=WAL")
+        try connection.execute("PRAGMA synchronous=NORMAL")
+        let version = try Self.userVersion(connection)
+        if version == 0 {
+            try connection.execute("""
+                BEGIN IMMEDIATE;
+                CREATE TABLE IF NOT EXISTS entries(
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    key TEXT NOT NULL UNIQUE,
+                    size INTEGER NOT NULL,
+                    checksum INTEGER NOT NULL,
+                    created REAL NOT NULL,
+                    accessed REAL NOT NULL,
+                    expires REAL,
+                    file TEXT,
+                    value BLOB);
+                CREATE INDEX IF NOT EXISTS entries_by_access ON entries(accessed);
+                CREATE INDEX IF NOT EXISTS entries_by_size ON entries(size);
+                CREATE INDEX IF NOT EXISTS entries_by_expiry ON entries(expires) WHERE expires IS NOT NULL;
+                CREATE TABLE IF NOT EXISTS meta(id INTEGER PRIMARY KEY CHECK (id = 1),
+                    bytes INTEGER NOT NULL, count INTEGER NOT NULL, last_sweep REAL NOT NULL);
+                INSERT OR IGNORE INTO meta(id, bytes, count, last_sweep) VALUES (1, 0, 0, 0);
+                CREATE TABLE IF NOT EXISTS garbage(file TEXT PRIMARY KEY);
+                PRAGMA user_version = \(Self.schemaVersion);
+                COMMIT;
+                """)
+        } else if version != Self.schemaVersion {
+            throw SQLiteError(code: SQLITE_NOTADB, message: "index schema version \(version), expected \(Self.schemaVersion)")
+        }
+        lookup = try connection.prepare("SELECT id, size, checksum, accessed, expires, file, value FROM entries WHERE key = ?1")
+        upsert = try connection.prepare("""
+            INSERT OR REPLACE INTO entries(key, size, checksum, created, accessed, expires, file, value)
+            VALUES (?1, ?2, ?3, ?4, ?4, ?5, ?6, ?7)
+            """)
+        deleteByID = try connection.prepare("DELETE FROM entries WHERE id = ?1")
+        addTotals = try connection.prepare("UPDATE meta SET bytes = bytes + ?1, count = count + ?2 WHERE id = 1")
+        readTotals = try connection.prepare("SELECT bytes, count FROM meta WHERE id = 1")
+        touch = try connection.prepare("UPDATE entries SET accessed = ?2 WHERE key = ?1 AND accessed < ?2")
+        begin = try connection.prepare("BEGIN IMMEDIATE")
+        commit = try connection.prepare("COMMIT")
+        rollback = try connection.prepare("ROLLBACK")
+        _ = try totals()
+    }
+
+    private static func userVersion(_ connection: SQLiteConnection) throws -> Int32 {
+        let statement = try connection.prepare("PRAGMA user_version")
+        defer { statement.reset() }
+        guard try statement.step() else { return 0 }
+        return Int32(statement.int(0))
+    }
+
+    // MARK: Transactions
+
+    /// Runs `body` in one write transaction; rolls back if it throws.
+    func transaction<R>(_ body: () throws -> R) throws -> R {
+        try begin.run()
+        do {
+            let result = try body()
+            try commit.run()
+            return result
+        } catch {
+            try? rollback.run()
+            throw error
+        }
+    }
+
+    // MARK: Rows
+
+    /// The row for `key`; `inline` receives the inline value's bytes while they are valid.
+    func row(forKey key: String, inline: (UnsafeRawBufferPointer) -> Void = { _ in }) throws -> Row? {
+        defer { lookup.reset() }
+        lookup.bind(1, key)
+        guard try lookup.step() else { return nil }
+        let row = Row(
+            id: lookup.int64(0), size: lookup.int(1), checksum: UInt64(bitPattern: lookup.int64(2)),
+            accessed: lookup.double(3), expires: lookup.optionalDouble(4), file: lookup.string(5))
+        if row.file == nil, let bytes = lookup.blob(6) { inline(bytes) }
+        return row
+    }
+
+    /// Inserts or replaces the row for `key`; returns the replaced row's size and file, if any.
+    func store(key: String, size: Int, checksum: UInt64, now: Double, expires: Double?,
+               file: String?, inline: UnsafeRawBufferPointer?) throws -> Row? {
+        let old = try row(forKey: key)
+        try upsert.run { s in
+            s.bind(1, key)
+            s.bind(2, size)
+            s.bind(3, Int64(bitPattern: checksum))
+            s.bind(4, now)
+            s.bind(5, expires)
+            s.bind(6, file)
+            s.bindBlob(7, file == nil ? (inline ?? UnsafeRawBufferPointer(start: nil, count: 0)) : nil)
+        }
+        try addTotals.run { s in
+            s.bind(1, size - (old?.size ?? 0))
+            s.bind(2, old == nil ? 1 : 0)
+        }
+        return old
+    }
+
+    /// Deletes the rows of `victims` that still exist; returns those actually deleted.
+    func delete(_ victims: [Victim]) throws -> [Victim] {
+        var deleted: [Victim] = []
+        var bytes = 0
+        for victim in victims {
+            try deleteByID.run { $0.bind(1, victim.id) }
+            if connection.changes > 0 {
+                deleted.append(victim)
+                bytes += victim.size
+            }
+        }
+        if !deleted.isEmpty {
+            try addTotals.run { s in
+                s.bind(1, -bytes)
+                s.bind(2, -deleted.count)
+            }
+        }
+        return deleted
+    }
+
+    /// Total value bytes and entry count, as kept in `meta`.
+    func totals() throws -> (bytes: Int, count: Int) {
+        defer { readTotals.reset() }
+        guard try readTotals.step() else { throw SQLiteError(code: SQLITE_CORRUPT, message: "meta row missing") }
+        return (readTotals.int(0), readTotals.int(1))
+    }
+
+    /// Victims chosen by an arbitrary query returning `id, key, size, file`.
+    func victims(_ sql: String, bind: (SQLiteStatement) -> Void = { _ in }, until stop: ((Victim) -> Bool)? = nil) throws -> [Victim] {
+        let statement = try connection.prepare(sql)
+        bind(statement)
+        var result: [Victim] = []
+        while try statement.step() {
+            let victim = Victim(id: statement.int64(0), key: statement.string(1) ?? "", size: statement.int(2), file: statement.string(3))
+            if let stop, stop(victim) { break }
+            result.append(victim)
+        }
+        return result
+    }
+
+    /// Victims, oldest access first, until the remaining bytes would be at most `target`.
+    func victimsByAccess(toBytes target: Int) throws -> [Victim] {
+        var excess = try totals().bytes - target
+        guard excess > 0 else { return [] }
+        return try victims("SELECT id, key, size, file FROM entries ORDER BY accessed ASC, id ASC", until: { victim in
+            guard excess > 0 else { return true }
+            excess -= victim.size
+            return false
+        })
+    }
+
+    /// Victims, largest first, until the remaining bytes would be at most `target`.
+    func victimsBySize(toBytes target: Int) throws -> [Victim] {
+        var excess = try totals().bytes - target
+        guard excess > 0 else { return [] }
+        return try victims("SELECT id, key, size, file FROM entries ORDER BY size DESC, accessed ASC", until: { victim in
+            guard excess > 0 else { return true }
+            excess -= victim.size
+            return false
+        })
+    }
+
+    // MARK: Access times
+
+    /// Remembers that `key` was read at `now`; written in batches by `flushAccessTimes`.
+    func recordAccess(_ key: String, now: Double) {
+        pendingAccess[key] = now
+        if pendingAccess.count >= 512 || now - lastFlush > 5 {
+            try? flushAccessTimes(now: now)
+        }
+    }
+
+    /// Writes pending access times. Failure (a full disk) only loses recency information.
+    func flushAccessTimes(now: Double = Clock.now()) throws {
+        lastFlush = now
+        guard !pendingAccess.isEmpty else { return }
+        let pending = pendingAccess
+        pendingAccess.removeAll(keepingCapacity: true)
+        try transaction {
+            for (key, time) in pending {
+                try touch.run { s in
+                    s.bind(1, key)
+                    s.bind(2, time)
+                }
+            }
+        }
+    }
+
+    // MARK: Garbage (files that could not be deleted yet)
+
+    func addGarbage(_ files: [String]) throws {
+        let insert = try connection.prepare("INSERT OR IGNORE INTO garbage(file) VALUES (?1)")
+        for file in files { try insert.run { $0.bind(1, file) } }
+    }
+
+    func garbage() throws -> [String] {
+        let select = try connection.prepare("SELECT file FROM garbage LIMIT 1000")
+        var files: [String] = []
+        while try select.step() { if let file = select.string(0) { files.append(file) } }
+        return files
+    }
+
+    func removeGarbage(_ files: [String]) throws {
+        let delete = try connection.prepare("DELETE FROM garbage WHERE file = ?1")
+        for file in files { try delete.run { $0.bind(1, file) } }
+    }
+}

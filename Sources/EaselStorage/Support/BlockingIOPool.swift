@@ -1,0 +1,60 @@
+import Foundation
+import Synchronization
+
+/// A small, bounded pool of threads for blocking work (file I/O, SQLite).
+///
+/// The cooperative thread pool has one thread per core; blocking one of them with disk I/O stalls
+/// every task in the process. Async storage calls hop here, block a pool thread instead, and
+/// resume the caller when done.
+package final class BlockingIOPool: Sendable {
+    /// The pool shared by every cache in the process: four threads, or one per core if more.
+    package static let shared = BlockingIOPool(threadCount: max(4, ProcessInfo.processInfo.activeProcessorCount))
+
+    private struct Queue: ~Copyable {
+        var jobs: [@Sendable () -> Void] = []
+        var head = 0
+        var waiting = 0
+    }
+
+    private let queue = Mutex(Queue())
+    private let available = DispatchSemaphore(value: 0)
+
+    package init(threadCount: Int) {
+        precondition(threadCount > 0)
+        for index in 0..<threadCount {
+            let thread = Thread { [self] in self.workLoop() }
+            thread.name = "easel.io.\(index)"
+            thread.start()
+        }
+    }
+
+    private func workLoop() {
+        while true {
+            available.wait()
+            let job: (@Sendable () -> Void)? = queue.withLock { queue in
+                guard queue.head < queue.jobs.count else { return nil }
+                let job = queue.jobs[queue.head]
+                queue.head += 1
+                if queue.head > 64, queue.head * 2 > queue.jobs.count {
+                    queue.jobs.removeFirst(queue.head)
+                    queue.head = 0
+                }
+                return job
+            }
+            job?()
+        }
+    }
+
+    /// Runs `body` on a pool thread and returns its result to the awaiting task.
+    package func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+            submit { continuation.resume(with: Result { try body() }) }
+        }
+    }
+
+    /// Enqueues `job` without waiting for it.
+    package func submit(_ job: @escaping @Sendable () -> Void) {
+        queue.withLock { $0.jobs.append(job) }
+        available.signal()
+    }
+}

@@ -1,0 +1,58 @@
+// The one place EaselStorage chooses its C library.
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#elseif canImport(Musl)
+@preconcurrency import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The current thread's `errno`.
+@inline(__always)
+func currentErrno() -> Int32 { errno }
+
+/// A readable message for an `errno` value.
+func errnoDescription(_ code: Int32) -> String {
+    guard let message = strerror(code) else { return "errno \(code)" }
+    return String(cString: message)
+}
+
+/// Monotonic and wall clocks in one place.
+enum Clock {
+    /// Seconds since 1970 as a `Double`, the unit the index stores.
+    @inline(__always)
+    static func now() -> Double {
+        var spec = timespec()
+        clock_gettime(CLOCK_REALTIME, &spec)
+        return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1_000_000_000
+    }
+}
+
+/// Total memory visible to this process: cgroup v2 `memory.max` when set, else physical memory.
+func processMemoryLimit(cgroupRoot: String = "/sys/fs/cgroup") -> UInt64 {
+    let physical = UInt64(sysconf(Int32(_SC_PHYS_PAGES))) &* UInt64(sysconf(Int32(_SC_PAGESIZE)))
+    if let text = try? readSmallFile(cgroupRoot + "/memory.max"),
+       let limit = UInt64(text.trimmingCharacters(in: .whitespacesAndNewlines)), limit > 0 {
+        return physical > 0 ? min(limit, physical) : limit
+    }
+    return physical
+}
+
+/// Reads a small text file (procfs, sysfs) fully.
+func readSmallFile(_ path: String) throws -> String {
+    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else { throw POSIXFailure(code: currentErrno()) }
+    defer { close(fd) }
+    var bytes = [UInt8](repeating: 0, count: 4096)
+    var total = 0
+    while total < bytes.count {
+        let n = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress! + total, $0.count - total) }
+        if n <= 0 { break }
+        total += n
+    }
+    return String(decoding: bytes[..<total], as: UTF8.self)
+}
+
+struct POSIXFailure: Error { let code: Int32 }
+
+import Foundation
