@@ -122,7 +122,7 @@ private func memoryCacheBenchmarks() {
 
 /// A fresh directory under the system temp directory for one benchmark,
 /// created by `make()` and removed (with everything in it) by `remove()`.
-private final class BenchDirectory: @unchecked Sendable {
+private final class BenchDirectory: Sendable {
     let url: URL
 
     init(_ label: String) {
@@ -145,11 +145,11 @@ private final class BenchDirectory: @unchecked Sendable {
 private func randomValues(size: Int, count: Int) -> [Data] {
     var generator = SystemRandomNumberGenerator()
     return (0..<count).map { _ in
-        var data = Data(count: size)
-        data.withUnsafeMutableBytes { raw in
+        var bytes = [UInt8](repeating: 0, count: size)
+        bytes.withUnsafeMutableBytes { raw in
             var offset = 0
             while offset < size {
-                var word = generator.next() as UInt64
+                var word: UInt64 = generator.next()
                 let n = min(8, size - offset)
                 withUnsafeBytes(of: &word) { w in
                     raw.baseAddress!.advanced(by: offset).copyMemory(from: w.baseAddress!, byteCount: n)
@@ -157,12 +157,12 @@ private func randomValues(size: Int, count: Int) -> [Data] {
                 offset += n
             }
         }
-        return data
+        return Data(bytes)
     }
 }
 
-/// Synchronous population helper (kept out of the async setup hooks so the
-/// synchronous DiskCache API is the one called).
+/// Synchronous population helper (the setup hooks are async closures, where
+/// Swift would pick DiskCache's async overloads; this keeps them sync).
 private func populate(_ cache: DiskCache, keys: [String], values: [Data]) throws {
     for (i, key) in keys.enumerated() {
         try cache.set(values[i % values.count], forKey: key)
@@ -171,6 +171,32 @@ private func populate(_ cache: DiskCache, keys: [String], values: [Data]) throws
 
 private struct DiskState {
     let cache: DiskCache
+    let keys: [String]
+    let values: [Data]
+}
+
+/// An open cache in a fresh `directory`, holding `keyCount` entries of
+/// `size` random bytes under the keys `"\(prefix)-0"`... (all returned).
+private func makeDiskState(_ directory: BenchDirectory, size: Int, prefix: String, keyCount: Int) throws -> DiskState {
+    let cache = try DiskCache(directory: try directory.make())
+    let values = randomValues(size: size, count: 64)
+    let keys = (0..<keyCount).map { "\(prefix)-\($0)" }
+    try populate(cache, keys: keys, values: values)
+    return DiskState(cache: cache, keys: keys, values: values)
+}
+
+/// A directory holding `entryCount` entries of `size` bytes, written by an
+/// instance that is closed again before this returns.
+private func makePopulatedDirectory(_ directory: BenchDirectory, size: Int, entryCount: Int) throws -> URL {
+    let url = try directory.make()
+    let cache = try DiskCache(directory: url)
+    let keys = (0..<entryCount).map { "entry-\($0)" }
+    try populate(cache, keys: keys, values: randomValues(size: size, count: 64))
+    return url
+}
+
+private struct TrimState {
+    let directory: BenchDirectory
     let keys: [String]
     let values: [Data]
 }
@@ -204,12 +230,11 @@ private func diskCacheBenchmarks() {
                 maxDuration: .seconds(3),
                 maxIterations: setIterations
             )
-        ) { benchmark, state in
-            let key = "set-\(benchmark.currentIteration)"
-            try state.cache.set(state.values[benchmark.currentIteration % state.values.count], forKey: key)
+        ) { (benchmark: Benchmark, state: DiskState) throws in
+            let i = benchmark.currentIteration
+            try state.cache.set(state.values[i % state.values.count], forKey: "set-\(i)")
         } setup: {
-            let cache = try DiskCache(directory: try setDirectory.make())
-            return DiskState(cache: cache, keys: [], values: randomValues(size: size, count: 64))
+            try makeDiskState(setDirectory, size: size, prefix: "unused", keyCount: 0)
         } teardown: {
             setDirectory.remove()
         }
@@ -224,17 +249,14 @@ private func diskCacheBenchmarks() {
                 maxDuration: .seconds(2),
                 maxIterations: 20_000
             )
-        ) { benchmark, state in
+        ) { (benchmark: Benchmark, state: DiskState) throws in
             let key = state.keys[benchmark.currentIteration % state.keys.count]
             guard let data = try state.cache.data(forKey: key) else {
                 throw UnexpectedMiss(key: key)
             }
             blackHole(data)
         } setup: {
-            let cache = try DiskCache(directory: try getDirectory.make())
-            let keys = (0..<getKeys).map { "get-\($0)" }
-            try populate(cache, keys: keys, values: randomValues(size: size, count: 64))
-            return DiskState(cache: cache, keys: keys, values: [])
+            try makeDiskState(getDirectory, size: size, prefix: "get", keyCount: getKeys)
         } teardown: {
             getDirectory.remove()
         }
@@ -245,7 +267,7 @@ private func diskCacheBenchmarks() {
 
     // Opening a cache directory that already holds 100,000 entries. The
     // population happens once in setup; each iteration opens the directory
-    // and lets the instance go.
+    // and releases the instance again.
     let openDirectory = BenchDirectory("open")
     Benchmark(
         "DiskCache open (100k entries)",
@@ -255,17 +277,11 @@ private func diskCacheBenchmarks() {
             maxDuration: .seconds(10),
             maxIterations: 20
         )
-    ) { _, directory in
+    ) { (_: Benchmark, directory: URL) throws in
         let cache = try DiskCache(directory: directory)
         blackHole(cache)
     } setup: {
-        let directory = try openDirectory.make()
-        do {
-            let cache = try DiskCache(directory: directory)
-            let keys = (0..<largeEntryCount).map { "entry-\($0)" }
-            try populate(cache, keys: keys, values: randomValues(size: smallValueSize, count: 64))
-        } // the populating instance is released (closed) here
-        return directory
+        try makePopulatedDirectory(openDirectory, size: smallValueSize, entryCount: largeEntryCount)
     } teardown: {
         openDirectory.remove()
     }
@@ -283,7 +299,7 @@ private func diskCacheBenchmarks() {
             maxDuration: .seconds(600),
             maxIterations: 3
         )
-    ) { benchmark, state in
+    ) { (benchmark: Benchmark, state: TrimState) throws in
         let directory = state.directory.url.appendingPathComponent("iteration-\(benchmark.currentIteration)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -300,8 +316,7 @@ private func diskCacheBenchmarks() {
             }
         } // the instance is released before its directory is removed
     } setup: {
-        _ = try trimDirectory.make()
-        return (
+        TrimState(
             directory: trimDirectory,
             keys: (0..<largeEntryCount).map { "entry-\($0)" },
             values: randomValues(size: smallValueSize, count: 64)

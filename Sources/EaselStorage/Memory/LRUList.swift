@@ -1,0 +1,157 @@
+/// The storage behind `MemoryCache`: a doubly linked list kept in one array (most recently used
+/// at `head`), a dictionary from key to slot, and a free list of slots. Not thread safe; the
+/// cache keeps it behind a mutex.
+struct LRUList<Key: Hashable, Value> {
+    private struct Node {
+        var key: Key?
+        var value: Value?
+        var cost: Int
+        var accessed: Double
+        var expires: Double
+        var previous: Int
+        var next: Int
+    }
+
+    private var nodes: [Node] = []
+    private var free: [Int] = []
+    private var slots: [Key: Int] = [:]
+    private var head = -1
+    private var tail = -1
+
+    private(set) var totalCost = 0
+    var countLimit: Int
+    var costLimit: Int
+    var ageLimit: Double
+
+    init(countLimit: Int, costLimit: Int, ageLimit: Double) {
+        self.countLimit = countLimit
+        self.costLimit = costLimit
+        self.ageLimit = ageLimit
+    }
+
+    var count: Int { slots.count }
+
+    /// Last use of the least recently used entry (infinity when empty).
+    var lastAccessOfLeastRecent: Double { tail < 0 ? .infinity : nodes[tail].accessed }
+
+    func index(of key: Key) -> Int? { slots[key] }
+
+    func isExpired(_ index: Int, now: Double) -> Bool {
+        let node = nodes[index]
+        return node.expires <= now || (ageLimit > 0 && node.accessed < now - ageLimit)
+    }
+
+    /// Marks the entry used now and returns its value.
+    mutating func touch(_ index: Int, now: Double) -> Value? {
+        nodes[index].accessed = now
+        if head != index {
+            unlink(index)
+            pushFront(index)
+        }
+        return nodes[index].value
+    }
+
+    mutating func insert(_ value: Value, forKey key: Key, cost: Int, now: Double, expires: Double) {
+        if let index = slots[key] {
+            totalCost += cost - nodes[index].cost
+            nodes[index].value = value
+            nodes[index].cost = cost
+            nodes[index].accessed = now
+            nodes[index].expires = expires
+            if head != index {
+                unlink(index)
+                pushFront(index)
+            }
+            return
+        }
+        let node = Node(key: key, value: value, cost: cost, accessed: now, expires: expires, previous: -1, next: -1)
+        let index: Int
+        if let reused = free.popLast() {
+            nodes[reused] = node
+            index = reused
+        } else {
+            nodes.append(node)
+            index = nodes.count - 1
+        }
+        slots[key] = index
+        totalCost += cost
+        pushFront(index)
+    }
+
+    @discardableResult
+    mutating func remove(at index: Int) -> (Key, Value) {
+        unlink(index)
+        let key = nodes[index].key!
+        let value = nodes[index].value!
+        nodes[index].key = nil
+        nodes[index].value = nil
+        totalCost -= nodes[index].cost
+        slots[key] = nil
+        free.append(index)
+        return (key, value)
+    }
+
+    /// Empties the list and hands back the old storage so it is released outside the lock.
+    mutating func removeAll() -> [Key: Int] {
+        let old = slots
+        nodes.removeAll()
+        free.removeAll()
+        slots = [:]
+        head = -1
+        tail = -1
+        totalCost = 0
+        return old
+    }
+
+    /// Evicts from the least recently used end while `shouldEvict` holds.
+    mutating func evict<Reason>(reason: Reason, while shouldEvict: (Self) -> Bool) -> [(Key, Value, Reason)] {
+        var evicted: [(Key, Value, Reason)] = []
+        while tail >= 0, shouldEvict(self) {
+            let (key, value) = remove(at: tail)
+            evicted.append((key, value, reason))
+        }
+        return evicted
+    }
+
+    /// Applies the count and cost limits.
+    mutating func enforceLimits() -> [(Key, Value, MemoryCacheEvictionReason)] {
+        var evicted = evict(reason: MemoryCacheEvictionReason.countLimit) { $0.countLimit > 0 && $0.count > $0.countLimit }
+        evicted += evict(reason: MemoryCacheEvictionReason.costLimit) { $0.costLimit > 0 && $0.totalCost > $0.costLimit }
+        return evicted
+    }
+
+    /// Removes entries past the age limit (from the old end) and entries past their own expiry.
+    mutating func removeExpired(now: Double) -> [(Key, Value, MemoryCacheEvictionReason)] {
+        var evicted: [(Key, Value, MemoryCacheEvictionReason)] = []
+        if ageLimit > 0 {
+            let cutoff = now - ageLimit
+            evicted = evict(reason: .expired) { $0.lastAccessOfLeastRecent < cutoff }
+        }
+        var index = head
+        while index >= 0 {
+            let next = nodes[index].next
+            if nodes[index].expires <= now {
+                let (key, value) = remove(at: index)
+                evicted.append((key, value, .expired))
+            }
+            index = next
+        }
+        return evicted
+    }
+
+    private mutating func unlink(_ index: Int) {
+        let previous = nodes[index].previous, next = nodes[index].next
+        if previous >= 0 { nodes[previous].next = next } else { head = next }
+        if next >= 0 { nodes[next].previous = previous } else { tail = previous }
+        nodes[index].previous = -1
+        nodes[index].next = -1
+    }
+
+    private mutating func pushFront(_ index: Int) {
+        nodes[index].next = head
+        nodes[index].previous = -1
+        if head >= 0 { nodes[head].previous = index }
+        head = index
+        if tail < 0 { tail = index }
+    }
+}
