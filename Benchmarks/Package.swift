@@ -9,7 +9,7 @@ let package = Package(
     dependencies: [
         .package(name: "easel", path: "/tmp/easel-stub/main"),
         .package(
-            url: "https://github.com/ordo-one/package-benchmark",
+            url: "https://github.com/ordo-one/benchmark",
             from: "1.38.1",
             traits: ["MallocInterposer"]
         ),
@@ -20,11 +20,11 @@ let package = Package(
             name: "StorageBenchmarks",
             dependencies: [
                 .product(name: "EaselStorage", package: "easel"),
-                .product(name: "Benchmark", package: "package-benchmark"),
+                .product(name: "Benchmark", package: "benchmark"),
             ],
             path: "Benchmarks/StorageBenchmarks",
             plugins: [
-                .plugin(name: "BenchmarkPlugin", package: "package-benchmark"),
+                .plugin(name: "BenchmarkPlugin", package: "benchmark"),
             ]
         ),
         // The Swift side of peers/diskcache-compare.sh.

@@ -12,8 +12,8 @@ import EaselStorage
 import Foundation
 
 let benchmarks: @Sendable () -> Void = {
-    // `instructions` needs perf events; where the kernel/VM does not offer
-    // them the column simply reads 0.
+    // `instructions` needs perf events (perf_event_open); where the kernel or
+    // VM does not offer them (as on the 2-core dev VM) the row is left out.
     Benchmark.defaultConfiguration = .init(
         metrics: [.wallClock, .throughput, .instructions, .mallocCountTotal],
         warmupIterations: 3,
@@ -85,7 +85,7 @@ private func memoryCacheBenchmarks() {
 
     // Count-limited cache; keys cycle over 10x the limit, so (nearly) every
     // set inserts a new entry and evicts the least recently used one.
-    Benchmark("MemoryCache set evicting (countLimit 1000)", configuration: micro) { (benchmark: Benchmark, state: MemoryState) in
+    Benchmark("MemoryCache set evicting countLimit 1000", configuration: micro) { (benchmark: Benchmark, state: MemoryState) in
         let (cache, keys) = (state.cache, state.keys)
         var index = benchmark.currentIteration &* 1_000
         for i in benchmark.scaledIterations {
@@ -270,7 +270,7 @@ private func diskCacheBenchmarks() {
     // and releases the instance again.
     let openDirectory = BenchDirectory("open")
     Benchmark(
-        "DiskCache open (100k entries)",
+        "DiskCache open 100k entries",
         configuration: .init(
             metrics: [.wallClock, .throughput, .instructions, .mallocCountTotal],
             warmupIterations: 1,
@@ -292,7 +292,7 @@ private func diskCacheBenchmarks() {
     // iteration count and no warmup.
     let trimDirectory = BenchDirectory("trim")
     Benchmark(
-        "DiskCache trim(toSizeByDate: 0) (100k entries)",
+        "DiskCache trim toSizeByDate 0 100k entries",
         configuration: .init(
             metrics: [.wallClock, .throughput, .instructions, .mallocCountTotal],
             warmupIterations: 0,

@@ -105,9 +105,10 @@ extension DiskCache {
     /// crash between renaming a file into place and committing its row).
     func scheduleMaintenance() {
         let paths = self.paths
+        let clock = self.clock
         BlockingIOPool.shared.submit { [weak self] in
             let manager = FileManager.default
-            let now = Clock.now()
+            let now = clock()
             if let items = try? manager.contentsOfDirectory(atPath: paths.trash) {
                 for item in items { try? manager.removeItem(atPath: paths.trash + "/" + item) }
             }
@@ -125,7 +126,7 @@ extension DiskCache {
     /// - Returns: the number of files deleted.
     @discardableResult
     package func sweepOrphans(olderThan age: Double, ifNotSweptFor interval: Double = 0) -> Int {
-        let now = Clock.now()
+        let now = clock()
         guard let known: Set<String> = try? indexCall({ index in
             let meta = try index.connection.prepare("SELECT last_sweep FROM meta WHERE id = 1")
             guard try meta.step(), now - meta.double(0) >= interval else { return nil }

@@ -59,7 +59,7 @@ extension DiskCache {
 
     /// Removes entries whose expiry date has passed or that outlived the age limit.
     public func removeExpired() throws {
-        let now = Clock.now()
+        let now = clock()
         let ageLimit = self.ageLimit
         try trim(reason: .expired) { index in
             var victims = try index.victims(

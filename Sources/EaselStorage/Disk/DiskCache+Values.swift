@@ -45,7 +45,7 @@ extension DiskCache {
     }
 
     private func lookup(_ key: String) throws -> Lookup {
-        let now = Clock.now()
+        let now = clock()
         let ageLimit = self.ageLimit
         let resolution = accessTimeResolution
         do {
@@ -121,7 +121,7 @@ extension DiskCache {
 
     /// True when a value is stored for `key` and has not expired. Does not read the value.
     public func contains(_ key: String) throws -> Bool {
-        let now = Clock.now()
+        let now = clock()
         let ageLimit = self.ageLimit
         do {
             return try index.withLock { index in
@@ -168,7 +168,7 @@ extension DiskCache {
             fileName = name
         }
 
-        let now = Clock.now()
+        let now = clock()
         let expires = expiresAt?.timeIntervalSince1970
         let replaced: DiskIndex.Row?
         let overLimit: Bool

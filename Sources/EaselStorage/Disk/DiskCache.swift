@@ -111,6 +111,8 @@ public final class DiskCache: Sendable {
     let index: Mutex<DiskIndex>
     let limits: Mutex<Limits>
     let observers = Observers<Event>()
+    /// Seconds since 1970; replaceable in tests so that time can pass without waiting.
+    let clock: @Sendable () -> Double
 
     struct Limits {
         var byteLimit: Int
@@ -156,16 +158,19 @@ public final class DiskCache: Sendable {
     public convenience init(name: String, rootDirectory: URL? = nil, configuration: Configuration = .init()) throws {
         let root = rootDirectory ?? Self.defaultRootDirectory
         try self.init(directory: root.appendingPathComponent(Self.safeDirectoryName(name)), name: name,
-                      configuration: configuration, files: PosixFileOperations())
+                      configuration: configuration, files: PosixFileOperations(), clock: { Clock.now() })
     }
 
     /// Opens (creating if needed) the cache kept in exactly `directory`.
     public convenience init(directory: URL, configuration: Configuration = .init()) throws {
-        try self.init(directory: directory, name: directory.lastPathComponent, configuration: configuration, files: PosixFileOperations())
+        try self.init(directory: directory, name: directory.lastPathComponent, configuration: configuration, files: PosixFileOperations(), clock: { Clock.now() })
     }
 
-    /// Opens a cache whose file-system calls go through `files` (tests inject faults here).
-    package init(directory: URL, name: String, configuration: Configuration, files: any FileOperations) throws {
+    /// Opens a cache whose file-system calls go through `files` (tests inject faults here) and
+    /// whose time comes from `clock`.
+    package init(directory: URL, name: String, configuration: Configuration, files: any FileOperations,
+                 clock: @escaping @Sendable () -> Double) throws {
+        self.clock = clock
         self.name = name
         self.directory = directory
         self.paths = Paths(directory.path)

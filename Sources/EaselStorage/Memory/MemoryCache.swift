@@ -45,8 +45,16 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     private let state: Mutex<LRUList<Key, Value>>
     private let observers = Observers<Eviction>()
     private let pressureToken: Mutex<ObserverToken?> = Mutex(nil)
+    private let clock: @Sendable () -> Double
 
-    public init(configuration: Configuration = .init()) {
+    public convenience init(configuration: Configuration = .init()) {
+        self.init(configuration: configuration, clock: { Clock.now() })
+    }
+
+    /// A cache whose notion of "now" (seconds since 1970) comes from `clock`; tests use it to
+    /// move time without waiting.
+    package init(configuration: Configuration, clock: @escaping @Sendable () -> Double) {
+        self.clock = clock
         state = Mutex(LRUList(countLimit: max(0, configuration.countLimit), costLimit: max(0, configuration.costLimit),
                               ageLimit: max(0, configuration.ageLimit)))
         if configuration.respondsToMemoryPressure {
@@ -64,7 +72,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     /// The value for `key`, marking it most recently used; nil when absent or expired.
     /// - Complexity: O(1).
     public func value(forKey key: Key) -> Value? {
-        let now = Clock.now()
+        let now = clock()
         var expired: Eviction?
         let value = state.withLock { list -> Value? in
             guard let index = list.index(of: key) else { return nil }
@@ -84,7 +92,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     ///   - expiresAt: after this date the entry is never returned.
     /// - Complexity: O(1) plus O(evicted).
     public func set(_ value: Value, forKey key: Key, cost: Int = 0, expiresAt: Date? = nil) {
-        let now = Clock.now()
+        let now = clock()
         let evicted = state.withLock { list in
             list.insert(value, forKey: key, cost: max(0, cost), now: now,
                         expires: expiresAt?.timeIntervalSince1970 ?? .infinity)
@@ -115,7 +123,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
 
     /// Whether a live entry exists for `key`, without marking it used.
     public func contains(_ key: Key) -> Bool {
-        let now = Clock.now()
+        let now = clock()
         return state.withLock { list in list.index(of: key).map { !list.isExpired($0, now: now) } ?? false }
     }
 
@@ -158,7 +166,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
 
     /// Evicts every entry past the age limit or its own expiry date.
     public func removeExpired() {
-        let now = Clock.now()
+        let now = clock()
         emit(state.withLock { $0.removeExpired(now: now) })
     }
 

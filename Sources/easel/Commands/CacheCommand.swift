@@ -1,0 +1,129 @@
+import ArgumentParser
+import Easel
+import Foundation
+
+struct CacheCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "cache",
+        abstract: "Inspect and maintain a disk cache directory.",
+        subcommands: [Stats.self, Trim.self, Clear.self]
+    )
+
+    struct Location: ParsableArguments {
+        @Option(name: .long, help: "The cache directory (the one holding index.sqlite).")
+        var dir: String
+
+        func open() throws -> DiskCache {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: dir, isDirectory: &isDirectory), isDirectory.boolValue else {
+                throw ValidationError("no cache directory at \(dir)")
+            }
+            return try DiskCache(directory: URL(fileURLWithPath: dir))
+        }
+    }
+
+    struct Stats: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Print entry count, bytes and dates.")
+        @OptionGroup var location: Location
+        @Flag(help: "Print JSON instead of text.") var json = false
+
+        func run() async throws {
+            let cache = try location.open()
+            let entries = try await cache.entries()
+            let bytes = entries.reduce(0) { $0 + $1.size }
+            let inline = entries.filter(\.isInline).count
+            let oldest = entries.map(\.accessedAt).min()
+            let newest = entries.map(\.accessedAt).max()
+            let expiring = entries.filter { $0.expiresAt != nil }.count
+            if json {
+                let object: [String: Any] = [
+                    "directory": cache.directory.path, "entries": entries.count, "bytes": bytes,
+                    "inlineEntries": inline, "fileEntries": entries.count - inline, "expiringEntries": expiring,
+                    "oldestAccess": oldest.map { $0.timeIntervalSince1970 } ?? NSNull(),
+                    "newestAccess": newest.map { $0.timeIntervalSince1970 } ?? NSNull(),
+                ]
+                let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
+                print(String(decoding: data, as: UTF8.self))
+            } else {
+                print("directory:  \(cache.directory.path)")
+                print("entries:    \(entries.count) (\(inline) inline, \(entries.count - inline) in files, \(expiring) with expiry)")
+                print("bytes:      \(bytes) (\(ByteSize.format(bytes)))")
+                print("oldest use: \(oldest.map { "\($0)" } ?? "-")")
+                print("newest use: \(newest.map { "\($0)" } ?? "-")")
+            }
+        }
+    }
+
+    struct Trim: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Remove expired entries, then entries unused for a while, then least recently used ones down to a size.")
+        @OptionGroup var location: Location
+        @Option(name: .customLong("to-size"), help: "Keep at most this many bytes (e.g. 500M, 2G, 1048576).",
+                transform: ByteSize.parse)
+        var toSize: Int?
+        @Option(name: .customLong("older-than"), help: "Remove entries unused for this long (e.g. 30m, 12h, 7d).",
+                transform: DurationText.parse)
+        var olderThan: TimeInterval?
+
+        func run() async throws {
+            let cache = try location.open()
+            let before = (count: cache.count, bytes: cache.byteCount)
+            try await cache.removeExpired()
+            if let olderThan { try await cache.trim(toDate: Date().addingTimeInterval(-olderThan)) }
+            if let toSize { try await cache.trim(toSizeByDate: toSize) }
+            let after = (count: cache.count, bytes: cache.byteCount)
+            print("removed \(before.count - after.count) entries, \(ByteSize.format(before.bytes - after.bytes)); "
+                + "\(after.count) entries, \(ByteSize.format(after.bytes)) remain")
+        }
+    }
+
+    struct Clear: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Remove every entry.")
+        @OptionGroup var location: Location
+
+        func run() async throws {
+            let cache = try location.open()
+            let count = cache.count
+            try await cache.removeAll()
+            print("removed \(count) entries")
+        }
+    }
+}
+
+enum ByteSize {
+    static func parse(_ text: String) throws -> Int {
+        let units: [Character: Int] = ["K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40]
+        var digits = text.uppercased()
+        if digits.hasSuffix("B") { digits.removeLast() }
+        var multiplier = 1
+        if let last = digits.last, let unit = units[last] {
+            multiplier = unit
+            digits.removeLast()
+        }
+        guard let number = Double(digits), number >= 0, number * Double(multiplier) < Double(Int.max) else {
+            throw ValidationError("not a size: \(text) (use e.g. 500M, 2G or a number of bytes)")
+        }
+        return Int(number * Double(multiplier))
+    }
+
+    static func format(_ bytes: Int) -> String {
+        let units = ["B", "KiB", "MiB", "GiB", "TiB"]
+        var value = Double(bytes), unit = 0
+        while abs(value) >= 1024, unit < units.count - 1 {
+            value /= 1024
+            unit += 1
+        }
+        return unit == 0 ? "\(bytes) B" : String(format: "%.1f %@", value, units[unit])
+    }
+}
+
+enum DurationText {
+    static func parse(_ text: String) throws -> TimeInterval {
+        let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600, "d": 86_400, "w": 604_800]
+        guard let last = text.last, let unit = units[last], let number = Double(text.dropLast()), number >= 0 else {
+            if let seconds = Double(text), seconds >= 0 { return seconds }
+            throw ValidationError("not a duration: \(text) (use e.g. 30m, 12h, 7d)")
+        }
+        return number * unit
+    }
+}

@@ -1,0 +1,10 @@
+import ArgumentParser
+
+@main
+struct EaselCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "easel",
+        abstract: "Image loading, processing and caching for Swift on Linux.",
+        subcommands: [CacheCommand.self]
+    )
+}
