@@ -44,7 +44,11 @@ let package = Package(
         ),
         .testTarget(
             name: "EaselStorageTests",
-            dependencies: ["EaselStorage"]
+            dependencies: ["EaselStorage", "CSQLite"]
+        ),
+        .testTarget(
+            name: "EaselCLITests",
+            dependencies: []
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,0 +1,166 @@
+import EaselStorage
+import Foundation
+import Testing
+
+@Suite("MemoryCache", .timeLimit(.minutes(1)))
+struct MemoryCacheTests {
+    func makeCache(countLimit: Int = 0, costLimit: Int = 0, ageLimit: Double = 0,
+                   clock: ManualClock = ManualClock()) -> MemoryCache<String, Int> {
+        MemoryCache(configuration: .init(countLimit: countLimit, costLimit: costLimit, ageLimit: ageLimit), clock: clock.closure)
+    }
+
+    @Test func storesAndReturnsValues() {
+        let cache = makeCache()
+        cache.set(1, forKey: "a")
+        cache["b"] = 2
+        #expect(cache.value(forKey: "a") == 1)
+        #expect(cache["b"] == 2)
+        #expect(cache.value(forKey: "c") == nil)
+        #expect(cache.count == 2)
+        cache.set(10, forKey: "a", cost: 5)
+        #expect(cache["a"] == 10)
+        #expect(cache.totalCost == 5)
+        #expect(cache.count == 2)
+    }
+
+    @Test func removesOneOrAll() {
+        let cache = makeCache()
+        cache.set(1, forKey: "a", cost: 3)
+        cache.set(2, forKey: "b", cost: 4)
+        #expect(cache.removeValue(forKey: "a") == 1)
+        #expect(cache.removeValue(forKey: "a") == nil)
+        #expect(cache.totalCost == 4)
+        cache["b"] = nil
+        #expect(cache.count == 0)
+        cache.set(3, forKey: "c")
+        cache.removeAll()
+        #expect(cache.count == 0 && cache.totalCost == 0)
+        #expect(cache["c"] == nil)
+    }
+
+    @Test func countLimitEvictsLeastRecentlyUsedFirst() {
+        let cache = makeCache(countLimit: 3)
+        let log = EventLog<(String, MemoryCacheEvictionReason)>()
+        cache.addObserver { log.append(($0.key, $0.reason)) }
+        for key in ["a", "b", "c"] { cache.set(0, forKey: key) }
+        _ = cache.value(forKey: "a") // a is now the most recent; b the least
+        cache.set(0, forKey: "d")
+        #expect(cache["b"] == nil)
+        #expect(cache.contains("a") && cache.contains("c") && cache.contains("d"))
+        #expect(log.all.map(\.0) == ["b"])
+        #expect(log.all.map(\.1) == [.countLimit])
+    }
+
+    @Test func costLimitEvictsUntilTheTotalFits() {
+        let cache = makeCache(costLimit: 10)
+        let log = EventLog<MemoryCache<String, Int>.Eviction>()
+        cache.addObserver { log.append($0) }
+        cache.set(1, forKey: "a", cost: 4)
+        cache.set(2, forKey: "b", cost: 4)
+        cache.set(3, forKey: "c", cost: 6) // 14 > 10: a goes (10 left)
+        #expect(cache.totalCost == 10)
+        #expect(log.all.map(\.key) == ["a"])
+        #expect(log.all.first?.value == 1)
+        #expect(log.all.first?.reason == .costLimit)
+        cache.costLimit = 6
+        #expect(cache.totalCost == 6)
+        #expect(cache["c"] == 3)
+    }
+
+    @Test func expiredEntriesAreNeverReturnedAndAreTrimmed() {
+        let clock = ManualClock()
+        let cache = makeCache(ageLimit: 60, clock: clock)
+        let log = EventLog<(String, MemoryCacheEvictionReason)>()
+        cache.addObserver { log.append(($0.key, $0.reason)) }
+        cache.set(1, forKey: "old")
+        cache.set(2, forKey: "dated", expiresAt: Date(timeIntervalSince1970: clock.now() + 10))
+        clock.advance(by: 30)
+        cache.set(3, forKey: "new")
+        #expect(cache["dated"] == nil) // its own expiry passed
+        clock.advance(by: 40) // "old" unused for 70 s, "new" for 40 s
+        #expect(!cache.contains("old"))
+        cache.removeExpired()
+        #expect(cache.count == 1)
+        #expect(cache["new"] == 3)
+        #expect(Set(log.all.map(\.0)) == ["old", "dated"])
+        #expect(log.all.allSatisfy { $0.1 == .expired })
+    }
+
+    @Test func trimsToCountCostAndDateInRecencyOrder() {
+        let clock = ManualClock()
+        let cache = makeCache(clock: clock)
+        for (index, key) in ["a", "b", "c", "d", "e"].enumerated() {
+            cache.set(index, forKey: key, cost: 2)
+            clock.advance(by: 10)
+        }
+        _ = cache["a"] // a used last
+        cache.trim(toCount: 4)
+        #expect(!cache.contains("b"))
+        cache.trim(toCost: 4) // c, d go; e and a stay
+        #expect(!cache.contains("c") && !cache.contains("d"))
+        #expect(cache.contains("e") && cache.contains("a"))
+        // e was last used at t0+40, a at t0+50: trimming to t0+45 removes e only.
+        cache.trim(toDate: Date(timeIntervalSince1970: clock.now() - 5))
+        #expect(!cache.contains("e"))
+        #expect(cache["a"] == 0)
+    }
+
+    @Test func memoryPressureShedsHalfOnWarningAndAllWhenCritical() {
+        let cache = makeCache()
+        for index in 0..<100 { cache.set(index, forKey: "\(index)", cost: 10) }
+        cache.handleMemoryPressure(.warning)
+        #expect(cache.count == 50)
+        #expect(cache.contains("99") && !cache.contains("0"))
+        cache.handleMemoryPressure(.critical)
+        #expect(cache.count == 0)
+    }
+
+    @Test func pressureMonitorReportsLevelsFromReadings() {
+        let reading = ManualReading()
+        let monitor = MemoryPressureMonitor(warningFraction: 0.8, criticalFraction: 0.95, interval: .seconds(3600),
+                                            reading: { reading.value })
+        let log = EventLog<MemoryPressureLevel>()
+        let token = monitor.addHandler { log.append($0) }
+        defer { monitor.removeHandler(token) }
+        reading.set(MemoryUsage(used: 50, limit: 100))
+        #expect(monitor.check() == .normal)
+        reading.set(MemoryUsage(used: 85, limit: 100))
+        #expect(monitor.check() == .warning)
+        reading.set(MemoryUsage(used: 99, limit: 100))
+        #expect(monitor.check() == .critical)
+        #expect(log.all == [.warning, .critical])
+    }
+
+    @Test func defaultCostLimitComesFromTheMemoryLimit() throws {
+        #expect(MemoryCacheDefaults.costLimit > 0)
+        let usage = try #require(MemoryUsage.current())
+        #expect(UInt64(MemoryCacheDefaults.costLimit) <= usage.limit / 5 + 1)
+    }
+
+    @Test func isSafeFromManyThreadsAtOnce() async {
+        let cache = MemoryCache<Int, Int>(configuration: .init(countLimit: 500, costLimit: 0))
+        await withTaskGroup(of: Void.self) { group in
+            for worker in 0..<8 {
+                group.addTask {
+                    for index in 0..<5_000 {
+                        let key = (index * 7 + worker) % 1_000
+                        cache.set(key, forKey: key, cost: 1)
+                        if let value = cache.value(forKey: (key + 1) % 1_000) { precondition(value == (key + 1) % 1_000) }
+                        if index % 97 == 0 { cache.removeValue(forKey: key) }
+                        if index % 1_000 == 0 { cache.trim(toCount: 250) }
+                    }
+                }
+            }
+        }
+        #expect(cache.count <= 500)
+        #expect(cache.totalCost == cache.count)
+    }
+}
+
+final class ManualReading: Sendable {
+    private let state = Mutex<MemoryUsage?>(nil)
+    var value: MemoryUsage? { state.withLock { $0 } }
+    func set(_ usage: MemoryUsage) { state.withLock { $0 = usage } }
+}
+
+import Synchronization

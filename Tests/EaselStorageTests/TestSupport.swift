@@ -1,0 +1,74 @@
+import EaselStorage
+import Foundation
+import Synchronization
+
+/// A fresh directory under the system temporary directory, removed when released.
+final class TemporaryDirectory: Sendable {
+    let url: URL
+    var path: String { url.path }
+
+    init() throws {
+        url = FileManager.default.temporaryDirectory.appendingPathComponent("easel-tests-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+
+    deinit { try? FileManager.default.removeItem(at: url) }
+
+    func child(_ name: String) -> URL { url.appendingPathComponent(name) }
+
+    /// Every regular file below this directory, as paths relative to it.
+    func allFiles() -> [String] {
+        guard let enumerator = FileManager.default.enumerator(atPath: path) else { return [] }
+        var files: [String] = []
+        while let item = enumerator.nextObject() as? String {
+            var isDirectory: ObjCBool = false
+            if FileManager.default.fileExists(atPath: path + "/" + item, isDirectory: &isDirectory), !isDirectory.boolValue {
+                files.append(item)
+            }
+        }
+        return files
+    }
+}
+
+/// A clock the test moves by hand (seconds since 1970).
+final class ManualClock: Sendable {
+    private let time = Mutex(Date().timeIntervalSince1970)
+    func now() -> Double { time.withLock { $0 } }
+    func advance(by seconds: Double) { time.withLock { $0 += seconds } }
+    var closure: @Sendable () -> Double { { [self] in self.now() } }
+}
+
+/// Collects events from a handler, for assertions.
+final class EventLog<Event: Sendable>: Sendable {
+    private let events = Mutex<[Event]>([])
+    func append(_ event: Event) { events.withLock { $0.append(event) } }
+    var all: [Event] { events.withLock { $0 } }
+}
+
+/// A directory holding the package's built executables (next to the test bundle).
+func builtProduct(_ name: String) -> URL {
+    let testBinary = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+    var directory = testBinary.deletingLastPathComponent()
+    // swift-testing may run from inside the .xctest bundle on some platforms.
+    while !FileManager.default.fileExists(atPath: directory.appendingPathComponent(name).path), directory.path != "/" {
+        directory.deleteLastPathComponent()
+    }
+    return directory.appendingPathComponent(name)
+}
+
+/// Bytes of `count` pseudo-random values from `seed`.
+func randomData(_ count: Int, seed: UInt64 = 1) -> Data {
+    var generator = SplitMix64(seed: seed)
+    return Data((0..<count).map { _ in UInt8(truncatingIfNeeded: generator.next()) })
+}
+
+/// Opens a disk cache on a directory with the given settings.
+func openCache(_ directory: URL, byteLimit: Int = 0, inlineLimit: Int = 32 * 1024, accessTimeResolution: Double = 0,
+               files: any FileOperations = PosixFileOperations(), clock: ManualClock? = nil) throws -> DiskCache {
+    let configuration = DiskCache.Configuration(
+        byteLimit: byteLimit, inlineLimit: inlineLimit, accessTimeResolution: accessTimeResolution)
+    let time: @Sendable () -> Double
+    if let clock { time = clock.closure } else { time = { Date().timeIntervalSince1970 } }
+    return try DiskCache(directory: directory, name: directory.lastPathComponent, configuration: configuration,
+                         files: files, clock: time)
+}
