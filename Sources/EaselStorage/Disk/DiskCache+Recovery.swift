@@ -161,3 +161,11 @@ extension DiskCache {
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #endif
+
+extension DiskCache {
+    /// Caps the index at `pages` database pages, so SQLite reports a full disk past it: a real
+    /// SQLITE_FULL for tests of the inline-value path.
+    package func limitIndexPages(to pages: Int) throws {
+        try indexCall { try $0.connection.execute("PRAGMA max_page_count = \(pages)") }
+    }
+}

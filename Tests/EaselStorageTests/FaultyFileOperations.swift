@@ -1,0 +1,49 @@
+import EaselStorage
+import Foundation
+import Synchronization
+
+/// Real file operations, except that the next calls of chosen kinds fail with a chosen `errno`:
+/// the way to produce a full disk or an I/O error on demand.
+final class FaultyFileOperations: FileOperations {
+    enum Operation: Hashable, Sendable { case create, rename, unlink, open, read, mkdir }
+
+    private let real = PosixFileOperations()
+    private let faults = Mutex<[Operation: Int32]>([:])
+
+    func fail(_ operation: Operation, with code: Int32) { faults.withLock { $0[operation] = code } }
+    func heal() { faults.withLock { $0.removeAll() } }
+
+    private func check(_ operation: Operation) throws(Errno) {
+        if let code = faults.withLock({ $0[operation] }) { throw Errno(code) }
+    }
+
+    func createFile(at path: String, writing chunks: [UnsafeRawBufferPointer], sync: Bool) throws(Errno) {
+        try check(.create)
+        try real.createFile(at: path, writing: chunks, sync: sync)
+    }
+
+    func rename(_ source: String, to destination: String) throws(Errno) {
+        try check(.rename)
+        try real.rename(source, to: destination)
+    }
+
+    func unlink(_ path: String) throws(Errno) {
+        try check(.unlink)
+        try real.unlink(path)
+    }
+
+    func openForReading(_ path: String) throws(Errno) -> Int32 {
+        try check(.open)
+        return try real.openForReading(path)
+    }
+
+    func read(_ descriptor: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: Int) throws(Errno) -> Int {
+        try check(.read)
+        return try real.read(descriptor, into: buffer, at: offset)
+    }
+
+    func makeDirectory(_ path: String) throws(Errno) {
+        try check(.mkdir)
+        try real.makeDirectory(path)
+    }
+}
