@@ -38,7 +38,7 @@ private struct MemoryState {
 /// A cache with the given count limit (0 = unlimited) and the benchmark's
 /// keys; `populated` pre-sets every key.
 private func makeMemoryState(countLimit: Int, populated: Bool) -> MemoryState {
-    let cache = MemoryCache<String, Int>(configuration: .init(countLimit: countLimit, costLimit: 0, ageLimit: nil))
+    let cache = MemoryCache<String, Int>(configuration: .init(countLimit: countLimit, costLimit: 0, ageLimit: 0))
     let keys = (0..<memoryKeyCount).map { "key-\($0)" }
     if populated {
         for (i, key) in keys.enumerated() {
