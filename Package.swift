@@ -48,7 +48,7 @@ let package = Package(
         ),
         .testTarget(
             name: "EaselCLITests",
-            dependencies: []
+            dependencies: ["EaselStorage"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -2,7 +2,7 @@
 ///
 /// It is not a cryptographic hash: it guards against accidents (a crash mid-write, a bad sector,
 /// a truncated file), not against an attacker who can write into the cache directory.
-enum Checksum {
+package enum Checksum {
     private static let p1: UInt64 = 0x9E37_79B1_85EB_CA87
     private static let p2: UInt64 = 0xC2B2_AE3D_27D4_EB4F
     private static let p3: UInt64 = 0x1656_67B1_9E37_79F9
@@ -23,7 +23,7 @@ enum Checksum {
     }
 
     /// The checksum of `buffer`, seeded with `seed`.
-    static func compute(_ buffer: UnsafeRawBufferPointer, seed: UInt64 = 0) -> UInt64 {
+    package static func compute(_ buffer: UnsafeRawBufferPointer, seed: UInt64 = 0) -> UInt64 {
         let count = buffer.count
         guard let base = buffer.baseAddress else { return finish(seed &+ p5, length: 0, tail: buffer[...]) }
         var offset = 0
@@ -84,7 +84,7 @@ enum Checksum {
     }
 
     /// The checksum of a byte sequence that has contiguous storage.
-    static func compute<Bytes: ContiguousBytes>(_ bytes: Bytes, seed: UInt64 = 0) -> UInt64 {
+    package static func compute<Bytes: ContiguousBytes>(_ bytes: Bytes, seed: UInt64 = 0) -> UInt64 {
         bytes.withUnsafeBytes { compute($0, seed: seed) }
     }
 }
