@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// Runs the built `easel` executable and captures its output.
-func runEasel(_ arguments: [String]) async throws -> (status: Int32, output: String, error: String) {
+func runEasel(_ arguments: [String], environment: [String: String] = [:]) async throws -> (status: Int32, output: String, error: String) {
     try await BlockingIOPool.shared.run {
         let binary = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
         var directory = binary.deletingLastPathComponent()
@@ -13,6 +13,7 @@ func runEasel(_ arguments: [String]) async throws -> (status: Int32, output: Str
         let process = Process()
         process.executableURL = directory.appendingPathComponent("easel")
         process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         let output = Pipe(), error = Pipe()
         process.standardOutput = output
         process.standardError = error
@@ -86,5 +87,23 @@ struct CacheCommandTests {
         #expect(badSize.status != 0 && badSize.error.contains("not a size"))
         let badAge = try await runEasel(["cache", "trim", "--dir", directory.path, "--older-than", "soon"])
         #expect(badAge.status != 0 && badAge.error.contains("not a duration"))
+    }
+}
+
+@Suite("easel cache stats without a directory", .timeLimit(.minutes(1)))
+struct CacheStatsDefaultRootTests {
+    @Test func listsEveryCacheUnderTheDefaultRoot() async throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("easel-xdg-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let empty = try await runEasel(["cache", "stats"], environment: ["XDG_CACHE_HOME": root.path])
+        #expect(empty.status == 0 && empty.output.contains("no caches yet"))
+        for name in ["one", "two"] {
+            let cache = try DiskCache(name: name, rootDirectory: root.appendingPathComponent("easel"))
+            try await cache.set(Data(count: 5), forKey: "k")
+        }
+        let listed = try await runEasel(["cache", "stats", "--json"], environment: ["XDG_CACHE_HOME": root.path])
+        let reports = try JSONSerialization.jsonObject(with: Data(listed.output.utf8)) as? [[String: Any]]
+        #expect(reports?.count == 2)
+        #expect(reports?.allSatisfy { $0["entries"] as? Int == 1 } == true)
     }
 }

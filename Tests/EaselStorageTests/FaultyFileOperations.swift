@@ -1,6 +1,5 @@
 import EaselStorage
 import Foundation
-import Synchronization
 
 /// Real file operations, except that the next calls of chosen kinds fail with a chosen `errno`:
 /// the way to produce a full disk or an I/O error on demand.
@@ -8,7 +7,7 @@ final class FaultyFileOperations: FileOperations {
     enum Operation: Hashable, Sendable { case create, rename, unlink, open, read, mkdir }
 
     private let real = PosixFileOperations()
-    private let faults = Mutex<[Operation: Int32]>([:])
+    private let faults = Locked<[Operation: Int32]>([:])
 
     func fail(_ operation: Operation, with code: Int32) { faults.withLock { $0[operation] = code } }
     func heal() { faults.withLock { $0.removeAll() } }

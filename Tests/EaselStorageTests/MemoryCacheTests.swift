@@ -158,9 +158,8 @@ struct MemoryCacheTests {
 }
 
 final class ManualReading: Sendable {
-    private let state = Mutex<MemoryUsage?>(nil)
+    private let state = Locked<MemoryUsage?>(nil)
     var value: MemoryUsage? { state.withLock { $0 } }
     func set(_ usage: MemoryUsage) { state.withLock { $0 = usage } }
 }
 
-import Synchronization

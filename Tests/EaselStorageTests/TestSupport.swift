@@ -1,6 +1,5 @@
 import EaselStorage
 import Foundation
-import Synchronization
 
 /// A fresh directory under the system temporary directory, removed when released.
 final class TemporaryDirectory: Sendable {
@@ -32,7 +31,7 @@ final class TemporaryDirectory: Sendable {
 
 /// A clock the test moves by hand (seconds since 1970).
 final class ManualClock: Sendable {
-    private let time = Mutex(Date().timeIntervalSince1970)
+    private let time = Locked(Date().timeIntervalSince1970)
     func now() -> Double { time.withLock { $0 } }
     func advance(by seconds: Double) { time.withLock { $0 += seconds } }
     var closure: @Sendable () -> Double { { [self] in self.now() } }
@@ -40,7 +39,7 @@ final class ManualClock: Sendable {
 
 /// Collects events from a handler, for assertions.
 final class EventLog<Event: Sendable>: Sendable {
-    private let events = Mutex<[Event]>([])
+    private let events = Locked<[Event]>([])
     func append(_ event: Event) { events.withLock { $0.append(event) } }
     var all: [Event] { events.withLock { $0 } }
 }

@@ -297,7 +297,7 @@ private func diskCacheBenchmarks() {
             metrics: [.wallClock, .throughput, .instructions, .mallocCountTotal],
             warmupIterations: 0,
             maxDuration: .seconds(600),
-            maxIterations: 3
+            maxIterations: 5
         )
     ) { (benchmark: Benchmark, state: TrimState) throws in
         let directory = state.directory.url.appendingPathComponent("iteration-\(benchmark.currentIteration)")

@@ -1,6 +1,5 @@
 import Foundation
 import Logging
-import Synchronization
 
 /// A thread-safe, multi-process, crash-safe key/value store in a directory.
 ///
@@ -108,8 +107,8 @@ public final class DiskCache: Sendable {
     let inlineLimit: Int
     let synchronousWrites: Bool
     let accessTimeResolution: TimeInterval
-    let index: Mutex<DiskIndex>
-    let limits: Mutex<Limits>
+    let index: Locked<DiskIndex>
+    let limits: Locked<Limits>
     let observers = Observers<Event>()
     /// Seconds since 1970; replaceable in tests so that time can pass without waiting.
     let clock: @Sendable () -> Double
@@ -179,8 +178,8 @@ public final class DiskCache: Sendable {
         self.inlineLimit = max(0, configuration.inlineLimit)
         self.synchronousWrites = configuration.synchronousWrites
         self.accessTimeResolution = max(0, configuration.accessTimeResolution)
-        self.index = Mutex(try Self.openIndex(paths: paths, files: files, logger: configuration.logger))
-        self.limits = Mutex(Limits(byteLimit: max(0, configuration.byteLimit), ageLimit: 0, ageTask: nil))
+        self.index = Locked(try Self.openIndex(paths: paths, files: files, logger: configuration.logger))
+        self.limits = Locked(Limits(byteLimit: max(0, configuration.byteLimit), ageLimit: 0, ageTask: nil))
         self.ageLimit = configuration.ageLimit
         scheduleMaintenance()
     }

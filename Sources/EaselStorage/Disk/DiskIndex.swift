@@ -3,17 +3,12 @@ import Foundation
 
 /// The disk cache's persistent index: one SQLite database in WAL mode, shared safely by every
 /// process that opens the directory. Not thread safe by itself; `DiskCache` keeps it behind a
-/// mutex and runs every change in a `BEGIN IMMEDIATE` transaction.
+/// lock (`Locked`) and runs every change in a `BEGIN IMMEDIATE` transaction.
 ///
 /// Entries up to the inline limit keep their value in the `value` column; larger ones name a
 /// file under `data/` in `file`. `meta` keeps the running byte and entry counts, changed in the
 /// same transaction as the rows, so opening never has to sum or stat anything.
-///
-/// `@unchecked Sendable` is safe because the only reference to an index lives inside
-/// `DiskCache.index`, a `Mutex`: every method runs inside `withLock`, and no caller keeps the
-/// reference (or its connection or statements) after the lock is released. Sendability is only
-/// needed so that helper closures may receive the locked value as a parameter.
-final class DiskIndex: @unchecked Sendable {
+final class DiskIndex {
     static let schemaVersion: Int32 = 1
 
     struct Row {

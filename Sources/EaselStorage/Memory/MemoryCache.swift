@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// A thread-safe in-memory LRU cache with count, cost and age limits.
 ///
@@ -42,9 +41,9 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
         public let reason: EvictionReason
     }
 
-    private let state: Mutex<LRUList<Key, Value>>
+    private let state: Locked<LRUList<Key, Value>>
     private let observers = Observers<Eviction>()
-    private let pressureToken: Mutex<ObserverToken?> = Mutex(nil)
+    private let pressureToken: Locked<ObserverToken?> = Locked(nil)
     private let clock: @Sendable () -> Double
 
     public convenience init(configuration: Configuration = .init()) {
@@ -55,7 +54,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     /// move time without waiting.
     package init(configuration: Configuration, clock: @escaping @Sendable () -> Double) {
         self.clock = clock
-        state = Mutex(LRUList(countLimit: max(0, configuration.countLimit), costLimit: max(0, configuration.costLimit),
+        state = Locked(LRUList(countLimit: max(0, configuration.countLimit), costLimit: max(0, configuration.costLimit),
                               ageLimit: max(0, configuration.ageLimit)))
         if configuration.respondsToMemoryPressure {
             let token = MemoryPressureMonitor.shared.addHandler { [weak self] level in self?.handleMemoryPressure(level) }

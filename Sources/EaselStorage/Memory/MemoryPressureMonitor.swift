@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// How close the process is to its memory limit.
 public enum MemoryPressureLevel: Sendable, Comparable {
@@ -52,7 +51,7 @@ public final class MemoryPressureMonitor: Sendable {
     private let interval: Duration
     private let reading: @Sendable () -> MemoryUsage?
     private let handlers = Observers<MemoryPressureLevel>()
-    private let poller: Mutex<Task<Void, Never>?> = Mutex(nil)
+    private let poller: Locked<Task<Void, Never>?> = Locked(nil)
 
     public init(warningFraction: Double = 0.85, criticalFraction: Double = 0.95, interval: Duration = .seconds(2),
                 reading: @escaping @Sendable () -> MemoryUsage? = { MemoryUsage.current() }) {

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// A small, bounded pool of threads for blocking work (file I/O, SQLite).
 ///
@@ -10,13 +9,13 @@ package final class BlockingIOPool: Sendable {
     /// The pool shared by every cache in the process: four threads, or one per core if more.
     package static let shared = BlockingIOPool(threadCount: max(4, ProcessInfo.processInfo.activeProcessorCount))
 
-    private struct Queue: ~Copyable {
+    private struct Queue {
         var jobs: [@Sendable () -> Void] = []
         var head = 0
         var waiting = 0
     }
 
-    private let queue = Mutex(Queue())
+    private let queue = Locked(Queue())
     private let available = DispatchSemaphore(value: 0)
 
     package init(threadCount: Int) {

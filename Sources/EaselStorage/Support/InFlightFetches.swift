@@ -1,4 +1,3 @@
-import Synchronization
 
 /// Runs at most one operation per key at a time and shares its result with every caller that
 /// asks for the key meanwhile.
@@ -15,7 +14,7 @@ final class InFlightFetches<Value: Sendable>: Sendable {
             var task: Task<Void, Never>?
         }
 
-        let state = Mutex(State())
+        let state = Locked(State())
 
         func reserveID() -> UInt64 { state.withLock { $0.nextID += 1; return $0.nextID } }
 
@@ -55,7 +54,7 @@ final class InFlightFetches<Value: Sendable>: Sendable {
         }
     }
 
-    private let running: Mutex<[String: Shared]> = Mutex([:])
+    private let running: Locked<[String: Shared]> = Locked([:])
 
     /// The number of keys with an operation under way (for tests and metrics).
     var count: Int { running.withLock { $0.count } }

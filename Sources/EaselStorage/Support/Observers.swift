@@ -12,7 +12,7 @@ final class Observers<Event: Sendable>: Sendable {
         var handlers: [(id: UInt64, handler: @Sendable (Event) -> Void)] = []
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let count = Atomic<Int>(0)
 
     /// True when nobody listens, so callers can skip building events.

@@ -1,6 +1,5 @@
 import Foundation
 import Logging
-import Synchronization
 
 /// A two-level cache, memory over disk, for any value that converts to and from bytes
 /// (Haneke's `Cache<T>`).
@@ -46,7 +45,7 @@ public final class TieredCache<Value: DataConvertible & DataRepresentable & Send
     public let name: String
     private let root: URL
     private let logger: Logger
-    private let levels: Mutex<[String: Level]> = Mutex([:])
+    private let levels: Locked<[String: Level]> = Locked([:])
     private let inFlight = InFlightFetches<Value>()
 
     /// Creates the cache `name` under `rootDirectory` (default `DiskCache.defaultRootDirectory`)

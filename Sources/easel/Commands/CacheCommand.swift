@@ -13,6 +13,9 @@ struct CacheCommand: AsyncParsableCommand {
         @Option(name: .long, help: "The cache directory (the one holding index.sqlite).")
         var dir: String
 
+        init() {}
+        init(dir: String) { self.dir = dir }
+
         func open() throws -> DiskCache {
             var isDirectory: ObjCBool = false
             guard FileManager.default.fileExists(atPath: dir, isDirectory: &isDirectory), isDirectory.boolValue else {
@@ -23,34 +26,62 @@ struct CacheCommand: AsyncParsableCommand {
     }
 
     struct Stats: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Print entry count, bytes and dates.")
-        @OptionGroup var location: Location
+        static let configuration = CommandConfiguration(
+            abstract: "Print entry count, bytes and dates of a cache, or of every cache under the default root.")
+        @Option(name: .long, help: "The cache directory. Default: every cache under $XDG_CACHE_HOME/easel (or ~/.cache/easel).")
+        var dir: String?
         @Flag(help: "Print JSON instead of text.") var json = false
 
         func run() async throws {
-            let cache = try location.open()
-            let entries = try await cache.entries()
-            let bytes = entries.reduce(0) { $0 + $1.size }
-            let inline = entries.filter(\.isInline).count
-            let oldest = entries.map(\.accessedAt).min()
-            let newest = entries.map(\.accessedAt).max()
-            let expiring = entries.filter { $0.expiresAt != nil }.count
+            let directories: [String]
+            if let dir {
+                directories = [dir]
+            } else {
+                let root = DiskCache.defaultRootDirectory.path
+                let names = (try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []
+                directories = names.sorted().map { root + "/" + $0 }
+                    .filter { FileManager.default.fileExists(atPath: $0 + "/index.sqlite") }
+                if directories.isEmpty, !json {
+                    print("no caches yet under \(root)")
+                    return
+                }
+            }
+            var reports: [[String: Any]] = []
+            for directory in directories {
+                let cache = try Location(dir: directory).open()
+                let report = try await Self.report(cache)
+                if json { reports.append(report) } else { Self.printText(report) }
+            }
             if json {
-                let object: [String: Any] = [
-                    "directory": cache.directory.path, "entries": entries.count, "bytes": bytes,
-                    "inlineEntries": inline, "fileEntries": entries.count - inline, "expiringEntries": expiring,
-                    "oldestAccess": oldest.map { $0.timeIntervalSince1970 } ?? NSNull(),
-                    "newestAccess": newest.map { $0.timeIntervalSince1970 } ?? NSNull(),
-                ]
+                let object: Any = dir == nil ? reports : reports[0]
                 let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
                 print(String(decoding: data, as: UTF8.self))
-            } else {
-                print("directory:  \(cache.directory.path)")
-                print("entries:    \(entries.count) (\(inline) inline, \(entries.count - inline) in files, \(expiring) with expiry)")
-                print("bytes:      \(bytes) (\(ByteSize.format(bytes)))")
-                print("oldest use: \(oldest.map { "\($0)" } ?? "-")")
-                print("newest use: \(newest.map { "\($0)" } ?? "-")")
             }
+        }
+
+        static func report(_ cache: DiskCache) async throws -> [String: Any] {
+            let entries = try await cache.entries()
+            let inline = entries.filter(\.isInline).count
+            return [
+                "directory": cache.directory.path, "entries": entries.count, "bytes": entries.reduce(0) { $0 + $1.size },
+                "inlineEntries": inline, "fileEntries": entries.count - inline,
+                "expiringEntries": entries.filter { $0.expiresAt != nil }.count,
+                "oldestAccess": entries.map(\.accessedAt).min().map { $0.timeIntervalSince1970 } ?? NSNull(),
+                "newestAccess": entries.map(\.accessedAt).max().map { $0.timeIntervalSince1970 } ?? NSNull(),
+            ]
+        }
+
+        static func printText(_ report: [String: Any]) {
+            func date(_ key: String) -> String {
+                (report[key] as? Double).map { "\(Date(timeIntervalSince1970: $0))" } ?? "-"
+            }
+            let entries = report["entries"] as? Int ?? 0, bytes = report["bytes"] as? Int ?? 0
+            print("directory:  \(report["directory"] ?? "")")
+            print("entries:    \(entries) (\(report["inlineEntries"] ?? 0) inline, \(report["fileEntries"] ?? 0) in files, "
+                + "\(report["expiringEntries"] ?? 0) with expiry)")
+            print("bytes:      \(bytes) (\(ByteSize.format(bytes)))")
+            print("oldest use: \(date("oldestAccess"))")
+            print("newest use: \(date("newestAccess"))")
         }
     }
 

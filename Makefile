@@ -1,0 +1,22 @@
+# The two commands of the README, plus the ones CI adds. Each installs what it needs first.
+.PHONY: run test test-tsan deps crash-test
+
+deps:
+	@scripts/install-deps.sh
+
+# The main job. Today: report on every cache under ~/.cache/easel (`easel serve` comes with issue 6).
+run: deps
+	swift run easel cache stats
+
+# Every test, debug build, warnings treated as errors.
+test: deps
+	swift build --build-tests -Xswiftc -warnings-as-errors
+	swift test --skip-build
+
+# The storage tests under ThreadSanitizer (own build folder, so it does not clobber the debug one).
+test-tsan: deps
+	swift test --sanitize=thread --scratch-path .build-tsan --filter EaselStorageTests
+
+# 200 SIGKILL rounds against a writer process (the test suite runs 20).
+crash-test: deps
+	scripts/crash-test.sh 200
