@@ -170,10 +170,12 @@ extension DiskCache {
 
         let now = clock()
         let expires = expiresAt?.timeIntervalSince1970
-        let replaced: DiskIndex.Row?
-        let overLimit: Bool
+        // Without observers, entries over the byte limit are evicted in the same transaction;
+        // with observers they are evicted afterwards, so `willRemove` can precede the removal.
+        let evictHere = limit > 0 && observers.isEmpty
+        let outcome: (replaced: DiskIndex.Row?, evicted: [DiskIndex.Victim], overLimit: Bool)
         do {
-            (replaced, overLimit) = try index.withLock { index in
+            outcome = try index.withLock { index in
                 try index.transaction {
                     if let fileName { try self.moveIntoPlace(tmpPath, fileName) }
                     let old = try data.withUnsafeBytes { bytes in
@@ -181,8 +183,9 @@ extension DiskCache {
                                         file: fileName, inline: fileName == nil ? bytes : nil)
                     }
                     index.pendingAccess[key] = nil
-                    let bytes = try index.totals().bytes
-                    return (old, limit > 0 && bytes > limit)
+                    guard limit > 0, try index.totals().bytes > limit else { return (old, [], false) }
+                    guard evictHere else { return (old, [], true) }
+                    return (old, try index.delete(try index.victimsByAccess(toBytes: limit)), false)
                 }
             }
         } catch {
@@ -196,9 +199,9 @@ extension DiskCache {
             default: throw error
             }
         }
-        if let old = replaced?.file { deleteFiles([old]) }
+        deleteFiles(([outcome.replaced?.file] + outcome.evicted.map(\.file)).compactMap { $0 })
         observers.emit(.didAdd(key: key, size: data.count))
-        if overLimit {
+        if outcome.overLimit {
             do { try enforceByteLimit() } catch {
                 logger.warning("could not trim to the byte limit", metadata: ["error": "\(error)", "cache": "\(name)"])
             }

@@ -40,6 +40,20 @@ final class DiskIndex {
     private let commit: SQLiteStatement
     private let rollback: SQLiteStatement
 
+    /// Statements prepared on first use and kept, for SQL not known at `init`.
+    private var prepared: [String: SQLiteStatement] = [:]
+
+    /// The prepared statement for `sql`, reset and ready to bind.
+    func statement(_ sql: String) throws -> SQLiteStatement {
+        if let statement = prepared[sql] {
+            statement.reset()
+            return statement
+        }
+        let statement = try connection.prepare(sql)
+        prepared[sql] = statement
+        return statement
+    }
+
     /// Access times recorded by reads and not yet written (key → time).
     var pendingAccess: [String: Double] = [:]
     var lastFlush = Clock.now()
@@ -177,7 +191,8 @@ final class DiskIndex {
 
     /// Victims chosen by an arbitrary query returning `id, key, size, file`.
     func victims(_ sql: String, bind: (SQLiteStatement) -> Void = { _ in }, until stop: ((Victim) -> Bool)? = nil) throws -> [Victim] {
-        let statement = try connection.prepare(sql)
+        let statement = try statement(sql)
+        defer { statement.reset() }
         bind(statement)
         var result: [Victim] = []
         while try statement.step() {
@@ -239,19 +254,20 @@ final class DiskIndex {
     // MARK: Garbage (files that could not be deleted yet)
 
     func addGarbage(_ files: [String]) throws {
-        let insert = try connection.prepare("INSERT OR IGNORE INTO garbage(file) VALUES (?1)")
+        let insert = try statement("INSERT OR IGNORE INTO garbage(file) VALUES (?1)")
         for file in files { try insert.run { $0.bind(1, file) } }
     }
 
     func garbage() throws -> [String] {
-        let select = try connection.prepare("SELECT file FROM garbage LIMIT 1000")
+        let select = try statement("SELECT file FROM garbage LIMIT 1000")
+        defer { select.reset() }
         var files: [String] = []
         while try select.step() { if let file = select.string(0) { files.append(file) } }
         return files
     }
 
     func removeGarbage(_ files: [String]) throws {
-        let delete = try connection.prepare("DELETE FROM garbage WHERE file = ?1")
+        let delete = try statement("DELETE FROM garbage WHERE file = ?1")
         for file in files { try delete.run { $0.bind(1, file) } }
     }
 }
