@@ -7,7 +7,7 @@ let package = Package(
     name: "easel-benchmarks",
     platforms: [.macOS(.v15)],
     dependencies: [
-        .package(name: "easel", path: "/tmp/easel-snap/main"),
+        .package(name: "easel", path: ".."),
         .package(
             url: "https://github.com/ordo-one/benchmark",
             from: "1.38.1",
