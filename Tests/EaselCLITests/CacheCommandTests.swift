@@ -37,12 +37,12 @@ struct CacheCommandTests {
         let (directory, cache) = try makeCache()
         defer { try? FileManager.default.removeItem(at: directory) }
         try await cache.set(Data(count: 1_000), forKey: "a")
-        try await cache.set(Data(count: 50_000), forKey: "b")
+        try await cache.set(Data(count: 300_000), forKey: "b") // above the inline limit: a file
         let result = try await runEasel(["cache", "stats", "--dir", directory.path, "--json"])
         #expect(result.status == 0)
         let json = try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any]
         #expect(json?["entries"] as? Int == 2)
-        #expect(json?["bytes"] as? Int == 51_000)
+        #expect(json?["bytes"] as? Int == 301_000)
         #expect(json?["fileEntries"] as? Int == 1)
         let text = try await runEasel(["cache", "stats", "--dir", directory.path])
         #expect(text.output.contains("entries:    2"))

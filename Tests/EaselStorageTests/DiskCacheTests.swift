@@ -168,6 +168,21 @@ struct DiskCacheTests {
         #expect(try cache.entries().map(\.key) == ["d"])
     }
 
+    @Test func crossingTheLimitTrimsDownToTheTrimRatio() throws {
+        let directory = try TemporaryDirectory()
+        let clock = ManualClock()
+        let cache = try openCache(directory.url, byteLimit: 10_000, trimRatio: 0.5, clock: clock)
+        for index in 0..<10 {
+            try cache.set(randomData(1_000), forKey: "\(index)")
+            clock.advance(by: 1)
+        }
+        #expect(cache.count == 10) // at the limit, not over it
+        try cache.set(randomData(1_000), forKey: "10") // 11,000 > 10,000: down to 5,000 at once
+        #expect(cache.byteCount == 5_000)
+        #expect(try cache.entries().map(\.key).sorted() == ["10", "6", "7", "8", "9"])
+        #expect(DiskCache.Configuration().trimRatio == 0.95)
+    }
+
     @Test func eventsAnnounceEveryChange() throws {
         let directory = try TemporaryDirectory()
         let cache = try openCache(directory.url)

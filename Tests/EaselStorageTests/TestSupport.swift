@@ -62,10 +62,13 @@ func randomData(_ count: Int, seed: UInt64 = 1) -> Data {
 }
 
 /// Opens a disk cache on a directory with the given settings.
-func openCache(_ directory: URL, byteLimit: Int = 0, inlineLimit: Int = 32 * 1024, accessTimeResolution: Double = 0,
-               files: any FileOperations = PosixFileOperations(), clock: ManualClock? = nil) throws -> DiskCache {
+/// Unlike the library's defaults, trims go exactly to the limit (`trimRatio` 1) and every read
+/// updates the access date, so tests can state LRU order precisely.
+func openCache(_ directory: URL, byteLimit: Int = 0, trimRatio: Double = 1, inlineLimit: Int = 32 * 1024,
+               accessTimeResolution: Double = 0, files: any FileOperations = PosixFileOperations(),
+               clock: ManualClock? = nil) throws -> DiskCache {
     let configuration = DiskCache.Configuration(
-        byteLimit: byteLimit, inlineLimit: inlineLimit, accessTimeResolution: accessTimeResolution)
+        byteLimit: byteLimit, trimRatio: trimRatio, inlineLimit: inlineLimit, accessTimeResolution: accessTimeResolution)
     let time: @Sendable () -> Double
     if let clock { time = clock.closure } else { time = { Date().timeIntervalSince1970 } }
     return try DiskCache(directory: directory, name: directory.lastPathComponent, configuration: configuration,

@@ -25,10 +25,12 @@ struct Arguments {
     var mode = ""
     var limit = 0
     var pool = 64
+    /// Values up to this size are stored inside the index (nil: the library's default).
+    var inlineLimit: Int?
 }
 
 func usage(_ message: String) -> Never {
-    FileHandle.standardError.write(Data("DiskCachePeerWorkload: \(message)\nusage: DiskCachePeerWorkload --dir PATH --size BYTES --count N --mode empty|full [--limit BYTES] [--pool K]\n".utf8))
+    FileHandle.standardError.write(Data("DiskCachePeerWorkload: \(message)\nusage: DiskCachePeerWorkload --dir PATH --size BYTES --count N --mode empty|full [--limit BYTES] [--pool K] [--inline-limit BYTES]\n".utf8))
     exit(2)
 }
 
@@ -48,6 +50,7 @@ func parseArguments() -> Arguments {
         case "--mode": result.mode = value
         case "--limit": result.limit = int()
         case "--pool": result.pool = int()
+        case "--inline-limit": result.inlineLimit = int()
         default: usage("unknown argument \(flag)")
         }
     }
@@ -125,7 +128,9 @@ func run(_ arguments: Arguments) throws {
     let values = randomValues(size: arguments.size, count: arguments.pool)
     let directory = URL(fileURLWithPath: arguments.directory, isDirectory: true)
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    let cache = try DiskCache(directory: directory)
+    var configuration = DiskCache.Configuration()
+    if let inlineLimit = arguments.inlineLimit { configuration.inlineLimit = inlineLimit }
+    let cache = try DiskCache(directory: directory, configuration: configuration)
 
     if arguments.mode == "full" {
         // Held at its limit: every set past the fill evicts.

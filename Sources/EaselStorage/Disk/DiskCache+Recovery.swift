@@ -1,10 +1,12 @@
+import CSQLite
 import Foundation
 import Logging
 
 extension DiskCache {
     /// Opens the index, rebuilding it from the value files when it is missing, damaged or of
     /// another schema. An exclusive lock on `open.lock` keeps two processes from rebuilding at once.
-    static func openIndex(paths: Paths, files: any FileOperations, logger: Logger) throws -> DiskIndex {
+    static func openIndex(paths: Paths, files: any FileOperations, durable: Bool, mappedBytes: Int,
+                          logger: Logger) throws -> DiskIndex {
         do {
             try FileManager.default.createDirectory(atPath: paths.root, withIntermediateDirectories: true)
             for directory in [paths.data, paths.tmp, paths.trash] { try files.makeDirectory(directory) }
@@ -18,7 +20,7 @@ extension DiskCache {
         defer { openLock.unlock() }
         let indexExisted = FileManager.default.fileExists(atPath: paths.index)
         do {
-            let index = try DiskIndex(path: paths.index)
+            let index = try DiskIndex(path: paths.index, durable: durable, mappedBytes: mappedBytes)
             if !indexExisted { try rebuild(index, paths: paths, logger: logger) }
             return index
         } catch let error as SQLiteError where error.isCorruption {
@@ -28,7 +30,7 @@ extension DiskCache {
             try? files.makeDirectory(aside)
             for suffix in ["", "-wal", "-shm"] { try? files.rename(paths.index + suffix, to: aside + "/index.sqlite" + suffix) }
             do {
-                let index = try DiskIndex(path: paths.index)
+                let index = try DiskIndex(path: paths.index, durable: durable, mappedBytes: mappedBytes)
                 try rebuild(index, paths: paths, logger: logger)
                 return index
             } catch let error as SQLiteError {
@@ -168,4 +170,36 @@ extension DiskCache {
     package func limitIndexPages(to pages: Int) throws {
         try indexCall { try $0.connection.execute("PRAGMA max_page_count = \(pages)") }
     }
+}
+
+extension DiskCache {
+    /// Copies the WAL back into the database on a pool thread, through a connection of its own,
+    /// so that no `set` pays for a checkpoint. Several requests while one runs collapse into it.
+    func checkpointSoon() {
+        guard checkpoint.withLock({ state in
+            if state.pending { return false }
+            state.pending = true
+            return true
+        }) else { return }
+        let path = paths.index, durable = synchronousWrites
+        BlockingIOPool.shared.submit { [weak self] in
+            guard let self else { return }
+            self.checkpoint.withLock { state in
+                state.pending = false
+                if state.connection == nil {
+                    state.connection = try? SQLiteConnection(path: path)
+                    try? state.connection?.execute(durable ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=OFF")
+                }
+                if let connection = state.connection {
+                    sqlite3_wal_checkpoint_v2(connection.handle, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
+                }
+            }
+        }
+    }
+}
+
+/// The background checkpoint's connection and whether one is queued.
+struct CheckpointState {
+    var connection: SQLiteConnection?
+    var pending = false
 }

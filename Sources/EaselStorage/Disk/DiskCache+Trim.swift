@@ -74,12 +74,18 @@ extension DiskCache {
         }
     }
 
-    /// Trims least recently used entries until the byte limit holds.
+    /// Trims least recently used entries, once the byte limit is exceeded, down to the trim target.
     func enforceByteLimit() throws {
         let limit = byteLimit
         guard limit > 0 else { return }
-        try trim(reason: .trimmedByRecency) { try $0.victimsByAccess(toBytes: limit) }
+        let target = trimTarget(limit)
+        try trim(reason: .trimmedByRecency) { index in
+            try index.totals().bytes > limit ? try index.victimsByAccess(toBytes: target) : []
+        }
     }
+
+    /// Bytes to trim down to once `limit` is exceeded.
+    func trimTarget(_ limit: Int) -> Int { Int(Double(limit) * trimRatio) }
 
     /// Removes every entry at once: the data directory is renamed into `trash/` in the same
     /// transaction that empties the index, and the trash is deleted in the background.

@@ -185,7 +185,7 @@ extension DiskCache {
                     index.pendingAccess[key] = nil
                     guard limit > 0, try index.totals().bytes > limit else { return (old, [], false) }
                     guard evictHere else { return (old, [], true) }
-                    return (old, try index.delete(try index.victimsByAccess(toBytes: limit)), false)
+                    return (old, try index.delete(try index.victimsByAccess(toBytes: self.trimTarget(limit))), false)
                 }
             }
         } catch {

@@ -29,7 +29,14 @@ public final class DiskCache: Sendable {
         public var byteLimit: Int
         /// Entries not read or written for this many seconds expire. 0: no limit.
         public var ageLimit: TimeInterval
+        /// When a set pushes the stored bytes over `byteLimit`, least recently used entries are
+        /// removed until at most `byteLimit × trimRatio` remain, so evictions come in batches
+        /// rather than one per set (Nuke's DataCache does the same with 0.7). 1: trim to the limit.
+        public var trimRatio: Double
         /// Values of at most this many bytes are kept inside the index rather than as files.
+        /// Measured on ext4 (`Benchmarks/peers`): a 100 KB value is set 3–6× faster inline than as
+        /// a new file, and read about as fast; values above this are files, which `withFileURL`
+        /// lends without copying.
         public var inlineLimit: Int
         /// Flush files to stable storage before they become visible (survives power loss, slower).
         /// Without it, entries survive any process crash but the last few may be lost on power loss.
@@ -37,20 +44,29 @@ public final class DiskCache: Sendable {
         /// Reads update an entry's access date only when it is older than this many seconds,
         /// which keeps reads from writing. 0 records every read.
         public var accessTimeResolution: TimeInterval
+        /// How many bytes of the index SQLite may read through `mmap` (0: read with `pread`).
+        /// Mapped reads of values in the index are about twice as fast; the trade-off is that a
+        /// media error while reading a mapped page stops the process with SIGBUS instead of
+        /// failing the read.
+        public var memoryMappedIndexBytes: Int
         /// Where damaged entries and recoveries are reported.
         public var logger: Logger
 
         public init(
             byteLimit: Int = 0,
             ageLimit: TimeInterval = 0,
-            inlineLimit: Int = 32 * 1024,
+            trimRatio: Double = 0.95,
+            inlineLimit: Int = 256 * 1024,
             synchronousWrites: Bool = false,
             accessTimeResolution: TimeInterval = 1,
+            memoryMappedIndexBytes: Int = 1 << 30,
             logger: Logger = Logger(label: "easel.disk-cache")
         ) {
             self.byteLimit = byteLimit
             self.ageLimit = ageLimit
+            self.trimRatio = trimRatio
             self.inlineLimit = inlineLimit
+            self.memoryMappedIndexBytes = memoryMappedIndexBytes
             self.synchronousWrites = synchronousWrites
             self.accessTimeResolution = accessTimeResolution
             self.logger = logger
@@ -105,10 +121,12 @@ public final class DiskCache: Sendable {
     let files: any FileOperations
     let logger: Logger
     let inlineLimit: Int
+    let trimRatio: Double
     let synchronousWrites: Bool
     let accessTimeResolution: TimeInterval
     let index: Locked<DiskIndex>
     let limits: Locked<Limits>
+    let checkpoint = Locked(CheckpointState())
     let observers = Observers<Event>()
     /// Seconds since 1970; replaceable in tests so that time can pass without waiting.
     let clock: @Sendable () -> Double
@@ -176,11 +194,16 @@ public final class DiskCache: Sendable {
         self.files = files
         self.logger = configuration.logger
         self.inlineLimit = max(0, configuration.inlineLimit)
+        self.trimRatio = min(1, max(0, configuration.trimRatio))
         self.synchronousWrites = configuration.synchronousWrites
         self.accessTimeResolution = max(0, configuration.accessTimeResolution)
-        self.index = Locked(try Self.openIndex(paths: paths, files: files, logger: configuration.logger))
+        self.index = Locked(try Self.openIndex(paths: paths, files: files, durable: configuration.synchronousWrites,
+                                               mappedBytes: configuration.memoryMappedIndexBytes, logger: configuration.logger))
         self.limits = Locked(Limits(byteLimit: max(0, configuration.byteLimit), ageLimit: 0, ageTask: nil))
         self.ageLimit = configuration.ageLimit
+        index.withLock { index in
+            index.checkpointDue = { [weak self] in self?.checkpointSoon() }
+        }
         scheduleMaintenance()
     }
 
@@ -208,7 +231,8 @@ public final class DiskCache: Sendable {
     /// Number of entries currently stored.
     public var count: Int { (try? index.withLock { try $0.totals().count }) ?? 0 }
 
-    /// When the stored bytes exceed this, entries are removed least recently used first. 0: none.
+    /// When the stored bytes exceed this, entries are removed least recently used first, down to
+    /// `byteLimit × trimRatio`. 0: none.
     public var byteLimit: Int {
         get { limits.withLock { $0.byteLimit } }
         set {
