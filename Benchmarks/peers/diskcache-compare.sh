@@ -15,6 +15,9 @@
 #   SWIFT_BUILD_FLAGS  extra flags for `swift build` (e.g. "-j 1")
 #   WORK_DIR           where the caches are created (default: a new dir under ${TMPDIR:-/tmp})
 #   SKIP_BUILD=1       use the already built release binary
+#   EASEL_FLAGS        extra flags for our workload, e.g. "--trim-ratio 1 --access-resolution 0"
+#                      for a like-for-like run (trim exactly to the limit; every get updates
+#                      the access date, as diskcache's least-recently-used policy does)
 set -euo pipefail
 
 PEERS_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -65,7 +68,8 @@ run_case() { # size count mode limit
     for rep in $(seq 1 "$REPEATS"); do
         log "size=$size mode=$mode run $rep/$REPEATS"
         dir="$WORK/easel-$size-$mode-$rep"
-        "$BIN" --dir "$dir" --size "$size" --count "$count" --mode "$mode" --limit "$limit" >>"$RESULTS"
+        # shellcheck disable=SC2086
+        "$BIN" --dir "$dir" --size "$size" --count "$count" --mode "$mode" --limit "$limit" ${EASEL_FLAGS:-} >>"$RESULTS"
         rm -rf "$dir"
         dir="$WORK/diskcache-$size-$mode-$rep"
         "$PY" "$PEERS_DIR/diskcache_workload.py" --dir "$dir" --size "$size" --count "$count" --mode "$mode" --limit "$limit" >>"$RESULTS"

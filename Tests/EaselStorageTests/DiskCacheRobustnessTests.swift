@@ -98,7 +98,7 @@ struct DiskCacheRobustnessTests {
         }
         var db: OpaquePointer?
         #expect(sqlite3_open(directory.path + "/index.sqlite", &db) == SQLITE_OK)
-        #expect(sqlite3_exec(db, "UPDATE entries SET value = zeroblob(500) WHERE key = 'k'", nil, nil, nil) == SQLITE_OK)
+        #expect(sqlite3_exec(db, "UPDATE blobs SET value = zeroblob(500) WHERE id = (SELECT id FROM entries WHERE key = 'k')", nil, nil, nil) == SQLITE_OK)
         sqlite3_close(db)
         let cache = try openCache(directory.url)
         #expect(try cache.data(forKey: "k") == nil)

@@ -27,10 +27,13 @@ struct Arguments {
     var pool = 64
     /// Values up to this size are stored inside the index (nil: the library's default).
     var inlineLimit: Int?
+    /// Trim ratio and access-time resolution (nil: the library's defaults).
+    var trimRatio: Double?
+    var accessResolution: Double?
 }
 
 func usage(_ message: String) -> Never {
-    FileHandle.standardError.write(Data("DiskCachePeerWorkload: \(message)\nusage: DiskCachePeerWorkload --dir PATH --size BYTES --count N --mode empty|full [--limit BYTES] [--pool K] [--inline-limit BYTES]\n".utf8))
+    FileHandle.standardError.write(Data("DiskCachePeerWorkload: \(message)\nusage: DiskCachePeerWorkload --dir PATH --size BYTES --count N --mode empty|full [--limit BYTES] [--pool K] [--inline-limit BYTES] [--trim-ratio R] [--access-resolution SECONDS]\n".utf8))
     exit(2)
 }
 
@@ -51,6 +54,8 @@ func parseArguments() -> Arguments {
         case "--limit": result.limit = int()
         case "--pool": result.pool = int()
         case "--inline-limit": result.inlineLimit = int()
+        case "--trim-ratio": result.trimRatio = Double(value) ?? { usage("--trim-ratio needs a number") }()
+        case "--access-resolution": result.accessResolution = Double(value) ?? { usage("--access-resolution needs a number") }()
         default: usage("unknown argument \(flag)")
         }
     }
@@ -130,6 +135,8 @@ func run(_ arguments: Arguments) throws {
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     var configuration = DiskCache.Configuration()
     if let inlineLimit = arguments.inlineLimit { configuration.inlineLimit = inlineLimit }
+    if let trimRatio = arguments.trimRatio { configuration.trimRatio = trimRatio }
+    if let resolution = arguments.accessResolution { configuration.accessTimeResolution = resolution }
     let cache = try DiskCache(directory: directory, configuration: configuration)
 
     if arguments.mode == "full" {

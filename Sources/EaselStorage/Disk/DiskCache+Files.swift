@@ -114,10 +114,11 @@ extension DiskCache {
                     try files.makeDirectory(paths.data)
                     try files.makeDirectory(paths.directory(of: name))
                     try files.rename(tmpPath, to: destination)
-                    try index.connection.prepare("UPDATE entries SET file = ?1, value = NULL WHERE id = ?2").run { s in
+                    try index.statement("UPDATE entries SET file = ?1 WHERE id = ?2").run { s in
                         s.bind(1, name)
                         s.bind(2, rowID)
                     }
+                    try index.statement("DELETE FROM blobs WHERE id = ?1").run { $0.bind(1, rowID) }
                 }
             }
         } catch {

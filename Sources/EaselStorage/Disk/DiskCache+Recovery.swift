@@ -49,8 +49,8 @@ extension DiskCache {
         var restored = 0, rejected = 0
         try index.transaction {
             let insert = try index.connection.prepare("""
-                INSERT OR IGNORE INTO entries(key, size, checksum, created, accessed, expires, file, value)
-                VALUES (?1, ?2, ?3, ?4, ?4, NULL, ?5, NULL)
+                INSERT OR IGNORE INTO entries(key, size, checksum, created, accessed, expires, file)
+                VALUES (?1, ?2, ?3, ?4, ?4, NULL, ?5)
                 """)
             for shard in shards {
                 guard let names = try? manager.contentsOfDirectory(atPath: paths.data + "/" + shard) else { continue }

@@ -100,7 +100,7 @@ extension DiskCache {
         try indexCall { index in
             index.pendingAccess.removeAll()
             try index.transaction {
-                try index.connection.execute("DELETE FROM entries; DELETE FROM garbage; UPDATE meta SET bytes = 0, count = 0 WHERE id = 1")
+                try index.connection.execute("DELETE FROM entries; DELETE FROM blobs; DELETE FROM garbage; UPDATE meta SET bytes = 0, count = 0 WHERE id = 1")
                 do {
                     try files.makeDirectory(paths.trash)
                     try files.rename(paths.data, to: trashName)

@@ -5,11 +5,13 @@ import Foundation
 /// process that opens the directory. Not thread safe by itself; `DiskCache` keeps it behind a
 /// lock (`Locked`) and runs every change in a `BEGIN IMMEDIATE` transaction.
 ///
-/// Entries up to the inline limit keep their value in the `value` column; larger ones name a
+/// Entries up to the inline limit keep their value in the `blobs` table, under the entry's id
+/// (a table of its own, because SQLite rewrites a whole record on UPDATE: recording an access
+/// date must not rewrite a 100 KB value); larger ones name a
 /// file under `data/` in `file`. `meta` keeps the running byte and entry counts, changed in the
 /// same transaction as the rows, so opening never has to sum or stat anything.
 final class DiskIndex {
-    static let schemaVersion: Int32 = 1
+    static let schemaVersion: Int32 = 2
 
     struct Row {
         var id: Int64
@@ -31,7 +33,10 @@ final class DiskIndex {
 
     let connection: SQLiteConnection
     private let lookup: SQLiteStatement
+    private let lookupBlob: SQLiteStatement
     private let upsert: SQLiteStatement
+    private let insertBlob: SQLiteStatement
+    private let deleteBlob: SQLiteStatement
     private let deleteByID: SQLiteStatement
     private let addTotals: SQLiteStatement
     private let readTotals: SQLiteStatement
@@ -100,8 +105,8 @@ final class DiskIndex {
                     created REAL NOT NULL,
                     accessed REAL NOT NULL,
                     expires REAL,
-                    file TEXT,
-                    value BLOB);
+                    file TEXT);
+                CREATE TABLE IF NOT EXISTS blobs(id INTEGER PRIMARY KEY, value BLOB NOT NULL);
                 CREATE INDEX IF NOT EXISTS entries_by_access ON entries(accessed);
                 CREATE INDEX IF NOT EXISTS entries_by_expiry ON entries(expires) WHERE expires IS NOT NULL;
                 CREATE TABLE IF NOT EXISTS meta(id INTEGER PRIMARY KEY CHECK (id = 1),
@@ -114,11 +119,14 @@ final class DiskIndex {
         } else if version != Self.schemaVersion {
             throw SQLiteError(code: SQLITE_NOTADB, message: "index schema version \(version), expected \(Self.schemaVersion)")
         }
-        lookup = try connection.prepare("SELECT id, size, checksum, accessed, expires, file, value FROM entries WHERE key = ?1")
+        lookup = try connection.prepare("SELECT id, size, checksum, accessed, expires, file FROM entries WHERE key = ?1")
+        lookupBlob = try connection.prepare("SELECT value FROM blobs WHERE id = ?1")
         upsert = try connection.prepare("""
-            INSERT OR REPLACE INTO entries(key, size, checksum, created, accessed, expires, file, value)
-            VALUES (?1, ?2, ?3, ?4, ?4, ?5, ?6, ?7)
+            INSERT OR REPLACE INTO entries(key, size, checksum, created, accessed, expires, file)
+            VALUES (?1, ?2, ?3, ?4, ?4, ?5, ?6)
             """)
+        insertBlob = try connection.prepare("INSERT OR REPLACE INTO blobs(id, value) VALUES (?1, ?2)")
+        deleteBlob = try connection.prepare("DELETE FROM blobs WHERE id = ?1")
         deleteByID = try connection.prepare("DELETE FROM entries WHERE id = ?1 AND key = ?2")
         addTotals = try connection.prepare("UPDATE meta SET bytes = bytes + ?1, count = count + ?2 WHERE id = 1")
         readTotals = try connection.prepare("SELECT bytes, count FROM meta WHERE id = 1")
@@ -164,14 +172,18 @@ final class DiskIndex {
     // MARK: Rows
 
     /// The row for `key`; `inline` receives the inline value's bytes while they are valid.
-    func row(forKey key: String, inline: (UnsafeRawBufferPointer) -> Void = { _ in }) throws -> Row? {
+    func row(forKey key: String, inline: ((UnsafeRawBufferPointer) -> Void)? = nil) throws -> Row? {
         defer { lookup.reset() }
         lookup.bind(1, key)
         guard try lookup.step() else { return nil }
         let row = Row(
             id: lookup.int64(0), size: lookup.int(1), checksum: UInt64(bitPattern: lookup.int64(2)),
             accessed: lookup.double(3), expires: lookup.optionalDouble(4), file: lookup.string(5))
-        if row.file == nil, let bytes = lookup.blob(6) { inline(bytes) }
+        if row.file == nil, let inline {
+            defer { lookupBlob.reset() }
+            lookupBlob.bind(1, row.id)
+            if try lookupBlob.step(), let bytes = lookupBlob.blob(0) { inline(bytes) }
+        }
         return row
     }
 
@@ -186,7 +198,14 @@ final class DiskIndex {
             s.bind(4, now)
             s.bind(5, expires)
             s.bind(6, file)
-            s.bindBlob(7, file == nil ? (inline ?? UnsafeRawBufferPointer(start: nil, count: 0)) : nil)
+        }
+        if let old, old.file == nil { try deleteBlob.run { $0.bind(1, old.id) } }
+        if file == nil {
+            let id = sqlite3_last_insert_rowid(connection.handle)
+            try insertBlob.run { s in
+                s.bind(1, id)
+                s.bindBlob(2, inline ?? UnsafeRawBufferPointer(start: nil, count: 0))
+            }
         }
         try addTotals.run { s in
             s.bind(1, size - (old?.size ?? 0))
@@ -206,6 +225,7 @@ final class DiskIndex {
                 s.bind(2, victim.key)
             }
             if connection.changes > 0 {
+                if victim.file == nil { try deleteBlob.run { $0.bind(1, victim.id) } }
                 deleted.append(victim)
                 bytes += victim.size
             }
