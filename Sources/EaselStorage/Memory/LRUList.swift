@@ -1,47 +1,66 @@
 /// The storage behind `MemoryCache`: a doubly linked list kept in one array (most recently used
 /// at `head`), a dictionary from key to slot, and a free list of slots. Not thread safe; the
 /// cache keeps it behind a mutex.
+@usableFromInline
 struct LRUList<Key: Hashable, Value> {
-    private struct Node {
-        var key: Key?
-        var value: Value?
-        var cost: Int
-        var accessed: Double
-        var expires: Double
-        var previous: Int
-        var next: Int
+    @usableFromInline
+    struct Node {
+        @usableFromInline var key: Key?
+        @usableFromInline var value: Value?
+        @usableFromInline var cost: Int
+        @usableFromInline var accessed: Double
+        @usableFromInline var expires: Double
+        @usableFromInline var previous: Int
+        @usableFromInline var next: Int
+
+        @inlinable
+        init(key: Key?, value: Value?, cost: Int, accessed: Double, expires: Double, previous: Int, next: Int) {
+            self.key = key
+            self.value = value
+            self.cost = cost
+            self.accessed = accessed
+            self.expires = expires
+            self.previous = previous
+            self.next = next
+        }
     }
 
-    private var nodes: [Node] = []
-    private var free: [Int] = []
-    private var slots: [Key: Int] = [:]
-    private var head = -1
-    private var tail = -1
+    @usableFromInline var nodes: [Node] = []
+    @usableFromInline var free: [Int] = []
+    @usableFromInline var slots: [Key: Int] = [:]
+    @usableFromInline var head = -1
+    @usableFromInline var tail = -1
 
-    private(set) var totalCost = 0
-    var countLimit: Int
-    var costLimit: Int
-    var ageLimit: Double
+    @usableFromInline var totalCost = 0
+    @usableFromInline var countLimit: Int
+    @usableFromInline var costLimit: Int
+    @usableFromInline var ageLimit: Double
 
+    @inlinable
     init(countLimit: Int, costLimit: Int, ageLimit: Double) {
         self.countLimit = countLimit
         self.costLimit = costLimit
         self.ageLimit = ageLimit
     }
 
+    @inlinable
     var count: Int { slots.count }
 
     /// Last use of the least recently used entry (infinity when empty).
+    @inlinable
     var lastAccessOfLeastRecent: Double { tail < 0 ? .infinity : nodes[tail].accessed }
 
+    @inlinable
     func index(of key: Key) -> Int? { slots[key] }
 
+    @inlinable
     func isExpired(_ index: Int, now: Double) -> Bool {
         let node = nodes[index]
         return node.expires <= now || (ageLimit > 0 && node.accessed < now - ageLimit)
     }
 
     /// Marks the entry used now and returns its value.
+    @inlinable
     mutating func touch(_ index: Int, now: Double) -> Value? {
         nodes[index].accessed = now
         if head != index {
@@ -51,6 +70,7 @@ struct LRUList<Key: Hashable, Value> {
         return nodes[index].value
     }
 
+    @inlinable
     mutating func insert(_ value: Value, forKey key: Key, cost: Int, now: Double, expires: Double) {
         if let index = slots[key] {
             totalCost += cost - nodes[index].cost
@@ -79,6 +99,7 @@ struct LRUList<Key: Hashable, Value> {
     }
 
     @discardableResult
+    @inlinable
     mutating func remove(at index: Int) -> (Key, Value) {
         unlink(index)
         let key = nodes[index].key!
@@ -92,6 +113,7 @@ struct LRUList<Key: Hashable, Value> {
     }
 
     /// Empties the list and hands back the old storage so it is released outside the lock.
+    @inlinable
     mutating func removeAll() -> [Key: Int] {
         let old = slots
         nodes.removeAll()
@@ -104,6 +126,7 @@ struct LRUList<Key: Hashable, Value> {
     }
 
     /// Evicts from the least recently used end while `shouldEvict` holds.
+    @inlinable
     mutating func evict<Reason>(reason: Reason, while shouldEvict: (Self) -> Bool) -> [(Key, Value, Reason)] {
         var evicted: [(Key, Value, Reason)] = []
         while tail >= 0, shouldEvict(self) {
@@ -114,6 +137,7 @@ struct LRUList<Key: Hashable, Value> {
     }
 
     /// Applies the count and cost limits.
+    @inlinable
     mutating func enforceLimits() -> [(Key, Value, MemoryCacheEvictionReason)] {
         var evicted = evict(reason: MemoryCacheEvictionReason.countLimit) { $0.countLimit > 0 && $0.count > $0.countLimit }
         evicted += evict(reason: MemoryCacheEvictionReason.costLimit) { $0.costLimit > 0 && $0.totalCost > $0.costLimit }
@@ -121,6 +145,7 @@ struct LRUList<Key: Hashable, Value> {
     }
 
     /// Removes entries past the age limit (from the old end) and entries past their own expiry.
+    @inlinable
     mutating func removeExpired(now: Double) -> [(Key, Value, MemoryCacheEvictionReason)] {
         var evicted: [(Key, Value, MemoryCacheEvictionReason)] = []
         if ageLimit > 0 {
@@ -139,7 +164,8 @@ struct LRUList<Key: Hashable, Value> {
         return evicted
     }
 
-    private mutating func unlink(_ index: Int) {
+    @inlinable
+    mutating func unlink(_ index: Int) {
         let previous = nodes[index].previous, next = nodes[index].next
         if previous >= 0 { nodes[previous].next = next } else { head = next }
         if next >= 0 { nodes[next].previous = previous } else { tail = previous }
@@ -147,7 +173,8 @@ struct LRUList<Key: Hashable, Value> {
         nodes[index].next = -1
     }
 
-    private mutating func pushFront(_ index: Int) {
+    @inlinable
+    mutating func pushFront(_ index: Int) {
         nodes[index].next = head
         nodes[index].previous = -1
         if head >= 0 { nodes[head].previous = index }

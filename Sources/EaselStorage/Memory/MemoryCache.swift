@@ -39,12 +39,22 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
         public let key: Key
         public let value: Value
         public let reason: EvictionReason
+
+        @usableFromInline
+        init(key: Key, value: Value, reason: EvictionReason) {
+            self.key = key
+            self.value = value
+            self.reason = reason
+        }
     }
 
-    private let state: Locked<LRUList<Key, Value>>
-    private let observers = Observers<Eviction>()
+    // `@usableFromInline` with `@inlinable` get and set: a client's `MemoryCache<String, Data>`
+    // is then specialised in the client's module instead of running through generic metadata
+    // (measured: StorageBenchmarks "MemoryCache get hit").
+    @usableFromInline let state: Locked<LRUList<Key, Value>>
+    @usableFromInline let observers = Observers<Eviction>()
     private let pressureToken: Locked<ObserverToken?> = Locked(nil)
-    private let clock: @Sendable () -> Double
+    @usableFromInline let clock: @Sendable () -> Double
 
     public convenience init(configuration: Configuration = .init()) {
         self.init(configuration: configuration, clock: { Clock.now() })
@@ -70,6 +80,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
 
     /// The value for `key`, marking it most recently used; nil when absent or expired.
     /// - Complexity: O(1).
+    @inlinable
     public func value(forKey key: Key) -> Value? {
         let now = clock()
         var expired: Eviction?
@@ -90,6 +101,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     /// - Parameters:
     ///   - expiresAt: after this date the entry is never returned.
     /// - Complexity: O(1) plus O(evicted).
+    @inlinable
     public func set(_ value: Value, forKey key: Key, cost: Int = 0, expiresAt: Date? = nil) {
         let now = clock()
         let evicted = state.withLock { list in
@@ -197,7 +209,8 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     /// Every eviction from now on, as an async sequence.
     public func evictions() -> AsyncStream<Eviction> { observers.stream() }
 
-    private func emit(_ evicted: [(Key, Value, EvictionReason)]) {
+    @usableFromInline
+    func emit(_ evicted: [(Key, Value, EvictionReason)]) {
         guard !evicted.isEmpty, !observers.isEmpty else { return }
         for (key, value, reason) in evicted { observers.emit(Eviction(key: key, value: value, reason: reason)) }
     }

@@ -17,9 +17,10 @@ import Darwin
 /// `@unchecked Sendable` is sound because `value` is only read or written inside `withLock`,
 /// between `pthread_mutex_lock` and `pthread_mutex_unlock` on the mutex this instance owns; the
 /// mutex lives in its own allocation, so it never moves while in use.
+@usableFromInline
 package final class Locked<Value>: @unchecked Sendable {
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    private var value: Value
+    @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    @usableFromInline var value: Value
 
     package init(_ value: Value) {
         self.value = value
@@ -35,7 +36,7 @@ package final class Locked<Value>: @unchecked Sendable {
 
     /// Runs `body` with exclusive access to the value. Not reentrant: `body` must not call
     /// `withLock` on the same instance.
-    @inline(__always)
+    @inlinable
     package func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }

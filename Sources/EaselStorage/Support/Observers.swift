@@ -6,6 +6,7 @@ public struct ObserverToken: Hashable, Sendable {
 }
 
 /// A set of event handlers, called synchronously, in registration order, outside any cache lock.
+@usableFromInline
 final class Observers<Event: Sendable>: Sendable {
     private struct State {
         var nextID: UInt64 = 0
@@ -16,6 +17,7 @@ final class Observers<Event: Sendable>: Sendable {
     private let count = Atomic<Int>(0)
 
     /// True when nobody listens, so callers can skip building events.
+    @usableFromInline
     var isEmpty: Bool { count.load(ordering: .relaxed) == 0 }
 
     func add(_ handler: @escaping @Sendable (Event) -> Void) -> ObserverToken {
@@ -34,6 +36,7 @@ final class Observers<Event: Sendable>: Sendable {
         }
     }
 
+    @usableFromInline
     func emit(_ event: @autoclosure () -> Event) {
         guard !isEmpty else { return }
         let handlers = state.withLock { $0.handlers.map(\.handler) }
