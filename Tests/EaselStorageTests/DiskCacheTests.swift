@@ -163,9 +163,43 @@ struct DiskCacheTests {
         #expect(throws: DiskCacheError.valueTooLarge(size: 3_001, limit: 3_000)) {
             try cache.set(randomData(3_001), forKey: "huge")
         }
-        cache.byteLimit = 1_000
-        #expect(cache.byteCount <= 1_000)
-        #expect(try cache.entries().map(\.key) == ["d"])
+    }
+
+    @Test func loweringTheByteLimitQueuesATrim() async throws {
+        let directory = try TemporaryDirectory()
+        let clock = ManualClock()
+        let cache = try openCache(directory.url, clock: clock)
+        for key in ["a", "b", "c"] {
+            try await cache.set(randomData(1_000), forKey: key)
+            clock.advance(by: 1)
+        }
+        let events = cache.events()
+        cache.byteLimit = 1_000 // returns at once; the trim runs on an I/O thread
+        var removed: [String] = []
+        for await event in events {
+            if case .didRemove(let key, .trimmedByRecency) = event { removed.append(key) }
+            if removed.count == 2 { break }
+        }
+        #expect(removed == ["a", "b"])
+        #expect(try await cache.entries().map(\.key) == ["c"])
+    }
+
+    /// The last reference to a cache often dies inside an I/O job; its deinit submits a job of
+    /// its own. The pool must not be holding its queue lock at that moment.
+    @Test func releasingCachesInsideIOJobsNeverDeadlocks() async throws {
+        let directory = try TemporaryDirectory()
+        for index in 0..<400 {
+            let cache = try openCache(directory.child("c\(index % 8)"))
+            _ = try await cache.contains("k")
+        }
+    }
+
+    @Test func openingAsynchronouslyGivesTheSameCache() async throws {
+        let directory = try TemporaryDirectory()
+        let first = try await DiskCache.open(name: "async", rootDirectory: directory.url)
+        try await first.set(Data([1]), forKey: "k")
+        let second = try await DiskCache.open(directory: directory.child("async"))
+        #expect(try await second.data(forKey: "k") == Data([1]))
     }
 
     @Test func crossingTheLimitTrimsDownToTheTrimRatio() throws {

@@ -86,6 +86,31 @@ struct MemoryCacheTests {
         #expect(log.all.allSatisfy { $0.1 == .expired })
     }
 
+    @Test func aPeriodicTrimEvictsExpiredEntriesWhileAnAgeLimitIsSet() async {
+        let clock = ManualClock()
+        let cache = makeCache(clock: clock)
+        let evictions = cache.evictions()
+        cache.set(1, forKey: "idle")
+        clock.advance(by: 10)
+        cache.ageLimit = 1 // the background trim runs every second
+        for await eviction in evictions where eviction.key == "idle" {
+            #expect(eviction.reason == .expired)
+            break
+        }
+        #expect(cache.count == 0)
+        cache.ageLimit = 0
+    }
+
+    @Test func aValueWhoseDeinitUsesTheCacheMayBeReplacedOrEvicted() {
+        let cache = MemoryCache<String, DeinitProbe>(configuration: .init(countLimit: 1, costLimit: 0))
+        let seen = EventLog<Int>()
+        cache.set(DeinitProbe { seen.append(cache.count) }, forKey: "a")
+        cache.set(DeinitProbe {}, forKey: "a") // replaces: the first probe's deinit reads the cache
+        cache.set(DeinitProbe {}, forKey: "b") // evicts "a" through the count limit
+        #expect(seen.all == [1])
+        #expect(cache.count == 1)
+    }
+
     @Test func trimsToCountCostAndDateInRecencyOrder() {
         let clock = ManualClock()
         let cache = makeCache(clock: clock)
@@ -155,6 +180,13 @@ struct MemoryCacheTests {
         #expect(cache.count <= 500)
         #expect(cache.totalCost == cache.count)
     }
+}
+
+/// Runs a closure when released.
+final class DeinitProbe: Sendable {
+    let onDeinit: @Sendable () -> Void
+    init(_ onDeinit: @escaping @Sendable () -> Void) { self.onDeinit = onDeinit }
+    deinit { onDeinit() }
 }
 
 final class ManualReading: Sendable {

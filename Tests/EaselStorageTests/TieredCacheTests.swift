@@ -57,7 +57,7 @@ struct TieredCacheTests {
     @Test func formatsTransformBeforeCachingAndKeepTheirOwnStore() async throws {
         let directory = try TemporaryDirectory()
         let cache = try TieredCache<String>(name: "words", rootDirectory: directory.url)
-        try cache.addFormat(.init(name: "upper", diskCapacity: 1_000) { $0.uppercased() })
+        try await cache.addFormat(.init(name: "upper", diskCapacity: 1_000) { $0.uppercased() })
         #expect(try await cache.set("hi", forKey: "k", formatName: "upper") == "HI")
         #expect(try await cache.value(forKey: "k", formatName: "upper") == "HI")
         #expect(try await cache.value(forKey: "k") == nil)
@@ -68,7 +68,7 @@ struct TieredCacheTests {
     @Test func eachFormatEvictsWithinItsOwnDiskCapacity() async throws {
         let directory = try TemporaryDirectory()
         let cache = try TieredCache<Data>(name: "blobs", rootDirectory: directory.url)
-        try cache.addFormat(.init(name: "small", diskCapacity: 10_000))
+        try await cache.addFormat(.init(name: "small", diskCapacity: 10_000))
         for index in 0..<10 { try await cache.set(randomData(3_000, seed: UInt64(index)), forKey: "\(index)", formatName: "small") }
         #expect(await (try cache.diskCache(formatName: "small")).currentByteCount() <= 10_000)
         for index in 0..<10 { try await cache.set(randomData(3_000, seed: UInt64(index)), forKey: "\(index)") }
@@ -186,7 +186,7 @@ struct TieredCacheTests {
     @Test func removeDropsOneFormatOrAll() async throws {
         let directory = try TemporaryDirectory()
         let cache = try TieredCache<String>(name: "words", rootDirectory: directory.url)
-        try cache.addFormat(.init(name: "upper") { $0.uppercased() })
+        try await cache.addFormat(.init(name: "upper") { $0.uppercased() })
         try await cache.set("a", forKey: "k")
         try await cache.set("a", forKey: "k", formatName: "upper")
         try await cache.remove(key: "k", formatName: "upper")

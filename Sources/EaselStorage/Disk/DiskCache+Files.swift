@@ -10,7 +10,7 @@ extension DiskCache {
         var busy: [String] = []
         for name in names {
             let path = paths.file(name)
-            let fd = open(path, O_RDONLY | O_CLOEXEC)
+            let fd = systemOpen(path, O_RDONLY | O_CLOEXEC)
             if fd < 0 { continue } // already gone
             if flock(fd, LOCK_EX | LOCK_NB) == 0 {
                 do { try files.unlink(path) } catch where error.code != ENOENT { busy.append(name) } catch {}
@@ -32,7 +32,7 @@ extension DiskCache {
         var deleted: [String] = []
         for name in pending {
             let path = paths.file(name)
-            let fd = open(path, O_RDONLY | O_CLOEXEC)
+            let fd = systemOpen(path, O_RDONLY | O_CLOEXEC)
             if fd < 0 { deleted.append(name); continue }
             if flock(fd, LOCK_EX | LOCK_NB) == 0, (try? files.unlink(path)) != nil { deleted.append(name) }
             close(fd)

@@ -83,7 +83,7 @@ extension DiskCache {
 
     /// Reads and verifies a value file's trailer; returns it, the key and the file's mtime.
     static func readTrailer(_ path: String) -> (EntryFile.Trailer, String, Double)? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        let fd = systemOpen(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
         var info = stat()

@@ -209,7 +209,21 @@ public final class DiskCache: Sendable {
 
     deinit {
         limits.withLock { $0.ageTask?.cancel() }
-        index.withLock { try? $0.flushAccessTimes() }
+        // Write the last access dates on an I/O thread: the last reference may be dropped on
+        // a thread of the cooperative pool.
+        BlockingIOPool.shared.submit { [index] in index.withLock { try? $0.flushAccessTimes() } }
+    }
+
+    /// Opens (creating if needed) the cache `name` under `rootDirectory` on an I/O thread, so that
+    /// opening, which may rebuild a damaged index from thousands of files, never blocks the
+    /// caller's thread.
+    public static func open(name: String, rootDirectory: URL? = nil, configuration: Configuration = .init()) async throws -> DiskCache {
+        try await BlockingIOPool.shared.run { try DiskCache(name: name, rootDirectory: rootDirectory, configuration: configuration) }
+    }
+
+    /// Opens the cache kept in exactly `directory` on an I/O thread.
+    public static func open(directory: URL, configuration: Configuration = .init()) async throws -> DiskCache {
+        try await BlockingIOPool.shared.run { try DiskCache(directory: directory, configuration: configuration) }
     }
 
     /// A directory name for `name` that stays inside the root whatever `name` holds.
@@ -232,12 +246,18 @@ public final class DiskCache: Sendable {
     public var count: Int { (try? index.withLock { try $0.totals().count }) ?? 0 }
 
     /// When the stored bytes exceed this, entries are removed least recently used first, down to
-    /// `byteLimit × trimRatio`. 0: none.
+    /// `byteLimit × trimRatio`. 0: none. Lowering it queues that trim on an I/O thread (the
+    /// setter never touches the disk); the next `set` enforces it too.
     public var byteLimit: Int {
         get { limits.withLock { $0.byteLimit } }
         set {
             limits.withLock { $0.byteLimit = max(0, newValue) }
-            if newValue > 0 { try? enforceByteLimit() }
+            guard newValue > 0 else { return }
+            BlockingIOPool.shared.submit { [weak self] in
+                do { try self?.enforceByteLimit() } catch {
+                    self?.logger.warning("could not trim to the byte limit", metadata: ["error": "\(error)"])
+                }
+            }
         }
     }
 

@@ -71,9 +71,12 @@ struct LRUList<Key: Hashable, Value> {
     }
 
     @inlinable
-    mutating func insert(_ value: Value, forKey key: Key, cost: Int, now: Double, expires: Double) {
+    /// Inserts or replaces; returns the replaced value so the caller can release it outside its lock.
+    @discardableResult
+    mutating func insert(_ value: Value, forKey key: Key, cost: Int, now: Double, expires: Double) -> Value? {
         if let index = slots[key] {
             totalCost += cost - nodes[index].cost
+            let old = nodes[index].value
             nodes[index].value = value
             nodes[index].cost = cost
             nodes[index].accessed = now
@@ -82,7 +85,7 @@ struct LRUList<Key: Hashable, Value> {
                 unlink(index)
                 pushFront(index)
             }
-            return
+            return old
         }
         let node = Node(key: key, value: value, cost: cost, accessed: now, expires: expires, previous: -1, next: -1)
         let index: Int
@@ -96,6 +99,7 @@ struct LRUList<Key: Hashable, Value> {
         slots[key] = index
         totalCost += cost
         pushFront(index)
+        return nil
     }
 
     @discardableResult

@@ -55,6 +55,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     @usableFromInline let observers = Observers<Eviction>()
     private let pressureToken: Locked<ObserverToken?> = Locked(nil)
     @usableFromInline let clock: @Sendable () -> Double
+    private let ageTrim: Locked<Task<Void, Never>?> = Locked(nil)
 
     public convenience init(configuration: Configuration = .init()) {
         self.init(configuration: configuration, clock: { Clock.now() })
@@ -66,6 +67,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
         self.clock = clock
         state = Locked(LRUList(countLimit: max(0, configuration.countLimit), costLimit: max(0, configuration.costLimit),
                               ageLimit: max(0, configuration.ageLimit)))
+        restartAgeTrim(max(0, configuration.ageLimit))
         if configuration.respondsToMemoryPressure {
             let token = MemoryPressureMonitor.shared.addHandler { [weak self] level in self?.handleMemoryPressure(level) }
             pressureToken.withLock { $0 = token }
@@ -73,6 +75,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     }
 
     deinit {
+        ageTrim.withLock { $0?.cancel() }
         if let token = pressureToken.withLock({ $0 }) { MemoryPressureMonitor.shared.removeHandler(token) }
     }
 
@@ -104,11 +107,14 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     @inlinable
     public func set(_ value: Value, forKey key: Key, cost: Int = 0, expiresAt: Date? = nil) {
         let now = clock()
-        let evicted = state.withLock { list in
-            list.insert(value, forKey: key, cost: max(0, cost), now: now,
-                        expires: expiresAt?.timeIntervalSince1970 ?? .infinity)
-            return list.enforceLimits()
+        // The replaced value and the evicted ones are released after the lock, in case their
+        // deinit uses this cache.
+        let (replaced, evicted) = state.withLock { list in
+            let replaced = list.insert(value, forKey: key, cost: max(0, cost), now: now,
+                                       expires: expiresAt?.timeIntervalSince1970 ?? .infinity)
+            return (replaced, list.enforceLimits())
         }
+        _ = replaced
         emit(evicted)
     }
 
@@ -153,9 +159,31 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
         set { emit(state.withLock { $0.costLimit = max(0, newValue); return $0.enforceLimits() }) }
     }
 
+    /// Entries unused for this many seconds are never returned; while set, a background task
+    /// evicts them every `min(ageLimit, 60)` seconds (at least every second). 0: no limit.
     public var ageLimit: TimeInterval {
         get { state.withLock { $0.ageLimit } }
-        set { state.withLock { $0.ageLimit = max(0, newValue) } }
+        set {
+            let limit = max(0, newValue)
+            state.withLock { $0.ageLimit = limit }
+            restartAgeTrim(limit)
+        }
+    }
+
+    private func restartAgeTrim(_ limit: TimeInterval) {
+        ageTrim.withLock { task in
+            task?.cancel()
+            task = nil
+            guard limit > 0 else { return }
+            let period = min(max(limit, 1), 60)
+            task = Task.detached(priority: .background) { [weak self] in
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: .seconds(period))
+                    guard !Task.isCancelled, let cache = self else { return }
+                    cache.removeExpired()
+                }
+            }
+        }
     }
 
     /// Evicts least recently used entries until at most `count` remain.

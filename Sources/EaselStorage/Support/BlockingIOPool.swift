@@ -16,6 +16,7 @@ package final class BlockingIOPool: Sendable {
     }
 
     private let queue = Locked(Queue())
+    private static let consumed: @Sendable () -> Void = {}
     private let available = DispatchSemaphore(value: 0)
 
     package init(threadCount: Int) {
@@ -30,9 +31,13 @@ package final class BlockingIOPool: Sendable {
     private func workLoop() {
         while true {
             available.wait()
+            // No job is ever released inside the lock: releasing one can run a deinit that submits
+            // work, which would take this lock again. The consumed slot gets a placeholder that
+            // captures nothing, and `job` itself is released after the lock, once it has run.
             let job: (@Sendable () -> Void)? = queue.withLock { queue in
                 guard queue.head < queue.jobs.count else { return nil }
                 let job = queue.jobs[queue.head]
+                queue.jobs[queue.head] = Self.consumed
                 queue.head += 1
                 if queue.head > 64, queue.head * 2 > queue.jobs.count {
                     queue.jobs.removeFirst(queue.head)

@@ -56,3 +56,9 @@ func readSmallFile(_ path: String) throws -> String {
 struct POSIXFailure: Error { let code: Int32 }
 
 import Foundation
+
+/// `open(2)`, under a name that `DiskCache.open(...)` does not shadow.
+@inline(__always)
+func systemOpen(_ path: String, _ flags: Int32, _ mode: mode_t = 0) -> Int32 {
+    open(path, flags, mode)
+}

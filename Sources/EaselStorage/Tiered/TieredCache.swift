@@ -57,7 +57,18 @@ public final class TieredCache<Value: DataConvertible & DataRepresentable & Send
         try addFormat(Format(name: Self.originalFormatName))
     }
 
-    /// Adds (or replaces) a format. Its disk cache is opened now.
+    /// Opens the cache on an I/O thread (see `DiskCache.open`), for callers in async code.
+    public static func open(name: String, rootDirectory: URL? = nil,
+                            logger: Logger = Logger(label: "easel.tiered-cache")) async throws -> TieredCache {
+        try await BlockingIOPool.shared.run { try TieredCache(name: name, rootDirectory: rootDirectory, logger: logger) }
+    }
+
+    /// Adds (or replaces) a format, opening its disk cache on an I/O thread.
+    public func addFormat(_ format: Format) async throws {
+        try await BlockingIOPool.shared.run { try self.addFormat(format) }
+    }
+
+    /// Adds (or replaces) a format. Its disk cache is opened now, on the calling thread.
     public func addFormat(_ format: Format) throws {
         var configuration = DiskCache.Configuration(byteLimit: format.diskCapacity)
         configuration.logger = logger
