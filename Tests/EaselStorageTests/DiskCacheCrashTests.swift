@@ -14,10 +14,13 @@ struct DiskCacheCrashTests {
         let environment = ProcessInfo.processInfo.environment
         let rounds = environment["EASEL_CRASH_ROUNDS"].flatMap(Int.init) ?? 20
         let seed = environment["EASEL_CRASH_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 0...UInt64.max)
-        let problems = try await BlockingIOPool.shared.run {
+        let (problems, interrupted) = try await BlockingIOPool.shared.run {
             try crashRounds(directory: directory.url, rounds: rounds, seed: seed)
         }
         #expect(problems.isEmpty, "seed \(seed): \(problems)")
+        // The kills really land inside sets, not only between them.
+        print("crash rounds: \(interrupted) of \(rounds) kills interrupted a set")
+        #expect(interrupted > rounds / 2, "seed \(seed): only \(interrupted) of \(rounds) kills interrupted a set")
     }
 
     /// Three writer processes, two sharing their keys, while this process reads the same keys.
@@ -123,11 +126,13 @@ struct DiskCacheCrashTests {
 }
 
 /// Runs `rounds` writer processes over `directory`, killing each after a random number of sets
-/// has begun, and checks the cache after every kill. Returns the problems found.
-func crashRounds(directory: URL, rounds: Int, seed: UInt64) throws -> [String] {
+/// has begun, and checks the cache after every kill. Returns the problems found and how many
+/// kills interrupted a set.
+func crashRounds(directory: URL, rounds: Int, seed: UInt64) throws -> (problems: [String], interrupted: Int) {
     var random = SplitMix64(seed: seed)
     var possible: [String: Set<Int>] = [:]
     var problems: [String] = []
+    var interrupted = 0
     for round in 0..<rounds {
         let stopAfter = Int(random.next() % 40) + 1
         let writer = try WriterProcess(directory: directory, seed: seed &+ UInt64(round), options: ["--inline-limit", "65536"])
@@ -136,6 +141,7 @@ func crashRounds(directory: URL, rounds: Int, seed: UInt64) throws -> [String] {
         for (key, length) in writer.done { possible[key] = [length] }
         if writer.begun.count > writer.done.count, let (key, length) = writer.begun.last {
             possible[key, default: []].insert(length)
+            interrupted += 1
         }
         let cache = try openCache(directory, byteLimit: 8 << 20, inlineLimit: 65_536)
         for (key, lengths) in possible {
@@ -151,5 +157,5 @@ func crashRounds(directory: URL, rounds: Int, seed: UInt64) throws -> [String] {
         if entries.reduce(0, { $0 + $1.size }) != cache.byteCount { problems.append("round \(round): byte count drifted") }
         if !Set(entries.map(\.key)).isSubset(of: Set(possible.keys)) { problems.append("round \(round): an unknown key appeared") }
     }
-    return problems
+    return (problems, interrupted)
 }
