@@ -96,10 +96,7 @@ struct DiskCacheRobustnessTests {
             let cache = try openCache(directory.url)
             try cache.set(randomData(500), forKey: "k")
         }
-        var db: OpaquePointer?
-        #expect(sqlite3_open(directory.path + "/index.sqlite", &db) == SQLITE_OK)
-        #expect(sqlite3_exec(db, "UPDATE blobs SET value = zeroblob(500) WHERE id = (SELECT id FROM entries WHERE key = 'k')", nil, nil, nil) == SQLITE_OK)
-        sqlite3_close(db)
+        #expect(executeOnIndex(directory, "UPDATE blobs SET value = zeroblob(500) WHERE id = (SELECT id FROM entries WHERE key = 'k')") == SQLITE_OK)
         let cache = try openCache(directory.url)
         #expect(try cache.data(forKey: "k") == nil)
         #expect(cache.count == 0)

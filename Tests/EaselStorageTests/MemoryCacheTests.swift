@@ -109,6 +109,9 @@ struct MemoryCacheTests {
         cache.set(DeinitProbe {}, forKey: "b") // evicts "a" through the count limit
         #expect(seen.all == [1])
         #expect(cache.count == 1)
+        cache.set(DeinitProbe { seen.append(cache.count) }, forKey: "c")
+        cache.removeAll() // releases the probe after unlocking: its deinit can read the count
+        #expect(seen.all == [1, 0])
     }
 
     @Test func trimsToCountCostAndDateInRecencyOrder() {

@@ -74,3 +74,16 @@ func openCache(_ directory: URL, byteLimit: Int = 0, trimRatio: Double = 1, inli
     return try DiskCache(directory: directory, name: directory.lastPathComponent, configuration: configuration,
                          files: files, clock: time)
 }
+
+/// Runs `sql` on a cache's index through a connection of its own, the way another program (or
+/// damage) would change it; waits for locks held by a cache that is still closing.
+@discardableResult
+func executeOnIndex(_ directory: TemporaryDirectory, _ sql: String) -> Int32 {
+    var db: OpaquePointer?
+    guard sqlite3_open(directory.path + "/index.sqlite", &db) == SQLITE_OK else { return -1 }
+    defer { sqlite3_close(db) }
+    sqlite3_busy_timeout(db, 10_000)
+    return sqlite3_exec(db, sql, nil, nil, nil)
+}
+
+import CSQLite

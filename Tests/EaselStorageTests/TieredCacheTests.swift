@@ -183,6 +183,41 @@ struct TieredCacheTests {
         #expect(try await cache.value(forKey: "k") == nil)
     }
 
+    @Test func aCallerAfterEveryoneCancelledStartsAFreshFetch() async throws {
+        let directory = try TemporaryDirectory()
+        let cache = try TieredCache<String>(name: "words", rootDirectory: directory.url)
+        let started = Gate()
+        let release = Gate()
+        let first = Task {
+            try await cache.fetch(key: "k") {
+                started.open()
+                await release.wait() // ignores cancellation for a while, like a slow download
+                return "stale"
+            }
+        }
+        await started.wait()
+        first.cancel()
+        await #expect(throws: CancellationError.self) { try await first.value }
+        // The first fetch is still running, but nobody waits for it any more.
+        #expect(try await cache.fetch(key: "k") { "fresh" } == "fresh")
+        release.open()
+    }
+
+    @Test func aCallerCancelledBeforeItWaitsCancelsTheFetch() async throws {
+        let directory = try TemporaryDirectory()
+        let cache = try TieredCache<String>(name: "words", rootDirectory: directory.url)
+        let sawCancellation = Gate()
+        let task = Task {
+            withUnsafeCurrentTask { $0?.cancel() } // cancelled before it reaches the shared fetch
+            return try await cache.fetch(key: "k") {
+                await withTaskCancellationHandler { await sawCancellation.wait() } onCancel: { sawCancellation.open() }
+                return "never"
+            }
+        }
+        await sawCancellation.wait()
+        await #expect(throws: CancellationError.self) { try await task.value }
+    }
+
     @Test func removeDropsOneFormatOrAll() async throws {
         let directory = try TemporaryDirectory()
         let cache = try TieredCache<String>(name: "words", rootDirectory: directory.url)

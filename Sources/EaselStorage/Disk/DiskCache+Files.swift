@@ -66,30 +66,45 @@ extension DiskCache {
     /// The value is verified before `body` is called. Returns nil on a miss.
     /// - Warning: do not call `removeAll()` from `body`: it waits for `body` to return.
     public func withFileURL<R>(forKey key: String, _ body: (StoredFile) throws -> R) throws -> R? {
-        let pinLock = try FileLock(path: paths.pinLock)
-        try pinLock.lock(exclusive: false)
-        defer { pinLock.unlock() }
         for _ in 0..<3 {
             guard try contains(key), let row = try indexCall({ try $0.row(forKey: key) }) else { return nil }
             guard let fileName = row.file else {
+                // Outside the locks below: promotion may remove an expired or damaged entry,
+                // and observers of that removal may call this cache.
                 try promoteToFile(key: key, rowID: row.id)
                 continue
             }
-            let path = paths.file(fileName)
-            guard let lock = try? FileLock(path: path, create: false) else { continue }
-            try lock.lock(exclusive: false)
-            defer { lock.unlock() }
-            // A deleter may have unlinked the file before our lock: check it is still in place.
-            var held = stat(), current = stat()
-            guard fstat(lock.descriptor, &held) == 0, stat(path, &current) == 0,
-                  held.st_ino == current.st_ino, held.st_dev == current.st_dev else { continue }
-            guard case .success = readFile(fileName, key: key, size: row.size, checksum: row.checksum) else {
-                _ = try data(forKey: key) // verifies again and removes the damaged entry
+            let attempt: FileAttempt<R> = try {
+                let pinLock = try FileLock(path: paths.pinLock)
+                try pinLock.lock(exclusive: false)
+                defer { pinLock.unlock() }
+                let path = paths.file(fileName)
+                guard let lock = try? FileLock(path: path, create: false, writable: false) else { return .retry }
+                try lock.lock(exclusive: false)
+                defer { lock.unlock() }
+                // A deleter may have unlinked the file before our lock: check it is still in place.
+                var held = stat(), current = stat()
+                guard fstat(lock.descriptor, &held) == 0, stat(path, &current) == 0,
+                      held.st_ino == current.st_ino, held.st_dev == current.st_dev else { return .retry }
+                guard case .success = readFile(fileName, key: key, size: row.size, checksum: row.checksum) else { return .damaged }
+                return .lent(try body(StoredFile(url: URL(fileURLWithPath: path), valueLength: row.size)))
+            }()
+            switch attempt {
+            case .lent(let result): return result
+            case .retry: continue
+            case .damaged:
+                _ = try data(forKey: key) // verifies again, and removes the entry if it is damaged
                 return nil
             }
-            return try body(StoredFile(url: URL(fileURLWithPath: path), valueLength: row.size))
         }
         return nil
+    }
+
+    /// One try at lending a file.
+    enum FileAttempt<R> {
+        case lent(R)
+        case retry
+        case damaged
     }
 
     /// Moves an inline value into a file of its own (for `withFileURL`).

@@ -1,6 +1,7 @@
 import CSQLite
 import Foundation
 import Logging
+import Synchronization
 
 extension DiskCache {
     /// Opens the index, rebuilding it from the value files when it is missing, damaged or of
@@ -18,10 +19,10 @@ extension DiskCache {
         let openLock = try FileLock(path: paths.openLock)
         try openLock.lock(exclusive: true)
         defer { openLock.unlock() }
-        let indexExisted = FileManager.default.fileExists(atPath: paths.index)
         do {
             let index = try DiskIndex(path: paths.index, durable: durable, mappedBytes: mappedBytes)
-            if !indexExisted { try rebuild(index, paths: paths, logger: logger) }
+            // A new index, or one whose rebuild was cut short, is filled from the value files.
+            if try !index.isComplete() { try rebuild(index, paths: paths, logger: logger) }
             return index
         } catch let error as SQLiteError where error.isCorruption {
             logger.error("cache index damaged; rebuilding it from the value files", metadata: [
@@ -41,43 +42,60 @@ extension DiskCache {
         }
     }
 
-    /// Adds a row for every intact value file not yet in the index. Small values kept inside a
-    /// lost index are gone (this is a cache); every value stored as a file comes back.
+    /// Adds a row for every intact value file not yet in the index, and marks the index
+    /// complete, in one transaction. Small values kept inside a lost index are gone (this is a
+    /// cache); every value stored as a file comes back, without its expiry date. When several
+    /// files hold one key (a crash between replacing a value and deleting the old file), the
+    /// newest wins and the others are deleted.
     static func rebuild(_ index: DiskIndex, paths: Paths, logger: Logger) throws {
         let manager = FileManager.default
-        guard let shards = try? manager.contentsOfDirectory(atPath: paths.data) else { return }
-        var restored = 0, rejected = 0
+        var shards: [String] = []
+        if manager.fileExists(atPath: paths.data) {
+            do { shards = try manager.contentsOfDirectory(atPath: paths.data) } catch {
+                throw DiskCacheError.ioError(operation: "list", path: paths.data, errno: EIO)
+            }
+        }
+        var newest: [String: (name: String, trailer: EntryFile.Trailer, modified: Double)] = [:]
+        var rejected = 0
+        for shard in shards {
+            guard let names = try? manager.contentsOfDirectory(atPath: paths.data + "/" + shard) else { continue }
+            for name in names {
+                let path = paths.data + "/" + shard + "/" + name
+                guard let (trailer, key, modified) = readTrailer(path) else {
+                    rejected += 1
+                    unlink(path)
+                    continue
+                }
+                if let kept = newest[key] {
+                    let loser = kept.modified >= modified ? name : kept.name
+                    unlink(paths.file(loser))
+                    if kept.modified >= modified { continue }
+                }
+                newest[key] = (name, trailer, modified)
+            }
+        }
         try index.transaction {
             let insert = try index.connection.prepare("""
                 INSERT OR IGNORE INTO entries(key, size, checksum, created, accessed, expires, file)
                 VALUES (?1, ?2, ?3, ?4, ?4, NULL, ?5)
                 """)
-            for shard in shards {
-                guard let names = try? manager.contentsOfDirectory(atPath: paths.data + "/" + shard) else { continue }
-                for name in names {
-                    let path = paths.data + "/" + shard + "/" + name
-                    guard let (trailer, key, modified) = readTrailer(path) else {
-                        rejected += 1
-                        unlink(path)
-                        continue
-                    }
-                    try insert.run { s in
-                        s.bind(1, key)
-                        s.bind(2, trailer.valueLength)
-                        s.bind(3, Int64(bitPattern: trailer.valueChecksum))
-                        s.bind(4, modified)
-                        s.bind(5, name)
-                    }
-                    if index.connection.changes > 0 { restored += 1 } else { unlink(path) }
+            for (key, file) in newest {
+                try insert.run { s in
+                    s.bind(1, key)
+                    s.bind(2, file.trailer.valueLength)
+                    s.bind(3, Int64(bitPattern: file.trailer.valueChecksum))
+                    s.bind(4, file.modified)
+                    s.bind(5, file.name)
                 }
             }
             try index.connection.execute("""
                 UPDATE meta SET bytes = (SELECT total(size) FROM entries), count = (SELECT count(*) FROM entries),
-                    last_sweep = \(Clock.now()) WHERE id = 1
+                    last_sweep = \(Clock.now()), complete = 1 WHERE id = 1
                 """)
         }
-        if restored + rejected > 0 {
-            logger.notice("cache index rebuilt", metadata: ["restored": "\(restored)", "rejected": "\(rejected)", "path": "\(paths.root)"])
+        if !newest.isEmpty || rejected > 0 {
+            logger.notice("cache index rebuilt", metadata: [
+                "restored": "\(newest.count)", "rejected": "\(rejected)", "path": "\(paths.root)"])
         }
     }
 
@@ -107,10 +125,9 @@ extension DiskCache {
     /// crash between renaming a file into place and committing its row).
     func scheduleMaintenance() {
         let paths = self.paths
-        let clock = self.clock
         BlockingIOPool.shared.submit { [weak self] in
             let manager = FileManager.default
-            let now = clock()
+            let now = Clock.now() // compared with file times, which are real times
             if let items = try? manager.contentsOfDirectory(atPath: paths.trash) {
                 for item in items { try? manager.removeItem(atPath: paths.trash + "/" + item) }
             }
@@ -124,45 +141,56 @@ extension DiskCache {
         }
     }
 
-    /// Deletes value files that no index row names and that are older than `age` seconds.
+    /// Deletes value files that no index row names, that are not waiting in `garbage` for a
+    /// reader to let go, and that are older than `age` seconds.
+    ///
+    /// Candidates are found from a snapshot, then each is checked again inside a write
+    /// transaction: files are renamed into `data/` only inside the writer's transaction, so
+    /// while this one holds the write lock a file without a row cannot be a set in progress.
     /// - Returns: the number of files deleted.
     @discardableResult
     package func sweepOrphans(olderThan age: Double, ifNotSweptFor interval: Double = 0) -> Int {
-        let now = clock()
+        let now = Clock.now() // file times are real times, whatever clock the cache was given
         guard let known: Set<String> = try? indexCall({ index in
-            let meta = try index.connection.prepare("SELECT last_sweep FROM meta WHERE id = 1")
-            guard try meta.step(), now - meta.double(0) >= interval else { return nil }
-            try index.connection.execute("UPDATE meta SET last_sweep = \(now) WHERE id = 1")
+            let meta = try index.statement("SELECT last_sweep FROM meta WHERE id = 1")
+            let lastSweep = try meta.step() ? meta.double(0) : 0
+            meta.reset()
+            guard now - lastSweep >= interval else { return nil }
+            try index.transaction { try index.connection.execute("UPDATE meta SET last_sweep = \(now) WHERE id = 1") }
             let statement = try index.connection.prepare("SELECT file FROM entries WHERE file IS NOT NULL")
             var names = Set<String>()
             while try statement.step() { if let name = statement.string(0) { names.insert(name) } }
             return names
         }) else { return 0 }
-        var deleted = 0
+        var candidates: [String] = []
         let manager = FileManager.default
         for shard in (try? manager.contentsOfDirectory(atPath: paths.data)) ?? [] {
             for name in (try? manager.contentsOfDirectory(atPath: paths.data + "/" + shard)) ?? [] where !known.contains(name) {
-                let path = paths.data + "/" + shard + "/" + name
                 var info = stat()
-                guard stat(path, &info) == 0, now - Double(info.st_mtim.tv_sec) > age else { continue }
-                // Committed since the snapshot? Then it is not an orphan.
-                if (try? indexCall({ index in
-                    let check = try index.connection.prepare("SELECT 1 FROM entries WHERE file = ?1")
-                    check.bind(1, name)
-                    return try check.step()
-                })) == false {
-                    unlink(path)
-                    deleted += 1
-                }
+                if stat(paths.file(name), &info) == 0, now - Double(info.st_mtim.tv_sec) > age { candidates.append(name) }
             }
         }
-        return deleted
+        guard !candidates.isEmpty else { return 0 }
+        return (try? indexCall { index in
+            try index.transaction {
+                let inEntries = try index.statement("SELECT 1 FROM entries WHERE file = ?1")
+                let inGarbage = try index.statement("SELECT 1 FROM garbage WHERE file = ?1")
+                var deleted = 0
+                for name in candidates {
+                    inEntries.bind(1, name)
+                    inGarbage.bind(1, name)
+                    defer { inEntries.reset(); inGarbage.reset() }
+                    guard try !inEntries.step(), try !inGarbage.step() else { continue }
+                    let fd = systemOpen(paths.file(name), O_RDONLY | O_CLOEXEC)
+                    guard fd >= 0 else { continue }
+                    if flock(fd, LOCK_EX | LOCK_NB) == 0, unlink(paths.file(name)) == 0 { deleted += 1 }
+                    close(fd)
+                }
+                return deleted
+            }
+        }) ?? 0
     }
 }
-
-#if canImport(Glibc)
-@preconcurrency import Glibc
-#endif
 
 extension DiskCache {
     /// Caps the index at `pages` database pages, so SQLite reports a full disk past it: a real
@@ -176,21 +204,19 @@ extension DiskCache {
     /// Copies the WAL back into the database on a pool thread, through a connection of its own,
     /// so that no `set` pays for a checkpoint. Several requests while one runs collapse into it.
     func checkpointSoon() {
-        guard checkpoint.withLock({ state in
-            if state.pending { return false }
-            state.pending = true
-            return true
-        }) else { return }
+        // Called inside the writer's transaction: only an atomic flag here, never a lock that
+        // the checkpoint itself holds.
+        guard checkpointPending.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else { return }
         let path = paths.index, durable = synchronousWrites
         BlockingIOPool.shared.submit { [weak self] in
             guard let self else { return }
-            self.checkpoint.withLock { state in
-                state.pending = false
-                if state.connection == nil {
-                    state.connection = try? SQLiteConnection(path: path)
-                    try? state.connection?.execute(durable ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=OFF")
+            self.checkpointPending.store(false, ordering: .releasing)
+            self.checkpointConnection.withLock { connection in
+                if connection == nil {
+                    connection = try? SQLiteConnection(path: path)
+                    try? connection?.execute(durable ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=OFF")
                 }
-                if let connection = state.connection {
+                if let connection {
                     sqlite3_wal_checkpoint_v2(connection.handle, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
                 }
             }
@@ -198,8 +224,3 @@ extension DiskCache {
     }
 }
 
-/// The background checkpoint's connection and whether one is queued.
-struct CheckpointState {
-    var connection: SQLiteConnection?
-    var pending = false
-}

@@ -23,13 +23,13 @@ extension DiskCache {
     private func trim(reason: RemovalReason, select: @escaping (DiskIndex) throws -> [DiskIndex.Victim]) throws {
         if observers.isEmpty {
             let deleted = try indexCall { index in
-                try index.flushAccessTimes()
+                try? index.flushAccessTimes() // a full disk must not stop the trim that frees it
                 return try index.transaction { try index.delete(try select(index)) }
             }
             deleteFiles(deleted.compactMap(\.file))
         } else {
             let victims = try indexCall { index in
-                try index.flushAccessTimes()
+                try? index.flushAccessTimes()
                 return try select(index)
             }
             try removeVictims(victims, reason: reason)
@@ -75,12 +75,13 @@ extension DiskCache {
     }
 
     /// Trims least recently used entries, once the byte limit is exceeded, down to the trim target.
-    func enforceByteLimit() throws {
+    /// - Parameter keeping: a key that must stay (the one a set just wrote).
+    func enforceByteLimit(keeping: String? = nil) throws {
         let limit = byteLimit
         guard limit > 0 else { return }
         let target = trimTarget(limit)
         try trim(reason: .trimmedByRecency) { index in
-            try index.totals().bytes > limit ? try index.victimsByAccess(toBytes: target) : []
+            try index.totals().bytes > limit ? try index.victimsByAccess(toBytes: target, keeping: keeping) : []
         }
     }
 
@@ -93,6 +94,14 @@ extension DiskCache {
     /// Waits until every `withFileURL` closure, in any process, has returned.
     public func removeAll() throws {
         observers.emit(.willRemoveAll)
+        try emptyIndexAndTrashData()
+        emptyTrash()
+        observers.emit(.didRemoveAll)
+    }
+
+    /// The work of `removeAll`, under the pin lock (released before any event is emitted, so
+    /// observers may call `withFileURL` or `removeAll` themselves).
+    private func emptyIndexAndTrashData() throws {
         let pinLock = try FileLock(path: paths.pinLock)
         try pinLock.lock(exclusive: true)
         defer { pinLock.unlock() }
@@ -112,8 +121,6 @@ extension DiskCache {
                 }
             }
         }
-        emptyTrash()
-        observers.emit(.didRemoveAll)
     }
 
     /// Every entry's key, size and dates, without reading any value, in key order.

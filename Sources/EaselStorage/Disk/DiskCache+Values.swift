@@ -30,6 +30,11 @@ extension DiskCache {
                 switch readFile(fileName, key: key, size: size, checksum: checksum) {
                 case .success(let data):
                     return data
+                case .failure(.unreadable(let code)):
+                    // EIO, EMFILE and the like may pass: a miss, but the entry stays.
+                    logger.warning("cache entry unreadable", metadata: [
+                        "key": "\(key.prefix(200))", "cache": "\(name)", "error": "\(errnoDescription(code))"])
+                    return nil
                 case .failure(let problem):
                     // The entry may have been replaced or removed since the lookup: look again once.
                     let current = try index.withLock { try $0.row(forKey: key) }
@@ -54,7 +59,7 @@ extension DiskCache {
                 guard let row = try index.row(forKey: key, inline: { inline = Data($0) }) else { return .miss }
                 let victim = DiskIndex.Victim(id: row.id, key: key, size: row.size, file: row.file)
                 if let expires = row.expires, expires <= now { return .expired(victim) }
-                if ageLimit > 0, row.accessed < now - ageLimit { return .expired(victim) }
+                if ageLimit > 0, index.lastAccess(key, stored: row.accessed) < now - ageLimit { return .expired(victim) }
                 if row.file == nil {
                     guard let data = inline, data.count == row.size, Checksum.compute(data) == row.checksum else {
                         return .damaged(victim)
@@ -127,7 +132,7 @@ extension DiskCache {
             return try index.withLock { index in
                 guard let row = try index.row(forKey: key) else { return false }
                 if let expires = row.expires, expires <= now { return false }
-                if ageLimit > 0, row.accessed < now - ageLimit { return false }
+                if ageLimit > 0, index.lastAccess(key, stored: row.accessed) < now - ageLimit { return false }
                 return true
             }
         } catch let error as SQLiteError {
@@ -182,10 +187,12 @@ extension DiskCache {
                         try index.store(key: key, size: data.count, checksum: checksum, now: now, expires: expires,
                                         file: fileName, inline: fileName == nil ? bytes : nil)
                     }
-                    index.pendingAccess[key] = nil
+                    index.pendingAccess[CacheKey(key)] = nil
                     guard limit > 0, try index.totals().bytes > limit else { return (old, [], false) }
                     guard evictHere else { return (old, [], true) }
-                    return (old, try index.delete(try index.victimsByAccess(toBytes: self.trimTarget(limit))), false)
+                    try index.writeAccessTimes() // so that recent reads count in the LRU order
+                    let victims = try index.victimsByAccess(toBytes: self.trimTarget(limit), keeping: key)
+                    return (old, try index.delete(victims), false)
                 }
             }
         } catch {
@@ -202,7 +209,7 @@ extension DiskCache {
         deleteFiles(([outcome.replaced?.file] + outcome.evicted.map(\.file)).compactMap { $0 })
         observers.emit(.didAdd(key: key, size: data.count))
         if outcome.overLimit {
-            do { try enforceByteLimit() } catch {
+            do { try enforceByteLimit(keeping: key) } catch {
                 logger.warning("could not trim to the byte limit", metadata: ["error": "\(error)", "cache": "\(name)"])
             }
         }

@@ -12,6 +12,9 @@ public enum DiskCacheError: Error, Sendable, Equatable, CustomStringConvertible 
     case valueTooLarge(size: Int, limit: Int)
     /// The cache directory could not be created or is not a directory.
     case invalidDirectory(path: String)
+    /// The index was written by another version of Easel with another schema. It is left alone
+    /// (that version may be using it); remove the cache directory to start afresh.
+    case incompatibleIndex(path: String, found: Int, expected: Int)
 
     public var description: String {
         switch self {
@@ -21,6 +24,8 @@ public enum DiskCacheError: Error, Sendable, Equatable, CustomStringConvertible 
         case .index(let message): "cache index error: \(message)"
         case .valueTooLarge(let size, let limit): "value of \(size) bytes exceeds the byte limit of \(limit)"
         case .invalidDirectory(let path): "not a usable cache directory: \(path)"
+        case .incompatibleIndex(let path, let found, let expected):
+            "\(path) has index schema \(found); this version of Easel uses \(expected). Remove the cache directory to start afresh"
         }
     }
 

@@ -11,7 +11,7 @@ import Foundation
 /// file under `data/` in `file`. `meta` keeps the running byte and entry counts, changed in the
 /// same transaction as the rows, so opening never has to sum or stat anything.
 final class DiskIndex {
-    static let schemaVersion: Int32 = 2
+    static let schemaVersion: Int32 = 3
 
     struct Row {
         var id: Int64
@@ -23,7 +23,7 @@ final class DiskIndex {
     }
 
     /// An entry chosen for removal, identified by its row id so a concurrent replacement of the
-    /// same key is never removed by mistake.
+    /// same key is never removed by mistake (ids come from AUTOINCREMENT: never reused).
     struct Victim: Sendable {
         var id: Int64
         var key: String
@@ -60,7 +60,7 @@ final class DiskIndex {
     }
 
     /// Access times recorded by reads and not yet written (key → time).
-    var pendingAccess: [String: Double] = [:]
+    var pendingAccess: [CacheKey: Double] = [:]
     var lastFlush = Clock.now()
 
     /// Estimated bytes appended to the WAL since the last checkpoint was requested.
@@ -98,7 +98,7 @@ final class DiskIndex {
             try connection.execute("""
                 BEGIN IMMEDIATE;
                 CREATE TABLE IF NOT EXISTS entries(
-                    id INTEGER PRIMARY KEY,
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
                     key TEXT NOT NULL UNIQUE,
                     size INTEGER NOT NULL,
                     checksum INTEGER NOT NULL,
@@ -110,14 +110,17 @@ final class DiskIndex {
                 CREATE INDEX IF NOT EXISTS entries_by_access ON entries(accessed);
                 CREATE INDEX IF NOT EXISTS entries_by_expiry ON entries(expires) WHERE expires IS NOT NULL;
                 CREATE TABLE IF NOT EXISTS meta(id INTEGER PRIMARY KEY CHECK (id = 1),
-                    bytes INTEGER NOT NULL, count INTEGER NOT NULL, last_sweep REAL NOT NULL);
-                INSERT OR IGNORE INTO meta(id, bytes, count, last_sweep) VALUES (1, 0, 0, 0);
+                    bytes INTEGER NOT NULL, count INTEGER NOT NULL, last_sweep REAL NOT NULL,
+                    complete INTEGER NOT NULL);
+                INSERT OR IGNORE INTO meta(id, bytes, count, last_sweep, complete) VALUES (1, 0, 0, 0, 0);
                 CREATE TABLE IF NOT EXISTS garbage(file TEXT PRIMARY KEY);
                 PRAGMA user_version = \(Self.schemaVersion);
                 COMMIT;
                 """)
         } else if version != Self.schemaVersion {
-            throw SQLiteError(code: SQLITE_NOTADB, message: "index schema version \(version), expected \(Self.schemaVersion)")
+            // Not damage: another version of Easel may be using this index right now, so it is
+            // never moved aside here.
+            throw DiskCacheError.incompatibleIndex(path: path, found: Int(version), expected: Int(Self.schemaVersion))
         }
         lookup = try connection.prepare("SELECT id, size, checksum, accessed, expires, file FROM entries WHERE key = ?1")
         lookupBlob = try connection.prepare("SELECT value FROM blobs WHERE id = ?1")
@@ -127,7 +130,7 @@ final class DiskIndex {
             """)
         insertBlob = try connection.prepare("INSERT OR REPLACE INTO blobs(id, value) VALUES (?1, ?2)")
         deleteBlob = try connection.prepare("DELETE FROM blobs WHERE id = ?1")
-        deleteByID = try connection.prepare("DELETE FROM entries WHERE id = ?1 AND key = ?2")
+        deleteByID = try connection.prepare("DELETE FROM entries WHERE id = ?1 RETURNING size, file")
         addTotals = try connection.prepare("UPDATE meta SET bytes = bytes + ?1, count = count + ?2 WHERE id = 1")
         readTotals = try connection.prepare("SELECT bytes, count FROM meta WHERE id = 1")
         touch = try connection.prepare("UPDATE entries SET accessed = ?2 WHERE key = ?1 AND accessed < ?2")
@@ -215,20 +218,20 @@ final class DiskIndex {
         return old
     }
 
-    /// Deletes the rows of `victims` that still exist; returns those actually deleted.
+    /// Deletes the rows of `victims` that still exist; returns those actually deleted, with the
+    /// size and file their rows held at deletion (a promotion may have given one a file since).
     func delete(_ victims: [Victim]) throws -> [Victim] {
         var deleted: [Victim] = []
         var bytes = 0
         for victim in victims {
-            try deleteByID.run { s in
-                s.bind(1, victim.id)
-                s.bind(2, victim.key)
-            }
-            if connection.changes > 0 {
-                if victim.file == nil { try deleteBlob.run { $0.bind(1, victim.id) } }
-                deleted.append(victim)
-                bytes += victim.size
-            }
+            defer { deleteByID.reset() }
+            deleteByID.bind(1, victim.id)
+            guard try deleteByID.step() else { continue }
+            let removed = Victim(id: victim.id, key: victim.key, size: deleteByID.int(0), file: deleteByID.string(1))
+            while try deleteByID.step() {}
+            if removed.file == nil { try deleteBlob.run { $0.bind(1, removed.id) } }
+            deleted.append(removed)
+            bytes += removed.size
         }
         if !deleted.isEmpty {
             try addTotals.run { s in
@@ -237,6 +240,14 @@ final class DiskIndex {
             }
         }
         return deleted
+    }
+
+    /// False until a rebuild from the value files has finished (see `DiskCache.rebuild`), so a
+    /// rebuild cut short by a crash is done again at the next open.
+    func isComplete() throws -> Bool {
+        let statement = try statement("SELECT complete FROM meta WHERE id = 1")
+        defer { statement.reset() }
+        return try statement.step() && statement.int(0) != 0
     }
 
     /// Total value bytes and entry count, as kept in `meta`.
@@ -260,15 +271,21 @@ final class DiskIndex {
         return result
     }
 
-    /// Victims, oldest access first, until the remaining bytes would be at most `target`.
-    func victimsByAccess(toBytes target: Int) throws -> [Victim] {
+    /// Victims, oldest access first, until the remaining bytes would be at most `target`;
+    /// `keeping` (the key a set just wrote) is never chosen.
+    func victimsByAccess(toBytes target: Int, keeping: String? = nil) throws -> [Victim] {
         var excess = try totals().bytes - target
         guard excess > 0 else { return [] }
-        return try victims("SELECT id, key, size, file FROM entries ORDER BY accessed ASC, id ASC", until: { victim in
-            guard excess > 0 else { return true }
+        let statement = try statement("SELECT id, key, size, file FROM entries ORDER BY accessed ASC, id ASC")
+        defer { statement.reset() }
+        var result: [Victim] = []
+        while excess > 0, try statement.step() {
+            let victim = Victim(id: statement.int64(0), key: statement.string(1) ?? "", size: statement.int(2), file: statement.string(3))
+            guard victim.key != keeping else { continue }
+            result.append(victim)
             excess -= victim.size
-            return false
-        })
+        }
+        return result
     }
 
     /// Victims, largest first, until the remaining bytes would be at most `target`.
@@ -286,7 +303,7 @@ final class DiskIndex {
 
     /// Remembers that `key` was read at `now`; written in batches by `flushAccessTimes`.
     func recordAccess(_ key: String, now: Double) {
-        pendingAccess[key] = now
+        pendingAccess[CacheKey(key)] = now
         if pendingAccess.count >= 512 || now - lastFlush > 5 {
             try? flushAccessTimes(now: now)
         }
@@ -296,16 +313,24 @@ final class DiskIndex {
     func flushAccessTimes(now: Double = Clock.now()) throws {
         lastFlush = now
         guard !pendingAccess.isEmpty else { return }
+        try transaction { try writeAccessTimes() }
+    }
+
+    /// Writes pending access times inside the caller's transaction.
+    func writeAccessTimes() throws {
         let pending = pendingAccess
         pendingAccess.removeAll(keepingCapacity: true)
-        try transaction {
-            for (key, time) in pending {
-                try touch.run { s in
-                    s.bind(1, key)
-                    s.bind(2, time)
-                }
+        for (key, time) in pending {
+            try touch.run { s in
+                s.bind(1, key.string)
+                s.bind(2, time)
             }
         }
+    }
+
+    /// The last use of `key` known to this process: the stored date or a newer pending one.
+    func lastAccess(_ key: String, stored: Double) -> Double {
+        max(stored, pendingAccess[CacheKey(key)] ?? stored)
     }
 
     // MARK: Garbage (files that could not be deleted yet)

@@ -116,11 +116,12 @@ struct LRUList<Key: Hashable, Value> {
         return (key, value)
     }
 
-    /// Empties the list and hands back the old storage so it is released outside the lock.
+    /// Empties the list and hands back the old storage (keys and values) so that it is released
+    /// outside the lock.
     @inlinable
-    mutating func removeAll() -> [Key: Int] {
-        let old = slots
-        nodes.removeAll()
+    mutating func removeAll() -> ([Key: Int], [Node]) {
+        let old = (slots, nodes)
+        nodes = []
         free.removeAll()
         slots = [:]
         head = -1

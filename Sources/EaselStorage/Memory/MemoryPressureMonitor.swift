@@ -64,24 +64,32 @@ public final class MemoryPressureMonitor: Sendable {
     /// Registers `handler`; polling starts with the first handler.
     @discardableResult
     public func addHandler(_ handler: @escaping @Sendable (MemoryPressureLevel) -> Void) -> ObserverToken {
-        let token = handlers.add(handler)
+        // Handlers and the poller change together under the poller's lock, so a concurrent
+        // add and remove can never leave a handler without polling.
         poller.withLock { task in
-            guard task == nil else { return }
-            let interval = self.interval
-            task = Task.detached(priority: .background) { [weak self] in
-                while !Task.isCancelled {
-                    try? await Task.sleep(for: interval)
-                    guard let self else { return }
-                    self.check()
+            let token = handlers.add(handler)
+            if task == nil {
+                let interval = self.interval
+                task = Task.detached(priority: .background) { [weak self] in
+                    while !Task.isCancelled {
+                        try? await Task.sleep(for: interval)
+                        guard let self else { return }
+                        self.check()
+                    }
                 }
             }
+            return token
         }
-        return token
     }
 
     public func removeHandler(_ token: ObserverToken) {
-        handlers.remove(token)
-        if handlers.isEmpty { poller.withLock { $0?.cancel(); $0 = nil } }
+        poller.withLock { task in
+            handlers.remove(token)
+            if handlers.isEmpty {
+                task?.cancel()
+                task = nil
+            }
+        }
     }
 
     /// Reads memory usage now, tells handlers when it is above normal, and returns the level.

@@ -10,10 +10,10 @@ final class FileLock {
     let descriptor: Int32
     let path: String
 
-    /// Opens (creating if asked) the file to lock.
-    init(path: String, create: Bool = true) throws(DiskCacheError) {
+    /// Opens (creating if asked) the file to lock; `flock` needs no write access.
+    init(path: String, create: Bool = true, writable: Bool = true) throws(DiskCacheError) {
         self.path = path
-        let fd = open(path, O_RDWR | O_CLOEXEC | (create ? O_CREAT : 0), 0o644)
+        let fd = open(path, (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC | (create ? O_CREAT : 0), 0o644)
         guard fd >= 0 else { throw DiskCacheError.posix(errno, operation: "open lock", path: path) }
         descriptor = fd
     }

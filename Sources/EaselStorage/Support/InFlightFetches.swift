@@ -1,98 +1,128 @@
-
 /// Runs at most one operation per key at a time and shares its result with every caller that
 /// asks for the key meanwhile.
 ///
-/// A cancelled caller stops waiting at once with `CancellationError`; the shared operation is
-/// cancelled only when every caller waiting on it has been cancelled.
+/// - A caller that is cancelled stops waiting at once, with `CancellationError`.
+/// - The operation is cancelled only when every caller waiting on it has been cancelled; it is
+///   then forgotten at once, so a later caller starts a fresh one instead of joining it.
+/// - A caller that joins after the operation finished (but before it was forgotten) starts a
+///   fresh one too.
+///
+/// All state sits behind one lock; continuations are resumed and tasks cancelled after it is
+/// released.
 final class InFlightFetches<Value: Sendable>: Sendable {
-    private final class Shared: Sendable {
-        struct State {
-            var waiters: [UInt64: CheckedContinuation<Value, any Error>] = [:]
-            var cancelledBeforeWaiting: Set<UInt64> = []
-            var nextID: UInt64 = 0
-            var result: Result<Value, any Error>?
-            var task: Task<Void, Never>?
-        }
+    private struct Operation {
+        var key: CacheKey
+        var waiters: [UInt64: CheckedContinuation<Value, any Error>] = [:]
+        /// Callers that joined and have not yet been answered or cancelled.
+        var live = 0
+        /// Callers cancelled before they started waiting.
+        var cancelledEarly: Set<UInt64> = []
+        var result: Result<Value, any Error>?
+        var cancelled = false
+        var task: Task<Void, Never>?
+    }
 
-        let state = Locked(State())
+    private struct State {
+        var current: [CacheKey: UInt64] = [:]
+        var operations: [UInt64: Operation] = [:]
+        var nextID: UInt64 = 0
 
-        func reserveID() -> UInt64 { state.withLock { $0.nextID += 1; return $0.nextID } }
-
-        func wait(id: UInt64, continuation: CheckedContinuation<Value, any Error>) {
-            let immediate: Result<Value, any Error>? = state.withLock { state in
-                if let result = state.result { return result }
-                if state.cancelledBeforeWaiting.remove(id) != nil { return .failure(CancellationError()) }
-                state.waiters[id] = continuation
-                return nil
-            }
-            if let immediate { continuation.resume(with: immediate) }
-        }
-
-        /// Returns true when this was the last waiter and the operation was cancelled.
-        @discardableResult
-        func cancel(id: UInt64) -> Bool {
-            let (continuation, taskToCancel) = state.withLock { state -> (CheckedContinuation<Value, any Error>?, Task<Void, Never>?) in
-                guard state.result == nil else { return (nil, nil) }
-                guard let continuation = state.waiters.removeValue(forKey: id) else {
-                    state.cancelledBeforeWaiting.insert(id)
-                    return (nil, nil)
-                }
-                return (continuation, state.waiters.isEmpty ? state.task : nil)
-            }
-            continuation?.resume(throwing: CancellationError())
-            taskToCancel?.cancel()
-            return taskToCancel != nil
-        }
-
-        func finish(_ result: Result<Value, any Error>) {
-            let waiters = state.withLock { state in
-                state.result = result
-                defer { state.waiters.removeAll() }
-                return Array(state.waiters.values)
-            }
-            for waiter in waiters { waiter.resume(with: result) }
+        mutating func forgetIfDone(_ generation: UInt64) {
+            guard let operation = operations[generation], operation.live == 0,
+                  operation.result != nil || operation.cancelled else { return }
+            operations[generation] = nil
         }
     }
 
-    private let running: Locked<[String: Shared]> = Locked([:])
+    private let state = Locked(State())
 
     /// The number of keys with an operation under way (for tests and metrics).
-    var count: Int { running.withLock { $0.count } }
+    var count: Int { state.withLock { $0.current.count } }
 
-    func run(key: String, _ operation: @escaping @Sendable () async throws -> Value) async throws -> Value {
-        let (shared, isNew) = running.withLock { running -> (Shared, Bool) in
-            if let existing = running[key] { return (existing, false) }
-            let shared = Shared()
-            running[key] = shared
-            return (shared, true)
+    func run(key: CacheKey, _ operation: @escaping @Sendable () async throws -> Value) async throws -> Value {
+        let (caller, generation, isNew) = state.withLock { state -> (UInt64, UInt64, Bool) in
+            state.nextID += 1
+            let caller = state.nextID
+            if let generation = state.current[key], let existing = state.operations[generation],
+               existing.result == nil, !existing.cancelled {
+                state.operations[generation]!.live += 1
+                return (caller, generation, false)
+            }
+            state.operations[caller] = Operation(key: key, live: 1)
+            state.current[key] = caller
+            return (caller, caller, true)
         }
-        let id = shared.reserveID()
         if isNew {
             let task = Task { [weak self] in
                 let result: Result<Value, any Error>
                 do { result = .success(try await operation()) } catch { result = .failure(error) }
-                self?.running.withLock { running in
-                    if running[key] === shared { running[key] = nil }
-                }
-                shared.finish(result)
+                self?.finish(generation, with: result)
             }
-            shared.state.withLock { $0.task = task }
-            // Every caller may have been cancelled before the task existed.
-            if shared.state.withLock({ $0.waiters.isEmpty && !$0.cancelledBeforeWaiting.isEmpty && $0.result == nil }) {
-                task.cancel()
+            let cancelledAlready = state.withLock { state -> Bool in
+                guard state.operations[generation]?.cancelled == false else { return true }
+                state.operations[generation]!.task = task
+                return false
             }
+            if cancelledAlready { task.cancel() }
         }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                shared.wait(id: id, continuation: continuation)
+                let immediate = state.withLock { state -> Result<Value, any Error>? in
+                    guard var operation = state.operations[generation] else { return .failure(CancellationError()) }
+                    if operation.cancelledEarly.remove(caller) != nil {
+                        state.operations[generation] = operation
+                        state.forgetIfDone(generation)
+                        return .failure(CancellationError())
+                    }
+                    if let result = operation.result {
+                        operation.live -= 1
+                        state.operations[generation] = operation
+                        state.forgetIfDone(generation)
+                        return result
+                    }
+                    operation.waiters[caller] = continuation
+                    state.operations[generation] = operation
+                    return nil
+                }
+                if let immediate { continuation.resume(with: immediate) }
             }
         } onCancel: {
-            // A later caller must start afresh rather than join an operation being cancelled.
-            if shared.cancel(id: id) {
-                running.withLock { running in
-                    if running[key] === shared { running[key] = nil }
-                }
-            }
+            cancel(caller: caller, generation: generation)
         }
+    }
+
+    private func cancel(caller: UInt64, generation: UInt64) {
+        let (continuation, task) = state.withLock { state -> (CheckedContinuation<Value, any Error>?, Task<Void, Never>?) in
+            guard var operation = state.operations[generation], operation.result == nil else { return (nil, nil) }
+            let continuation = operation.waiters.removeValue(forKey: caller)
+            if continuation == nil { operation.cancelledEarly.insert(caller) }
+            operation.live -= 1
+            var task: Task<Void, Never>?
+            if operation.live == 0 {
+                operation.cancelled = true
+                task = operation.task
+                if state.current[operation.key] == generation { state.current[operation.key] = nil }
+            }
+            state.operations[generation] = operation
+            return (continuation, task)
+        }
+        continuation?.resume(throwing: CancellationError())
+        task?.cancel()
+    }
+
+    private func finish(_ generation: UInt64, with result: Result<Value, any Error>) {
+        let waiters = state.withLock { state -> [CheckedContinuation<Value, any Error>] in
+            guard var operation = state.operations[generation] else { return [] }
+            if state.current[operation.key] == generation { state.current[operation.key] = nil }
+            operation.result = result
+            let waiters = Array(operation.waiters.values)
+            operation.waiters.removeAll()
+            operation.live -= waiters.count
+            operation.task = nil
+            state.operations[generation] = operation
+            state.forgetIfDone(generation)
+            return waiters
+        }
+        for waiter in waiters { waiter.resume(with: result) }
     }
 }

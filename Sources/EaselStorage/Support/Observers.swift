@@ -30,10 +30,14 @@ final class Observers<Event: Sendable>: Sendable {
     }
 
     func remove(_ token: ObserverToken) {
-        state.withLock { state in
+        // The handler is released after the lock: its captures' deinits may use these observers.
+        let removed = state.withLock { state in
+            let removed = state.handlers.filter { $0.id == token.id }
             state.handlers.removeAll { $0.id == token.id }
             count.store(state.handlers.count, ordering: .relaxed)
+            return removed
         }
+        _ = removed
     }
 
     @usableFromInline

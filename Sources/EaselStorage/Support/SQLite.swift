@@ -101,7 +101,7 @@ final class SQLiteStatement {
     /// Binds bytes; SQLite copies them before returning.
     func bindBlob(_ index: Int32, _ bytes: UnsafeRawBufferPointer?) {
         if let bytes, let base = bytes.baseAddress {
-            sqlite3_bind_blob(handle, index, base, Int32(bytes.count), csqlite_transient)
+            sqlite3_bind_blob64(handle, index, base, sqlite3_uint64(bytes.count), csqlite_transient)
         } else if bytes != nil {
             sqlite3_bind_zeroblob(handle, index, 0)
         } else {

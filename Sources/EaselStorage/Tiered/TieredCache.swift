@@ -38,7 +38,7 @@ public final class TieredCache<Value: DataConvertible & DataRepresentable & Send
 
     private struct Level: Sendable {
         let format: Format
-        let memory: MemoryCache<String, Value>
+        let memory: MemoryCache<CacheKey, Value>
         let disk: DiskCache
     }
 
@@ -73,8 +73,10 @@ public final class TieredCache<Value: DataConvertible & DataRepresentable & Send
         var configuration = DiskCache.Configuration(byteLimit: format.diskCapacity)
         configuration.logger = logger
         let disk = try DiskCache(name: format.name, rootDirectory: root, configuration: configuration)
-        let memory = MemoryCache<String, Value>(configuration: .init(costLimit: format.memoryCapacity))
-        levels.withLock { $0[format.name] = Level(format: format, memory: memory, disk: disk) }
+        let memory = MemoryCache<CacheKey, Value>(configuration: .init(costLimit: format.memoryCapacity))
+        // A replaced format's caches are released after the lock.
+        let replaced = levels.withLock { $0.updateValue(Level(format: format, memory: memory, disk: disk), forKey: format.name) }
+        _ = replaced
     }
 
     /// The format registered under `name`.
@@ -88,11 +90,11 @@ public final class TieredCache<Value: DataConvertible & DataRepresentable & Send
     /// The cached value: memory first, then disk (promoting a disk hit to memory). Nil on a miss.
     public func value(forKey key: String, formatName: String = originalFormatName) async throws -> Value? {
         let level = try level(formatName)
-        if let value = level.memory.value(forKey: key) { return value }
+        if let value = level.memory.value(forKey: CacheKey(key)) { return value }
         guard let data = try await level.disk.data(forKey: key) else { return nil }
         do {
             let value = try Value.convertFromData(data)
-            level.memory.set(value, forKey: key, cost: data.count)
+            level.memory.set(value, forKey: CacheKey(key), cost: data.count)
             return value
         } catch {
             logger.warning("cached bytes do not convert; dropping them", metadata: ["key": "\(key.prefix(200))", "error": "\(error)"])
@@ -108,7 +110,7 @@ public final class TieredCache<Value: DataConvertible & DataRepresentable & Send
         let level = try level(formatName)
         let transformed = try level.format.transform(value)
         let data = try transformed.asData()
-        level.memory.set(transformed, forKey: key, cost: data.count)
+        level.memory.set(transformed, forKey: CacheKey(key), cost: data.count)
         try await level.disk.set(data, forKey: key)
         return transformed
     }
@@ -118,7 +120,7 @@ public final class TieredCache<Value: DataConvertible & DataRepresentable & Send
     public func fetch(formatName: String = originalFormatName, fetcher: some Fetcher<Value>) async throws -> Value {
         let key = fetcher.key
         if let cached = try await value(forKey: key, formatName: formatName) { return cached }
-        return try await inFlight.run(key: formatName + "\u{0}" + key) {
+        return try await inFlight.run(key: CacheKey(formatName + "\u{0}" + key)) {
             if let cached = try await self.value(forKey: key, formatName: formatName) { return cached }
             let fetched = try await fetcher.fetch()
             try Task.checkCancellation()
@@ -136,7 +138,7 @@ public final class TieredCache<Value: DataConvertible & DataRepresentable & Send
     public func remove(key: String, formatName: String? = nil) async throws {
         let targets = try formatName.map { [try level($0)] } ?? levels.withLock { Array($0.values) }
         for level in targets {
-            level.memory.removeValue(forKey: key)
+            level.memory.removeValue(forKey: CacheKey(key))
             try await level.disk.removeValue(forKey: key)
         }
     }
@@ -152,8 +154,8 @@ public final class TieredCache<Value: DataConvertible & DataRepresentable & Send
     /// The disk cache behind `formatName` (for limits, trims and statistics).
     public func diskCache(formatName: String = originalFormatName) throws -> DiskCache { try level(formatName).disk }
 
-    /// The memory cache in front of `formatName`.
-    public func memoryCache(formatName: String = originalFormatName) throws -> MemoryCache<String, Value> { try level(formatName).memory }
+    /// The memory cache in front of `formatName` (keys compared byte for byte, see `CacheKey`).
+    public func memoryCache(formatName: String = originalFormatName) throws -> MemoryCache<CacheKey, Value> { try level(formatName).memory }
 }
 
 public enum TieredCacheError: Error, Sendable, Equatable {

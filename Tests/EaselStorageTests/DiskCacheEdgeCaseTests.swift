@@ -1,0 +1,165 @@
+import CSQLite
+import EaselStorage
+import Foundation
+import Testing
+
+/// Scenarios found in review: re-entrant observers, stale victims, the orphan sweep, expiry
+/// with unwritten access dates, interrupted rebuilds.
+@Suite("DiskCache edge cases", .timeLimit(.minutes(1)))
+struct DiskCacheEdgeCaseTests {
+    @Test func anObserverMayLendAFileWhenEverythingWasRemoved() throws {
+        let directory = try TemporaryDirectory()
+        let cache = try openCache(directory.url, inlineLimit: 0)
+        try cache.set(randomData(100), forKey: "a")
+        let lent = EventLog<Bool>()
+        cache.addObserver { event in
+            guard case .didRemoveAll = event else { return }
+            try? cache.set(randomData(10), forKey: "b")
+            lent.append((try? cache.withFileURL(forKey: "b") { _ in true }) == true)
+        }
+        try cache.removeAll() // would hang if the pin lock were still held here
+        #expect(lent.all == [true])
+    }
+
+    @Test func anObserverMayRemoveEverythingWhileAFileIsBeingLent() throws {
+        let directory = try TemporaryDirectory()
+        do { try openCache(directory.url).set(randomData(100), forKey: "k") } // small: kept inline
+        #expect(executeOnIndex(directory, "UPDATE blobs SET value = zeroblob(100)") == SQLITE_OK)
+        let cache = try openCache(directory.url)
+        let removedAll = EventLog<Bool>()
+        cache.addObserver { event in
+            // Lending "k" first moves it to a file, which finds it damaged and removes it.
+            if case .didRemove(key: "k", reason: .damaged) = event {
+                removedAll.append((try? cache.removeAll()) != nil)
+            }
+        }
+        #expect(try cache.withFileURL(forKey: "k") { _ in true } == nil)
+        #expect(removedAll.all == [true])
+    }
+
+    @Test func aStaleVictimNeverRemovesTheValueThatReplacedIt() throws {
+        let directory = try TemporaryDirectory()
+        let cache = try openCache(directory.url)
+        try cache.set(randomData(100), forKey: "a")
+        try cache.set(randomData(200), forKey: "k")
+        let replaced = EventLog<Bool>()
+        cache.addObserver { event in
+            // Between the trim choosing "k" and removing it, someone replaces "k".
+            guard case .willRemove(key: "k", reason: .trimmedBySize) = event, replaced.all.isEmpty else { return }
+            replaced.append(true)
+            try? cache.removeValue(forKey: "k")
+            try? cache.set(randomData(300, seed: 9), forKey: "k")
+        }
+        try cache.trim(toSize: 150)
+        #expect(try cache.data(forKey: "k") == randomData(300, seed: 9))
+        #expect(try cache.entries().reduce(0) { $0 + $1.size } == cache.byteCount)
+    }
+
+    @Test func theOrphanSweepLeavesALentFileAlone() throws {
+        let directory = try TemporaryDirectory()
+        let cache = try openCache(directory.url, inlineLimit: 0)
+        try cache.set(randomData(1_000), forKey: "k")
+        let intact = try cache.withFileURL(forKey: "k") { file -> Bool in
+            try cache.removeValue(forKey: "k") // the file now waits in `garbage`
+            cache.sweepOrphans(olderThan: -1)
+            return (try? Data(contentsOf: file.url).prefix(1_000)) == randomData(1_000)
+        }
+        #expect(intact == true)
+        try cache.trim(toSize: 0) // released: now it goes
+        #expect(directory.allFiles().filter { $0.hasPrefix("data/") }.isEmpty)
+    }
+
+    @Test func aRecentReadKeepsAnEntryAliveBeforeItsDateIsWritten() throws {
+        let directory = try TemporaryDirectory()
+        let clock = ManualClock()
+        let cache = try openCache(directory.url, clock: clock)
+        cache.ageLimit = 2
+        defer { cache.ageLimit = 0 }
+        try cache.set(Data([1]), forKey: "k")
+        clock.advance(by: 1.5)
+        #expect(try cache.data(forKey: "k") == Data([1])) // read recorded in memory only
+        clock.advance(by: 1.5) // 3 s since the set, 1.5 s since the read
+        #expect(try cache.contains("k"))
+        #expect(try cache.data(forKey: "k") == Data([1]))
+    }
+
+    @Test func aSetNeverEvictsTheValueItJustWrote() throws {
+        let directory = try TemporaryDirectory()
+        let cache = try openCache(directory.url, byteLimit: 1_000, trimRatio: 0)
+        try cache.set(randomData(400, seed: 1), forKey: "a")
+        try cache.set(randomData(900, seed: 2), forKey: "b") // 1,300 > 1,000: trims towards 0
+        #expect(try cache.data(forKey: "b") == randomData(900, seed: 2))
+        #expect(try cache.entries().map(\.key) == ["b"])
+    }
+
+    @Test func aTransientReadErrorKeepsTheEntry() throws {
+        let directory = try TemporaryDirectory()
+        let files = FaultyFileOperations()
+        let cache = try openCache(directory.url, inlineLimit: 0, files: files)
+        try cache.set(randomData(2_000), forKey: "k")
+        files.fail(.open, with: EMFILE)
+        #expect(try cache.data(forKey: "k") == nil)
+        files.heal()
+        #expect(try cache.data(forKey: "k") == randomData(2_000))
+    }
+
+    @Test func anIndexOfAnotherSchemaIsRefusedNotRebuilt() throws {
+        let directory = try TemporaryDirectory()
+        do { try openCache(directory.url).set(Data([1]), forKey: "k") }
+        #expect(executeOnIndex(directory, "PRAGMA user_version = 99") == SQLITE_OK)
+        #expect {
+            _ = try openCache(directory.url)
+        } throws: { error in
+            guard case .incompatibleIndex(_, 99, _) = error as? DiskCacheError else { return false }
+            return true
+        }
+        #expect(FileManager.default.fileExists(atPath: directory.path + "/index.sqlite"))
+    }
+
+    @Test func aRebuildCutShortIsDoneAgainAtTheNextOpen() throws {
+        let directory = try TemporaryDirectory()
+        do {
+            let cache = try openCache(directory.url, inlineLimit: 0)
+            try cache.set(randomData(500), forKey: "k")
+        }
+        // What a crash in the middle of a rebuild leaves: rows missing, index not complete.
+        #expect(executeOnIndex(directory, "DELETE FROM entries; UPDATE meta SET complete = 0, bytes = 0, count = 0") == SQLITE_OK)
+        let cache = try openCache(directory.url, inlineLimit: 0)
+        #expect(try cache.data(forKey: "k") == randomData(500))
+    }
+
+    @Test func theNewestFileWinsWhenARebuildFindsOneKeyTwice() throws {
+        let directory = try TemporaryDirectory()
+        do {
+            let cache = try openCache(directory.url, inlineLimit: 0)
+            try cache.set(randomData(500, seed: 1), forKey: "k")
+        }
+        // A crash between renaming a replacement into place and deleting the old file.
+        // Older copies of "k" in every shard, so listing order cannot pick the newest by luck.
+        let newest = try #require(directory.allFiles().first { $0.hasPrefix("data/") })
+        for shard in ["00", "7f", "ff"] {
+            let copy = directory.path + "/data/\(shard)/\(shard)" + String(repeating: "0", count: 30)
+            try FileManager.default.createDirectory(atPath: directory.path + "/data/" + shard, withIntermediateDirectories: true)
+            try FileManager.default.copyItem(atPath: directory.path + "/" + newest, toPath: copy)
+            try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -3_600)], ofItemAtPath: copy)
+        }
+        try FileManager.default.removeItem(atPath: directory.path + "/index.sqlite")
+        let cache = try openCache(directory.url, inlineLimit: 0)
+        #expect(try cache.data(forKey: "k") == randomData(500, seed: 1))
+        #expect(directory.allFiles().filter { $0.hasPrefix("data/") } == [newest])
+    }
+
+    @Test func canonicallyEquivalentKeysAreDistinct() async throws {
+        let directory = try TemporaryDirectory()
+        let composed = "caf\u{E9}", decomposed = "cafe\u{301}"
+        #expect(composed == decomposed) // Swift says equal; a cache must not
+        let cache = try openCache(directory.url)
+        try await cache.set(Data([1]), forKey: composed)
+        #expect(try await cache.data(forKey: decomposed) == nil)
+        let tiered = try TieredCache<String>(name: "t", rootDirectory: directory.url)
+        try await tiered.set("one", forKey: composed)
+        #expect(try await tiered.value(forKey: decomposed) == nil)
+        #expect(try await tiered.fetch(key: decomposed) { "two" } == "two")
+        #expect(try await tiered.value(forKey: composed) == "one")
+    }
+}
