@@ -38,6 +38,7 @@ final class DiskIndex {
     private let insertBlob: SQLiteStatement
     private let deleteBlob: SQLiteStatement
     private let deleteByID: SQLiteStatement
+    private let victimRow: SQLiteStatement
     private let addTotals: SQLiteStatement
     private let readTotals: SQLiteStatement
     private let touch: SQLiteStatement
@@ -130,7 +131,9 @@ final class DiskIndex {
             """)
         insertBlob = try connection.prepare("INSERT OR REPLACE INTO blobs(id, value) VALUES (?1, ?2)")
         deleteBlob = try connection.prepare("DELETE FROM blobs WHERE id = ?1")
-        deleteByID = try connection.prepare("DELETE FROM entries WHERE id = ?1 RETURNING size, file")
+        // Read, then delete: RETURNING would buffer through an ephemeral table (measured slower).
+        victimRow = try connection.prepare("SELECT size, file FROM entries WHERE id = ?1")
+        deleteByID = try connection.prepare("DELETE FROM entries WHERE id = ?1")
         addTotals = try connection.prepare("UPDATE meta SET bytes = bytes + ?1, count = count + ?2 WHERE id = 1")
         readTotals = try connection.prepare("SELECT bytes, count FROM meta WHERE id = 1")
         touch = try connection.prepare("UPDATE entries SET accessed = ?2 WHERE key = ?1 AND accessed < ?2")
@@ -224,11 +227,12 @@ final class DiskIndex {
         var deleted: [Victim] = []
         var bytes = 0
         for victim in victims {
-            defer { deleteByID.reset() }
-            deleteByID.bind(1, victim.id)
-            guard try deleteByID.step() else { continue }
-            let removed = Victim(id: victim.id, key: victim.key, size: deleteByID.int(0), file: deleteByID.string(1))
-            while try deleteByID.step() {}
+            victimRow.bind(1, victim.id)
+            defer { victimRow.reset() }
+            guard try victimRow.step() else { continue }
+            let removed = Victim(id: victim.id, key: victim.key, size: victimRow.int(0), file: victimRow.string(1))
+            victimRow.reset()
+            try deleteByID.run { $0.bind(1, victim.id) }
             if removed.file == nil { try deleteBlob.run { $0.bind(1, removed.id) } }
             deleted.append(removed)
             bytes += removed.size
