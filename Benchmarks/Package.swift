@@ -15,12 +15,15 @@ let package = Package(
         ),
     ],
     targets: [
+        // Helpers shared by the benchmark suite and the peer workload (random values).
+        .target(name: "BenchmarkSupport", path: "Shared/BenchmarkSupport"),
         // `swift package benchmark` discovers executable targets under Benchmarks/.
         .executableTarget(
             name: "StorageBenchmarks",
             dependencies: [
                 .product(name: "EaselStorage", package: "easel"),
                 .product(name: "Benchmark", package: "benchmark"),
+                "BenchmarkSupport",
             ],
             path: "Benchmarks/StorageBenchmarks",
             plugins: [
@@ -32,6 +35,7 @@ let package = Package(
             name: "DiskCachePeerWorkload",
             dependencies: [
                 .product(name: "EaselStorage", package: "easel"),
+                "BenchmarkSupport",
             ],
             path: "peers/DiskCachePeerWorkload"
         ),
