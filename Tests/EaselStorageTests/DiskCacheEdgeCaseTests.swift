@@ -149,6 +149,30 @@ struct DiskCacheEdgeCaseTests {
         #expect(directory.allFiles().filter { $0.hasPrefix("data/") } == [newest])
     }
 
+    @Test func theIndexFileShrinksOnceMostlyEmpty() throws {
+        let directory = try TemporaryDirectory()
+        let cache = try openCache(directory.url) // 32 KiB inline limit: these values are inline
+        for index in 0..<400 { try cache.set(randomData(20_000, seed: UInt64(index)), forKey: "\(index)") }
+        try cache.set(randomData(100), forKey: "kept")
+        #expect(try cache.compact() == 0) // nothing free yet: left alone
+        let before = try indexFileSize(directory)
+        #expect(before > 8_000_000)
+        try cache.trim(toSizeByDate: 200) // also compacts in the background; compact() waits for it
+        try cache.compact()
+        #expect(try indexFileSize(directory) < before / 4)
+        #expect(try cache.data(forKey: "kept") == randomData(100))
+        try cache.set(Data([1]), forKey: "after")
+        #expect(try cache.data(forKey: "after") == Data([1]))
+    }
+
+    func indexFileSize(_ directory: TemporaryDirectory) throws -> Int {
+        try ["", "-wal"].reduce(0) { total, suffix in
+            let path = directory.path + "/index.sqlite" + suffix
+            guard FileManager.default.fileExists(atPath: path) else { return total }
+            return total + ((try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0)
+        }
+    }
+
     @Test func canonicallyEquivalentKeysAreDistinct() async throws {
         let directory = try TemporaryDirectory()
         let composed = "caf\u{E9}", decomposed = "cafe\u{301}"

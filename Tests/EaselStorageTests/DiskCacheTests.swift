@@ -278,6 +278,22 @@ struct DiskCacheTests {
         #expect(cache.count == 0)
     }
 
+    @Test func statisticsSummariseTheIndex() throws {
+        let directory = try TemporaryDirectory()
+        let clock = ManualClock()
+        let cache = try openCache(directory.url, inlineLimit: 500, clock: clock)
+        #expect(try cache.statistics().entryCount == 0)
+        #expect(try cache.statistics().oldestAccess == nil)
+        try cache.set(randomData(100), forKey: "a")
+        clock.advance(by: 10)
+        try cache.set(randomData(1_000), forKey: "b", expiresAt: Date(timeIntervalSince1970: clock.now() + 60))
+        let stats = try cache.statistics()
+        #expect(stats.entryCount == 2 && stats.valueBytes == 1_100)
+        #expect(stats.inlineEntryCount == 1 && stats.entriesWithExpiry == 1)
+        #expect(stats.newestAccess!.timeIntervalSince(stats.oldestAccess!) == 10)
+        #expect(stats.indexFileBytes > 0)
+    }
+
     @Test func fileAccessLendsAFileThatStaysWhileInUse() throws {
         let directory = try TemporaryDirectory()
         let cache = try openCache(directory.url, inlineLimit: 1_000)

@@ -39,6 +39,15 @@ extension DiskCache {
         try await BlockingIOPool.shared.run { try self.removeAll() }
     }
 
+    @discardableResult
+    public func compact() async throws -> Int {
+        try await BlockingIOPool.shared.run { try self.compact() }
+    }
+
+    public func statistics() async throws -> Statistics {
+        try await BlockingIOPool.shared.run { try self.statistics() }
+    }
+
     public func entries() async throws -> [Entry] {
         try await BlockingIOPool.shared.run { try self.entries() }
     }

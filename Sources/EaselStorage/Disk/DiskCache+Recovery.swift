@@ -203,6 +203,49 @@ extension DiskCache {
 extension DiskCache {
     /// Copies the WAL back into the database on a pool thread, through a connection of its own,
     /// so that no `set` pays for a checkpoint. Several requests while one runs collapse into it.
+    /// Rewrites the index without its free pages when at least half of it is free, e.g. after
+    /// `removeAll` or a large trim (SQLite reuses free pages but never returns them to the file
+    /// system by itself). Cheap exactly when it matters: little is left to copy.
+    /// - Returns: the bytes the index file shrank by.
+    @discardableResult
+    public func compact() throws -> Int {
+        let path = paths.index
+        return try checkpointConnection.withLock { connection in
+            if connection == nil {
+                connection = try SQLiteConnection(path: path)
+                try connection?.execute(synchronousWrites ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=OFF")
+            }
+            guard let connection else { return 0 }
+            sqlite3_busy_timeout(connection.handle, 5_000)
+            func pragma(_ name: String) throws -> Int {
+                let statement = try connection.prepare("PRAGMA \(name)")
+                return try statement.step() ? statement.int(0) : 0
+            }
+            let pages = try pragma("page_count"), free = try pragma("freelist_count")
+            guard pages > 128, free * 2 >= pages else { return 0 }
+            let before = try pragma("page_size") * pages
+            do {
+                try connection.execute("VACUUM")
+                try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            } catch let error as SQLiteError {
+                throw DiskCacheError.sqlite(error, path: path)
+            }
+            let after = try pragma("page_size") * (try pragma("page_count"))
+            logger.info("cache index compacted", metadata: ["cache": "\(name)", "bytes": "\(before) -> \(after)"])
+            return max(0, before - after)
+        }
+    }
+
+    /// `compact()` on an I/O thread, failures only logged: run after removals that may leave
+    /// the index mostly empty.
+    func compactSoon() {
+        BlockingIOPool.shared.submit { [weak self] in
+            do { try self?.compact() } catch {
+                self?.logger.notice("cache index not compacted", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+
     func checkpointSoon() {
         // Called inside the writer's transaction: only an atomic flag here, never a lock that
         // the checkpoint itself holds.

@@ -45,16 +45,20 @@ extension DiskCache {
         }
     }
 
-    /// Removes entries, largest first, until at most `byteCount` bytes remain.
+    /// Removes entries, largest first, until at most `byteCount` bytes remain. The index file
+    /// is compacted in the background if that left it mostly free.
     public func trim(toSize byteCount: Int) throws {
         try removeExpired()
         try trim(reason: .trimmedBySize) { try $0.victimsBySize(toBytes: max(0, byteCount)) }
+        compactSoon()
     }
 
-    /// Removes entries, least recently used first, until at most `byteCount` bytes remain.
+    /// Removes entries, least recently used first, until at most `byteCount` bytes remain. The
+    /// index file is compacted in the background if that left it mostly free.
     public func trim(toSizeByDate byteCount: Int) throws {
         try removeExpired()
         try trim(reason: .trimmedByRecency) { try $0.victimsByAccess(toBytes: max(0, byteCount)) }
+        compactSoon()
     }
 
     /// Removes entries whose expiry date has passed or that outlived the age limit.
@@ -96,6 +100,7 @@ extension DiskCache {
         observers.emit(.willRemoveAll)
         try emptyIndexAndTrashData()
         emptyTrash()
+        compactSoon()
         observers.emit(.didRemoveAll)
     }
 
@@ -121,6 +126,41 @@ extension DiskCache {
                 }
             }
         }
+    }
+
+    /// Counts, bytes and dates of the whole cache, from the index alone (no value is read and no
+    /// entry is listed).
+    public struct Statistics: Sendable, Hashable {
+        public var entryCount: Int
+        /// Value bytes: what `byteLimit` counts.
+        public var valueBytes: Int
+        public var inlineEntryCount: Int
+        public var entriesWithExpiry: Int
+        public var oldestAccess: Date?
+        public var newestAccess: Date?
+        /// Size of the index file and its write-ahead log, inline values included.
+        public var indexFileBytes: Int
+    }
+
+    public func statistics() throws -> Statistics {
+        let aggregates = try indexCall { index -> (Int, Int, Int, Int, Double?, Double?) in
+            try? index.flushAccessTimes()
+            let statement = try index.statement("""
+                SELECT count(*), total(size), count(*) - count(file), count(expires), min(accessed), max(accessed) FROM entries
+                """)
+            defer { statement.reset() }
+            guard try statement.step() else { return (0, 0, 0, 0, nil, nil) }
+            return (statement.int(0), statement.int(1), statement.int(2), statement.int(3),
+                    statement.optionalDouble(4), statement.optionalDouble(5))
+        }
+        let fileBytes = ["", "-wal"].reduce(0) { total, suffix in
+            var info = stat()
+            return stat(paths.index + suffix, &info) == 0 ? total + Int(info.st_size) : total
+        }
+        return Statistics(
+            entryCount: aggregates.0, valueBytes: aggregates.1, inlineEntryCount: aggregates.2,
+            entriesWithExpiry: aggregates.3, oldestAccess: aggregates.4.map(Date.init(timeIntervalSince1970:)),
+            newestAccess: aggregates.5.map(Date.init(timeIntervalSince1970:)), indexFileBytes: fileBytes)
     }
 
     /// Every entry's key, size and dates, without reading any value, in key order.

@@ -60,14 +60,13 @@ struct CacheCommand: AsyncParsableCommand {
         }
 
         static func report(_ cache: DiskCache) async throws -> [String: Any] {
-            let entries = try await cache.entries()
-            let inline = entries.filter(\.isInline).count
+            let stats = try await cache.statistics()
             return [
-                "directory": cache.directory.path, "entries": entries.count, "bytes": entries.reduce(0) { $0 + $1.size },
-                "inlineEntries": inline, "fileEntries": entries.count - inline,
-                "expiringEntries": entries.filter { $0.expiresAt != nil }.count,
-                "oldestAccess": entries.map(\.accessedAt).min().map { $0.timeIntervalSince1970 } ?? NSNull(),
-                "newestAccess": entries.map(\.accessedAt).max().map { $0.timeIntervalSince1970 } ?? NSNull(),
+                "directory": cache.directory.path, "entries": stats.entryCount, "bytes": stats.valueBytes,
+                "inlineEntries": stats.inlineEntryCount, "fileEntries": stats.entryCount - stats.inlineEntryCount,
+                "expiringEntries": stats.entriesWithExpiry, "indexFileBytes": stats.indexFileBytes,
+                "oldestAccess": stats.oldestAccess.map { $0.timeIntervalSince1970 } ?? NSNull(),
+                "newestAccess": stats.newestAccess.map { $0.timeIntervalSince1970 } ?? NSNull(),
             ]
         }
 
@@ -79,7 +78,7 @@ struct CacheCommand: AsyncParsableCommand {
             print("directory:  \(report["directory"] ?? "")")
             print("entries:    \(entries) (\(report["inlineEntries"] ?? 0) inline, \(report["fileEntries"] ?? 0) in files, "
                 + "\(report["expiringEntries"] ?? 0) with expiry)")
-            print("bytes:      \(bytes) (\(ByteSize.format(bytes)))")
+            print("bytes:      \(bytes) (\(ByteSize.format(bytes))) in values; index file \(ByteSize.format(report["indexFileBytes"] as? Int ?? 0))")
             print("oldest use: \(date("oldestAccess"))")
             print("newest use: \(date("newestAccess"))")
         }
