@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .library(name: "Easel", targets: ["Easel"]),
         .library(name: "EaselStorage", targets: ["EaselStorage"]),
+        .library(name: "EaselCodecs", targets: ["EaselCodecs"]),
         .executable(name: "easel", targets: ["easel"]),
     ],
     dependencies: [
@@ -26,9 +27,16 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // libjpeg-turbo and libpng behind small C shims that catch their longjmp errors.
+        .target(name: "CJPEG", linkerSettings: [.linkedLibrary("jpeg")]),
+        .target(name: "CPNG", linkerSettings: [.linkedLibrary("png16")]),
+        .target(
+            name: "EaselCodecs",
+            dependencies: ["CJPEG", "CPNG"]
+        ),
         .target(
             name: "Easel",
-            dependencies: ["EaselStorage"]
+            dependencies: ["EaselStorage", "EaselCodecs"]
         ),
         .executableTarget(
             name: "easel",
@@ -45,6 +53,10 @@ let package = Package(
         .testTarget(
             name: "EaselStorageTests",
             dependencies: ["EaselStorage", "CSQLite"]
+        ),
+        .testTarget(
+            name: "EaselCodecsTests",
+            dependencies: ["EaselCodecs"]
         ),
         .testTarget(
             name: "EaselCLITests",

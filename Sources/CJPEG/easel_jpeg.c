@@ -1,0 +1,225 @@
+#include "easel_jpeg.h"
+
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <jpeglib.h>
+#include <jerror.h>
+
+typedef struct {
+    struct jpeg_error_mgr base;
+    jmp_buf jump;
+    char *message;
+    int premature_end;
+} easel_error_mgr;
+
+typedef struct {
+    struct jpeg_progress_mgr base;
+    int max_scans;
+    easel_error_mgr *errors;
+} easel_progress_mgr;
+
+static void easel_error_exit(j_common_ptr cinfo) {
+    easel_error_mgr *errors = (easel_error_mgr *)cinfo->err;
+    if (errors->message) {
+        (*cinfo->err->format_message)(cinfo, errors->message);
+    }
+    longjmp(errors->jump, 1);
+}
+
+static void easel_emit_message(j_common_ptr cinfo, int level) {
+    easel_error_mgr *errors = (easel_error_mgr *)cinfo->err;
+    /* A file that stops early is padded with gray by libjpeg: we refuse it instead. */
+    if (level < 0 && cinfo->err->msg_code == JWRN_JPEG_EOF) {
+        errors->premature_end = 1;
+    }
+}
+
+static void easel_progress(j_common_ptr cinfo) {
+    easel_progress_mgr *progress = (easel_progress_mgr *)cinfo->progress;
+    if (cinfo->is_decompressor) {
+        j_decompress_ptr dinfo = (j_decompress_ptr)cinfo;
+        if (progress->max_scans > 0 && dinfo->input_scan_number > progress->max_scans) {
+            if (progress->errors->message) {
+                snprintf(progress->errors->message, EASEL_JPEG_MESSAGE_SIZE,
+                         "more than %d progressive scans", progress->max_scans);
+            }
+            longjmp(progress->errors->jump, 2);
+        }
+    }
+}
+
+static void set_message(char *message, const char *text) {
+    if (message) {
+        snprintf(message, EASEL_JPEG_MESSAGE_SIZE, "%s", text);
+    }
+}
+
+static void init_errors(easel_error_mgr *errors, char *message) {
+    jpeg_std_error(&errors->base);
+    errors->base.error_exit = easel_error_exit;
+    errors->base.emit_message = easel_emit_message;
+    errors->message = message;
+    errors->premature_end = 0;
+    if (message) message[0] = 0;
+}
+
+int easel_jpeg_read_header(const uint8_t *data, size_t size, easel_jpeg_header *header, char *message) {
+    struct jpeg_decompress_struct cinfo;
+    easel_error_mgr errors;
+    init_errors(&errors, message);
+    cinfo.err = &errors.base;
+    if (setjmp(errors.jump)) {
+        jpeg_destroy_decompress(&cinfo);
+        return 0;
+    }
+    jpeg_create_decompress(&cinfo);
+    jpeg_mem_src(&cinfo, data, (unsigned long)size);
+    jpeg_read_header(&cinfo, TRUE);
+    header->width = (int)cinfo.image_width;
+    header->height = (int)cinfo.image_height;
+    header->components = cinfo.num_components;
+    header->is_cmyk = cinfo.jpeg_color_space == JCS_CMYK || cinfo.jpeg_color_space == JCS_YCCK;
+    header->progressive = cinfo.progressive_mode ? 1 : 0;
+    jpeg_destroy_decompress(&cinfo);
+    return 1;
+}
+
+int easel_jpeg_scaled_size(const uint8_t *data, size_t size, int scale_denom, int *width, int *height, char *message) {
+    struct jpeg_decompress_struct cinfo;
+    easel_error_mgr errors;
+    init_errors(&errors, message);
+    cinfo.err = &errors.base;
+    if (setjmp(errors.jump)) {
+        jpeg_destroy_decompress(&cinfo);
+        return 0;
+    }
+    jpeg_create_decompress(&cinfo);
+    jpeg_mem_src(&cinfo, data, (unsigned long)size);
+    jpeg_read_header(&cinfo, TRUE);
+    cinfo.scale_num = 1;
+    cinfo.scale_denom = (unsigned int)scale_denom;
+    jpeg_calc_output_dimensions(&cinfo);
+    *width = (int)cinfo.output_width;
+    *height = (int)cinfo.output_height;
+    jpeg_destroy_decompress(&cinfo);
+    return 1;
+}
+
+int easel_jpeg_decode(const uint8_t *data, size_t size, int scale_denom, int gray_output,
+                      uint8_t *pixels, size_t row_bytes, int max_scans, char *message) {
+    struct jpeg_decompress_struct cinfo;
+    easel_error_mgr errors;
+    easel_progress_mgr progress;
+    uint8_t *volatile cmyk_row = NULL;
+    init_errors(&errors, message);
+    cinfo.err = &errors.base;
+    if (setjmp(errors.jump)) {
+        free(cmyk_row);
+        jpeg_destroy_decompress(&cinfo);
+        return 0;
+    }
+    jpeg_create_decompress(&cinfo);
+    progress.base.progress_monitor = easel_progress;
+    progress.max_scans = max_scans;
+    progress.errors = &errors;
+    cinfo.progress = &progress.base;
+    jpeg_mem_src(&cinfo, data, (unsigned long)size);
+    jpeg_read_header(&cinfo, TRUE);
+    int cmyk = cinfo.jpeg_color_space == JCS_CMYK || cinfo.jpeg_color_space == JCS_YCCK;
+    /* Adobe writes CMYK inverted; so do nearly all files with an Adobe marker. */
+    int inverted = cmyk && cinfo.saw_Adobe_marker;
+    cinfo.scale_num = 1;
+    cinfo.scale_denom = (unsigned int)scale_denom;
+    cinfo.dct_method = JDCT_ISLOW;
+    if (cmyk) {
+        cinfo.out_color_space = JCS_CMYK;
+    } else if (gray_output) {
+        cinfo.out_color_space = JCS_GRAYSCALE;
+    } else {
+        cinfo.out_color_space = JCS_EXT_RGBA;
+    }
+    jpeg_start_decompress(&cinfo);
+    if (cmyk) {
+        cmyk_row = malloc((size_t)cinfo.output_width * 4);
+        if (!cmyk_row) {
+            set_message(message, "out of memory");
+            jpeg_destroy_decompress(&cinfo);
+            return 0;
+        }
+    }
+    while (cinfo.output_scanline < cinfo.output_height) {
+        uint8_t *row = pixels + (size_t)cinfo.output_scanline * row_bytes;
+        JSAMPROW target = cmyk ? cmyk_row : row;
+        if (jpeg_read_scanlines(&cinfo, &target, 1) != 1) break;
+        if (cmyk) {
+            for (JDIMENSION x = 0; x < cinfo.output_width; x++) {
+                int c = cmyk_row[4 * x], m = cmyk_row[4 * x + 1], y = cmyk_row[4 * x + 2], k = cmyk_row[4 * x + 3];
+                if (!inverted) { c = 255 - c; m = 255 - m; y = 255 - y; k = 255 - k; }
+                int r = c * k / 255, g = m * k / 255, b = y * k / 255;
+                if (gray_output) {
+                    row[x] = (uint8_t)((r * 77 + g * 150 + b * 29) >> 8);
+                } else {
+                    row[4 * x] = (uint8_t)r;
+                    row[4 * x + 1] = (uint8_t)g;
+                    row[4 * x + 2] = (uint8_t)b;
+                    row[4 * x + 3] = 255;
+                }
+            }
+        }
+        if (errors.premature_end) break;
+    }
+    if (errors.premature_end || cinfo.output_scanline < cinfo.output_height) {
+        set_message(message, "the file ends before the image does");
+        free(cmyk_row);
+        jpeg_destroy_decompress(&cinfo);
+        return 0;
+    }
+    jpeg_finish_decompress(&cinfo);
+    free(cmyk_row);
+    jpeg_destroy_decompress(&cinfo);
+    if (errors.premature_end) {
+        set_message(message, "the file ends before the image does");
+        return 0;
+    }
+    return 1;
+}
+
+int easel_jpeg_encode(const uint8_t *pixels, int width, int height, size_t row_bytes, int components,
+                      int quality, int progressive, uint8_t **output, unsigned long *output_size, char *message) {
+    struct jpeg_compress_struct cinfo;
+    easel_error_mgr errors;
+    unsigned char *buffer = NULL;
+    unsigned long buffer_size = 0;
+    init_errors(&errors, message);
+    cinfo.err = &errors.base;
+    if (setjmp(errors.jump)) {
+        jpeg_destroy_compress(&cinfo);
+        free(buffer);
+        return 0;
+    }
+    jpeg_create_compress(&cinfo);
+    jpeg_mem_dest(&cinfo, &buffer, &buffer_size);
+    cinfo.image_width = (JDIMENSION)width;
+    cinfo.image_height = (JDIMENSION)height;
+    cinfo.input_components = components;
+    cinfo.in_color_space = components == 1 ? JCS_GRAYSCALE : JCS_EXT_RGBA;
+    jpeg_set_defaults(&cinfo);
+    jpeg_set_quality(&cinfo, quality, TRUE);
+    if (progressive) jpeg_simple_progression(&cinfo);
+    jpeg_start_compress(&cinfo, TRUE);
+    while (cinfo.next_scanline < cinfo.image_height) {
+        JSAMPROW row = (JSAMPROW)(pixels + (size_t)cinfo.next_scanline * row_bytes);
+        jpeg_write_scanlines(&cinfo, &row, 1);
+    }
+    jpeg_finish_compress(&cinfo);
+    jpeg_destroy_compress(&cinfo);
+    *output = buffer;
+    *output_size = buffer_size;
+    return 1;
+}
+
+void easel_jpeg_free(void *buffer) {
+    free(buffer);
+}

@@ -1,0 +1,40 @@
+#ifndef EASEL_JPEG_H
+#define EASEL_JPEG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* A thin layer over libjpeg-turbo. libjpeg reports errors by longjmp, which Swift cannot
+ * survive; every function here catches the jump and returns 0 with a message instead. */
+
+#define EASEL_JPEG_MESSAGE_SIZE 200
+
+typedef struct {
+    int width;
+    int height;
+    int components;       /* components in the file: 1 gray, 3 YCbCr/RGB, 4 CMYK/YCCK */
+    int is_cmyk;
+    int progressive;
+} easel_jpeg_header;
+
+/* Reads the header only. Returns 1 on success. */
+int easel_jpeg_read_header(const uint8_t *data, size_t size, easel_jpeg_header *header, char *message);
+
+/* The size of the image decoded at 1/scale_denom (scale_denom in 1, 2, 4, 8). */
+int easel_jpeg_scaled_size(const uint8_t *data, size_t size, int scale_denom, int *width, int *height, char *message);
+
+/* Decodes at 1/scale_denom into `pixels` (rows of `row_bytes`, `height` rows as returned by
+ * easel_jpeg_scaled_size): 4 bytes per pixel RGBA (alpha 255) when gray_output is 0, else 1
+ * byte gray. CMYK and YCCK files are converted to RGB. A file that ends early, or a
+ * progressive file with more than max_scans scans, is an error. */
+int easel_jpeg_decode(const uint8_t *data, size_t size, int scale_denom, int gray_output,
+                      uint8_t *pixels, size_t row_bytes, int max_scans, char *message);
+
+/* Encodes RGBA (components 4, alpha ignored) or gray (components 1) pixels. On success
+ * *output is a buffer from malloc (free it with easel_jpeg_free) of *output_size bytes. */
+int easel_jpeg_encode(const uint8_t *pixels, int width, int height, size_t row_bytes, int components,
+                      int quality, int progressive, uint8_t **output, unsigned long *output_size, char *message);
+
+void easel_jpeg_free(void *buffer);
+
+#endif

@@ -1,0 +1,38 @@
+#ifndef EASEL_PNG_H
+#define EASEL_PNG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* A thin layer over libpng. libpng reports errors by longjmp, which Swift cannot survive;
+ * every function here catches it and returns 0 with a message instead. Decoding turns every
+ * colour type, bit depth, palette, tRNS chunk and interlacing into 8-bit RGBA or gray. */
+
+#define EASEL_PNG_MESSAGE_SIZE 200
+
+typedef struct {
+    int width;
+    int height;
+    int has_alpha;   /* an alpha channel or a tRNS chunk */
+    int is_gray;
+    int interlaced;
+    int bit_depth;
+    int color_type;
+} easel_png_header;
+
+/* Parses the signature and IHDR only (no allocation). Returns 1 on success. */
+int easel_png_read_header(const uint8_t *data, size_t size, easel_png_header *header, char *message);
+
+/* Decodes to RGBA (straight alpha) when gray_output is 0, else 8-bit gray (alpha dropped).
+ * `pixels` holds height rows of row_bytes; the caller checks the size against its limits
+ * (from easel_png_read_header) before allocating them. */
+int easel_png_decode(const uint8_t *data, size_t size, int gray_output, uint8_t *pixels, size_t row_bytes,
+                     int expected_width, int expected_height, char *message);
+
+/* Encodes RGBA (components 4) or gray (components 1); compression level 0-9. */
+int easel_png_encode(const uint8_t *pixels, int width, int height, size_t row_bytes, int components,
+                     int compression_level, uint8_t **output, size_t *output_size, char *message);
+
+void easel_png_free(void *buffer);
+
+#endif

@@ -1,0 +1,122 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Decoded pixels: 8 bits per channel, rows padded to a multiple of 64 bytes.
+///
+/// ```swift
+/// var bitmap = Bitmap(width: 2, height: 1, pixelFormat: .rgba8)
+/// bitmap.withUnsafeMutableBytes { $0[0] = 255 }          // copies first if shared
+/// let red = bitmap.pixel(x: 0, y: 0)                     // [255, 0, 0, 0]
+/// ```
+///
+/// A value type with copy-on-write storage: copies share the pixels until one of them is
+/// written, so passing a bitmap around or reading it never copies. RGBA alpha is straight
+/// (not premultiplied).
+public struct Bitmap: Sendable {
+    /// How a pixel is laid out.
+    public enum PixelFormat: Sendable, Hashable, CustomStringConvertible {
+        /// Red, green, blue, alpha; one byte each; straight alpha.
+        case rgba8
+        /// One byte of luminance.
+        case gray8
+
+        public var bytesPerPixel: Int {
+            switch self {
+            case .rgba8: 4
+            case .gray8: 1
+            }
+        }
+
+        public var description: String { self == .rgba8 ? "RGBA8" : "Gray8" }
+    }
+
+    public let width: Int
+    public let height: Int
+    public let pixelFormat: PixelFormat
+    /// Bytes from one row to the next: a multiple of 64.
+    public let rowBytes: Int
+    private var storage: Storage
+
+    /// Row alignment, so that SIMD loads of any row start on a cache line.
+    public static let rowAlignment = 64
+
+    /// A bitmap of zero bytes (transparent black, or black).
+    public init(width: Int, height: Int, pixelFormat: PixelFormat) {
+        precondition(width > 0 && height > 0, "a bitmap has at least one pixel")
+        self.width = width
+        self.height = height
+        self.pixelFormat = pixelFormat
+        rowBytes = Self.rowBytes(width: width, pixelFormat: pixelFormat)
+        storage = Storage(byteCount: rowBytes * height)
+    }
+
+    /// The padded row size for `width` pixels.
+    public static func rowBytes(width: Int, pixelFormat: PixelFormat) -> Int {
+        let unpadded = width * pixelFormat.bytesPerPixel
+        return (unpadded + rowAlignment - 1) / rowAlignment * rowAlignment
+    }
+
+    /// All `rowBytes × height` bytes, read-only, without copying.
+    public func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try body(UnsafeRawBufferPointer(start: storage.pointer, count: storage.byteCount))
+    }
+
+    /// All bytes, writable; copies them first if another bitmap shares them.
+    public mutating func withUnsafeMutableBytes<R>(_ body: (UnsafeMutableRawBufferPointer) throws -> R) rethrows -> R {
+        if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
+        return try body(UnsafeMutableRawBufferPointer(start: storage.pointer, count: storage.byteCount))
+    }
+
+    /// The bytes of one pixel (4 for RGBA8, 1 for Gray8).
+    public func pixel(x: Int, y: Int) -> [UInt8] {
+        precondition(x >= 0 && x < width && y >= 0 && y < height, "pixel out of bounds")
+        let offset = y * rowBytes + x * pixelFormat.bytesPerPixel
+        return withUnsafeBytes { Array($0[offset..<(offset + pixelFormat.bytesPerPixel)]) }
+    }
+
+    /// True when both hold the same pixels (padding ignored).
+    public func hasSamePixels(as other: Bitmap) -> Bool {
+        guard width == other.width, height == other.height, pixelFormat == other.pixelFormat else { return false }
+        let used = width * pixelFormat.bytesPerPixel
+        return withUnsafeBytes { mine in
+            other.withUnsafeBytes { theirs in
+                (0..<height).allSatisfy { y in
+                    memcmp(mine.baseAddress! + y * rowBytes, theirs.baseAddress! + y * other.rowBytes, used) == 0
+                }
+            }
+        }
+    }
+}
+
+extension Bitmap {
+    /// 64-byte-aligned pixel memory.
+    ///
+    /// `@unchecked Sendable`: the bytes are written only through `Bitmap.withUnsafeMutableBytes`,
+    /// which first makes sure this storage is referenced by that one bitmap alone (copying it
+    /// otherwise); storage shared between bitmaps, and so between threads, is only ever read.
+    final class Storage: @unchecked Sendable {
+        let pointer: UnsafeMutableRawPointer
+        let byteCount: Int
+
+        init(byteCount: Int) {
+            var memory: UnsafeMutableRawPointer?
+            guard posix_memalign(&memory, Bitmap.rowAlignment, max(byteCount, 1)) == 0, let memory else {
+                fatalError("out of memory allocating \(byteCount) bytes of pixels")
+            }
+            memset(memory, 0, byteCount)
+            pointer = memory
+            self.byteCount = byteCount
+        }
+
+        func copy() -> Storage {
+            let copy = Storage(byteCount: byteCount)
+            copy.pointer.copyMemory(from: pointer, byteCount: byteCount)
+            return copy
+        }
+
+        deinit { free(pointer) }
+    }
+}

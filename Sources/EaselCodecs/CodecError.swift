@@ -1,0 +1,60 @@
+/// Why an image could not be read or written. Every refusal names its cause and, for limits,
+/// the limit.
+public enum CodecError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The bytes are an image format Easel recognises but does not decode (AVIF, HEIC, TIFF…).
+    case unsupportedFormat(String)
+    /// The bytes are not an image format Easel knows.
+    case unknownFormat
+    /// The image is damaged or truncated.
+    case corrupt(format: ImageFileType, reason: String)
+    /// The declared size exceeds `DecodingLimits.maxPixels`; nothing was allocated.
+    case tooManyPixels(width: Int, height: Int, limit: Int)
+    /// The input exceeds `DecodingLimits.maxInputBytes`.
+    case inputTooLarge(bytes: Int, limit: Int)
+    /// A progressive JPEG has more scans than `DecodingLimits.maxProgressiveScans`.
+    case tooManyScans(limit: Int)
+    /// Encoding failed (the library's message).
+    case encodingFailed(format: ImageFileType, reason: String)
+
+    public var description: String {
+        switch self {
+        case .unsupportedFormat(let name): "unsupported image format: \(name)"
+        case .unknownFormat: "not a known image format"
+        case .corrupt(let format, let reason): "corrupt \(format) image: \(reason)"
+        case .tooManyPixels(let width, let height, let limit):
+            "image of \(width)×\(height) pixels exceeds the limit of \(limit) pixels"
+        case .inputTooLarge(let bytes, let limit): "input of \(bytes) bytes exceeds the limit of \(limit) bytes"
+        case .tooManyScans(let limit): "progressive JPEG with more than \(limit) scans"
+        case .encodingFailed(let format, let reason): "could not encode \(format): \(reason)"
+        }
+    }
+}
+
+/// Limits applied before and during decoding. Every one has a safe default.
+public struct DecodingLimits: Sendable, Hashable {
+    /// Largest width × height accepted, checked from the header before any pixel memory is
+    /// allocated. Default 50 megapixels.
+    public var maxPixels: Int
+    /// Largest input accepted. Default 64 MiB.
+    public var maxInputBytes: Int
+    /// Most scans a progressive JPEG may have (a known way to make decoding slow). Default 100.
+    public var maxProgressiveScans: Int
+
+    public init(maxPixels: Int = 50_000_000, maxInputBytes: Int = 64 << 20, maxProgressiveScans: Int = 100) {
+        self.maxPixels = maxPixels
+        self.maxInputBytes = maxInputBytes
+        self.maxProgressiveScans = maxProgressiveScans
+    }
+
+    public static let `default` = DecodingLimits()
+}
+
+/// The text of a NUL-terminated message buffer filled by a C shim.
+func cMessage(_ buffer: [CChar]) -> String {
+    String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+}
+
+/// The text of a NUL-terminated message written through a pointer by a C shim.
+func cMessage(_ pointer: UnsafeMutablePointer<CChar>) -> String {
+    String(cString: UnsafePointer(pointer))
+}

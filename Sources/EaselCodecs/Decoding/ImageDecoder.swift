@@ -1,0 +1,76 @@
+import Foundation
+
+/// Reads encoded images: format by magic bytes, header facts without decoding, pixels within
+/// limits.
+///
+/// ```swift
+/// let info = try ImageDecoder.info(of: data)                       // size, alpha, progressive
+/// let thumb = try ImageDecoder.decode(data, covering: (256, 256))  // JPEG: shrunk while decoding
+/// ```
+///
+/// Decoding is CPU-bound and synchronous: async callers run it on their own executor or pool,
+/// never on the cooperative pool's few threads.
+public enum ImageDecoder {
+    /// Format, size and flags from the header alone.
+    /// - Throws: `CodecError` (unknown, unsupported or corrupt input; input over the byte limit).
+    public static func info(of data: Data, limits: DecodingLimits = .default) throws -> ImageInfo {
+        guard data.count <= limits.maxInputBytes else {
+            throw CodecError.inputTooLarge(bytes: data.count, limit: limits.maxInputBytes)
+        }
+        switch try ImageFileType.sniff(data) {
+        case .jpeg: return try JPEGCodec.info(data)
+        case .png: return try PNGCodec.info(data)
+        case .webp: throw CodecError.unsupportedFormat("WebP (not yet decoded by this build)")
+        case .gif: throw CodecError.unsupportedFormat("GIF (not yet decoded by this build)")
+        }
+    }
+
+    /// Decodes `data` to a bitmap.
+    /// - Parameters:
+    ///   - minimumSize: the smallest size the caller needs; JPEGs are then decoded at the
+    ///     smallest DCT scale (1/8, 1/4, 1/2) whose output still covers it. Nil: full size.
+    ///   - pixelFormat: RGBA8 (default) or Gray8.
+    ///   - limits: checked from the header before any pixel memory is allocated.
+    /// - Throws: `CodecError`.
+    public static func decode(_ data: Data, covering minimumSize: (width: Int, height: Int)? = nil,
+                              pixelFormat: Bitmap.PixelFormat = .rgba8, limits: DecodingLimits = .default) throws -> Bitmap {
+        let info = try info(of: data, limits: limits)
+        guard info.width > 0, info.height > 0, info.pixelCount <= limits.maxPixels else {
+            throw CodecError.tooManyPixels(width: info.width, height: info.height, limit: limits.maxPixels)
+        }
+        switch info.fileType {
+        case .jpeg:
+            return try JPEGCodec.decode(data, info: info, covering: minimumSize, pixelFormat: pixelFormat, limits: limits)
+        case .png:
+            return try PNGCodec.decode(data, info: info, pixelFormat: pixelFormat)
+        case .webp, .gif:
+            throw CodecError.unsupportedFormat(info.fileType.rawValue)
+        }
+    }
+}
+
+/// Writes bitmaps as encoded images.
+public enum ImageEncoder {
+    /// How to encode.
+    public enum Options: Sendable, Hashable {
+        /// JPEG with quality 1–100; alpha is dropped (flatten it onto a background first).
+        case jpeg(quality: Int = 85, progressive: Bool = false)
+        /// PNG with zlib compression level 0–9.
+        case png(compressionLevel: Int = 6)
+
+        public var fileType: ImageFileType {
+            switch self {
+            case .jpeg: .jpeg
+            case .png: .png
+            }
+        }
+    }
+
+    /// - Throws: `CodecError.encodingFailed`.
+    public static func encode(_ bitmap: Bitmap, as options: Options) throws -> Data {
+        switch options {
+        case .jpeg(let quality, let progressive): try JPEGCodec.encode(bitmap, quality: quality, progressive: progressive)
+        case .png(let level): try PNGCodec.encode(bitmap, compressionLevel: level)
+        }
+    }
+}

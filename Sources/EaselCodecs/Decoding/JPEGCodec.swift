@@ -1,0 +1,79 @@
+import CJPEG
+import Foundation
+
+/// JPEG through libjpeg-turbo, with shrink-on-load: the DCT scales by 1/2, 1/4 or 1/8 while
+/// decoding, so a thumbnail of a large photo never decodes the full image.
+enum JPEGCodec {
+    static func info(_ data: Data) throws -> ImageInfo {
+        var header = easel_jpeg_header()
+        try call(data) { easel_jpeg_read_header($0, $1, &header, $2) }
+        return ImageInfo(fileType: .jpeg, width: Int(header.width), height: Int(header.height), hasAlpha: false,
+                         isGrayscale: header.components == 1, isProgressive: header.progressive != 0)
+    }
+
+    /// The largest DCT scale denominator (8, 4, 2 or 1) whose output still covers
+    /// `minimumSize`, for an image of `width × height`.
+    static func scaleDenominator(width: Int, height: Int, covering minimumSize: (width: Int, height: Int)?) -> Int {
+        guard let minimumSize else { return 1 }
+        for denominator in [8, 4, 2] {
+            let scaledWidth = (width + denominator - 1) / denominator
+            let scaledHeight = (height + denominator - 1) / denominator
+            if scaledWidth >= minimumSize.width, scaledHeight >= minimumSize.height { return denominator }
+        }
+        return 1
+    }
+
+    static func decode(_ data: Data, info: ImageInfo, covering minimumSize: (width: Int, height: Int)?,
+                       pixelFormat: Bitmap.PixelFormat, limits: DecodingLimits) throws -> Bitmap {
+        let denominator = scaleDenominator(width: info.width, height: info.height, covering: minimumSize)
+        var width: Int32 = 0, height: Int32 = 0
+        try call(data) { easel_jpeg_scaled_size($0, $1, Int32(denominator), &width, &height, $2) }
+        var bitmap = Bitmap(width: Int(width), height: Int(height), pixelFormat: pixelFormat)
+        let rowBytes = bitmap.rowBytes
+        do {
+        try bitmap.withUnsafeMutableBytes { pixels in
+            try call(data) { bytes, count, message in
+                let ok = easel_jpeg_decode(bytes, count, Int32(denominator), pixelFormat == .gray8 ? 1 : 0,
+                                           pixels.baseAddress!.assumingMemoryBound(to: UInt8.self), rowBytes,
+                                           Int32(limits.maxProgressiveScans), message)
+                if ok == 0, cMessage(message).hasPrefix("more than") { return -1 }
+                return ok
+            }
+        }
+        } catch CodecError.tooManyScans {
+            throw CodecError.tooManyScans(limit: limits.maxProgressiveScans)
+        }
+        return bitmap
+    }
+
+    static func encode(_ bitmap: Bitmap, quality: Int, progressive: Bool) throws -> Data {
+        var output: UnsafeMutablePointer<UInt8>?
+        var size: UInt = 0
+        var message = [CChar](repeating: 0, count: Int(EASEL_JPEG_MESSAGE_SIZE))
+        let ok = bitmap.withUnsafeBytes { pixels in
+            easel_jpeg_encode(pixels.baseAddress!.assumingMemoryBound(to: UInt8.self), Int32(bitmap.width),
+                              Int32(bitmap.height), bitmap.rowBytes, Int32(bitmap.pixelFormat.bytesPerPixel),
+                              Int32(min(max(quality, 1), 100)), progressive ? 1 : 0, &output, &size, &message)
+        }
+        guard ok != 0, let output else {
+            throw CodecError.encodingFailed(format: .jpeg, reason: cMessage(message))
+        }
+        defer { easel_jpeg_free(output) }
+        return Data(bytes: output, count: Int(size))
+    }
+
+    /// Runs a shim call on the bytes of `data`. 0 becomes `.corrupt` with the library's
+    /// message; -1 means the progressive scan limit was hit.
+    private static func call(_ data: Data, _ body: (UnsafePointer<UInt8>, Int, UnsafeMutablePointer<CChar>) -> Int32) throws {
+        var message = [CChar](repeating: 0, count: Int(EASEL_JPEG_MESSAGE_SIZE))
+        let result: Int32 = data.withUnsafeBytes { raw in
+            guard let base = raw.baseAddress, raw.count > 0 else { return 0 }
+            return message.withUnsafeMutableBufferPointer { body(base.assumingMemoryBound(to: UInt8.self), raw.count, $0.baseAddress!) }
+        }
+        if result == -1 { throw CodecError.tooManyScans(limit: DecodingLimits.default.maxProgressiveScans) }
+        guard result != 0 else {
+            let text = cMessage(message)
+            throw CodecError.corrupt(format: .jpeg, reason: text.isEmpty ? "empty or unreadable data" : text)
+        }
+    }
+}

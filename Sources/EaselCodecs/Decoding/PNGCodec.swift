@@ -1,0 +1,55 @@
+import CPNG
+import Foundation
+
+/// PNG through libpng: every colour type and bit depth, palettes, tRNS and interlacing come
+/// out as 8-bit RGBA (straight alpha) or gray.
+enum PNGCodec {
+    static func info(_ data: Data) throws -> ImageInfo {
+        var header = easel_png_header()
+        try call(data) { easel_png_read_header($0, $1, &header, $2) }
+        return ImageInfo(fileType: .png, width: Int(header.width), height: Int(header.height),
+                         hasAlpha: header.has_alpha != 0, isGrayscale: header.is_gray != 0,
+                         isProgressive: header.interlaced != 0)
+    }
+
+    static func decode(_ data: Data, info: ImageInfo, pixelFormat: Bitmap.PixelFormat) throws -> Bitmap {
+        var bitmap = Bitmap(width: info.width, height: info.height, pixelFormat: pixelFormat)
+        let rowBytes = bitmap.rowBytes
+        try bitmap.withUnsafeMutableBytes { pixels in
+            try call(data) { bytes, count, message in
+                easel_png_decode(bytes, count, pixelFormat == .gray8 ? 1 : 0,
+                                 pixels.baseAddress!.assumingMemoryBound(to: UInt8.self), rowBytes,
+                                 Int32(info.width), Int32(info.height), message)
+            }
+        }
+        return bitmap
+    }
+
+    static func encode(_ bitmap: Bitmap, compressionLevel: Int) throws -> Data {
+        var output: UnsafeMutablePointer<UInt8>?
+        var size = 0
+        var message = [CChar](repeating: 0, count: Int(EASEL_PNG_MESSAGE_SIZE))
+        let ok = bitmap.withUnsafeBytes { pixels in
+            easel_png_encode(pixels.baseAddress!.assumingMemoryBound(to: UInt8.self), Int32(bitmap.width),
+                             Int32(bitmap.height), bitmap.rowBytes, Int32(bitmap.pixelFormat.bytesPerPixel),
+                             Int32(min(max(compressionLevel, 0), 9)), &output, &size, &message)
+        }
+        guard ok != 0, let output else {
+            throw CodecError.encodingFailed(format: .png, reason: cMessage(message))
+        }
+        defer { easel_png_free(output) }
+        return Data(bytes: output, count: size)
+    }
+
+    private static func call(_ data: Data, _ body: (UnsafePointer<UInt8>, Int, UnsafeMutablePointer<CChar>) -> Int32) throws {
+        var message = [CChar](repeating: 0, count: Int(EASEL_PNG_MESSAGE_SIZE))
+        let result: Int32 = data.withUnsafeBytes { raw in
+            guard let base = raw.baseAddress, raw.count > 0 else { return 0 }
+            return message.withUnsafeMutableBufferPointer { body(base.assumingMemoryBound(to: UInt8.self), raw.count, $0.baseAddress!) }
+        }
+        guard result != 0 else {
+            let text = cMessage(message)
+            throw CodecError.corrupt(format: .png, reason: text.isEmpty ? "empty or unreadable data" : text)
+        }
+    }
+}

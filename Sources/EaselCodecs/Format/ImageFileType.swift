@@ -1,0 +1,47 @@
+/// The container format of encoded image bytes, told by magic bytes, never by file name.
+public enum ImageFileType: String, Sendable, Hashable, CustomStringConvertible {
+    case jpeg = "JPEG"
+    case png = "PNG"
+    case webp = "WebP"
+    case gif = "GIF"
+
+    public var description: String { rawValue }
+
+    /// The MIME type for HTTP responses.
+    public var mimeType: String {
+        switch self {
+        case .jpeg: "image/jpeg"
+        case .png: "image/png"
+        case .webp: "image/webp"
+        case .gif: "image/gif"
+        }
+    }
+
+    /// The format of `bytes`.
+    /// - Throws: `CodecError.unsupportedFormat` for formats recognised but not decoded (AVIF,
+    ///   HEIC, TIFF, BMP, ICO, JPEG XL, JPEG 2000), `.unknownFormat` for anything else.
+    public static func sniff<Bytes: Collection<UInt8>>(_ bytes: Bytes) throws(CodecError) -> ImageFileType {
+        let head = Array(bytes.prefix(32))
+        func starts(_ prefix: [UInt8], at offset: Int = 0) -> Bool {
+            head.count >= offset + prefix.count && Array(head[offset..<(offset + prefix.count)]) == prefix
+        }
+        if starts([0xFF, 0xD8, 0xFF]) { return .jpeg }
+        if starts([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) { return .png }
+        if starts(Array("RIFF".utf8)), starts(Array("WEBP".utf8), at: 8) { return .webp }
+        if starts(Array("GIF87a".utf8)) || starts(Array("GIF89a".utf8)) { return .gif }
+        if starts(Array("ftyp".utf8), at: 4), head.count >= 12 {
+            let brand = String(decoding: head[8..<12], as: UTF8.self)
+            switch brand {
+            case "avif", "avis": throw .unsupportedFormat("AVIF")
+            case "heic", "heix", "hevc", "hevx", "heim", "heis", "mif1", "msf1": throw .unsupportedFormat("HEIC/HEIF")
+            default: break
+            }
+        }
+        if starts([0x49, 0x49, 0x2A, 0x00]) || starts([0x4D, 0x4D, 0x00, 0x2A]) { throw .unsupportedFormat("TIFF") }
+        if starts(Array("BM".utf8)), head.count >= 14 { throw .unsupportedFormat("BMP") }
+        if starts([0x00, 0x00, 0x01, 0x00]) { throw .unsupportedFormat("ICO") }
+        if starts([0xFF, 0x0A]) || starts([0x00, 0x00, 0x00, 0x0C, 0x4A, 0x58, 0x4C, 0x20]) { throw .unsupportedFormat("JPEG XL") }
+        if starts([0x00, 0x00, 0x00, 0x0C, 0x6A, 0x50, 0x20, 0x20]) { throw .unsupportedFormat("JPEG 2000") }
+        throw .unknownFormat
+    }
+}

@@ -1,0 +1,39 @@
+import EaselCodecs
+import Foundation
+import Testing
+
+@Suite("Sniffing")
+struct ImageFileTypeTests {
+    @Test func recognisesSupportedFormatsByMagicBytes() throws {
+        #expect(try ImageFileType.sniff([0xFF, 0xD8, 0xFF, 0xE0]) == .jpeg)
+        #expect(try ImageFileType.sniff([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0]) == .png)
+        #expect(try ImageFileType.sniff(Array("RIFF\u{0}\u{0}\u{0}\u{0}WEBPVP8 ".utf8)) == .webp)
+        #expect(try ImageFileType.sniff(Array("GIF89a....".utf8)) == .gif)
+        #expect(try ImageFileType.sniff(Array("GIF87a....".utf8)) == .gif)
+    }
+
+    static let unsupported: [([UInt8], String)] = {
+        let avif: [UInt8] = [0, 0, 0, 0x1C] + Array("ftypavif".utf8) + [0, 0, 0, 0]
+        let heic: [UInt8] = [0, 0, 0, 0x18] + Array("ftypheic".utf8) + [0, 0, 0, 0]
+        let bmp: [UInt8] = Array("BM".utf8) + [UInt8](repeating: 0, count: 20)
+        return [(avif, "AVIF"), (heic, "HEIC/HEIF"), ([0x49, 0x49, 0x2A, 0x00, 8, 0, 0, 0], "TIFF"),
+                ([0x4D, 0x4D, 0x00, 0x2A, 0, 0, 0, 8], "TIFF"), (bmp, "BMP")]
+    }()
+
+    @Test(arguments: unsupported)
+    func refusesRecognisedButUnsupportedFormats(bytes: [UInt8], name: String) {
+        #expect(throws: CodecError.unsupportedFormat(name)) { try ImageFileType.sniff(bytes) }
+    }
+
+    @Test func refusesEverythingElse() {
+        #expect(throws: CodecError.unknownFormat) { try ImageFileType.sniff([UInt8]()) }
+        #expect(throws: CodecError.unknownFormat) { try ImageFileType.sniff(Array("hello world".utf8)) }
+        #expect(throws: CodecError.unknownFormat) { try ImageFileType.sniff([0xFF, 0xD8]) } // too short for JPEG
+    }
+
+    @Test func aFileNameNeverDecides() throws {
+        // A PNG called photo.jpg is a PNG: sniffing looks only at bytes.
+        let png = TestPNG.make(width: 1, height: 1, bitDepth: 8, colorType: 0) { _, _ in [0] }
+        #expect(try ImageDecoder.info(of: png).fileType == .png)
+    }
+}
