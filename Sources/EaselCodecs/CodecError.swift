@@ -15,6 +15,8 @@ public enum CodecError: Error, Sendable, Equatable, CustomStringConvertible {
     case tooManyScans(limit: Int)
     /// Encoding failed (the library's message).
     case encodingFailed(format: ImageFileType, reason: String)
+    /// A processor was given parameters that do not fit the image.
+    case invalidParameters(String)
 
     public var description: String {
         switch self {
@@ -26,6 +28,7 @@ public enum CodecError: Error, Sendable, Equatable, CustomStringConvertible {
         case .inputTooLarge(let bytes, let limit): "input of \(bytes) bytes exceeds the limit of \(limit) bytes"
         case .tooManyScans(let limit): "progressive JPEG with more than \(limit) scans"
         case .encodingFailed(let format, let reason): "could not encode \(format): \(reason)"
+        case .invalidParameters(let reason): "invalid parameters: \(reason)"
         }
     }
 }

@@ -1,0 +1,90 @@
+import EaselCodecs
+import Testing
+
+/// A bitmap filled by a function of (x, y) giving RGBA.
+func painted(width: Int, height: Int, _ color: (Int, Int) -> [UInt8]) -> Bitmap {
+    var bitmap = Bitmap(width: width, height: height, pixelFormat: .rgba8)
+    let rowBytes = bitmap.rowBytes
+    bitmap.withUnsafeMutableBytes { bytes in
+        for y in 0..<height { for x in 0..<width {
+            for (c, value) in color(x, y).enumerated() { bytes[y * rowBytes + x * 4 + c] = value }
+        } }
+    }
+    return bitmap
+}
+
+@Suite("Processors")
+struct ProcessorTests {
+    @Test(arguments: [(100, 80, 31, 17), (31, 17, 100, 80), (640, 480, 256, 256), (7, 7, 1, 1)])
+    func aFlatColourStaysFlat(sourceWidth: Int, sourceHeight: Int, width: Int, height: Int) throws {
+        let flat = painted(width: sourceWidth, height: sourceHeight) { _, _ in [200, 100, 50, 255] }
+        let resized = try Resize(width: width, height: height, mode: .exact).process(flat)
+        #expect(resized.width == width && resized.height == height)
+        for y in 0..<height { for x in 0..<width { #expect(resized.pixel(x: x, y: y) == [200, 100, 50, 255]) } }
+    }
+
+    @Test func aHalfBlackHalfWhiteEdgeLandsInTheMiddle() throws {
+        let edge = painted(width: 200, height: 10) { x, _ in x < 100 ? [0, 0, 0, 255] : [255, 255, 255, 255] }
+        let half = try Resize(width: 50, height: 10, mode: .exact).process(edge)
+        // Left quarter black, right quarter white, the change between columns 24 and 25.
+        for x in 0..<22 { #expect(half.pixel(x: x, y: 5)[0] <= 2, "column \(x)") }
+        for x in 28..<50 { #expect(half.pixel(x: x, y: 5)[0] >= 253, "column \(x)") }
+        #expect(half.pixel(x: 24, y: 5)[0] < 128 && half.pixel(x: 25, y: 5)[0] > 128)
+        // Lanczos overshoots a little beside an edge; values are clamped, never wrapped.
+        #expect(half.pixel(x: 23, y: 5)[0] < 60 && half.pixel(x: 26, y: 5)[0] > 195)
+    }
+
+    @Test func fitKeepsTheAspectRatioToThePixel() throws {
+        let wide = painted(width: 1000, height: 500) { _, _ in [1, 2, 3, 255] }
+        let fit = try Resize(width: 256, height: 256, mode: .fit).process(wide)
+        #expect(fit.width == 256 && fit.height == 128)
+        let tall = painted(width: 300, height: 1000) { _, _ in [1, 2, 3, 255] }
+        let fitTall = try Resize(width: 256, height: 256).process(tall)
+        #expect(fitTall.width == 77 && fitTall.height == 256) // 300 × 0.256 = 76.8
+        let small = painted(width: 40, height: 30) { _, _ in [1, 2, 3, 255] }
+        #expect(try Resize(width: 256, height: 256).process(small).width == 40) // no upscaling
+        #expect(try Resize(width: 256, height: 256, upscale: true).process(small).width == 256)
+    }
+
+    @Test func fillCoversTheBoxAndCropsTheCentre() throws {
+        // Left third red, middle third green, right third blue: fill to a square keeps green.
+        let wide = painted(width: 900, height: 300) { x, _ in x < 300 ? [255, 0, 0, 255] : x < 600 ? [0, 255, 0, 255] : [0, 0, 255, 255] }
+        let square = try Resize(width: 100, height: 100, mode: .fill).process(wide)
+        #expect(square.width == 100 && square.height == 100)
+        #expect(square.pixel(x: 50, y: 50) == [0, 255, 0, 255])
+        #expect(square.pixel(x: 2, y: 50)[1] >= 250 && square.pixel(x: 97, y: 50)[1] >= 250)
+    }
+
+    @Test func transparentPixelsDoNotBleedTheirColour() throws {
+        // Opaque white beside fully transparent red: after shrinking, no pinkish fringe.
+        let image = painted(width: 100, height: 4) { x, _ in x < 50 ? [255, 255, 255, 255] : [255, 0, 0, 0] }
+        let shrunk = try Resize(width: 10, height: 4, mode: .exact).process(image)
+        for x in 0..<10 {
+            let p = shrunk.pixel(x: x, y: 2)
+            if p[3] > 0 { #expect(p[1] >= 250 && p[2] >= 250, "column \(x): \(p)") }
+        }
+    }
+
+    @Test func cropCutsTheRectangleAndRefusesOneOutside() throws {
+        let image = painted(width: 10, height: 10) { x, y in [UInt8(x), UInt8(y), 0, 255] }
+        let cropped = try Crop(x: 3, y: 4, width: 5, height: 2).process(image)
+        #expect(cropped.width == 5 && cropped.height == 2)
+        #expect(cropped.pixel(x: 0, y: 0) == [3, 4, 0, 255] && cropped.pixel(x: 4, y: 1) == [7, 5, 0, 255])
+        #expect(throws: CodecError.self) { try Crop(x: 8, y: 0, width: 5, height: 2).process(image) }
+    }
+
+    @Test func grayscaleAndFlatten() throws {
+        let image = painted(width: 2, height: 1) { x, _ in x == 0 ? [255, 0, 0, 255] : [0, 0, 255, 0] }
+        let gray = try Grayscale().process(image)
+        #expect(gray.pixel(x: 0, y: 0) == [76, 76, 76, 255])
+        let flat = try Flatten(red: 10, green: 20, blue: 30).process(image)
+        #expect(flat.pixel(x: 0, y: 0) == [255, 0, 0, 255])
+        #expect(flat.pixel(x: 1, y: 0) == [10, 20, 30, 255])
+    }
+
+    @Test func identifiersAreStableCacheKeys() {
+        let chain: [any ImageProcessor] = [Resize(width: 256, height: 256, mode: .fill), Grayscale(), Flatten()]
+        #expect(chain.identifier == "resize(256x256,fill)|grayscale|flatten(255,255,255)")
+        #expect(Crop(x: 1, y: 2, width: 3, height: 4).identifier == "crop(1,2,3x4)")
+    }
+}
