@@ -30,17 +30,23 @@ public enum ImageDecoder {
     ///   - minimumSize: the smallest size the caller needs; JPEGs are then decoded at the
     ///     smallest DCT scale (1/8, 1/4, 1/2) whose output still covers it. Nil: full size.
     ///   - pixelFormat: RGBA8 (default) or Gray8.
+    ///   - applyOrientation: turn the pixels upright according to the EXIF orientation
+    ///     (default); `minimumSize` is then the upright size.
     ///   - limits: checked from the header before any pixel memory is allocated.
     /// - Throws: `CodecError`.
     public static func decode(_ data: Data, covering minimumSize: (width: Int, height: Int)? = nil,
-                              pixelFormat: Bitmap.PixelFormat = .rgba8, limits: DecodingLimits = .default) throws -> Bitmap {
+                              pixelFormat: Bitmap.PixelFormat = .rgba8, applyOrientation: Bool = true,
+                              limits: DecodingLimits = .default) throws -> Bitmap {
         let info = try info(of: data, limits: limits)
         guard info.width > 0, info.height > 0, info.pixelCount <= limits.maxPixels else {
             throw CodecError.tooManyPixels(width: info.width, height: info.height, limit: limits.maxPixels)
         }
         switch info.fileType {
         case .jpeg:
-            return try JPEGCodec.decode(data, info: info, covering: minimumSize, pixelFormat: pixelFormat, limits: limits)
+            let orientation = applyOrientation ? info.orientation : 1
+            let stored = Orientation.swapsAxes(orientation) ? minimumSize.map { ($0.height, $0.width) } : minimumSize
+            let bitmap = try JPEGCodec.decode(data, info: info, covering: stored, pixelFormat: pixelFormat, limits: limits)
+            return Orientation.apply(orientation, to: bitmap)
         case .png:
             return try PNGCodec.decode(data, info: info, pixelFormat: pixelFormat)
         case .webp, .gif:

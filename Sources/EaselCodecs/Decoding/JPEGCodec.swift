@@ -8,7 +8,8 @@ enum JPEGCodec {
         var header = easel_jpeg_header()
         try call(data) { easel_jpeg_read_header($0, $1, &header, $2) }
         return ImageInfo(fileType: .jpeg, width: Int(header.width), height: Int(header.height), hasAlpha: false,
-                         isGrayscale: header.components == 1, isProgressive: header.progressive != 0)
+                         isGrayscale: header.components == 1, isProgressive: header.progressive != 0,
+                         exif: ExifReader.read(jpeg: data))
     }
 
     /// The largest DCT scale denominator (8, 4, 2 or 1) whose output still covers

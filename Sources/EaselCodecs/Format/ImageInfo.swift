@@ -8,10 +8,19 @@ public struct ImageInfo: Sendable, Hashable {
     public var isGrayscale: Bool
     /// A progressive JPEG or an interlaced PNG.
     public var isProgressive: Bool
+    /// EXIF facts (JPEG), nil when the file has none.
+    public var exif: ExifInfo?
 
     public var pixelCount: Int { width * height }
+    /// EXIF orientation, 1 (upright) when there is none.
+    public var orientation: Int { exif?.orientation ?? 1 }
+    /// The size once the orientation is applied (width and height as stored are above).
+    public var uprightWidth: Int { Orientation.swapsAxes(orientation) ? height : width }
+    public var uprightHeight: Int { Orientation.swapsAxes(orientation) ? width : height }
 
-    public init(fileType: ImageFileType, width: Int, height: Int, hasAlpha: Bool, isGrayscale: Bool, isProgressive: Bool) {
+    public init(fileType: ImageFileType, width: Int, height: Int, hasAlpha: Bool, isGrayscale: Bool, isProgressive: Bool,
+                exif: ExifInfo? = nil) {
+        self.exif = exif
         self.fileType = fileType
         self.width = width
         self.height = height

@@ -1,0 +1,135 @@
+import Foundation
+
+/// The EXIF facts Easel reads, parsed from a JPEG's APP1 segment without decoding the image.
+public struct ExifInfo: Sendable, Hashable {
+    /// 1…8 as in the EXIF specification; 1 is upright.
+    public var orientation: Int = 1
+    public var make: String?
+    public var model: String?
+    /// DateTimeOriginal as written ("YYYY:MM:DD HH:MM:SS").
+    public var dateTaken: String?
+    /// True when the file carries GPS data (its content is not read).
+    public var hasGPS = false
+
+    public init(orientation: Int = 1, make: String? = nil, model: String? = nil, dateTaken: String? = nil, hasGPS: Bool = false) {
+        self.orientation = orientation
+        self.make = make
+        self.model = model
+        self.dateTaken = dateTaken
+        self.hasGPS = hasGPS
+    }
+}
+
+/// A bounds-checked reader of JPEG markers and the TIFF structure inside EXIF. Damaged or
+/// hostile EXIF never throws: whatever cannot be read is simply absent.
+enum ExifReader {
+    /// The EXIF of a JPEG, or nil when it has none (or none that parses).
+    static func read(jpeg data: Data) -> ExifInfo? {
+        let bytes = [UInt8](data.prefix(1 << 20)) // EXIF lives near the start; cap the scan
+        var offset = 2
+        while offset + 4 <= bytes.count, bytes[offset] == 0xFF {
+            let marker = bytes[offset + 1]
+            if marker == 0xD8 || marker == 0x01 || (0xD0...0xD7).contains(marker) { offset += 2; continue }
+            if marker == 0xDA || marker == 0xD9 { return nil } // image data: no EXIF before it
+            let length = Int(bytes[offset + 2]) << 8 | Int(bytes[offset + 3])
+            guard length >= 2, offset + 2 + length <= bytes.count else { return nil }
+            let start = offset + 4
+            if marker == 0xE1, length >= 8, Array(bytes[start..<(start + 6)]) == Array("Exif\0\0".utf8) {
+                return parseTIFF(Array(bytes[(start + 6)..<(offset + 2 + length)]))
+            }
+            offset += 2 + length
+        }
+        return nil
+    }
+
+    static func parseTIFF(_ tiff: [UInt8]) -> ExifInfo? {
+        guard tiff.count >= 8 else { return nil }
+        let bigEndian: Bool
+        switch (tiff[0], tiff[1]) {
+        case (0x4D, 0x4D): bigEndian = true
+        case (0x49, 0x49): bigEndian = false
+        default: return nil
+        }
+        func u16(_ at: Int) -> Int? {
+            guard at >= 0, at + 2 <= tiff.count else { return nil }
+            return bigEndian ? Int(tiff[at]) << 8 | Int(tiff[at + 1]) : Int(tiff[at + 1]) << 8 | Int(tiff[at])
+        }
+        func u32(_ at: Int) -> Int? {
+            guard let high = u16(bigEndian ? at : at + 2), let low = u16(bigEndian ? at + 2 : at) else { return nil }
+            return high << 16 | low
+        }
+        guard u16(2) == 42, let ifd0 = u32(4) else { return nil }
+        var info = ExifInfo()
+        var exifIFD: Int?
+
+        /// Calls `body(tag, type, count, valueOffset)` for each entry of the IFD at `at`.
+        func entries(_ at: Int, _ body: (Int, Int, Int, Int) -> Void) {
+            guard let count = u16(at), count < 1_000 else { return }
+            for index in 0..<count {
+                let entry = at + 2 + index * 12
+                guard let tag = u16(entry), let type = u16(entry + 2), let n = u32(entry + 4) else { return }
+                body(tag, type, n, entry + 8)
+            }
+        }
+        func ascii(type: Int, count: Int, field: Int) -> String? {
+            guard type == 2, count > 0, count < 4_096 else { return nil }
+            let start = count <= 4 ? field : (u32(field) ?? -1)
+            guard start >= 0, start + count <= tiff.count else { return nil }
+            let text = String(decoding: tiff[start..<(start + count)].prefix { $0 != 0 }, as: UTF8.self)
+            return text.trimmingCharacters(in: .whitespaces).isEmpty ? nil : text.trimmingCharacters(in: .whitespaces)
+        }
+
+        entries(ifd0) { tag, type, count, field in
+            switch tag {
+            case 0x0112: if type == 3, let value = u16(field), (1...8).contains(value) { info.orientation = value }
+            case 0x010F: info.make = ascii(type: type, count: count, field: field)
+            case 0x0110: info.model = ascii(type: type, count: count, field: field)
+            case 0x8769: exifIFD = u32(field)
+            case 0x8825: info.hasGPS = (u32(field) ?? 0) > 0
+            default: break
+            }
+        }
+        if let exifIFD, exifIFD != ifd0 {
+            entries(exifIFD) { tag, type, count, field in
+                if tag == 0x9003 { info.dateTaken = ascii(type: type, count: count, field: field) }
+            }
+        }
+        return info
+    }
+}
+
+/// EXIF orientations applied to pixels.
+enum Orientation {
+    /// Whether `orientation` swaps width and height.
+    static func swapsAxes(_ orientation: Int) -> Bool { (5...8).contains(orientation) }
+
+    /// The upright image for pixels stored with `orientation`.
+    static func apply(_ orientation: Int, to bitmap: Bitmap) -> Bitmap {
+        guard (2...8).contains(orientation) else { return bitmap }
+        let w = bitmap.width, h = bitmap.height
+        let (outWidth, outHeight) = swapsAxes(orientation) ? (h, w) : (w, h)
+        var result = Bitmap(width: outWidth, height: outHeight, pixelFormat: bitmap.pixelFormat)
+        let bpp = bitmap.pixelFormat.bytesPerPixel, outRowBytes = result.rowBytes
+        bitmap.withUnsafeBytes { source in
+            result.withUnsafeMutableBytes { destination in
+                for y in 0..<outHeight {
+                    for x in 0..<outWidth {
+                        // The stored pixel shown at (x, y).
+                        let (sx, sy): (Int, Int) = switch orientation {
+                        case 2: (w - 1 - x, y)
+                        case 3: (w - 1 - x, h - 1 - y)
+                        case 4: (x, h - 1 - y)
+                        case 5: (y, x)
+                        case 6: (y, h - 1 - x)
+                        case 7: (w - 1 - y, h - 1 - x)
+                        default: (w - 1 - y, x) // 8
+                        }
+                        (destination.baseAddress! + y * outRowBytes + x * bpp).copyMemory(
+                            from: source.baseAddress! + sy * bitmap.rowBytes + sx * bpp, byteCount: bpp)
+                    }
+                }
+            }
+        }
+        return result
+    }
+}

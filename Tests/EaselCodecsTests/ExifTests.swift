@@ -1,0 +1,127 @@
+import EaselCodecs
+import Foundation
+import Testing
+
+/// Builds a JPEG APP1 EXIF segment (big-endian TIFF) and inserts it after SOI.
+enum TestExif {
+    static func insert(into jpeg: Data, orientation: Int? = nil, make: String? = nil, model: String? = nil,
+                       dateTaken: String? = nil, gps: Bool = false) -> Data {
+        var ifd0: [(tag: Int, type: Int, count: Int, value: [UInt8])] = []
+        var exifIFD: [(tag: Int, type: Int, count: Int, value: [UInt8])] = []
+        if let orientation { ifd0.append((0x0112, 3, 1, [0, UInt8(orientation), 0, 0])) }
+        if let make { ifd0.append((0x010F, 2, make.utf8.count + 1, Array(make.utf8) + [0])) }
+        if let model { ifd0.append((0x0110, 2, model.utf8.count + 1, Array(model.utf8) + [0])) }
+        if let dateTaken { exifIFD.append((0x9003, 2, dateTaken.utf8.count + 1, Array(dateTaken.utf8) + [0])) }
+        if dateTaken != nil { ifd0.append((0x8769, 4, 1, [])) } // offset filled below
+        if gps { ifd0.append((0x8825, 4, 1, [0, 0, 0, 8])) }
+
+        func be16(_ v: Int) -> [UInt8] { [UInt8(v >> 8 & 0xFF), UInt8(v & 0xFF)] }
+        func be32(_ v: Int) -> [UInt8] { be16(v >> 16) + be16(v & 0xFFFF) }
+        func ifdSize(_ entries: Int) -> Int { 2 + entries * 12 + 4 }
+        var tiff: [UInt8] = Array("MM".utf8) + be16(42) + be32(8)
+        let ifd0Start = 8
+        let exifStart = ifd0Start + ifdSize(ifd0.count)
+        var dataStart = exifStart + (exifIFD.isEmpty ? 0 : ifdSize(exifIFD.count))
+        var extra: [UInt8] = []
+        func encode(_ entries: [(tag: Int, type: Int, count: Int, value: [UInt8])]) -> [UInt8] {
+            var out = be16(entries.count)
+            for entry in entries {
+                out += be16(entry.tag) + be16(entry.type) + be32(entry.count)
+                if entry.tag == 0x8769 {
+                    out += be32(exifStart)
+                } else if entry.value.count <= 4 {
+                    out += entry.value + [UInt8](repeating: 0, count: 4 - entry.value.count)
+                } else {
+                    out += be32(dataStart)
+                    extra += entry.value
+                    dataStart += entry.value.count
+                }
+            }
+            return out + be32(0)
+        }
+        tiff += encode(ifd0)
+        if !exifIFD.isEmpty { tiff += encode(exifIFD) }
+        tiff += extra
+        let payload = Array("Exif\0\0".utf8) + tiff
+        var segment: [UInt8] = [0xFF, 0xE1] + be16(payload.count + 2) + payload
+        var result = Data(jpeg.prefix(2))
+        result.append(contentsOf: segment)
+        result.append(jpeg.dropFirst(2))
+        segment.removeAll()
+        return result
+    }
+}
+
+@Suite("EXIF")
+struct ExifTests {
+    /// A 40 × 20 image whose four 20 × 10 quadrants are red, green, blue and white (TL, TR, BL, BR).
+    static let quadrants: Bitmap = painted(width: 40, height: 20) { x, y in
+        switch (x < 20, y < 10) {
+        case (true, true): [255, 0, 0, 255]
+        case (false, true): [0, 255, 0, 255]
+        case (true, false): [0, 0, 255, 255]
+        case (false, false): [255, 255, 255, 255]
+        }
+    }
+
+    /// Which stored corner each displayed corner shows (TL, TR, BL, BR), from the EXIF table of
+    /// where the 0th row and column belong.
+    static let expectedCorners: [Int: [String]] = [
+        1: ["TL", "TR", "BL", "BR"], 2: ["TR", "TL", "BR", "BL"], 3: ["BR", "BL", "TR", "TL"], 4: ["BL", "BR", "TL", "TR"],
+        5: ["TL", "BL", "TR", "BR"], 6: ["BL", "TL", "BR", "TR"], 7: ["BR", "TR", "BL", "TL"], 8: ["TR", "BR", "TL", "BL"],
+    ]
+
+    static func name(of pixel: [UInt8]) -> String {
+        switch (pixel[0] > 128, pixel[1] > 128, pixel[2] > 128) {
+        case (true, false, false): "TL"
+        case (false, true, false): "TR"
+        case (false, false, true): "BL"
+        case (true, true, true): "BR"
+        default: "?"
+        }
+    }
+
+    @Test(arguments: 1...8)
+    func everyOrientationComesOutUpright(orientation: Int) throws {
+        let jpeg = try ImageEncoder.encode(Self.quadrants, as: .jpeg(quality: 95))
+        let tagged = TestExif.insert(into: jpeg, orientation: orientation)
+        let info = try ImageDecoder.info(of: tagged)
+        #expect(info.orientation == orientation)
+        let upright = try ImageDecoder.decode(tagged)
+        let swapped = orientation >= 5
+        #expect(upright.width == (swapped ? 20 : 40) && upright.height == (swapped ? 40 : 20))
+        #expect(info.uprightWidth == upright.width && info.uprightHeight == upright.height)
+        let w = upright.width, h = upright.height
+        let corners = [upright.pixel(x: 2, y: 2), upright.pixel(x: w - 3, y: 2), upright.pixel(x: 2, y: h - 3), upright.pixel(x: w - 3, y: h - 3)]
+        #expect(corners.map(Self.name) == Self.expectedCorners[orientation])
+        // Asked not to, the decoder leaves the pixels as stored.
+        #expect(try ImageDecoder.decode(tagged, applyOrientation: false).width == 40)
+    }
+
+    @Test func shrinkOnLoadCoversTheUprightSize() throws {
+        let tall = try ImageEncoder.encode(gradient(width: 800, height: 400), as: .jpeg(quality: 80))
+        let rotated = TestExif.insert(into: tall, orientation: 6) // shown as 400 × 800
+        let bitmap = try ImageDecoder.decode(rotated, covering: (100, 200))
+        #expect(bitmap.width == 100 && bitmap.height == 200) // 1/8 of the stored 800 × 400, turned
+    }
+
+    @Test func basicFieldsAreRead() throws {
+        let jpeg = try ImageEncoder.encode(gradient(width: 8, height: 8), as: .jpeg(quality: 80))
+        let tagged = TestExif.insert(into: jpeg, orientation: 3, make: "Easel Camera Co", model: "Model X",
+                                     dateTaken: "2026:11:21 10:00:00", gps: true)
+        let exif = try #require(try ImageDecoder.info(of: tagged).exif)
+        #expect(exif == ExifInfo(orientation: 3, make: "Easel Camera Co", model: "Model X", dateTaken: "2026:11:21 10:00:00", hasGPS: true))
+        #expect(try ImageDecoder.info(of: jpeg).exif == nil)
+    }
+
+    @Test func damagedExifIsIgnoredNotFatal() throws {
+        let jpeg = try ImageEncoder.encode(gradient(width: 8, height: 8), as: .jpeg(quality: 80))
+        let tagged = TestExif.insert(into: jpeg, orientation: 6, make: "Maker")
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<200 {
+            var damaged = tagged
+            for _ in 0..<3 { damaged[Int.random(in: 6..<60, using: &generator)] = UInt8.random(in: 0...255, using: &generator) }
+            _ = try? ImageDecoder.info(of: damaged) // never a crash
+        }
+    }
+}
