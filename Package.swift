@@ -60,7 +60,7 @@ let package = Package(
         ),
         .testTarget(
             name: "EaselCLITests",
-            dependencies: ["EaselStorage"]
+            dependencies: ["EaselStorage", "EaselCodecs"]
         ),
     ],
     swiftLanguageModes: [.v6]

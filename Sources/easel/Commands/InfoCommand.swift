@@ -1,0 +1,55 @@
+import ArgumentParser
+import EaselCodecs
+import Foundation
+
+struct InfoCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "info", abstract: "Print format, size and EXIF facts of images, without decoding them.")
+
+    @Argument(help: "Image files.") var files: [String]
+    @Flag(help: "Print one JSON object per line.") var json = false
+
+    func run() throws {
+        var failed: [String] = []
+        for path in files {
+            do {
+                let data = try Data(contentsOf: URL(fileURLWithPath: path))
+                let info = try ImageDecoder.info(of: data)
+                print(json ? Self.json(path: path, info: info, bytes: data.count) : Self.text(path: path, info: info, bytes: data.count))
+            } catch {
+                failed.append(path)
+                FileHandle.standardError.write(Data("\(path): \(error)\n".utf8))
+            }
+        }
+        if !failed.isEmpty { throw ExitCode(1) }
+    }
+
+    static func text(path: String, info: ImageInfo, bytes: Int) -> String {
+        var parts = ["\(info.fileType) \(info.width)×\(info.height)", "\(bytes) bytes"]
+        if info.isGrayscale { parts.append("grayscale") }
+        if info.hasAlpha { parts.append("alpha") }
+        if info.isProgressive { parts.append(info.fileType == .png ? "interlaced" : "progressive") }
+        if let exif = info.exif {
+            if exif.orientation != 1 { parts.append("orientation \(exif.orientation) (upright \(info.uprightWidth)×\(info.uprightHeight))") }
+            if let make = exif.make { parts.append("make \(make)") }
+            if let model = exif.model { parts.append("model \(model)") }
+            if let date = exif.dateTaken { parts.append("taken \(date)") }
+            parts.append(exif.hasGPS ? "GPS" : "no GPS")
+        }
+        return "\(path): " + parts.joined(separator: ", ")
+    }
+
+    static func json(path: String, info: ImageInfo, bytes: Int) -> String {
+        var object: [String: Any] = [
+            "path": path, "format": info.fileType.rawValue, "width": info.width, "height": info.height, "bytes": bytes,
+            "grayscale": info.isGrayscale, "alpha": info.hasAlpha, "progressive": info.isProgressive,
+            "orientation": info.orientation, "uprightWidth": info.uprightWidth, "uprightHeight": info.uprightHeight,
+        ]
+        if let exif = info.exif {
+            object["exif"] = ["make": exif.make ?? NSNull(), "model": exif.model ?? NSNull(),
+                              "dateTaken": exif.dateTaken ?? NSNull(), "gps": exif.hasGPS] as [String: Any]
+        }
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
+        return String(decoding: data, as: UTF8.self)
+    }
+}

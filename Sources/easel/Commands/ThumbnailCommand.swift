@@ -1,0 +1,120 @@
+import ArgumentParser
+import Dispatch
+import Easel
+import EaselCodecs
+import Foundation
+
+struct ThumbnailCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "thumbnail",
+        abstract: "Make thumbnails: decode (shrinking JPEGs while decoding), resize with Lanczos-3, encode.",
+        discussion: "Writes tn_<name>.<format> next to each input, or into --output-dir. Prints one line per file; exits 1 if any failed, naming them.")
+
+    enum Fit: String, ExpressibleByArgument, CaseIterable {
+        case contain, cover, fill
+        var mode: ResizeMode {
+            switch self {
+            case .contain: .fit
+            case .cover: .fill
+            case .fill: .exact
+            }
+        }
+    }
+
+    enum Format: String, ExpressibleByArgument, CaseIterable { case jpeg, png, webp }
+
+    @Argument(help: "Input images.") var inputs: [String]
+    @Option(help: "Target box, WIDTHxHEIGHT.", transform: Self.parseSize) var size: Size = Size(width: 256, height: 256)
+    @Option(help: "contain: fit inside; cover: fill and crop the centre; fill: stretch.") var fit: Fit = .contain
+    @Option(help: "Output format.") var format: Format = .jpeg
+    @Option(help: "JPEG quality, 1–100.") var quality: Int = 80
+    @Option(name: .customLong("output-dir"), help: "Directory for the thumbnails.") var outputDir: String?
+    @Option(help: "Files processed at once.") var jobs: Int = ProcessInfo.processInfo.activeProcessorCount
+
+    struct Size: Sendable {
+        var width: Int
+        var height: Int
+    }
+
+    static func parseSize(_ text: String) throws -> Size {
+        let parts = text.lowercased().split(separator: "x")
+        guard parts.count == 2, let width = Int(parts[0]), let height = Int(parts[1]), width > 0, height > 0, width <= 16_384, height <= 16_384 else {
+            throw ValidationError("not a size: \(text) (use e.g. 256x256)")
+        }
+        return Size(width: width, height: height)
+    }
+
+    func validate() throws {
+        guard (1...100).contains(quality) else { throw ValidationError("--quality must be 1–100") }
+        guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1") }
+        if format == .webp { throw ValidationError("WebP output is not available in this build yet (use jpeg or png)") }
+    }
+
+    func run() throws {
+        if let outputDir { try FileManager.default.createDirectory(atPath: outputDir, withIntermediateDirectories: true) }
+        let resize = Resize(width: size.width, height: size.height, mode: fit.mode)
+        let encoding: ImageEncoder.Options = format == .png ? .png() : .jpeg(quality: quality)
+        let results = ThumbnailResults(count: inputs.count)
+        let next = NextIndex()
+        let inputs = self.inputs, outputDir = self.outputDir, fileExtension = format == .png ? "png" : "jpg"
+        DispatchQueue.concurrentPerform(iterations: min(jobs, inputs.count)) { _ in
+            while let index = next.take(below: inputs.count) {
+                let input = inputs[index]
+                let name = "tn_" + URL(fileURLWithPath: input).deletingPathExtension().lastPathComponent + "." + fileExtension
+                let output = (outputDir ?? URL(fileURLWithPath: input).deletingLastPathComponent().path) + "/" + name
+                let started = DispatchTime.now().uptimeNanoseconds
+                do {
+                    let size = try Self.thumbnail(input: input, output: output, resize: resize, encoding: encoding)
+                    let ms = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e6
+                    results.set(index, "\(input) -> \(output) (\(size.width)×\(size.height), \(String(format: "%.1f", ms)) ms)", failed: false)
+                } catch {
+                    results.set(index, "\(input): \(error)", failed: true)
+                }
+            }
+        }
+        for line in results.lines { print(line) }
+        let failures = results.failures.map { inputs[$0] }
+        if !failures.isEmpty {
+            FileHandle.standardError.write(Data("\(failures.count) of \(inputs.count) failed: \(failures.joined(separator: ", "))\n".utf8))
+            throw ExitCode(1)
+        }
+    }
+
+    /// One thumbnail: decode covering what the resize needs, resize, flatten for JPEG, encode.
+    static func thumbnail(input: String, output: String, resize: Resize, encoding: ImageEncoder.Options) throws -> (width: Int, height: Int) {
+        let data = try Data(contentsOf: URL(fileURLWithPath: input))
+        let info = try ImageDecoder.info(of: data)
+        let needed = resize.minimumSourceSize(sourceWidth: info.uprightWidth, sourceHeight: info.uprightHeight)
+        var bitmap = try ImageDecoder.decode(data, covering: needed)
+        bitmap = try resize.process(bitmap)
+        if encoding.fileType == .jpeg, info.hasAlpha { bitmap = try Flatten().process(bitmap) }
+        try ImageEncoder.encode(bitmap, as: encoding).write(to: URL(fileURLWithPath: output))
+        return (bitmap.width, bitmap.height)
+    }
+}
+
+/// The next input for a worker to take.
+final class NextIndex: Sendable {
+    private let value = Locked(0)
+    func take(below count: Int) -> Int? {
+        value.withLock { value in
+            guard value < count else { return nil }
+            value += 1
+            return value - 1
+        }
+    }
+}
+
+/// Result lines in input order, written by several workers.
+final class ThumbnailResults: Sendable {
+    private let state: Locked<(lines: [String], failures: [Int])>
+    init(count: Int) { state = Locked((Array(repeating: "", count: count), [])) }
+    func set(_ index: Int, _ line: String, failed: Bool) {
+        state.withLock { state in
+            state.lines[index] = line
+            if failed { state.failures.append(index) }
+        }
+    }
+    var lines: [String] { state.withLock { $0.lines } }
+    var failures: [Int] { state.withLock { $0.failures.sorted() } }
+}

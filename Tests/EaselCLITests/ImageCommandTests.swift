@@ -1,0 +1,72 @@
+import EaselCodecs
+import Foundation
+import Testing
+
+@Suite("easel info and easel thumbnail", .timeLimit(.minutes(1)))
+struct ImageCommandTests {
+    /// A directory with a JPEG, a PNG with alpha, and a file that is not an image.
+    func makeInputs() throws -> URL {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("easel-img-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        var photo = Bitmap(width: 640, height: 480, pixelFormat: .rgba8)
+        let rowBytes = photo.rowBytes
+        photo.withUnsafeMutableBytes { bytes in
+            for y in 0..<480 { for x in 0..<640 {
+                let o = y * rowBytes + x * 4
+                bytes[o] = UInt8(x % 256); bytes[o + 1] = UInt8(y % 256); bytes[o + 2] = 128; bytes[o + 3] = 255
+            } }
+        }
+        try ImageEncoder.encode(photo, as: .jpeg(quality: 85, progressive: true)).write(to: directory.appendingPathComponent("photo.jpg"))
+        var logo = Bitmap(width: 100, height: 300, pixelFormat: .rgba8) // fully transparent
+        logo.withUnsafeMutableBytes { $0[3] = 255 }
+        try ImageEncoder.encode(logo, as: .png()).write(to: directory.appendingPathComponent("logo.png"))
+        try Data("not an image".utf8).write(to: directory.appendingPathComponent("notes.jpg"))
+        return directory
+    }
+
+    @Test func infoDescribesEachFileAndNamesFailures() async throws {
+        let directory = try makeInputs()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let result = try await runEasel(["info", directory.appendingPathComponent("photo.jpg").path,
+                                         directory.appendingPathComponent("logo.png").path,
+                                         directory.appendingPathComponent("notes.jpg").path])
+        #expect(result.status == 1)
+        #expect(result.output.contains("photo.jpg: JPEG 640×480") && result.output.contains("progressive"))
+        #expect(result.output.contains("logo.png: PNG 100×300") && result.output.contains("alpha"))
+        #expect(result.error.contains("notes.jpg: not a known image format"))
+        let json = try await runEasel(["info", "--json", directory.appendingPathComponent("photo.jpg").path])
+        let object = try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [String: Any]
+        #expect(object?["width"] as? Int == 640 && object?["format"] as? String == "JPEG")
+    }
+
+    @Test func thumbnailWritesOneFilePerInputAndFailsForBadOnes() async throws {
+        let directory = try makeInputs()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let out = directory.appendingPathComponent("out")
+        let inputs = ["photo.jpg", "logo.png", "notes.jpg"].map { directory.appendingPathComponent($0).path }
+        let result = try await runEasel(["thumbnail"] + inputs + ["--size", "128x128", "--output-dir", out.path, "--jobs", "2"])
+        #expect(result.status == 1)
+        #expect(result.output.contains("(128×96,")) // 640 × 480 fitted into 128 × 128
+        #expect(result.output.contains("(43×128,")) // 100 × 300
+        #expect(result.error.contains("1 of 3 failed") && result.error.contains("notes.jpg"))
+        let photo = try ImageDecoder.info(of: Data(contentsOf: out.appendingPathComponent("tn_photo.jpg")))
+        #expect(photo.fileType == .jpeg && photo.width == 128 && photo.height == 96)
+        let logo = try ImageDecoder.decode(Data(contentsOf: out.appendingPathComponent("tn_logo.jpg")))
+        #expect(logo.pixel(x: 20, y: 60) == [255, 255, 255, 255] || logo.pixel(x: 20, y: 60)[0] >= 250) // flattened on white
+    }
+
+    @Test func coverCropsToTheExactBox() async throws {
+        let directory = try makeInputs()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let result = try await runEasel(["thumbnail", directory.appendingPathComponent("photo.jpg").path,
+                                         "--size", "100x100", "--fit", "cover", "--format", "png"])
+        #expect(result.status == 0)
+        let info = try ImageDecoder.info(of: Data(contentsOf: directory.appendingPathComponent("tn_photo.png")))
+        #expect(info.width == 100 && info.height == 100 && info.fileType == .png)
+    }
+
+    @Test func badOptionsAreRefused() async throws {
+        #expect(try await runEasel(["thumbnail", "x.jpg", "--size", "big"]).error.contains("not a size"))
+        #expect(try await runEasel(["thumbnail", "x.jpg", "--quality", "0"]).status != 0)
+    }
+}
