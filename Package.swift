@@ -30,9 +30,11 @@ let package = Package(
         // libjpeg-turbo and libpng behind small C shims that catch their longjmp errors.
         .target(name: "CJPEG", linkerSettings: [.linkedLibrary("jpeg")]),
         .target(name: "CPNG", linkerSettings: [.linkedLibrary("png16")]),
+        .target(name: "CWebP", linkerSettings: [.linkedLibrary("webp"), .linkedLibrary("webpdemux")]),
+        .target(name: "CGIF", linkerSettings: [.linkedLibrary("gif")]),
         .target(
             name: "EaselCodecs",
-            dependencies: ["CJPEG", "CPNG"]
+            dependencies: ["CJPEG", "CPNG", "CWebP", "CGIF"]
         ),
         .target(
             name: "Easel",

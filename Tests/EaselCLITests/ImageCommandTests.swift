@@ -65,6 +65,15 @@ struct ImageCommandTests {
         #expect(info.width == 100 && info.height == 100 && info.fileType == .png)
     }
 
+    @Test func webpOutput() async throws {
+        let directory = try makeInputs()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let result = try await runEasel(["thumbnail", directory.appendingPathComponent("logo.png").path, "--format", "webp", "--size", "64x64"])
+        #expect(result.status == 0)
+        let info = try ImageDecoder.info(of: Data(contentsOf: directory.appendingPathComponent("tn_logo.webp")))
+        #expect(info.fileType == .webp && info.height == 64 && info.hasAlpha)
+    }
+
     @Test func badOptionsAreRefused() async throws {
         #expect(try await runEasel(["thumbnail", "x.jpg", "--size", "big"]).error.contains("not a size"))
         #expect(try await runEasel(["thumbnail", "x.jpg", "--quality", "0"]).status != 0)

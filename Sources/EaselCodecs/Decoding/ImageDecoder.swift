@@ -20,8 +20,8 @@ public enum ImageDecoder {
         switch try ImageFileType.sniff(data) {
         case .jpeg: return try JPEGCodec.info(data)
         case .png: return try PNGCodec.info(data)
-        case .webp: throw CodecError.unsupportedFormat("WebP (not yet decoded by this build)")
-        case .gif: throw CodecError.unsupportedFormat("GIF (not yet decoded by this build)")
+        case .webp: return try WebPCodec.info(data)
+        case .gif: return try GIFCodec.info(data)
         }
     }
 
@@ -49,8 +49,10 @@ public enum ImageDecoder {
             return Orientation.apply(orientation, to: bitmap)
         case .png:
             return try PNGCodec.decode(data, info: info, pixelFormat: pixelFormat)
-        case .webp, .gif:
-            throw CodecError.unsupportedFormat(info.fileType.rawValue)
+        case .webp:
+            return try WebPCodec.decode(data, info: info, pixelFormat: pixelFormat)
+        case .gif:
+            return try GIFCodec.decode(data, info: info, pixelFormat: pixelFormat)
         }
     }
 }
@@ -63,11 +65,14 @@ public enum ImageEncoder {
         case jpeg(quality: Int = 85, progressive: Bool = false)
         /// PNG with zlib compression level 0–9.
         case png(compressionLevel: Int = 6)
+        /// WebP, lossy with quality 0–100, or lossless.
+        case webp(quality: Int = 80, lossless: Bool = false)
 
         public var fileType: ImageFileType {
             switch self {
             case .jpeg: .jpeg
             case .png: .png
+            case .webp: .webp
             }
         }
     }
@@ -77,6 +82,7 @@ public enum ImageEncoder {
         switch options {
         case .jpeg(let quality, let progressive): try JPEGCodec.encode(bitmap, quality: quality, progressive: progressive)
         case .png(let level): try PNGCodec.encode(bitmap, compressionLevel: level)
+        case .webp(let quality, let lossless): try WebPCodec.encode(bitmap, quality: quality, lossless: lossless)
         }
     }
 }

@@ -10,6 +10,8 @@ public struct ImageInfo: Sendable, Hashable {
     public var isProgressive: Bool
     /// EXIF facts (JPEG), nil when the file has none.
     public var exif: ExifInfo?
+    /// An animated WebP (GIFs are not examined for further frames); only the first frame is decoded.
+    public var isAnimated: Bool
 
     public var pixelCount: Int { width * height }
     /// EXIF orientation, 1 (upright) when there is none.
@@ -19,8 +21,9 @@ public struct ImageInfo: Sendable, Hashable {
     public var uprightHeight: Int { Orientation.swapsAxes(orientation) ? width : height }
 
     public init(fileType: ImageFileType, width: Int, height: Int, hasAlpha: Bool, isGrayscale: Bool, isProgressive: Bool,
-                exif: ExifInfo? = nil) {
+                isAnimated: Bool = false, exif: ExifInfo? = nil) {
         self.exif = exif
+        self.isAnimated = isAnimated
         self.fileType = fileType
         self.width = width
         self.height = height

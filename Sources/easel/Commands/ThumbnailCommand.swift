@@ -27,7 +27,7 @@ struct ThumbnailCommand: ParsableCommand {
     @Option(help: "Target box, WIDTHxHEIGHT.", transform: Self.parseSize) var size: Size = Size(width: 256, height: 256)
     @Option(help: "contain: fit inside; cover: fill and crop the centre; fill: stretch.") var fit: Fit = .contain
     @Option(help: "Output format.") var format: Format = .jpeg
-    @Option(help: "JPEG quality, 1–100.") var quality: Int = 80
+    @Option(help: "JPEG or WebP quality, 1–100.") var quality: Int = 80
     @Option(name: .customLong("output-dir"), help: "Directory for the thumbnails.") var outputDir: String?
     @Option(help: "Files processed at once.") var jobs: Int = ProcessInfo.processInfo.activeProcessorCount
 
@@ -47,16 +47,19 @@ struct ThumbnailCommand: ParsableCommand {
     func validate() throws {
         guard (1...100).contains(quality) else { throw ValidationError("--quality must be 1–100") }
         guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1") }
-        if format == .webp { throw ValidationError("WebP output is not available in this build yet (use jpeg or png)") }
     }
 
     func run() throws {
         if let outputDir { try FileManager.default.createDirectory(atPath: outputDir, withIntermediateDirectories: true) }
         let resize = Resize(width: size.width, height: size.height, mode: fit.mode)
-        let encoding: ImageEncoder.Options = format == .png ? .png() : .jpeg(quality: quality)
+        let encoding: ImageEncoder.Options = switch format {
+        case .jpeg: .jpeg(quality: quality)
+        case .png: .png()
+        case .webp: .webp(quality: quality)
+        }
         let results = ThumbnailResults(count: inputs.count)
         let next = NextIndex()
-        let inputs = self.inputs, outputDir = self.outputDir, fileExtension = format == .png ? "png" : "jpg"
+        let inputs = self.inputs, outputDir = self.outputDir, fileExtension = format == .jpeg ? "jpg" : format.rawValue
         DispatchQueue.concurrentPerform(iterations: min(jobs, inputs.count)) { _ in
             while let index = next.take(below: inputs.count) {
                 let input = inputs[index]

@@ -1,0 +1,1 @@
+/* Intentionally empty: the target exists to link libwebp and export its headers. */

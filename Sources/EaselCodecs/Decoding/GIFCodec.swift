@@ -1,0 +1,36 @@
+import CGIF
+import Foundation
+
+/// GIF through giflib: the first frame, composed onto the logical screen, as RGBA.
+enum GIFCodec {
+    static func info(_ data: Data) throws -> ImageInfo {
+        var width: Int32 = 0, height: Int32 = 0
+        try call(data) { easel_gif_read_header($0, $1, &width, &height, $2) }
+        return ImageInfo(fileType: .gif, width: Int(width), height: Int(height), hasAlpha: true, isGrayscale: false,
+                         isProgressive: false)
+    }
+
+    static func decode(_ data: Data, info: ImageInfo, pixelFormat: Bitmap.PixelFormat) throws -> Bitmap {
+        var bitmap = Bitmap(width: info.width, height: info.height, pixelFormat: .rgba8)
+        let rowBytes = bitmap.rowBytes
+        try bitmap.withUnsafeMutableBytes { pixels in
+            try call(data) { bytes, count, message in
+                easel_gif_decode_first_frame(bytes, count, pixels.baseAddress!.assumingMemoryBound(to: UInt8.self), rowBytes,
+                                             Int32(info.width), Int32(info.height), message)
+            }
+        }
+        return bitmap.converted(to: pixelFormat)
+    }
+
+    private static func call(_ data: Data, _ body: (UnsafePointer<UInt8>, Int, UnsafeMutablePointer<CChar>) -> Int32) throws {
+        var message = [CChar](repeating: 0, count: Int(EASEL_GIF_MESSAGE_SIZE))
+        let result: Int32 = data.withUnsafeBytes { raw in
+            guard let base = raw.baseAddress, raw.count > 0 else { return 0 }
+            return message.withUnsafeMutableBufferPointer { body(base.assumingMemoryBound(to: UInt8.self), raw.count, $0.baseAddress!) }
+        }
+        guard result != 0 else {
+            let text = cMessage(message)
+            throw CodecError.corrupt(format: .gif, reason: text.isEmpty ? "empty or unreadable data" : text)
+        }
+    }
+}

@@ -1,0 +1,74 @@
+import CWebP
+import Foundation
+
+/// WebP through libwebp: lossy, lossless, with alpha; of an animation, the first frame placed
+/// on its canvas.
+enum WebPCodec {
+    static func info(_ data: Data) throws -> ImageInfo {
+        var features = WebPBitstreamFeatures()
+        let status = data.withUnsafeBytes { raw in
+            WebPGetFeatures(raw.baseAddress?.assumingMemoryBound(to: UInt8.self), raw.count, &features)
+        }
+        guard status == VP8_STATUS_OK else { throw CodecError.corrupt(format: .webp, reason: "unreadable header (status \(status.rawValue))") }
+        return ImageInfo(fileType: .webp, width: Int(features.width), height: Int(features.height),
+                         hasAlpha: features.has_alpha != 0, isGrayscale: false, isProgressive: false,
+                         isAnimated: features.has_animation != 0)
+    }
+
+    static func decode(_ data: Data, info: ImageInfo, pixelFormat: Bitmap.PixelFormat) throws -> Bitmap {
+        var bitmap = Bitmap(width: info.width, height: info.height, pixelFormat: .rgba8)
+        let rowBytes = bitmap.rowBytes
+        let ok = try data.withUnsafeBytes { raw -> Bool in
+            let input = raw.baseAddress!.assumingMemoryBound(to: UInt8.self)
+            if !info.isAnimated {
+                return bitmap.withUnsafeMutableBytes { pixels in
+                    WebPDecodeRGBAInto(input, raw.count, pixels.baseAddress!.assumingMemoryBound(to: UInt8.self),
+                                       pixels.count, Int32(rowBytes)) != nil
+                }
+            }
+            var webpData = WebPData(bytes: input, size: raw.count)
+            guard let demux = WebPDemux(&webpData) else { return false }
+            defer { WebPDemuxDelete(demux) }
+            var frame = WebPIterator()
+            guard WebPDemuxGetFrame(demux, 1, &frame) != 0 else { return false }
+            defer { WebPDemuxReleaseIterator(&frame) }
+            let frameWidth = Int(frame.width), frameHeight = Int(frame.height)
+            let x0 = Int(frame.x_offset), y0 = Int(frame.y_offset)
+            guard frameWidth > 0, frameHeight > 0, x0 + frameWidth <= info.width, y0 + frameHeight <= info.height else {
+                throw CodecError.corrupt(format: .webp, reason: "first frame outside its canvas")
+            }
+            var decoded = Bitmap(width: frameWidth, height: frameHeight, pixelFormat: .rgba8)
+            let frameRowBytes = decoded.rowBytes
+            let done = decoded.withUnsafeMutableBytes { pixels in
+                WebPDecodeRGBAInto(frame.fragment.bytes, frame.fragment.size, pixels.baseAddress!.assumingMemoryBound(to: UInt8.self),
+                                   pixels.count, Int32(frameRowBytes)) != nil
+            }
+            guard done else { return false }
+            decoded.withUnsafeBytes { source in
+                bitmap.withUnsafeMutableBytes { canvas in
+                    for y in 0..<frameHeight {
+                        (canvas.baseAddress! + (y0 + y) * rowBytes + x0 * 4).copyMemory(
+                            from: source.baseAddress! + y * frameRowBytes, byteCount: frameWidth * 4)
+                    }
+                }
+            }
+            return true
+        }
+        guard ok else { throw CodecError.corrupt(format: .webp, reason: "undecodable or truncated image data") }
+        return bitmap.converted(to: pixelFormat)
+    }
+
+    static func encode(_ bitmap: Bitmap, quality: Int, lossless: Bool) throws -> Data {
+        let rgba = bitmap.converted(to: .rgba8)
+        var output: UnsafeMutablePointer<UInt8>?
+        let size = rgba.withUnsafeBytes { pixels in
+            let base = pixels.baseAddress!.assumingMemoryBound(to: UInt8.self)
+            return lossless
+                ? WebPEncodeLosslessRGBA(base, Int32(rgba.width), Int32(rgba.height), Int32(rgba.rowBytes), &output)
+                : WebPEncodeRGBA(base, Int32(rgba.width), Int32(rgba.height), Int32(rgba.rowBytes), Float(min(max(quality, 0), 100)), &output)
+        }
+        guard size > 0, let output else { throw CodecError.encodingFailed(format: .webp, reason: "libwebp refused the image") }
+        defer { WebPFree(output) }
+        return Data(bytes: output, count: size)
+    }
+}
