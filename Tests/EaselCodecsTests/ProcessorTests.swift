@@ -88,3 +88,38 @@ struct ProcessorTests {
         #expect(Crop(x: 1, y: 2, width: 3, height: 4).identifier == "crop(1,2,3x4)")
     }
 }
+
+@Suite("Effects")
+struct EffectTests {
+    @Test func blurKeepsAFlatColourAndSpreadsAnImpulseSymmetrically() throws {
+        let flat = painted(width: 20, height: 20) { _, _ in [90, 90, 90, 255] }
+        let blurredFlat = try GaussianBlur(sigma: 2).process(flat)
+        #expect(blurredFlat.pixel(x: 0, y: 0) == [90, 90, 90, 255] && blurredFlat.pixel(x: 10, y: 10) == [90, 90, 90, 255])
+        let dot = painted(width: 21, height: 21) { x, y in x == 10 && y == 10 ? [255, 255, 255, 255] : [0, 0, 0, 255] }
+        let blurred = try GaussianBlur(sigma: 1.5).process(dot)
+        let centre = Int(blurred.pixel(x: 10, y: 10)[0])
+        #expect(centre > 0 && centre < 255)
+        #expect(blurred.pixel(x: 7, y: 10) == blurred.pixel(x: 13, y: 10))
+        #expect(blurred.pixel(x: 10, y: 7) == blurred.pixel(x: 10, y: 13))
+        #expect(Int(blurred.pixel(x: 11, y: 10)[0]) < centre && blurred.pixel(x: 0, y: 0)[0] == 0)
+    }
+
+    @Test func roundedCornersClearOnlyTheCorners() throws {
+        let image = painted(width: 40, height: 30) { _, _ in [10, 20, 30, 255] }
+        let rounded = try RoundedCorners(radius: 8).process(image)
+        #expect(rounded.pixel(x: 0, y: 0)[3] == 0 && rounded.pixel(x: 39, y: 29)[3] == 0)
+        #expect(rounded.pixel(x: 20, y: 0)[3] == 255 && rounded.pixel(x: 0, y: 15)[3] == 255)
+        #expect(rounded.pixel(x: 20, y: 15) == [10, 20, 30, 255])
+        let edge = rounded.pixel(x: 2, y: 2)[3] // on the arc: partly covered
+        #expect(edge < 255)
+    }
+
+    @Test func circleKeepsTheInscribedDisc() throws {
+        let gray = Bitmap(width: 50, height: 50, pixelFormat: .gray8)
+        let circle = try RoundedCorners.circle.process(gray)
+        #expect(circle.pixelFormat == .rgba8)
+        #expect(circle.pixel(x: 25, y: 25)[3] == 255 && circle.pixel(x: 25, y: 1)[3] > 128)
+        #expect(circle.pixel(x: 2, y: 2)[3] == 0 && circle.pixel(x: 47, y: 47)[3] == 0)
+        #expect(RoundedCorners.circle.identifier == "circle" && RoundedCorners(radius: 4).identifier == "rounded(4.0)")
+    }
+}
