@@ -30,6 +30,23 @@ let package = Package(
                 .plugin(name: "BenchmarkPlugin", package: "benchmark"),
             ]
         ),
+        .executableTarget(
+            name: "CodecBenchmarks",
+            dependencies: [
+                .product(name: "EaselCodecs", package: "easel"),
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "Benchmarks/CodecBenchmarks",
+            plugins: [
+                .plugin(name: "BenchmarkPlugin", package: "benchmark"),
+            ]
+        ),
+        // Image bombs refused quickly and without allocating (run: swift run -c release LimitsCheck).
+        .executableTarget(
+            name: "LimitsCheck",
+            dependencies: [.product(name: "EaselCodecs", package: "easel")],
+            path: "Limits"
+        ),
         // The Swift side of peers/diskcache-compare.sh.
         .executableTarget(
             name: "DiskCachePeerWorkload",

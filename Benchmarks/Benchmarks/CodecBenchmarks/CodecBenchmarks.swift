@@ -1,0 +1,67 @@
+// Codec benchmarks: the cold path of every thumbnail (decode, resize, encode) on a synthetic
+// 1920×1080 photo-like image (smooth gradients plus noise, JPEG q85).
+import Benchmark
+import EaselCodecs
+import Foundation
+
+/// A deterministic photo-like image: gradients with per-pixel noise (so JPEG has work to do).
+func syntheticPhoto(width: Int, height: Int) -> Bitmap {
+    var bitmap = Bitmap(width: width, height: height, pixelFormat: .rgba8)
+    let rowBytes = bitmap.rowBytes
+    var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+    bitmap.withUnsafeMutableBytes { bytes in
+        for y in 0..<height {
+            for x in 0..<width {
+                state = state &* 6364136223846793005 &+ 1442695040888963407
+                let noise = Int(state >> 59) - 16
+                let o = y * rowBytes + x * 4
+                bytes[o] = UInt8(clamping: x * 255 / width + noise)
+                bytes[o + 1] = UInt8(clamping: y * 255 / height + noise)
+                bytes[o + 2] = UInt8(clamping: (x + y) * 127 / (width + height) + 64 + noise)
+                bytes[o + 3] = 255
+            }
+        }
+    }
+    return bitmap
+}
+
+let photo = syntheticPhoto(width: 1920, height: 1080)
+
+let benchmarks: @Sendable () -> Void = {
+    let configuration = Benchmark.Configuration(
+        metrics: [.wallClock, .mallocCountTotal, .throughput],
+        timeUnits: .milliseconds,
+        maxDuration: .seconds(5),
+        maxIterations: 200
+    )
+
+    Benchmark("JPEG decode 1920x1080 full", configuration: configuration) { (benchmark: Benchmark, jpeg: Data) in
+        for _ in benchmark.scaledIterations { blackHole(try ImageDecoder.decode(jpeg)) }
+    } setup: {
+        try ImageEncoder.encode(photo, as: .jpeg(quality: 85))
+    }
+
+    Benchmark("Thumbnail JPEG 1920x1080 to 256 JPEG q80", configuration: configuration) { (benchmark: Benchmark, jpeg: Data) in
+        let resize = Resize(width: 256, height: 256, mode: .fit)
+        for _ in benchmark.scaledIterations {
+            let info = try ImageDecoder.info(of: jpeg)
+            let needed = resize.minimumSourceSize(sourceWidth: info.uprightWidth, sourceHeight: info.uprightHeight)
+            let thumbnail = try resize.process(try ImageDecoder.decode(jpeg, covering: needed))
+            blackHole(try ImageEncoder.encode(thumbnail, as: .jpeg(quality: 80)))
+        }
+    } setup: {
+        try ImageEncoder.encode(photo, as: .jpeg(quality: 85))
+    }
+
+    Benchmark("PNG decode 1920x1080", configuration: configuration) { (benchmark: Benchmark, png: Data) in
+        for _ in benchmark.scaledIterations { blackHole(try ImageDecoder.decode(png)) }
+    } setup: {
+        try ImageEncoder.encode(photo, as: .png(compressionLevel: 6))
+    }
+
+    Benchmark("Lanczos resize 480x270 to 256x144", configuration: configuration) { benchmark in
+        let small = try Resize(width: 480, height: 270, mode: .exact).process(photo)
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations { blackHole(try Resize(width: 256, height: 144, mode: .exact).process(small)) }
+    }
+}

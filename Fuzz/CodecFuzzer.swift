@@ -1,0 +1,46 @@
+// libFuzzer entry point over the whole read path: sniff, header info, decode and resize.
+// Built by scripts/fuzz-codecs.sh together with EaselCodecs' sources and C shims, under
+// AddressSanitizer. Every input must end in an image or a CodecError: a crash, a sanitizer
+// report or a leak is a bug.
+import Foundation
+
+/// Small limits keep each run cheap; the code paths are the same as with the defaults.
+let fuzzLimits = DecodingLimits(maxPixels: 4_000_000, maxInputBytes: 1 << 20, maxProgressiveScans: 50)
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzOneInput(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {
+    guard let start, count > 0 else { return 0 }
+    let data = Data(bytes: start, count: count)
+    _ = try? ImageFileType.sniff(data)
+    guard let info = try? ImageDecoder.info(of: data, limits: fuzzLimits) else { return 0 }
+    _ = info.uprightWidth
+    guard let bitmap = try? ImageDecoder.decode(data, covering: (32, 32), limits: fuzzLimits) else { return 0 }
+    _ = try? Resize(width: 16, height: 16, mode: .fill).process(bitmap)
+    return 0
+}
+
+/// Writes a few valid seed files (one per format) into $EASEL_FUZZ_SEEDS, if set.
+@_cdecl("LLVMFuzzerInitialize")
+public func fuzzInitialize(_ argc: UnsafeMutablePointer<CInt>?, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>?) -> CInt {
+    guard let directory = ProcessInfo.processInfo.environment["EASEL_FUZZ_SEEDS"] else { return 0 }
+    var bitmap = Bitmap(width: 24, height: 16, pixelFormat: .rgba8)
+    let rowBytes = bitmap.rowBytes
+    bitmap.withUnsafeMutableBytes { bytes in
+        for y in 0..<16 { for x in 0..<24 {
+            let o = y * rowBytes + x * 4
+            bytes[o] = UInt8(x * 10); bytes[o + 1] = UInt8(y * 15); bytes[o + 2] = 99; bytes[o + 3] = UInt8(255 - x)
+        } }
+    }
+    let seeds: [(String, ImageEncoder.Options)] = [
+        ("seed.jpg", .jpeg(quality: 80)), ("seed-progressive.jpg", .jpeg(quality: 60, progressive: true)),
+        ("seed.png", .png()), ("seed.webp", .webp(quality: 70)), ("seed-lossless.webp", .webp(lossless: true)),
+    ]
+    for (name, options) in seeds {
+        try? ImageEncoder.encode(bitmap, as: options).write(to: URL(fileURLWithPath: directory + "/" + name))
+    }
+    // A 2×1 GIF89a with a two-colour table (LZW data written by hand).
+    let gif: [UInt8] = [0x47, 0x49, 0x46, 0x38, 0x39, 0x61, 2, 0, 1, 0, 0x80, 0, 0, 255, 0, 0, 0, 0, 255,
+                        0x2C, 0, 0, 0, 0, 2, 0, 1, 0, 0, 2, 2, 0x44, 0x01, 0, 0x3B]
+    try? Data(gif).write(to: URL(fileURLWithPath: directory + "/seed.gif"))
+    return 0
+}
