@@ -220,6 +220,40 @@ int easel_jpeg_encode(const uint8_t *pixels, int width, int height, size_t row_b
     return 1;
 }
 
+int easel_jpeg_encode_cmyk(const uint8_t *pixels, int width, int height, size_t row_bytes, int quality,
+                           uint8_t **output, unsigned long *output_size, char *message) {
+    struct jpeg_compress_struct cinfo;
+    easel_error_mgr errors;
+    unsigned char *buffer = NULL;
+    unsigned long buffer_size = 0;
+    init_errors(&errors, message);
+    cinfo.err = &errors.base;
+    if (setjmp(errors.jump)) {
+        jpeg_destroy_compress(&cinfo);
+        free(buffer);
+        return 0;
+    }
+    jpeg_create_compress(&cinfo);
+    jpeg_mem_dest(&cinfo, &buffer, &buffer_size);
+    cinfo.image_width = (JDIMENSION)width;
+    cinfo.image_height = (JDIMENSION)height;
+    cinfo.input_components = 4;
+    cinfo.in_color_space = JCS_CMYK;
+    jpeg_set_defaults(&cinfo);
+    jpeg_set_colorspace(&cinfo, JCS_YCCK); /* writes an Adobe marker, as Photoshop does */
+    jpeg_set_quality(&cinfo, quality, TRUE);
+    jpeg_start_compress(&cinfo, TRUE);
+    while (cinfo.next_scanline < cinfo.image_height) {
+        JSAMPROW row = (JSAMPROW)(pixels + (size_t)cinfo.next_scanline * row_bytes);
+        jpeg_write_scanlines(&cinfo, &row, 1);
+    }
+    jpeg_finish_compress(&cinfo);
+    jpeg_destroy_compress(&cinfo);
+    *output = buffer;
+    *output_size = buffer_size;
+    return 1;
+}
+
 void easel_jpeg_free(void *buffer) {
     free(buffer);
 }

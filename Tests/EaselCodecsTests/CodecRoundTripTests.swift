@@ -77,6 +77,21 @@ struct CodecRoundTripTests {
         #expect(pixel[0] == pixel[1] && pixel[1] == pixel[2] && pixel[3] == 255)
     }
 
+    @Test func cmykJpegsDecodeToTheirRGBColours() throws {
+        // Left half pure red (C 0, M 100 %, Y 100 %), right half 50 % gray (K 50 %).
+        let data = try JPEGCodec.encodeCMYK(width: 32, height: 16, quality: 100) { x, _ in
+            x < 16 ? (0, 255, 255, 0) : (0, 0, 0, 128)
+        }
+        let info = try ImageDecoder.info(of: data)
+        #expect(info.width == 32 && !info.isGrayscale)
+        let rgba = try ImageDecoder.decode(data)
+        let red = rgba.pixel(x: 4, y: 8), gray = rgba.pixel(x: 27, y: 8)
+        #expect(red[0] >= 245 && red[1] <= 10 && red[2] <= 10 && red[3] == 255)
+        #expect(abs(Int(gray[0]) - 127) <= 6 && abs(Int(gray[1]) - 127) <= 6 && abs(Int(gray[2]) - 127) <= 6)
+        let luma = try ImageDecoder.decode(data, pixelFormat: .gray8)
+        #expect(abs(Int(luma.pixel(x: 27, y: 8)[0]) - 127) <= 6)
+    }
+
     @Test func everyPNGColourTypeAndBitDepthDecodes() throws {
         // (colour type, bit depths, channels) as the PNG specification allows them.
         let cases: [(Int, [Int])] = [(0, [1, 2, 4, 8, 16]), (2, [8, 16]), (4, [8, 16]), (6, [8, 16])]

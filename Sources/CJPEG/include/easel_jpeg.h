@@ -35,6 +35,11 @@ int easel_jpeg_decode(const uint8_t *data, size_t size, int scale_denom, int gra
 int easel_jpeg_encode(const uint8_t *pixels, int width, int height, size_t row_bytes, int components,
                       int quality, int progressive, uint8_t **output, unsigned long *output_size, char *message);
 
+/* Encodes 4-byte CMYK pixels (as Adobe applications store them: inverted) with an Adobe marker.
+ * For tests of the CMYK decoding path. */
+int easel_jpeg_encode_cmyk(const uint8_t *pixels, int width, int height, size_t row_bytes, int quality,
+                           uint8_t **output, unsigned long *output_size, char *message);
+
 void easel_jpeg_free(void *buffer);
 
 #endif

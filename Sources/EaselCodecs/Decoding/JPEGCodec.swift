@@ -3,7 +3,7 @@ import Foundation
 
 /// JPEG through libjpeg-turbo, with shrink-on-load: the DCT scales by 1/2, 1/4 or 1/8 while
 /// decoding, so a thumbnail of a large photo never decodes the full image.
-enum JPEGCodec {
+package enum JPEGCodec {
     static func info(_ data: Data) throws -> ImageInfo {
         var header = easel_jpeg_header()
         try call(data) { easel_jpeg_read_header($0, $1, &header, $2) }
@@ -59,6 +59,22 @@ enum JPEGCodec {
         guard ok != 0, let output else {
             throw CodecError.encodingFailed(format: .jpeg, reason: cMessage(message))
         }
+        defer { easel_jpeg_free(output) }
+        return Data(bytes: output, count: Int(size))
+    }
+
+    /// A YCCK JPEG of inverted CMYK pixels, as Adobe applications write them (for tests).
+    package static func encodeCMYK(width: Int, height: Int, quality: Int, pixel: (Int, Int) -> (c: UInt8, m: UInt8, y: UInt8, k: UInt8)) throws -> Data {
+        var bytes = [UInt8](repeating: 0, count: width * height * 4)
+        for y in 0..<height { for x in 0..<width {
+            let p = pixel(x, y), o = (y * width + x) * 4
+            bytes[o] = 255 - p.c; bytes[o + 1] = 255 - p.m; bytes[o + 2] = 255 - p.y; bytes[o + 3] = 255 - p.k
+        } }
+        var output: UnsafeMutablePointer<UInt8>?
+        var size: UInt = 0
+        var message = [CChar](repeating: 0, count: Int(EASEL_JPEG_MESSAGE_SIZE))
+        guard easel_jpeg_encode_cmyk(bytes, Int32(width), Int32(height), width * 4, Int32(quality), &output, &size, &message) != 0,
+              let output else { throw CodecError.encodingFailed(format: .jpeg, reason: cMessage(message)) }
         defer { easel_jpeg_free(output) }
         return Data(bytes: output, count: Int(size))
     }
