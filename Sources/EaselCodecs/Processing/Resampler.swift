@@ -3,13 +3,17 @@ import Foundation
 /// Separable Lanczos-3 resampling with `SIMD4<Float>` arithmetic.
 ///
 /// RGBA is resampled premultiplied, so transparent pixels never bleed their colour into their
-/// neighbours, then un-premultiplied. Each output pixel's taps and weights are computed once
-/// per axis and reused for every row (or column).
+/// neighbours, then un-premultiplied. Each axis gets a kernel computed once: for every output
+/// coordinate a first input index and a fixed number of weights (zero-padded), stored flat, so
+/// the inner loops are plain multiply-adds over contiguous memory. Each source row is converted
+/// to floats once; the vertical pass accumulates whole rows, which vectorises.
 enum Resampler {
-    /// Taps for one output coordinate: the first input index and normalised weights.
     struct Kernel {
+        /// First input index for each output coordinate; `starts[i] + taps <= inputSize`.
         var starts: [Int]
-        var weights: [[Float]]
+        /// `taps` weights per output coordinate, row after row.
+        var weights: [Float]
+        var taps: Int
     }
 
     static func lanczos3(_ x: Double) -> Double {
@@ -24,21 +28,25 @@ enum Resampler {
         let scale = Double(inputSize) / Double(outputSize)
         let filterScale = max(scale, 1) // widen the filter when shrinking, to avoid aliasing
         let support = 3 * filterScale
-        var starts: [Int] = []
-        var weights: [[Float]] = []
-        starts.reserveCapacity(outputSize)
-        weights.reserveCapacity(outputSize)
+        let taps = min(inputSize, Int((2 * support).rounded(.up)) + 1)
+        var starts = [Int](repeating: 0, count: outputSize)
+        var weights = [Float](repeating: 0, count: outputSize * taps)
         for output in 0..<outputSize {
             let center = (Double(output) + 0.5) * scale - 0.5
             let first = max(0, Int((center - support).rounded(.up)))
             let last = min(inputSize - 1, Int((center + support).rounded(.down)))
-            var taps = (first...max(first, last)).map { Float(lanczos3((Double($0) - center) / filterScale)) }
-            let total = taps.reduce(0, +)
-            if total != 0 { taps = taps.map { $0 / total } } else { taps = [1] }
-            starts.append(first)
-            weights.append(taps)
+            let start = min(first, inputSize - taps) // keep start + taps inside the input
+            var raw = [Double](repeating: 0, count: taps)
+            for index in first...max(first, last) where index - start < taps {
+                raw[index - start] = lanczos3((Double(index) - center) / filterScale)
+            }
+            let total = raw.reduce(0, +)
+            starts[output] = start
+            for tap in 0..<taps {
+                weights[output * taps + tap] = total != 0 ? Float(raw[tap] / total) : (start + tap == Int(center.rounded()) ? 1 : 0)
+            }
         }
-        return Kernel(starts: starts, weights: weights)
+        return Kernel(starts: starts, weights: weights, taps: taps)
     }
 
     /// `bitmap` resampled to `width × height`.
@@ -47,36 +55,52 @@ enum Resampler {
         let horizontal = kernel(inputSize: bitmap.width, outputSize: width)
         let vertical = kernel(inputSize: bitmap.height, outputSize: height)
         let channels = bitmap.pixelFormat.bytesPerPixel
+        let sourceWidth = bitmap.width, sourceHeight = bitmap.height
         // Pass 1: rows, into floats (premultiplied RGBA, or gray in lane 0).
-        var intermediate = [SIMD4<Float>](repeating: .zero, count: width * bitmap.height)
+        var intermediate = [SIMD4<Float>](repeating: .zero, count: width * sourceHeight)
+        var line = [SIMD4<Float>](repeating: .zero, count: sourceWidth)
         bitmap.withUnsafeBytes { source in
             intermediate.withUnsafeMutableBufferPointer { out in
-                for y in 0..<bitmap.height {
-                    let row = source.baseAddress! + y * bitmap.rowBytes
-                    for x in 0..<width {
-                        var sum = SIMD4<Float>.zero
-                        let start = horizontal.starts[x]
-                        for (tap, weight) in horizontal.weights[x].enumerated() {
-                            sum += load(row, index: start + tap, channels: channels) * weight
+                line.withUnsafeMutableBufferPointer { line in
+                    horizontal.weights.withUnsafeBufferPointer { weights in
+                        horizontal.starts.withUnsafeBufferPointer { starts in
+                            let taps = horizontal.taps
+                            for y in 0..<sourceHeight {
+                                let row = source.baseAddress! + y * bitmap.rowBytes
+                                for x in 0..<sourceWidth { line[x] = load(row, index: x, channels: channels) }
+                                let target = out.baseAddress! + y * width
+                                for x in 0..<width {
+                                    let first = line.baseAddress! + starts[x]
+                                    let w = weights.baseAddress! + x * taps
+                                    var sum = SIMD4<Float>.zero
+                                    for tap in 0..<taps { sum += first[tap] * w[tap] }
+                                    target[x] = sum
+                                }
+                            }
                         }
-                        out[y * width + x] = sum
                     }
                 }
             }
         }
-        // Pass 2: columns, into the result.
+        // Pass 2: columns, accumulating whole rows, into the result.
         var result = Bitmap(width: width, height: height, pixelFormat: bitmap.pixelFormat)
         let rowBytes = result.rowBytes
+        var accumulator = [SIMD4<Float>](repeating: .zero, count: width)
         result.withUnsafeMutableBytes { destination in
             intermediate.withUnsafeBufferPointer { rows in
-                for y in 0..<height {
-                    let start = vertical.starts[y]
-                    let taps = vertical.weights[y]
-                    let row = destination.baseAddress! + y * rowBytes
-                    for x in 0..<width {
-                        var sum = SIMD4<Float>.zero
-                        for (tap, weight) in taps.enumerated() { sum += rows[(start + tap) * width + x] * weight }
-                        store(sum, to: row, index: x, channels: channels)
+                accumulator.withUnsafeMutableBufferPointer { accumulator in
+                    let taps = vertical.taps
+                    for y in 0..<height {
+                        for x in 0..<width { accumulator[x] = .zero }
+                        let start = vertical.starts[y]
+                        for tap in 0..<taps {
+                            let weight = vertical.weights[y * taps + tap]
+                            if weight == 0 { continue }
+                            let source = rows.baseAddress! + (start + tap) * width
+                            for x in 0..<width { accumulator[x] += source[x] * weight }
+                        }
+                        let row = destination.baseAddress! + y * rowBytes
+                        for x in 0..<width { store(accumulator[x], to: row, index: x, channels: channels) }
                     }
                 }
             }
@@ -84,26 +108,35 @@ enum Resampler {
         return result
     }
 
+    // Conversions are written lane by lane with concrete types: the generic SIMD conversion
+    // initialisers and `rounded`/`clamped` compiled to slow per-lane generic code here
+    // (CodecBenchmarks "Lanczos resize").
+
     @inline(__always)
     static func load(_ row: UnsafeRawPointer, index: Int, channels: Int) -> SIMD4<Float> {
         if channels == 1 { return SIMD4(Float(row.load(fromByteOffset: index, as: UInt8.self)), 0, 0, 0) }
-        let bytes = row.loadUnaligned(fromByteOffset: index * 4, as: SIMD4<UInt8>.self)
-        let pixel = SIMD4<Float>(bytes)
-        let alpha = pixel[3] / 255
-        return SIMD4(pixel[0] * alpha, pixel[1] * alpha, pixel[2] * alpha, pixel[3])
+        let bytes = row.loadUnaligned(fromByteOffset: index * 4, as: UInt32.self)
+        let a = Float(bytes >> 24)
+        let scale = a * (1 / 255)
+        return SIMD4(Float(bytes & 0xFF) * scale, Float((bytes >> 8) & 0xFF) * scale, Float((bytes >> 16) & 0xFF) * scale, a)
+    }
+
+    @inline(__always)
+    static func clampToByte(_ value: Float) -> UInt32 {
+        let v = value + 0.5
+        return v <= 0 ? 0 : (v >= 255 ? 255 : UInt32(v))
     }
 
     @inline(__always)
     static func store(_ value: SIMD4<Float>, to row: UnsafeMutableRawPointer, index: Int, channels: Int) {
         if channels == 1 {
-            row.storeBytes(of: UInt8(max(0, min(255, value[0].rounded()))), toByteOffset: index, as: UInt8.self)
+            row.storeBytes(of: UInt8(clampToByte(value[0])), toByteOffset: index, as: UInt8.self)
             return
         }
-        let alpha = max(0, min(255, value[3]))
-        var color = value
-        if alpha > 0 { color *= 255 / alpha } else { color = .zero }
-        color[3] = alpha
-        let clamped = color.rounded(.toNearestOrAwayFromZero).clamped(lowerBound: .zero, upperBound: SIMD4(repeating: 255))
-        row.storeBytes(of: SIMD4<UInt8>(truncatingIfNeeded: SIMD4<Int32>(clamped)), toByteOffset: index * 4, as: SIMD4<UInt8>.self)
+        let alpha = value[3] <= 0 ? 0 : min(value[3], 255)
+        let scale: Float = alpha > 0 ? 255 / alpha : 0
+        let packed = clampToByte(value[0] * scale) | clampToByte(value[1] * scale) << 8
+            | clampToByte(value[2] * scale) << 16 | clampToByte(alpha) << 24
+        row.storeBytes(of: packed, toByteOffset: index * 4, as: UInt32.self)
     }
 }
