@@ -123,3 +123,24 @@ struct EffectTests {
         #expect(RoundedCorners.circle.identifier == "circle" && RoundedCorners(radius: 4).identifier == "rounded(4.0)")
     }
 }
+
+@Suite("Opaque fast path")
+struct OpaqueFastPathTests {
+    @Test func opaqueAndGeneralPathsGiveTheSamePixels() throws {
+        let general = gradient(width: 97, height: 61) // alpha 255, but not known to be
+        #expect(!general.isKnownOpaque)
+        let opaque = try ImageDecoder.decode(try ImageEncoder.encode(general, as: .png())) // RGBA PNG: has alpha
+        #expect(!opaque.isKnownOpaque)
+        let jpeg = try ImageDecoder.decode(try ImageEncoder.encode(general, as: .jpeg(quality: 100)))
+        #expect(jpeg.isKnownOpaque)
+        var unmarked = jpeg
+        unmarked.withUnsafeMutableBytes { _ in } // a write clears the flag
+        #expect(!unmarked.isKnownOpaque)
+        for resize in [Resize(width: 40, height: 40, mode: .fill), Resize(width: 31, height: 20, mode: .exact)] {
+            let fast = try resize.process(jpeg), slow = try resize.process(unmarked)
+            #expect(fast.isKnownOpaque && !slow.isKnownOpaque)
+            #expect(maxDifference(fast, slow) <= 1)
+        }
+        #expect(maxDifference(try GaussianBlur(sigma: 1.2).process(jpeg), try GaussianBlur(sigma: 1.2).process(unmarked)) <= 1)
+    }
+}

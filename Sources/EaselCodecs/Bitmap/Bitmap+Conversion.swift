@@ -22,6 +22,7 @@ extension Bitmap {
                 }
             }
         }
+        if format == .rgba8 { result.markOpaque() }
         return result
     }
 }

@@ -39,6 +39,10 @@ public struct Bitmap: Sendable {
     /// Bytes from one row to the next: a multiple of 64.
     public let rowBytes: Int
     private var storage: Storage
+    /// True when every alpha value is known to be 255 (always for Gray8): resizing and other
+    /// processing then skip premultiplication. Writing through `withUnsafeMutableBytes` clears
+    /// it, since the writer may change alpha.
+    public private(set) var isKnownOpaque: Bool
 
     /// Row alignment, so that SIMD loads of any row start on a cache line.
     public static let rowAlignment = 64
@@ -51,7 +55,11 @@ public struct Bitmap: Sendable {
         self.pixelFormat = pixelFormat
         rowBytes = Self.rowBytes(width: width, pixelFormat: pixelFormat)
         storage = Storage(byteCount: rowBytes * height)
+        isKnownOpaque = pixelFormat == .gray8
     }
+
+    /// Records that every alpha value is 255 (decoders of opaque formats, `Flatten`).
+    package mutating func markOpaque() { isKnownOpaque = true }
 
     /// The padded row size for `width` pixels.
     public static func rowBytes(width: Int, pixelFormat: PixelFormat) -> Int {
@@ -67,6 +75,7 @@ public struct Bitmap: Sendable {
     /// All bytes, writable; copies them first if another bitmap shares them.
     public mutating func withUnsafeMutableBytes<R>(_ body: (UnsafeMutableRawBufferPointer) throws -> R) rethrows -> R {
         if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
+        isKnownOpaque = pixelFormat == .gray8
         return try body(UnsafeMutableRawBufferPointer(start: storage.pointer, count: storage.byteCount))
     }
 

@@ -27,9 +27,9 @@ package enum JPEGCodec {
     static func decode(_ data: Data, info: ImageInfo, covering minimumSize: (width: Int, height: Int)?,
                        pixelFormat: Bitmap.PixelFormat, limits: DecodingLimits) throws -> Bitmap {
         let denominator = scaleDenominator(width: info.width, height: info.height, covering: minimumSize)
-        var width: Int32 = 0, height: Int32 = 0
-        try call(data) { easel_jpeg_scaled_size($0, $1, Int32(denominator), &width, &height, $2) }
-        var bitmap = Bitmap(width: Int(width), height: Int(height), pixelFormat: pixelFormat)
+        // libjpeg's output size at 1/denominator: jdiv_round_up(size, denominator).
+        let width = (info.width + denominator - 1) / denominator, height = (info.height + denominator - 1) / denominator
+        var bitmap = Bitmap(width: width, height: height, pixelFormat: pixelFormat)
         let rowBytes = bitmap.rowBytes
         do {
         try bitmap.withUnsafeMutableBytes { pixels in
@@ -44,6 +44,7 @@ package enum JPEGCodec {
         } catch CodecError.tooManyScans {
             throw CodecError.tooManyScans(limit: limits.maxProgressiveScans)
         }
+        bitmap.markOpaque()
         return bitmap
     }
 

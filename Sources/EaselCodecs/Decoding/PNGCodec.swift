@@ -22,6 +22,7 @@ enum PNGCodec {
                                  Int32(info.width), Int32(info.height), message)
             }
         }
+        if !info.hasAlpha { bitmap.markOpaque() }
         return bitmap
     }
 

@@ -55,6 +55,7 @@ enum WebPCodec {
             return true
         }
         guard ok else { throw CodecError.corrupt(format: .webp, reason: "undecodable or truncated image data") }
+        if !info.hasAlpha, !info.isAnimated { bitmap.markOpaque() }
         return bitmap.converted(to: pixelFormat)
     }
 

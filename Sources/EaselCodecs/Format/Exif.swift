@@ -25,21 +25,23 @@ public struct ExifInfo: Sendable, Hashable {
 enum ExifReader {
     /// The EXIF of a JPEG, or nil when it has none (or none that parses).
     static func read(jpeg data: Data) -> ExifInfo? {
-        let bytes = [UInt8](data.prefix(1 << 20)) // EXIF lives near the start; cap the scan
-        var offset = 2
-        while offset + 4 <= bytes.count, bytes[offset] == 0xFF {
-            let marker = bytes[offset + 1]
-            if marker == 0xD8 || marker == 0x01 || (0xD0...0xD7).contains(marker) { offset += 2; continue }
-            if marker == 0xDA || marker == 0xD9 { return nil } // image data: no EXIF before it
-            let length = Int(bytes[offset + 2]) << 8 | Int(bytes[offset + 3])
-            guard length >= 2, offset + 2 + length <= bytes.count else { return nil }
-            let start = offset + 4
-            if marker == 0xE1, length >= 8, Array(bytes[start..<(start + 6)]) == Array("Exif\0\0".utf8) {
-                return parseTIFF(Array(bytes[(start + 6)..<(offset + 2 + length)]))
+        data.withUnsafeBytes { raw -> ExifInfo? in
+            let bytes = UnsafeRawBufferPointer(rebasing: raw.prefix(1 << 20)) // EXIF lives near the start
+            var offset = 2
+            while offset + 4 <= bytes.count, bytes[offset] == 0xFF {
+                let marker = bytes[offset + 1]
+                if marker == 0xD8 || marker == 0x01 || (0xD0...0xD7).contains(marker) { offset += 2; continue }
+                if marker == 0xDA || marker == 0xD9 { return nil } // image data: no EXIF before it
+                let length = Int(bytes[offset + 2]) << 8 | Int(bytes[offset + 3])
+                guard length >= 2, offset + 2 + length <= bytes.count else { return nil }
+                let start = offset + 4
+                if marker == 0xE1, length >= 8, bytes[start..<(start + 6)].elementsEqual("Exif\0\0".utf8) {
+                    return parseTIFF(Array(bytes[(start + 6)..<(offset + 2 + length)])) // copies only the segment
+                }
+                offset += 2 + length
             }
-            offset += 2 + length
+            return nil
         }
-        return nil
     }
 
     static func parseTIFF(_ tiff: [UInt8]) -> ExifInfo? {

@@ -16,7 +16,8 @@ public struct GaussianBlur: ImageProcessor, Hashable {
         var weights = (-radius...radius).map { Float(exp(-Double($0 * $0) / (2 * sigma * sigma))) }
         let total = weights.reduce(0, +)
         weights = weights.map { $0 / total }
-        let width = bitmap.width, height = bitmap.height, channels = bitmap.pixelFormat.bytesPerPixel
+        let width = bitmap.width, height = bitmap.height
+        let channels = bitmap.pixelFormat == .rgba8 && bitmap.isKnownOpaque ? 3 : bitmap.pixelFormat.bytesPerPixel
         var horizontal = [SIMD4<Float>](repeating: .zero, count: width * height)
         bitmap.withUnsafeBytes { source in
             for y in 0..<height {
@@ -46,6 +47,7 @@ public struct GaussianBlur: ImageProcessor, Hashable {
                 }
             }
         }
+        if bitmap.isKnownOpaque { result.markOpaque() }
         return result
     }
 }

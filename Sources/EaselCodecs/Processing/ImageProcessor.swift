@@ -101,6 +101,7 @@ public struct Crop: ImageProcessor, Hashable {
                 }
             }
         }
+        if bitmap.isKnownOpaque { result.markOpaque() }
         return result
     }
 }
@@ -113,6 +114,7 @@ public struct Grayscale: ImageProcessor, Hashable {
     public func process(_ bitmap: Bitmap) throws -> Bitmap {
         guard bitmap.pixelFormat == .rgba8 else { return bitmap }
         var result = bitmap
+        let opaque = bitmap.isKnownOpaque
         let rowBytes = result.rowBytes, width = result.width, height = result.height
         result.withUnsafeMutableBytes { bytes in
             for y in 0..<height {
@@ -123,6 +125,7 @@ public struct Grayscale: ImageProcessor, Hashable {
                 }
             }
         }
+        if opaque { result.markOpaque() }
         return result
     }
 }
@@ -156,6 +159,7 @@ public struct Flatten: ImageProcessor, Hashable {
                 }
             }
         }
+        result.markOpaque()
         return result
     }
 }

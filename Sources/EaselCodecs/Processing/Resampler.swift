@@ -54,7 +54,8 @@ enum Resampler {
         if width == bitmap.width, height == bitmap.height { return bitmap }
         let horizontal = kernel(inputSize: bitmap.width, outputSize: width)
         let vertical = kernel(inputSize: bitmap.height, outputSize: height)
-        let channels = bitmap.pixelFormat.bytesPerPixel
+        // Opaque RGBA needs no premultiplication: the alpha lane simply stays 255.
+        let channels = bitmap.pixelFormat == .rgba8 && bitmap.isKnownOpaque ? 3 : bitmap.pixelFormat.bytesPerPixel
         let sourceWidth = bitmap.width, sourceHeight = bitmap.height
         // Pass 1: rows, into floats (premultiplied RGBA, or gray in lane 0).
         var intermediate = [SIMD4<Float>](repeating: .zero, count: width * sourceHeight)
@@ -105,6 +106,7 @@ enum Resampler {
                 }
             }
         }
+        if bitmap.isKnownOpaque { result.markOpaque() }
         return result
     }
 
@@ -112,9 +114,14 @@ enum Resampler {
     // initialisers and `rounded`/`clamped` compiled to slow per-lane generic code here
     // (CodecBenchmarks "Lanczos resize").
 
+    /// `channels`: 1 gray, 3 opaque RGBA (no premultiplication), 4 RGBA.
     @inline(__always)
     static func load(_ row: UnsafeRawPointer, index: Int, channels: Int) -> SIMD4<Float> {
         if channels == 1 { return SIMD4(Float(row.load(fromByteOffset: index, as: UInt8.self)), 0, 0, 0) }
+        if channels == 3 {
+            let bytes = row.loadUnaligned(fromByteOffset: index * 4, as: UInt32.self)
+            return SIMD4(Float(bytes & 0xFF), Float((bytes >> 8) & 0xFF), Float((bytes >> 16) & 0xFF), 255)
+        }
         let bytes = row.loadUnaligned(fromByteOffset: index * 4, as: UInt32.self)
         let a = Float(bytes >> 24)
         let scale = a * (1 / 255)
@@ -131,6 +138,11 @@ enum Resampler {
     static func store(_ value: SIMD4<Float>, to row: UnsafeMutableRawPointer, index: Int, channels: Int) {
         if channels == 1 {
             row.storeBytes(of: UInt8(clampToByte(value[0])), toByteOffset: index, as: UInt8.self)
+            return
+        }
+        if channels == 3 {
+            let packed = clampToByte(value[0]) | clampToByte(value[1]) << 8 | clampToByte(value[2]) << 16 | 0xFF00_0000
+            row.storeBytes(of: packed, toByteOffset: index * 4, as: UInt32.self)
             return
         }
         let alpha = value[3] <= 0 ? 0 : min(value[3], 255)
