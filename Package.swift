@@ -29,7 +29,7 @@ let package = Package(
         ),
         // libjpeg-turbo and libpng behind small C shims that catch their longjmp errors.
         .target(name: "CJPEG", linkerSettings: [.linkedLibrary("jpeg")]),
-        .target(name: "CPNG", linkerSettings: [.linkedLibrary("png16")]),
+        .target(name: "CPNG", linkerSettings: [.linkedLibrary("png16"), .linkedLibrary("spng")]),
         .target(name: "CWebP", linkerSettings: [.linkedLibrary("webp"), .linkedLibrary("webpdemux")]),
         .target(name: "CGIF", linkerSettings: [.linkedLibrary("gif")]),
         .target(

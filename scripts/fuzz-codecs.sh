@@ -23,7 +23,7 @@ done
 swiftc -sanitize=fuzzer,address -parse-as-library -O -g -module-name EaselCodecsFuzz \
   $(for shim in CJPEG CPNG CGIF CWebP; do echo "-I $WORK/modules/$shim"; done) \
   $(find Sources/EaselCodecs -name '*.swift') Fuzz/CodecFuzzer.swift \
-  "$WORK"/*.o -ljpeg -lpng16 -lwebp -lwebpdemux -lgif \
+  "$WORK"/*.o -ljpeg -lpng16 -lspng -lwebp -lwebpdemux -lgif \
   -o "$WORK/codec-fuzzer"
 EASEL_FUZZ_SEEDS="$WORK/seeds" "$WORK/codec-fuzzer" -runs=0 "$WORK/seeds" >/dev/null 2>&1 || true
 echo "fuzzing for $RUNS runs (corpus: $WORK/corpus, seeds: $WORK/seeds)"

@@ -2,7 +2,7 @@
 # Installs the system libraries Easel builds against, when missing (Debian/Ubuntu, as root or via sudo).
 set -euo pipefail
 needed=()
-for package in libsqlite3-dev libjpeg62-turbo-dev libpng-dev libwebp-dev libgif-dev; do
+for package in libsqlite3-dev libjpeg62-turbo-dev libpng-dev libspng-dev libwebp-dev libgif-dev; do
   dpkg -s "$package" >/dev/null 2>&1 || needed+=("$package")
 done
 if [ ${#needed[@]} -gt 0 ]; then

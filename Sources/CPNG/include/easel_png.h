@@ -4,9 +4,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* A thin layer over libpng. libpng reports errors by longjmp, which Swift cannot survive;
- * every function here catches it and returns 0 with a message instead. Decoding turns every
- * colour type, bit depth, palette, tRNS chunk and interlacing into 8-bit RGBA or gray. */
+/* PNG through libspng (decoding) and libpng (encoding, for its compression level). libpng
+ * reports errors by longjmp, which Swift cannot survive: it is caught here, and every function
+ * returns 0 with a message instead. Decoding turns every colour type, bit depth, palette, tRNS
+ * chunk and interlacing into 8-bit RGBA or gray; 16-bit samples are scaled, not treated as
+ * linear light. */
 
 #define EASEL_PNG_MESSAGE_SIZE 200
 
