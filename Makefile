@@ -4,9 +4,11 @@
 deps:
 	@scripts/install-deps.sh
 
-# The main job. Today: report on every cache under ~/.cache/easel (`easel serve` comes with issue 6).
+# The main job. Until `easel serve` exists (issue 6): thumbnails of the bundled sample photos.
 run: deps
-	swift run easel cache stats
+	swift build -c release --product easel
+	.build/release/easel info Samples/*.jpg Samples/*.png
+	.build/release/easel thumbnail Samples/*.jpg Samples/*.png --size 256x256 --output-dir thumbnails
 
 # Every test, debug build, warnings treated as errors.
 test: deps
