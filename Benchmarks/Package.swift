@@ -47,6 +47,12 @@ let package = Package(
             dependencies: [.product(name: "EaselCodecs", package: "easel")],
             path: "Limits"
         ),
+        // Decode-only timing for peers/thumbnail.sh's PNG table.
+        .executableTarget(
+            name: "DecodeFiles",
+            dependencies: [.product(name: "EaselCodecs", package: "easel")],
+            path: "DecodeFiles"
+        ),
         // The Swift side of peers/diskcache-compare.sh.
         .executableTarget(
             name: "DiskCachePeerWorkload",

@@ -227,6 +227,10 @@ while IFS=$'\t' read -r tool mean _; do PSNR[$tool]="$mean"; done <"$WORK/psnr.t
 
 # ---------------------------------------------------------------- PNG decode
 log "PNG decode"
+if [ "${SKIP_BUILD:-0}" != "1" ]; then
+    (cd "$ROOT/Benchmarks" && swift build -c release --product DecodeFiles ${SWIFT_BUILD_FLAGS:-} >&2)
+fi
+DECODE_FILES="$(cd "$ROOT/Benchmarks" && swift build -c release --show-bin-path ${SWIFT_BUILD_FLAGS:-})/DecodeFiles"
 PNG="$WORK/png"
 mapfile -t SMALL < <(printf '%s\n' "${CORPUS_FILES[@]}" | grep -- '-1920x1080\.jpg$')
 "$PIL_VENV/bin/python" "$HELPER" pngcorpus "$PNG" "${SMALL[@]}" >&2
@@ -236,11 +240,12 @@ for _ in $(seq "$REPEAT"); do PNG_FILES+=("${PNG_ONCE[@]}"); done
 NPNG=${#PNG_FILES[@]}
 NTHUMB=$N
 N=$NPNG
-PNG_TOOLS=(pillow-png-decode)
-[ "$VIPS_OK" = 1 ] && PNG_TOOLS=(pyvips-png-decode pillow-png-decode)
+PNG_TOOLS=(easel-png-decode pillow-png-decode)
+[ "$VIPS_OK" = 1 ] && PNG_TOOLS=(easel-png-decode pyvips-png-decode pillow-png-decode)
 for run in $(seq "$RUNS"); do
     for tool in "${PNG_TOOLS[@]}"; do
         case "$tool" in
+        easel-png-decode) run_tool "$tool" taskset -c "$CPU" "$DECODE_FILES" "${PNG_FILES[@]}" ;;
         pyvips-png-decode) run_tool "$tool" env VIPS_CONCURRENCY=1 taskset -c "$CPU" "$VIPS_VENV/bin/python" "$HELPER" pyvips-png "${PNG_FILES[@]}" ;;
         pillow-png-decode) run_tool "$tool" taskset -c "$CPU" "$PIL_VENV/bin/python" "$HELPER" pillow-png "${PNG_FILES[@]}" ;;
         esac

@@ -204,16 +204,21 @@ def cmd_report(path):
     png = [r for r in rows if r[0] == "png"]
     if png:
         print()
-        print("PNG decode only (1920x1080 PNGs, one core; easel has no decode-only command, so it is not measured here)")
+        print("PNG decode only (1920x1080 PNGs, one core; in-process = read + decode, without start-up;")
+        print("easel/tool compares in-process rates, >1 means easel is faster)")
         print()
-        header = f"{'tool':<18} {'images/s':>9} {'in-process':>11}"
+        header = f"{'tool':<18} {'images/s':>9} {'in-process':>11} {'easel/tool':>11}"
         print(header)
         print("-" * len(header))
+        easel_png = next((int(n) / float(loop) for _, tool, n, wall, loop, _ in png
+                          if tool == "easel-png-decode" and loop != "-"), None)
         for kind, tool, n, wall, loop, _ in png:
             if wall == "-":
-                print(f"{tool:<18} {'failed':>9} {'-':>11}")
+                print(f"{tool:<18} {'failed':>9} {'-':>11} {'-':>11}")
                 continue
-            print(f"{tool:<18} {int(n) / float(wall):9.1f} {fmt(int(n) / float(loop) if loop != '-' else None, '11.1f')}")
+            in_process = int(n) / float(loop) if loop != '-' else None
+            ratio = easel_png / in_process if easel_png and in_process else None
+            print(f"{tool:<18} {int(n) / float(wall):9.1f} {fmt(in_process, '11.1f')} {fmt(ratio, '11.2f')}")
 
 
 def main(argv):
