@@ -125,3 +125,38 @@ struct ExifTests {
         }
     }
 }
+
+@Suite("EXIF in PNG and WebP")
+struct ExifInOtherFormatsTests {
+    /// The TIFF payload of the APP1 segment `TestExif` builds (after "Exif\0\0").
+    func tiff(orientation: Int) throws -> [UInt8] {
+        let tagged = TestExif.insert(into: Data([0xFF, 0xD8]), orientation: orientation)
+        let segmentLength = Int(tagged[4]) << 8 | Int(tagged[5])
+        return Array(tagged[12..<(4 + segmentLength)])
+    }
+
+    @Test func aPNGeXIfChunkTurnsTheImageUpright() throws {
+        var png = try ImageEncoder.encode(ExifTests.quadrants, as: .png())
+        // Insert an eXIf chunk right after IHDR (8 + 25 bytes).
+        png.insert(contentsOf: TestPNG.chunk("eXIf", Data(try tiff(orientation: 6))), at: 33)
+        let info = try ImageDecoder.info(of: png)
+        #expect(info.orientation == 6 && info.uprightWidth == 20)
+        let upright = try ImageDecoder.decode(png)
+        #expect(upright.width == 20 && upright.height == 40)
+        #expect(ExifTests.name(of: upright.pixel(x: 2, y: 2)) == "BL") // orientation 6: top-left shows stored bottom-left
+    }
+
+    @Test func aWebPEXIFChunkIsRead() throws {
+        let still = try ImageEncoder.encode(ExifTests.quadrants, as: .webp(lossless: true))
+        // Rebuild as the extended format: VP8X (EXIF flag) + the VP8L chunk + EXIF.
+        func le24(_ v: Int) -> [UInt8] { [UInt8(v & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v >> 16 & 0xFF)] }
+        func le32(_ v: Int) -> [UInt8] { le24(v) + [UInt8(v >> 24 & 0xFF)] }
+        func chunk(_ fourcc: String, _ body: [UInt8]) -> [UInt8] { Array(fourcc.utf8) + le32(body.count) + body + (body.count % 2 == 1 ? [0] : []) }
+        let vp8x = chunk("VP8X", [0x08, 0, 0, 0] + le24(40 - 1) + le24(20 - 1))
+        let body = Array("WEBP".utf8) + vp8x + Array(still[12...]) + chunk("EXIF", try tiff(orientation: 3))
+        let webp = Data(Array("RIFF".utf8) + le32(body.count) + body)
+        #expect(try ImageDecoder.info(of: webp).orientation == 3)
+        let upright = try ImageDecoder.decode(webp)
+        #expect(ExifTests.name(of: upright.pixel(x: 2, y: 2)) == "BR") // rotated 180°
+    }
+}

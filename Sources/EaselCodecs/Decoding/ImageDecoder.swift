@@ -48,9 +48,11 @@ public enum ImageDecoder {
             let bitmap = try JPEGCodec.decode(data, info: info, covering: stored, pixelFormat: pixelFormat, limits: limits)
             return Orientation.apply(orientation, to: bitmap)
         case .png:
-            return try PNGCodec.decode(data, info: info, pixelFormat: pixelFormat)
+            return Orientation.apply(applyOrientation ? info.orientation : 1,
+                                     to: try PNGCodec.decode(data, info: info, pixelFormat: pixelFormat))
         case .webp:
-            return try WebPCodec.decode(data, info: info, pixelFormat: pixelFormat)
+            return Orientation.apply(applyOrientation ? info.orientation : 1,
+                                     to: try WebPCodec.decode(data, info: info, pixelFormat: pixelFormat))
         case .gif:
             return try GIFCodec.decode(data, info: info, pixelFormat: pixelFormat)
         }

@@ -9,7 +9,7 @@ enum PNGCodec {
         try call(data) { easel_png_read_header($0, $1, &header, $2) }
         return ImageInfo(fileType: .png, width: Int(header.width), height: Int(header.height),
                          hasAlpha: header.has_alpha != 0, isGrayscale: header.is_gray != 0,
-                         isProgressive: header.interlaced != 0)
+                         isProgressive: header.interlaced != 0, exif: ExifReader.read(png: data))
     }
 
     static func decode(_ data: Data, info: ImageInfo, pixelFormat: Bitmap.PixelFormat) throws -> Bitmap {

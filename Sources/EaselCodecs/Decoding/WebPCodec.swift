@@ -12,7 +12,7 @@ enum WebPCodec {
         guard status == VP8_STATUS_OK else { throw CodecError.corrupt(format: .webp, reason: "unreadable header (status \(status.rawValue))") }
         return ImageInfo(fileType: .webp, width: Int(features.width), height: Int(features.height),
                          hasAlpha: features.has_alpha != 0, isGrayscale: false, isProgressive: false,
-                         isAnimated: features.has_animation != 0)
+                         isAnimated: features.has_animation != 0, exif: ExifReader.read(webp: data))
     }
 
     static func decode(_ data: Data, info: ImageInfo, pixelFormat: Bitmap.PixelFormat) throws -> Bitmap {

@@ -1,6 +1,7 @@
 import Foundation
 
-/// The EXIF facts Easel reads, parsed from a JPEG's APP1 segment without decoding the image.
+/// The EXIF facts Easel reads without decoding the image: from a JPEG's APP1 segment, a PNG's
+/// `eXIf` chunk or a WebP's `EXIF` chunk.
 public struct ExifInfo: Sendable, Hashable {
     /// 1…8 as in the EXIF specification; 1 is upright.
     public var orientation: Int = 1
@@ -39,6 +40,40 @@ enum ExifReader {
                     return parseTIFF(Array(bytes[(start + 6)..<(offset + 2 + length)])) // copies only the segment
                 }
                 offset += 2 + length
+            }
+            return nil
+        }
+    }
+
+    /// The EXIF of a PNG (an `eXIf` chunk before the image data), or nil.
+    static func read(png data: Data) -> ExifInfo? {
+        data.withUnsafeBytes { raw -> ExifInfo? in
+            var offset = 8
+            while offset + 12 <= raw.count {
+                let length = Int(raw[offset]) << 24 | Int(raw[offset + 1]) << 16 | Int(raw[offset + 2]) << 8 | Int(raw[offset + 3])
+                let type = raw[(offset + 4)..<(offset + 8)]
+                guard length >= 0, offset + 12 + length <= raw.count else { return nil }
+                if type.elementsEqual("eXIf".utf8) { return parseTIFF(Array(raw[(offset + 8)..<(offset + 8 + length)])) }
+                if type.elementsEqual("IDAT".utf8) || type.elementsEqual("IEND".utf8) { return nil }
+                offset += 12 + length
+            }
+            return nil
+        }
+    }
+
+    /// The EXIF of a WebP (an `EXIF` chunk of the extended format), or nil.
+    static func read(webp data: Data) -> ExifInfo? {
+        data.withUnsafeBytes { raw -> ExifInfo? in
+            var offset = 12
+            while offset + 8 <= raw.count {
+                let length = Int(raw[offset + 4]) | Int(raw[offset + 5]) << 8 | Int(raw[offset + 6]) << 16 | Int(raw[offset + 7]) << 24
+                guard length >= 0, offset + 8 + length <= raw.count else { return nil }
+                if raw[offset..<(offset + 4)].elementsEqual("EXIF".utf8) {
+                    var tiff = Array(raw[(offset + 8)..<(offset + 8 + length)])
+                    if tiff.starts(with: Array("Exif\0\0".utf8)) { tiff.removeFirst(6) } // some writers keep the JPEG prefix
+                    return parseTIFF(tiff)
+                }
+                offset += 8 + length + (length % 2)
             }
             return nil
         }
@@ -132,6 +167,7 @@ enum Orientation {
                 }
             }
         }
+        if bitmap.isKnownOpaque { result.markOpaque() }
         return result
     }
 }
