@@ -30,7 +30,7 @@ let photo = syntheticPhoto(width: 1920, height: 1080)
 let benchmarks: @Sendable () -> Void = {
     let configuration = Benchmark.Configuration(
         metrics: [.wallClock, .mallocCountTotal, .throughput],
-        timeUnits: .milliseconds,
+        timeUnits: .microseconds,
         maxDuration: .seconds(5),
         maxIterations: 200
     )
@@ -46,7 +46,7 @@ let benchmarks: @Sendable () -> Void = {
         for _ in benchmark.scaledIterations {
             let info = try ImageDecoder.info(of: jpeg)
             let needed = resize.minimumSourceSize(sourceWidth: info.uprightWidth, sourceHeight: info.uprightHeight)
-            let thumbnail = try resize.process(try ImageDecoder.decode(jpeg, covering: needed))
+            let thumbnail = try resize.process(try ImageDecoder.decode(jpeg, info: info, covering: needed))
             blackHole(try ImageEncoder.encode(thumbnail, as: .jpeg(quality: 80)))
         }
     } setup: {

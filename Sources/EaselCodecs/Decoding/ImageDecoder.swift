@@ -37,7 +37,18 @@ public enum ImageDecoder {
     public static func decode(_ data: Data, covering minimumSize: (width: Int, height: Int)? = nil,
                               pixelFormat: Bitmap.PixelFormat = .rgba8, applyOrientation: Bool = true,
                               limits: DecodingLimits = .default) throws -> Bitmap {
-        let info = try info(of: data, limits: limits)
+        try decode(data, info: try info(of: data, limits: limits), covering: minimumSize, pixelFormat: pixelFormat,
+                   applyOrientation: applyOrientation, limits: limits)
+    }
+
+    /// `decode(_:covering:pixelFormat:applyOrientation:limits:)` with the `info` the caller
+    /// already read from the same bytes (so the header is not parsed again).
+    public static func decode(_ data: Data, info: ImageInfo, covering minimumSize: (width: Int, height: Int)? = nil,
+                              pixelFormat: Bitmap.PixelFormat = .rgba8, applyOrientation: Bool = true,
+                              limits: DecodingLimits = .default) throws -> Bitmap {
+        guard data.count <= limits.maxInputBytes else {
+            throw CodecError.inputTooLarge(bytes: data.count, limit: limits.maxInputBytes)
+        }
         guard info.width > 0, info.height > 0, info.pixelCount <= limits.maxPixels else {
             throw CodecError.tooManyPixels(width: info.width, height: info.height, limit: limits.maxPixels)
         }

@@ -88,7 +88,7 @@ struct ThumbnailCommand: ParsableCommand {
         let data = try Data(contentsOf: URL(fileURLWithPath: input))
         let info = try ImageDecoder.info(of: data)
         let needed = resize.minimumSourceSize(sourceWidth: info.uprightWidth, sourceHeight: info.uprightHeight)
-        var bitmap = try ImageDecoder.decode(data, covering: needed)
+        var bitmap = try ImageDecoder.decode(data, info: info, covering: needed)
         bitmap = try resize.process(bitmap)
         if encoding.fileType == .jpeg, info.hasAlpha { bitmap = try Flatten().process(bitmap) }
         try ImageEncoder.encode(bitmap, as: encoding).write(to: URL(fileURLWithPath: output))
