@@ -20,7 +20,7 @@ for shim in CJPEG CPNG CGIF CWebP; do
     clang -c -O1 -g $SAN -I "Sources/$shim/include" "$source" -o "$WORK/$(basename "$source" .c).o"
   done
 done
-swiftc -sanitize=fuzzer,address -parse-as-library -O -g -module-name EaselCodecsFuzz \
+swiftc -sanitize=fuzzer,address -parse-as-library -O -g -module-name EaselCodecsFuzz -package-name easel \
   $(for shim in CJPEG CPNG CGIF CWebP; do echo "-I $WORK/modules/$shim"; done) \
   $(find Sources/EaselCodecs -name '*.swift') Fuzz/CodecFuzzer.swift \
   "$WORK"/*.o -ljpeg -lpng16 -lspng -lwebp -lwebpdemux -lgif \
