@@ -138,6 +138,9 @@ func crashRounds(directory: URL, rounds: Int, seed: UInt64) throws -> (problems:
         let writer = try WriterProcess(directory: directory, seed: seed &+ UInt64(round), options: ["--inline-limit", "65536"])
         writer.read(until: { $0.begun.count >= stopAfter })
         writer.kill()
+        // The writer ran on between our decision and its death: read everything it wrote, so
+        // every set it began is known (a slow parent, e.g. under TSan, can miss several).
+        writer.read(until: { _ in false })
         for (key, length) in writer.done { possible[key] = [length] }
         if writer.begun.count > writer.done.count, let (key, length) = writer.begun.last {
             possible[key, default: []].insert(length)
