@@ -186,8 +186,10 @@ int easel_jpeg_decode(const uint8_t *data, size_t size, int scale_denom, int gra
     return 1;
 }
 
-int easel_jpeg_encode(const uint8_t *pixels, int width, int height, size_t row_bytes, int components,
-                      int quality, int progressive, uint8_t **output, unsigned long *output_size, char *message) {
+/* Encodes rows of `components` bytes per pixel given in `in_space`, stored as `jpeg_space`. */
+static int encode(const uint8_t *pixels, int width, int height, size_t row_bytes, int components,
+                  J_COLOR_SPACE in_space, J_COLOR_SPACE jpeg_space, int quality, int progressive,
+                  uint8_t **output, unsigned long *output_size, char *message) {
     struct jpeg_compress_struct cinfo;
     easel_error_mgr errors;
     unsigned char *buffer = NULL;
@@ -204,8 +206,9 @@ int easel_jpeg_encode(const uint8_t *pixels, int width, int height, size_t row_b
     cinfo.image_width = (JDIMENSION)width;
     cinfo.image_height = (JDIMENSION)height;
     cinfo.input_components = components;
-    cinfo.in_color_space = components == 1 ? JCS_GRAYSCALE : JCS_EXT_RGBA;
+    cinfo.in_color_space = in_space;
     jpeg_set_defaults(&cinfo);
+    if (jpeg_space != in_space) jpeg_set_colorspace(&cinfo, jpeg_space);
     jpeg_set_quality(&cinfo, quality, TRUE);
     if (progressive) jpeg_simple_progression(&cinfo);
     jpeg_start_compress(&cinfo, TRUE);
@@ -220,38 +223,17 @@ int easel_jpeg_encode(const uint8_t *pixels, int width, int height, size_t row_b
     return 1;
 }
 
+int easel_jpeg_encode(const uint8_t *pixels, int width, int height, size_t row_bytes, int components,
+                      int quality, int progressive, uint8_t **output, unsigned long *output_size, char *message) {
+    J_COLOR_SPACE space = components == 1 ? JCS_GRAYSCALE : JCS_EXT_RGBA;
+    return encode(pixels, width, height, row_bytes, components, space, space, quality, progressive,
+                  output, output_size, message);
+}
+
 int easel_jpeg_encode_cmyk(const uint8_t *pixels, int width, int height, size_t row_bytes, int quality,
                            uint8_t **output, unsigned long *output_size, char *message) {
-    struct jpeg_compress_struct cinfo;
-    easel_error_mgr errors;
-    unsigned char *buffer = NULL;
-    unsigned long buffer_size = 0;
-    init_errors(&errors, message);
-    cinfo.err = &errors.base;
-    if (setjmp(errors.jump)) {
-        jpeg_destroy_compress(&cinfo);
-        free(buffer);
-        return 0;
-    }
-    jpeg_create_compress(&cinfo);
-    jpeg_mem_dest(&cinfo, &buffer, &buffer_size);
-    cinfo.image_width = (JDIMENSION)width;
-    cinfo.image_height = (JDIMENSION)height;
-    cinfo.input_components = 4;
-    cinfo.in_color_space = JCS_CMYK;
-    jpeg_set_defaults(&cinfo);
-    jpeg_set_colorspace(&cinfo, JCS_YCCK); /* writes an Adobe marker, as Photoshop does */
-    jpeg_set_quality(&cinfo, quality, TRUE);
-    jpeg_start_compress(&cinfo, TRUE);
-    while (cinfo.next_scanline < cinfo.image_height) {
-        JSAMPROW row = (JSAMPROW)(pixels + (size_t)cinfo.next_scanline * row_bytes);
-        jpeg_write_scanlines(&cinfo, &row, 1);
-    }
-    jpeg_finish_compress(&cinfo);
-    jpeg_destroy_compress(&cinfo);
-    *output = buffer;
-    *output_size = buffer_size;
-    return 1;
+    /* YCCK with an Adobe marker, as Photoshop writes CMYK. */
+    return encode(pixels, width, height, row_bytes, 4, JCS_CMYK, JCS_YCCK, quality, 0, output, output_size, message);
 }
 
 void easel_jpeg_free(void *buffer) {

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Why an image could not be read or written. Every refusal names its cause and, for limits,
 /// the limit.
 public enum CodecError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -60,4 +62,21 @@ func cMessage(_ buffer: [CChar]) -> String {
 /// The text of a NUL-terminated message written through a pointer by a C shim.
 func cMessage(_ pointer: UnsafeMutablePointer<CChar>) -> String {
     String(cString: UnsafePointer(pointer))
+}
+
+/// Runs a C shim call over the bytes of `data` with a message buffer of `messageSize`.
+/// A result of 0 becomes `CodecError.corrupt` with the shim's message; any other result is
+/// returned for the caller to interpret.
+func callShim(_ data: Data, format: ImageFileType, messageSize: Int32,
+              _ body: (UnsafePointer<UInt8>, Int, UnsafeMutablePointer<CChar>) -> Int32) throws -> Int32 {
+    var message = [CChar](repeating: 0, count: Int(messageSize))
+    let result: Int32 = data.withUnsafeBytes { raw in
+        guard let base = raw.baseAddress, raw.count > 0 else { return 0 }
+        return message.withUnsafeMutableBufferPointer { body(base.assumingMemoryBound(to: UInt8.self), raw.count, $0.baseAddress!) }
+    }
+    guard result != 0 else {
+        let text = cMessage(message)
+        throw CodecError.corrupt(format: format, reason: text.isEmpty ? "empty or unreadable data" : text)
+    }
+    return result
 }

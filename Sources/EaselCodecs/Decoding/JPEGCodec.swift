@@ -80,18 +80,11 @@ package enum JPEGCodec {
         return Data(bytes: output, count: Int(size))
     }
 
-    /// Runs a shim call on the bytes of `data`. 0 becomes `.corrupt` with the library's
-    /// message; -1 means the progressive scan limit was hit.
+    /// Runs a shim call on the bytes of `data`: 0 is `.corrupt` with libjpeg's message, -1
+    /// means the progressive scan limit was hit.
     private static func call(_ data: Data, _ body: (UnsafePointer<UInt8>, Int, UnsafeMutablePointer<CChar>) -> Int32) throws {
-        var message = [CChar](repeating: 0, count: Int(EASEL_JPEG_MESSAGE_SIZE))
-        let result: Int32 = data.withUnsafeBytes { raw in
-            guard let base = raw.baseAddress, raw.count > 0 else { return 0 }
-            return message.withUnsafeMutableBufferPointer { body(base.assumingMemoryBound(to: UInt8.self), raw.count, $0.baseAddress!) }
-        }
-        if result == -1 { throw CodecError.tooManyScans(limit: DecodingLimits.default.maxProgressiveScans) }
-        guard result != 0 else {
-            let text = cMessage(message)
-            throw CodecError.corrupt(format: .jpeg, reason: text.isEmpty ? "empty or unreadable data" : text)
+        if try callShim(data, format: .jpeg, messageSize: EASEL_JPEG_MESSAGE_SIZE, body) == -1 {
+            throw CodecError.tooManyScans(limit: DecodingLimits.default.maxProgressiveScans)
         }
     }
 }

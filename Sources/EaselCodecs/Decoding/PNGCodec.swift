@@ -43,14 +43,6 @@ enum PNGCodec {
     }
 
     private static func call(_ data: Data, _ body: (UnsafePointer<UInt8>, Int, UnsafeMutablePointer<CChar>) -> Int32) throws {
-        var message = [CChar](repeating: 0, count: Int(EASEL_PNG_MESSAGE_SIZE))
-        let result: Int32 = data.withUnsafeBytes { raw in
-            guard let base = raw.baseAddress, raw.count > 0 else { return 0 }
-            return message.withUnsafeMutableBufferPointer { body(base.assumingMemoryBound(to: UInt8.self), raw.count, $0.baseAddress!) }
-        }
-        guard result != 0 else {
-            let text = cMessage(message)
-            throw CodecError.corrupt(format: .png, reason: text.isEmpty ? "empty or unreadable data" : text)
-        }
+        _ = try callShim(data, format: .png, messageSize: EASEL_PNG_MESSAGE_SIZE, body)
     }
 }
