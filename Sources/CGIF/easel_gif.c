@@ -49,7 +49,7 @@ int easel_gif_read_header(const uint8_t *data, size_t size, int *width, int *hei
 }
 
 int easel_gif_decode_first_frame(const uint8_t *data, size_t size, uint8_t *pixels, size_t row_bytes,
-                                 int width, int height, char *message) {
+                                 int width, int height, long max_frame_pixels, char *message) {
     gif_source source;
     GifFileType *gif = open_gif(data, size, &source, message);
     if (!gif) return 0;
@@ -78,7 +78,9 @@ int easel_gif_decode_first_frame(const uint8_t *data, size_t size, uint8_t *pixe
                     transparent = extension[4];
                 }
                 if (DGifGetExtensionNext(gif, &extension) == GIF_ERROR) {
-                    extension = NULL;
+                    set_message(message, "corrupt GIF extension");
+                    DGifCloseFile(gif, NULL);
+                    return 0;
                 }
             }
             continue;
@@ -92,6 +94,10 @@ int easel_gif_decode_first_frame(const uint8_t *data, size_t size, uint8_t *pixe
         ColorMapObject *map = desc->ColorMap ? desc->ColorMap : gif->SColorMap;
         if (!map || desc->Width <= 0 || desc->Height <= 0) {
             set_message(message, "GIF frame without colours or size");
+            break;
+        }
+        if ((long)desc->Width * (long)desc->Height > max_frame_pixels) {
+            set_message(message, "GIF frame exceeds the pixel limit");
             break;
         }
         line = malloc((size_t)desc->Width);
@@ -112,6 +118,7 @@ int easel_gif_decode_first_frame(const uint8_t *data, size_t size, uint8_t *pixe
                     break;
                 }
                 int canvas_y = desc->Top + y;
+                if (!desc->Interlace && canvas_y >= height) break; /* the rest is off the canvas */
                 if (canvas_y < 0 || canvas_y >= height) continue;
                 uint8_t *row = pixels + (size_t)canvas_y * row_bytes;
                 for (int x = 0; x < desc->Width; x++) {

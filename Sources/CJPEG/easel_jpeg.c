@@ -68,6 +68,7 @@ static void init_errors(easel_error_mgr *errors, char *message) {
 int easel_jpeg_read_header(const uint8_t *data, size_t size, easel_jpeg_header *header, char *message) {
     struct jpeg_decompress_struct cinfo;
     easel_error_mgr errors;
+    memset(&cinfo, 0, sizeof cinfo); /* a failing jpeg_create_* leaves nothing to destroy */
     init_errors(&errors, message);
     cinfo.err = &errors.base;
     if (setjmp(errors.jump)) {
@@ -89,6 +90,7 @@ int easel_jpeg_read_header(const uint8_t *data, size_t size, easel_jpeg_header *
 int easel_jpeg_scaled_size(const uint8_t *data, size_t size, int scale_denom, int *width, int *height, char *message) {
     struct jpeg_decompress_struct cinfo;
     easel_error_mgr errors;
+    memset(&cinfo, 0, sizeof cinfo); /* a failing jpeg_create_* leaves nothing to destroy */
     init_errors(&errors, message);
     cinfo.err = &errors.base;
     if (setjmp(errors.jump)) {
@@ -109,16 +111,24 @@ int easel_jpeg_scaled_size(const uint8_t *data, size_t size, int scale_denom, in
 
 int easel_jpeg_decode(const uint8_t *data, size_t size, int scale_denom, int gray_output,
                       uint8_t *pixels, size_t row_bytes, int max_scans, char *message) {
+    return easel_jpeg_decode_checked(data, size, scale_denom, gray_output, -1, -1, -1, -1,
+                                     pixels, row_bytes, max_scans, message);
+}
+
+int easel_jpeg_decode_checked(const uint8_t *data, size_t size, int scale_denom, int gray_output,
+                              int width, int height, int output_width, int output_height,
+                              uint8_t *pixels, size_t row_bytes, int max_scans, char *message) {
     struct jpeg_decompress_struct cinfo;
     easel_error_mgr errors;
     easel_progress_mgr progress;
     uint8_t *volatile cmyk_row = NULL;
     init_errors(&errors, message);
     cinfo.err = &errors.base;
-    if (setjmp(errors.jump)) {
+    int jumped = setjmp(errors.jump);
+    if (jumped) {
         free(cmyk_row);
         jpeg_destroy_decompress(&cinfo);
-        return 0;
+        return jumped == 2 ? -1 : 0; /* 2: the progressive scan limit */
     }
     jpeg_create_decompress(&cinfo);
     progress.base.progress_monitor = easel_progress;
@@ -130,6 +140,11 @@ int easel_jpeg_decode(const uint8_t *data, size_t size, int scale_denom, int gra
     int cmyk = cinfo.jpeg_color_space == JCS_CMYK || cinfo.jpeg_color_space == JCS_YCCK;
     /* Adobe writes CMYK inverted; so do nearly all files with an Adobe marker. */
     int inverted = cmyk && cinfo.saw_Adobe_marker;
+    if (width >= 0 && ((int)cinfo.image_width != width || (int)cinfo.image_height != height)) {
+        set_message(message, "JPEG size differs from the size it was opened with");
+        jpeg_destroy_decompress(&cinfo);
+        return 0;
+    }
     cinfo.scale_num = 1;
     cinfo.scale_denom = (unsigned int)scale_denom;
     cinfo.dct_method = JDCT_ISLOW;
@@ -139,6 +154,12 @@ int easel_jpeg_decode(const uint8_t *data, size_t size, int scale_denom, int gra
         cinfo.out_color_space = JCS_GRAYSCALE;
     } else {
         cinfo.out_color_space = JCS_EXT_RGBA;
+    }
+    jpeg_calc_output_dimensions(&cinfo);
+    if (output_width >= 0 && ((int)cinfo.output_width != output_width || (int)cinfo.output_height != output_height)) {
+        set_message(message, "JPEG output size differs from the buffer's");
+        jpeg_destroy_decompress(&cinfo);
+        return 0;
     }
     jpeg_start_decompress(&cinfo);
     if (cmyk) {
@@ -192,6 +213,7 @@ static int encode(const uint8_t *pixels, int width, int height, size_t row_bytes
                   uint8_t **output, unsigned long *output_size, char *message) {
     struct jpeg_compress_struct cinfo;
     easel_error_mgr errors;
+    memset(&cinfo, 0, sizeof cinfo);
     unsigned char *buffer = NULL;
     unsigned long buffer_size = 0;
     init_errors(&errors, message);

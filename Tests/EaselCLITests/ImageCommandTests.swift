@@ -79,3 +79,23 @@ struct ImageCommandTests {
         #expect(try await runEasel(["thumbnail", "x.jpg", "--quality", "0"]).status != 0)
     }
 }
+
+@Suite("easel thumbnail output names", .timeLimit(.minutes(1)))
+struct ThumbnailOutputTests {
+    @Test func inputsThatWouldWriteOneFileAreRefusedNotRaced() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("easel-collide-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        for sub in ["a", "b"] {
+            try FileManager.default.createDirectory(at: directory.appendingPathComponent(sub), withIntermediateDirectories: true)
+        }
+        let image = try ImageEncoder.encode(Bitmap(width: 8, height: 8, pixelFormat: .gray8), as: .png())
+        try image.write(to: directory.appendingPathComponent("a/x.png"))
+        try image.write(to: directory.appendingPathComponent("b/x.png"))
+        let out = directory.appendingPathComponent("out").path
+        let result = try await runEasel(["thumbnail", directory.appendingPathComponent("a/x.png").path,
+                                         directory.appendingPathComponent("b/x.png").path, "--output-dir", out, "--jobs", "2"])
+        #expect(result.status == 1)
+        #expect(result.error.contains("1 of 2 failed") && result.output.contains("would overwrite the one of"))
+        #expect(FileManager.default.fileExists(atPath: out + "/tn_x.jpg"))
+    }
+}

@@ -144,3 +144,25 @@ struct OpaqueFastPathTests {
         #expect(maxDifference(try GaussianBlur(sigma: 1.2).process(jpeg), try GaussianBlur(sigma: 1.2).process(unmarked)) <= 1)
     }
 }
+
+@Suite("Extreme sizes")
+struct ExtremeSizeTests {
+    @Test func anExtremeAspectRatioNeverBuildsAGiantImage() throws {
+        let strip = painted(width: 50_000, height: 1) { x, _ in [UInt8(x % 256), 0, 0, 255] }
+        let cover = try Resize(width: 256, height: 256, mode: .fill).process(strip)
+        #expect(cover.width == 256 && cover.height == 256)
+        let fit = try Resize(width: 256, height: 256, mode: .fit).process(strip)
+        #expect(fit.width == 256 && fit.height == 1)
+    }
+
+    @Test func largeReductionsStayFaithful() throws {
+        // A 2000-pixel-wide half-black, half-white image shrunk 40×: the edge stays in the middle.
+        let edge = painted(width: 2_000, height: 40) { x, _ in x < 1_000 ? [0, 0, 0, 255] : [255, 255, 255, 255] }
+        let small = try Resize(width: 50, height: 1, mode: .exact).process(edge)
+        #expect(small.pixel(x: 10, y: 0)[0] <= 2 && small.pixel(x: 40, y: 0)[0] >= 253)
+        #expect(small.pixel(x: 24, y: 0)[0] < 128 && small.pixel(x: 25, y: 0)[0] > 128)
+        let flat = painted(width: 3_000, height: 2_000) { _, _ in [12, 34, 56, 255] }
+        let shrunk = try Resize(width: 30, height: 20, mode: .exact).process(flat)
+        #expect(shrunk.pixel(x: 15, y: 10) == [12, 34, 56, 255])
+    }
+}

@@ -125,3 +125,28 @@ struct WebPAndGIFTests {
         #expect(throws: CodecError.tooManyPixels(width: 16_000, height: 16_000, limit: 50_000_000)) { try ImageDecoder.decode(animated) }
     }
 }
+
+@Suite("Decoding with a given info")
+struct DecodeWithInfoTests {
+    @Test func aJPEGDecodedWithAnotherFilesInfoIsRefusedNotOverflowed() throws {
+        let small = try ImageEncoder.encode(gradient(width: 16, height: 16), as: .jpeg(quality: 80))
+        let large = try ImageEncoder.encode(gradient(width: 64, height: 64), as: .jpeg(quality: 80))
+        let smallInfo = try ImageDecoder.info(of: small)
+        #expect(throws: CodecError.self) { try ImageDecoder.decode(large, info: smallInfo) }
+    }
+
+    @Test func emptyDataWithWebPInfoIsAnErrorNotACrash() throws {
+        let webp = try ImageEncoder.encode(gradient(width: 8, height: 8), as: .webp(quality: 80))
+        let info = try ImageDecoder.info(of: webp)
+        #expect(throws: CodecError.self) { try ImageDecoder.decode(Data(), info: info) }
+    }
+
+    @Test func aGIFFrameFarLargerThanItsCanvasIsRefused() throws {
+        var gif = TestGIF.make(width: 4, height: 4, palette: [[1, 2, 3]]) { _, _ in 0 }
+        // The image descriptor follows the 13-byte header and the 768-byte colour table.
+        let descriptor = 13 + 768
+        #expect(gif[descriptor] == 0x2C)
+        gif.replaceSubrange((descriptor + 5)..<(descriptor + 9), with: [0xFF, 0xFF, 0xFF, 0xFF]) // frame 65535 × 65535
+        #expect(throws: CodecError.self) { try ImageDecoder.decode(gif) }
+    }
+}

@@ -30,6 +30,13 @@ int easel_jpeg_scaled_size(const uint8_t *data, size_t size, int scale_denom, in
 int easel_jpeg_decode(const uint8_t *data, size_t size, int scale_denom, int gray_output,
                       uint8_t *pixels, size_t row_bytes, int max_scans, char *message);
 
+/* As easel_jpeg_decode, but refuses (returns 0) unless the file's size is exactly
+ * width x height and its scaled output exactly output_width x output_height: the pixel buffer
+ * was sized from those. Returns -1 when the progressive scan limit is hit. */
+int easel_jpeg_decode_checked(const uint8_t *data, size_t size, int scale_denom, int gray_output,
+                              int width, int height, int output_width, int output_height,
+                              uint8_t *pixels, size_t row_bytes, int max_scans, char *message);
+
 /* Encodes RGBA (components 4, alpha ignored) or gray (components 1) pixels. On success
  * *output is a buffer from malloc (free it with easel_jpeg_free) of *output_size bytes. */
 int easel_jpeg_encode(const uint8_t *pixels, int width, int height, size_t row_bytes, int components,

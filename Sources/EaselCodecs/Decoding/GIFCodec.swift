@@ -10,13 +10,13 @@ enum GIFCodec {
                          isProgressive: false)
     }
 
-    static func decode(_ data: Data, info: ImageInfo, pixelFormat: Bitmap.PixelFormat) throws -> Bitmap {
+    static func decode(_ data: Data, info: ImageInfo, pixelFormat: Bitmap.PixelFormat, limits: DecodingLimits) throws -> Bitmap {
         var bitmap = Bitmap(width: info.width, height: info.height, pixelFormat: .rgba8)
         let rowBytes = bitmap.rowBytes
         try bitmap.withUnsafeMutableBytes { pixels in
             try call(data) { bytes, count, message in
                 easel_gif_decode_first_frame(bytes, count, pixels.baseAddress!.assumingMemoryBound(to: UInt8.self), rowBytes,
-                                             Int32(info.width), Int32(info.height), message)
+                                             Int32(info.width), Int32(info.height), limits.maxPixels, message)
             }
         }
         return bitmap.converted(to: pixelFormat)

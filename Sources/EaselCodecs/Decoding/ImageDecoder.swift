@@ -42,7 +42,8 @@ public enum ImageDecoder {
     }
 
     /// `decode(_:covering:pixelFormat:applyOrientation:limits:)` with the `info` the caller
-    /// already read from the same bytes (so the header is not parsed again).
+    /// already read from the same bytes (so the header is not parsed again). `info` must come
+    /// from `info(of:)` on these very bytes; a decoder that finds another size refuses.
     public static func decode(_ data: Data, info: ImageInfo, covering minimumSize: (width: Int, height: Int)? = nil,
                               pixelFormat: Bitmap.PixelFormat = .rgba8, applyOrientation: Bool = true,
                               limits: DecodingLimits = .default) throws -> Bitmap {
@@ -65,7 +66,7 @@ public enum ImageDecoder {
             return Orientation.apply(applyOrientation ? info.orientation : 1,
                                      to: try WebPCodec.decode(data, info: info, pixelFormat: pixelFormat))
         case .gif:
-            return try GIFCodec.decode(data, info: info, pixelFormat: pixelFormat)
+            return try GIFCodec.decode(data, info: info, pixelFormat: pixelFormat, limits: limits)
         }
     }
 }

@@ -34,11 +34,11 @@ package enum JPEGCodec {
         do {
         try bitmap.withUnsafeMutableBytes { pixels in
             try call(data) { bytes, count, message in
-                let ok = easel_jpeg_decode(bytes, count, Int32(denominator), pixelFormat == .gray8 ? 1 : 0,
-                                           pixels.baseAddress!.assumingMemoryBound(to: UInt8.self), rowBytes,
-                                           Int32(limits.maxProgressiveScans), message)
-                if ok == 0, cMessage(message).hasPrefix("more than") { return -1 }
-                return ok
+                // The shim checks the file really has `info`'s size: the buffer was sized from it.
+                easel_jpeg_decode_checked(bytes, count, Int32(denominator), pixelFormat == .gray8 ? 1 : 0,
+                                          Int32(info.width), Int32(info.height), Int32(width), Int32(height),
+                                          pixels.baseAddress!.assumingMemoryBound(to: UInt8.self), rowBytes,
+                                          Int32(clamping: limits.maxProgressiveScans), message)
             }
         }
         } catch CodecError.tooManyScans {

@@ -10,8 +10,10 @@ enum WebPCodec {
             WebPGetFeatures(raw.baseAddress?.assumingMemoryBound(to: UInt8.self), raw.count, &features)
         }
         guard status == VP8_STATUS_OK else { throw CodecError.corrupt(format: .webp, reason: "unreadable header (status \(status.rawValue))") }
+        // Only a lossy (VP8) image without an alpha chunk is certainly opaque: for lossless
+        // data the header's alpha flag is a hint, and libwebp decodes whatever alpha is there.
         return ImageInfo(fileType: .webp, width: Int(features.width), height: Int(features.height),
-                         hasAlpha: features.has_alpha != 0, isGrayscale: false, isProgressive: false,
+                         hasAlpha: features.has_alpha != 0 || features.format != 1, isGrayscale: false, isProgressive: false,
                          isAnimated: features.has_animation != 0, exif: ExifReader.read(webp: data))
     }
 
@@ -19,7 +21,8 @@ enum WebPCodec {
         var bitmap = Bitmap(width: info.width, height: info.height, pixelFormat: .rgba8)
         let rowBytes = bitmap.rowBytes
         let ok = try data.withUnsafeBytes { raw -> Bool in
-            let input = raw.baseAddress!.assumingMemoryBound(to: UInt8.self)
+            guard let base = raw.baseAddress, raw.count > 0 else { return false }
+            let input = base.assumingMemoryBound(to: UInt8.self)
             if !info.isAnimated {
                 return bitmap.withUnsafeMutableBytes { pixels in
                     WebPDecodeRGBAInto(input, raw.count, pixels.baseAddress!.assumingMemoryBound(to: UInt8.self),

@@ -31,6 +31,7 @@ enum ExifReader {
             var offset = 2
             while offset + 4 <= bytes.count, bytes[offset] == 0xFF {
                 let marker = bytes[offset + 1]
+                if marker == 0xFF { offset += 1; continue } // fill bytes before a marker
                 if marker == 0xD8 || marker == 0x01 || (0xD0...0xD7).contains(marker) { offset += 2; continue }
                 if marker == 0xDA || marker == 0xD9 { return nil } // image data: no EXIF before it
                 let length = Int(bytes[offset + 2]) << 8 | Int(bytes[offset + 3])
@@ -118,7 +119,10 @@ enum ExifReader {
 
         entries(ifd0) { tag, type, count, field in
             switch tag {
-            case 0x0112: if type == 3, let value = u16(field), (1...8).contains(value) { info.orientation = value }
+            case 0x0112:
+                // SHORT as the specification says; some writers use LONG.
+                let value = type == 3 ? u16(field) : (type == 4 ? u32(field) : nil)
+                if let value, (1...8).contains(value) { info.orientation = value }
             case 0x010F: info.make = ascii(type: type, count: count, field: field)
             case 0x0110: info.model = ascii(type: type, count: count, field: field)
             case 0x8769: exifIFD = u32(field)

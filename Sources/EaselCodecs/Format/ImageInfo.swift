@@ -3,12 +3,13 @@ public struct ImageInfo: Sendable, Hashable {
     public var fileType: ImageFileType
     public var width: Int
     public var height: Int
-    /// An alpha channel or a transparency chunk.
+    /// An alpha channel or a transparency chunk (for lossless WebP: possibly, as its header's
+    /// flag is only a hint).
     public var hasAlpha: Bool
     public var isGrayscale: Bool
     /// A progressive JPEG or an interlaced PNG.
     public var isProgressive: Bool
-    /// EXIF facts (JPEG), nil when the file has none.
+    /// EXIF facts (from JPEG, PNG or WebP), nil when the file has none.
     public var exif: ExifInfo?
     /// An animated WebP (GIFs are not examined for further frames); only the first frame is decoded.
     public var isAnimated: Bool

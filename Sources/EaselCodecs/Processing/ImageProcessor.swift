@@ -66,10 +66,20 @@ public struct Resize: ImageProcessor, Hashable {
     }
 
     public func process(_ bitmap: Bitmap) throws -> Bitmap {
-        let size = scaledSize(sourceWidth: bitmap.width, sourceHeight: bitmap.height)
-        let scaled = Resampler.resize(bitmap, width: size.width, height: size.height)
-        guard mode == .fill, size.width != width || size.height != height else { return scaled }
-        return try Crop(x: (size.width - width) / 2, y: (size.height - height) / 2, width: width, height: height).process(scaled)
+        guard mode == .fill else {
+            let size = scaledSize(sourceWidth: bitmap.width, sourceHeight: bitmap.height)
+            return Resampler.resize(bitmap, width: size.width, height: size.height)
+        }
+        // Crop the source to the box's aspect ratio first, then resize to exactly the box: the
+        // same pixels as scaling to cover and cropping the centre, without ever building the
+        // (possibly enormous, for extreme aspect ratios) covering image.
+        let scale = max(Double(width) / Double(bitmap.width), Double(height) / Double(bitmap.height))
+        let cropWidth = min(bitmap.width, max(1, Int((Double(width) / scale).rounded())))
+        let cropHeight = min(bitmap.height, max(1, Int((Double(height) / scale).rounded())))
+        let cropped = cropWidth == bitmap.width && cropHeight == bitmap.height ? bitmap
+            : try Crop(x: (bitmap.width - cropWidth) / 2, y: (bitmap.height - cropHeight) / 2,
+                       width: cropWidth, height: cropHeight).process(bitmap)
+        return Resampler.resize(cropped, width: width, height: height)
     }
 }
 
@@ -88,7 +98,7 @@ public struct Crop: ImageProcessor, Hashable {
 
     /// - Throws: `CodecError.invalidParameters` when the rectangle is not inside the bitmap.
     public func process(_ bitmap: Bitmap) throws -> Bitmap {
-        guard x >= 0, y >= 0, width > 0, height > 0, x + width <= bitmap.width, y + height <= bitmap.height else {
+        guard x >= 0, y >= 0, width > 0, height > 0, x <= bitmap.width - width, y <= bitmap.height - height else {
             throw CodecError.invalidParameters("crop \(x),\(y) \(width)x\(height) outside a \(bitmap.width)x\(bitmap.height) image")
         }
         var result = Bitmap(width: width, height: height, pixelFormat: bitmap.pixelFormat)

@@ -33,6 +33,7 @@ enum Resampler {
         let key = SIMD2(inputSize, outputSize)
         if let cached = cache.withLock({ $0[key] }) { return cached }
         let kernel = makeKernel(inputSize: inputSize, outputSize: outputSize)
+        guard kernel.weights.count <= 1 << 18 else { return kernel } // big ones are not kept
         cache.withLock { cache in
             if cache.count >= 64 { cache.removeAll() }
             cache[key] = kernel
@@ -68,8 +69,49 @@ enum Resampler {
         return Kernel(starts: starts, weights: weights, taps: taps)
     }
 
-    /// `bitmap` resampled to `width × height`.
+    /// `bitmap` resampled to `width × height`. Reductions by more than 3× on an axis first
+    /// average whole blocks of pixels (premultiplied), leaving Lanczos at most a 3× reduction:
+    /// this bounds its kernels to a few taps whatever the ratio (a 50000 × 1 strip included).
     static func resize(_ bitmap: Bitmap, width: Int, height: Int) -> Bitmap {
+        if width == bitmap.width, height == bitmap.height { return bitmap }
+        let factorX = bitmap.width / width >= 4 ? bitmap.width / width / 2 : 1
+        let factorY = bitmap.height / height >= 4 ? bitmap.height / height / 2 : 1
+        if factorX > 1 || factorY > 1 {
+            return lanczos(boxShrink(bitmap, factorX: factorX, factorY: factorY), width: width, height: height)
+        }
+        return lanczos(bitmap, width: width, height: height)
+    }
+
+    /// Averages `factorX × factorY` blocks (a partial last block averages what it has).
+    static func boxShrink(_ bitmap: Bitmap, factorX: Int, factorY: Int) -> Bitmap {
+        let width = (bitmap.width + factorX - 1) / factorX, height = (bitmap.height + factorY - 1) / factorY
+        let channels = bitmap.pixelFormat == .rgba8 && bitmap.isKnownOpaque ? 3 : bitmap.pixelFormat.bytesPerPixel
+        var result = Bitmap(width: width, height: height, pixelFormat: bitmap.pixelFormat)
+        let rowBytes = result.rowBytes
+        var sums = [SIMD4<Float>](repeating: .zero, count: width)
+        var counts = [Float](repeating: 0, count: width)
+        bitmap.withUnsafeBytes { source in
+            result.withUnsafeMutableBytes { destination in
+                for y in 0..<height {
+                    for x in 0..<width { sums[x] = .zero; counts[x] = 0 }
+                    for sy in (y * factorY)..<min(bitmap.height, (y + 1) * factorY) {
+                        let row = source.baseAddress! + sy * bitmap.rowBytes
+                        for sx in 0..<bitmap.width {
+                            sums[sx / factorX] += load(row, index: sx, channels: channels)
+                            counts[sx / factorX] += 1
+                        }
+                    }
+                    let row = destination.baseAddress! + y * rowBytes
+                    for x in 0..<width { store(sums[x] / counts[x], to: row, index: x, channels: channels) }
+                }
+            }
+        }
+        if bitmap.isKnownOpaque { result.markOpaque() }
+        return result
+    }
+
+    /// Lanczos-3 from `bitmap` to `width × height`.
+    static func lanczos(_ bitmap: Bitmap, width: Int, height: Int) -> Bitmap {
         if width == bitmap.width, height == bitmap.height { return bitmap }
         let horizontal = kernel(inputSize: bitmap.width, outputSize: width)
         let vertical = kernel(inputSize: bitmap.height, outputSize: height)

@@ -13,7 +13,7 @@ struct InfoCommand: ParsableCommand {
         var failed: [String] = []
         for path in files {
             do {
-                let data = try Data(contentsOf: URL(fileURLWithPath: path))
+                let data = try readInput(path, limit: DecodingLimits.default.maxInputBytes)
                 let info = try ImageDecoder.info(of: data)
                 print(json ? Self.json(path: path, info: info, bytes: data.count) : Self.text(path: path, info: info, bytes: data.count))
             } catch {
@@ -31,12 +31,17 @@ struct InfoCommand: ParsableCommand {
         if info.isProgressive { parts.append(info.fileType == .png ? "interlaced" : "progressive") }
         if let exif = info.exif {
             if exif.orientation != 1 { parts.append("orientation \(exif.orientation) (upright \(info.uprightWidth)×\(info.uprightHeight))") }
-            if let make = exif.make { parts.append("make \(make)") }
-            if let model = exif.model { parts.append("model \(model)") }
-            if let date = exif.dateTaken { parts.append("taken \(date)") }
+            if let make = exif.make { parts.append("make \(printable(make))") }
+            if let model = exif.model { parts.append("model \(printable(model))") }
+            if let date = exif.dateTaken { parts.append("taken \(printable(date))") }
             parts.append(exif.hasGPS ? "GPS" : "no GPS")
         }
         return "\(path): " + parts.joined(separator: ", ")
+    }
+
+    /// EXIF text with control characters (terminal escapes among them) replaced by "?".
+    static func printable(_ text: String) -> String {
+        String(text.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? "?" : Character($0) })
     }
 
     static func json(path: String, info: ImageInfo, bytes: Int) -> String {

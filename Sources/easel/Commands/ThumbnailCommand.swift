@@ -59,12 +59,18 @@ struct ThumbnailCommand: ParsableCommand {
         }
         let results = ThumbnailResults(count: inputs.count)
         let next = NextIndex()
-        let inputs = self.inputs, outputDir = self.outputDir, fileExtension = format == .jpeg ? "jpg" : format.rawValue
+        let inputs = self.inputs
+        let outputs = Self.outputPaths(for: inputs, outputDir: outputDir, fileExtension: format == .jpeg ? "jpg" : format.rawValue)
         DispatchQueue.concurrentPerform(iterations: min(jobs, inputs.count)) { _ in
             while let index = next.take(below: inputs.count) {
                 let input = inputs[index]
-                let name = "tn_" + URL(fileURLWithPath: input).deletingPathExtension().lastPathComponent + "." + fileExtension
-                let output = (outputDir ?? URL(fileURLWithPath: input).deletingLastPathComponent().path) + "/" + name
+                let output: String
+                switch outputs[index] {
+                case .success(let path): output = path
+                case .failure(let reason):
+                    results.set(index, "\(input): \(reason.message)", failed: true)
+                    continue
+                }
                 let started = DispatchTime.now().uptimeNanoseconds
                 do {
                     let size = try Self.thumbnail(input: input, output: output, resize: resize, encoding: encoding)
@@ -83,17 +89,52 @@ struct ThumbnailCommand: ParsableCommand {
         }
     }
 
-    /// One thumbnail: decode covering what the resize needs, resize, flatten for JPEG, encode.
+    struct OutputRefused: Error {
+        let message: String
+    }
+
+    /// `tn_<name>.<ext>` for each input, next to it or in `outputDir`. Two inputs that would
+    /// write one file, or an output that is also an input, are refused rather than raced.
+    static func outputPaths(for inputs: [String], outputDir: String?, fileExtension: String) -> [Result<String, OutputRefused>] {
+        let standardInputs = Set(inputs.map { URL(fileURLWithPath: $0).standardizedFileURL.path })
+        var firstOwner: [String: String] = [:]
+        return inputs.map { input in
+            let url = URL(fileURLWithPath: input)
+            let name = "tn_" + url.deletingPathExtension().lastPathComponent + "." + fileExtension
+            let output = URL(fileURLWithPath: (outputDir ?? url.deletingLastPathComponent().path) + "/" + name).standardizedFileURL.path
+            if standardInputs.contains(output) {
+                return .failure(OutputRefused(message: "its thumbnail \(output) would overwrite an input"))
+            }
+            if let owner = firstOwner[output] {
+                return .failure(OutputRefused(message: "its thumbnail \(output) would overwrite the one of \(owner)"))
+            }
+            firstOwner[output] = input
+            return .success(output)
+        }
+    }
+
+    /// One thumbnail: decode covering what the resize needs, resize, flatten for JPEG, encode,
+    /// write atomically (a temporary file renamed into place).
     static func thumbnail(input: String, output: String, resize: Resize, encoding: ImageEncoder.Options) throws -> (width: Int, height: Int) {
-        let data = try Data(contentsOf: URL(fileURLWithPath: input))
+        let data = try readInput(input, limit: DecodingLimits.default.maxInputBytes)
         let info = try ImageDecoder.info(of: data)
         let needed = resize.minimumSourceSize(sourceWidth: info.uprightWidth, sourceHeight: info.uprightHeight)
         var bitmap = try ImageDecoder.decode(data, info: info, covering: needed)
         bitmap = try resize.process(bitmap)
-        if encoding.fileType == .jpeg, info.hasAlpha { bitmap = try Flatten().process(bitmap) }
-        try ImageEncoder.encode(bitmap, as: encoding).write(to: URL(fileURLWithPath: output))
+        if encoding.fileType == .jpeg, !bitmap.isKnownOpaque { bitmap = try Flatten().process(bitmap) }
+        try ImageEncoder.encode(bitmap, as: encoding).write(to: URL(fileURLWithPath: output), options: .atomic)
         return (bitmap.width, bitmap.height)
     }
+}
+
+/// Reads a file, refusing one larger than `limit` before reading it (a huge file, or a device
+/// such as /dev/zero, must not be loaded into memory).
+func readInput(_ path: String, limit: Int) throws -> Data {
+    let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: path))
+    defer { try? handle.close() }
+    let data = try handle.read(upToCount: limit + 1) ?? Data()
+    guard data.count <= limit else { throw CodecError.inputTooLarge(bytes: data.count, limit: limit) }
+    return data
 }
 
 /// The next input for a worker to take.
