@@ -97,5 +97,9 @@ struct ThumbnailOutputTests {
         #expect(result.status == 1)
         #expect(result.error.contains("1 of 2 failed") && result.output.contains("would overwrite the one of"))
         #expect(FileManager.default.fileExists(atPath: out + "/tn_x.jpg"))
+        // The same input twice is not a collision.
+        let twice = try await runEasel(["thumbnail", directory.appendingPathComponent("a/x.png").path,
+                                        directory.appendingPathComponent("a/x.png").path, "--output-dir", out, "--jobs", "2"])
+        #expect(twice.status == 0)
     }
 }

@@ -93,22 +93,24 @@ struct ThumbnailCommand: ParsableCommand {
         let message: String
     }
 
-    /// `tn_<name>.<ext>` for each input, next to it or in `outputDir`. Two inputs that would
-    /// write one file, or an output that is also an input, are refused rather than raced.
+    /// `tn_<name>.<ext>` for each input, next to it or in `outputDir`. Two different inputs
+    /// that would write one file, or an output that is also an input, are refused rather than
+    /// raced. (One input listed twice is fine: writes are atomic, and both write the same.)
     static func outputPaths(for inputs: [String], outputDir: String?, fileExtension: String) -> [Result<String, OutputRefused>] {
         let standardInputs = Set(inputs.map { URL(fileURLWithPath: $0).standardizedFileURL.path })
         var firstOwner: [String: String] = [:]
         return inputs.map { input in
             let url = URL(fileURLWithPath: input)
+            let source = url.standardizedFileURL.path
             let name = "tn_" + url.deletingPathExtension().lastPathComponent + "." + fileExtension
             let output = URL(fileURLWithPath: (outputDir ?? url.deletingLastPathComponent().path) + "/" + name).standardizedFileURL.path
             if standardInputs.contains(output) {
                 return .failure(OutputRefused(message: "its thumbnail \(output) would overwrite an input"))
             }
-            if let owner = firstOwner[output] {
+            if let owner = firstOwner[output], owner != source {
                 return .failure(OutputRefused(message: "its thumbnail \(output) would overwrite the one of \(owner)"))
             }
-            firstOwner[output] = input
+            firstOwner[output] = source
             return .success(output)
         }
     }
