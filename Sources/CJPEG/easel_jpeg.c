@@ -87,34 +87,6 @@ int easel_jpeg_read_header(const uint8_t *data, size_t size, easel_jpeg_header *
     return 1;
 }
 
-int easel_jpeg_scaled_size(const uint8_t *data, size_t size, int scale_denom, int *width, int *height, char *message) {
-    struct jpeg_decompress_struct cinfo;
-    easel_error_mgr errors;
-    memset(&cinfo, 0, sizeof cinfo); /* a failing jpeg_create_* leaves nothing to destroy */
-    init_errors(&errors, message);
-    cinfo.err = &errors.base;
-    if (setjmp(errors.jump)) {
-        jpeg_destroy_decompress(&cinfo);
-        return 0;
-    }
-    jpeg_create_decompress(&cinfo);
-    jpeg_mem_src(&cinfo, data, (unsigned long)size);
-    jpeg_read_header(&cinfo, TRUE);
-    cinfo.scale_num = 1;
-    cinfo.scale_denom = (unsigned int)scale_denom;
-    jpeg_calc_output_dimensions(&cinfo);
-    *width = (int)cinfo.output_width;
-    *height = (int)cinfo.output_height;
-    jpeg_destroy_decompress(&cinfo);
-    return 1;
-}
-
-int easel_jpeg_decode(const uint8_t *data, size_t size, int scale_denom, int gray_output,
-                      uint8_t *pixels, size_t row_bytes, int max_scans, char *message) {
-    return easel_jpeg_decode_checked(data, size, scale_denom, gray_output, -1, -1, -1, -1,
-                                     pixels, row_bytes, max_scans, message);
-}
-
 int easel_jpeg_decode_checked(const uint8_t *data, size_t size, int scale_denom, int gray_output,
                               int width, int height, int output_width, int output_height,
                               uint8_t *pixels, size_t row_bytes, int max_scans, char *message) {
@@ -140,7 +112,7 @@ int easel_jpeg_decode_checked(const uint8_t *data, size_t size, int scale_denom,
     int cmyk = cinfo.jpeg_color_space == JCS_CMYK || cinfo.jpeg_color_space == JCS_YCCK;
     /* Adobe writes CMYK inverted; so do nearly all files with an Adobe marker. */
     int inverted = cmyk && cinfo.saw_Adobe_marker;
-    if (width >= 0 && ((int)cinfo.image_width != width || (int)cinfo.image_height != height)) {
+    if (((int)cinfo.image_width != width || (int)cinfo.image_height != height)) {
         set_message(message, "JPEG size differs from the size it was opened with");
         jpeg_destroy_decompress(&cinfo);
         return 0;
@@ -156,7 +128,7 @@ int easel_jpeg_decode_checked(const uint8_t *data, size_t size, int scale_denom,
         cinfo.out_color_space = JCS_EXT_RGBA;
     }
     jpeg_calc_output_dimensions(&cinfo);
-    if (output_width >= 0 && ((int)cinfo.output_width != output_width || (int)cinfo.output_height != output_height)) {
+    if (((int)cinfo.output_width != output_width || (int)cinfo.output_height != output_height)) {
         set_message(message, "JPEG output size differs from the buffer's");
         jpeg_destroy_decompress(&cinfo);
         return 0;

@@ -20,19 +20,11 @@ typedef struct {
 /* Reads the header only. Returns 1 on success. */
 int easel_jpeg_read_header(const uint8_t *data, size_t size, easel_jpeg_header *header, char *message);
 
-/* The size of the image decoded at 1/scale_denom (scale_denom in 1, 2, 4, 8). */
-int easel_jpeg_scaled_size(const uint8_t *data, size_t size, int scale_denom, int *width, int *height, char *message);
-
-/* Decodes at 1/scale_denom into `pixels` (rows of `row_bytes`, `height` rows as returned by
- * easel_jpeg_scaled_size): 4 bytes per pixel RGBA (alpha 255) when gray_output is 0, else 1
- * byte gray. CMYK and YCCK files are converted to RGB. A file that ends early, or a
- * progressive file with more than max_scans scans, is an error. */
-int easel_jpeg_decode(const uint8_t *data, size_t size, int scale_denom, int gray_output,
-                      uint8_t *pixels, size_t row_bytes, int max_scans, char *message);
-
-/* As easel_jpeg_decode, but refuses (returns 0) unless the file's size is exactly
- * width x height and its scaled output exactly output_width x output_height: the pixel buffer
- * was sized from those. Returns -1 when the progressive scan limit is hit. */
+/* Decodes at 1/scale_denom (1, 2, 4 or 8) into `pixels` (rows of `row_bytes`): 4 bytes per
+ * pixel RGBA (alpha 255) when gray_output is 0, else 1 byte gray. CMYK and YCCK files are
+ * converted to RGB. Refuses (returns 0) unless the file's size is exactly width x height and
+ * its scaled output exactly output_width x output_height: the pixel buffer was sized from
+ * those. A file that ends early is an error; more than max_scans progressive scans returns -1. */
 int easel_jpeg_decode_checked(const uint8_t *data, size_t size, int scale_denom, int gray_output,
                               int width, int height, int output_width, int output_height,
                               uint8_t *pixels, size_t row_bytes, int max_scans, char *message);

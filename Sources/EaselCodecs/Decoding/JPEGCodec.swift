@@ -31,18 +31,14 @@ package enum JPEGCodec {
         let width = (info.width + denominator - 1) / denominator, height = (info.height + denominator - 1) / denominator
         var bitmap = Bitmap(width: width, height: height, pixelFormat: pixelFormat)
         let rowBytes = bitmap.rowBytes
-        do {
         try bitmap.withUnsafeMutableBytes { pixels in
-            try call(data) { bytes, count, message in
+            try call(data, scanLimit: limits.maxProgressiveScans) { bytes, count, message in
                 // The shim checks the file really has `info`'s size: the buffer was sized from it.
                 easel_jpeg_decode_checked(bytes, count, Int32(denominator), pixelFormat == .gray8 ? 1 : 0,
                                           Int32(info.width), Int32(info.height), Int32(width), Int32(height),
                                           pixels.baseAddress!.assumingMemoryBound(to: UInt8.self), rowBytes,
                                           Int32(clamping: limits.maxProgressiveScans), message)
             }
-        }
-        } catch CodecError.tooManyScans {
-            throw CodecError.tooManyScans(limit: limits.maxProgressiveScans)
         }
         bitmap.markOpaque()
         return bitmap
@@ -82,9 +78,10 @@ package enum JPEGCodec {
 
     /// Runs a shim call on the bytes of `data`: 0 is `.corrupt` with libjpeg's message, -1
     /// means the progressive scan limit was hit.
-    private static func call(_ data: Data, _ body: (UnsafePointer<UInt8>, Int, UnsafeMutablePointer<CChar>) -> Int32) throws {
+    private static func call(_ data: Data, scanLimit: Int = DecodingLimits.default.maxProgressiveScans,
+                             _ body: (UnsafePointer<UInt8>, Int, UnsafeMutablePointer<CChar>) -> Int32) throws {
         if try callShim(data, format: .jpeg, messageSize: EASEL_JPEG_MESSAGE_SIZE, body) == -1 {
-            throw CodecError.tooManyScans(limit: DecodingLimits.default.maxProgressiveScans)
+            throw CodecError.tooManyScans(limit: scanLimit)
         }
     }
 }
