@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "Easel", targets: ["Easel"]),
         .library(name: "EaselStorage", targets: ["EaselStorage"]),
         .library(name: "EaselCodecs", targets: ["EaselCodecs"]),
+        .library(name: "EaselTables", targets: ["EaselTables"]),
         .executable(name: "easel", targets: ["easel"]),
     ],
     dependencies: [
@@ -37,8 +38,16 @@ let package = Package(
             dependencies: ["CJPEG", "CPNG", "CWebP", "CGIF"]
         ),
         .target(
+            name: "EaselTables",
+            dependencies: [
+                "EaselCodecs",
+                "EaselStorage",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
             name: "Easel",
-            dependencies: ["EaselStorage", "EaselCodecs"]
+            dependencies: ["EaselStorage", "EaselCodecs", "EaselTables"]
         ),
         .executableTarget(
             name: "easel",
@@ -50,15 +59,21 @@ let package = Package(
         // Writes entries in a loop so tests can kill it mid-write (crash safety).
         .executableTarget(
             name: "EaselCrashHelper",
-            dependencies: ["EaselStorage"]
+            dependencies: ["EaselStorage", "EaselTables"]
         ),
+        // Helpers shared by the test targets (temporary directories, built helper executables).
+        .target(name: "EaselTestSupport", path: "Tests/EaselTestSupport"),
         .testTarget(
             name: "EaselStorageTests",
-            dependencies: ["EaselStorage", "CSQLite"]
+            dependencies: ["EaselStorage", "CSQLite", "EaselTestSupport"]
         ),
         .testTarget(
             name: "EaselCodecsTests",
             dependencies: ["EaselCodecs"]
+        ),
+        .testTarget(
+            name: "EaselTablesTests",
+            dependencies: ["EaselTables", "EaselCodecs", "EaselStorage", "EaselTestSupport"]
         ),
         .testTarget(
             name: "EaselCLITests",

@@ -1,1 +1,3 @@
+@_exported import EaselCodecs
 @_exported import EaselStorage
+@_exported import EaselTables

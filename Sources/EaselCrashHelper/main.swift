@@ -7,10 +7,20 @@
 // so the parent knows which sets completed. Values depend only on key and length
 // (`CrashPattern`), so a reader can check it got exactly what a completed set wrote.
 // Exits 0 after N sets (default: never), 1 if a set throws.
+//
+// usage: EaselCrashHelper table DIRECTORY SEED [--count N] [--entities COUNT]
+//   Stores image table entries instead (format "crash", 256×256 RGBA, at most 40 entries); each
+//   entry's pixels are `TablePattern.image(for:)` of its entity, so a reader can check them.
+// usage: EaselCrashHelper table-hold DIRECTORY
+//   Opens the same table, prints "ready", and keeps it open until its standard input closes.
 import EaselStorage
+import EaselTables
 import Foundation
 
 var arguments = Array(CommandLine.arguments.dropFirst())
+if arguments.first == "table" || arguments.first == "table-hold" {
+    runTableMode(arguments)
+}
 guard arguments.count >= 2, let seed = UInt64(arguments[1]) else {
     FileHandle.standardError.write(Data("usage: EaselCrashHelper DIRECTORY SEED [options]\n".utf8))
     exit(2)
@@ -46,4 +56,47 @@ for _ in 0..<count {
         exit(1)
     }
     say("done \(key) \(length)")
+}
+
+/// The format the table modes use (tests open the same one).
+func crashFormat() -> ImageFormat { ImageFormat(name: "crash", width: 256, height: 256, maximumCount: 40) }
+
+func runTableMode(_ arguments: [String]) -> Never {
+    let directory = URL(fileURLWithPath: arguments[1])
+    let table: ImageTable
+    do {
+        table = try ImageTable(format: crashFormat(), directory: directory)
+    } catch {
+        FileHandle.standardError.write(Data("open failed: \(error)\n".utf8))
+        exit(1)
+    }
+    if arguments[0] == "table-hold" {
+        say("ready")
+        _ = FileHandle.standardInput.readDataToEndOfFile()
+        exit(0)
+    }
+    var options: [String: String] = [:]
+    var index = 3
+    while index + 1 < arguments.count {
+        options[arguments[index]] = arguments[index + 1]
+        index += 2
+    }
+    let count = options["--count"].flatMap(Int.init) ?? Int.max
+    let entities = UInt64(options["--entities"].flatMap(Int.init) ?? 60)
+    var generator = SplitMix64(seed: UInt64(arguments[2]) ?? 1)
+    for _ in 0..<count {
+        let number = generator.next() % entities
+        let entity = TablePattern.entityID(number)
+        let width = 1 + Int(generator.next() % 256), height = 1 + Int(generator.next() % 256)
+        let image = TablePattern.image(for: entity, width: width, height: height)
+        say("begin \(number) \(width)")
+        do {
+            try table.setImage(image, for: entity, sourceID: entity)
+        } catch {
+            FileHandle.standardError.write(Data("set failed: \(error)\n".utf8))
+            exit(1)
+        }
+        say("done \(number) \(width)")
+    }
+    exit(0)
 }

@@ -1,33 +1,6 @@
 import EaselStorage
+@_exported import EaselTestSupport
 import Foundation
-
-/// A fresh directory under the system temporary directory, removed when released.
-final class TemporaryDirectory: Sendable {
-    let url: URL
-    var path: String { url.path }
-
-    init() throws {
-        url = FileManager.default.temporaryDirectory.appendingPathComponent("easel-tests-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-
-    deinit { try? FileManager.default.removeItem(at: url) }
-
-    func child(_ name: String) -> URL { url.appendingPathComponent(name) }
-
-    /// Every regular file below this directory, as paths relative to it.
-    func allFiles() -> [String] {
-        guard let enumerator = FileManager.default.enumerator(atPath: path) else { return [] }
-        var files: [String] = []
-        while let item = enumerator.nextObject() as? String {
-            var isDirectory: ObjCBool = false
-            if FileManager.default.fileExists(atPath: path + "/" + item, isDirectory: &isDirectory), !isDirectory.boolValue {
-                files.append(item)
-            }
-        }
-        return files
-    }
-}
 
 /// A clock the test moves by hand (seconds since 1970).
 final class ManualClock: Sendable {
@@ -42,17 +15,6 @@ final class EventLog<Event: Sendable>: Sendable {
     private let events = Locked<[Event]>([])
     func append(_ event: Event) { events.withLock { $0.append(event) } }
     var all: [Event] { events.withLock { $0 } }
-}
-
-/// A directory holding the package's built executables (next to the test bundle).
-func builtProduct(_ name: String) -> URL {
-    let testBinary = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-    var directory = testBinary.deletingLastPathComponent()
-    // swift-testing may run from inside the .xctest bundle on some platforms.
-    while !FileManager.default.fileExists(atPath: directory.appendingPathComponent(name).path), directory.path != "/" {
-        directory.deleteLastPathComponent()
-    }
-    return directory.appendingPathComponent(name)
 }
 
 /// Bytes of `count` pseudo-random values from `seed`.

@@ -74,7 +74,8 @@ public struct Bitmap: Sendable {
 
     /// All bytes, writable; copies them first if another bitmap shares them.
     public mutating func withUnsafeMutableBytes<R>(_ body: (UnsafeMutableRawBufferPointer) throws -> R) rethrows -> R {
-        if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
+        // Borrowed memory (an image table's entry) is never written through a bitmap.
+        if storage.owner != nil || !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
         isKnownOpaque = pixelFormat == .gray8
         return try body(UnsafeMutableRawBufferPointer(start: storage.pointer, count: storage.byteCount))
     }
@@ -100,15 +101,59 @@ public struct Bitmap: Sendable {
     }
 }
 
+/// Owns memory that bitmaps borrow instead of copying, such as an image table's memory-mapped
+/// entries. The owner keeps the memory valid and unchanged until it is told the bitmap let go.
+public protocol BitmapMemoryOwner: AnyObject, Sendable {
+    /// Called exactly once per borrowing bitmap storage, when the last bitmap sharing it goes
+    /// away, with the `token` it was created with. Must not block for long and must not create
+    /// or release bitmaps borrowing from this owner while holding a lock they also need.
+    func bitmapDidRelease(token: Int)
+}
+
 extension Bitmap {
-    /// 64-byte-aligned pixel memory.
+    /// A bitmap over memory it neither copies nor frees: `rowBytes(width:pixelFormat:) × height`
+    /// bytes at `pointer`, which must be 64-byte aligned and stay valid and unmodified until
+    /// `owner.bitmapDidRelease(token:)` is called. Writing through `withUnsafeMutableBytes`
+    /// copies the pixels first, so the borrowed memory is only ever read.
+    ///
+    /// Creating one allocates a single small object and copies no pixels.
+    public init(unsafeBorrowing pointer: UnsafeRawPointer, width: Int, height: Int, pixelFormat: PixelFormat,
+                isKnownOpaque: Bool, owner: any BitmapMemoryOwner, token: Int) {
+        precondition(width > 0 && height > 0, "a bitmap has at least one pixel")
+        precondition(UInt(bitPattern: pointer) % UInt(Self.rowAlignment) == 0, "borrowed pixels must be 64-byte aligned")
+        self.width = width
+        self.height = height
+        self.pixelFormat = pixelFormat
+        rowBytes = Self.rowBytes(width: width, pixelFormat: pixelFormat)
+        storage = Storage(borrowing: UnsafeMutableRawPointer(mutating: pointer), byteCount: rowBytes * height,
+                          owner: owner, token: token)
+        self.isKnownOpaque = isKnownOpaque || pixelFormat == .gray8
+    }
+
+    /// True when the pixels are borrowed from a `BitmapMemoryOwner` (not copied).
+    public var isBorrowed: Bool { storage.owner != nil }
+}
+
+extension Bitmap {
+    /// 64-byte-aligned pixel memory, owned (allocated here) or borrowed from a
+    /// `BitmapMemoryOwner`.
     ///
     /// `@unchecked Sendable`: the bytes are written only through `Bitmap.withUnsafeMutableBytes`,
-    /// which first makes sure this storage is referenced by that one bitmap alone (copying it
-    /// otherwise); storage shared between bitmaps, and so between threads, is only ever read.
+    /// which first makes sure this storage is owned and referenced by that one bitmap alone
+    /// (copying it otherwise); storage shared between bitmaps, and so between threads, and
+    /// borrowed storage are only ever read. `owner` and `token` never change.
     final class Storage: @unchecked Sendable {
         let pointer: UnsafeMutableRawPointer
         let byteCount: Int
+        let owner: (any BitmapMemoryOwner)?
+        let token: Int
+
+        init(borrowing pointer: UnsafeMutableRawPointer, byteCount: Int, owner: any BitmapMemoryOwner, token: Int) {
+            self.pointer = pointer
+            self.byteCount = byteCount
+            self.owner = owner
+            self.token = token
+        }
 
         init(byteCount: Int) {
             var memory: UnsafeMutableRawPointer?
@@ -118,6 +163,8 @@ extension Bitmap {
             memset(memory, 0, byteCount)
             pointer = memory
             self.byteCount = byteCount
+            owner = nil
+            token = 0
         }
 
         func copy() -> Storage {
@@ -126,6 +173,8 @@ extension Bitmap {
             return copy
         }
 
-        deinit { free(pointer) }
+        deinit {
+            if let owner { owner.bitmapDidRelease(token: token) } else { free(pointer) }
+        }
     }
 }

@@ -1,0 +1,103 @@
+import EaselCodecs
+
+/// A named kind of pre-processed image that an `ImageTableCache` stores: its size, pixel format,
+/// the processing that turns a source image into one of its entries, and how many entries to keep.
+///
+/// ```swift
+/// let thumb = ImageFormat(name: "thumb", family: "photos", width: 256, height: 256, fit: .fill,
+///                         processors: [RoundedCorners(radius: 16)], maximumCount: 5_000)
+/// ```
+///
+/// Formats of one `family` are produced together: when a source image arrives for one of them,
+/// every format of the family is made from that one decode (unless the source provider says
+/// otherwise).
+public struct ImageFormat: Sendable, CustomStringConvertible {
+    /// Where a format's entries live.
+    public enum Storage: String, Sendable, Hashable {
+        /// A memory-mapped image table: zero-copy reads.
+        case table
+        /// Only the disk cache, as raw pixels: reading copies them out, nothing is mapped. For
+        /// large or rarely used formats that should not take address space and table space.
+        case diskCache
+    }
+
+    public let name: String
+    public let family: String
+    /// The entry size: processed images are at most this large.
+    public let width: Int
+    public let height: Int
+    public let pixelFormat: Bitmap.PixelFormat
+    /// `fit` keeps the aspect ratio inside the box (one side may be smaller, and sources smaller
+    /// than the box keep their size); `fill` covers the box and crops the centre.
+    public let fit: ResizeMode
+    /// Run in order after the resize, e.g. `RoundedCorners`, `Grayscale`, `Flatten`.
+    public let processors: [any ImageProcessor]
+    /// Entries kept; beyond it the least recently used entry is replaced.
+    public let maximumCount: Int
+    public let storage: Storage
+    /// Bump it when the meaning of the processing changes in a way its parameters do not show
+    /// (e.g. a custom drawing step changed): entries made by another version are dropped.
+    public let version: Int
+
+    public init(name: String, family: String? = nil, width: Int, height: Int, pixelFormat: Bitmap.PixelFormat = .rgba8,
+                fit: ResizeMode = .fit, processors: [any ImageProcessor] = [], maximumCount: Int,
+                storage: Storage = .table, version: Int = 0) {
+        precondition(!name.isEmpty, "a format needs a name")
+        precondition(width > 0 && height > 0 && width <= Int(UInt16.max) && height <= Int(UInt16.max),
+                     "a format's size is 1...65535 on each side")
+        precondition(maximumCount > 0, "a format keeps at least one entry")
+        self.name = name
+        self.family = family ?? name
+        self.width = width
+        self.height = height
+        self.pixelFormat = pixelFormat
+        self.fit = fit
+        self.processors = processors
+        self.maximumCount = maximumCount
+        self.storage = storage
+        self.version = version
+    }
+
+    /// Describes everything that decides an entry's pixels; entries stored under another
+    /// identifier are not this format's and are dropped when its table is opened.
+    public var processingIdentifier: String {
+        let steps = processors.isEmpty ? "" : "|" + processors.identifier
+        return "\(width)x\(height),\(fit.rawValue),\(pixelFormat),v\(version)\(steps)"
+    }
+
+    /// Bytes of one entry's pixels at most (64-byte rows).
+    public var entryByteCount: Int { Bitmap.rowBytes(width: width, pixelFormat: pixelFormat) * height }
+
+    public var description: String { "\(name) (\(family), \(processingIdentifier))" }
+
+    /// The smallest decoded size of a `sourceWidth × sourceHeight` source that still makes this
+    /// format exact: what shrink-on-load may decode to.
+    public func minimumSourceSize(sourceWidth: Int, sourceHeight: Int) -> (width: Int, height: Int) {
+        Resize(width: width, height: height, mode: fit).minimumSourceSize(sourceWidth: sourceWidth, sourceHeight: sourceHeight)
+    }
+
+    /// Turns a source image into this format's entry: resize, then `processors`, then the
+    /// pixel format. Exactly what an `ImageTableCache` stores for this format.
+    /// - Throws: `ImageTableError.imageDoesNotFit` when a processor makes the image larger than
+    ///   the format, or the processor's own error.
+    public func process(_ source: Bitmap) throws(ImageTableError) -> Bitmap {
+        do {
+            let resized = try Resize(width: width, height: height, mode: fit).process(source)
+            return try fitted(processors.process(resized))
+        } catch let error as ImageTableError {
+            throw error
+        } catch let error as CodecError {
+            throw ImageTableError.processingFailed(format: name, reason: error.description)
+        } catch {
+            throw ImageTableError.processingFailed(format: name, reason: "\(error)")
+        }
+    }
+
+    /// `bitmap` in this format's pixel format, checked to fit the entry.
+    func fitted(_ bitmap: Bitmap) throws(ImageTableError) -> Bitmap {
+        guard bitmap.width <= width, bitmap.height <= height else {
+            throw ImageTableError.imageDoesNotFit(width: bitmap.width, height: bitmap.height, format: name)
+        }
+        return bitmap.converted(to: pixelFormat)
+    }
+}

@@ -1,0 +1,602 @@
+// The image table file: one per format, named `<format name>.imagetable` (or
+// `format-<hash>.imagetable` when the name is not a plain file name).
+//
+// Layout (all integers little-endian; offsets in bytes):
+//
+//   header        4096 bytes at 0
+//     0   8  magic "EASELTBL"
+//     8   4  layout version (1)
+//     12  4  header size (4096)
+//     16  4  format width          20  4  format height
+//     24  4  pixel format (1 = RGBA8, 2 = Gray8)
+//     28  4  entries per chunk (K)
+//     32  8  entry stride (bytes of one entry's pixels, a multiple of 64)
+//     40  8  metadata block size   48  8  chunk size
+//     56  8  XXH64 of the format's processing identifier
+//     64  8  XXH64 of bytes 0..<64
+//   chunk 0, chunk 1, ...  each `chunk size` bytes, starting at 4096:
+//     metadata block   K records of 64 bytes, padded to a multiple of 4096
+//     entries          K × entry stride bytes of pixels (rows of 64-byte multiples), padded to 4096
+//
+//   record (64 bytes, slot s = chunk s / K, index s % K):
+//     0  16 entity UUID            16 16 source image UUID
+//     32  8 XXH64 of the entry's pixels (rowBytes(width) × height bytes)
+//     40  8 access sequence (written in place on every read: the LRU order across reopenings)
+//     48  4 last access, seconds since 1970 (written in place on every read)
+//     52  2 width    54  2 height  (≤ the format's size)
+//     56  2 flags (1 = valid, 2 = opaque)   58  2 zero
+//     60  4 low 32 bits of XXH64(bytes 0..<40, seed: bytes 52..<60): torn records read as empty
+//
+// The file grows a chunk at a time with posix_fallocate, so every byte that is ever mapped and
+// touched has disk blocks behind it: a full disk is an error from `setImage`, never a SIGBUS.
+// The whole capacity (maximumCount slots) is mapped once at open, beyond the end of the file;
+// only slots inside the file are ever touched, and a mapping that never moves keeps borrowed
+// pixels valid while the file grows.
+//
+// Writing an entry: zero its record, copy the pixels, then write the record with the pixels'
+// checksum. A process killed at any point leaves the slot empty (zeroed or torn record) or an
+// entry whose checksum is verified the first time it is read after the table is reopened; a
+// mismatch reads as missing. Replacing an entity's entry writes a new slot and zeroes the old
+// record after the new one is complete (if both survive a crash, the higher sequence wins).
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#elseif canImport(Musl)
+@preconcurrency import Musl
+#endif
+import EaselCodecs
+import EaselStorage
+import Foundation
+import Logging
+
+/// How an image table grows its file: the seam tests use to make the disk full.
+package protocol TableFileOperations: Sendable {
+    /// Gives `descriptor` disk blocks for `length` bytes at `offset` (growing the file); returns
+    /// 0 or an `errno` value.
+    func allocate(descriptor: Int32, offset: Int, length: Int) -> Int32
+}
+
+package struct SystemTableFileOperations: TableFileOperations {
+    package init() {}
+    package func allocate(descriptor: Int32, offset: Int, length: Int) -> Int32 {
+        posix_fallocate(descriptor, off_t(offset), off_t(length))
+    }
+}
+
+/// One format's memory-mapped store of pre-decoded entries (FastImageCache's image table).
+///
+/// ```swift
+/// let table = try ImageTable(format: thumb, directory: cacheDirectory)
+/// try table.setImage(thumbnail, for: photo.id, sourceID: photo.sourceID)
+/// if let pixels = table.image(for: photo.id) { draw(pixels) }   // no decode, no copy
+/// ```
+///
+/// - Reads return a `Bitmap` that borrows the mapped entry. While any copy of it is alive the
+///   entry is pinned: it is never overwritten, even when it is evicted, deleted or replaced (a
+///   replacement is written to another slot).
+/// - At most `format.maximumCount` entries; beyond that the least recently read or written
+///   unpinned entry is replaced.
+/// - One process at a time: the table holds an exclusive `flock` on its file while open, and a
+///   second `ImageTable` on the same file, in this or another process, is refused with
+///   `ImageTableError.inUseByAnotherProcess`. Sharing would mean cross-process pins and LRU state
+///   in shared memory, and a crashed process's pins could never be released safely.
+/// - Safe to use from any number of threads and tasks at once. Calls do not block on I/O except
+///   `setImage` growing the file (one `posix_fallocate` per chunk of about 4 MiB) and the first
+///   read of an entry after opening, which reads its pixels to verify the checksum.
+public final class ImageTable: BitmapMemoryOwner, @unchecked Sendable {
+    // `@unchecked Sendable`: the mutable state is `state` and `allocatedBytes`, each reached only
+    // inside its `Locked`; `base`, `mappedBytes` and `descriptor` never change after `init`.
+    // The mapped bytes of a slot are written only by the one `setImage` that reserved it (status
+    // `.writing`, invisible to readers) or, for records, inside `state`'s lock; readers reach a
+    // slot only after that lock published it, and pin it so that it cannot be reserved again
+    // until they let go.
+
+    public let format: ImageFormat
+    /// The table's file.
+    public let url: URL
+
+    private let geometry: TableGeometry
+    private let descriptor: Int32
+    private let base: UnsafeMutableRawPointer
+    private let mappedBytes: Int
+    private let capacity: Int
+    private let state: Locked<TableState>
+    /// File bytes backed by disk blocks; the lock also serialises growth.
+    private let allocatedBytes: Locked<Int>
+    private let fileOperations: any TableFileOperations
+    private let logger: Logger
+
+    /// Opens (creating if needed) the table for `format` in `directory`. Entries written by a
+    /// format with other processing (`format.processingIdentifier`) or another size are dropped.
+    public convenience init(format: ImageFormat, directory: URL) throws(ImageTableError) {
+        try self.init(format: format, directory: directory, fileOperations: SystemTableFileOperations())
+    }
+
+    package init(format: ImageFormat, directory: URL, fileOperations: any TableFileOperations,
+                 logger: Logger = Logger(label: "easel.tables")) throws(ImageTableError) {
+        self.format = format
+        self.fileOperations = fileOperations
+        self.logger = logger
+        geometry = TableGeometry(format: format)
+        capacity = format.maximumCount
+        url = directory.appendingPathComponent(Self.fileName(for: format.name))
+        let path = url.path
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        } catch {
+            let code = ((error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError)?.code ?? Int(EIO)
+            throw .posix(Int32(code), operation: "create directory", path: directory.path)
+        }
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw .posix(errno, operation: "open", path: path) }
+        var opened = false
+        defer { if !opened { close(fd) } }
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+            if errno == EWOULDBLOCK { throw .inUseByAnotherProcess(path: path) }
+            throw .posix(errno, operation: "flock", path: path)
+        }
+        var size = try Self.fileSize(fd, path: path)
+        if size == 0 || !geometry.matchesHeader(of: fd) {
+            if size > 0 { logger.notice("image table \(path) has another layout or processing; starting it empty") }
+            guard ftruncate(fd, 0) == 0 else { throw .posix(errno, operation: "truncate", path: path) }
+            let code = fileOperations.allocate(descriptor: fd, offset: 0, length: TableGeometry.headerBytes)
+            guard code == 0 else { throw .posix(code, operation: "allocate", path: path) }
+            try geometry.writeHeader(to: fd, path: path)
+            size = TableGeometry.headerBytes
+        }
+        let capacityBytes = geometry.fileBytes(forSlots: capacity)
+        if size > capacityBytes {
+            // maximumCount went down: the slots past it go.
+            guard ftruncate(fd, off_t(capacityBytes)) == 0 else { throw .posix(errno, operation: "truncate", path: path) }
+            size = capacityBytes
+        }
+        let pageSize = Int(sysconf(Int32(_SC_PAGESIZE)))
+        mappedBytes = (capacityBytes + pageSize - 1) / pageSize * pageSize
+        guard let mapping = mmap(nil, mappedBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0), mapping != MAP_FAILED else {
+            throw .posix(errno, operation: "mmap", path: path)
+        }
+        base = mapping
+        descriptor = fd
+        allocatedBytes = Locked(size)
+        state = Locked(TableState.load(base: mapping, geometry: geometry, slotCount: min(capacity, geometry.slots(inFileOf: size))))
+        opened = true
+    }
+
+    deinit {
+        munmap(base, mappedBytes)
+        close(descriptor)
+    }
+
+    static func fileName(for formatName: String) -> String {
+        let allowed = formatName.utf8.allSatisfy { byte in
+            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: ".")
+        }
+        if allowed, formatName.utf8.count <= 100, formatName.first != "." {
+            return formatName + ".imagetable"
+        }
+        let hash = Checksum.compute(Data(formatName.utf8))
+        return "format-" + String(hash, radix: 16) + ".imagetable"
+    }
+
+    private static func fileSize(_ fd: Int32, path: String) throws(ImageTableError) -> Int {
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw .posix(errno, operation: "stat", path: path) }
+        return Int(info.st_size)
+    }
+
+    // MARK: Reading
+
+    /// The entry of `entityID`, borrowing the mapped pixels (no copy, no decode), or nil when
+    /// there is none, or when `sourceID` is given and the entry was made from another source.
+    /// The entry stays pinned, and its pixels unchanged, until every copy of the bitmap is gone.
+    public func image(for entityID: UUID, sourceID: UUID? = nil) -> Bitmap? {
+        let found: (slot: Int32, info: TableState.Slot)? = state.withLock { state in
+            guard let slot = state.index[entityID] else { return nil }
+            let index = Int(slot)
+            if let sourceID, state.slots[index].source != sourceID { return nil }
+            state.slots[index].pins += 1
+            if state.slots[index].verified { state.touch(slot, base: base, geometry: geometry) }
+            return (slot, state.slots[index])
+        }
+        guard let found else { return nil }
+        if !found.info.verified, !verify(found.slot, info: found.info) {
+            bitmapDidRelease(token: Int(found.slot))
+            return nil
+        }
+        // Size and flags of a pinned slot cannot change: reading them from the copy is exact.
+        return Bitmap(unsafeBorrowing: base + geometry.pixelOffset(slot: Int(found.slot)), width: Int(found.info.width),
+                      height: Int(found.info.height), pixelFormat: format.pixelFormat, isKnownOpaque: found.info.opaque,
+                      owner: self, token: Int(found.slot))
+    }
+
+    /// True when `entityID` has an entry (from `sourceID`, if given). Does not count as a read.
+    public func contains(_ entityID: UUID, sourceID: UUID? = nil) -> Bool {
+        state.withLock { state in
+            guard let slot = state.index[entityID] else { return false }
+            return sourceID == nil || state.slots[Int(slot)].source == sourceID
+        }
+    }
+
+    /// The number of entries.
+    public var count: Int { state.withLock { $0.index.count } }
+
+    /// Entity IDs from the most to the least recently used.
+    public func entityIDs() -> [UUID] {
+        state.withLock { state in
+            var result: [UUID] = []
+            result.reserveCapacity(state.index.count)
+            var slot = state.head
+            while slot >= 0 {
+                result.append(state.slots[Int(slot)].entity)
+                slot = state.slots[Int(slot)].next
+            }
+            return result
+        }
+    }
+
+    /// Checks an entry read for the first time since the table was opened; a mismatch removes it.
+    private func verify(_ slot: Int32, info: TableState.Slot) -> Bool {
+        let byteCount = Bitmap.rowBytes(width: Int(info.width), pixelFormat: format.pixelFormat) * Int(info.height)
+        let actual = Checksum.compute(UnsafeRawBufferPointer(start: base + geometry.pixelOffset(slot: Int(slot)), count: byteCount))
+        let intact = actual == info.checksum
+        state.withLock { state in
+            if intact {
+                state.slots[Int(slot)].verified = true
+                if state.slots[Int(slot)].status == .valid { state.touch(slot, base: base, geometry: geometry) }
+            } else if state.slots[Int(slot)].status == .valid {
+                state.detach(slot, base: base, geometry: geometry)
+            }
+        }
+        if !intact { logger.warning("image table \(url.path): damaged entry in slot \(slot) removed") }
+        return intact
+    }
+
+    public func bitmapDidRelease(token: Int) {
+        state.withLock { state in
+            let index = token
+            state.slots[index].pins -= 1
+            if state.slots[index].pins == 0, state.slots[index].status == .retired {
+                state.slots[index].status = .free
+                state.free.append(Int32(index))
+            }
+        }
+    }
+
+    // MARK: Writing
+
+    /// Stores `image` as the entry of `entityID`, replacing any previous one (a reader holding
+    /// the previous entry keeps its pixels). `image` must fit the format's size; it is converted
+    /// to the format's pixel format.
+    /// - Throws: `.imageDoesNotFit`, `.diskFull` when the file cannot grow (entries already
+    ///   stored stay readable), `.allEntriesInUse` when the table is full of pinned entries.
+    public func setImage(_ image: Bitmap, for entityID: UUID, sourceID: UUID) throws(ImageTableError) {
+        let image = try format.fitted(image)
+        let slot = try reserveSlot()
+        let record = base + geometry.recordOffset(slot: Int(slot))
+        memset(record, 0, TableGeometry.recordBytes)
+        let pixels = base + geometry.pixelOffset(slot: Int(slot))
+        let byteCount = image.rowBytes * image.height
+        image.withUnsafeBytes { pixels.copyMemory(from: $0.baseAddress!, byteCount: byteCount) }
+        let checksum = Checksum.compute(UnsafeRawBufferPointer(start: pixels, count: byteCount))
+        let width = UInt16(image.width), height = UInt16(image.height), opaque = image.isKnownOpaque
+        state.withLock { state in
+            if let previous = state.index[entityID] { state.detach(previous, base: base, geometry: geometry) }
+            state.slots[Int(slot)] = TableState.Slot(entity: entityID, source: sourceID, checksum: checksum,
+                                                     width: width, height: height, opaque: opaque, status: .valid,
+                                                     verified: true)
+            state.index[entityID] = slot
+            state.pushFront(slot)
+            state.touch(slot, base: base, geometry: geometry, write: true)
+        }
+    }
+
+    /// Removes the entry of `entityID`, if any. A reader holding it keeps its pixels.
+    public func removeImage(for entityID: UUID) {
+        state.withLock { state in
+            if let slot = state.index[entityID] { state.detach(slot, base: base, geometry: geometry) }
+        }
+    }
+
+    /// Removes every entry. The file keeps its size, and its space is reused by later entries.
+    public func reset() {
+        state.withLock { state in
+            while state.head >= 0 { state.detach(state.head, base: base, geometry: geometry) }
+        }
+    }
+
+    /// Writes the mapped pages to disk and waits (entries survive a power loss after this).
+    public func flush() throws(ImageTableError) {
+        guard msync(base, mappedBytes, MS_SYNC) == 0 || errno == ENOMEM else {
+            throw .posix(errno, operation: "msync", path: url.path)
+        }
+        guard fsync(descriptor) == 0 else { throw .posix(errno, operation: "fsync", path: url.path) }
+    }
+
+    /// A free slot, a new one (growing the file), or the least recently used unpinned entry's.
+    private func reserveSlot() throws(ImageTableError) -> Int32 {
+        while true {
+            let decision: Reservation = state.withLock { state in
+                if let slot = state.free.popLast() {
+                    state.slots[Int(slot)].status = .writing
+                    return .slot(slot)
+                }
+                if state.slots.count < capacity { return .grow(from: state.slots.count) }
+                var candidate = state.tail
+                while candidate >= 0, state.slots[Int(candidate)].pins > 0 { candidate = state.slots[Int(candidate)].previous }
+                guard candidate >= 0 else { return .full }
+                state.detach(candidate, base: base, geometry: geometry)
+                // An unpinned detached slot goes to the free list: take it back from there.
+                _ = state.free.popLast()
+                state.slots[Int(candidate)].status = .writing
+                return .slot(candidate)
+            }
+            switch decision {
+            case .slot(let slot): return slot
+            case .full: throw .allEntriesInUse(format: format.name)
+            case .grow(let slots): try grow(from: slots)
+            }
+        }
+    }
+
+    private enum Reservation { case slot(Int32), grow(from: Int), full }
+
+    /// Allocates the next chunk, unless another writer already did.
+    private func grow(from slots: Int) throws(ImageTableError) {
+        let failure: ImageTableError? = allocatedBytes.withLock { allocated in
+            guard state.withLock({ $0.slots.count }) == slots else { return nil }
+            let newSlots = min(capacity, (slots / geometry.entriesPerChunk + 1) * geometry.entriesPerChunk)
+            let end = geometry.fileBytes(forSlots: newSlots)
+            if end > allocated {
+                let code = fileOperations.allocate(descriptor: descriptor, offset: allocated, length: end - allocated)
+                guard code == 0 else { return .posix(code, operation: "allocate", path: url.path) }
+                allocated = end
+            }
+            state.withLock { state in
+                for slot in (slots..<newSlots).reversed() { state.free.append(Int32(slot)) }
+                state.slots.append(contentsOf: repeatElement(TableState.Slot(), count: newSlots - slots))
+            }
+            return nil
+        }
+        if let failure { throw failure }
+    }
+}
+
+/// Where everything is in a table file (see the layout at the top of this file).
+struct TableGeometry: Equatable {
+    static let headerBytes = 4096
+    static let recordBytes = 64
+    static let pageBytes = 4096
+    static let magic: UInt64 = 0x4C42_5454_4C45_5341  // "EASELTBL" little-endian
+    static let layoutVersion: UInt32 = 1
+
+    let width: Int
+    let height: Int
+    let pixelFormatCode: UInt32
+    let entryStride: Int
+    let entriesPerChunk: Int
+    let metadataBytes: Int
+    let chunkBytes: Int
+    let processingHash: UInt64
+
+    init(format: ImageFormat) {
+        width = format.width
+        height = format.height
+        pixelFormatCode = format.pixelFormat == .rgba8 ? 1 : 2
+        entryStride = format.entryByteCount
+        entriesPerChunk = max(1, min(4096, (4 << 20) / entryStride))
+        metadataBytes = Self.roundUp(entriesPerChunk * Self.recordBytes)
+        chunkBytes = metadataBytes + Self.roundUp(entriesPerChunk * entryStride)
+        processingHash = Checksum.compute(Data(format.processingIdentifier.utf8))
+    }
+
+    static func roundUp(_ bytes: Int) -> Int { (bytes + pageBytes - 1) / pageBytes * pageBytes }
+
+    func recordOffset(slot: Int) -> Int {
+        Self.headerBytes + slot / entriesPerChunk * chunkBytes + slot % entriesPerChunk * Self.recordBytes
+    }
+
+    func pixelOffset(slot: Int) -> Int {
+        Self.headerBytes + slot / entriesPerChunk * chunkBytes + metadataBytes + slot % entriesPerChunk * entryStride
+    }
+
+    /// The file size that holds slots `0..<slots` (page-rounded).
+    func fileBytes(forSlots slots: Int) -> Int {
+        guard slots > 0 else { return Self.headerBytes }
+        return Self.roundUp(pixelOffset(slot: slots - 1) + entryStride)
+    }
+
+    /// How many whole slots a file of `size` bytes holds.
+    func slots(inFileOf size: Int) -> Int {
+        guard size > Self.headerBytes else { return 0 }
+        let chunks = (size - Self.headerBytes) / chunkBytes
+        let rest = (size - Self.headerBytes) % chunkBytes
+        let partial = rest > metadataBytes ? (rest - metadataBytes) / entryStride : 0
+        return chunks * entriesPerChunk + min(entriesPerChunk, partial)
+    }
+
+    private func headerBytes() -> [UInt8] {
+        var header = [UInt8](repeating: 0, count: 72)
+        header.withUnsafeMutableBytes { raw in
+            raw.storeBytes(of: Self.magic.littleEndian, toByteOffset: 0, as: UInt64.self)
+            raw.storeBytes(of: Self.layoutVersion.littleEndian, toByteOffset: 8, as: UInt32.self)
+            raw.storeBytes(of: UInt32(Self.headerBytes).littleEndian, toByteOffset: 12, as: UInt32.self)
+            raw.storeBytes(of: UInt32(width).littleEndian, toByteOffset: 16, as: UInt32.self)
+            raw.storeBytes(of: UInt32(height).littleEndian, toByteOffset: 20, as: UInt32.self)
+            raw.storeBytes(of: pixelFormatCode.littleEndian, toByteOffset: 24, as: UInt32.self)
+            raw.storeBytes(of: UInt32(entriesPerChunk).littleEndian, toByteOffset: 28, as: UInt32.self)
+            raw.storeBytes(of: UInt64(entryStride).littleEndian, toByteOffset: 32, as: UInt64.self)
+            raw.storeBytes(of: UInt64(metadataBytes).littleEndian, toByteOffset: 40, as: UInt64.self)
+            raw.storeBytes(of: UInt64(chunkBytes).littleEndian, toByteOffset: 48, as: UInt64.self)
+            raw.storeBytes(of: processingHash.littleEndian, toByteOffset: 56, as: UInt64.self)
+            let check = Checksum.compute(UnsafeRawBufferPointer(rebasing: raw[0..<64]))
+            raw.storeBytes(of: check.littleEndian, toByteOffset: 64, as: UInt64.self)
+        }
+        return header
+    }
+
+    func writeHeader(to fd: Int32, path: String) throws(ImageTableError) {
+        let header = headerBytes()
+        let written = header.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
+        guard written == header.count else { throw .posix(written < 0 ? errno : EIO, operation: "write header", path: path) }
+    }
+
+    /// True when the file's header describes exactly this geometry and processing.
+    func matchesHeader(of fd: Int32) -> Bool {
+        var found = [UInt8](repeating: 0, count: 72)
+        let read = found.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
+        return read == found.count && found == headerBytes()
+    }
+}
+
+/// The in-memory picture of a table: which slot holds which entity, pins, and the LRU list.
+struct TableState {
+    enum Status: UInt8 {
+        /// No entry; in `free`.
+        case free
+        /// Reserved by a `setImage` that is copying pixels into it.
+        case writing
+        /// Holds an entry, in `index` and the LRU list.
+        case valid
+        /// Removed or replaced while pinned; freed when the last reader lets go.
+        case retired
+    }
+
+    struct Slot {
+        var entity = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+        var source = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+        var checksum: UInt64 = 0
+        var sequence: UInt64 = 0
+        var width: UInt16 = 0
+        var height: UInt16 = 0
+        var opaque = false
+        var status = Status.free
+        /// Checksum checked since the table was opened (always true for entries written since).
+        var verified = false
+        var pins: Int32 = 0
+        var previous: Int32 = -1
+        var next: Int32 = -1
+    }
+
+    var slots: [Slot] = []
+    var index: [UUID: Int32] = [:]
+    /// Free slots; the lowest number is taken first.
+    var free: [Int32] = []
+    /// Most recently used.
+    var head: Int32 = -1
+    /// Least recently used.
+    var tail: Int32 = -1
+    /// The next access sequence number.
+    var clock: UInt64 = 1
+
+    /// Reads every record of slots `0..<slotCount`: valid ones become entries (the higher
+    /// sequence wins when a crash left two for one entity), the rest free slots.
+    static func load(base: UnsafeMutableRawPointer, geometry: TableGeometry, slotCount: Int) -> TableState {
+        var state = TableState()
+        state.slots = Array(repeating: Slot(), count: slotCount)
+        state.index.reserveCapacity(slotCount)
+        var live: [(sequence: UInt64, slot: Int32)] = []
+        for slotNumber in 0..<slotCount {
+            let record = UnsafeRawPointer(base + geometry.recordOffset(slot: slotNumber))
+            guard let slot = Record.read(record, geometry: geometry) else { continue }
+            if let other = state.index[slot.entity] {
+                let loser = state.slots[Int(other)].sequence > slot.sequence ? Int32(slotNumber) : other
+                memset(base + geometry.recordOffset(slot: Int(loser)), 0, TableGeometry.recordBytes)
+                if loser == Int32(slotNumber) { continue }
+                state.slots[Int(other)].status = .free
+            }
+            state.slots[slotNumber] = slot
+            state.index[slot.entity] = Int32(slotNumber)
+            live.append((slot.sequence, Int32(slotNumber)))
+        }
+        live.sort { $0.sequence < $1.sequence }
+        for (sequence, slot) in live where state.slots[Int(slot)].status == .valid {
+            state.pushFront(slot)
+            state.clock = max(state.clock, sequence + 1)
+        }
+        for slotNumber in (0..<slotCount).reversed() where state.slots[slotNumber].status == .free {
+            state.free.append(Int32(slotNumber))
+        }
+        return state
+    }
+
+    /// Makes `slot` the most recently used and records the access in its record.
+    mutating func touch(_ slot: Int32, base: UnsafeMutableRawPointer, geometry: TableGeometry, write: Bool = false) {
+        if head != slot {
+            unlink(slot)
+            pushFront(slot)
+        }
+        let sequence = clock
+        clock += 1
+        slots[Int(slot)].sequence = sequence
+        let record = base + geometry.recordOffset(slot: Int(slot))
+        record.storeBytes(of: sequence.littleEndian, toByteOffset: 40, as: UInt64.self)
+        record.storeBytes(of: UInt32(truncatingIfNeeded: time(nil)).littleEndian, toByteOffset: 48, as: UInt32.self)
+        // A new entry's record becomes valid last, after its pixels and sequence.
+        if write { Record.write(slots[Int(slot)], to: record) }
+    }
+
+    /// Takes a valid entry out of the index and LRU list and zeroes its record; the slot is
+    /// free, or retired while pinned.
+    mutating func detach(_ slot: Int32, base: UnsafeMutableRawPointer, geometry: TableGeometry) {
+        let index = Int(slot)
+        self.index.removeValue(forKey: slots[index].entity)
+        unlink(slot)
+        memset(base + geometry.recordOffset(slot: index), 0, TableGeometry.recordBytes)
+        if slots[index].pins > 0 {
+            slots[index].status = .retired
+        } else {
+            slots[index].status = .free
+            free.append(slot)
+        }
+    }
+
+    mutating func pushFront(_ slot: Int32) {
+        slots[Int(slot)].previous = -1
+        slots[Int(slot)].next = head
+        if head >= 0 { slots[Int(head)].previous = slot } else { tail = slot }
+        head = slot
+    }
+
+    mutating func unlink(_ slot: Int32) {
+        let previous = slots[Int(slot)].previous, next = slots[Int(slot)].next
+        if previous >= 0 { slots[Int(previous)].next = next } else if head == slot { head = next }
+        if next >= 0 { slots[Int(next)].previous = previous } else if tail == slot { tail = previous }
+        slots[Int(slot)].previous = -1
+        slots[Int(slot)].next = -1
+    }
+}
+
+/// Reading and writing one 64-byte record.
+enum Record {
+    static func read(_ record: UnsafeRawPointer, geometry: TableGeometry) -> TableState.Slot? {
+        let flags = UInt16(littleEndian: record.loadUnaligned(fromByteOffset: 56, as: UInt16.self))
+        guard flags & 1 != 0,
+              UInt32(littleEndian: record.load(fromByteOffset: 60, as: UInt32.self)) == check(record) else { return nil }
+        let width = UInt16(littleEndian: record.load(fromByteOffset: 52, as: UInt16.self))
+        let height = UInt16(littleEndian: record.load(fromByteOffset: 54, as: UInt16.self))
+        guard width > 0, height > 0, Int(width) <= geometry.width, Int(height) <= geometry.height else { return nil }
+        return TableState.Slot(
+            entity: UUID(uuid: record.loadUnaligned(fromByteOffset: 0, as: uuid_t.self)),
+            source: UUID(uuid: record.loadUnaligned(fromByteOffset: 16, as: uuid_t.self)),
+            checksum: UInt64(littleEndian: record.load(fromByteOffset: 32, as: UInt64.self)),
+            sequence: UInt64(littleEndian: record.load(fromByteOffset: 40, as: UInt64.self)),
+            width: width, height: height, opaque: flags & 2 != 0, status: .valid, verified: false)
+    }
+
+    /// Everything but the access fields; the check goes last.
+    static func write(_ slot: TableState.Slot, to record: UnsafeMutableRawPointer) {
+        record.storeBytes(of: slot.entity.uuid, toByteOffset: 0, as: uuid_t.self)
+        record.storeBytes(of: slot.source.uuid, toByteOffset: 16, as: uuid_t.self)
+        record.storeBytes(of: slot.checksum.littleEndian, toByteOffset: 32, as: UInt64.self)
+        record.storeBytes(of: slot.width.littleEndian, toByteOffset: 52, as: UInt16.self)
+        record.storeBytes(of: slot.height.littleEndian, toByteOffset: 54, as: UInt16.self)
+        record.storeBytes(of: UInt16(slot.opaque ? 3 : 1).littleEndian, toByteOffset: 56, as: UInt16.self)
+        record.storeBytes(of: UInt16(0), toByteOffset: 58, as: UInt16.self)
+        record.storeBytes(of: check(UnsafeRawPointer(record)).littleEndian, toByteOffset: 60, as: UInt32.self)
+    }
+
+    static func check(_ record: UnsafeRawPointer) -> UInt32 {
+        let seed = UInt64(littleEndian: record.loadUnaligned(fromByteOffset: 52, as: UInt64.self))
+        return UInt32(truncatingIfNeeded: Checksum.compute(UnsafeRawBufferPointer(start: record, count: 40), seed: seed))
+    }
+}

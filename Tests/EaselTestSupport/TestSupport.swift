@@ -1,0 +1,48 @@
+// Helpers shared by the test targets.
+import Foundation
+
+/// A fresh directory under the system temporary directory, removed when released.
+public final class TemporaryDirectory: Sendable {
+    public let url: URL
+    public var path: String { url.path }
+
+    public init() throws {
+        url = FileManager.default.temporaryDirectory.appendingPathComponent("easel-tests-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+
+    deinit { try? FileManager.default.removeItem(at: url) }
+
+    public func child(_ name: String) -> URL { url.appendingPathComponent(name) }
+
+    /// Every regular file below this directory, as paths relative to it.
+    public func allFiles() -> [String] {
+        guard let enumerator = FileManager.default.enumerator(atPath: path) else { return [] }
+        var files: [String] = []
+        while let item = enumerator.nextObject() as? String {
+            var isDirectory: ObjCBool = false
+            if FileManager.default.fileExists(atPath: path + "/" + item, isDirectory: &isDirectory), !isDirectory.boolValue {
+                files.append(item)
+            }
+        }
+        return files
+    }
+}
+
+/// A directory holding the package's built executables (next to the test bundle).
+public func builtProduct(_ name: String) -> URL {
+    let testBinary = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+    var directory = testBinary.deletingLastPathComponent()
+    // swift-testing may run from inside the .xctest bundle on some platforms.
+    while !FileManager.default.fileExists(atPath: directory.appendingPathComponent(name).path), directory.path != "/" {
+        directory.deleteLastPathComponent()
+    }
+    return directory.appendingPathComponent(name)
+}
+
+
+/// A file of the bundled `Samples/` directory.
+public func sampleURL(_ name: String, file: String = #filePath) -> URL {
+    URL(fileURLWithPath: file).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Samples").appendingPathComponent(name)
+}
