@@ -1,5 +1,5 @@
 # The two commands of the README, plus the ones CI adds. Each installs what it needs first.
-.PHONY: run test test-tsan deps crash-test
+.PHONY: run test test-tsan deps crash-test table-disk-full
 
 deps:
 	@scripts/install-deps.sh
@@ -15,10 +15,16 @@ test: deps
 	swift build --build-tests -Xswiftc -warnings-as-errors
 	swift test --skip-build
 
-# The storage tests under ThreadSanitizer (own build folder, so it does not clobber the debug one).
+# The storage and table tests under ThreadSanitizer (own build folder, so it does not clobber the
+# debug one).
 test-tsan: deps
-	swift test --sanitize=thread --scratch-path .build-tsan --filter EaselStorageTests
+	swift test --sanitize=thread --scratch-path .build-tsan --filter 'EaselStorageTests|EaselTablesTests'
 
-# 200 SIGKILL rounds against a writer process (the test suite runs 20).
+# An image table on a real 8 MiB tmpfs filling up: an error, never SIGBUS (needs mount rights).
+table-disk-full: deps
+	scripts/table-disk-full.sh
+
+# 200 SIGKILL rounds against a disk cache writer and 200 against an image table writer (the test
+# suite runs 20 of each).
 crash-test: deps
 	scripts/crash-test.sh 200

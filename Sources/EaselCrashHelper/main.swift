@@ -13,12 +13,15 @@
 //   entry's pixels are `TablePattern.image(for:)` of its entity, so a reader can check them.
 // usage: EaselCrashHelper table-hold DIRECTORY
 //   Opens the same table, prints "ready", and keeps it open until its standard input closes.
+// usage: EaselCrashHelper table-verify DIRECTORY
+//   Reads every entry of that table and prints "verified N" (exit 0), or the first entry whose
+//   pixels are not what a write stored (exit 1).
 import EaselStorage
 import EaselTables
 import Foundation
 
 var arguments = Array(CommandLine.arguments.dropFirst())
-if arguments.first == "table" || arguments.first == "table-hold" {
+if let mode = arguments.first, mode.hasPrefix("table") {
     runTableMode(arguments)
 }
 guard arguments.count >= 2, let seed = UInt64(arguments[1]) else {
@@ -73,6 +76,19 @@ func runTableMode(_ arguments: [String]) -> Never {
     if arguments[0] == "table-hold" {
         say("ready")
         _ = FileHandle.standardInput.readDataToEndOfFile()
+        exit(0)
+    }
+    if arguments[0] == "table-verify" {
+        var verified = 0
+        for id in table.entityIDs() {
+            guard let image = table.image(for: id) else { continue }
+            guard image.hasSamePixels(as: TablePattern.image(for: id, width: image.width, height: image.height)) else {
+                say("damaged \(id)")
+                exit(1)
+            }
+            verified += 1
+        }
+        say("verified \(verified)")
         exit(0)
     }
     var options: [String: String] = [:]

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# An image table on a real, small tmpfs that fills up: writing must fail with a "disk full"
+# error (exit 1), never die of SIGBUS, and every entry written before stays readable and exact.
+# Then a table opened on the already-full file system must be refused with the same error.
+# Needs the right to mount a tmpfs (root, or an unprivileged user namespace).
+# Usage: scripts/table-disk-full.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [ "${EASEL_IN_NAMESPACE:-}" != 1 ]; then
+    scripts/install-deps.sh
+    swift build --product EaselCrashHelper
+fi
+helper="$(swift build --show-bin-path)/EaselCrashHelper"
+mountpoint="$(mktemp -d /tmp/easel-tmpfs.XXXXXX)"
+
+if ! mount -t tmpfs -o size=8m tmpfs "$mountpoint" 2>/dev/null; then
+    rmdir "$mountpoint"
+    if [ "${EASEL_IN_NAMESPACE:-}" != 1 ] && unshare -rm true 2>/dev/null; then
+        exec unshare -rm env EASEL_IN_NAMESPACE=1 "$0"
+    fi
+    echo "table-disk-full: this machine does not allow mounting a tmpfs; nothing was tested" >&2
+    exit 2
+fi
+log="$(mktemp)"
+trap 'umount "$mountpoint"; rmdir "$mountpoint"; rm -f "$log"' EXIT
+
+# 256×256 RGBA entries, chunks of 16 (4 MiB): the second chunk does not fit in 8 MiB.
+set +e
+reason=$("$helper" table "$mountpoint/table" 7 --count 1000 2>&1 >"$log")
+status=$?
+set -e
+written=$(grep -c '^done' "$log" || true)
+echo "writer exit status $status after $written writes: $reason"
+if [ "$status" -ne 1 ] || ! grep -q "disk full" <<<"$reason"; then
+    echo "FAIL: expected exit status 1 with a disk full error (a status of 135 is SIGBUS)" >&2
+    exit 1
+fi
+verify=$("$helper" table-verify "$mountpoint/table")
+echo "$verify"
+[ "$verify" != "verified 0" ] || { echo "FAIL: the entries written before the disk filled are gone" >&2; exit 1; }
+
+# Fill what is left, then open a new table there.
+dd if=/dev/zero of="$mountpoint/filler" bs=64k 2>/dev/null || true
+set +e
+reason=$("$helper" table "$mountpoint/other" 1 --count 1 2>&1 >/dev/null)
+status=$?
+set -e
+echo "new table on a full file system: exit status $status: $reason"
+if [ "$status" -ne 1 ] || ! grep -q "disk full" <<<"$reason"; then
+    echo "FAIL: expected a disk full error when opening" >&2
+    exit 1
+fi
+echo "table-disk-full: OK"
