@@ -41,6 +41,19 @@ let package = Package(
                 .plugin(name: "BenchmarkPlugin", package: "benchmark"),
             ]
         ),
+        .executableTarget(
+            name: "TableBenchmarks",
+            dependencies: [
+                .product(name: "EaselTables", package: "easel"),
+                .product(name: "EaselCodecs", package: "easel"),
+                .product(name: "EaselStorage", package: "easel"),
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "Benchmarks/TableBenchmarks",
+            plugins: [
+                .plugin(name: "BenchmarkPlugin", package: "benchmark"),
+            ]
+        ),
         // Image bombs refused quickly and without allocating (run: swift run -c release LimitsCheck).
         .executableTarget(
             name: "LimitsCheck",
