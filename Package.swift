@@ -9,11 +9,16 @@ let package = Package(
         .library(name: "EaselStorage", targets: ["EaselStorage"]),
         .library(name: "EaselCodecs", targets: ["EaselCodecs"]),
         .library(name: "EaselTables", targets: ["EaselTables"]),
+        .library(name: "EaselPipeline", targets: ["EaselPipeline"]),
         .executable(name: "easel", targets: ["easel"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.0"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
     ],
     targets: [
         // System SQLite (libsqlite3-dev) — the disk cache's index.
@@ -46,8 +51,21 @@ let package = Package(
             ]
         ),
         .target(
+            name: "EaselPipeline",
+            dependencies: [
+                "EaselTables",
+                "EaselCodecs",
+                "EaselStorage",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
             name: "Easel",
-            dependencies: ["EaselStorage", "EaselCodecs", "EaselTables"]
+            dependencies: ["EaselStorage", "EaselCodecs", "EaselTables", "EaselPipeline"]
         ),
         .executableTarget(
             name: "easel",
@@ -74,6 +92,14 @@ let package = Package(
         .testTarget(
             name: "EaselTablesTests",
             dependencies: ["EaselTables", "EaselCodecs", "EaselStorage", "EaselTestSupport"]
+        ),
+        .testTarget(
+            name: "EaselPipelineTests",
+            dependencies: [
+                "EaselPipeline", "EaselTables", "EaselCodecs", "EaselStorage", "EaselTestSupport",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Metrics", package: "swift-metrics"),
+            ]
         ),
         .testTarget(
             name: "EaselCLITests",

@@ -144,8 +144,11 @@ public final class ImageTable: BitmapMemoryOwner, @unchecked Sendable {
             size = TableGeometry.headerBytes
         }
         let capacityBytes = geometry.fileBytes(forSlots: capacity)
+        var droppedSlots = 0..<0
         if size > capacityBytes {
-            // maximumCount went down: the slots past it go.
+            // maximumCount went down: the slots past it go, and so must their records that stay
+            // in the file (in the metadata blocks of the chunks that remain).
+            droppedSlots = capacity..<geometry.slots(inFileOf: size)
             guard ftruncate(fd, off_t(capacityBytes)) == 0 else { throw .posix(errno, operation: "truncate", path: path) }
             size = capacityBytes
         }
@@ -153,6 +156,9 @@ public final class ImageTable: BitmapMemoryOwner, @unchecked Sendable {
         mappedBytes = (capacityBytes + pageSize - 1) / pageSize * pageSize
         guard let mapping = mmap(nil, mappedBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0), mapping != MAP_FAILED else {
             throw .posix(errno, operation: "mmap", path: path)
+        }
+        for slot in droppedSlots where geometry.recordOffset(slot: slot) + TableGeometry.recordBytes <= size {
+            memset(mapping + geometry.recordOffset(slot: slot), 0, TableGeometry.recordBytes)
         }
         base = mapping
         descriptor = fd
@@ -267,8 +273,10 @@ public final class ImageTable: BitmapMemoryOwner, @unchecked Sendable {
     /// Stores `image` as the entry of `entityID`, replacing any previous one (a reader holding
     /// the previous entry keeps its pixels). `image` must fit the format's size; it is converted
     /// to the format's pixel format.
-    /// - Throws: `.imageDoesNotFit`, `.diskFull` when the file cannot grow (entries already
-    ///   stored stay readable), `.allEntriesInUse` when the table is full of pinned entries.
+    /// - Throws: `.imageDoesNotFit`; `.diskFull` when the file cannot grow and no entry can be
+    ///   replaced instead (entries already stored stay readable; with entries present, a full
+    ///   disk makes the table replace its least recently used entry, as at `maximumCount`);
+    ///   `.allEntriesInUse` when the table is full of pinned entries.
     public func setImage(_ image: Bitmap, for entityID: UUID, sourceID: UUID) throws(ImageTableError) {
         let image = try format.fitted(image)
         let slot = try reserveSlot()
@@ -280,13 +288,16 @@ public final class ImageTable: BitmapMemoryOwner, @unchecked Sendable {
         let checksum = Checksum.compute(UnsafeRawBufferPointer(start: pixels, count: byteCount))
         let width = UInt16(image.width), height = UInt16(image.height), opaque = image.isKnownOpaque
         state.withLock { state in
-            if let previous = state.index[entityID] { state.detach(previous, base: base, geometry: geometry) }
+            let previous = state.index[entityID]
             state.slots[Int(slot)] = TableState.Slot(entity: entityID, source: sourceID, checksum: checksum,
                                                      width: width, height: height, opaque: opaque, status: .valid,
                                                      verified: true)
-            state.index[entityID] = slot
             state.pushFront(slot)
+            // The new record is complete before the old one is zeroed: a crash in between leaves
+            // both, and the higher sequence wins at the next open.
             state.touch(slot, base: base, geometry: geometry, write: true)
+            if let previous { state.detach(previous, base: base, geometry: geometry) }
+            state.index[entityID] = slot
         }
     }
 
@@ -314,16 +325,28 @@ public final class ImageTable: BitmapMemoryOwner, @unchecked Sendable {
 
     /// A free slot, a new one (growing the file), or the least recently used unpinned entry's.
     private func reserveSlot() throws(ImageTableError) -> Int32 {
+        var growthFailure: ImageTableError?
         while true {
             let decision: Reservation = state.withLock { state in
                 if let slot = state.free.popLast() {
                     state.slots[Int(slot)].status = .writing
                     return .slot(slot)
                 }
-                if state.slots.count < capacity { return .grow(from: state.slots.count) }
+                // Below the maximum the file grows. When it cannot (disk full) an old entry makes
+                // room instead, and for a minute writes do not try to grow again unless every
+                // entry is pinned.
+                let below = state.slots.count < capacity
+                if below, state.tail < 0 {
+                    return growthFailure == nil ? .grow(from: state.slots.count) : .failed
+                }
+                if below, growthFailure == nil, ContinuousClock.now >= state.growthRetry {
+                    return .grow(from: state.slots.count)
+                }
                 var candidate = state.tail
                 while candidate >= 0, state.slots[Int(candidate)].pins > 0 { candidate = state.slots[Int(candidate)].previous }
-                guard candidate >= 0 else { return .full }
+                guard candidate >= 0 else {
+                    return below && growthFailure == nil ? .grow(from: state.slots.count) : .full
+                }
                 state.detach(candidate, base: base, geometry: geometry)
                 // An unpinned detached slot goes to the free list: take it back from there.
                 _ = state.free.popLast()
@@ -332,13 +355,23 @@ public final class ImageTable: BitmapMemoryOwner, @unchecked Sendable {
             }
             switch decision {
             case .slot(let slot): return slot
-            case .full: throw .allEntriesInUse(format: format.name)
-            case .grow(let slots): try grow(from: slots)
+            case .full: throw growthFailure ?? .allEntriesInUse(format: format.name)
+            case .failed: throw growthFailure ?? .allEntriesInUse(format: format.name)
+            case .grow(let slots):
+                do { try grow(from: slots) } catch {
+                    // Until a minute has passed, writes replace old entries without trying again.
+                    let hasEntries = state.withLock { state in
+                        state.growthRetry = ContinuousClock.now + .seconds(60)
+                        return state.tail >= 0
+                    }
+                    if hasEntries { logger.warning("image table \(url.path) cannot grow (\(error)); replacing old entries instead") }
+                    growthFailure = error
+                }
             }
         }
     }
 
-    private enum Reservation { case slot(Int32), grow(from: Int), full }
+    private enum Reservation { case slot(Int32), grow(from: Int), full, failed }
 
     /// Allocates the next chunk, unless another writer already did.
     private func grow(from slots: Int) throws(ImageTableError) {
@@ -351,6 +384,9 @@ public final class ImageTable: BitmapMemoryOwner, @unchecked Sendable {
                 guard code == 0 else { return .posix(code, operation: "allocate", path: url.path) }
                 allocated = end
             }
+            // Records of these slots may survive from a time the table was larger (maximumCount
+            // went down and up again): they must not come back.
+            for slot in slots..<newSlots { memset(base + geometry.recordOffset(slot: slot), 0, TableGeometry.recordBytes) }
             state.withLock { state in
                 for slot in (slots..<newSlots).reversed() { state.free.append(Int32(slot)) }
                 state.slots.append(contentsOf: repeatElement(TableState.Slot(), count: newSlots - slots))
@@ -487,6 +523,8 @@ struct TableState {
     var tail: Int32 = -1
     /// The next access sequence number.
     var clock: UInt64 = 1
+    /// After the file failed to grow, writes replace old entries until then.
+    var growthRetry = ContinuousClock.now
 
     /// Reads every record of slots `0..<slotCount`: valid ones become entries (the higher
     /// sequence wins when a crash left two for one entity), the rest free slots.
@@ -511,7 +549,7 @@ struct TableState {
         live.sort { $0.sequence < $1.sequence }
         for (sequence, slot) in live where state.slots[Int(slot)].status == .valid {
             state.pushFront(slot)
-            state.clock = max(state.clock, sequence + 1)
+            state.clock = max(state.clock, sequence &+ 1)
         }
         for slotNumber in (0..<slotCount).reversed() where state.slots[slotNumber].status == .free {
             state.free.append(Int32(slotNumber))
@@ -526,7 +564,7 @@ struct TableState {
             pushFront(slot)
         }
         let sequence = clock
-        clock += 1
+        clock &+= 1
         slots[Int(slot)].sequence = sequence
         let record = base + geometry.recordOffset(slot: Int(slot))
         record.storeBytes(of: sequence.littleEndian, toByteOffset: 40, as: UInt64.self)

@@ -142,6 +142,7 @@ public final class ImageTableCache: Sendable {
         } else if let image = try await onPool({ () throws(ImageTableError) in try self.diskImage(for: entity, format: format) }) {
             return image
         }
+        if Task.isCancelled { throw .cancelled }
         let box = WaiterBox()
         let result: Result<Bitmap, ImageTableError> = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
@@ -244,12 +245,12 @@ public final class ImageTableCache: Sendable {
 
     /// Adds a waiter to the entity's family work, starting the work if there is none; returns
     /// the waiter's id.
-    private func enqueue(entity: some ImageEntity, format: ImageFormat, id existing: UInt64? = nil,
+    private func enqueue(entity: some ImageEntity, format: ImageFormat,
                          deliver: @escaping @Sendable (Result<Bitmap, ImageTableError>) -> Void) -> UInt64 {
         let key = WorkKey(entity: entity.entityID, family: format.family)
         let (id, start) = requests.withLock { requests -> (UInt64, UInt64?) in
-            let id = existing ?? requests.nextID
-            if existing == nil { requests.nextID += 1 }
+            let id = requests.nextID
+            requests.nextID += 1
             requests.keys[id] = key
             let waiter = Waiter(id: id, formatName: format.name, deliver: deliver)
             if requests.works[key] != nil {
@@ -259,17 +260,22 @@ public final class ImageTableCache: Sendable {
             requests.works[key] = PendingWork(generation: id, entity: entity, formatName: format.name, waiters: [id: waiter])
             return (id, id)
         }
-        if let generation = start {
-            let task = Task { await self.run(key: key, generation: generation, entity: entity, format: format) }
-            let orphaned = requests.withLock { requests -> Bool in
-                guard requests.works[key]?.generation == generation else { return true }
-                requests.works[key]!.task = task
-                return false
-            }
-            if orphaned { task.cancel() }
-        }
+        if let generation = start { startWork(key: key, generation: generation, entity: entity, format: format) }
         return id
     }
+
+    private func startWork(key: WorkKey, generation: UInt64, entity: some ImageEntity, format: ImageFormat) {
+        let task = Task { await self.run(key: key, generation: generation, entity: entity, format: format) }
+        let orphaned = requests.withLock { requests -> Bool in
+            guard requests.works[key]?.generation == generation else { return true }
+            requests.works[key]!.task = task
+            return false
+        }
+        if orphaned { task.cancel() }
+    }
+
+    /// Requests waiting for shared work (for tests).
+    package var waitingRequestCount: Int { requests.withLock { $0.keys.count } }
 
     /// Cancels one waiter (its task was cancelled).
     private func cancel(waiter id: UInt64) {
@@ -296,31 +302,53 @@ public final class ImageTableCache: Sendable {
     private func run(key: WorkKey, generation: UInt64, entity: some ImageEntity, format: ImageFormat) async {
         var results: [String: Result<Bitmap, ImageTableError>] = [:]
         do throws(ImageTableError) {
-            let source = try await sourceImage(for: entity, format: format)
-            try checkCancellation()
-            let all = sourceProvider?.shouldProcessAllFormats(inFamily: format.family, for: entity) ?? true
             let wanted = requests.withLock { requests in
                 Set(requests.works[key]?.waiters.values.map(\.formatName) ?? [format.name])
             }
-            let targets = formats(inFamily: format.family).filter { all || wanted.contains($0.name) }
-            results = try await onPool { () throws(ImageTableError) in try self.produce(targets, from: source, for: entity) }
+            // A request that missed the table just before another work stored the entry.
+            for name in wanted {
+                if let image = tables[name]?.image(for: entity.entityID, sourceID: entity.sourceImageID) { results[name] = .success(image) }
+            }
+            if results.count < wanted.count {
+                let source = try await sourceImage(for: entity, format: format)
+                try checkCancellation()
+                let all = sourceProvider?.shouldProcessAllFormats(inFamily: format.family, for: entity) ?? true
+                let wanted = requests.withLock { requests in
+                    Set(requests.works[key]?.waiters.values.map(\.formatName) ?? [format.name])
+                }
+                let targets = formats(inFamily: format.family).filter { all || wanted.contains($0.name) }
+                results = try await onPool { () throws(ImageTableError) in try self.produce(targets, from: source, for: entity) }
+            }
         } catch {
             // Also `.cancelled`: if the provider gave up while requests still wait, they learn it.
             for target in formats(inFamily: format.family) { results[target.name] = .failure(error) }
         }
-        let waiters = requests.withLock { requests -> [Waiter] in
-            guard requests.works[key]?.generation == generation, let work = requests.works.removeValue(forKey: key) else { return [] }
-            for id in work.waiters.keys { requests.keys.removeValue(forKey: id) }
-            return Array(work.waiters.values)
+        let finished = results
+        let (waiters, restart) = requests.withLock { requests -> ([Waiter], (UInt64, ImageFormat)?) in
+            guard requests.works[key]?.generation == generation, let work = requests.works.removeValue(forKey: key) else { return ([], nil) }
+            var done: [Waiter] = []
+            var left: [UInt64: Waiter] = [:]
+            for (id, waiter) in work.waiters {
+                if finished[waiter.formatName] != nil {
+                    done.append(waiter)
+                    requests.keys.removeValue(forKey: id)
+                } else {
+                    left[id] = waiter
+                }
+            }
+            // Formats the work did not make (the provider asked for only the requested formats,
+            // and these requests came later): a new work for them, in this same critical
+            // section, so that a cancellation cannot fall between.
+            guard let first = left.values.first, let next = formatsByName[first.formatName] else { return (done, nil) }
+            let nextGeneration = requests.nextID
+            requests.nextID += 1
+            requests.works[key] = PendingWork(generation: nextGeneration, entity: work.entity, formatName: next.name, waiters: left)
+            return (done, (nextGeneration, next))
         }
+        if let (nextGeneration, next) = restart { startWork(key: key, generation: nextGeneration, entity: entity, format: next) }
         var reported = Set<String>()
         for waiter in waiters {
-            guard let result = results[waiter.formatName] else {
-                // A format the work did not make (the provider asked for only the requested
-                // formats, and this request came later): start over for it.
-                _ = enqueue(entity: entity, format: formatsByName[waiter.formatName]!, id: waiter.id, deliver: waiter.deliver)
-                continue
-            }
+            let result = finished[waiter.formatName]!
             if case .failure(let error) = result, error != .cancelled, reported.insert(waiter.formatName).inserted {
                 sourceProvider?.didFail(entity: entity, formatName: waiter.formatName, error: error)
             }

@@ -277,6 +277,8 @@ final class Completion: Sendable {
         let cache = try ImageTableCache(directory: directory.url, formats: photoFormats, sourceProvider: provider)
         let tasks = (0..<3).map { _ in Task { try await cache.image(for: Photo(1), formatName: "thumb") } }
         await provider.waitUntilCalled()
+        // All three wait for the one work before any is cancelled.
+        while cache.waitingRequestCount < 3 { await Task.yield() }
         for task in tasks { task.cancel() }
         for task in tasks { await #expect(throws: ImageTableError.cancelled) { try await task.value } }
         // The provider's wait ends with CancellationError once its task is cancelled; the next

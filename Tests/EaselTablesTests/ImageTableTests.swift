@@ -232,27 +232,57 @@ final class FaultyAllocator: TableFileOperations, Sendable {
         #expect(Int(info.st_blocks) * 512 >= Int(info.st_size), "every byte has a disk block")
     }
 
-    @Test func aTableThatCannotGrowThrowsAndKeepsItsEntries() throws {
+    @Test func aTableThatCannotGrowReplacesOldEntriesOrThrows() throws {
         let directory = try TemporaryDirectory()
         let format = thumbFormat(maximumCount: 100)
         let allocator = FaultyAllocator(allowed: 2)  // the header and the first chunk
         let table = try ImageTable(format: format, directory: directory.url, fileOperations: allocator)
-        let perChunk = TableGeometry(format: format).entriesPerChunk
-        for number in 1...UInt64(perChunk) { try table.setImage(pattern(number), for: entity(number), sourceID: entity(number)) }
-        #expect(throws: ImageTableError.diskFull(path: table.url.path)) {
-            try table.setImage(pattern(1000), for: entity(1000), sourceID: entity(1000))
-        }
-        #expect(table.count == perChunk)
-        for number in 1...UInt64(perChunk) { #expect(try #require(table.image(for: entity(number))).hasSamePixels(as: pattern(number))) }
-        // Room again: writes go on.
-        allocator.allow(1)
+        let perChunk = UInt64(TableGeometry(format: format).entriesPerChunk)
+        for number in 1...perChunk { try table.setImage(pattern(number), for: entity(number), sourceID: entity(number)) }
+        // The disk is full: the least recently used entry makes room, as at maximumCount.
         try table.setImage(pattern(1000), for: entity(1000), sourceID: entity(1000))
-        #expect(try #require(table.image(for: entity(1000))).hasSamePixels(as: pattern(1000)))
+        #expect(table.count == Int(perChunk))
+        #expect(table.image(for: entity(1)) == nil)
+        for number in 2...perChunk { #expect(try #require(table.image(for: entity(number))).hasSamePixels(as: pattern(number))) }
+        // With every entry held, nothing can make room: the disk-full error comes through.
+        let held = table.entityIDs().compactMap { table.image(for: $0) }
+        #expect(throws: ImageTableError.diskFull(path: table.url.path)) {
+            try table.setImage(pattern(1001), for: entity(1001), sourceID: entity(1001))
+        }
+        // Room again: the table grows.
+        allocator.allow(1)
+        try table.setImage(pattern(1001), for: entity(1001), sourceID: entity(1001))
+        #expect(table.count == Int(perChunk) + 1)
+        #expect(try #require(table.image(for: entity(1001))).hasSamePixels(as: pattern(1001)))
+        withExtendedLifetime(held) {}
+
+        // An empty table on a full disk has nothing to replace.
+        let empty = try ImageTable(format: format, directory: try TemporaryDirectory().url, fileOperations: FaultyAllocator(allowed: 1))
+        #expect(throws: ImageTableError.diskFull(path: empty.url.path)) {
+            try empty.setImage(pattern(1), for: entity(1), sourceID: entity(1))
+        }
 
         let other = try TemporaryDirectory()
         #expect(throws: ImageTableError.ioError(operation: "allocate", path: other.child("thumb.imagetable").path, errno: EIO)) {
             _ = try ImageTable(format: format, directory: other.url, fileOperations: FaultyAllocator(allowed: 0, code: EIO))
         }
+    }
+
+    @Test func recordsOfSlotsDroppedByALowerMaximumNeverComeBack() throws {
+        let directory = try TemporaryDirectory()
+        let small = { (count: Int) in thumbFormat(maximumCount: count, width: 16, height: 16) }
+        do {
+            let table = try ImageTable(format: small(20), directory: directory.url)
+            for number: UInt64 in 1...20 { try table.setImage(pattern(number, width: 16, height: 16), for: entity(number), sourceID: entity(number)) }
+        }
+        do { _ = try ImageTable(format: small(5), directory: directory.url) }
+        do {
+            let table = try ImageTable(format: small(40), directory: directory.url)
+            #expect(table.count == 5)
+            try table.setImage(pattern(50, width: 16, height: 16), for: entity(50), sourceID: entity(50))  // grows again
+        }
+        let table = try ImageTable(format: small(40), directory: directory.url)
+        #expect(table.count == 6, "the dropped slots' old records stay dropped")
     }
 
     @Test func manyReadersAndWritersAtOnce() async throws {

@@ -7,7 +7,7 @@ public struct ObserverToken: Hashable, Sendable {
 
 /// A set of event handlers, called synchronously, in registration order, outside any cache lock.
 @usableFromInline
-final class Observers<Event: Sendable>: Sendable {
+package final class Observers<Event: Sendable>: Sendable {
     private struct State {
         var nextID: UInt64 = 0
         var handlers: [(id: UInt64, handler: @Sendable (Event) -> Void)] = []
@@ -18,9 +18,11 @@ final class Observers<Event: Sendable>: Sendable {
 
     /// True when nobody listens, so callers can skip building events.
     @usableFromInline
-    var isEmpty: Bool { count.load(ordering: .relaxed) == 0 }
+    package var isEmpty: Bool { count.load(ordering: .relaxed) == 0 }
 
-    func add(_ handler: @escaping @Sendable (Event) -> Void) -> ObserverToken {
+    package init() {}
+
+    package func add(_ handler: @escaping @Sendable (Event) -> Void) -> ObserverToken {
         state.withLock { state in
             state.nextID += 1
             state.handlers.append((state.nextID, handler))
@@ -29,7 +31,7 @@ final class Observers<Event: Sendable>: Sendable {
         }
     }
 
-    func remove(_ token: ObserverToken) {
+    package func remove(_ token: ObserverToken) {
         // The handler is released after the lock: its captures' deinits may use these observers.
         let removed = state.withLock { state in
             let removed = state.handlers.filter { $0.id == token.id }
@@ -41,7 +43,7 @@ final class Observers<Event: Sendable>: Sendable {
     }
 
     @usableFromInline
-    func emit(_ event: @autoclosure () -> Event) {
+    package func emit(_ event: @autoclosure () -> Event) {
         guard !isEmpty else { return }
         let handlers = state.withLock { $0.handlers.map(\.handler) }
         let event = event()
@@ -49,7 +51,7 @@ final class Observers<Event: Sendable>: Sendable {
     }
 
     /// The events as an async sequence; the registration ends when the stream is dropped.
-    func stream() -> AsyncStream<Event> {
+    package func stream() -> AsyncStream<Event> {
         let (stream, continuation) = AsyncStream<Event>.makeStream(bufferingPolicy: .bufferingNewest(4096))
         let token = add { continuation.yield($0) }
         continuation.onTermination = { [weak self] _ in self?.remove(token) }

@@ -1,0 +1,159 @@
+import AsyncHTTPClient
+import EaselStorage
+import Foundation
+import NIOCore
+import NIOHTTP1
+
+/// Fetches http and https URLs with AsyncHTTPClient, within limits:
+/// - `connectTimeout` to open a connection, `deadline` for the whole download (head and body);
+/// - at most `maximumBytes` (default 20 MB): a larger Content-Length is refused before the body
+///   is read, and the body is counted as it streams (after any decompression), so a server that
+///   lies or sends no length is cut off one buffer past the limit;
+/// - at most `maximumRedirects` (5) redirects, each checked by `urlPolicy` before it is followed;
+/// - non-2xx answers are `PipelineError.httpStatus`.
+///
+/// Call `shutdown()` when done with it.
+public final class HTTPFetcher: ImageFetcher {
+    public struct Configuration: Sendable {
+        public var connectTimeout: Duration
+        public var deadline: Duration
+        public var maximumBytes: Int
+        public var maximumRedirects: Int
+        public var userAgent: String
+        /// Checked before the first request and every redirect hop; throw to refuse the URL.
+        public var urlPolicy: @Sendable (URL) async throws(PipelineError) -> Void
+
+        public init(connectTimeout: Duration = .seconds(5), deadline: Duration = .seconds(10), maximumBytes: Int = 20_000_000,
+                    maximumRedirects: Int = 5, userAgent: String = "Easel/1.0",
+                    urlPolicy: @escaping @Sendable (URL) async throws(PipelineError) -> Void = { _ throws(PipelineError) in }) {
+            self.connectTimeout = connectTimeout
+            self.deadline = deadline
+            self.maximumBytes = maximumBytes
+            self.maximumRedirects = maximumRedirects
+            self.userAgent = userAgent
+            self.urlPolicy = urlPolicy
+        }
+    }
+
+    public let configuration: Configuration
+    private let client: HTTPClient
+
+    public init(configuration: Configuration = .init()) {
+        self.configuration = configuration
+        var clientConfiguration = HTTPClient.Configuration(
+            redirectConfiguration: .disallow,
+            timeout: .init(connect: .nanoseconds(Int64(configuration.connectTimeout.components.seconds) * 1_000_000_000
+                + configuration.connectTimeout.components.attoseconds / 1_000_000_000)),
+            decompression: .enabled(limit: .size(configuration.maximumBytes + 1)))
+        clientConfiguration.httpVersion = .automatic
+        client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)
+    }
+
+    /// Closes the connections. Pending fetches fail.
+    public func shutdown() async throws { try await client.shutdown() }
+
+    public func canFetch(_ url: URL) -> Bool {
+        let scheme = url.scheme?.lowercased()
+        return scheme == "http" || scheme == "https"
+    }
+
+    public func fetch(_ request: FetchRequest, into sink: FetchSink) async throws(PipelineError) -> FetchResponse {
+        let deadline = configuration.deadline
+        let seconds = Double(deadline.components.seconds) + Double(deadline.components.attoseconds) / 1e18
+        let outcome: Result<FetchResponse, PipelineError> = await withTaskGroup(of: Result<FetchResponse, PipelineError>?.self) { group in
+            group.addTask {
+                do throws(PipelineError) {
+                    return .success(try await self.download(request, into: sink))
+                } catch {
+                    return .failure(error)
+                }
+            }
+            group.addTask {
+                do { try await Task.sleep(for: deadline) } catch { return nil }  // cancelled: the download ended first
+                return .failure(.timedOut(seconds: seconds))
+            }
+            var first: Result<FetchResponse, PipelineError>?
+            while first == nil, let next = await group.next() { first = next }
+            group.cancelAll()
+            return first ?? .failure(.cancelled)
+        }
+        if Task.isCancelled { throw .cancelled }
+        return try outcome.get()
+    }
+
+    private func download(_ request: FetchRequest, into sink: FetchSink) async throws(PipelineError) -> FetchResponse {
+        var url = request.url
+        var redirects = 0
+        while true {
+            try await configuration.urlPolicy(url)
+            var outgoing = HTTPClientRequest(url: url.absoluteString)
+            outgoing.headers.add(name: "User-Agent", value: configuration.userAgent)
+            outgoing.headers.add(name: "Accept", value: "image/webp,image/png,image/jpeg,image/gif,*/*;q=0.5")
+            if let stored = request.revalidating {
+                if let etag = stored.etag { outgoing.headers.add(name: "If-None-Match", value: etag) }
+                if let lastModified = stored.lastModified { outgoing.headers.add(name: "If-Modified-Since", value: lastModified) }
+            }
+            if let resume = request.resume, resume.offset > 0 {
+                outgoing.headers.add(name: "Range", value: "bytes=\(resume.offset)-")
+                outgoing.headers.add(name: "If-Range", value: resume.validator)
+            }
+            let response: HTTPClientResponse
+            do {
+                response = try await client.execute(outgoing, timeout: .hours(1))  // the deadline is ours
+            } catch {
+                throw Task.isCancelled ? .cancelled : .network("\(error)")
+            }
+            let status = Int(response.status.code)
+            if [301, 302, 303, 307, 308].contains(status) {
+                guard let location = response.headers.first(name: "Location"),
+                      let next = URL(string: location, relativeTo: url)?.absoluteURL else {
+                    throw .httpStatus(status, url: url.absoluteString)
+                }
+                redirects += 1
+                guard redirects <= configuration.maximumRedirects else { throw .tooManyRedirects(limit: configuration.maximumRedirects) }
+                url = next
+                continue
+            }
+            let metadata = HTTPMetadata(
+                etag: response.headers.first(name: "ETag"), lastModified: response.headers.first(name: "Last-Modified"),
+                cacheControl: response.headers[canonicalForm: "Cache-Control"].map(String.init).joined(separator: ", ").nilIfEmpty,
+                contentType: response.headers.first(name: "Content-Type"),
+                acceptsRanges: response.headers.first(name: "Accept-Ranges")?.lowercased() == "bytes")
+            if status == 304, request.revalidating != nil { return FetchResponse(outcome: .notModified, metadata: metadata) }
+            guard (200..<300).contains(status) else { throw .httpStatus(status, url: url.absoluteString) }
+            var resumed = false
+            if status == 206, let resume = request.resume {
+                // Only a range that starts where we stopped continues the body; anything else restarts it.
+                let range = response.headers.first(name: "Content-Range") ?? ""
+                resumed = range.lowercased().hasPrefix("bytes \(resume.offset)-") && sink.count == resume.offset
+                guard resumed else { throw .network("the origin answered the range request with \(range)") }
+            } else {
+                sink.reset()
+            }
+            sink.rangeValidator = metadata.acceptsRanges ? metadata.rangeValidator : nil
+            let limit = configuration.maximumBytes
+            let declared = response.headers.first(name: "Content-Length").flatMap(Int.init)
+            if let declared, sink.count + declared > limit {
+                throw .tooLarge(limit: limit, received: sink.count, declared: sink.count + declared)
+            }
+            sink.expect(declared.map { $0 + sink.count })
+            do {
+                for try await buffer in response.body {
+                    guard sink.count + buffer.readableBytes <= limit else {
+                        throw PipelineError.tooLarge(limit: limit, received: sink.count + buffer.readableBytes, declared: nil)
+                    }
+                    sink.append(buffer.readableBytesView)
+                }
+            } catch let error as PipelineError {
+                throw error
+            } catch {
+                throw Task.isCancelled ? .cancelled : .network("\(error)")
+            }
+            return FetchResponse(outcome: resumed ? .resumed : .complete, metadata: metadata)
+        }
+    }
+}
+
+extension String {
+    var nilIfEmpty: String? { isEmpty ? nil : self }
+}

@@ -1,0 +1,547 @@
+import EaselCodecs
+import EaselStorage
+import EaselTables
+import Foundation
+import Logging
+
+/// Gets images from their source to the one who asked, once, in order, within limits.
+///
+/// ```swift
+/// let pipeline = try ImagePipeline(configuration: .init(cacheDirectory: cacheDir))
+/// let response = try await pipeline.image(for: ImageRequest(url: url, format: "thumb"))
+/// print(response.tier)   // .memory, .table, .diskVariant, .diskOriginal or .network
+/// ```
+///
+/// A request travels memory → image table → disk (processed variant) → disk (original) →
+/// fetcher → decode → process → store. Concurrent requests share one fetch per original and one
+/// decode per source and format family; shared work runs at the highest priority of its
+/// requesters and stops when the last of them cancels. Waiting work starts by priority, most
+/// recently requested first, under separate limits for downloads and for decoding.
+public final class ImagePipeline: Sendable {
+    public struct Configuration: Sendable {
+        /// Named formats; formats with `storage: .table` get an image table.
+        public var formats: [ImageFormat]
+        /// Where the disk cache and the image tables live; nil keeps only the memory cache.
+        public var cacheDirectory: URL?
+        public var memoryCostLimit: Int
+        public var diskByteLimit: Int
+        /// Tried in order; by default an `HTTPFetcher`. Add a `FileFetcher` for file URLs.
+        public var fetchers: [any ImageFetcher]
+        public var maximumConcurrentDownloads: Int
+        public var maximumConcurrentDecodes: Int
+        /// Download starts per second and burst; nil for no limit.
+        public var downloadRate: (perSecond: Double, burst: Int)?
+        /// `respectHeaders` (default) honours max-age, no-cache and no-store and revalidates with
+        /// ETag / Last-Modified; `aggressive` keeps and serves every original regardless.
+        public var httpCaching: HTTPCaching
+        /// Freshness of an original whose origin said nothing (no max-age, no no-cache).
+        public var defaultFreshness: Double
+        public var decodingLimits: DecodingLimits
+        /// How processed variants are stored in the disk cache (formats stored in tables are not).
+        public var variantEncoding: ImageEncoder.Options
+
+        public init(formats: [ImageFormat] = ImageFormat.defaults, cacheDirectory: URL? = nil,
+                    memoryCostLimit: Int = MemoryCacheDefaults.costLimit, diskByteLimit: Int = 1 << 30,
+                    fetchers: [any ImageFetcher]? = nil, maximumConcurrentDownloads: Int = 6,
+                    maximumConcurrentDecodes: Int = ProcessInfo.processInfo.activeProcessorCount,
+                    downloadRate: (perSecond: Double, burst: Int)? = (80, 25), httpCaching: HTTPCaching = .respectHeaders,
+                    defaultFreshness: Double = 3600, decodingLimits: DecodingLimits = .default,
+                    variantEncoding: ImageEncoder.Options = .jpeg(quality: 90)) {
+            self.formats = formats
+            self.cacheDirectory = cacheDirectory
+            self.memoryCostLimit = memoryCostLimit
+            self.diskByteLimit = diskByteLimit
+            self.fetchers = fetchers ?? [HTTPFetcher()]
+            self.maximumConcurrentDownloads = maximumConcurrentDownloads
+            self.maximumConcurrentDecodes = maximumConcurrentDecodes
+            self.downloadRate = downloadRate
+            self.httpCaching = httpCaching
+            self.defaultFreshness = defaultFreshness
+            self.decodingLimits = decodingLimits
+            self.variantEncoding = variantEncoding
+        }
+    }
+
+    public enum HTTPCaching: Sendable {
+        case respectHeaders
+        case aggressive
+    }
+
+    public let configuration: Configuration
+    let memory: MemoryCache<String, Bitmap>
+    let disk: DiskCache?
+    private let tables: [String: ImageTable]
+    private let formatsByName: [String: ImageFormat]
+    let downloads: WorkQueue
+    let decodes: WorkQueue
+    private let originals = Coalescer<String, Original>()
+    private let processings = Coalescer<String, Processed>()
+    private let suspensions = Locked(Suspensions())
+    let observers = Observers<PipelineEvent>()
+    private let ids = Locked<UInt64>(0)
+    let metrics = PipelineMetrics()
+    private let logger = Logger(label: "easel.pipeline")
+
+    public init(configuration: Configuration = .init()) throws(PipelineError) {
+        self.configuration = configuration
+        var byName: [String: ImageFormat] = [:]
+        for format in configuration.formats { byName[format.name] = format }
+        formatsByName = byName
+        memory = MemoryCache(configuration: .init(costLimit: configuration.memoryCostLimit))
+        var tables: [String: ImageTable] = [:]
+        if let directory = configuration.cacheDirectory {
+            do {
+                disk = try DiskCache(directory: directory.appendingPathComponent("disk"),
+                                     configuration: .init(byteLimit: configuration.diskByteLimit))
+            } catch {
+                throw .storage("\(error)")
+            }
+            for format in configuration.formats where format.storage == .table {
+                do {
+                    tables[format.name] = try ImageTable(format: format, directory: directory.appendingPathComponent("tables"))
+                } catch {
+                    throw PipelineError(error)
+                }
+            }
+        } else {
+            disk = nil
+        }
+        self.tables = tables
+        downloads = WorkQueue(limit: configuration.maximumConcurrentDownloads, rate: configuration.downloadRate)
+        decodes = WorkQueue(limit: configuration.maximumConcurrentDecodes)
+    }
+
+    /// Closes the fetchers' connections.
+    public func shutdown() async {
+        for fetcher in configuration.fetchers {
+            if let http = fetcher as? HTTPFetcher { try? await http.shutdown() }
+        }
+    }
+
+    public func format(named name: String) -> ImageFormat? { formatsByName[name] }
+
+    /// The image table of a table format.
+    public func table(forFormat name: String) -> ImageTable? { tables[name] }
+
+    /// Every event: started, progress, finished (with the tier), failed, cancelled.
+    public func events() -> AsyncStream<PipelineEvent> { observers.stream() }
+
+    /// Calls `handler` with every event, synchronously; keep it short.
+    public func addObserver(_ handler: @escaping @Sendable (PipelineEvent) -> Void) -> ObserverToken { observers.add(handler) }
+    public func removeObserver(_ token: ObserverToken) { observers.remove(token) }
+
+    func nextID() -> UInt64 {
+        ids.withLock { id in
+            id += 1
+            return id
+        }
+    }
+
+    // MARK: Requests
+
+    /// The image for `request`; cancelling the calling task cancels this request (shared work
+    /// goes on while others wait for it).
+    public func image(for request: ImageRequest) async throws(PipelineError) -> ImageResponse {
+        try await response(for: request, id: nextID())
+    }
+
+    /// A handle on a request that runs at once: await `response`, change its priority while it
+    /// waits, or cancel it.
+    public func task(for request: ImageRequest) -> ImageTask {
+        ImageTask(pipeline: self, request: request, id: nextID())
+    }
+
+    /// Loads `requests` at low priority (unless they ask for less) without delivering them, so
+    /// later requests hit the caches. Cancel with the returned handle.
+    @discardableResult
+    public func prefetch(_ requests: [ImageRequest]) -> PrefetchHandle {
+        let tasks = requests.map { request in
+            var request = request
+            request.priority = min(request.priority, .low)
+            return task(for: request)
+        }
+        return PrefetchHandle(tasks: tasks)
+    }
+
+    func response(for request: ImageRequest, id: UInt64) async throws(PipelineError) -> ImageResponse {
+        let start = ContinuousClock.now
+        observers.emit(.started(request: id, url: request.url))
+        do {
+            let response = try await resolve(request, id: id)
+            metrics.answered(by: response.tier)
+            if !observers.isEmpty {
+                let elapsed = ContinuousClock.now - start
+                observers.emit(.finished(request: id, tier: response.tier, seconds: elapsed.seconds))
+            }
+            return response
+        } catch {
+            if error == .cancelled {
+                metrics.cancellations.increment()
+                observers.emit(.cancelled(request: id))
+            } else {
+                metrics.failures.increment()
+                observers.emit(.failed(request: id, error: error))
+            }
+            throw error
+        }
+    }
+
+    /// Changes the priority of the request `id` while its work waits.
+    func setPriority(_ priority: ImageRequest.Priority, id: UInt64) {
+        processings.setPriority(waiter: id, priority)
+    }
+
+    private func resolve(_ request: ImageRequest, id: UInt64) async throws(PipelineError) -> ImageResponse {
+        guard let sourceKey = request.sourceKey else { throw .noSource }
+        let format: ImageFormat?
+        if case .format(let name) = request.processing {
+            guard let found = formatsByName[name] else { throw .unknownFormat(name) }
+            format = found
+        } else {
+            format = nil
+        }
+        let variantKey = request.processingIdentifier + "|" + sourceKey
+        let readsCache = request.cachePolicy != .reload
+        if readsCache, let image = memory.value(forKey: variantKey) {
+            return ImageResponse(image: image, tier: .memory, sourceInfo: nil)
+        }
+        if readsCache, let format, let table = tables[format.name] {
+            let (entityID, sourceID) = Self.entityIDs(request, sourceKey: sourceKey)
+            if let image = table.image(for: entityID, sourceID: sourceID) {
+                return ImageResponse(image: image, tier: .table, sourceInfo: nil)
+            }
+        }
+        guard let url = request.url else { throw .noSource }
+        let policy = request.cachePolicy
+        let group = format.map { "family:" + $0.family } ?? request.processingIdentifier
+        let workKey = group + "|" + sourceKey + "|" + (policy == .reload ? "reload" : policy == .cacheOnly ? "cached" : "")
+        let result = await processings.value(for: workKey, waiter: id, priority: request.priority) { handle in
+            do throws(PipelineError) {
+                return .success(try await self.process(request, url: url, sourceKey: sourceKey, format: format, handle: handle))
+            } catch {
+                return .failure(error)
+            }
+        }
+        let processed = try result.get()
+        let name = format?.name ?? request.processingIdentifier
+        guard let image = processed.images[name] else {
+            // The shared work came from a disk variant of another format of the family.
+            return try await resolve(request, id: nextID())
+        }
+        return ImageResponse(image: image, tier: processed.tier, sourceInfo: processed.info)
+    }
+
+    /// For table entries: the entity's IDs, or IDs derived from the source key.
+    static func entityIDs(_ request: ImageRequest, sourceKey: String) -> (UUID, UUID) {
+        if case .entity(let entity) = request.source { return (entity.entityID, entity.sourceImageID) }
+        let bytes = Data(sourceKey.utf8)
+        let high = Checksum.compute(bytes, seed: 1), low = Checksum.compute(bytes, seed: 2)
+        let id = withUnsafeBytes(of: (high, low)) { UUID(uuid: $0.load(as: uuid_t.self)) }
+        return (id, id)
+    }
+
+    // MARK: Processing
+
+    struct Processed: Sendable {
+        var images: [String: Bitmap]
+        var tier: ImageTier
+        var info: ImageInfo?
+    }
+
+    private func process(_ request: ImageRequest, url: URL, sourceKey: String, format: ImageFormat?,
+                         handle: PriorityHandle) async throws(PipelineError) -> Processed {
+        let name = format?.name ?? request.processingIdentifier
+        let variantKey = request.processingIdentifier + "|" + sourceKey
+        let stores = request.cachePolicy != .noStore
+        // 3. The processed variant in the disk cache.
+        if request.cachePolicy != .reload, let disk, format.map({ tables[$0.name] == nil }) ?? true,
+           let data = try? await disk.data(forKey: "variant|" + variantKey) {
+            let limits = configuration.decodingLimits
+            if let image = try? await decodes.run(priority: handle, { () async throws(PipelineError) -> Bitmap in
+                try await onPool { () throws(PipelineError) -> Bitmap in
+                    do { return try ImageDecoder.decode(data, limits: limits) } catch { throw .decoding(error as? CodecError ?? .unknownFormat) }
+                }
+            }) {
+                memory.set(image, forKey: variantKey, cost: image.rowBytes * image.height)
+                return Processed(images: [name: image], tier: .diskVariant, info: nil)
+            }
+        }
+        // 4 and 5. The original, from the disk cache or the fetcher (one fetch per original).
+        let fetchWaiter = nextID()
+        handle.observe { [originals] priority in originals.setPriority(waiter: fetchWaiter, priority) }
+        let originalKey = sourceKey + (request.cachePolicy == .reload ? "|reload" : request.cachePolicy == .cacheOnly ? "|cached" : "")
+        let original = try await originals.value(for: originalKey, waiter: fetchWaiter, priority: handle.priority) { fetchHandle in
+            do throws(PipelineError) {
+                return .success(try await self.original(url: url, sourceKey: sourceKey, policy: request.cachePolicy, handle: fetchHandle))
+            } catch {
+                return .failure(error)
+            }
+        }.get()
+        handle.observe(nil)
+        // 6. Decode once, make every format of the family, store each.
+        let targets: [ImageFormat] = format.map { format in configuration.formats.filter { $0.family == format.family } } ?? []
+        let (entityID, sourceID) = Self.entityIDs(request, sourceKey: sourceKey)
+        let processed = try await decodes.run(priority: handle) { () async throws(PipelineError) -> Processed in
+            try await onPool { () throws(PipelineError) -> Processed in
+                try self.decodeAndProcess(original, request: request, targets: targets, name: name,
+                                          entityID: entityID, sourceID: sourceID, sourceKey: sourceKey, stores: stores)
+            }
+        }
+        return processed
+    }
+
+    /// Blocking: runs on the I/O pool under the decode limit.
+    private func decodeAndProcess(_ original: Original, request: ImageRequest, targets: [ImageFormat], name: String,
+                                  entityID: UUID, sourceID: UUID, sourceKey: String, stores: Bool) throws(PipelineError) -> Processed {
+        let limits = configuration.decodingLimits
+        let info: ImageInfo
+        do { info = try ImageDecoder.info(of: original.data, limits: limits) } catch { throw .decoding(error as? CodecError ?? .unknownFormat) }
+        var covering: (width: Int, height: Int)?
+        switch request.processing {
+        case .original: covering = nil
+        case .format: covering = targets.reduce((1, 1)) { needed, target in
+            let size = target.minimumSourceSize(sourceWidth: info.uprightWidth, sourceHeight: info.uprightHeight)
+            return (max(needed.0, size.width), max(needed.1, size.height))
+        }
+        case .processors(let processors):
+            if let resize = processors.first as? Resize {
+                covering = resize.minimumSourceSize(sourceWidth: info.uprightWidth, sourceHeight: info.uprightHeight)
+            }
+        }
+        let decodeStart = ContinuousClock.now
+        let decoded: Bitmap
+        do {
+            decoded = try ImageDecoder.decode(original.data, info: info, covering: covering, limits: limits)
+        } catch {
+            throw .decoding(error as? CodecError ?? .unknownFormat)
+        }
+        metrics.decodes.increment()
+        metrics.stage(.decode, since: decodeStart)
+        let processStart = ContinuousClock.now
+        var images: [String: Bitmap] = [:]
+        switch request.processing {
+        case .original:
+            images[name] = decoded
+        case .processors(let processors):
+            do { images[name] = try processors.process(decoded) } catch { throw .processing("\(error)") }
+        case .format:
+            for target in targets {
+                do { images[target.name] = try target.process(decoded) } catch { throw .processing(error.description) }
+            }
+        }
+        metrics.stage(.process, since: processStart)
+        guard stores else { return Processed(images: images, tier: original.tier, info: info) }
+        for (imageName, image) in images {
+            let processingIdentifier = request.processing.isFormat ? "format:" + imageName : request.processingIdentifier
+            let key = processingIdentifier + "|" + sourceKey
+            if let table = tables[imageName] {
+                try? table.setImage(image, for: entityID, sourceID: sourceID)
+                continue
+            }
+            memory.set(image, forKey: key, cost: image.rowBytes * image.height, expiresAt: original.freshUntil)
+            if let disk {
+                let encodeStart = ContinuousClock.now
+                let encoding = image.isKnownOpaque ? configuration.variantEncoding : .png(compressionLevel: 1)
+                if let data = try? ImageEncoder.encode(image, as: encoding) {
+                    metrics.stage(.encode, since: encodeStart)
+                    try? disk.set(data, forKey: "variant|" + key, expiresAt: original.freshUntil)
+                }
+            }
+        }
+        return Processed(images: images, tier: original.tier, info: info)
+    }
+
+    // MARK: Originals and HTTP caching
+
+    struct Original: Sendable {
+        var data: Data
+        var metadata: HTTPMetadata
+        var tier: ImageTier
+        /// When derived variants stop being fresh (nil: never, aggressive caching).
+        var freshUntil: Date?
+    }
+
+    private func original(url: URL, sourceKey: String, policy: ImageRequest.CachePolicy,
+                          handle: PriorityHandle) async throws(PipelineError) -> Original {
+        let key = "original|" + sourceKey
+        var stored: (data: Data, metadata: HTTPMetadata)?
+        if policy != .reload, let disk, let record = try? await disk.data(forKey: key) {
+            stored = OriginalRecord.decode(record)
+        }
+        if let stored {
+            if policy == .cacheOnly || isFresh(stored.metadata) {
+                return Original(data: stored.data, metadata: stored.metadata, tier: .diskOriginal, freshUntil: freshUntil(stored.metadata))
+            }
+        } else if policy == .cacheOnly {
+            throw .notCached
+        }
+        let fetchStart = ContinuousClock.now
+        let (response, data) = try await download(url: url, sourceKey: sourceKey, revalidating: stored?.metadata, handle: handle)
+        metrics.stage(.fetch, since: fetchStart)
+        if response.outcome == .notModified, let stored {
+            // 304: the stored copy is fresh again, with the origin's new caching headers.
+            var metadata = stored.metadata
+            metadata.storedAt = Date().timeIntervalSince1970
+            if let cacheControl = response.metadata.cacheControl { metadata.cacheControl = cacheControl }
+            if let etag = response.metadata.etag { metadata.etag = etag }
+            if policy != .noStore, let disk { try? await disk.set(OriginalRecord.encode(stored.data, metadata), forKey: key) }
+            return Original(data: stored.data, metadata: metadata, tier: .diskOriginal, freshUntil: freshUntil(metadata))
+        }
+        let metadata = response.metadata
+        if policy != .noStore, let disk, configuration.httpCaching == .aggressive || !metadata.forbidsStoring {
+            try? await disk.set(OriginalRecord.encode(data, metadata), forKey: key)
+        }
+        let until = metadata.forbidsStoring && configuration.httpCaching == .respectHeaders ? Date() : freshUntil(metadata)
+        return Original(data: data, metadata: metadata, tier: .network, freshUntil: until)
+    }
+
+    func isFresh(_ metadata: HTTPMetadata) -> Bool {
+        guard let until = freshUntil(metadata) else { return true }
+        return until > Date()
+    }
+
+    func freshUntil(_ metadata: HTTPMetadata) -> Date? {
+        guard configuration.httpCaching == .respectHeaders else { return nil }
+        let lifetime = metadata.maxAge ?? configuration.defaultFreshness
+        return Date(timeIntervalSince1970: metadata.storedAt + lifetime)
+    }
+
+    // MARK: Downloads, suspension
+
+    private struct Suspensions {
+        var suspended: Set<String> = []
+        var attempts: [String: Task<Result<FetchResponse, PipelineError>, Never>] = [:]
+        var waiters: [String: [UInt64: CheckedContinuation<Void, Never>]] = [:]
+    }
+
+    /// Pauses the download of this URL's original (now or when it starts): the connection is
+    /// closed, the bytes received are kept, and requesters keep waiting.
+    public func suspendDownload(for request: ImageRequest) {
+        guard let key = request.sourceKey else { return }
+        let attempt = suspensions.withLock { state in
+            state.suspended.insert(key)
+            return state.attempts[key]
+        }
+        attempt?.cancel()
+    }
+
+    /// Continues a suspended download: with an HTTP Range request from the bytes already
+    /// received when the origin allows it (validated with If-Range), from the start otherwise.
+    public func resumeDownload(for request: ImageRequest) {
+        guard let key = request.sourceKey else { return }
+        let waiters = suspensions.withLock { state in
+            state.suspended.remove(key)
+            return state.waiters.removeValue(forKey: key) ?? [:]
+        }
+        for waiter in waiters.values { waiter.resume() }
+    }
+
+    private func waitWhileSuspended(_ key: String) async throws(PipelineError) {
+        let id = nextID()
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let wait = suspensions.withLock { state -> Bool in
+                    guard state.suspended.contains(key), !Task.isCancelled else { return false }
+                    state.waiters[key, default: [:]][id] = continuation
+                    return true
+                }
+                if !wait { continuation.resume() }
+            }
+        } onCancel: {
+            let waiter = suspensions.withLock { $0.waiters[key]?.removeValue(forKey: id) }
+            waiter?.resume()
+        }
+        if Task.isCancelled { throw .cancelled }
+    }
+
+    private func download(url: URL, sourceKey: String, revalidating: HTTPMetadata?,
+                          handle: PriorityHandle) async throws(PipelineError) -> (FetchResponse, Data) {
+        guard let fetcher = configuration.fetchers.first(where: { $0.canFetch(url) }) else {
+            throw .unsupportedURL(url.absoluteString)
+        }
+        let sink = FetchSink { [observers] received, expected in
+            observers.emit(.progress(url: url, received: received, expected: expected))
+        }
+        var resume: (offset: Int, validator: String)?
+        var validator: String?
+        while true {
+            try await waitWhileSuspended(sourceKey)
+            let request = FetchRequest(url: url, revalidating: revalidating, resume: resume)
+            let result = try await downloads.run(priority: handle) { () async throws(PipelineError) -> Result<FetchResponse, PipelineError> in
+                let attempt = Task { () -> Result<FetchResponse, PipelineError> in
+                    do throws(PipelineError) {
+                        return .success(try await fetcher.fetch(request, into: sink))
+                    } catch {
+                        return .failure(error)
+                    }
+                }
+                let suspendedAlready = suspensions.withLock { state -> Bool in
+                    state.attempts[sourceKey] = attempt
+                    return state.suspended.contains(sourceKey)
+                }
+                if suspendedAlready { attempt.cancel() }
+                let result = await withTaskCancellationHandler { await attempt.value } onCancel: { attempt.cancel() }
+                suspensions.withLock { state in
+                    if state.attempts[sourceKey] == attempt { state.attempts.removeValue(forKey: sourceKey) }
+                }
+                return result
+            }
+            switch result {
+            case .success(let response):
+                return (response, sink.data)
+            case .failure(.cancelled) where !Task.isCancelled && suspensions.withLock({ $0.suspended.contains(sourceKey) }):
+                // Suspended: keep what arrived; continue from there once resumed.
+                validator = sink.rangeValidator ?? validator
+                if let validator, sink.count > 0 {
+                    resume = (sink.count, validator)
+                } else {
+                    sink.reset()
+                    resume = nil
+                }
+                continue
+            case .failure(let error):
+                throw error
+            }
+        }
+    }
+
+    private func onPool<T: Sendable>(_ body: @escaping @Sendable () throws(PipelineError) -> T) async throws(PipelineError) -> T {
+        let result: Result<T, PipelineError> = await withCheckedContinuation { continuation in
+            BlockingIOPool.shared.submit { continuation.resume(returning: Result(catching: body)) }
+        }
+        return try result.get()
+    }
+}
+
+extension ImageRequest.Processing {
+    var isFormat: Bool {
+        if case .format = self { return true }
+        return false
+    }
+}
+
+extension Duration {
+    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}
+
+/// An original in the disk cache: "EOR1", the JSON length (4 bytes, little-endian), the
+/// `HTTPMetadata` as JSON, then the bytes.
+enum OriginalRecord {
+    static func encode(_ data: Data, _ metadata: HTTPMetadata) -> Data {
+        let json = (try? JSONEncoder().encode(metadata)) ?? Data("{}".utf8)
+        var record = Data("EOR1".utf8)
+        withUnsafeBytes(of: UInt32(json.count).littleEndian) { record.append(contentsOf: $0) }
+        record.append(json)
+        record.append(data)
+        return record
+    }
+
+    static func decode(_ record: Data) -> (data: Data, metadata: HTTPMetadata)? {
+        guard record.count >= 8, record.prefix(4) == Data("EOR1".utf8) else { return nil }
+        let start = record.startIndex
+        let length = record[(start + 4)..<(start + 8)].withUnsafeBytes { Int(UInt32(littleEndian: $0.loadUnaligned(as: UInt32.self))) }
+        guard record.count >= 8 + length,
+              let metadata = try? JSONDecoder().decode(HTTPMetadata.self, from: record[(start + 8)..<(start + 8 + length)]) else { return nil }
+        return (Data(record[(start + 8 + length)...]), metadata)
+    }
+}

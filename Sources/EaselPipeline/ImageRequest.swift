@@ -1,0 +1,142 @@
+import EaselCodecs
+import EaselStorage
+import EaselTables
+import Foundation
+
+/// What to load, how to process it, how urgently, and how to use the caches.
+///
+/// ```swift
+/// var request = ImageRequest(url: URL(string: "https://example.com/a.jpg")!, format: "thumb")
+/// request.priority = .high
+/// request.ignoredQueryItems = ["X-Amz-Signature", "X-Amz-Date"]   // signed URLs share one cache key
+/// let response = try await pipeline.image(for: request)
+/// ```
+public struct ImageRequest: Sendable {
+    public enum Source: Sendable {
+        /// An http, https or file URL.
+        case url(URL)
+        /// An entity of the image tables: its `sourceImageURL(forFormat:)` is fetched, and table
+        /// formats are stored under its entity and source IDs.
+        case entity(any ImageEntity)
+    }
+
+    /// How the source becomes the delivered image.
+    public enum Processing: Sendable {
+        /// The source as decoded (upright, RGBA8).
+        case original
+        /// A named format of the pipeline (see `ImagePipeline.Configuration.formats`); every
+        /// format of its family is made from the same decode.
+        case format(String)
+        /// Ad-hoc processors run in order on the decoded source (e.g. `Resize`, `GaussianBlur`).
+        case processors([any ImageProcessor])
+    }
+
+    /// Five levels; among equal priorities the most recently requested work starts first.
+    public enum Priority: Int, Sendable, Comparable, CaseIterable {
+        case veryLow, low, normal, high, veryHigh
+        public static func < (lhs: Priority, rhs: Priority) -> Bool { lhs.rawValue < rhs.rawValue }
+    }
+
+    public enum CachePolicy: Sendable, Hashable {
+        /// Every tier, HTTP freshness respected (default).
+        case useCache
+        /// Skip every cache for reading, fetch from the origin, store the result.
+        case reload
+        /// Only the caches; a miss fails with `PipelineError.notCached`.
+        case cacheOnly
+        /// Read the caches, but store nothing this request produces.
+        case noStore
+    }
+
+    public var source: Source
+    public var processing: Processing
+    public var priority: Priority
+    public var cachePolicy: CachePolicy
+    /// Replaces the key derived from the URL (for URLs that change while the image does not).
+    public var cacheKey: String?
+    /// Query items left out of the cache key (volatile parts of signed URLs). Names compare
+    /// case-insensitively.
+    public var ignoredQueryItems: Set<String>
+
+    public init(url: URL, processing: Processing = .original, priority: Priority = .normal,
+                cachePolicy: CachePolicy = .useCache, cacheKey: String? = nil, ignoredQueryItems: Set<String> = []) {
+        self.init(source: .url(url), processing: processing, priority: priority, cachePolicy: cachePolicy,
+                  cacheKey: cacheKey, ignoredQueryItems: ignoredQueryItems)
+    }
+
+    public init(url: URL, format: String, priority: Priority = .normal, cachePolicy: CachePolicy = .useCache) {
+        self.init(source: .url(url), processing: .format(format), priority: priority, cachePolicy: cachePolicy)
+    }
+
+    public init(entity: any ImageEntity, format: String, priority: Priority = .normal, cachePolicy: CachePolicy = .useCache) {
+        self.init(source: .entity(entity), processing: .format(format), priority: priority, cachePolicy: cachePolicy)
+    }
+
+    public init(source: Source, processing: Processing, priority: Priority = .normal, cachePolicy: CachePolicy = .useCache,
+                cacheKey: String? = nil, ignoredQueryItems: Set<String> = []) {
+        self.source = source
+        self.processing = processing
+        self.priority = priority
+        self.cachePolicy = cachePolicy
+        self.cacheKey = cacheKey
+        self.ignoredQueryItems = ignoredQueryItems
+    }
+
+    /// The URL to fetch for this request's processing.
+    public var url: URL? {
+        switch source {
+        case .url(let url): return url
+        case .entity(let entity):
+            if case .format(let name) = processing { return entity.sourceImageURL(forFormat: name) }
+            return entity.sourceImageURL(forFormat: "")
+        }
+    }
+
+    /// The key of the original: the override, or the URL without ignored query items and
+    /// fragment (query items keep their order).
+    public var sourceKey: String? {
+        if let cacheKey { return cacheKey }
+        guard let url else { return nil }
+        guard !ignoredQueryItems.isEmpty || url.fragment != nil,
+              var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return url.absoluteString }
+        components.fragment = nil
+        if !ignoredQueryItems.isEmpty, let items = components.queryItems {
+            let ignored = Set(ignoredQueryItems.map { $0.lowercased() })
+            let kept = items.filter { !ignored.contains($0.name.lowercased()) }
+            components.queryItems = kept.isEmpty ? nil : kept
+        }
+        return components.url?.absoluteString ?? url.absoluteString
+    }
+
+    /// Identifies the processing in cache keys.
+    var processingIdentifier: String {
+        switch processing {
+        case .original: "original"
+        case .format(let name): "format:" + name
+        case .processors(let processors): "processors:" + processors.identifier
+        }
+    }
+}
+
+/// Which tier answered a request.
+public enum ImageTier: String, Sendable, Hashable, CaseIterable {
+    /// The pipeline's memory cache of decoded images.
+    case memory
+    /// An image table (pre-decoded, zero-copy).
+    case table
+    /// The processed variant's encoded bytes in the disk cache.
+    case diskVariant
+    /// The original's bytes in the disk cache (then decoded and processed).
+    case diskOriginal
+    /// The fetcher (origin), then decoded and processed.
+    case network
+}
+
+/// A delivered image.
+public struct ImageResponse: Sendable {
+    public var image: Bitmap
+    public var tier: ImageTier
+    /// Size, type, orientation and EXIF basics of the original, when the original was read for
+    /// this response (nil for memory, table and variant hits).
+    public var sourceInfo: ImageInfo?
+}

@@ -1,0 +1,70 @@
+import EaselCodecs
+import EaselStorage
+import EaselTables
+import Foundation
+
+/// Every way a pipeline request can fail.
+public enum PipelineError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The request has no URL (an entity without a source URL for the format).
+    case noSource
+    /// No fetcher handles this URL's scheme.
+    case unsupportedURL(String)
+    /// The named format does not exist.
+    case unknownFormat(String)
+    /// `cachePolicy: .cacheOnly` and no tier has the image.
+    case notCached
+    /// The origin answered with a non-2xx status.
+    case httpStatus(Int, url: String)
+    /// The download is larger than the limit (`declared` when Content-Length said so up front:
+    /// nothing of the body was read).
+    case tooLarge(limit: Int, received: Int, declared: Int?)
+    /// The whole download did not finish within the deadline.
+    case timedOut(seconds: Double)
+    /// More redirects than allowed.
+    case tooManyRedirects(limit: Int)
+    /// A redirect or address the fetcher's policy refuses.
+    case forbiddenURL(String, reason: String)
+    /// Could not connect, or the connection broke.
+    case network(String)
+    /// A file source outside the file fetcher's root, or missing.
+    case fileNotFound(String)
+    /// The bytes are not a decodable image (or exceed the decoding limits).
+    case decoding(CodecError)
+    /// A processor failed.
+    case processing(String)
+    /// A cache tier failed.
+    case storage(String)
+    /// Every requester of the work cancelled.
+    case cancelled
+
+    public var description: String {
+        switch self {
+        case .noSource: "the request has no source URL"
+        case .unsupportedURL(let url): "no fetcher for \(url)"
+        case .unknownFormat(let name): "no format named \(name)"
+        case .notCached: "not in any cache (cache only)"
+        case .httpStatus(let code, let url): "HTTP \(code) from \(url)"
+        case .tooLarge(let limit, let received, let declared):
+            declared.map { "the origin declared \($0) bytes, over the limit of \(limit)" }
+                ?? "the download passed the limit of \(limit) bytes (\(received) received)"
+        case .timedOut(let seconds): "the download did not finish within \(seconds) s"
+        case .tooManyRedirects(let limit): "more than \(limit) redirects"
+        case .forbiddenURL(let url, let reason): "refused \(url): \(reason)"
+        case .network(let message): "network error: \(message)"
+        case .fileNotFound(let path): "no such file: \(path)"
+        case .decoding(let error): "cannot decode: \(error)"
+        case .processing(let message): "processing failed: \(message)"
+        case .storage(let message): "cache error: \(message)"
+        case .cancelled: "cancelled"
+        }
+    }
+
+    init(_ error: ImageTableError) {
+        switch error {
+        case .cancelled: self = .cancelled
+        case .decodingFailed(_, let codec): self = .decoding(codec)
+        case .unknownFormat(let name): self = .unknownFormat(name)
+        default: self = .storage(error.description)
+        }
+    }
+}
