@@ -80,7 +80,7 @@ let package = Package(
             dependencies: ["EaselStorage", "EaselTables"]
         ),
         // Helpers shared by the test targets (temporary directories, built helper executables).
-        .target(name: "EaselTestSupport", path: "Tests/EaselTestSupport"),
+        .target(name: "EaselTestSupport", dependencies: ["EaselStorage"], path: "Tests/EaselTestSupport"),
         .testTarget(
             name: "EaselStorageTests",
             dependencies: ["EaselStorage", "CSQLite", "EaselTestSupport"]
@@ -98,6 +98,7 @@ let package = Package(
             dependencies: [
                 "EaselPipeline", "EaselTables", "EaselCodecs", "EaselStorage", "EaselTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Metrics", package: "swift-metrics"),
             ]
         ),

@@ -5,8 +5,13 @@ import Metrics
 /// What the pipeline reports, in order, per request (`request` is `ImageTask.id`).
 public enum PipelineEvent: Sendable {
     case started(request: UInt64, url: URL?)
+    /// A download of an original began (one per fetch attempt, shared by its requesters).
+    case downloadStarted(url: URL)
     /// Bytes of an original received so far (shared by every request waiting for it).
     case progress(url: URL, received: Int, expected: Int?)
+    /// A download attempt ended: `error` is nil when the body is complete, `.cancelled` when
+    /// every requester left (or it was suspended) before the body was complete.
+    case downloadEnded(url: URL, received: Int, error: PipelineError?)
     case finished(request: UInt64, tier: ImageTier, seconds: Double)
     case failed(request: UInt64, error: PipelineError)
     case cancelled(request: UInt64)

@@ -79,6 +79,12 @@ public final class ImagePipeline: Sendable {
     private let suspensions = Locked(Suspensions())
     let observers = Observers<PipelineEvent>()
     private let ids = Locked<UInt64>(0)
+    private let decodeCounter = Locked(0)
+
+    /// Source images decoded so far (for tests of shared work).
+    package var decodeCount: Int { decodeCounter.withLock { $0 } }
+    /// Downloads waiting for a slot, and running (for tests of ordering).
+    package var waitingDownloads: Int { downloads.waitingCount }
     let metrics = PipelineMetrics()
     private let logger = Logger(label: "easel.pipeline")
 
@@ -316,7 +322,11 @@ public final class ImagePipeline: Sendable {
             throw .decoding(error as? CodecError ?? .unknownFormat)
         }
         metrics.decodes.increment()
+        decodeCounter.withLock { $0 += 1 }
         metrics.stage(.decode, since: decodeStart)
+        if let flag = original.pendingStore, flag.claim(), let disk {
+            try? disk.set(OriginalRecord.encode(original.data, original.metadata), forKey: "original|" + sourceKey)
+        }
         let processStart = ContinuousClock.now
         var images: [String: Bitmap] = [:]
         switch request.processing {
@@ -330,7 +340,7 @@ public final class ImagePipeline: Sendable {
             }
         }
         metrics.stage(.process, since: processStart)
-        guard stores else { return Processed(images: images, tier: original.tier, info: info) }
+        guard stores, original.cacheable else { return Processed(images: images, tier: original.tier, info: info) }
         for (imageName, image) in images {
             let processingIdentifier = request.processing.isFormat ? "format:" + imageName : request.processingIdentifier
             let key = processingIdentifier + "|" + sourceKey
@@ -359,6 +369,10 @@ public final class ImagePipeline: Sendable {
         var tier: ImageTier
         /// When derived variants stop being fresh (nil: never, aggressive caching).
         var freshUntil: Date?
+        /// Set for a fetched original to store in the disk cache once it has decoded.
+        var pendingStore: OnceFlag?
+        /// False for a `no-store` response (caching respects headers): nothing made from it is kept.
+        var cacheable = true
     }
 
     private func original(url: URL, sourceKey: String, policy: ImageRequest.CachePolicy,
@@ -388,11 +402,12 @@ public final class ImagePipeline: Sendable {
             return Original(data: stored.data, metadata: metadata, tier: .diskOriginal, freshUntil: freshUntil(metadata))
         }
         let metadata = response.metadata
-        if policy != .noStore, let disk, configuration.httpCaching == .aggressive || !metadata.forbidsStoring {
-            try? await disk.set(OriginalRecord.encode(data, metadata), forKey: key)
-        }
+        let storable = policy != .noStore && (configuration.httpCaching == .aggressive || !metadata.forbidsStoring)
         let until = metadata.forbidsStoring && configuration.httpCaching == .respectHeaders ? Date() : freshUntil(metadata)
-        return Original(data: data, metadata: metadata, tier: .network, freshUntil: until)
+        // Stored once it has decoded: a corrupt body is never cached.
+        return Original(data: data, metadata: metadata, tier: .network, freshUntil: until,
+                        pendingStore: storable && disk != nil ? OnceFlag() : nil,
+                        cacheable: configuration.httpCaching == .aggressive || !metadata.forbidsStoring)
     }
 
     func isFresh(_ metadata: HTTPMetadata) -> Bool {
@@ -412,6 +427,8 @@ public final class ImagePipeline: Sendable {
         var suspended: Set<String> = []
         var attempts: [String: Task<Result<FetchResponse, PipelineError>, Never>] = [:]
         var waiters: [String: [UInt64: CheckedContinuation<Void, Never>]] = [:]
+        /// Downloads whose attempt a suspension cancelled (so the loop keeps their bytes).
+        var interrupted: Set<String> = []
     }
 
     /// Pauses the download of this URL's original (now or when it starts): the connection is
@@ -420,6 +437,7 @@ public final class ImagePipeline: Sendable {
         guard let key = request.sourceKey else { return }
         let attempt = suspensions.withLock { state in
             state.suspended.insert(key)
+            if state.attempts[key] != nil { state.interrupted.insert(key) }
             return state.attempts[key]
         }
         attempt?.cancel()
@@ -477,10 +495,19 @@ public final class ImagePipeline: Sendable {
                 }
                 let suspendedAlready = suspensions.withLock { state -> Bool in
                     state.attempts[sourceKey] = attempt
-                    return state.suspended.contains(sourceKey)
+                    guard state.suspended.contains(sourceKey) else { return false }
+                    state.interrupted.insert(sourceKey)
+                    return true
                 }
                 if suspendedAlready { attempt.cancel() }
+                observers.emit(.downloadStarted(url: url))
                 let result = await withTaskCancellationHandler { await attempt.value } onCancel: { attempt.cancel() }
+                if !observers.isEmpty {
+                    switch result {
+                    case .success: observers.emit(.downloadEnded(url: url, received: sink.count, error: nil))
+                    case .failure(let error): observers.emit(.downloadEnded(url: url, received: sink.count, error: error))
+                    }
+                }
                 suspensions.withLock { state in
                     if state.attempts[sourceKey] == attempt { state.attempts.removeValue(forKey: sourceKey) }
                 }
@@ -489,7 +516,7 @@ public final class ImagePipeline: Sendable {
             switch result {
             case .success(let response):
                 return (response, sink.data)
-            case .failure(.cancelled) where !Task.isCancelled && suspensions.withLock({ $0.suspended.contains(sourceKey) }):
+            case .failure(.cancelled) where !Task.isCancelled && suspensions.withLock({ $0.interrupted.remove(sourceKey) != nil }):
                 // Suspended: keep what arrived; continue from there once resumed.
                 validator = sink.rangeValidator ?? validator
                 if let validator, sink.count > 0 {
@@ -522,6 +549,17 @@ extension ImageRequest.Processing {
 
 extension Duration {
     var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}
+
+/// True for the first caller of `claim` only.
+final class OnceFlag: Sendable {
+    private let claimed = Locked(false)
+    func claim() -> Bool {
+        claimed.withLock { claimed in
+            defer { claimed = true }
+            return !claimed
+        }
+    }
 }
 
 /// An original in the disk cache: "EOR1", the JSON length (4 bytes, little-endian), the

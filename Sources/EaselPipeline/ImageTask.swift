@@ -43,7 +43,7 @@ public final class PrefetchHandle: Sendable {
     public func wait() async -> [(ImageRequest, PipelineError)] {
         var failures: [(ImageRequest, PipelineError)] = []
         for task in tasks {
-            do { _ = try await task.response } catch { failures.append((task.request, error)) }
+            do throws(PipelineError) { _ = try await task.response } catch { failures.append((task.request, error)) }
         }
         return failures
     }

@@ -1,0 +1,88 @@
+import EaselCodecs
+import EaselStorage
+import Foundation
+
+/// One image as a model object (OGImage): it loads through a pipeline and tells its observers of
+/// every change of its state, image, error and metadata.
+///
+/// ```swift
+/// let avatar = ObservableImage(pipeline: pipeline, request: ImageRequest(url: url, format: "thumb"))
+/// let token = avatar.addObserver { snapshot in render(snapshot.image, snapshot.state) }
+/// avatar.load()
+/// ```
+public final class ObservableImage: Sendable {
+    public enum State: Sendable, Equatable {
+        case idle
+        case loading
+        case loaded(ImageTier)
+        case failed(PipelineError)
+    }
+
+    /// Everything observers see, at once.
+    public struct Snapshot: Sendable {
+        public var state: State
+        public var image: Bitmap?
+        public var error: PipelineError?
+        /// Facts about the original (when it was read for this load).
+        public var sourceInfo: ImageInfo?
+    }
+
+    public let request: ImageRequest
+    private let pipeline: ImagePipeline
+    private let snapshot = Locked(Snapshot(state: .idle))
+    private let task = Locked<ImageTask?>(nil)
+    private let observers = Observers<Snapshot>()
+
+    public init(pipeline: ImagePipeline, request: ImageRequest) {
+        self.pipeline = pipeline
+        self.request = request
+    }
+
+    public var current: Snapshot { snapshot.withLock { $0 } }
+    public var state: State { current.state }
+    public var image: Bitmap? { current.image }
+    public var error: PipelineError? { current.error }
+
+    /// `handler` is called with every change, in order, outside any lock.
+    public func addObserver(_ handler: @escaping @Sendable (Snapshot) -> Void) -> ObserverToken { observers.add(handler) }
+    public func removeObserver(_ token: ObserverToken) { observers.remove(token) }
+    /// The changes as an async sequence.
+    public func changes() -> AsyncStream<Snapshot> { observers.stream() }
+
+    /// Starts loading (again, if it failed); does nothing while loading or once loaded.
+    public func load() {
+        let started = snapshot.withLock { snapshot -> Snapshot? in
+            switch snapshot.state {
+            case .loading, .loaded: return nil
+            case .idle, .failed:
+                snapshot.state = .loading
+                snapshot.error = nil
+                return snapshot
+            }
+        }
+        guard let started else { return }
+        observers.emit(started)
+        let imageTask = pipeline.task(for: request)
+        task.withLock { $0 = imageTask }
+        Task {
+            let next: Snapshot
+            do throws(PipelineError) {
+                let response = try await imageTask.response
+                next = snapshot.withLock { snapshot in
+                    snapshot = Snapshot(state: .loaded(response.tier), image: response.image, error: nil, sourceInfo: response.sourceInfo)
+                    return snapshot
+                }
+            } catch {
+                next = snapshot.withLock { snapshot in
+                    snapshot.state = error == .cancelled ? .idle : .failed(error)
+                    snapshot.error = error == .cancelled ? nil : error
+                    return snapshot
+                }
+            }
+            observers.emit(next)
+        }
+    }
+
+    /// Stops a load in progress; the state returns to idle.
+    public func cancel() { task.withLock { $0 }?.cancel() }
+}

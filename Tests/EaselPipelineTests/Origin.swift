@@ -1,0 +1,168 @@
+import EaselStorage
+import EaselTestSupport
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+
+/// A real HTTP origin on 127.0.0.1 for the pipeline tests (Hummingbird, a random port), whose
+/// paths behave as each test declares, and which records every request it gets.
+final class Origin: Sendable {
+    enum Behaviour: Sendable {
+        /// The bytes, with these headers; honours If-None-Match (304 when the ETag matches) and
+        /// Range with If-Range (206 from the offset when the validator matches).
+        case file(Data, headers: [String: String] = [:])
+        /// Sends `first` bytes, waits for the gate, then the rest (Content-Length and ETag set,
+        /// ranges honoured on later requests).
+        case gated(Data, first: Int, gate: Gate, etag: String? = nil)
+        /// `count` zero bytes in 64 KiB chunks; `declareLength` sends a Content-Length.
+        case zeros(count: Int, declareLength: Bool)
+        /// One byte per `interval`, forever (until the client leaves).
+        case trickle(interval: Duration)
+        /// A redirect to another path.
+        case redirect(String)
+        case status(Int)
+    }
+
+    struct Seen: Sendable {
+        let path: String
+        let headers: HTTPFields
+        var range: String? { headers[HTTPField.Name("Range")!] }
+        var ifRange: String? { headers[HTTPField.Name("If-Range")!] }
+        var ifNoneMatch: String? { headers[.ifNoneMatch] }
+    }
+
+    enum Ending: Sendable, Equatable {
+        case completed(path: String, bytes: Int)
+        case aborted(path: String, bytes: Int)
+    }
+
+    private let behaviours = Locked<[String: Behaviour]>([:])
+    private let seen = Locked<[Seen]>([])
+    let requests: AsyncStream<Seen>
+    private let requestContinuation: AsyncStream<Seen>.Continuation
+    /// How streamed bodies ended (gated, zeros and trickle paths).
+    let endings: AsyncStream<Ending>
+    private let endingContinuation: AsyncStream<Ending>.Continuation
+
+    init() {
+        (requests, requestContinuation) = AsyncStream.makeStream()
+        (endings, endingContinuation) = AsyncStream.makeStream()
+    }
+
+    func serve(_ path: String, _ behaviour: Behaviour) { behaviours.withLock { $0[path] = behaviour } }
+
+    var all: [Seen] { seen.withLock { $0 } }
+    func count(_ path: String) -> Int { all.filter { $0.path == path }.count }
+
+    /// Waits for the next request the origin receives.
+    func nextRequest() async -> Seen? {
+        for await request in requests { return request }
+        return nil
+    }
+
+    func nextEnding() async -> Ending? {
+        for await ending in endings { return ending }
+        return nil
+    }
+
+    /// Runs `body` with the origin listening; `base` is its root URL.
+    func run(_ body: @escaping @Sendable (_ base: URL) async throws -> Void) async throws {
+        let router = Router()
+        router.get("**") { request, _ in try await self.respond(to: request) }
+        let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+        try await app.test(.live) { client in
+            try await body(URL(string: "http://127.0.0.1:\(client.port!)")!)
+        }
+    }
+
+    private func respond(to request: Request) async throws -> Response {
+        let path = request.uri.path
+        let record = Seen(path: path, headers: request.headers)
+        seen.withLock { $0.append(record) }
+        requestContinuation.yield(record)
+        guard let behaviour = behaviours.withLock({ $0[path] }) else { return Response(status: .notFound) }
+        switch behaviour {
+        case .file(let data, let headers):
+            var fields = HTTPFields()
+            for (name, value) in headers { fields[HTTPField.Name(name)!] = value }
+            let etag = headers["ETag"]
+            if let etag, record.ifNoneMatch == etag { return Response(status: .notModified, headers: fields) }
+            if let range = record.range, let offset = Self.offset(range), offset < data.count,
+               record.ifRange == nil || record.ifRange == etag {
+                fields[HTTPField.Name("Content-Range")!] = "bytes \(offset)-\(data.count - 1)/\(data.count)"
+                return Response(status: .partialContent, headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: data[offset...])))
+            }
+            return Response(status: .ok, headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+        case .gated(let data, let first, let gate, let etag):
+            var fields: HTTPFields = [HTTPField.Name("Accept-Ranges")!: "bytes"]
+            if let etag { fields[.eTag] = etag }
+            if let range = record.range, let offset = Self.offset(range), offset < data.count,
+               record.ifRange == nil || record.ifRange == etag {
+                fields[HTTPField.Name("Content-Range")!] = "bytes \(offset)-\(data.count - 1)/\(data.count)"
+                return Response(status: .partialContent, headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: data[offset...])))
+            }
+            let endings = endingContinuation
+            return Response(status: .ok, headers: fields, body: ResponseBody(contentLength: data.count) { writer in
+                var sent = 0
+                do {
+                    if first > 0 {
+                        try await writer.write(ByteBuffer(bytes: data.prefix(first)))
+                        sent = first
+                    }
+                    try await gate.wait()
+                    try await writer.write(ByteBuffer(bytes: data.dropFirst(first)))
+                    sent = data.count
+                    try await writer.finish(nil)
+                    endings.yield(.completed(path: path, bytes: sent))
+                } catch {
+                    endings.yield(.aborted(path: path, bytes: sent))
+                    throw error
+                }
+            })
+        case .zeros(let count, let declareLength):
+            let endings = endingContinuation
+            return Response(status: .ok, body: ResponseBody(contentLength: declareLength ? count : nil) { writer in
+                var sent = 0
+                let chunk = ByteBuffer(repeating: 0, count: 65_536)
+                do {
+                    while sent < count {
+                        let size = min(65_536, count - sent)
+                        try await writer.write(chunk.getSlice(at: 0, length: size)!)
+                        sent += size
+                    }
+                    try await writer.finish(nil)
+                    endings.yield(.completed(path: path, bytes: sent))
+                } catch {
+                    endings.yield(.aborted(path: path, bytes: sent))
+                    throw error
+                }
+            })
+        case .trickle(let interval):
+            let endings = endingContinuation
+            return Response(status: .ok, body: ResponseBody { writer in
+                var sent = 0
+                do {
+                    while true {
+                        try await writer.write(ByteBuffer(bytes: [0xFF]))
+                        sent += 1
+                        try await Task.sleep(for: interval)
+                    }
+                } catch {
+                    endings.yield(.aborted(path: path, bytes: sent))
+                    throw error
+                }
+            })
+        case .redirect(let target):
+            return Response(status: .found, headers: [.location: target])
+        case .status(let code):
+            return Response(status: .init(code: code))
+        }
+    }
+
+    private static func offset(_ range: String) -> Int? {
+        guard range.hasPrefix("bytes="), range.hasSuffix("-") else { return nil }
+        return Int(range.dropFirst(6).dropLast())
+    }
+}
