@@ -104,7 +104,7 @@ let package = Package(
         ),
         .testTarget(
             name: "EaselCLITests",
-            dependencies: ["EaselStorage", "EaselCodecs"]
+            dependencies: ["EaselStorage", "EaselCodecs", "EaselTestSupport"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -54,6 +54,26 @@ let package = Package(
                 .plugin(name: "BenchmarkPlugin", package: "benchmark"),
             ]
         ),
+        .executableTarget(
+            name: "PipelineBenchmarks",
+            dependencies: [
+                .product(name: "EaselPipeline", package: "easel"),
+                .product(name: "EaselTables", package: "easel"),
+                .product(name: "EaselCodecs", package: "easel"),
+                .product(name: "EaselStorage", package: "easel"),
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "Benchmarks/PipelineBenchmarks",
+            plugins: [
+                .plugin(name: "BenchmarkPlugin", package: "benchmark"),
+            ]
+        ),
+        // The Swift side of peers/pipeline-throughput.sh.
+        .executableTarget(
+            name: "PipelineThroughput",
+            dependencies: [.product(name: "EaselPipeline", package: "easel")],
+            path: "peers/PipelineThroughput"
+        ),
         // Image bombs refused quickly and without allocating (run: swift run -c release LimitsCheck).
         .executableTarget(
             name: "LimitsCheck",

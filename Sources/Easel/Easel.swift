@@ -1,3 +1,4 @@
 @_exported import EaselCodecs
 @_exported import EaselStorage
 @_exported import EaselTables
+@_exported import EaselPipeline

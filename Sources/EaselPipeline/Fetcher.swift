@@ -104,16 +104,19 @@ public struct HTTPMetadata: Sendable, Codable, Equatable {
     public var lastModified: String?
     public var cacheControl: String?
     public var contentType: String?
+    /// The Expires header (used when Cache-Control has no max-age).
+    public var expires: String?
     /// When this copy was received or last revalidated (seconds since 1970).
     public var storedAt: Double
     public var acceptsRanges: Bool
 
     public init(etag: String? = nil, lastModified: String? = nil, cacheControl: String? = nil, contentType: String? = nil,
-                storedAt: Double = Date().timeIntervalSince1970, acceptsRanges: Bool = false) {
+                expires: String? = nil, storedAt: Double = Date().timeIntervalSince1970, acceptsRanges: Bool = false) {
         self.etag = etag
         self.lastModified = lastModified
         self.cacheControl = cacheControl
         self.contentType = contentType
+        self.expires = expires
         self.storedAt = storedAt
         self.acceptsRanges = acceptsRanges
     }
@@ -135,12 +138,25 @@ public struct HTTPMetadata: Sendable, Codable, Equatable {
     /// `no-store`: never write the response to a cache.
     public var forbidsStoring: Bool { directives["no-store"] != nil }
 
-    /// Seconds the copy is fresh for: `max-age` (0 with `no-cache`), nil when the origin said
+    /// Seconds the copy is fresh for: `max-age` (0 with `no-cache`), else until `Expires`
+    /// (an unparseable date is already past, as RFC 9111 says), nil when the origin said
     /// nothing about freshness.
     public var maxAge: Double? {
         let directives = self.directives
         if directives["no-cache"] != nil { return 0 }
-        return directives["max-age"].flatMap(Double.init)
+        if let maxAge = directives["max-age"].flatMap(Double.init) { return max(0, maxAge) }
+        guard let expires else { return nil }
+        guard let date = Self.httpDate(expires) else { return 0 }
+        return max(0, date.timeIntervalSince1970 - storedAt)
+    }
+
+    /// An IMF-fixdate ("Sun, 06 Nov 1994 08:49:37 GMT").
+    static func httpDate(_ text: String) -> Date? {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
+        return formatter.date(from: text)
     }
 
     /// A validator for If-Range (a strong ETag, else Last-Modified).

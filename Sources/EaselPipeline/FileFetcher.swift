@@ -30,18 +30,11 @@ public struct FileFetcher: ImageFetcher {
 
     public func fetch(_ request: FetchRequest, into sink: FetchSink) async throws(PipelineError) -> FetchResponse {
         let url = request.url
-        guard let path = confinedPath(for: url) else { throw .fileNotFound(url.path) }
         let limit = maximumBytes
         let result: Result<(Data, Double), PipelineError> = await withCheckedContinuation { continuation in
             BlockingIOPool.shared.submit {
                 continuation.resume(returning: Result { () throws(PipelineError) -> (Data, Double) in
-                    var info = stat()
-                    guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { throw .fileNotFound(url.path) }
-                    guard Int(info.st_size) <= limit else {
-                        throw .tooLarge(limit: limit, received: 0, declared: Int(info.st_size))
-                    }
-                    guard let data = FileManager.default.contents(atPath: path) else { throw .fileNotFound(url.path) }
-                    return (data, Double(info.st_mtim.tv_sec))
+                    try self.read(url, limit: limit)
                 })
             }
         }
@@ -50,8 +43,27 @@ public struct FileFetcher: ImageFetcher {
         sink.reset()
         sink.expect(data.count)
         sink.append(data)
-        let lastModified = Date(timeIntervalSince1970: modified)
-        return FetchResponse(outcome: .complete, metadata: HTTPMetadata(lastModified: String(Int(lastModified.timeIntervalSince1970))))
+        return FetchResponse(outcome: .complete, metadata: HTTPMetadata(lastModified: String(Int(modified))))
+    }
+
+    /// Opens the file and checks the root on the open descriptor (what /proc says it is), so a
+    /// path swapped for a symbolic link after the check cannot escape. Blocking.
+    private func read(_ url: URL, limit: Int) throws(PipelineError) -> (Data, Double) {
+        guard let path = confinedPath(for: url) else { throw .fileNotFound(url.path) }
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        guard fd >= 0 else { throw .fileNotFound(url.path) }
+        let handle = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
+        if let opened = Self.realPath("/proc/self/fd/\(fd)") {
+            let prefix = resolvedRoot.hasSuffix("/") ? resolvedRoot : resolvedRoot + "/"
+            guard opened.hasPrefix(prefix) else { throw .fileNotFound(url.path) }
+        }
+        var info = stat()
+        guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { throw .fileNotFound(url.path) }
+        guard Int(info.st_size) <= limit else { throw .tooLarge(limit: limit, received: 0, declared: Int(info.st_size)) }
+        let data: Data
+        do { data = try handle.read(upToCount: limit + 1) ?? Data() } catch { throw .fileNotFound(url.path) }
+        guard data.count <= limit else { throw .tooLarge(limit: limit, received: data.count, declared: nil) }
+        return (data, Double(info.st_mtim.tv_sec))
     }
 
     static func realPath(_ path: String) -> String? {

@@ -77,13 +77,15 @@ public final class HTTPFetcher: ImageFetcher {
             group.cancelAll()
             return first ?? .failure(.cancelled)
         }
-        if Task.isCancelled { throw .cancelled }
+        // A download that completed stays complete even if cancellation came just after.
+        if case .failure = outcome, Task.isCancelled { throw .cancelled }
         return try outcome.get()
     }
 
     private func download(_ request: FetchRequest, into sink: FetchSink) async throws(PipelineError) -> FetchResponse {
         var url = request.url
         var redirects = 0
+        var resume = request.resume
         while true {
             try await configuration.urlPolicy(url)
             var outgoing = HTTPClientRequest(url: url.absoluteString)
@@ -93,7 +95,7 @@ public final class HTTPFetcher: ImageFetcher {
                 if let etag = stored.etag { outgoing.headers.add(name: "If-None-Match", value: etag) }
                 if let lastModified = stored.lastModified { outgoing.headers.add(name: "If-Modified-Since", value: lastModified) }
             }
-            if let resume = request.resume, resume.offset > 0 {
+            if let resume, resume.offset > 0 {
                 outgoing.headers.add(name: "Range", value: "bytes=\(resume.offset)-")
                 outgoing.headers.add(name: "If-Range", value: resume.validator)
             }
@@ -111,22 +113,36 @@ public final class HTTPFetcher: ImageFetcher {
                 }
                 redirects += 1
                 guard redirects <= configuration.maximumRedirects else { throw .tooManyRedirects(limit: configuration.maximumRedirects) }
+                // Only http and https: AsyncHTTPClient would also follow http+unix:// to a local socket.
+                guard canFetch(next) else { throw .forbiddenURL(next.absoluteString, reason: "redirect to an unsupported scheme") }
                 url = next
                 continue
             }
             let metadata = HTTPMetadata(
                 etag: response.headers.first(name: "ETag"), lastModified: response.headers.first(name: "Last-Modified"),
                 cacheControl: response.headers[canonicalForm: "Cache-Control"].map(String.init).joined(separator: ", ").nilIfEmpty,
-                contentType: response.headers.first(name: "Content-Type"),
+                contentType: response.headers.first(name: "Content-Type"), expires: response.headers.first(name: "Expires"),
                 acceptsRanges: response.headers.first(name: "Accept-Ranges")?.lowercased() == "bytes")
             if status == 304, request.revalidating != nil { return FetchResponse(outcome: .notModified, metadata: metadata) }
+            if status == 416, resume != nil {
+                // The range no longer fits (the resource changed size): start over.
+                resume = nil
+                sink.reset()
+                continue
+            }
             guard (200..<300).contains(status) else { throw .httpStatus(status, url: url.absoluteString) }
             var resumed = false
-            if status == 206, let resume = request.resume {
-                // Only a range that starts where we stopped continues the body; anything else restarts it.
+            if status == 206 {
+                // Only a range that starts where we stopped continues the body; anything else
+                // starts over without a Range header.
                 let range = response.headers.first(name: "Content-Range") ?? ""
-                resumed = range.lowercased().hasPrefix("bytes \(resume.offset)-") && sink.count == resume.offset
-                guard resumed else { throw .network("the origin answered the range request with \(range)") }
+                guard let offset = resume?.offset, range.lowercased().hasPrefix("bytes \(offset)-"), sink.count == offset else {
+                    guard resume != nil else { throw .network("a partial answer (\(range)) to a request for the whole body") }
+                    resume = nil
+                    sink.reset()
+                    continue
+                }
+                resumed = true
             } else {
                 sink.reset()
             }

@@ -213,14 +213,19 @@ public final class ImagePipeline: Sendable {
         }
         if readsCache, let format, let table = tables[format.name] {
             let (entityID, sourceID) = Self.entityIDs(request, sourceKey: sourceKey)
-            if let image = table.image(for: entityID, sourceID: sourceID) {
+            // The first read of an entry after opening verifies its checksum (reads 256 KiB for a
+            // thumbnail): that one goes to the I/O pool.
+            let image = table.needsVerification(entityID)
+                ? try? await onPool { () throws(PipelineError) in table.image(for: entityID, sourceID: sourceID) }
+                : table.image(for: entityID, sourceID: sourceID)
+            if let image {
                 return ImageResponse(image: image, tier: .table, sourceInfo: nil)
             }
         }
         guard let url = request.url else { throw .noSource }
         let policy = request.cachePolicy
         let group = format.map { "family:" + $0.family } ?? request.processingIdentifier
-        let workKey = group + "|" + sourceKey + "|" + (policy == .reload ? "reload" : policy == .cacheOnly ? "cached" : "")
+        let workKey = group + "|" + sourceKey + "|" + (policy == .reload ? "reload" : policy == .cacheOnly ? "cached" : policy == .noStore ? "nostore" : "")
         let result = await processings.value(for: workKey, waiter: id, priority: request.priority) { handle in
             do throws(PipelineError) {
                 return .success(try await self.process(request, url: url, sourceKey: sourceKey, format: format, handle: handle))
@@ -232,7 +237,7 @@ public final class ImagePipeline: Sendable {
         let name = format?.name ?? request.processingIdentifier
         guard let image = processed.images[name] else {
             // The shared work came from a disk variant of another format of the family.
-            return try await resolve(request, id: nextID())
+            return try await resolve(request, id: id)
         }
         return ImageResponse(image: image, tier: processed.tier, sourceInfo: processed.info)
     }
@@ -261,14 +266,14 @@ public final class ImagePipeline: Sendable {
         let stores = request.cachePolicy != .noStore
         // 3. The processed variant in the disk cache.
         if request.cachePolicy != .reload, let disk, format.map({ tables[$0.name] == nil }) ?? true,
-           let data = try? await disk.data(forKey: "variant|" + variantKey) {
+           let record = try? await disk.data(forKey: "variant|" + variantKey), let (data, freshUntil) = VariantRecord.decode(record) {
             let limits = configuration.decodingLimits
             if let image = try? await decodes.run(priority: handle, { () async throws(PipelineError) -> Bitmap in
-                try await onPool { () throws(PipelineError) -> Bitmap in
+                try await onPool(.decoding) { () throws(PipelineError) -> Bitmap in
                     do { return try ImageDecoder.decode(data, limits: limits) } catch { throw .decoding(error as? CodecError ?? .unknownFormat) }
                 }
             }) {
-                memory.set(image, forKey: variantKey, cost: image.rowBytes * image.height)
+                memory.set(image, forKey: variantKey, cost: image.rowBytes * image.height, expiresAt: freshUntil)
                 return Processed(images: [name: image], tier: .diskVariant, info: nil)
             }
         }
@@ -288,7 +293,7 @@ public final class ImagePipeline: Sendable {
         let targets: [ImageFormat] = format.map { format in configuration.formats.filter { $0.family == format.family } } ?? []
         let (entityID, sourceID) = Self.entityIDs(request, sourceKey: sourceKey)
         let processed = try await decodes.run(priority: handle) { () async throws(PipelineError) -> Processed in
-            try await onPool { () throws(PipelineError) -> Processed in
+            try await onPool(.decoding) { () throws(PipelineError) -> Processed in
                 try self.decodeAndProcess(original, request: request, targets: targets, name: name,
                                           entityID: entityID, sourceID: sourceID, sourceKey: sourceKey, stores: stores)
             }
@@ -354,7 +359,8 @@ public final class ImagePipeline: Sendable {
                 let encoding = image.isKnownOpaque ? configuration.variantEncoding : .png(compressionLevel: 1)
                 if let data = try? ImageEncoder.encode(image, as: encoding) {
                     metrics.stage(.encode, since: encodeStart)
-                    try? disk.set(data, forKey: "variant|" + key, expiresAt: original.freshUntil)
+                    try? disk.set(VariantRecord.encode(data, freshUntil: original.freshUntil), forKey: "variant|" + key,
+                                  expiresAt: original.freshUntil)
                 }
             }
         }
@@ -398,7 +404,15 @@ public final class ImagePipeline: Sendable {
             metadata.storedAt = Date().timeIntervalSince1970
             if let cacheControl = response.metadata.cacheControl { metadata.cacheControl = cacheControl }
             if let etag = response.metadata.etag { metadata.etag = etag }
-            if policy != .noStore, let disk { try? await disk.set(OriginalRecord.encode(stored.data, metadata), forKey: key) }
+            if let lastModified = response.metadata.lastModified { metadata.lastModified = lastModified }
+            if let expires = response.metadata.expires { metadata.expires = expires }
+            if policy != .noStore, let disk {
+                if metadata.forbidsStoring, configuration.httpCaching == .respectHeaders {
+                    try? await disk.removeValue(forKey: key)
+                } else {
+                    try? await disk.set(OriginalRecord.encode(stored.data, metadata), forKey: key)
+                }
+            }
             return Original(data: stored.data, metadata: metadata, tier: .diskOriginal, freshUntil: freshUntil(metadata))
         }
         let metadata = response.metadata
@@ -532,9 +546,12 @@ public final class ImagePipeline: Sendable {
         }
     }
 
-    private func onPool<T: Sendable>(_ body: @escaping @Sendable () throws(PipelineError) -> T) async throws(PipelineError) -> T {
+    /// Runs blocking work on a pool thread: `.shared` for I/O, `.decoding` for decoding and
+    /// processing (their own threads, so that long decodes never hold up disk reads).
+    private func onPool<T: Sendable>(_ pool: BlockingIOPool = .shared,
+                                     _ body: @escaping @Sendable () throws(PipelineError) -> T) async throws(PipelineError) -> T {
         let result: Result<T, PipelineError> = await withCheckedContinuation { continuation in
-            BlockingIOPool.shared.submit { continuation.resume(returning: Result(catching: body)) }
+            pool.submit { continuation.resume(returning: Result(catching: body)) }
         }
         return try result.get()
     }
@@ -547,8 +564,32 @@ extension ImageRequest.Processing {
     }
 }
 
+extension BlockingIOPool {
+    /// Threads for decoding and processing, one per core, shared by every pipeline.
+    static let decoding = BlockingIOPool(threadCount: ProcessInfo.processInfo.activeProcessorCount)
+}
+
 extension Duration {
     var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}
+
+/// A processed variant in the disk cache: "EVR1", when it stops being fresh (8 bytes, a
+/// little-endian Double of seconds since 1970, 0 for never), then the encoded image.
+enum VariantRecord {
+    static func encode(_ data: Data, freshUntil: Date?) -> Data {
+        var record = Data("EVR1".utf8)
+        withUnsafeBytes(of: (freshUntil?.timeIntervalSince1970 ?? 0).bitPattern.littleEndian) { record.append(contentsOf: $0) }
+        record.append(data)
+        return record
+    }
+
+    static func decode(_ record: Data) -> (data: Data, freshUntil: Date?)? {
+        guard record.count > 12, record.prefix(4) == Data("EVR1".utf8) else { return nil }
+        let start = record.startIndex
+        let bits = record[(start + 4)..<(start + 12)].withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(as: UInt64.self)) }
+        let seconds = Double(bitPattern: bits)
+        return (Data(record[(start + 12)...]), seconds == 0 ? nil : Date(timeIntervalSince1970: seconds))
+    }
 }
 
 /// True for the first caller of `claim` only.

@@ -1,3 +1,4 @@
+import Dispatch
 import EaselCodecs
 import EaselStorage
 import Foundation
@@ -19,6 +20,9 @@ extension ImageTarget {
 /// Loads requests into targets: a new load into a target cancels its previous one, and an image
 /// is delivered only if its load is still the target's current one, so a reused target never
 /// shows an image meant for its previous use.
+///
+/// Deliveries to one target happen one at a time and in order, on a serial queue of the
+/// loader's (never inside a lock), so `display` may itself start or cancel loads.
 public final class ImageTargetLoader: Sendable {
     private struct Current {
         let generation: UInt64
@@ -27,8 +31,15 @@ public final class ImageTargetLoader: Sendable {
     private let pipeline: ImagePipeline
     private let current = Locked<[ObjectIdentifier: Current]>([:])
     private let generations = Locked<UInt64>(0)
+    /// A target always uses the same queue (chosen by its identity), which keeps its deliveries
+    /// in order without a queue per target.
+    private let queues = (0..<16).map { DispatchQueue(label: "easel.targets.\($0)") }
 
     public init(pipeline: ImagePipeline) { self.pipeline = pipeline }
+
+    private func queue(for key: ObjectIdentifier) -> DispatchQueue {
+        queues[Int(UInt(bitPattern: key.hashValue) % UInt(queues.count))]
+    }
 
     /// Shows `placeholder`, then the image of `request` unless another load into `target` (or
     /// `cancel(target)`) came first.
@@ -41,23 +52,35 @@ public final class ImageTargetLoader: Sendable {
         let task = pipeline.task(for: request)
         let previous = current.withLock { $0.updateValue(Current(generation: generation, task: task), forKey: key) }
         previous?.task.cancel()
-        target.display(placeholder, for: request)
+        let queue = queue(for: key)
+        queue.async { [weak target] in
+            guard let target, self.isCurrent(key, generation) else { return }
+            target.display(placeholder, for: request)
+        }
         Task { [weak target] in
             let result: Result<ImageResponse, PipelineError>
             do throws(PipelineError) { result = .success(try await task.response) } catch { result = .failure(error) }
-            guard let target else { return }
-            // Deliver under the lock, so that a newer load cannot slip in between the check and
-            // the display (the newer load's placeholder is shown after this image, not before).
-            current.withLock { current in
-                guard current[key]?.generation == generation else { return }
-                current.removeValue(forKey: key)
-                switch result {
+            let delivery = result
+            queue.async { [weak target] in
+                // Checked on the target's queue, right before showing: a newer load either came
+                // before (and this is dropped) or comes after (and its placeholder follows).
+                let stillCurrent = self.current.withLock { current -> Bool in
+                    guard current[key]?.generation == generation else { return false }
+                    current.removeValue(forKey: key)
+                    return true
+                }
+                guard stillCurrent, let target else { return }
+                switch delivery {
                 case .success(let response): target.display(response.image, for: request)
                 case .failure(.cancelled): break
                 case .failure(let error): target.displayFailure(error, for: request)
                 }
             }
         }
+    }
+
+    private func isCurrent(_ key: ObjectIdentifier, _ generation: UInt64) -> Bool {
+        current.withLock { $0[key]?.generation == generation }
     }
 
     /// Cancels the target's current load, if any.

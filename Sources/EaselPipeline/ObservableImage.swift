@@ -30,7 +30,8 @@ public final class ObservableImage: Sendable {
     public let request: ImageRequest
     private let pipeline: ImagePipeline
     private let snapshot = Locked(Snapshot(state: .idle))
-    private let task = Locked<ImageTask?>(nil)
+    /// The load in flight and its generation (a cancelled load's late result is ignored).
+    private let task = Locked<(generation: UInt64, task: ImageTask?)>((0, nil))
     private let observers = Observers<Snapshot>()
 
     public init(pipeline: ImagePipeline, request: ImageRequest) {
@@ -63,26 +64,43 @@ public final class ObservableImage: Sendable {
         guard let started else { return }
         observers.emit(started)
         let imageTask = pipeline.task(for: request)
-        task.withLock { $0 = imageTask }
+        let generation = task.withLock { current in
+            current = (current.generation + 1, imageTask)
+            return current.generation
+        }
         Task {
-            let next: Snapshot
-            do throws(PipelineError) {
-                let response = try await imageTask.response
-                next = snapshot.withLock { snapshot in
-                    snapshot = Snapshot(state: .loaded(response.tier), image: response.image, error: nil, sourceInfo: response.sourceInfo)
-                    return snapshot
-                }
-            } catch {
-                next = snapshot.withLock { snapshot in
-                    snapshot.state = error == .cancelled ? .idle : .failed(error)
-                    snapshot.error = error == .cancelled ? nil : error
+            let result: Result<ImageResponse, PipelineError>
+            do throws(PipelineError) { result = .success(try await imageTask.response) } catch { result = .failure(error) }
+            let next = task.withLock { current -> Snapshot? in
+                guard current.generation == generation else { return nil }  // cancelled, maybe reloaded since
+                current.task = nil
+                return snapshot.withLock { snapshot in
+                    switch result {
+                    case .success(let response):
+                        snapshot = Snapshot(state: .loaded(response.tier), image: response.image, error: nil, sourceInfo: response.sourceInfo)
+                    case .failure(let error):
+                        snapshot.state = error == .cancelled ? .idle : .failed(error)
+                        snapshot.error = error == .cancelled ? nil : error
+                    }
                     return snapshot
                 }
             }
-            observers.emit(next)
+            if let next { observers.emit(next) }
         }
     }
 
-    /// Stops a load in progress; the state returns to idle.
-    public func cancel() { task.withLock { $0 }?.cancel() }
+    /// Stops a load in progress: the state is idle again at once, and `load()` starts afresh.
+    public func cancel() {
+        let stopped = task.withLock { current -> ImageTask? in
+            defer { current = (current.generation + 1, nil) }
+            return current.task
+        }
+        guard let stopped else { return }
+        stopped.cancel()
+        let idle = snapshot.withLock { snapshot -> Snapshot in
+            if snapshot.state == .loading { snapshot.state = .idle }
+            return snapshot
+        }
+        observers.emit(idle)
+    }
 }

@@ -72,26 +72,33 @@ final class WorkQueue: Sendable {
     }
 
     private func acquire(priority handle: PriorityHandle) async throws(PipelineError) {
-        let id = state.withLock { state -> UInt64? in
-            if state.running < limit, state.waiting.isEmpty {
-                state.running += 1
-                return nil
-            }
+        let id = state.withLock { state in
             state.next += 1
             return state.next
         }
-        guard let id else { return }
+        // The decision to run or to wait and the ticket's insertion happen under one lock: a
+        // release in between would otherwise find no ticket and lose the slot.
         let granted = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-                let cancelled = state.withLock { state -> Bool in
-                    if Task.isCancelled { return true }
+                let outcome = state.withLock { state -> Bool? in
+                    if Task.isCancelled { return false }
+                    if state.running < limit, state.waiting.isEmpty {
+                        state.running += 1
+                        return true
+                    }
                     state.waiting[id] = Ticket(priority: handle.priority, sequence: id, continuation: continuation)
-                    return false
+                    return nil
                 }
-                if cancelled { continuation.resume(returning: false) }
+                if let outcome {
+                    continuation.resume(returning: outcome)
+                    return
+                }
                 handle.observe { [weak self] priority in
                     self?.state.withLock { $0.waiting[id]?.priority = priority }
                 }
+                // A change made before the observer was registered.
+                let priority = handle.priority
+                state.withLock { $0.waiting[id]?.priority = priority }
             }
         } onCancel: {
             let ticket = state.withLock { $0.waiting.removeValue(forKey: id) }
@@ -125,6 +132,7 @@ final class RateLimiter: Sendable {
     private let burst: Double
 
     init(perSecond: Double, burst: Int) {
+        precondition(perSecond > 0 && perSecond.isFinite, "a download rate is a positive number per second")
         self.perSecond = perSecond
         self.burst = Double(max(1, burst))
         state = Locked(State(tokens: Double(max(1, burst)), last: .now))

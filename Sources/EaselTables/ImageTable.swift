@@ -215,6 +215,15 @@ public final class ImageTable: BitmapMemoryOwner, @unchecked Sendable {
                       owner: self, token: Int(found.slot))
     }
 
+    /// True when the entry exists and its first read since opening is still to come: that read
+    /// verifies the checksum, touching all its pixels (disk reads if they are not cached).
+    public func needsVerification(_ entityID: UUID) -> Bool {
+        state.withLock { state in
+            guard let slot = state.index[entityID] else { return false }
+            return !state.slots[Int(slot)].verified
+        }
+    }
+
     /// True when `entityID` has an entry (from `sourceID`, if given). Does not count as a read.
     public func contains(_ entityID: UUID, sourceID: UUID? = nil) -> Bool {
         state.withLock { state in

@@ -1,0 +1,122 @@
+// Pipeline benchmarks: hit latency per tier (memory, image table, disk variant), each next to
+// calling that tier directly, so the pipeline's own overhead shows as the difference.
+import Benchmark
+import EaselCodecs
+import EaselPipeline
+import EaselStorage
+import EaselTables
+import Foundation
+
+let samples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Samples")
+let source = samples.appendingPathComponent("retina-fundus.jpg")
+
+let formats = [
+    ImageFormat(name: "thumb", family: "thumb", width: 256, height: 256, fit: .fill, maximumCount: 100),
+    ImageFormat(name: "large", family: "large", width: 256, height: 256, fit: .fill, maximumCount: 100, storage: .diskCache),
+]
+
+/// A pipeline over a fresh directory (removed with it), reading the sample files.
+final class Bench: @unchecked Sendable {
+    // @unchecked: set up once, then only read by the benchmark's one task.
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("easel-bench-\(UUID().uuidString)")
+    let pipeline: ImagePipeline
+
+    init(memoryCostLimit: Int = 64 << 20) throws {
+        pipeline = try ImagePipeline(configuration: .init(
+            formats: formats, cacheDirectory: directory, memoryCostLimit: memoryCostLimit,
+            fetchers: [FileFetcher(root: samples)], downloadRate: nil))
+    }
+
+    deinit { try? FileManager.default.removeItem(at: directory) }
+}
+
+let benchmarks: @Sendable () -> Void = {
+    let micro = Benchmark.Configuration(
+        metrics: [.wallClock, .throughput, .mallocCountTotal],
+        warmupIterations: 10,
+        scalingFactor: .kilo,
+        maxDuration: .seconds(3),
+        maxIterations: 10_000
+    )
+    let slow = Benchmark.Configuration(
+        metrics: [.wallClock, .mallocCountTotal],
+        timeUnits: .microseconds,
+        maxDuration: .seconds(5),
+        maxIterations: 2_000
+    )
+    let memoryRequest = ImageRequest(url: source, processing: .processors([Resize(width: 256, height: 256, mode: .fill)]))
+
+    Benchmark("Pipeline memory hit", configuration: micro) { (benchmark: Benchmark, bench: Bench) in
+        for _ in benchmark.scaledIterations { blackHole(try await bench.pipeline.image(for: memoryRequest)) }
+    } setup: {
+        let bench = try Bench()
+        _ = try await bench.pipeline.image(for: memoryRequest)
+        return bench
+    }
+
+    // The tier alone: a MemoryCache holding the same image under the same kind of key.
+    Benchmark("MemoryCache get (the same image, directly)", configuration: micro) { (benchmark: Benchmark, cache: MemoryCache<String, Bitmap>) in
+        let key = "processors:" + [Resize(width: 256, height: 256, mode: .fill)].identifier + "|" + memoryRequest.sourceKey!
+        for _ in benchmark.scaledIterations { blackHole(cache.value(forKey: key)) }
+    } setup: {
+        let bench = try Bench()
+        let image = try await bench.pipeline.image(for: memoryRequest).image
+        let cache = MemoryCache<String, Bitmap>(configuration: .init(costLimit: 64 << 20))
+        cache.set(image, forKey: "processors:" + [Resize(width: 256, height: 256, mode: .fill)].identifier + "|" + memoryRequest.sourceKey!,
+                  cost: image.rowBytes * image.height)
+        return cache
+    }
+
+    let tableRequest = ImageRequest(url: source, format: "thumb")
+    Benchmark("Pipeline table hit 256x256", configuration: micro) { (benchmark: Benchmark, bench: Bench) in
+        for _ in benchmark.scaledIterations { blackHole(try await bench.pipeline.image(for: tableRequest)) }
+    } setup: {
+        let bench = try Bench()
+        _ = try await bench.pipeline.image(for: tableRequest)
+        return bench
+    }
+
+    Benchmark("ImageTable retrieval (the same entry, directly)", configuration: micro) { (benchmark: Benchmark, bench: Bench) in
+        let table = bench.pipeline.table(forFormat: "thumb")!
+        let id = table.entityIDs()[0]
+        for _ in benchmark.scaledIterations { blackHole(table.image(for: id)) }
+    } setup: {
+        let bench = try Bench()
+        _ = try await bench.pipeline.image(for: tableRequest)
+        return bench
+    }
+
+    // A memory cache too small to keep anything: every request reads the variant from disk.
+    let variantRequest = ImageRequest(url: source, format: "large")
+    Benchmark("Pipeline disk variant hit 256x256 (JPEG q90)", configuration: slow) { (benchmark: Benchmark, bench: Bench) in
+        for _ in benchmark.scaledIterations { blackHole(try await bench.pipeline.image(for: variantRequest)) }
+    } setup: {
+        let bench = try Bench(memoryCostLimit: 1)
+        _ = try await bench.pipeline.image(for: variantRequest)
+        return bench
+    }
+
+    // The tier alone: a DiskCache holding the same variant bytes (JPEG q90).
+    Benchmark("DiskCache get + JPEG decode (the same variant, directly)", configuration: slow) { (benchmark: Benchmark, state: DirectDisk) in
+        for _ in benchmark.scaledIterations { blackHole(try ImageDecoder.decode(try state.cache.data(forKey: "variant")!)) }
+    } setup: {
+        let bench = try Bench(memoryCostLimit: 1)
+        let image = try await bench.pipeline.image(for: variantRequest).image
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("easel-bench-\(UUID().uuidString)")
+        let cache = try DiskCache(directory: directory)
+        try cache.set(try ImageEncoder.encode(image, as: .jpeg(quality: 90)), forKey: "variant")
+        return DirectDisk(directory: directory, cache: cache)
+    }
+}
+
+final class DirectDisk: @unchecked Sendable {
+    // @unchecked: set up once, then only read by the benchmark's one task.
+    let directory: URL
+    let cache: DiskCache
+    init(directory: URL, cache: DiskCache) {
+        self.directory = directory
+        self.cache = cache
+    }
+    deinit { try? FileManager.default.removeItem(at: directory) }
+}
