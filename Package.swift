@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "EaselCodecs", targets: ["EaselCodecs"]),
         .library(name: "EaselTables", targets: ["EaselTables"]),
         .library(name: "EaselPipeline", targets: ["EaselPipeline"]),
+        .library(name: "EaselServer", targets: ["EaselServer"]),
         .executable(name: "easel", targets: ["easel"]),
     ],
     dependencies: [
@@ -19,6 +20,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.0"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
         // System SQLite (libsqlite3-dev) — the disk cache's index.
@@ -64,6 +68,18 @@ let package = Package(
             ]
         ),
         .target(
+            name: "EaselServer",
+            dependencies: [
+                "EaselPipeline", "EaselTables", "EaselCodecs", "EaselStorage",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
             name: "Easel",
             dependencies: ["EaselStorage", "EaselCodecs", "EaselTables", "EaselPipeline"]
         ),
@@ -71,7 +87,12 @@ let package = Package(
             name: "easel",
             dependencies: [
                 "Easel",
+                "EaselServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // Writes entries in a loop so tests can kill it mid-write (crash safety).
@@ -80,7 +101,15 @@ let package = Package(
             dependencies: ["EaselStorage", "EaselTables"]
         ),
         // Helpers shared by the test targets (temporary directories, built helper executables).
-        .target(name: "EaselTestSupport", dependencies: ["EaselStorage"], path: "Tests/EaselTestSupport"),
+        .target(
+            name: "EaselTestSupport",
+            dependencies: [
+                "EaselStorage",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ],
+            path: "Tests/EaselTestSupport"
+        ),
         .testTarget(
             name: "EaselStorageTests",
             dependencies: ["EaselStorage", "CSQLite", "EaselTestSupport"]
@@ -100,6 +129,15 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Metrics", package: "swift-metrics"),
+            ]
+        ),
+        .testTarget(
+            name: "EaselServerTests",
+            dependencies: [
+                "EaselServer", "EaselPipeline", "EaselCodecs", "EaselStorage", "EaselTestSupport",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         .testTarget(

@@ -71,7 +71,10 @@ let package = Package(
         // The Swift side of peers/pipeline-throughput.sh.
         .executableTarget(
             name: "PipelineThroughput",
-            dependencies: [.product(name: "EaselPipeline", package: "easel")],
+            dependencies: [
+                .product(name: "EaselPipeline", package: "easel"),
+                .product(name: "EaselTables", package: "easel"),
+            ],
             path: "peers/PipelineThroughput"
         ),
         // Image bombs refused quickly and without allocating (run: swift run -c release LimitsCheck).

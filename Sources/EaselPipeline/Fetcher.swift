@@ -8,6 +8,9 @@ public protocol ImageFetcher: Sendable {
     func canFetch(_ url: URL) -> Bool
     /// The cache key of the original at `url` (by default the URL itself).
     func cacheKey(for url: URL) -> String
+    /// Whether originals it fetches are worth a copy in the disk cache (default true; false for
+    /// local files, which are already on disk).
+    var cachesOriginals: Bool { get }
     /// Fetches `request.url`, appending the body to `sink` as it arrives. Bytes already in the
     /// sink stay there when the task is cancelled (suspended downloads resume from them).
     func fetch(_ request: FetchRequest, into sink: FetchSink) async throws(PipelineError) -> FetchResponse
@@ -15,6 +18,7 @@ public protocol ImageFetcher: Sendable {
 
 extension ImageFetcher {
     public func cacheKey(for url: URL) -> String { url.absoluteString }
+    public var cachesOriginals: Bool { true }
 }
 
 /// What to fetch.

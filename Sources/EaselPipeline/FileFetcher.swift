@@ -17,6 +17,10 @@ public struct FileFetcher: ImageFetcher {
 
     public func canFetch(_ url: URL) -> Bool { url.isFileURL }
 
+    /// Local files are already on disk: the pipeline keeps no copy of them (their variants and
+    /// table entries are still cached).
+    public var cachesOriginals: Bool { false }
+
     public func cacheKey(for url: URL) -> String { "file://" + url.standardizedFileURL.path }
 
     /// The file for `url` when it lies inside the root (after resolving symbolic links).

@@ -163,6 +163,11 @@ public final class HTTPFetcher: ImageFetcher {
             } catch let error as PipelineError {
                 throw error
             } catch {
+                // AsyncHTTPClient's own decompression limit (set just past ours) ends a
+                // compressed body that inflates past the limit.
+                if String(reflecting: type(of: error)).contains("DecompressionError") {
+                    throw .tooLarge(limit: limit, received: sink.count, declared: nil)
+                }
                 throw Task.isCancelled ? .cancelled : .network("\(error)")
             }
             return FetchResponse(outcome: resumed ? .resumed : .complete, metadata: metadata)

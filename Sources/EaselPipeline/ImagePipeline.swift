@@ -117,6 +117,33 @@ public final class ImagePipeline: Sendable {
         decodes = WorkQueue(limit: configuration.maximumConcurrentDecodes)
     }
 
+    /// Forgets everything made from the original of `request`: the original and every variant
+    /// on disk, its table entries, and the memory tier (emptied whole: it is not indexed by
+    /// source). Readers holding an image keep it.
+    public func purge(_ request: ImageRequest) async throws(PipelineError) {
+        guard let sourceKey = request.sourceKey else { throw .noSource }
+        memory.removeAll()
+        let (entityID, _) = Self.entityIDs(request, sourceKey: sourceKey)
+        for table in tables.values { table.removeImage(for: entityID) }
+        guard let disk else { return }
+        do {
+            let suffix = "|" + sourceKey
+            for entry in try await disk.entries() where entry.key == "original" + suffix
+                || (entry.key.hasPrefix("variant|") && entry.key.hasSuffix(suffix)) {
+                try await disk.removeValue(forKey: entry.key)
+            }
+        } catch {
+            throw .storage("\(error)")
+        }
+    }
+
+    /// What the caches hold: bytes in memory and on disk, entries per table.
+    public func statistics() async -> (memoryBytes: Int, diskBytes: Int, diskEntries: Int, tableEntries: [String: Int]) {
+        let diskBytes = await disk?.currentByteCount() ?? 0
+        let diskEntries = (try? await disk?.statistics().entryCount) ?? 0
+        return (memory.totalCost, diskBytes, diskEntries, tables.mapValues(\.count))
+    }
+
     /// Closes the fetchers' connections.
     public func shutdown() async {
         for fetcher in configuration.fetchers {
@@ -136,7 +163,7 @@ public final class ImagePipeline: Sendable {
     public func addObserver(_ handler: @escaping @Sendable (PipelineEvent) -> Void) -> ObserverToken { observers.add(handler) }
     public func removeObserver(_ token: ObserverToken) { observers.remove(token) }
 
-    func nextID() -> UInt64 {
+    package func nextID() -> UInt64 {
         ids.withLock { id in
             id += 1
             return id
@@ -396,6 +423,7 @@ public final class ImagePipeline: Sendable {
             throw .notCached
         }
         let fetchStart = ContinuousClock.now
+        let fetcher = configuration.fetchers.first(where: { $0.canFetch(url) })
         let (response, data) = try await download(url: url, sourceKey: sourceKey, revalidating: stored?.metadata, handle: handle)
         metrics.stage(.fetch, since: fetchStart)
         if response.outcome == .notModified, let stored {
@@ -417,6 +445,7 @@ public final class ImagePipeline: Sendable {
         }
         let metadata = response.metadata
         let storable = policy != .noStore && (configuration.httpCaching == .aggressive || !metadata.forbidsStoring)
+            && fetcher?.cachesOriginals ?? true
         let until = metadata.forbidsStoring && configuration.httpCaching == .respectHeaders ? Date() : freshUntil(metadata)
         // Stored once it has decoded: a corrupt body is never cached.
         return Original(data: data, metadata: metadata, tier: .network, freshUntil: until,
@@ -566,7 +595,7 @@ extension ImageRequest.Processing {
 
 extension BlockingIOPool {
     /// Threads for decoding and processing, one per core, shared by every pipeline.
-    static let decoding = BlockingIOPool(threadCount: ProcessInfo.processInfo.activeProcessorCount)
+    package static let decoding = BlockingIOPool(threadCount: ProcessInfo.processInfo.activeProcessorCount)
 }
 
 extension Duration {

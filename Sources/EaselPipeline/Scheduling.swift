@@ -3,7 +3,7 @@ import Foundation
 
 /// The current priority of a piece of shared work (the highest of its requesters'), with one
 /// observer: the stage the work is waiting in (a queue ticket, a shared fetch) follows changes.
-final class PriorityHandle: Sendable {
+package final class PriorityHandle: Sendable {
     private struct State {
         var priority: ImageRequest.Priority
         var observer: (@Sendable (ImageRequest.Priority) -> Void)?
@@ -160,7 +160,7 @@ final class RateLimiter: Sendable {
 
 /// Work shared by every concurrent requester of one key: it runs once, each requester gets its
 /// result, its priority is the highest of theirs, and it is cancelled when the last one leaves.
-final class Coalescer<Key: Hashable & Sendable, Value: Sendable>: Sendable {
+package final class Coalescer<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     private struct Waiter {
         var priority: ImageRequest.Priority
         let continuation: CheckedContinuation<Result<Value, PipelineError>, Never>
@@ -179,13 +179,15 @@ final class Coalescer<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     }
     private let state = Locked(State())
 
+    package init() {}
+
     /// Work in flight.
-    var count: Int { state.withLock { $0.entries.count } }
+    package var count: Int { state.withLock { $0.entries.count } }
 
     /// Joins the work for `key`, starting it with `work` if there is none. `waiter` identifies
     /// this requester for `setPriority` and `cancel` (unique across the process).
-    func value(for key: Key, waiter: UInt64, priority: ImageRequest.Priority,
-               work: @escaping @Sendable (PriorityHandle) async -> Result<Value, PipelineError>) async -> Result<Value, PipelineError> {
+    package func value(for key: Key, waiter: UInt64, priority: ImageRequest.Priority,
+                       work: @escaping @Sendable (PriorityHandle) async -> Result<Value, PipelineError>) async -> Result<Value, PipelineError> {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Result<Value, PipelineError>, Never>) in
                 let (start, raised) = state.withLock { state -> ((UInt64, PriorityHandle)?, (PriorityHandle, ImageRequest.Priority)?) in

@@ -57,6 +57,29 @@ struct Photo: ImageEntity {
         #expect(files.confinedPath(for: URL(fileURLWithPath: root.path + "/%2e%2e/x")) == nil)
     }
 
+    /// A fetcher of our own: "memory://NAME" serves bytes held in a dictionary.
+    struct MemoryFetcher: ImageFetcher {
+        let files: [String: Data]
+        func canFetch(_ url: URL) -> Bool { url.scheme == "memory" }
+        func cacheKey(for url: URL) -> String { url.absoluteString }
+        func fetch(_ request: FetchRequest, into sink: FetchSink) async throws(PipelineError) -> FetchResponse {
+            guard let data = request.url.host.flatMap({ files[$0] }) else { throw .fileNotFound(request.url.absoluteString) }
+            sink.reset()
+            sink.append(data)
+            return FetchResponse(outcome: .complete, metadata: HTTPMetadata(cacheControl: "max-age=60"))
+        }
+    }
+
+    @Test func customFetchersPlugIn() async throws {
+        try await withPipeline(extraFetchers: [MemoryFetcher(files: ["cat": catJPEG])]) { pipeline, _ in
+            let response = try await pipeline.image(for: ImageRequest(url: URL(string: "memory://cat")!, format: "thumb"))
+            #expect(response.tier == .network && response.image.width == 128)
+            await expectFailure({ $0 == .fileNotFound("memory://dog") }) {
+                _ = try await pipeline.image(for: ImageRequest(url: URL(string: "memory://dog")!))
+            }
+        }
+    }
+
     @Test func entitySourcesAreStoredUnderTheirIDs() async throws {
         let root = try TemporaryDirectory()
         try catJPEG.write(to: root.child("cat.jpg"))

@@ -166,6 +166,29 @@ func expectFailure(_ expected: (PipelineError) -> Bool, _ body: () async throws 
         }
     }
 
+    @Test func compressedBodiesAreCountedAfterDecompression() async throws {
+        // 30 MB of zeros, gzipped to about 30 KB: the limit applies to what it inflates to.
+        let gzip = Process()
+        gzip.executableURL = URL(fileURLWithPath: "/bin/sh")
+        gzip.arguments = ["-c", "head -c 30000000 /dev/zero | gzip -c"]
+        let pipe = Pipe()
+        gzip.standardOutput = pipe
+        try gzip.run()
+        let compressed = try await BlockingIOPool.shared.run { pipe.fileHandleForReading.readDataToEndOfFile() }
+        gzip.waitUntilExit()
+        #expect(compressed.count < 100_000)
+        let origin = Origin()
+        origin.serve("/bomb", .file(compressed, headers: ["Content-Encoding": "gzip"]))
+        try await origin.run { base in
+            try await withPipeline { pipeline, _ in
+                await expectFailure({ error in
+                    guard case .tooLarge(20_000_000, let received, nil) = error else { return false }
+                    return received <= 20_000_000 + 1 << 20
+                }) { _ = try await pipeline.image(for: ImageRequest(url: base.appendingPathComponent("bomb"))) }
+            }
+        }
+    }
+
     @Test func errorsAreTypedAndNothingIsCached() async throws {
         let origin = Origin()
         origin.serve("/missing", .status(404))

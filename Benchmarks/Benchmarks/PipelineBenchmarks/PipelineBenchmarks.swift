@@ -105,7 +105,7 @@ let benchmarks: @Sendable () -> Void = {
         let image = try await bench.pipeline.image(for: variantRequest).image
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("easel-bench-\(UUID().uuidString)")
         let cache = try DiskCache(directory: directory)
-        try cache.set(try ImageEncoder.encode(image, as: .jpeg(quality: 90)), forKey: "variant")
+        try await cache.set(try ImageEncoder.encode(image, as: .jpeg(quality: 90)), forKey: "variant")
         return DirectDisk(directory: directory, cache: cache)
     }
 }

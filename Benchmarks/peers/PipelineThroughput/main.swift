@@ -1,12 +1,13 @@
 // The Swift side of peers/pipeline-throughput.sh: cold pipeline throughput. Each pass opens a
 // fresh pipeline over a fresh cache directory and requests one 256x256 "fit" thumbnail of
-// every file (stored in an image table), CONCURRENCY at a time; prints images per second over
-// all passes.
+// every file (stored in an image table), with CONCURRENCY decodes at a time (and four times as
+// many requests in flight, so reads overlap decodes); prints images per second over all passes.
 //
 // usage: PipelineThroughput ORIGIN PASSES CONCURRENCY FILE...
 //   ORIGIN is "file" (FileFetcher on the files' directory) or an http://127.0.0.1:PORT base URL
 //   serving the files by name.
 import EaselPipeline
+import EaselTables
 import Foundation
 
 let arguments = Array(CommandLine.arguments.dropFirst())
@@ -26,7 +27,7 @@ for _ in 0..<passes {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("easel-throughput-\(UUID().uuidString)")
     let pipeline = try ImagePipeline(configuration: .init(
         formats: [format], cacheDirectory: directory, fetchers: [FileFetcher(root: root), HTTPFetcher()],
-        maximumConcurrentDownloads: concurrency, maximumConcurrentDecodes: concurrency, downloadRate: nil))
+        maximumConcurrentDownloads: 4 * concurrency, maximumConcurrentDecodes: concurrency, downloadRate: nil))
     failures += await withTaskGroup(of: Bool.self) { group in
         var next = 0
         var failed = 0
@@ -41,7 +42,8 @@ for _ in 0..<passes {
                 }
             }
         }
-        for _ in 0..<concurrency { add() }
+        // Requests in flight: enough to keep CONCURRENCY decodes busy while others read.
+        for _ in 0..<(4 * concurrency) { add() }
         for await ok in group {
             if !ok { failed += 1 }
             add()

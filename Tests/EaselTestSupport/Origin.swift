@@ -1,5 +1,4 @@
 import EaselStorage
-import EaselTestSupport
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -8,8 +7,8 @@ import NIOCore
 
 /// A real HTTP origin on 127.0.0.1 for the pipeline tests (Hummingbird, a random port), whose
 /// paths behave as each test declares, and which records every request it gets.
-final class Origin: Sendable {
-    enum Behaviour: Sendable {
+public final class Origin: Sendable {
+    public enum Behaviour: Sendable {
         /// The bytes, with these headers; honours If-None-Match (304 when the ETag matches) and
         /// Range with If-Range (206 from the offset when the validator matches).
         case file(Data, headers: [String: String] = [:])
@@ -25,50 +24,50 @@ final class Origin: Sendable {
         case status(Int)
     }
 
-    struct Seen: Sendable {
-        let path: String
-        let headers: HTTPFields
-        var range: String? { headers[HTTPField.Name("Range")!] }
-        var ifRange: String? { headers[HTTPField.Name("If-Range")!] }
-        var ifNoneMatch: String? { headers[.ifNoneMatch] }
+    public struct Seen: Sendable {
+        public let path: String
+        public let headers: HTTPFields
+        public var range: String? { headers[HTTPField.Name("Range")!] }
+        public var ifRange: String? { headers[HTTPField.Name("If-Range")!] }
+        public var ifNoneMatch: String? { headers[.ifNoneMatch] }
     }
 
-    enum Ending: Sendable, Equatable {
+    public enum Ending: Sendable, Equatable {
         case completed(path: String, bytes: Int)
         case aborted(path: String, bytes: Int)
     }
 
     private let behaviours = Locked<[String: Behaviour]>([:])
     private let seen = Locked<[Seen]>([])
-    let requests: AsyncStream<Seen>
+    public let requests: AsyncStream<Seen>
     private let requestContinuation: AsyncStream<Seen>.Continuation
     /// How streamed bodies ended (gated, zeros and trickle paths).
-    let endings: AsyncStream<Ending>
+    public let endings: AsyncStream<Ending>
     private let endingContinuation: AsyncStream<Ending>.Continuation
 
-    init() {
+    public init() {
         (requests, requestContinuation) = AsyncStream.makeStream()
         (endings, endingContinuation) = AsyncStream.makeStream()
     }
 
-    func serve(_ path: String, _ behaviour: Behaviour) { behaviours.withLock { $0[path] = behaviour } }
+    public func serve(_ path: String, _ behaviour: Behaviour) { behaviours.withLock { $0[path] = behaviour } }
 
-    var all: [Seen] { seen.withLock { $0 } }
-    func count(_ path: String) -> Int { all.filter { $0.path == path }.count }
+    public var all: [Seen] { seen.withLock { $0 } }
+    public func count(_ path: String) -> Int { all.filter { $0.path == path }.count }
 
     /// Waits for the next request the origin receives.
-    func nextRequest() async -> Seen? {
+    public func nextRequest() async -> Seen? {
         for await request in requests { return request }
         return nil
     }
 
-    func nextEnding() async -> Ending? {
+    public func nextEnding() async -> Ending? {
         for await ending in endings { return ending }
         return nil
     }
 
     /// Runs `body` with the origin listening; `base` is its root URL.
-    func run(_ body: @escaping @Sendable (_ base: URL) async throws -> Void) async throws {
+    public func run(_ body: @escaping @Sendable (_ base: URL) async throws -> Void) async throws {
         let router = Router()
         router.get("**") { request, _ in try await self.respond(to: request) }
         let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)))

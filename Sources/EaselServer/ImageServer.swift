@@ -1,0 +1,538 @@
+import Crypto
+import EaselCodecs
+import EaselPipeline
+import EaselStorage
+import EaselTables
+import Foundation
+import Hummingbird
+import Logging
+import Metrics
+import NIOCore
+import Prometheus
+
+/// The image server behind `easel serve`: Hummingbird routes over an `ImagePipeline`.
+///
+/// Routes:
+/// - `GET /` — a gallery of the file origin's images (thumbnails linking to a larger format)
+///   with cache statistics;
+/// - `GET|HEAD /images/{format}/{source path}` — a named format; `/images/w=…,h=…,fit=…,q=…,f=…/…`
+///   — an ad-hoc size (signed, unless `allowUnsignedAdHoc`); signatures go in `?s=`;
+/// - `DELETE /images/{source path}` — purge every variant (`Authorization: Bearer <adminToken>`);
+/// - `GET /health`, `GET /metrics` (Prometheus).
+public final class ImageServer: Sendable {
+    public let configuration: ServerConfiguration
+    let pipeline: ImagePipeline
+    let origin: Origin
+    let signer: URLSigner
+    let registry: PrometheusCollectorRegistry
+    private let encodedMemory: MemoryCache<String, EncodedImage>
+    private let encodedDisk: DiskCache
+    private let encodes = Coalescer<String, EncodedImage>()
+    private let admission: Admission
+    private let metrics: ServerMetrics
+    private let formatsByName: [String: ServerConfiguration.Format]
+    private let logger = Logger(label: "easel.server")
+
+    /// Where sources come from.
+    enum Origin: Sendable {
+        case directory(URL)
+        case http(URL)
+    }
+
+    public init(configuration: ServerConfiguration, registry: PrometheusCollectorRegistry = PrometheusMetricsFactory.defaultRegistry) throws {
+        try configuration.validate()
+        self.configuration = configuration
+        self.registry = registry
+        let originText = configuration.origin ?? ImageServer.bundledSamples.path
+        if let url = URL(string: originText), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https", url.host != nil {
+            origin = .http(url)
+        } else {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: originText, isDirectory: &isDirectory), isDirectory.boolValue else {
+                throw ServerConfigurationError.originNotFound(originText)
+            }
+            origin = .directory(URL(fileURLWithPath: originText).standardizedFileURL)
+        }
+        let cacheDirectory = configuration.cacheDirectory.map { URL(fileURLWithPath: $0) }
+            ?? DiskCache.defaultRootDirectory.appendingPathComponent("serve")
+        var allowHosts = configuration.allowHosts
+        if case .http(let url) = origin, let host = url.host { allowHosts.append(host) }
+        let policy = SourcePolicy(allowHosts: allowHosts)
+        let fetcher = HTTPFetcher(configuration: .init(
+            deadline: .milliseconds(Int64(configuration.downloadTimeout * 1000)), maximumBytes: configuration.maxSourceBytes,
+            urlPolicy: { url throws(PipelineError) in try await policy.check(url) }))
+        var fetchers: [any ImageFetcher] = [fetcher]
+        if case .directory(let root) = origin { fetchers.append(FileFetcher(root: root, maximumBytes: configuration.maxSourceBytes)) }
+        pipeline = try ImagePipeline(configuration: .init(
+            formats: configuration.imageFormats, cacheDirectory: cacheDirectory.appendingPathComponent("pipeline"),
+            memoryCostLimit: configuration.memoryLimit / 2, diskByteLimit: configuration.diskLimit,
+            fetchers: fetchers, maximumConcurrentDecodes: configuration.processingConcurrency,
+            decodingLimits: DecodingLimits(maxPixels: configuration.maxSourcePixels, maxInputBytes: configuration.maxSourceBytes)))
+        encodedMemory = MemoryCache(configuration: .init(costLimit: configuration.memoryLimit / 2))
+        encodedDisk = try DiskCache(directory: cacheDirectory.appendingPathComponent("encoded"),
+                                    configuration: .init(byteLimit: configuration.diskLimit / 4))
+        signer = URLSigner(keys: configuration.signingKeys.compactMap { Data(hex: $0) }, salt: Data(hex: configuration.signingSalt) ?? Data())
+        admission = Admission(limit: configuration.processingConcurrency + configuration.maxQueue)
+        metrics = ServerMetrics(registry: registry)
+        var byName: [String: ServerConfiguration.Format] = [:]
+        for format in configuration.formats { byName[format.name] = format }
+        formatsByName = byName
+    }
+
+    /// `Samples/` of the working directory, else of the source tree this binary was built from.
+    static var bundledSamples: URL {
+        let local = URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent("Samples")
+        if FileManager.default.fileExists(atPath: local.path) { return local }
+        return URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Samples")
+    }
+
+    /// Closes the pipeline's connections and writes the tables to disk.
+    public func shutdown() async {
+        await pipeline.shutdown()
+        for format in configuration.formats { try? pipeline.table(forFormat: format.name)?.flush() }
+    }
+
+    // MARK: Router
+
+    public func router() -> Router<BasicRequestContext> {
+        let router = Router()
+        router.get("/") { request, _ in try await self.timed("gallery") { try await self.gallery(request) } }
+        router.get("/health") { _, _ in Response(status: .ok, headers: [.contentType: "text/plain"], body: .init(byteBuffer: ByteBuffer(string: "ok\n"))) }
+        router.get("/metrics") { _, _ in try await self.metricsPage() }
+        router.get("/images/**") { request, context in try await self.timed("images") { try await self.image(request, context, head: false) } }
+        router.head("/images/**") { request, context in try await self.timed("images") { try await self.image(request, context, head: true) } }
+        router.delete("/images/**") { request, context in try await self.timed("purge") { try await self.purge(request, context) } }
+        return router
+    }
+
+    /// Records the request's status and duration; bad input never surfaces as a 500.
+    private func timed(_ route: String, _ body: () async throws -> Response) async throws -> Response {
+        let start = ContinuousClock.now
+        let response: Response
+        do {
+            response = try await body()
+        } catch let error as HTTPError {
+            response = Self.text(error.status, error.body ?? error.status.reasonPhrase)
+        } catch {
+            logger.error("unexpected error: \(error)")
+            response = Self.text(.internalServerError, "internal error")
+        }
+        metrics.record(route: route, status: Int(response.status.code), since: start)
+        return response
+    }
+
+    static func text(_ status: HTTPResponse.Status, _ message: String) -> Response {
+        Response(status: status, headers: [.contentType: "text/plain; charset=utf-8"],
+                 body: .init(byteBuffer: ByteBuffer(string: message + "\n")))
+    }
+
+    // MARK: Images
+
+    /// What an image path asks for.
+    struct ImagePath {
+        enum Processing {
+            case named(ServerConfiguration.Format)
+            case adHoc(width: Int, height: Int, fit: ResizeMode, quality: Int, output: OutputType?)
+        }
+        var processing: Processing
+        var source: Source
+        var spec: String
+    }
+
+    private func image(_ request: Request, _ context: BasicRequestContext, head: Bool) async throws -> Response {
+        let (spec, source) = try Self.split(request.uri.path, prefix: "/images/")
+        guard let spec else { throw HTTPError(.notFound, message: "no such image") }
+        let path = try parse(spec: spec, source: source)
+        let signed = signer.isEnabled && signer.verify(path: request.uri.path, signature: request.uri.queryParameters["s"].map(String.init))
+        switch path.processing {
+        case .named:
+            if configuration.signNamedFormats, !signed { throw HTTPError(.forbidden, message: "missing or bad signature") }
+        case .adHoc:
+            if !signed, !configuration.allowUnsignedAdHoc { throw HTTPError(.forbidden, message: "missing or bad signature") }
+        }
+        let sourceURL = try resolve(path.source)
+        // Output: the format's, or WebP when the client takes it (JPEG otherwise).
+        let accepts = request.headers[.accept].map { $0.contains("image/webp") } ?? false
+        let (processing, quality, declared): (ImageRequest.Processing, Int, OutputType?) = switch path.processing {
+        case .named(let format): (.format(format.name), format.quality ?? 82, format.output.flatMap(OutputType.init(rawValue:)))
+        case .adHoc(let width, let height, let fit, let quality, let output):
+            (.processors([Resize(width: width, height: height, mode: fit)]), quality, output)
+        }
+        let output: OutputType = declared == .png ? .png : (declared == nil || declared == .webp) && accepts ? .webp : declared ?? .jpeg
+        let pipelineRequest = ImageRequest(url: sourceURL, processing: processing)
+        let key = "\(path.spec)|\(output.rawValue)|\(quality)|\(pipelineRequest.sourceKey ?? sourceURL.absoluteString)"
+        let encoded = try await encodedImage(key: key, request: pipelineRequest, output: output, quality: quality)
+        var headers: HTTPFields = [
+            .contentType: output.contentType,
+            .eTag: encoded.etag,
+            .cacheControl: "public, max-age=\(configuration.maxAge)",
+        ]
+        if declared != .png { headers[.vary] = "Accept" }
+        if let match = request.headers[.ifNoneMatch], match.split(separator: ",").contains(where: {
+            let tag = $0.trimmingCharacters(in: .whitespaces)
+            return tag == encoded.etag || tag == "*"
+        }) {
+            return Response(status: .notModified, headers: headers)
+        }
+        headers[.contentLength] = String(encoded.bytes.readableBytes)
+        return Response(status: .ok, headers: headers, body: head ? .init() : .init(byteBuffer: encoded.bytes))
+    }
+
+    /// The first segment after `prefix` (the format, or nil when `withSpec` is false) and the
+    /// source: an absolute http(s) URL (`…/https://host/a.jpg`), or decoded path segments.
+    static func split(_ path: String, prefix: String, withSpec: Bool = true) throws -> (String?, Source) {
+        guard path.hasPrefix(prefix) else { throw HTTPError(.notFound, message: "no such image") }
+        var rest = Substring(path.dropFirst(prefix.count))
+        var spec: String?
+        if withSpec {
+            guard let slash = rest.firstIndex(of: "/") else { throw HTTPError(.notFound, message: "no such image") }
+            spec = String(rest[..<slash]).removingPercentEncoding
+            rest = rest[rest.index(after: slash)...]
+        }
+        let decoded = String(rest).removingPercentEncoding ?? ""
+        if decoded.lowercased().hasPrefix("http://") || decoded.lowercased().hasPrefix("https://") {
+            guard let url = URL(string: decoded), url.host != nil else { throw HTTPError(.notFound, message: "no such image") }
+            return (spec, .remote(url))
+        }
+        return (spec, .path(try decodedSegments(rest.split(separator: "/", omittingEmptySubsequences: false))))
+    }
+
+    enum Source {
+        case path([String])
+        case remote(URL)
+    }
+
+    /// Percent-decoded path segments; `..`, `.`, empty segments, NUL and `/` inside a segment
+    /// (an encoded slash) are refused as not found.
+    static func decodedSegments(_ raw: [Substring]) throws -> [String] {
+        guard !raw.isEmpty else { throw HTTPError(.notFound, message: "no such image") }
+        return try raw.map { segment in
+            guard let decoded = String(segment).removingPercentEncoding, !decoded.isEmpty, decoded != ".", decoded != "..",
+                  !decoded.contains("/"), !decoded.contains("\0"), !decoded.contains("\\") else {
+                throw HTTPError(.notFound, message: "no such image")
+            }
+            return decoded
+        }
+    }
+
+    func parse(spec: String, source: Source) throws -> ImagePath {
+        if let format = formatsByName[spec] { return ImagePath(processing: .named(format), source: source, spec: spec) }
+        guard spec.contains("=") else { throw HTTPError(.notFound, message: "no format named \(spec)") }
+        var width: Int?, height: Int?, fit = ResizeMode.fit, quality = 82, output: OutputType?
+        for part in spec.split(separator: ",") {
+            let pair = part.split(separator: "=", maxSplits: 1).map(String.init)
+            guard pair.count == 2 else { throw HTTPError(.badRequest, message: "bad option \(part)") }
+            switch pair[0] {
+            case "w": width = Int(pair[1])
+            case "h": height = Int(pair[1])
+            case "fit":
+                guard let mode = ResizeMode(rawValue: pair[1]) else { throw HTTPError(.badRequest, message: "fit is fit, fill or exact") }
+                fit = mode
+            case "q":
+                guard let value = Int(pair[1]), (1...100).contains(value) else { throw HTTPError(.badRequest, message: "q is 1–100") }
+                quality = value
+            case "f":
+                guard let type = OutputType(rawValue: pair[1] == "jpg" ? "jpeg" : pair[1]) else { throw HTTPError(.badRequest, message: "f is jpeg, png or webp") }
+                output = type
+            default: throw HTTPError(.badRequest, message: "unknown option \(pair[0])")
+            }
+        }
+        let limit = configuration.maxAdHocSize
+        guard let width, let height, (1...limit).contains(width), (1...limit).contains(height) else {
+            throw HTTPError(.badRequest, message: "w and h are 1–\(limit)")
+        }
+        return ImagePath(processing: .adHoc(width: width, height: height, fit: fit, quality: quality, output: output), source: source, spec: spec)
+    }
+
+    /// The source URL: under the file origin's root or the http origin's base, or an absolute
+    /// http(s) URL (`/images/thumb/https://host/a.jpg`), which the source policy then checks.
+    func resolve(_ source: Source) throws -> URL {
+        switch (source, origin) {
+        case (.remote(let url), _): return url
+        case (.path(let segments), .directory(let root)): return segments.reduce(root) { $0.appendingPathComponent($1) }
+        case (.path(let segments), .http(let base)): return segments.reduce(base) { $0.appendingPathComponent($1) }
+        }
+    }
+
+    /// Encoded bytes from memory, disk, or made once however many requests ask at once.
+    private func encodedImage(key: String, request: ImageRequest, output: OutputType, quality: Int) async throws -> EncodedImage {
+        if let hit = encodedMemory.value(forKey: key) {
+            metrics.hit("encoded-memory")
+            return hit
+        }
+        guard admission.enter() else { throw HTTPError(.tooManyRequests, message: "too many requests; try again shortly") }
+        defer { admission.leave() }
+        metrics.queue.set(Double(admission.count))
+        let result = await encodes.value(for: key, waiter: pipeline.nextID(), priority: .normal) { _ in
+            await self.makeEncoded(key: key, request: request, output: output, quality: quality)
+        }
+        switch result {
+        case .success(let encoded): return encoded
+        case .failure(let error): throw Self.httpError(error)
+        }
+    }
+
+    private func makeEncoded(key: String, request: ImageRequest, output: OutputType, quality: Int) async -> Result<EncodedImage, PipelineError> {
+        if let stored = try? await encodedDisk.data(forKey: key), let encoded = EncodedImage(stored: stored) {
+            metrics.hit("encoded-disk")
+            encodedMemory.set(encoded, forKey: key, cost: encoded.bytes.readableBytes)
+            return .success(encoded)
+        }
+        let timeout = configuration.requestTimeout
+        let response: ImageResponse
+        do throws(PipelineError) {
+            response = try await withDeadline(seconds: timeout) { () async throws(PipelineError) -> ImageResponse in
+                try await self.pipeline.image(for: request)
+            }
+        } catch {
+            return .failure(error)
+        }
+        metrics.hit(response.tier.rawValue)
+        let image = response.image
+        let options = output.options(quality: quality)
+        let encoded: EncodedImage
+        do {
+            encoded = try await BlockingIOPool.decoding.run {
+                let start = ContinuousClock.now
+                let flat = output == .jpeg && !image.isKnownOpaque ? try Flatten().process(image) : image
+                let data = try ImageEncoder.encode(flat, as: options)
+                Metrics.Timer(label: "easel_pipeline_stage_seconds", dimensions: [("stage", "encode")])
+                    .recordNanoseconds(Int64((ContinuousClock.now - start).components.attoseconds / 1_000_000_000
+                        + (ContinuousClock.now - start).components.seconds * 1_000_000_000))
+                return EncodedImage(data: data)
+            }
+        } catch {
+            return .failure(.processing("\(error)"))
+        }
+        encodedMemory.set(encoded, forKey: key, cost: encoded.bytes.readableBytes)
+        try? await encodedDisk.set(encoded.stored, forKey: key)
+        return .success(encoded)
+    }
+
+    /// Runs `body`, failing with `.timedOut` after `seconds` (the request is then cancelled).
+    private func withDeadline<T: Sendable>(seconds: Double, _ body: @escaping @Sendable () async throws(PipelineError) -> T) async throws(PipelineError) -> T {
+        let result: Result<T, PipelineError> = await withTaskGroup(of: Result<T, PipelineError>?.self) { group in
+            group.addTask {
+                do throws(PipelineError) { return .success(try await body()) } catch { return .failure(error) }
+            }
+            group.addTask {
+                do { try await Task.sleep(for: .milliseconds(Int64(seconds * 1000))) } catch { return nil }
+                return .failure(.timedOut(seconds: seconds))
+            }
+            var first: Result<T, PipelineError>?
+            while first == nil, let next = await group.next() { first = next }
+            group.cancelAll()
+            return first ?? .failure(.cancelled)
+        }
+        return try result.get()
+    }
+
+    /// Bad input is a 4xx with a short reason; only our own failures are 5xx.
+    static func httpError(_ error: PipelineError) -> HTTPError {
+        switch error {
+        case .fileNotFound, .noSource, .unknownFormat: HTTPError(.notFound, message: "no such image")
+        case .httpStatus(404, _), .httpStatus(410, _): HTTPError(.notFound, message: "no such image")
+        case .httpStatus(let code, _): HTTPError(.badGateway, message: "the origin answered \(code)")
+        case .decoding(let codec): HTTPError(.unprocessableContent, message: "unsupported or corrupt image: \(codec)")
+        case .tooLarge(let limit, _, _): HTTPError(.unprocessableContent, message: "the source is larger than \(limit) bytes")
+        case .processing(let reason): HTTPError(.unprocessableContent, message: "cannot process the image: \(reason)")
+        case .forbiddenURL(_, let reason): HTTPError(.forbidden, message: "source refused: \(reason)")
+        case .unsupportedURL: HTTPError(.forbidden, message: "source refused: unsupported scheme")
+        case .tooManyRedirects: HTTPError(.badGateway, message: "the origin redirected too often")
+        case .timedOut: HTTPError(.gatewayTimeout, message: "the image took too long")
+        case .network(let reason): HTTPError(.badGateway, message: "the origin could not be reached: \(reason)")
+        case .notCached: HTTPError(.notFound, message: "no such image")
+        case .cancelled: HTTPError(.serviceUnavailable, message: "cancelled")
+        case .storage: HTTPError(.internalServerError, message: "cache error")
+        }
+    }
+
+    // MARK: Purge
+
+    private func purge(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+        guard let token = configuration.adminToken,
+              let given = request.headers[.authorization], given.hasPrefix("Bearer "),
+              URLSigner.constantTimeEqual(Array(given.dropFirst(7).utf8), Array(token.utf8)) else {
+            throw HTTPError(.forbidden, message: "purging needs the admin token")
+        }
+        let (_, source) = try Self.split(request.uri.path, prefix: "/images/", withSpec: false)
+        let url = try resolve(source)
+        let pipelineRequest = ImageRequest(url: url)
+        do { try await pipeline.purge(pipelineRequest) } catch { throw Self.httpError(error) }
+        encodedMemory.removeAll()
+        let suffix = "|" + (pipelineRequest.sourceKey ?? url.absoluteString)
+        if let entries = try? await encodedDisk.entries() {
+            for entry in entries where entry.key.hasSuffix(suffix) { try? await encodedDisk.removeValue(forKey: entry.key) }
+        }
+        return Self.text(.ok, "purged")
+    }
+
+    // MARK: Gallery and metrics
+
+    /// Answers per tier so far (for the gallery and tests).
+    func metricsSnapshot() -> [String: Int] { metrics.hitCounts() }
+
+    /// The image files of the file origin, sorted.
+    func galleryImages() -> [String] {
+        guard case .directory(let root) = origin,
+              let names = try? FileManager.default.contentsOfDirectory(atPath: root.path) else { return [] }
+        let extensions: Set<String> = ["jpg", "jpeg", "png", "webp", "gif"]
+        return names.filter { extensions.contains(URL(fileURLWithPath: $0).pathExtension.lowercased()) }.sorted()
+    }
+
+    private func gallery(_ request: Request) async throws -> Response {
+        let names = galleryImages()
+        let small = configuration.formats.count > 1 ? configuration.formats[1].name : configuration.formats[0].name
+        let thumb = configuration.formats[0].name
+        let stats = await pipeline.statistics()
+        let hits = metrics.hitCounts()
+        func link(_ format: String, _ name: String) -> String {
+            let path = "/images/\(format)/" + (name.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? name)
+            guard configuration.signNamedFormats, signer.isEnabled else { return path }
+            return path + "?s=" + signer.signature(path: path)
+        }
+        var html = """
+        <!doctype html>
+        <html lang="en"><head><meta charset="utf-8"><title>Easel</title>
+        <style>
+        body { font: 15px system-ui, sans-serif; margin: 2em; background: #fafafa; color: #222 }
+        .grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(200px, 1fr)); gap: 1em }
+        figure { margin: 0; background: #fff; padding: .5em; border-radius: 6px; box-shadow: 0 1px 3px #0002 }
+        figure img { width: 100%; height: 180px; object-fit: contain; display: block }
+        figcaption { font-size: 13px; margin-top: .3em; word-break: break-all }
+        table { border-collapse: collapse; margin-top: 2em } td, th { padding: .2em .8em; text-align: left; border-bottom: 1px solid #ddd }
+        </style></head>
+        <body><h1>Easel</h1>
+        <p>\(names.count) images from the origin, as <code>\(Self.escape(thumb))</code> thumbnails made by this server; each links to <code>\(Self.escape(small))</code>.</p>
+        <div class="grid">
+
+        """
+        for name in names {
+            html += """
+            <figure><a href="\(Self.escape(link(small, name)))"><img src="\(Self.escape(link(thumb, name)))" alt="\(Self.escape(name))"></a>\
+            <figcaption>\(Self.escape(name))</figcaption></figure>
+
+            """
+        }
+        html += """
+        </div>
+        <h2>Caches</h2>
+        <table><tr><th>tier</th><th>answers</th></tr>
+        \(["encoded-memory", "encoded-disk", "memory", "table", "diskVariant", "diskOriginal", "network"].map { "<tr><td>\($0)</td><td>\(hits[$0] ?? 0)</td></tr>" }.joined(separator: "\n"))
+        </table>
+        <table><tr><th>store</th><th>size</th></tr>
+        <tr><td>memory (decoded)</td><td>\(Self.bytes(stats.memoryBytes))</td></tr>
+        <tr><td>memory (encoded)</td><td>\(Self.bytes(encodedMemory.totalCost))</td></tr>
+        <tr><td>disk (originals and variants)</td><td>\(Self.bytes(stats.diskBytes)) in \(stats.diskEntries) entries</td></tr>
+        \(stats.tableEntries.sorted { $0.key < $1.key }.map { "<tr><td>table \(Self.escape($0.key))</td><td>\($0.value) entries</td></tr>" }.joined(separator: "\n"))
+        </table>
+        <script>
+        // For the browser test: how many thumbnails loaded (natural width > 0).
+        window.addEventListener("load", () => {
+          const images = [...document.querySelectorAll(".grid img")];
+          document.body.dataset.thumbnails = images.filter(i => i.complete && i.naturalWidth > 0).length + "/" + images.length;
+        });
+        </script>
+        </body></html>
+
+        """
+        return Response(status: .ok, headers: [.contentType: "text/html; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: html)))
+    }
+
+    static func escape(_ text: String) -> String {
+        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
+    }
+
+    static func bytes(_ count: Int) -> String {
+        count >= 1 << 20 ? String(format: "%.1f MiB", Double(count) / 1_048_576) : String(format: "%.1f KiB", Double(count) / 1024)
+    }
+
+    private func metricsPage() async throws -> Response {
+        let stats = await pipeline.statistics()
+        metrics.cacheBytes(memory: stats.memoryBytes + encodedMemory.totalCost, disk: stats.diskBytes + (await encodedDisk.currentByteCount()))
+        metrics.queue.set(Double(admission.count))
+        return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                        body: .init(byteBuffer: ByteBuffer(bytes: registry.emitToBuffer())))
+    }
+}
+
+/// Encoded bytes ready to send, with their strong ETag.
+struct EncodedImage: Sendable {
+    let bytes: ByteBuffer
+    let etag: String
+
+    init(data: Data) {
+        bytes = ByteBuffer(bytes: data)
+        etag = "\"" + String(Checksum.compute(data), radix: 16) + "\""
+    }
+
+    init?(stored: Data) {
+        guard !stored.isEmpty else { return nil }
+        self.init(data: stored)
+    }
+
+    var stored: Data { Data(bytes.readableBytesView) }
+}
+
+/// Counts requests being made (not served from memory); refuses past the limit.
+final class Admission: Sendable {
+    private let current = Locked(0)
+    let limit: Int
+    init(limit: Int) { self.limit = limit }
+    var count: Int { current.withLock { $0 } }
+    func enter() -> Bool {
+        current.withLock { count in
+            guard count < limit else { return false }
+            count += 1
+            return true
+        }
+    }
+    func leave() { current.withLock { $0 -= 1 } }
+}
+
+/// The server's own Prometheus metrics.
+final class ServerMetrics: Sendable {
+    private let registry: PrometheusCollectorRegistry
+    let queue: Prometheus.Gauge
+    private let memoryBytes: Prometheus.Gauge
+    private let diskBytes: Prometheus.Gauge
+    private let hits = Locked<[String: Int]>([:])
+
+    static var inProgress: MetricNameDescriptor { MetricNameDescriptor(namespace: "easel", metricName: "requests_in", unitName: "progress",
+                                                 helpText: "image requests being made or waiting") }
+    static var cacheBytes: MetricNameDescriptor { MetricNameDescriptor(namespace: "easel", metricName: "cache", unitName: "bytes", helpText: "bytes in the caches") }
+    static var requests: MetricNameDescriptor { MetricNameDescriptor(namespace: "easel", metricName: "http_requests", unitName: "total",
+                                               helpText: "HTTP requests by route and status") }
+    static var durations: MetricNameDescriptor { MetricNameDescriptor(namespace: "easel", metricName: "http_request_duration", unitName: "seconds",
+                                                helpText: "HTTP request durations") }
+    static var answers: MetricNameDescriptor { MetricNameDescriptor(namespace: "easel", metricName: "answers", unitName: "total",
+                                              helpText: "image answers by the tier that had them") }
+
+    init(registry: PrometheusCollectorRegistry) {
+        self.registry = registry
+        queue = registry.makeGauge(descriptor: Self.inProgress, labels: [])
+        memoryBytes = registry.makeGauge(descriptor: Self.cacheBytes, labels: [("store", "memory")])
+        diskBytes = registry.makeGauge(descriptor: Self.cacheBytes, labels: [("store", "disk")])
+    }
+
+    func record(route: String, status: Int, since start: ContinuousClock.Instant) {
+        registry.makeCounter(descriptor: Self.requests, labels: [("route", route), ("status", String(status))]).increment()
+        registry.makeDurationHistogram(descriptor: Self.durations, labels: [("route", route)],
+                                       buckets: [.milliseconds(1), .milliseconds(5), .milliseconds(20), .milliseconds(100),
+                                                 .milliseconds(500), .seconds(2), .seconds(10)]).record(ContinuousClock.now - start)
+    }
+
+    func hit(_ tier: String) {
+        hits.withLock { $0[tier, default: 0] += 1 }
+        registry.makeCounter(descriptor: Self.answers, labels: [("tier", tier)]).increment()
+    }
+
+    func hitCounts() -> [String: Int] { hits.withLock { $0 } }
+
+    func cacheBytes(memory: Int, disk: Int) {
+        memoryBytes.set(Double(memory))
+        diskBytes.set(Double(disk))
+    }
+}

@@ -1,0 +1,245 @@
+import EaselCodecs
+import EaselPipeline
+import EaselStorage
+import EaselTables
+import Foundation
+
+/// Everything `easel serve` can be told, from a JSON file, the environment and flags (later ones
+/// win). Every limit has a safe default.
+///
+/// ```json
+/// { "port": 8080, "origin": "/srv/photos", "allowHosts": ["images.example.com"],
+///   "signingKeys": ["9f3c…"], "signingSalt": "51a2…", "maxAge": 86400,
+///   "formats": [{ "name": "thumb", "width": 256, "height": 256, "fit": "fit", "output": "jpeg", "quality": 82 }] }
+/// ```
+public struct ServerConfiguration: Sendable, Codable, Equatable {
+    /// A named output format.
+    public struct Format: Sendable, Codable, Equatable {
+        public var name: String
+        public var width: Int
+        public var height: Int
+        /// "fit" (inside the box), "fill" (cover and crop) or "exact".
+        public var fit: String
+        /// Formats of one family are made together from one decode.
+        public var family: String?
+        /// "jpeg" (default), "png" or "webp"; WebP is sent instead when the client accepts it,
+        /// unless the format says "png".
+        public var output: String?
+        public var quality: Int?
+        public var maximumCount: Int?
+
+        public init(name: String, width: Int, height: Int, fit: String = "fit", family: String? = nil, output: String? = nil,
+                    quality: Int? = nil, maximumCount: Int? = nil) {
+            self.name = name
+            self.width = width
+            self.height = height
+            self.fit = fit
+            self.family = family
+            self.output = output
+            self.quality = quality
+            self.maximumCount = maximumCount
+        }
+    }
+
+    public var host: String = "127.0.0.1"
+    public var port: Int = 8080
+    /// A directory, or an http(s) base URL. Default: the bundled `Samples/` directory.
+    public var origin: String?
+    /// Default: `$XDG_CACHE_HOME/easel/serve` (or `~/.cache/easel/serve`).
+    public var cacheDirectory: String?
+    /// Hosts that remote sources may come from (an http origin's host is allowed implicitly).
+    /// Loopback, private, link-local and metadata addresses are refused after DNS resolution
+    /// unless the entry is that very address or `localhost` (a local origin in development).
+    public var allowHosts: [String] = []
+    public var formats: [Format] = ServerConfiguration.defaultFormats
+    /// Seconds in `Cache-Control: public, max-age=…`.
+    public var maxAge: Int = 86_400
+    /// Hex keys for HMAC-SHA256 URL signatures; several at once for rotation.
+    public var signingKeys: [String] = []
+    /// Hex salt prepended to the signed path.
+    public var signingSalt: String = ""
+    /// Also require signatures on named formats (ad-hoc sizes always need one, or `allowUnsignedAdHoc`).
+    public var signNamedFormats: Bool = false
+    /// Serve ad-hoc sizes without a signature (development only: anyone can make variants).
+    public var allowUnsignedAdHoc: Bool = false
+    /// Bearer token for `DELETE /images/…`; without one, purging is off.
+    public var adminToken: String?
+    public var maxSourcePixels: Int = 50_000_000
+    public var maxSourceBytes: Int = 20_000_000
+    /// Seconds for a whole source download.
+    public var downloadTimeout: Double = 10
+    /// Images processed at once; default: one per core.
+    public var processingConcurrency: Int = ProcessInfo.processInfo.activeProcessorCount
+    /// Requests allowed to wait beyond those being processed; past it, 429 at once.
+    public var maxQueue: Int = 64
+    /// Seconds a request may take before it gets 503.
+    public var requestTimeout: Double = 30
+    /// Bytes of decoded and encoded images kept in memory.
+    public var memoryLimit: Int = 256 << 20
+    /// Bytes on disk (originals and variants; tables come on top, sized by the formats).
+    public var diskLimit: Int = 2 << 30
+    /// Largest ad-hoc width or height.
+    public var maxAdHocSize: Int = 2048
+
+    public init() {}
+
+    public static let defaultFormats: [Format] = [
+        Format(name: "thumb", width: 256, height: 256, fit: "fit", family: "default"),
+        Format(name: "small", width: 512, height: 512, fit: "fit", family: "default"),
+        Format(name: "square", width: 256, height: 256, fit: "fill", family: "default"),
+    ]
+
+    enum CodingKeys: String, CodingKey {
+        case host, port, origin, cacheDirectory, allowHosts, formats, maxAge, signingKeys, signingSalt, signNamedFormats
+        case allowUnsignedAdHoc, adminToken, maxSourcePixels, maxSourceBytes, downloadTimeout, processingConcurrency
+        case maxQueue, requestTimeout, memoryLimit, diskLimit, maxAdHocSize
+    }
+
+    /// Every key is optional: a file may set only what it changes.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        func value<T: Decodable>(_ key: CodingKeys, _ fallback: T) throws -> T { try container.decodeIfPresent(T.self, forKey: key) ?? fallback }
+        let defaults = ServerConfiguration()
+        host = try value(.host, defaults.host)
+        port = try value(.port, defaults.port)
+        origin = try container.decodeIfPresent(String.self, forKey: .origin)
+        cacheDirectory = try container.decodeIfPresent(String.self, forKey: .cacheDirectory)
+        allowHosts = try value(.allowHosts, defaults.allowHosts)
+        formats = try value(.formats, defaults.formats)
+        maxAge = try value(.maxAge, defaults.maxAge)
+        signingKeys = try value(.signingKeys, defaults.signingKeys)
+        signingSalt = try value(.signingSalt, defaults.signingSalt)
+        signNamedFormats = try value(.signNamedFormats, defaults.signNamedFormats)
+        allowUnsignedAdHoc = try value(.allowUnsignedAdHoc, defaults.allowUnsignedAdHoc)
+        adminToken = try container.decodeIfPresent(String.self, forKey: .adminToken)
+        maxSourcePixels = try value(.maxSourcePixels, defaults.maxSourcePixels)
+        maxSourceBytes = try value(.maxSourceBytes, defaults.maxSourceBytes)
+        downloadTimeout = try value(.downloadTimeout, defaults.downloadTimeout)
+        processingConcurrency = try value(.processingConcurrency, defaults.processingConcurrency)
+        maxQueue = try value(.maxQueue, defaults.maxQueue)
+        requestTimeout = try value(.requestTimeout, defaults.requestTimeout)
+        memoryLimit = try value(.memoryLimit, defaults.memoryLimit)
+        diskLimit = try value(.diskLimit, defaults.diskLimit)
+        maxAdHocSize = try value(.maxAdHocSize, defaults.maxAdHocSize)
+    }
+
+    /// Reads a JSON configuration file.
+    public static func load(file: String) throws(ServerConfigurationError) -> ServerConfiguration {
+        let data: Data
+        do { data = try Data(contentsOf: URL(fileURLWithPath: file)) } catch {
+            throw .unreadable(file: file, reason: error.localizedDescription)
+        }
+        do { return try JSONDecoder().decode(ServerConfiguration.self, from: data) } catch {
+            throw .invalid(file: file, reason: "\(error)")
+        }
+    }
+
+    /// Applies `EASEL_HOST`, `EASEL_PORT`, `EASEL_ORIGIN`, `EASEL_CACHE_DIR`, `EASEL_ALLOW_HOSTS`
+    /// (comma-separated), `EASEL_SIGNING_KEYS` (comma-separated), `EASEL_SIGNING_SALT` and
+    /// `EASEL_ADMIN_TOKEN`.
+    public mutating func apply(environment: [String: String]) throws(ServerConfigurationError) {
+        if let host = environment["EASEL_HOST"] { self.host = host }
+        if let port = environment["EASEL_PORT"] {
+            guard let number = Int(port) else { throw .invalidValue(name: "EASEL_PORT", value: port) }
+            self.port = number
+        }
+        if let origin = environment["EASEL_ORIGIN"] { self.origin = origin }
+        if let directory = environment["EASEL_CACHE_DIR"] { cacheDirectory = directory }
+        if let hosts = environment["EASEL_ALLOW_HOSTS"] { allowHosts = hosts.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }
+        if let keys = environment["EASEL_SIGNING_KEYS"] { signingKeys = keys.split(separator: ",").map(String.init) }
+        if let salt = environment["EASEL_SIGNING_SALT"] { signingSalt = salt }
+        if let token = environment["EASEL_ADMIN_TOKEN"] { adminToken = token }
+    }
+
+    /// Checks every value; a bad one is an error naming it.
+    public func validate() throws(ServerConfigurationError) {
+        guard (0...65_535).contains(port) else { throw .invalidValue(name: "port", value: "\(port)") }
+        guard !formats.isEmpty else { throw .invalidValue(name: "formats", value: "[]") }
+        var names = Set<String>()
+        for format in formats {
+            guard names.insert(format.name).inserted else { throw .invalidValue(name: "formats", value: "two formats named \(format.name)") }
+            guard !format.name.isEmpty, !format.name.contains("="), !format.name.contains("/") else {
+                throw .invalidValue(name: "format name", value: format.name)
+            }
+            guard (1...8192).contains(format.width), (1...8192).contains(format.height) else {
+                throw .invalidValue(name: "format \(format.name) size", value: "\(format.width)x\(format.height)")
+            }
+            guard ResizeMode(rawValue: format.fit) != nil else { throw .invalidValue(name: "format \(format.name) fit", value: format.fit) }
+            guard format.output == nil || OutputType(rawValue: format.output!) != nil else {
+                throw .invalidValue(name: "format \(format.name) output", value: format.output!)
+            }
+            if let quality = format.quality, !(1...100).contains(quality) {
+                throw .invalidValue(name: "format \(format.name) quality", value: "\(quality)")
+            }
+        }
+        for key in signingKeys where Data(hex: key) == nil || key.isEmpty { throw .invalidValue(name: "signing key", value: "(not hex)") }
+        guard signingSalt.isEmpty || Data(hex: signingSalt) != nil else { throw .invalidValue(name: "signing salt", value: "(not hex)") }
+        guard maxSourcePixels > 0, maxSourceBytes > 0, downloadTimeout > 0, processingConcurrency > 0, maxQueue >= 0,
+              requestTimeout > 0, memoryLimit >= 0, diskLimit > 0, maxAdHocSize > 0 else {
+            throw .invalidValue(name: "limits", value: "every limit must be positive")
+        }
+    }
+
+    /// The pipeline formats (stored in image tables).
+    var imageFormats: [ImageFormat] {
+        formats.map { format in
+            ImageFormat(name: format.name, family: format.family, width: format.width, height: format.height,
+                        fit: ResizeMode(rawValue: format.fit) ?? .fit,
+                        maximumCount: format.maximumCount ?? max(100, min(10_000, (512 << 20) / (format.width * format.height * 4))))
+        }
+    }
+}
+
+public enum ServerConfigurationError: Error, Sendable, Equatable, CustomStringConvertible {
+    case unreadable(file: String, reason: String)
+    case invalid(file: String, reason: String)
+    case invalidValue(name: String, value: String)
+    case originNotFound(String)
+
+    public var description: String {
+        switch self {
+        case .unreadable(let file, let reason): "cannot read \(file): \(reason)"
+        case .invalid(let file, let reason): "\(file) is not a valid configuration: \(reason)"
+        case .invalidValue(let name, let value): "invalid \(name): \(value)"
+        case .originNotFound(let origin): "origin \(origin) is neither a directory nor an http(s) URL"
+        }
+    }
+}
+
+/// The encodings the server sends.
+enum OutputType: String, Sendable, CaseIterable {
+    case jpeg, png, webp
+
+    var contentType: String {
+        switch self {
+        case .jpeg: "image/jpeg"
+        case .png: "image/png"
+        case .webp: "image/webp"
+        }
+    }
+
+    func options(quality: Int) -> ImageEncoder.Options {
+        switch self {
+        case .jpeg: .jpeg(quality: quality)
+        case .png: .png(compressionLevel: 6)
+        case .webp: .webp(quality: quality)
+        }
+    }
+}
+
+extension Data {
+    /// Bytes from a hex string, or nil.
+    init?(hex: String) {
+        guard hex.count % 2 == 0 else { return nil }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(hex.count / 2)
+        var index = hex.startIndex
+        while index < hex.endIndex {
+            let next = hex.index(index, offsetBy: 2)
+            guard let byte = UInt8(hex[index..<next], radix: 16) else { return nil }
+            bytes.append(byte)
+            index = next
+        }
+        self.init(bytes)
+    }
+}

@@ -1,0 +1,52 @@
+import ArgumentParser
+import EaselServer
+import Foundation
+import Hummingbird
+import Logging
+import Metrics
+import Prometheus
+
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Serve images over HTTP: named formats, signed ad-hoc sizes, a gallery, /health and /metrics.",
+        discussion: """
+        Defaults: the bundled Samples/ directory as origin, 127.0.0.1:8080, cache under $XDG_CACHE_HOME/easel/serve, \
+        formats thumb (fit 256), small (fit 512) and square (fill 256). Settings come from --config FILE (JSON), \
+        then the environment (EASEL_HOST, EASEL_PORT, EASEL_ORIGIN, EASEL_CACHE_DIR, EASEL_ALLOW_HOSTS, \
+        EASEL_SIGNING_KEYS, EASEL_SIGNING_SALT, EASEL_ADMIN_TOKEN), then these flags. SIGTERM or SIGINT finishes \
+        the requests in flight, writes the caches and exits.
+        """)
+
+    @Option(help: "Address to listen on.") var host: String?
+    @Option(help: "Port to listen on (0: any free port).") var port: Int?
+    @Option(help: "Source images: a directory or an http(s) base URL.") var origin: String?
+    @Option(name: .customLong("cache-dir"), help: "Cache directory.") var cacheDir: String?
+    @Option(help: "A JSON configuration file.") var config: String?
+    @Option(name: .customLong("allow-host"), help: "A host remote sources may come from (repeatable).") var allowHost: [String] = []
+    @Flag(name: .customLong("allow-unsigned-ad-hoc"), help: "Serve ad-hoc sizes without signatures (development only).") var allowUnsignedAdHoc = false
+
+    func run() async throws {
+        var configuration: ServerConfiguration
+        do {
+            configuration = try config.map { try ServerConfiguration.load(file: $0) } ?? ServerConfiguration()
+            try configuration.apply(environment: ProcessInfo.processInfo.environment)
+        } catch {
+            throw ValidationError("\(error)")
+        }
+        if let host { configuration.host = host }
+        if let port { configuration.port = port }
+        if let origin { configuration.origin = origin }
+        if let cacheDir { configuration.cacheDirectory = cacheDir }
+        configuration.allowHosts += allowHost
+        if allowUnsignedAdHoc { configuration.allowUnsignedAdHoc = true }
+
+        let registry = PrometheusCollectorRegistry()
+        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+        let server: ImageServer
+        do { server = try ImageServer(configuration: configuration, registry: registry) } catch {
+            throw ValidationError("\(error)")
+        }
+        try await server.run()
+    }
+}

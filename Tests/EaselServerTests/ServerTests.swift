@@ -1,0 +1,300 @@
+import Crypto
+import EaselCodecs
+@testable import EaselServer
+import EaselStorage
+import EaselTestSupport
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import Prometheus
+import Testing
+
+let catJPEG = try! Data(contentsOf: sampleURL("chelsea-cat.jpg"))
+
+/// A server over a fresh origin directory (the cat, a corrupt JPEG, a text file) and cache.
+struct TestServer {
+    let origin: TemporaryDirectory
+    let cache: TemporaryDirectory
+    let server: ImageServer
+
+    init(_ adjust: (inout ServerConfiguration) -> Void = { _ in }) throws {
+        origin = try TemporaryDirectory()
+        cache = try TemporaryDirectory()
+        try catJPEG.write(to: origin.child("cat.jpg"))
+        try catJPEG.prefix(3000).write(to: origin.child("corrupt.jpg"))
+        try Data("hello".utf8).write(to: origin.child("notes.jpg"))
+        try FileManager.default.createDirectory(at: origin.child("sub dir"), withIntermediateDirectories: true)
+        try catJPEG.write(to: origin.child("sub dir/cat 2.jpg"))
+        var configuration = ServerConfiguration()
+        configuration.origin = origin.path
+        configuration.cacheDirectory = cache.path
+        adjust(&configuration)
+        server = try ImageServer(configuration: configuration, registry: PrometheusCollectorRegistry())
+    }
+
+    /// Runs `body` with an in-process client of the router.
+    func test(_ body: @escaping @Sendable (any TestClientProtocol) async throws -> Void) async throws {
+        let app = Application(router: server.router())
+        try await app.test(.router, body)
+        await server.shutdown()
+    }
+}
+
+func get(_ client: any TestClientProtocol, _ uri: String, headers: HTTPFields = [:], method: HTTPRequest.Method = .get) async throws -> TestResponse {
+    try await client.execute(uri: uri, method: method, headers: headers)
+}
+
+let keyA = "0f1e2d3c4b5a69788796a5b4c3d2e1f0", keyB = "a1b2c3d4e5f60718293a4b5c6d7e8f90", salt = "5a17"
+
+func signature(_ path: String, key: String = keyA) -> String {
+    URLSigner(keys: [Data(hex: key)!], salt: Data(hex: salt)!).signature(path: path)
+}
+
+@Suite struct ServerTests {
+    @Test func healthAndMetrics() async throws {
+        try await TestServer().test { (client: any TestClientProtocol) async throws in
+            let health = try await get(client, "/health")
+            #expect(health.status == .ok && String(buffer: health.body) == "ok\n")
+            _ = try await get(client, "/images/thumb/cat.jpg")
+            let metrics = String(buffer: try await get(client, "/metrics").body)
+            #expect(metrics.contains(#"easel_http_requests_total{route="images",status="200"} 1"#), "\(metrics)")
+            #expect(metrics.contains("easel_http_request_duration_seconds_bucket"))
+            #expect(metrics.contains(#"easel_answers_total{tier="network"} 1"#))
+            #expect(metrics.contains(#"easel_cache_bytes{store="disk"}"#))
+            #expect(metrics.contains("easel_requests_in_progress"))
+        }
+    }
+
+    @Test func namedFormatsCarryCachingHeadersAndNegotiateWebP() async throws {
+        try await TestServer().test { (client: any TestClientProtocol) async throws in
+            let response = try await get(client, "/images/thumb/cat.jpg")
+            #expect(response.status == .ok)
+            #expect(response.headers[.contentType] == "image/jpeg")
+            #expect(response.headers[.contentLength] == String(response.body.readableBytes))
+            #expect(response.headers[.cacheControl] == "public, max-age=86400")
+            #expect(response.headers[.vary] == "Accept")
+            let etag = try #require(response.headers[.eTag])
+            #expect(etag.hasPrefix("\"") && etag.hasSuffix("\"") && !etag.hasPrefix("W/"))
+            let info = try ImageDecoder.info(of: Data(buffer: response.body))
+            #expect(info.fileType == .jpeg && info.width == 256 && info.height == 170)
+
+            let again = try await get(client, "/images/thumb/cat.jpg", headers: [.ifNoneMatch: etag])
+            #expect(again.status == .notModified && again.body.readableBytes == 0)
+            #expect(again.headers[.eTag] == etag)
+            let other = try await get(client, "/images/thumb/cat.jpg", headers: [.ifNoneMatch: "\"nope\""])
+            #expect(other.status == .ok)
+
+            let webp = try await get(client, "/images/square/cat.jpg", headers: [.accept: "image/avif,image/webp,*/*"])
+            #expect(webp.headers[.contentType] == "image/webp")
+            let webpInfo = try ImageDecoder.info(of: Data(buffer: webp.body))
+            #expect(webpInfo.fileType == .webp && webpInfo.width == 256 && webpInfo.height == 256)
+            #expect(webp.headers[.eTag] != etag)
+
+            let head = try await get(client, "/images/thumb/cat.jpg", method: .head)
+            #expect(head.status == .ok && head.body.readableBytes == 0)
+            #expect(head.headers[.contentLength] == String(response.body.readableBytes))
+
+            let nested = try await get(client, "/images/small/sub%20dir/cat%202.jpg")
+            #expect(nested.status == .ok)
+        }
+    }
+
+    @Test func adHocSizesNeedAValidSignature() async throws {
+        try await TestServer().test { (client: any TestClientProtocol) async throws in
+            // No keys and not enabled: refused.
+            #expect(try await get(client, "/images/w=100,h=100/cat.jpg").status == .forbidden)
+        }
+        try await TestServer { $0.signingKeys = [keyA, keyB]; $0.signingSalt = salt }.test { (client: any TestClientProtocol) async throws in
+            let path = "/images/w=100,h=100,fit=fill,q=70,f=png/cat.jpg"
+            let good = signature(path)
+            let signed = try await get(client, path + "?s=" + good)
+            #expect(signed.status == .ok && signed.headers[.contentType] == "image/png")
+            let info = try ImageDecoder.info(of: Data(buffer: signed.body))
+            #expect(info.width == 100 && info.height == 100)
+            // The second key works too (rotation).
+            #expect(try await get(client, path + "?s=" + signature(path, key: keyB)).status == .ok)
+            // Missing, truncated, tampered, for another path, with another key.
+            #expect(try await get(client, path).status == .forbidden)
+            #expect(try await get(client, path + "?s=" + good.dropLast(3)).status == .forbidden)
+            var tampered = Array(good)
+            tampered[5] = tampered[5] == "A" ? "B" : "A"
+            #expect(try await get(client, path + "?s=" + String(tampered)).status == .forbidden)
+            #expect(try await get(client, "/images/w=101,h=100,fit=fill,q=70,f=png/cat.jpg?s=" + good).status == .forbidden)
+            #expect(try await get(client, path + "?s=" + signature(path, key: "00112233445566778899aabbccddeeff")).status == .forbidden)
+            // Named formats stay open unless signNamedFormats.
+            #expect(try await get(client, "/images/thumb/cat.jpg").status == .ok)
+            // Bad options are 400, too large sizes too.
+            let huge = "/images/w=99999,h=10/cat.jpg"
+            #expect(try await get(client, huge + "?s=" + signature(huge)).status == .badRequest)
+        }
+        try await TestServer { $0.allowUnsignedAdHoc = true }.test { (client: any TestClientProtocol) async throws in
+            #expect(try await get(client, "/images/w=64,h=64/cat.jpg").status == .ok)
+        }
+        try await TestServer { $0.signingKeys = [keyA]; $0.signingSalt = salt; $0.signNamedFormats = true }.test { (client: any TestClientProtocol) async throws in
+            #expect(try await get(client, "/images/thumb/cat.jpg").status == .forbidden)
+            #expect(try await get(client, "/images/thumb/cat.jpg?s=" + signature("/images/thumb/cat.jpg")).status == .ok)
+        }
+    }
+
+    @Test func traversalAndMissingFilesAreNotFound() async throws {
+        let outside = try TemporaryDirectory()
+        try catJPEG.write(to: outside.child("secret.jpg"))
+        let server = try TestServer()
+        try FileManager.default.createSymbolicLink(atPath: server.origin.child("escape.jpg").path, withDestinationPath: outside.child("secret.jpg").path)
+        try FileManager.default.createSymbolicLink(atPath: server.origin.child("out").path, withDestinationPath: outside.path)
+        try await server.test { (client: any TestClientProtocol) async throws in
+            for path in ["/images/thumb/../cat.jpg", "/images/thumb/%2e%2e/%2e%2e/etc/passwd", "/images/thumb/..%2f..%2fetc%2fpasswd",
+                         "/images/thumb/%2E%2E/cat.jpg", "/images/thumb/escape.jpg", "/images/thumb/out/secret.jpg",
+                         "/images/thumb/missing.jpg", "/images/nope/cat.jpg", "/images/thumb", "/images/thumb/sub%00.jpg",
+                         "/images/thumb/." ] {
+                let response = try await get(client, path)
+                #expect(response.status == .notFound, "\(path): \(response.status)")
+            }
+        }
+    }
+
+    @Test func badSourcesAreClearErrorsNeverServerErrors() async throws {
+        try await TestServer().test { (client: any TestClientProtocol) async throws in
+            for path in ["/images/thumb/corrupt.jpg", "/images/thumb/notes.jpg"] {
+                let response = try await get(client, path)
+                #expect(response.status == .unprocessableContent, "\(path)")
+                #expect(response.headers[.contentType] == "text/plain; charset=utf-8")
+                #expect(String(buffer: response.body).contains("unsupported or corrupt image"), "\(String(buffer: response.body))")
+            }
+        }
+        // A source over the byte limit.
+        try await TestServer { $0.maxSourceBytes = 10_000 }.test { (client: any TestClientProtocol) async throws in
+            #expect(try await get(client, "/images/thumb/cat.jpg").status == .unprocessableContent)
+        }
+        // An image bomb: over the pixel limit.
+        try await TestServer { $0.maxSourcePixels = 10_000 }.test { (client: any TestClientProtocol) async throws in
+            let response = try await get(client, "/images/thumb/cat.jpg")
+            #expect(response.status == .unprocessableContent)
+        }
+    }
+
+    @Test func remoteSourcesAreConfinedToAllowedPublicHosts() async throws {
+        let origin = Origin()
+        origin.serve("/cat.jpg", .file(catJPEG))
+        origin.serve("/to-metadata", .redirect("http://169.254.169.254/latest/meta-data/"))
+        try await origin.run { base in
+            let port = base.port!
+            let hostname = ProcessInfo.processInfo.hostName
+            #expect(try SourcePolicy.resolve(hostname).allSatisfy(\.isInternal), "the test needs a host name resolving to loopback")
+            try await TestServer { $0.allowHosts = ["127.0.0.1", hostname] }.test { (client: any TestClientProtocol) async throws in
+                // Named explicitly by address: a local origin in development.
+                #expect(try await get(client, "/images/thumb/http://127.0.0.1:\(port)/cat.jpg").status == .ok)
+                let refused = [
+                    "http://\(hostname):\(port)/cat.jpg",          // a name resolving to 127.0.0.1
+                    "http://[::1]:\(port)/cat.jpg",
+                    "http://0.0.0.0:\(port)/cat.jpg",
+                    "http://169.254.169.254/latest/meta-data/",
+                    "http://10.0.0.1/a.jpg",
+                    "http://localhost:\(port)/cat.jpg",             // not on the allow-list
+                    "http://127.0.0.1:\(port)/to-metadata",         // a redirect to the metadata address
+                ]
+                for source in refused {
+                    let response = try await get(client, "/images/thumb/" + source)
+                    #expect(response.status == .forbidden, "\(source): \(response.status) \(String(buffer: response.body))")
+                }
+            }
+            #expect(origin.count("/cat.jpg") == 1, "refused sources were never fetched")
+        }
+        #expect(IPAddress.v6(Array(repeating: 0, count: 10) + [0xFF, 0xFF, 10, 0, 0, 1]).isInternal)
+        #expect(!IPAddress.v4([93, 184, 216, 34]).isInternal)
+    }
+
+    @Test func concurrentRequestsForOneUncachedImageMakeOneOriginFetch() async throws {
+        let origin = Origin()
+        let gate = Gate()
+        origin.serve("/cat.jpg", .gated(catJPEG, first: 0, gate: gate))
+        try await origin.run { base in
+            let server = try TestServer { $0.origin = base.absoluteString }
+            try await server.test { (client: any TestClientProtocol) async throws in
+                try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
+                    for _ in 0..<20 { group.addTask { try await get(client, "/images/thumb/cat.jpg").status } }
+                    _ = await origin.nextRequest()
+                    gate.open()
+                    for try await status in group { #expect(status == .ok) }
+                }
+            }
+            #expect(origin.count("/cat.jpg") == 1)
+        }
+    }
+
+    @Test func aFullQueueAnswers429AtOnce() async throws {
+        let origin = Origin()
+        let gate = Gate()
+        origin.serve("/slow.jpg", .gated(catJPEG, first: 0, gate: gate))
+        origin.serve("/cat.jpg", .file(catJPEG))
+        try await origin.run { base in
+            let server = try TestServer { $0.origin = base.absoluteString; $0.processingConcurrency = 1; $0.maxQueue = 0 }
+            try await server.test { (client: any TestClientProtocol) async throws in
+                let blocked = Task { try await get(client, "/images/thumb/slow.jpg").status }
+                _ = await origin.nextRequest()
+                let refused = try await get(client, "/images/thumb/cat.jpg")
+                #expect(refused.status == .tooManyRequests)
+                gate.open()
+                #expect(try await blocked.value == .ok)
+                #expect(try await get(client, "/images/thumb/cat.jpg").status == .ok)
+            }
+        }
+    }
+
+    @Test func purgingNeedsTheAdminTokenAndForgetsEveryVariant() async throws {
+        let server = try TestServer { $0.adminToken = "secret-token" }
+        try await server.test { (client: any TestClientProtocol) async throws in
+            #expect(try await get(client, "/images/thumb/cat.jpg").status == .ok)
+            #expect(try await get(client, "/images/small/cat.jpg").status == .ok)
+            #expect(try await get(client, "/images/cat.jpg", method: .delete).status == .forbidden)
+            #expect(try await get(client, "/images/cat.jpg", headers: [.authorization: "Bearer wrong"], method: .delete).status == .forbidden)
+            let purged = try await get(client, "/images/cat.jpg", headers: [.authorization: "Bearer secret-token"], method: .delete)
+            #expect(purged.status == .ok)
+            #expect(try await get(client, "/images/thumb/cat.jpg").status == .ok)
+            let hits = server.server.metricsSnapshot()
+            #expect(hits["network"] == 2, "made again from the source after the purge: \(hits)")
+        }
+    }
+
+    @Test func theGalleryShowsEveryImageAndTheCaches() async throws {
+        try await TestServer().test { (client: any TestClientProtocol) async throws in
+            let page = try await get(client, "/")
+            #expect(page.status == .ok && page.headers[.contentType] == "text/html; charset=utf-8")
+            let html = String(buffer: page.body)
+            for name in ["cat.jpg", "corrupt.jpg", "notes.jpg"] {
+                #expect(html.contains("<img src=\"/images/thumb/\(name)\""), "\(name)")
+                #expect(html.contains("<a href=\"/images/small/\(name)\""))
+            }
+            #expect(html.contains("<h2>Caches</h2>") && html.contains("dataset.thumbnails"))
+        }
+    }
+}
+
+@Suite struct ConfigurationTests {
+    @Test func fileEnvironmentAndValidation() throws {
+        let directory = try TemporaryDirectory()
+        let file = directory.child("easel.json")
+        try Data(#"{"port": 9090, "allowHosts": ["images.example.com"], "maxAge": 60, "formats": [{"name": "tiny", "width": 32, "height": 32, "fit": "fill", "output": "png"}]}"#.utf8).write(to: file)
+        var configuration = try ServerConfiguration.load(file: file.path)
+        #expect(configuration.port == 9090 && configuration.maxAge == 60 && configuration.host == "127.0.0.1")
+        #expect(configuration.formats.map(\.name) == ["tiny"])
+        try configuration.apply(environment: ["EASEL_PORT": "7070", "EASEL_ALLOW_HOSTS": "a.example, b.example", "EASEL_SIGNING_KEYS": keyA])
+        #expect(configuration.port == 7070 && configuration.allowHosts == ["a.example", "b.example"] && configuration.signingKeys == [keyA])
+        try configuration.validate()
+        #expect(throws: ServerConfigurationError.invalidValue(name: "EASEL_PORT", value: "eighty")) {
+            try configuration.apply(environment: ["EASEL_PORT": "eighty"])
+        }
+        configuration.signingKeys = ["not hex"]
+        #expect(throws: ServerConfigurationError.invalidValue(name: "signing key", value: "(not hex)")) { try configuration.validate() }
+        try Data("{ nope".utf8).write(to: file)
+        #expect { try ServerConfiguration.load(file: file.path) } throws: { error in
+            if case .invalid = error as? ServerConfigurationError { true } else { false }
+        }
+        var bad = ServerConfiguration()
+        bad.origin = directory.child("missing").path
+        #expect(throws: ServerConfigurationError.originNotFound(directory.child("missing").path)) {
+            _ = try ImageServer(configuration: bad, registry: PrometheusCollectorRegistry())
+        }
+    }
+}
