@@ -1,24 +1,32 @@
 # The two commands of the README, plus the ones CI adds. Each installs what it needs first.
-.PHONY: run test test-tsan deps crash-test table-disk-full
+.PHONY: run test test-tsan deps crash-test table-disk-full browser-test load
 
 deps:
 	@scripts/install-deps.sh
 
-# The main job. Until `easel serve` exists (issue 6): thumbnails of the bundled sample photos.
+# The main job: the image server on the bundled sample photos, http://127.0.0.1:8080/ (Ctrl-C
+# stops it gracefully). Extra flags: make run ARGS="--port 9000".
 run: deps
 	swift build -c release --product easel
-	.build/release/easel info Samples/*.jpg Samples/*.png
-	.build/release/easel thumbnail Samples/*.jpg Samples/*.png --size 256x256 --output-dir thumbnails
+	.build/release/easel serve $(ARGS)
 
 # Every test, debug build, warnings treated as errors.
 test: deps
 	swift build --build-tests -Xswiftc -warnings-as-errors
 	swift test --skip-build
 
+# Headless Chromium opens the gallery of a running `easel serve`: every thumbnail must load.
+browser-test: deps
+	scripts/browser-test.sh
+
+# 60 s of wrk at 64 connections over cached and uncached images (see scripts/load.sh).
+load: deps
+	scripts/load.sh
+
 # The storage and table tests under ThreadSanitizer (own build folder, so it does not clobber the
 # debug one).
 test-tsan: deps
-	swift test --sanitize=thread --scratch-path .build-tsan --filter 'EaselStorageTests|EaselTablesTests'
+	swift test --sanitize=thread --scratch-path .build-tsan --filter 'EaselStorageTests|EaselTablesTests|EaselPipelineTests'
 
 # An image table on a real 8 MiB tmpfs filling up: an error, never SIGBUS (needs mount rights).
 table-disk-full: deps

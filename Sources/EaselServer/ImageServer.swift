@@ -419,7 +419,7 @@ public final class ImageServer: Sendable {
         </div>
         <h2>Caches</h2>
         <table><tr><th>tier</th><th>answers</th></tr>
-        \(["encoded-memory", "encoded-disk", "memory", "table", "diskVariant", "diskOriginal", "network"].map { "<tr><td>\($0)</td><td>\(hits[$0] ?? 0)</td></tr>" }.joined(separator: "\n"))
+        \(Self.tierLabels.map { "<tr><td>\($0.label)</td><td>\(hits[$0.key] ?? 0)</td></tr>" }.joined(separator: "\n"))
         </table>
         <table><tr><th>store</th><th>size</th></tr>
         <tr><td>memory (decoded)</td><td>\(Self.bytes(stats.memoryBytes))</td></tr>
@@ -439,6 +439,12 @@ public final class ImageServer: Sendable {
         """
         return Response(status: .ok, headers: [.contentType: "text/html; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: html)))
     }
+
+    static let tierLabels: [(key: String, label: String)] = [
+        ("encoded-memory", "memory (encoded bytes)"), ("encoded-disk", "disk (encoded bytes)"), ("memory", "memory (decoded)"),
+        ("table", "image table"), ("diskVariant", "disk (processed variant)"), ("diskOriginal", "disk (original)"),
+        ("network", "origin (fetched and processed)"),
+    ]
 
     static func escape(_ text: String) -> String {
         text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")

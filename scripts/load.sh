@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Load test of `easel serve` (release build) on the bundled samples: wrk (Debian's package,
+# installed when missing), DURATION seconds (default 60) at CONNECTIONS (default 64) connections,
+# 80 % named formats (cached after the first request) and 20 % random ad-hoc sizes (uncached;
+# the server runs with --allow-unsigned-ad-hoc for this). Fails on any 5xx, on a crash, or when
+# the server's peak resident memory passes LIMIT_MB (default 768: the 256 MiB of caches the
+# configuration allows, plus the process and the image tables' mapped pages it touches).
+# Prints throughput, latency, statuses and peak memory.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+DURATION="${DURATION:-60}"
+CONNECTIONS="${CONNECTIONS:-64}"
+LIMIT_MB="${LIMIT_MB:-768}"
+scripts/install-deps.sh
+if ! command -v wrk >/dev/null; then
+    apt-get update -q >&2
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q wrk >&2
+fi
+[ "${SKIP_BUILD:-}" = 1 ] || swift build -c release --product easel >&2
+easel=.build/release/easel
+work="$(mktemp -d)"
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+echo '{"memoryLimit": 268435456}' > "$work/config.json"
+"$easel" serve --port "$port" --cache-dir "$work/cache" --config "$work/config.json" --allow-unsigned-ad-hoc > "$work/server.log" 2>&1 &
+server=$!
+trap 'kill $server 2>/dev/null; rm -rf "$work"' EXIT
+for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/health" >/dev/null && break; sleep 0.2; done
+# Peak resident memory, sampled every 0.5 s while wrk runs.
+( peak=0; while kill -0 $server 2>/dev/null; do
+      rss=$(awk '/VmRSS/ {print $2}' /proc/$server/status 2>/dev/null || echo 0)
+      [ "${rss:-0}" -gt "$peak" ] && peak=$rss && echo "$peak" > "$work/peak"
+      sleep 0.5
+  done ) &
+sampler=$!
+export EASEL_LOAD_NAMES=$(ls Samples | grep -iE '\.(jpe?g|png)$' | paste -sd, -)
+wrk -t 2 -c "$CONNECTIONS" -d "${DURATION}s" --timeout 30s --latency -s scripts/load.lua "http://127.0.0.1:$port" | tee "$work/wrk.txt"
+alive=yes; kill -0 $server 2>/dev/null || alive=no
+peak_mb=$(( $(cat "$work/peak" 2>/dev/null || echo 0) / 1024 ))
+kill $sampler 2>/dev/null || true
+echo "server alive after the run: $alive; peak resident memory: ${peak_mb} MB (limit ${LIMIT_MB} MB)"
+fives=$(grep -o '5xx [0-9]*' "$work/wrk.txt" | grep -o '[0-9]*$' || echo "?")
+[ "$alive" = yes ] || { tail -30 "$work/server.log" >&2; echo "FAIL: the server died" >&2; exit 1; }
+[ "$fives" = 0 ] || { tail -30 "$work/server.log" >&2; echo "FAIL: $fives responses were 5xx" >&2; exit 1; }
+[ "$peak_mb" -le "$LIMIT_MB" ] || { echo "FAIL: peak memory ${peak_mb} MB over ${LIMIT_MB} MB" >&2; exit 1; }
+echo "load: OK"
