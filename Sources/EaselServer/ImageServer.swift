@@ -31,6 +31,7 @@ public final class ImageServer: Sendable {
     private let admission: Admission
     private let metrics: ServerMetrics
     private let formatsByName: [String: ServerConfiguration.Format]
+    private let cacheControl: String
     private let logger = Logger(label: "easel.server")
 
     /// Where sources come from.
@@ -77,6 +78,7 @@ public final class ImageServer: Sendable {
         var byName: [String: ServerConfiguration.Format] = [:]
         for format in configuration.formats { byName[format.name] = format }
         formatsByName = byName
+        cacheControl = "public, max-age=\(configuration.maxAge)"
     }
 
     /// `Samples/` of the working directory, else of the source tree this binary was built from.
@@ -151,7 +153,6 @@ public final class ImageServer: Sendable {
         case .adHoc:
             if !signed, !configuration.allowUnsignedAdHoc { throw HTTPError(.forbidden, message: "missing or bad signature") }
         }
-        let sourceURL = try resolve(path.source)
         // Output: the format's, or WebP when the client takes it (JPEG otherwise).
         let accepts = request.headers[.accept].map { $0.contains("image/webp") } ?? false
         let (processing, quality, declared): (ImageRequest.Processing, Int, OutputType?) = switch path.processing {
@@ -160,13 +161,15 @@ public final class ImageServer: Sendable {
             (.processors([Resize(width: width, height: height, mode: fit)]), quality, output)
         }
         let output: OutputType = declared == .png ? .png : (declared == nil || declared == .webp) && accepts ? .webp : declared ?? .jpeg
-        let pipelineRequest = ImageRequest(url: sourceURL, processing: processing)
-        let key = "\(path.spec)|\(output.rawValue)|\(quality)|\(pipelineRequest.sourceKey ?? sourceURL.absoluteString)"
-        let encoded = try await encodedImage(key: key, request: pipelineRequest, output: output, quality: quality)
+        // The key needs no URL: a memory hit (the warm path) builds none.
+        let key = "\(path.spec)|\(output.rawValue)|\(quality)|" + Self.sourceID(path.source)
+        let encoded = try await encodedImage(key: key, output: output, quality: quality) {
+            ImageRequest(url: try self.resolve(path.source), processing: processing)
+        }
         var headers: HTTPFields = [
             .contentType: output.contentType,
             .eTag: encoded.etag,
-            .cacheControl: "public, max-age=\(configuration.maxAge)",
+            .cacheControl: cacheControl,
         ]
         if declared != .png { headers[.vary] = "Accept" }
         if let match = request.headers[.ifNoneMatch], match.split(separator: ",").contains(where: {
@@ -175,7 +178,7 @@ public final class ImageServer: Sendable {
         }) {
             return Response(status: .notModified, headers: headers)
         }
-        headers[.contentLength] = String(encoded.bytes.readableBytes)
+        headers[.contentLength] = encoded.contentLength
         return Response(status: .ok, headers: headers, body: head ? .init() : .init(byteBuffer: encoded.bytes))
     }
 
@@ -187,10 +190,11 @@ public final class ImageServer: Sendable {
         var spec: String?
         if withSpec {
             guard let slash = rest.firstIndex(of: "/") else { throw HTTPError(.notFound, message: "no such image") }
-            spec = String(rest[..<slash]).removingPercentEncoding
+            spec = String(rest[..<slash])
+            if spec!.contains("%") { spec = spec!.removingPercentEncoding }
             rest = rest[rest.index(after: slash)...]
         }
-        let decoded = String(rest).removingPercentEncoding ?? ""
+        let decoded = rest.contains("%") ? String(rest).removingPercentEncoding ?? "" : String(rest)
         if decoded.lowercased().hasPrefix("http://") || decoded.lowercased().hasPrefix("https://") {
             guard let url = URL(string: decoded), url.host != nil else { throw HTTPError(.notFound, message: "no such image") }
             return (spec, .remote(url))
@@ -208,7 +212,7 @@ public final class ImageServer: Sendable {
     static func decodedSegments(_ raw: [Substring]) throws -> [String] {
         guard !raw.isEmpty else { throw HTTPError(.notFound, message: "no such image") }
         return try raw.map { segment in
-            guard let decoded = String(segment).removingPercentEncoding, !decoded.isEmpty, decoded != ".", decoded != "..",
+            guard let decoded = segment.contains("%") ? String(segment).removingPercentEncoding : String(segment), !decoded.isEmpty, decoded != ".", decoded != "..",
                   !decoded.contains("/"), !decoded.contains("\0"), !decoded.contains("\\") else {
                 throw HTTPError(.notFound, message: "no such image")
             }
@@ -255,12 +259,22 @@ public final class ImageServer: Sendable {
         }
     }
 
+    /// Identifies a source in the encoded cache's keys (purging matches on it).
+    static func sourceID(_ source: Source) -> String {
+        switch source {
+        case .path(let segments): "/" + segments.joined(separator: "/")
+        case .remote(let url): url.absoluteString
+        }
+    }
+
     /// Encoded bytes from memory, disk, or made once however many requests ask at once.
-    private func encodedImage(key: String, request: ImageRequest, output: OutputType, quality: Int) async throws -> EncodedImage {
+    private func encodedImage(key: String, output: OutputType, quality: Int,
+                              request makeRequest: () throws -> ImageRequest) async throws -> EncodedImage {
         if let hit = encodedMemory.value(forKey: key) {
             metrics.hit("encoded-memory")
             return hit
         }
+        let request = try makeRequest()
         guard admission.enter() else { throw HTTPError(.tooManyRequests, message: "too many requests; try again shortly") }
         defer { admission.leave() }
         metrics.queue.set(Double(admission.count))
@@ -358,10 +372,11 @@ public final class ImageServer: Sendable {
         }
         let (_, source) = try Self.split(request.uri.path, prefix: "/images/", withSpec: false)
         let url = try resolve(source)
+        let sourceID = Self.sourceID(source)
         let pipelineRequest = ImageRequest(url: url)
         do { try await pipeline.purge(pipelineRequest) } catch { throw Self.httpError(error) }
         encodedMemory.removeAll()
-        let suffix = "|" + (pipelineRequest.sourceKey ?? url.absoluteString)
+        let suffix = "|" + sourceID
         if let entries = try? await encodedDisk.entries() {
             for entry in entries where entry.key.hasSuffix(suffix) { try? await encodedDisk.removeValue(forKey: entry.key) }
         }
@@ -468,10 +483,12 @@ public final class ImageServer: Sendable {
 struct EncodedImage: Sendable {
     let bytes: ByteBuffer
     let etag: String
+    let contentLength: String
 
     init(data: Data) {
         bytes = ByteBuffer(bytes: data)
         etag = "\"" + String(Checksum.compute(data), radix: 16) + "\""
+        contentLength = String(data.count)
     }
 
     init?(stored: Data) {
@@ -523,16 +540,45 @@ final class ServerMetrics: Sendable {
         diskBytes = registry.makeGauge(descriptor: Self.cacheBytes, labels: [("store", "disk")])
     }
 
+    private struct RouteStatus: Hashable {
+        let route: String
+        let status: Int
+    }
+
+    /// Instruments by label, made once (the registry's lookups cost more than the updates).
+    private let counters = Locked<[RouteStatus: Prometheus.Counter]>([:])
+    private let answerCounters = Locked<[String: Prometheus.Counter]>([:])
+    private let histograms = Locked<[String: DurationHistogram]>([:])
+
     func record(route: String, status: Int, since start: ContinuousClock.Instant) {
-        registry.makeCounter(descriptor: Self.requests, labels: [("route", route), ("status", String(status))]).increment()
-        registry.makeDurationHistogram(descriptor: Self.durations, labels: [("route", route)],
-                                       buckets: [.milliseconds(1), .milliseconds(5), .milliseconds(20), .milliseconds(100),
-                                                 .milliseconds(500), .seconds(2), .seconds(10)]).record(ContinuousClock.now - start)
+        let name = RouteStatus(route: route, status: status)
+        let counter = counters.withLock { counters in
+            if let counter = counters[name] { return counter }
+            let counter = registry.makeCounter(descriptor: Self.requests, labels: [("route", route), ("status", String(status))])
+            counters[name] = counter
+            return counter
+        }
+        counter.increment()
+        let histogram = histograms.withLock { histograms in
+            if let histogram = histograms[route] { return histogram }
+            let histogram = registry.makeDurationHistogram(
+                descriptor: Self.durations, labels: [("route", route)],
+                buckets: [.milliseconds(1), .milliseconds(5), .milliseconds(20), .milliseconds(100), .milliseconds(500), .seconds(2), .seconds(10)])
+            histograms[route] = histogram
+            return histogram
+        }
+        histogram.record(ContinuousClock.now - start)
     }
 
     func hit(_ tier: String) {
         hits.withLock { $0[tier, default: 0] += 1 }
-        registry.makeCounter(descriptor: Self.answers, labels: [("tier", tier)]).increment()
+        let answers = answerCounters.withLock { counters in
+            if let counter = counters[tier] { return counter }
+            let counter = registry.makeCounter(descriptor: Self.answers, labels: [("tier", tier)])
+            counters[tier] = counter
+            return counter
+        }
+        answers.increment()
     }
 
     func hitCounts() -> [String: Int] { hits.withLock { $0 } }

@@ -147,24 +147,44 @@ extension Bitmap {
         let byteCount: Int
         let owner: (any BitmapMemoryOwner)?
         let token: Int
+        /// Mapped with `mmap` (large bitmaps) rather than allocated with malloc.
+        let mapped: Bool
+
+        /// Pixel buffers this large are mapped directly and unmapped when freed. From malloc,
+        /// glibc would serve them from its arenas once its adaptive mmap threshold has risen, and
+        /// a server decoding images on several threads would keep hundreds of megabytes of
+        /// freed pixels that it never returns to the system.
+        static let mapThreshold = 1 << 20
 
         init(borrowing pointer: UnsafeMutableRawPointer, byteCount: Int, owner: any BitmapMemoryOwner, token: Int) {
             self.pointer = pointer
             self.byteCount = byteCount
             self.owner = owner
             self.token = token
+            mapped = false
         }
 
         init(byteCount: Int) {
+            self.byteCount = byteCount
+            owner = nil
+            token = 0
+            if byteCount >= Self.mapThreshold {
+                // Zero-filled pages, faulted in at once; page-aligned, so 64-byte aligned.
+                guard let memory = mmap(nil, byteCount, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0),
+                      memory != MAP_FAILED else {
+                    fatalError("out of memory mapping \(byteCount) bytes of pixels")
+                }
+                pointer = memory
+                mapped = true
+                return
+            }
             var memory: UnsafeMutableRawPointer?
             guard posix_memalign(&memory, Bitmap.rowAlignment, max(byteCount, 1)) == 0, let memory else {
                 fatalError("out of memory allocating \(byteCount) bytes of pixels")
             }
             memset(memory, 0, byteCount)
             pointer = memory
-            self.byteCount = byteCount
-            owner = nil
-            token = 0
+            mapped = false
         }
 
         func copy() -> Storage {
@@ -174,7 +194,13 @@ extension Bitmap {
         }
 
         deinit {
-            if let owner { owner.bitmapDidRelease(token: token) } else { free(pointer) }
+            if let owner {
+                owner.bitmapDidRelease(token: token)
+            } else if mapped {
+                munmap(pointer, byteCount)
+            } else {
+                free(pointer)
+            }
         }
     }
 }

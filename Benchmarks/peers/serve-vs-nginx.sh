@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Warm path, side by side: requests/s for cached thumbnails from `easel serve` vs nginx (Debian's
+# package, installed when missing) serving the very same thumbnail bytes as static files. Same
+# machine, same client (wrk, 2 threads, CONNECTIONS connections, DURATION s), runs interleaved,
+# best of RUNS each. Both servers and wrk share the 2 cores. nginx runs 2 workers, sendfile on,
+# access log off.
+#
+#   Benchmarks/peers/serve-vs-nginx.sh      (needs a release build: make run or swift build -c release)
+#
+# Environment: RUNS=3 DURATION=15 CONNECTIONS=64 SKIP_BUILD=1
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+cd "$ROOT"
+RUNS="${RUNS:-3}"; DURATION="${DURATION:-15}"; CONNECTIONS="${CONNECTIONS:-64}"
+for tool in nginx wrk; do
+    command -v $tool >/dev/null || { apt-get update -q >&2; DEBIAN_FRONTEND=noninteractive apt-get install -y -q nginx wrk >&2; }
+done
+[ "${SKIP_BUILD:-}" = 1 ] || swift build -c release --product easel >&2
+work="$(mktemp -d)"
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+easel_port=$(free_port); nginx_port=$(free_port)
+.build/release/easel serve --port "$easel_port" --cache-dir "$work/cache" > "$work/easel.log" 2>&1 &
+easel_pid=$!
+trap 'kill $easel_pid 2>/dev/null; [ -f "$work/nginx.pid" ] && kill $(cat "$work/nginx.pid") 2>/dev/null; rm -rf "$work"' EXIT
+for _ in $(seq 100); do curl -sf "http://127.0.0.1:$easel_port/health" >/dev/null && break; sleep 0.2; done
+
+# Warm easel and copy its thumbnails (the exact bytes it serves) into nginx's root.
+mkdir -p "$work/static"
+names=$(ls Samples | grep -iE '\.(jpe?g|png)$')
+for name in $names; do
+    curl -sf -o "$work/static/$name" "http://127.0.0.1:$easel_port/images/thumb/$name"
+done
+cat > "$work/nginx.conf" <<CONF
+worker_processes 2;
+daemon on;
+pid $work/nginx.pid;
+error_log $work/nginx-error.log;
+events { worker_connections 1024; }
+http {
+    access_log off;
+    sendfile on;
+    tcp_nopush on;
+    types { image/jpeg jpg; image/png png; }
+    server { listen 127.0.0.1:$nginx_port; root $work/static; }
+}
+CONF
+chmod -R a+rX "$work"   # nginx's workers run as www-data
+nginx -c "$work/nginx.conf" -p "$work"
+for _ in $(seq 50); do curl -sf -o /dev/null "http://127.0.0.1:$nginx_port/$(echo $names | cut -d' ' -f1)" && break; sleep 0.1; done
+
+cat > "$work/paths.lua" <<'LUA'
+local paths = {}
+for p in string.gmatch(os.getenv("PATHS"), "[^,]+") do paths[#paths + 1] = p end
+local i = 0
+request = function()
+  i = i % #paths + 1
+  return wrk.format("GET", paths[i])
+end
+LUA
+easel_paths=$(for n in $names; do printf '/images/thumb/%s,' "$n"; done)
+nginx_paths=$(for n in $names; do printf '/%s,' "$n"; done)
+rps() { grep 'Requests/sec' "$1" | awk '{print $2}'; }
+best_easel=0; best_nginx=0
+for run in $(seq "$RUNS"); do
+    PATHS="$easel_paths" wrk -t 2 -c "$CONNECTIONS" -d "${DURATION}s" -s "$work/paths.lua" "http://127.0.0.1:$easel_port" > "$work/easel-$run.txt"
+    PATHS="$nginx_paths" wrk -t 2 -c "$CONNECTIONS" -d "${DURATION}s" -s "$work/paths.lua" "http://127.0.0.1:$nginx_port" > "$work/nginx-$run.txt"
+    e=$(rps "$work/easel-$run.txt"); n=$(rps "$work/nginx-$run.txt")
+    echo "run $run: easel $e req/s, nginx $n req/s" >&2
+    best_easel=$(echo "if ($e > $best_easel) $e else $best_easel" | bc -l)
+    best_nginx=$(echo "if ($n > $best_nginx) $n else $best_nginx" | bc -l)
+done
+if grep -q "Non-2xx" "$work"/easel-*.txt "$work"/nginx-*.txt; then
+    grep -H "Non-2xx" "$work"/easel-*.txt "$work"/nginx-*.txt >&2
+    echo "FAIL: error answers; the comparison would be meaningless" >&2
+    exit 1
+fi
+echo
+echo "Warm thumbnails ($(echo $names | wc -w) files, 256 px JPEG), wrk -t2 -c$CONNECTIONS ${DURATION}s, best of $RUNS"
+echo "| server | requests/s | easel/nginx |"
+echo "|---|---|---|"
+echo "| nginx $(nginx -v 2>&1 | sed 's/.*nginx\///') (static files) | $best_nginx | |"
+echo "| easel serve | $best_easel | $(echo "scale=2; $best_easel / $best_nginx" | bc -l) |"

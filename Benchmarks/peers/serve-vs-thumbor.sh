@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Cold path, side by side: thumbnails/s from a file origin, `easel serve` vs thumbor (PyPI, in
+# Benchmarks/.venv-thumbor, made on first use), same files, same size (fit in 256x256, JPEG),
+# same client (curl, CLIENTS at a time), same machine. Each pass requests every corpus file once
+# from a server with nothing cached (easel: a fresh cache directory per pass; thumbor: no storage,
+# no result storage), timed from the first request to the last answer; PASSES passes each,
+# interleaved, best kept. thumbor runs 2 processes (one per core); easel decodes on both cores.
+#
+#   Benchmarks/peers/serve-vs-thumbor.sh     (needs a release build: make run or swift build -c release)
+#
+# Corpus: Samples cover-cropped to 1920x1080 and 2560x1600 (JPEG q85, thumbnail_workload.py).
+# Environment: PASSES=3 CLIENTS=4 SKIP_BUILD=1
+set -euo pipefail
+PEERS="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"; BENCH="$(dirname "$PEERS")"; ROOT="$(dirname "$BENCH")"
+cd "$ROOT"
+PASSES="${PASSES:-3}"; CLIENTS="${CLIENTS:-4}"
+[ "${SKIP_BUILD:-}" = 1 ] || swift build -c release --product easel >&2
+if [ ! -x "$BENCH/.venv-thumbor/bin/thumbor" ]; then
+    python3 -m venv "$BENCH/.venv-thumbor" >&2
+    "$BENCH/.venv-thumbor/bin/pip" install --quiet thumbor >&2
+fi
+if [ ! -x "$BENCH/.venv-thumb-pillow/bin/python" ]; then
+    python3 -m venv "$BENCH/.venv-thumb-pillow" >&2
+    "$BENCH/.venv-thumb-pillow/bin/pip" install --quiet pillow >&2
+fi
+work="$(mktemp -d)"
+pids=()
+trap 'for p in "${pids[@]}"; do kill $p 2>/dev/null; done; rm -rf "$work"' EXIT
+"$BENCH/.venv-thumb-pillow/bin/python" "$PEERS/thumbnail_workload.py" corpus "$ROOT/Samples" "$work/corpus" >&2
+names=$(cd "$work/corpus" && ls *.jpg)
+count=$(echo "$names" | wc -w)
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+wait_for() { for _ in $(seq 150); do curl -sf -o /dev/null "$1" && return 0; sleep 0.2; done; echo "no answer from $1" >&2; exit 1; }
+now() { date +%s.%N; }
+# Requests every file once, CLIENTS at a time; prints the seconds it took; fails on any non-200.
+pass() {
+    local prefix=$1 t0 t1
+    t0=$(now)
+    echo "$names" | xargs -P "$CLIENTS" -I{} sh -c "curl -s -o /dev/null -w '%{http_code}\n' '$prefix{}'" > "$work/codes"
+    t1=$(now)
+    if grep -qv '^200$' "$work/codes"; then echo "non-200 answers: $(sort "$work/codes" | uniq -c | tr '\n' ' ')" >&2; exit 1; fi
+    echo "$t1 - $t0" | bc -l
+}
+
+thumbor_port=$(free_port)
+cat > "$work/thumbor.conf" <<CONF
+LOADER = 'thumbor.loaders.file_loader'
+FILE_LOADER_ROOT_PATH = '$work/corpus'
+STORAGE = 'thumbor.storages.no_storage'
+RESULT_STORAGE = None
+QUALITY = 82
+ALLOW_UNSAFE_URL = True
+CONF
+"$BENCH/.venv-thumbor/bin/thumbor" --port "$thumbor_port" --ip 127.0.0.1 --conf "$work/thumbor.conf" --processes 2 > "$work/thumbor.log" 2>&1 &
+pids+=($!)
+wait_for "http://127.0.0.1:$thumbor_port/healthcheck"
+
+best_easel=999999; best_thumbor=999999
+for p in $(seq "$PASSES"); do
+    easel_port=$(free_port)
+    .build/release/easel serve --origin "$work/corpus" --port "$easel_port" --cache-dir "$work/cache-$p" > "$work/easel-$p.log" 2>&1 &
+    easel_pid=$!; pids+=($easel_pid)
+    wait_for "http://127.0.0.1:$easel_port/health"
+    e=$(pass "http://127.0.0.1:$easel_port/images/thumb/")
+    kill $easel_pid; wait $easel_pid 2>/dev/null || true
+    t=$(pass "http://127.0.0.1:$thumbor_port/unsafe/fit-in/256x256/")
+    echo "pass $p: easel $e s, thumbor $t s" >&2
+    best_easel=$(echo "if ($e < $best_easel) $e else $best_easel" | bc -l)
+    best_thumbor=$(echo "if ($t < $best_thumbor) $t else $best_thumbor" | bc -l)
+done
+rate() { echo "scale=1; $count / $1" | bc -l; }
+echo
+echo "Cold thumbnails from a file origin ($count JPEGs, 1920x1080 and 2560x1600, fit in 256x256, JPEG), $CLIENTS clients, best of $PASSES"
+echo "| server | thumbnails/s | easel/thumbor |"
+echo "|---|---|---|"
+echo "| thumbor $("$BENCH/.venv-thumbor/bin/python" -c 'import thumbor; print(thumbor.__version__)') (2 processes) | $(rate "$best_thumbor") | |"
+echo "| easel serve | $(rate "$best_easel") | $(echo "scale=2; $best_thumbor / $best_easel" | bc -l) |"
