@@ -67,7 +67,9 @@ public final class ImageServer: Sendable {
         pipeline = try ImagePipeline(configuration: .init(
             formats: configuration.imageFormats, cacheDirectory: cacheDirectory.appendingPathComponent("pipeline"),
             memoryCostLimit: configuration.memoryLimit / 2, diskByteLimit: configuration.diskLimit,
-            fetchers: fetchers, maximumConcurrentDecodes: configuration.processingConcurrency,
+            // No download rate limit (a client-side politeness default): a server's limits are
+            // its concurrency, its queue and the origin allow-list.
+            fetchers: fetchers, maximumConcurrentDecodes: configuration.processingConcurrency, downloadRate: nil,
             decodingLimits: DecodingLimits(maxPixels: configuration.maxSourcePixels, maxInputBytes: configuration.maxSourceBytes)))
         encodedMemory = MemoryCache(configuration: .init(costLimit: configuration.memoryLimit / 2))
         encodedDisk = try DiskCache(directory: cacheDirectory.appendingPathComponent("encoded"),
