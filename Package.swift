@@ -135,6 +135,7 @@ let package = Package(
             name: "EaselServerTests",
             dependencies: [
                 "EaselServer", "EaselPipeline", "EaselCodecs", "EaselStorage", "EaselTestSupport",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),

@@ -20,9 +20,10 @@ public enum PipelineEvent: Sendable {
 /// swift-metrics instruments (no-ops until the process bootstraps a metrics backend):
 /// `easel_pipeline_requests_total{tier}`, `easel_pipeline_failures_total`,
 /// `easel_pipeline_cancellations_total`, `easel_pipeline_decodes_total` and
-/// `easel_pipeline_stage_seconds{stage}` for fetch, decode, process and encode.
+/// `easel_pipeline_stage_seconds{stage}` for queue (waiting for a download or decode slot),
+/// fetch, decode, process and encode.
 final class PipelineMetrics: Sendable {
-    enum Stage: String, CaseIterable { case fetch, decode, process, encode }
+    enum Stage: String, CaseIterable { case queue, fetch, decode, process, encode }
 
     private let tiers: [ImageTier: Counter]
     let failures = Counter(label: "easel_pipeline_failures_total")
@@ -42,6 +43,10 @@ final class PipelineMetrics: Sendable {
     func answered(by tier: ImageTier) { tiers[tier]?.increment() }
 
     func stage(_ stage: Stage, since start: ContinuousClock.Instant) {
-        stages[stage]?.recordNanoseconds(Int64((ContinuousClock.now - start).seconds * 1e9))
+        self.stage(stage, took: ContinuousClock.now - start)
+    }
+
+    func stage(_ stage: Stage, took duration: Duration) {
+        stages[stage]?.recordNanoseconds(Int64(duration.seconds * 1e9))
     }
 }

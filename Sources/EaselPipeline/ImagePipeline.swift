@@ -85,7 +85,7 @@ public final class ImagePipeline: Sendable {
     package var decodeCount: Int { decodeCounter.withLock { $0 } }
     /// Downloads waiting for a slot, and running (for tests of ordering).
     package var waitingDownloads: Int { downloads.waitingCount }
-    let metrics = PipelineMetrics()
+    let metrics: PipelineMetrics
     private let logger = Logger(label: "easel.pipeline")
 
     public init(configuration: Configuration = .init()) throws(PipelineError) {
@@ -113,8 +113,12 @@ public final class ImagePipeline: Sendable {
             disk = nil
         }
         self.tables = tables
-        downloads = WorkQueue(limit: configuration.maximumConcurrentDownloads, rate: configuration.downloadRate)
-        decodes = WorkQueue(limit: configuration.maximumConcurrentDecodes)
+        let metrics = PipelineMetrics()
+        self.metrics = metrics
+        downloads = WorkQueue(limit: configuration.maximumConcurrentDownloads, rate: configuration.downloadRate) { waited in
+            metrics.stage(.queue, took: waited)
+        }
+        decodes = WorkQueue(limit: configuration.maximumConcurrentDecodes) { waited in metrics.stage(.queue, took: waited) }
     }
 
     /// Forgets everything made from the original of `request`: the original and every variant

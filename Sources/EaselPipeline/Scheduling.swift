@@ -51,10 +51,14 @@ final class WorkQueue: Sendable {
     let limit: Int
     private let rateLimiter: RateLimiter?
 
-    init(limit: Int, rate: (perSecond: Double, burst: Int)? = nil) {
+    /// Told how long each operation waited for its slot.
+    private let onWait: (@Sendable (Duration) -> Void)?
+
+    init(limit: Int, rate: (perSecond: Double, burst: Int)? = nil, onWait: (@Sendable (Duration) -> Void)? = nil) {
         precondition(limit > 0)
         self.limit = limit
         rateLimiter = rate.map { RateLimiter(perSecond: $0.perSecond, burst: $0.burst) }
+        self.onWait = onWait
     }
 
     /// Operations waiting for a slot.
@@ -65,8 +69,10 @@ final class WorkQueue: Sendable {
     /// while waiting.
     func run<T: Sendable>(priority: PriorityHandle,
                           _ body: () async throws(PipelineError) -> T) async throws(PipelineError) -> T {
+        let start = ContinuousClock.now
         try await acquire(priority: priority)
         defer { release() }
+        onWait?(ContinuousClock.now - start)
         if let rateLimiter { try await rateLimiter.wait() }
         return try await body()
     }

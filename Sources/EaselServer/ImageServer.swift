@@ -99,8 +99,8 @@ public final class ImageServer: Sendable {
 
     // MARK: Router
 
-    public func router() -> Router<BasicRequestContext> {
-        let router = Router()
+    public func router() -> Router<EaselRequestContext> {
+        let router = Router(context: EaselRequestContext.self)
         router.get("/") { request, _ in try await self.timed("gallery") { try await self.gallery(request) } }
         router.get("/health") { _, _ in Response(status: .ok, headers: [.contentType: "text/plain"], body: .init(byteBuffer: ByteBuffer(string: "ok\n"))) }
         router.get("/metrics") { _, _ in try await self.metricsPage() }
@@ -144,7 +144,7 @@ public final class ImageServer: Sendable {
         var spec: String
     }
 
-    private func image(_ request: Request, _ context: BasicRequestContext, head: Bool) async throws -> Response {
+    private func image(_ request: Request, _ context: EaselRequestContext, head: Bool) async throws -> Response {
         let (spec, source) = try Self.split(request.uri.path, prefix: "/images/")
         guard let spec else { throw HTTPError(.notFound, message: "no such image") }
         let path = try parse(spec: spec, source: source)
@@ -165,7 +165,7 @@ public final class ImageServer: Sendable {
         let output: OutputType = declared == .png ? .png : (declared == nil || declared == .webp) && accepts ? .webp : declared ?? .jpeg
         // The key needs no URL: a memory hit (the warm path) builds none.
         let key = "\(path.spec)|\(output.rawValue)|\(quality)|" + Self.sourceID(path.source)
-        let encoded = try await encodedImage(key: key, output: output, quality: quality) {
+        let encoded = try await encodedImage(key: key, output: output, quality: quality, connection: context.channel) {
             ImageRequest(url: try self.resolve(path.source), processing: processing)
         }
         var headers: HTTPFields = [
@@ -270,7 +270,9 @@ public final class ImageServer: Sendable {
     }
 
     /// Encoded bytes from memory, disk, or made once however many requests ask at once.
-    private func encodedImage(key: String, output: OutputType, quality: Int,
+    /// On a miss, a client that closes its connection leaves the shared work (which goes on
+    /// for any other request waiting for it, and stops otherwise).
+    private func encodedImage(key: String, output: OutputType, quality: Int, connection: any Channel,
                               request makeRequest: () throws -> ImageRequest) async throws -> EncodedImage {
         if let hit = encodedMemory.value(forKey: key) {
             metrics.hit("encoded-memory")
@@ -280,8 +282,28 @@ public final class ImageServer: Sendable {
         guard admission.enter() else { throw HTTPError(.tooManyRequests, message: "too many requests; try again shortly") }
         defer { admission.leave() }
         metrics.queue.set(Double(admission.count))
-        let result = await encodes.value(for: key, waiter: pipeline.nextID(), priority: .normal) { _ in
-            await self.makeEncoded(key: key, request: request, output: output, quality: quality)
+        let waiter = pipeline.nextID()
+        let result = await withTaskGroup(of: Result<EncodedImage, PipelineError>?.self) { group in
+            group.addTask {
+                await self.encodes.value(for: key, waiter: waiter, priority: .normal) { _ in
+                    await self.makeEncoded(key: key, request: request, output: output, quality: quality)
+                }
+            }
+            group.addTask {
+                await Self.waitForClose(connection)
+                return nil
+            }
+            var first: Result<EncodedImage, PipelineError>?
+            while first == nil, let next = await group.next() {
+                guard let next else {
+                    // The client is gone: stop waiting (cancels this request's share of the work).
+                    group.cancelAll()
+                    continue
+                }
+                first = next
+            }
+            group.cancelAll()
+            return first ?? .failure(.cancelled)
         }
         switch result {
         case .success(let encoded): return encoded
@@ -326,6 +348,20 @@ public final class ImageServer: Sendable {
         return .success(encoded)
     }
 
+    /// Returns when the client has gone (see `DisconnectWatcher`), or when the task is cancelled.
+    static func waitForClose(_ channel: any Channel) async {
+        let once = OnceContinuation()
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                once.set(continuation)
+                // No watcher (a test router without connections): wait for cancellation only.
+                DisconnectWatcher.closedFuture(on: channel).whenSuccess { once.resume() }
+            }
+        } onCancel: {
+            once.resume()
+        }
+    }
+
     /// Runs `body`, failing with `.timedOut` after `seconds` (the request is then cancelled).
     private func withDeadline<T: Sendable>(seconds: Double, _ body: @escaping @Sendable () async throws(PipelineError) -> T) async throws(PipelineError) -> T {
         let result: Result<T, PipelineError> = await withTaskGroup(of: Result<T, PipelineError>?.self) { group in
@@ -366,7 +402,7 @@ public final class ImageServer: Sendable {
 
     // MARK: Purge
 
-    private func purge(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+    private func purge(_ request: Request, _ context: EaselRequestContext) async throws -> Response {
         guard let token = configuration.adminToken,
               let given = request.headers[.authorization], given.hasPrefix("Bearer "),
               URLSigner.constantTimeEqual(Array(given.dropFirst(7).utf8), Array(token.utf8)) else {
@@ -478,6 +514,45 @@ public final class ImageServer: Sendable {
         metrics.queue.set(Double(admission.count))
         return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
                         body: .init(byteBuffer: ByteBuffer(bytes: registry.emitToBuffer())))
+    }
+}
+
+/// The request context of the server's routes: Hummingbird's, plus the connection, so that a
+/// request can notice its client leaving.
+public struct EaselRequestContext: RequestContext {
+    public var coreContext: CoreRequestContextStorage
+    public let channel: any Channel
+
+    public init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+        channel = source.channel
+    }
+}
+
+/// A continuation resumed exactly once, by whichever comes first.
+final class OnceContinuation: Sendable {
+    private struct State {
+        var continuation: CheckedContinuation<Void, Never>?
+        var done = false
+    }
+    private let state = Locked(State())
+
+    func set(_ continuation: CheckedContinuation<Void, Never>) {
+        let resumeNow = state.withLock { state -> Bool in
+            if state.done { return true }
+            state.continuation = continuation
+            return false
+        }
+        if resumeNow { continuation.resume() }
+    }
+
+    func resume() {
+        let continuation = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            state.done = true
+            defer { state.continuation = nil }
+            return state.continuation
+        }
+        continuation?.resume()
     }
 }
 

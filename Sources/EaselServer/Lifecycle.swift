@@ -9,6 +9,7 @@ extension ImageServer {
     public func run(onListening: @escaping @Sendable (String) -> Void = { print("easel serve: listening on http://\($0)/") }) async throws {
         let app = Application(
             router: router(),
+            server: Self.httpServer,
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "easel"),
             services: [CacheFlusher(server: self)],
             onServerRunning: { channel in

@@ -1,5 +1,7 @@
+import AsyncHTTPClient
 import Crypto
 import EaselCodecs
+import EaselPipeline
 @testable import EaselServer
 import EaselStorage
 import EaselTestSupport
@@ -220,6 +222,34 @@ func signature(_ path: String, key: String = keyA) -> String {
                 }
             }
             #expect(origin.count("/cat.jpg") == 1)
+        }
+    }
+
+    @Test func aClientThatLeavesCancelsItsWork() async throws {
+        let origin = Origin()
+        let gate = Gate()
+        origin.serve("/slow.jpg", .gated(catJPEG, first: 1000, gate: gate))
+        try await origin.run { base in
+            let server = try TestServer { $0.origin = base.absoluteString }
+            let events = server.server.pipeline.events()
+            let app = Application(router: server.server.router(), server: ImageServer.httpServer,
+                                  configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+            try await app.test(.live) { client in
+                let url = "http://127.0.0.1:\(client.port!)/images/thumb/slow.jpg"
+                let request = Task { try await HTTPClient.shared.execute(HTTPClientRequest(url: url), timeout: .seconds(60)) }
+                _ = await origin.nextRequest()
+                request.cancel()  // the client closes its connection
+                var ended: PipelineError?
+                for await event in events {
+                    if case .downloadEnded(_, _, let error) = event {
+                        ended = error
+                        break
+                    }
+                }
+                #expect(ended == .cancelled, "the server stopped fetching for a client that left")
+                gate.open()
+            }
+            await server.server.shutdown()
         }
     }
 
