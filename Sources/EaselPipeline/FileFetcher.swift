@@ -54,7 +54,8 @@ public struct FileFetcher: ImageFetcher {
     /// path swapped for a symbolic link after the check cannot escape. Blocking.
     private func read(_ url: URL, limit: Int) throws(PipelineError) -> (Data, Double) {
         guard let path = confinedPath(for: url) else { throw .fileNotFound(url.path) }
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        // O_NONBLOCK: a FIFO planted in the root must not block a pool thread in open.
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         guard fd >= 0 else { throw .fileNotFound(url.path) }
         let handle = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
         if let opened = Self.realPath("/proc/self/fd/\(fd)") {

@@ -4,43 +4,54 @@ import NIOCore
 
 /// Notices a client leaving: Hummingbird keeps a request's handler running when its connection
 /// closes (it allows half-closed connections), so this handler, added to every connection's
-/// pipeline, completes `closed` on the first end of input or inactivity, and a request waiting
-/// for expensive work can stop waiting.
+/// pipeline, resumes the requests waiting on that connection at the first end of input or
+/// inactivity, and a request waiting for expensive work can stop waiting. Waiters deregister
+/// when they finish, so a long keep-alive connection does not accumulate them.
 ///
-/// `@unchecked Sendable`: `promise` is set in `handlerAdded` and completed in the channel
-/// callbacks, all on the channel's event loop; other threads reach it only through
-/// `closedFuture(on:)`, which hops to that event loop (`flatMap` on the pipeline's future).
+/// `@unchecked Sendable`: `closed` and `waiters` are read and written only on the channel's
+/// event loop — in the channel callbacks and in the `whenSuccess` callbacks of
+/// `pipeline.handler(type:)`, which complete on that event loop.
 final class DisconnectWatcher: ChannelInboundHandler, RemovableChannelHandler, @unchecked Sendable {
     typealias InboundIn = NIOAny
 
-    private var promise: EventLoopPromise<Void>?
+    private var closed = false
+    private var waiters: [ObjectIdentifier: OnceContinuation] = [:]
 
-    func handlerAdded(context: ChannelHandlerContext) {
-        promise = context.eventLoop.makePromise(of: Void.self)
+    private func fire() {
+        closed = true
+        let all = waiters
+        waiters = [:]
+        for waiter in all.values { waiter.resume() }
     }
 
-    func handlerRemoved(context: ChannelHandlerContext) {
-        promise?.succeed()
-    }
+    func handlerRemoved(context: ChannelHandlerContext) { fire() }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         context.fireChannelRead(data)
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if let event = event as? ChannelEvent, event == .inputClosed { promise?.succeed() }
+        if let event = event as? ChannelEvent, event == .inputClosed { fire() }
         context.fireUserInboundEventTriggered(event)
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        promise?.succeed()
+        fire()
         context.fireChannelInactive()
     }
 
-    /// Completes when `channel`'s client has gone; fails when the channel has no watcher.
-    static func closedFuture(on channel: any Channel) -> EventLoopFuture<Void> {
-        channel.pipeline.handler(type: DisconnectWatcher.self).flatMap { watcher in
-            watcher.promise?.futureResult ?? channel.eventLoop.makeSucceededVoidFuture()
+    /// Resumes `waiter` when `channel`'s client has gone (at once if it already has). A channel
+    /// without a watcher (a test router) never resumes it.
+    static func watch(_ channel: any Channel, _ waiter: OnceContinuation) {
+        channel.pipeline.handler(type: DisconnectWatcher.self).whenSuccess { watcher in
+            if watcher.closed { waiter.resume() } else { watcher.waiters[ObjectIdentifier(waiter)] = waiter }
+        }
+    }
+
+    /// Forgets `waiter` (its request is done).
+    static func unwatch(_ channel: any Channel, _ waiter: OnceContinuation) {
+        channel.pipeline.handler(type: DisconnectWatcher.self).whenSuccess { watcher in
+            watcher.waiters.removeValue(forKey: ObjectIdentifier(waiter))
         }
     }
 }

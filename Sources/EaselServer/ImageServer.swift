@@ -56,9 +56,9 @@ public final class ImageServer: Sendable {
         }
         let cacheDirectory = configuration.cacheDirectory.map { URL(fileURLWithPath: $0) }
             ?? DiskCache.defaultRootDirectory.appendingPathComponent("serve")
-        var allowHosts = configuration.allowHosts
-        if case .http(let url) = origin, let host = url.host { allowHosts.append(host) }
-        let policy = SourcePolicy(allowHosts: allowHosts)
+        var originURL: URL?
+        if case .http(let url) = origin { originURL = url }
+        let policy = SourcePolicy(allowHosts: configuration.allowHosts, origin: originURL)
         let fetcher = HTTPFetcher(configuration: .init(
             deadline: .milliseconds(Int64(configuration.downloadTimeout * 1000)), maximumBytes: configuration.maxSourceBytes,
             urlPolicy: { url throws(PipelineError) in try await policy.check(url) }))
@@ -117,7 +117,9 @@ public final class ImageServer: Sendable {
         do {
             response = try await body()
         } catch let error as HTTPError {
-            response = Self.text(error.status, error.body ?? error.status.reasonPhrase)
+            var text = Self.text(error.status, error.body ?? error.status.reasonPhrase)
+            for field in error.headers { text.headers.append(field) }
+            response = text
         } catch {
             logger.error("unexpected error: \(error)")
             response = Self.text(.internalServerError, "internal error")
@@ -156,7 +158,7 @@ public final class ImageServer: Sendable {
             if !signed, !configuration.allowUnsignedAdHoc { throw HTTPError(.forbidden, message: "missing or bad signature") }
         }
         // Output: the format's, or WebP when the client takes it (JPEG otherwise).
-        let accepts = request.headers[.accept].map { $0.contains("image/webp") } ?? false
+        let accepts = request.headers[.accept].map(Self.acceptsWebP) ?? false
         let (processing, quality, declared): (ImageRequest.Processing, Int, OutputType?) = switch path.processing {
         case .named(let format): (.format(format.name), format.quality ?? 82, format.output.flatMap(OutputType.init(rawValue:)))
         case .adHoc(let width, let height, let fit, let quality, let output):
@@ -164,7 +166,7 @@ public final class ImageServer: Sendable {
         }
         let output: OutputType = declared == .png ? .png : (declared == nil || declared == .webp) && accepts ? .webp : declared ?? .jpeg
         // The key needs no URL: a memory hit (the warm path) builds none.
-        let key = "\(path.spec)|\(output.rawValue)|\(quality)|" + Self.sourceID(path.source)
+        let key = "\(Self.processingKey(path))|\(output.rawValue)|\(quality)|" + Self.sourceID(path.source)
         let encoded = try await encodedImage(key: key, output: output, quality: quality, connection: context.channel) {
             ImageRequest(url: try self.resolve(path.source), processing: processing)
         }
@@ -173,10 +175,11 @@ public final class ImageServer: Sendable {
             .eTag: encoded.etag,
             .cacheControl: cacheControl,
         ]
-        if declared != .png { headers[.vary] = "Accept" }
+        if declared == nil || declared == .webp { headers[.vary] = "Accept" }  // the answer depends on Accept
+        // Weak comparison, as RFC 9110 asks for If-None-Match (a CDN may send W/"…").
         if let match = request.headers[.ifNoneMatch], match.split(separator: ",").contains(where: {
             let tag = $0.trimmingCharacters(in: .whitespaces)
-            return tag == encoded.etag || tag == "*"
+            return tag == "*" || (tag.hasPrefix("W/") ? String(tag.dropFirst(2)) : tag) == encoded.etag
         }) {
             return Response(status: .notModified, headers: headers)
         }
@@ -207,6 +210,15 @@ public final class ImageServer: Sendable {
     enum Source {
         case path([String])
         case remote(URL)
+    }
+
+    /// True when `Accept` lists image/webp (or image/*) without q=0.
+    static func acceptsWebP(_ accept: String) -> Bool {
+        accept.split(separator: ",").contains { item in
+            let parts = item.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+            guard parts.first == "image/webp" else { return false }
+            return !parts.dropFirst().contains { $0.replacingOccurrences(of: " ", with: "").hasPrefix("q=0") && !$0.contains("q=0.") }
+        }
     }
 
     /// Percent-decoded path segments; `..`, `.`, empty segments, NUL and `/` inside a segment
@@ -261,6 +273,15 @@ public final class ImageServer: Sendable {
         }
     }
 
+    /// What decides the pixels: a named format's parameters (so that changing a format in the
+    /// configuration never serves old bytes), or the ad-hoc spec.
+    static func processingKey(_ path: ImagePath) -> String {
+        switch path.processing {
+        case .named(let format): "\(format.name):\(format.width)x\(format.height),\(format.fit),\(format.output ?? "")"
+        case .adHoc: path.spec
+        }
+    }
+
     /// Identifies a source in the encoded cache's keys (purging matches on it).
     static func sourceID(_ source: Source) -> String {
         switch source {
@@ -279,8 +300,11 @@ public final class ImageServer: Sendable {
             return hit
         }
         let request = try makeRequest()
-        guard admission.enter() else { throw HTTPError(.tooManyRequests, message: "too many requests; try again shortly") }
-        defer { admission.leave() }
+        guard admission.enter() else { throw HTTPError(.tooManyRequests, headers: [.retryAfter: "1"], message: "too many requests; try again shortly") }
+        defer {
+            admission.leave()
+            metrics.queue.set(Double(admission.count))
+        }
         metrics.queue.set(Double(admission.count))
         let waiter = pipeline.nextID()
         let result = await withTaskGroup(of: Result<EncodedImage, PipelineError>?.self) { group in
@@ -343,8 +367,10 @@ public final class ImageServer: Sendable {
         } catch {
             return .failure(.processing("\(error)"))
         }
-        encodedMemory.set(encoded, forKey: key, cost: encoded.bytes.readableBytes)
-        try? await encodedDisk.set(encoded.stored, forKey: key)
+        // Kept as long as clients may keep it: a changed source shows within max-age.
+        let expiry = Date().addingTimeInterval(Double(configuration.maxAge))
+        encodedMemory.set(encoded, forKey: key, cost: encoded.bytes.readableBytes, expiresAt: expiry)
+        try? await encodedDisk.set(encoded.stored, forKey: key, expiresAt: expiry)
         return .success(encoded)
     }
 
@@ -354,12 +380,12 @@ public final class ImageServer: Sendable {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 once.set(continuation)
-                // No watcher (a test router without connections): wait for cancellation only.
-                DisconnectWatcher.closedFuture(on: channel).whenSuccess { once.resume() }
+                DisconnectWatcher.watch(channel, once)
             }
         } onCancel: {
             once.resume()
         }
+        DisconnectWatcher.unwatch(channel, once)
     }
 
     /// Runs `body`, failing with `.timedOut` after `seconds` (the request is then cancelled).
@@ -385,15 +411,15 @@ public final class ImageServer: Sendable {
         switch error {
         case .fileNotFound, .noSource, .unknownFormat: HTTPError(.notFound, message: "no such image")
         case .httpStatus(404, _), .httpStatus(410, _): HTTPError(.notFound, message: "no such image")
-        case .httpStatus(let code, _): HTTPError(.badGateway, message: "the origin answered \(code)")
+        case .httpStatus: HTTPError(.badGateway, message: "the origin answered with an error")
         case .decoding(let codec): HTTPError(.unprocessableContent, message: "unsupported or corrupt image: \(codec)")
         case .tooLarge(let limit, _, _): HTTPError(.unprocessableContent, message: "the source is larger than \(limit) bytes")
         case .processing(let reason): HTTPError(.unprocessableContent, message: "cannot process the image: \(reason)")
-        case .forbiddenURL(_, let reason): HTTPError(.forbidden, message: "source refused: \(reason)")
+        case .forbiddenURL: HTTPError(.forbidden, message: "source refused")
         case .unsupportedURL: HTTPError(.forbidden, message: "source refused: unsupported scheme")
         case .tooManyRedirects: HTTPError(.badGateway, message: "the origin redirected too often")
         case .timedOut: HTTPError(.gatewayTimeout, message: "the image took too long")
-        case .network(let reason): HTTPError(.badGateway, message: "the origin could not be reached: \(reason)")
+        case .network: HTTPError(.badGateway, message: "the origin could not be reached")
         case .notCached: HTTPError(.notFound, message: "no such image")
         case .cancelled: HTTPError(.serviceUnavailable, message: "cancelled")
         case .storage: HTTPError(.internalServerError, message: "cache error")
@@ -404,11 +430,15 @@ public final class ImageServer: Sendable {
 
     private func purge(_ request: Request, _ context: EaselRequestContext) async throws -> Response {
         guard let token = configuration.adminToken,
-              let given = request.headers[.authorization], given.hasPrefix("Bearer "),
-              URLSigner.constantTimeEqual(Array(given.dropFirst(7).utf8), Array(token.utf8)) else {
+              let given = request.headers[.authorization], given.lowercased().hasPrefix("bearer "),
+              URLSigner.secretsEqual(String(given.dropFirst(7)), token) else {
             throw HTTPError(.forbidden, message: "purging needs the admin token")
         }
-        let (_, source) = try Self.split(request.uri.path, prefix: "/images/", withSpec: false)
+        var (_, source) = try Self.split(request.uri.path, prefix: "/images/", withSpec: false)
+        // The image's own URL works too: a leading format (or ad-hoc spec) is not part of the source.
+        if case .path(let segments) = source, segments.count > 1, formatsByName[segments[0]] != nil || segments[0].contains("=") {
+            source = .path(Array(segments.dropFirst()))
+        }
         let url = try resolve(source)
         let sourceID = Self.sourceID(source)
         let pipelineRequest = ImageRequest(url: url)
@@ -435,7 +465,7 @@ public final class ImageServer: Sendable {
     }
 
     private func gallery(_ request: Request) async throws -> Response {
-        let names = galleryImages()
+        let names = try await BlockingIOPool.shared.run { self.galleryImages() }
         let small = configuration.formats.count > 1 ? configuration.formats[1].name : configuration.formats[0].name
         let thumb = configuration.formats[0].name
         let stats = await pipeline.statistics()

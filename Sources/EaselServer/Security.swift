@@ -34,6 +34,11 @@ public struct URLSigner: Sendable {
         return valid
     }
 
+    /// Compares two secrets in time independent of where they differ and of their lengths.
+    static func secretsEqual(_ a: String, _ b: String) -> Bool {
+        constantTimeEqual(Array(SHA256.hash(data: Data(a.utf8))), Array(SHA256.hash(data: Data(b.utf8))))
+    }
+
     static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
         guard a.count == b.count else { return false }
         var difference: UInt8 = 0
@@ -54,15 +59,54 @@ public struct URLSigner: Sendable {
 }
 
 /// Which remote sources may be fetched (checked before the first request and on every redirect
-/// hop): http(s) only, hosts on the allow-list only, and never — after DNS resolution — a
-/// loopback, private, link-local, unspecified, multicast or metadata address, unless the
-/// allow-list names that very address (or `localhost`): a local origin during development.
+/// hop): http(s) only, and then either
+/// - under the http origin the operator configured (same scheme, host, port and path prefix), or
+/// - on an allow-list entry: `host` (ports 80 and 443) or `host:port`;
+/// and never — after DNS resolution — a loopback, private, link-local, unspecified, multicast or
+/// metadata address, unless the URL is under the configured origin or the allow-list entry is
+/// that very address (or `localhost`): a local origin during development.
+///
+/// Known limit: the address is checked on this resolution, and AsyncHTTPClient resolves the name
+/// again to connect; a DNS server that answers differently within that moment (DNS rebinding)
+/// is not caught.
 struct SourcePolicy: Sendable {
-    let allowHosts: Set<String>
-
-    init(allowHosts: [String]) {
-        self.allowHosts = Set(allowHosts.map { $0.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]")) })
+    struct Entry: Hashable, Sendable {
+        let host: String
+        /// nil: the default ports (80, 443).
+        let port: Int?
     }
+
+    let entries: Set<Entry>
+    let origin: URL?
+
+    init(allowHosts: [String], origin: URL?) {
+        var entries = Set<Entry>()
+        for item in allowHosts {
+            let text = item.lowercased().trimmingCharacters(in: .whitespaces)
+            // "host", "host:port", "[v6]", "[v6]:port", or a bare IPv6 address.
+            if text.hasPrefix("["), let close = text.firstIndex(of: "]") {
+                let host = String(text[text.index(after: text.startIndex)..<close])
+                let rest = text[text.index(after: close)...]
+                entries.insert(Entry(host: host, port: rest.hasPrefix(":") ? Int(rest.dropFirst()) : nil))
+            } else if text.filter({ $0 == ":" }).count == 1, let colon = text.firstIndex(of: ":"), let port = Int(text[text.index(after: colon)...]) {
+                entries.insert(Entry(host: String(text[..<colon]), port: port))
+            } else {
+                entries.insert(Entry(host: text, port: nil))
+            }
+        }
+        self.entries = entries
+        self.origin = origin
+    }
+
+    /// True when `url` lies under the configured http origin.
+    func isUnderOrigin(_ url: URL) -> Bool {
+        guard let origin, let host = url.host?.lowercased(), host == origin.host?.lowercased(),
+              url.scheme?.lowercased() == origin.scheme?.lowercased(), Self.port(of: url) == Self.port(of: origin) else { return false }
+        let prefix = origin.path.hasSuffix("/") ? origin.path : origin.path + "/"
+        return origin.path.isEmpty || origin.path == "/" || url.path.hasPrefix(prefix)
+    }
+
+    static func port(of url: URL) -> Int { url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80) }
 
     func check(_ url: URL) async throws(PipelineError) {
         guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
@@ -70,8 +114,12 @@ struct SourcePolicy: Sendable {
             throw .forbiddenURL(url.absoluteString, reason: "not an http(s) URL")
         }
         let host = rawHost.trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
-        guard allowHosts.contains(host) else { throw .forbiddenURL(url.absoluteString, reason: "host \(host) is not allowed") }
-        let explicitlyLocal = host == "localhost" || Self.isIPLiteral(host)
+        let port = Self.port(of: url)
+        let underOrigin = isUnderOrigin(url)
+        let listed = entries.contains(Entry(host: host, port: port)) || ((port == 80 || port == 443) && entries.contains(Entry(host: host, port: nil)))
+        guard underOrigin || listed else { throw .forbiddenURL(url.absoluteString, reason: "host not allowed") }
+        let explicitlyLocal = underOrigin || host == "localhost" || Self.isIPLiteral(host)
+        if explicitlyLocal { return }
         let addresses: [IPAddress]
         do {
             addresses = try await BlockingIOPool.shared.run { try Self.resolve(host) }
@@ -79,8 +127,8 @@ struct SourcePolicy: Sendable {
             throw .network("cannot resolve \(host)")
         }
         guard !addresses.isEmpty else { throw .network("cannot resolve \(host)") }
-        if !explicitlyLocal, let inside = addresses.first(where: \.isInternal) {
-            throw .forbiddenURL(url.absoluteString, reason: "\(host) resolves to an internal address (\(inside))")
+        if addresses.contains(where: \.isInternal) {
+            throw .forbiddenURL(url.absoluteString, reason: "the host resolves to an internal address")
         }
     }
 
@@ -134,9 +182,11 @@ enum IPAddress: Sendable, CustomStringConvertible {
             if b[0..<10].allSatisfy({ $0 == 0 }) && b[10] == 0xFF && b[11] == 0xFF {  // ::ffff:a.b.c.d
                 return IPAddress.v4(Array(b[12..<16])).isInternal
             }
+            if b[0..<12].allSatisfy({ $0 == 0 }) { return true }                        // ::a.b.c.d (IPv4-compatible)
+            if b[0] == 0x20 && b[1] == 0x02 { return IPAddress.v4(Array(b[2..<6])).isInternal }  // 6to4
             return (b[0] & 0xFE) == 0xFC || (b[0] == 0xFE && (b[1] & 0xC0) == 0x80) || b[0] == 0xFF
                 || (b[0] == 0x20 && b[1] == 0x01 && b[2] == 0x0D && b[3] == 0xB8)      // documentation
-                || (b[0] == 0x00 && b[1] == 0x64 && b[2] == 0xFF && b[3] == 0x9B)      // NAT64
+                || (b[0] == 0x00 && b[1] == 0x64 && b[2] == 0xFF && b[3] == 0x9B)      // NAT64 (64:ff9b::/96, 64:ff9b:1::/48)
         }
     }
 

@@ -47,7 +47,8 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
     public var origin: String?
     /// Default: `$XDG_CACHE_HOME/easel/serve` (or `~/.cache/easel/serve`).
     public var cacheDirectory: String?
-    /// Hosts that remote sources may come from (an http origin's host is allowed implicitly).
+    /// Hosts that remote sources (`/images/thumb/https://host/a.jpg`) may come from: `host`
+    /// (ports 80 and 443) or `host:port`. URLs under an http `origin` are always allowed.
     /// Loopback, private, link-local and metadata addresses are refused after DNS resolution
     /// unless the entry is that very address or `localhost` (a local origin in development).
     public var allowHosts: [String] = []
@@ -173,6 +174,7 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
             }
         }
         for key in signingKeys where Data(hex: key) == nil || key.isEmpty { throw .invalidValue(name: "signing key", value: "(not hex)") }
+        if let adminToken, adminToken.count < 16 { throw .invalidValue(name: "admin token", value: "(shorter than 16 characters)") }
         guard signingSalt.isEmpty || Data(hex: signingSalt) != nil else { throw .invalidValue(name: "signing salt", value: "(not hex)") }
         guard maxSourcePixels > 0, maxSourceBytes > 0, downloadTimeout > 0, processingConcurrency > 0, maxQueue >= 0,
               requestTimeout > 0, memoryLimit >= 0, diskLimit > 0, maxAdHocSize > 0 else {

@@ -86,6 +86,10 @@ func signature(_ path: String, key: String = keyA) -> String {
             #expect(again.headers[.eTag] == etag)
             let other = try await get(client, "/images/thumb/cat.jpg", headers: [.ifNoneMatch: "\"nope\""])
             #expect(other.status == .ok)
+            let weak = try await get(client, "/images/thumb/cat.jpg", headers: [.ifNoneMatch: "\"x\", W/" + etag])
+            #expect(weak.status == .notModified, "If-None-Match compares weakly")
+            let refused = try await get(client, "/images/thumb/cat.jpg", headers: [.accept: "image/webp;q=0, image/*"])
+            #expect(refused.headers[.contentType] == "image/jpeg")
 
             let webp = try await get(client, "/images/square/cat.jpg", headers: [.accept: "image/avif,image/webp,*/*"])
             #expect(webp.headers[.contentType] == "image/webp")
@@ -184,7 +188,7 @@ func signature(_ path: String, key: String = keyA) -> String {
             let port = base.port!
             let hostname = ProcessInfo.processInfo.hostName
             #expect(try SourcePolicy.resolve(hostname).allSatisfy(\.isInternal), "the test needs a host name resolving to loopback")
-            try await TestServer { $0.allowHosts = ["127.0.0.1", hostname] }.test { (client: any TestClientProtocol) async throws in
+            try await TestServer { $0.allowHosts = ["127.0.0.1:\(port)", hostname + ":\(port)"] }.test { (client: any TestClientProtocol) async throws in
                 // Named explicitly by address: a local origin in development.
                 #expect(try await get(client, "/images/thumb/http://127.0.0.1:\(port)/cat.jpg").status == .ok)
                 let refused = [
@@ -194,6 +198,7 @@ func signature(_ path: String, key: String = keyA) -> String {
                     "http://169.254.169.254/latest/meta-data/",
                     "http://10.0.0.1/a.jpg",
                     "http://localhost:\(port)/cat.jpg",             // not on the allow-list
+                    "http://127.0.0.1:\(port + 1)/cat.jpg",         // an allowed address, another port
                     "http://127.0.0.1:\(port)/to-metadata",         // a redirect to the metadata address
                 ]
                 for source in refused {
@@ -265,6 +270,7 @@ func signature(_ path: String, key: String = keyA) -> String {
                 _ = await origin.nextRequest()
                 let refused = try await get(client, "/images/thumb/cat.jpg")
                 #expect(refused.status == .tooManyRequests)
+                #expect(refused.headers[.retryAfter] == "1")
                 gate.open()
                 #expect(try await blocked.value == .ok)
                 #expect(try await get(client, "/images/thumb/cat.jpg").status == .ok)
@@ -273,13 +279,14 @@ func signature(_ path: String, key: String = keyA) -> String {
     }
 
     @Test func purgingNeedsTheAdminTokenAndForgetsEveryVariant() async throws {
-        let server = try TestServer { $0.adminToken = "secret-token" }
+        let server = try TestServer { $0.adminToken = "secret-token-0123456789" }
         try await server.test { (client: any TestClientProtocol) async throws in
             #expect(try await get(client, "/images/thumb/cat.jpg").status == .ok)
             #expect(try await get(client, "/images/small/cat.jpg").status == .ok)
             #expect(try await get(client, "/images/cat.jpg", method: .delete).status == .forbidden)
             #expect(try await get(client, "/images/cat.jpg", headers: [.authorization: "Bearer wrong"], method: .delete).status == .forbidden)
-            let purged = try await get(client, "/images/cat.jpg", headers: [.authorization: "Bearer secret-token"], method: .delete)
+            // The image's own URL names the source too.
+            let purged = try await get(client, "/images/thumb/cat.jpg", headers: [.authorization: "bearer secret-token-0123456789"], method: .delete)
             #expect(purged.status == .ok)
             #expect(try await get(client, "/images/thumb/cat.jpg").status == .ok)
             let hits = server.server.metricsSnapshot()
@@ -315,6 +322,9 @@ func signature(_ path: String, key: String = keyA) -> String {
         #expect(throws: ServerConfigurationError.invalidValue(name: "EASEL_PORT", value: "eighty")) {
             try configuration.apply(environment: ["EASEL_PORT": "eighty"])
         }
+        configuration.adminToken = "short"
+        #expect(throws: ServerConfigurationError.invalidValue(name: "admin token", value: "(shorter than 16 characters)")) { try configuration.validate() }
+        configuration.adminToken = nil
         configuration.signingKeys = ["not hex"]
         #expect(throws: ServerConfigurationError.invalidValue(name: "signing key", value: "(not hex)")) { try configuration.validate() }
         try Data("{ nope".utf8).write(to: file)
