@@ -32,6 +32,8 @@ public final class ImageServer: Sendable {
     private let metrics: ServerMetrics
     private let formatsByName: [String: ServerConfiguration.Format]
     private let cacheControl: String
+    /// Per named format, what decides its pixels (part of the encoded cache's keys).
+    private let formatKeys: [String: String]
     private let logger = Logger(label: "easel.server")
 
     /// Where sources come from.
@@ -81,6 +83,7 @@ public final class ImageServer: Sendable {
         for format in configuration.formats { byName[format.name] = format }
         formatsByName = byName
         cacheControl = "public, max-age=\(configuration.maxAge)"
+        formatKeys = byName.mapValues { "\($0.name):\($0.width)x\($0.height),\($0.fit),\($0.output ?? "")" }
     }
 
     /// `Samples/` of the working directory, else of the source tree this binary was built from.
@@ -166,7 +169,7 @@ public final class ImageServer: Sendable {
         }
         let output: OutputType = declared == .png ? .png : (declared == nil || declared == .webp) && accepts ? .webp : declared ?? .jpeg
         // The key needs no URL: a memory hit (the warm path) builds none.
-        let key = "\(Self.processingKey(path))|\(output.rawValue)|\(quality)|" + Self.sourceID(path.source)
+        let key = "\(processingKey(path))|\(output.rawValue)|\(quality)|" + Self.sourceID(path.source)
         let encoded = try await encodedImage(key: key, output: output, quality: quality, connection: context.channel) {
             ImageRequest(url: try self.resolve(path.source), processing: processing)
         }
@@ -275,9 +278,9 @@ public final class ImageServer: Sendable {
 
     /// What decides the pixels: a named format's parameters (so that changing a format in the
     /// configuration never serves old bytes), or the ad-hoc spec.
-    static func processingKey(_ path: ImagePath) -> String {
+    func processingKey(_ path: ImagePath) -> String {
         switch path.processing {
-        case .named(let format): "\(format.name):\(format.width)x\(format.height),\(format.fit),\(format.output ?? "")"
+        case .named(let format): formatKeys[format.name] ?? format.name
         case .adHoc: path.spec
         }
     }
