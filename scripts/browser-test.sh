@@ -18,7 +18,7 @@ work="$(mktemp -d)"
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 "$easel" serve --port "$port" --cache-dir "$work/cache" > "$work/server.log" 2>&1 &
 server=$!
-trap 'kill $server 2>/dev/null; rm -rf "$work"' EXIT
+trap 'kill $server 2>/dev/null || true; rm -rf "$work"' EXIT
 for _ in $(seq 100); do
     curl -sf "http://127.0.0.1:$port/health" >/dev/null && break
     kill -0 $server 2>/dev/null || { cat "$work/server.log" >&2; echo "FAIL: easel serve exited" >&2; exit 1; }

@@ -25,7 +25,7 @@ port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); p
 echo '{"memoryLimit": 268435456}' > "$work/config.json"
 "$easel" serve --port "$port" --cache-dir "$work/cache" --config "$work/config.json" --allow-unsigned-ad-hoc > "$work/server.log" 2>&1 &
 server=$!
-trap 'kill $server 2>/dev/null; rm -rf "$work"' EXIT
+trap 'kill $server 2>/dev/null || true; rm -rf "$work"' EXIT
 for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/health" >/dev/null && break; sleep 0.2; done
 # Peak resident memory (anonymous, file-backed, total), sampled every 0.5 s while wrk runs.
 ( anon=0; file=0; total=0; while kill -0 $server 2>/dev/null; do

@@ -22,7 +22,7 @@ if ! mount -t tmpfs -o size=8m tmpfs "$mountpoint" 2>/dev/null; then
     exit 2
 fi
 log="$(mktemp)"
-trap 'umount "$mountpoint"; rmdir "$mountpoint"; rm -f "$log"' EXIT
+trap 'umount "$mountpoint" || true; rmdir "$mountpoint" || true; rm -f "$log"' EXIT
 
 # 256×256 RGBA entries, chunks of 16 (4 MiB): the second chunk does not fit in 8 MiB, so the
 # table stops growing at 16 entries and replaces its least recently used entry from then on.

@@ -22,7 +22,7 @@ RUNS="${RUNS:-3}"
 PASSES="${PASSES:-5}"
 WORK="$(mktemp -d "${WORK_DIR:-${TMPDIR:-/tmp}}/easel-pipeline-throughput.XXXXXX")"
 SERVER_PID=""
-trap '[ -n "$SERVER_PID" ] && kill $SERVER_PID 2>/dev/null; rm -rf "$WORK"' EXIT
+trap '[ -n "$SERVER_PID" ] && kill $SERVER_PID 2>/dev/null || true; rm -rf "$WORK"' EXIT
 
 if [ "${SKIP_BUILD:-}" != 1 ]; then
     (cd "$ROOT" && nice -n 19 swift build -c release --product easel >&2)

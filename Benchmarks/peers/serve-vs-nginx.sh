@@ -21,7 +21,7 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 easel_port=$(free_port); nginx_port=$(free_port)
 .build/release/easel serve --port "$easel_port" --cache-dir "$work/cache" > "$work/easel.log" 2>&1 &
 easel_pid=$!
-trap 'kill $easel_pid 2>/dev/null; [ -f "$work/nginx.pid" ] && kill $(cat "$work/nginx.pid") 2>/dev/null; rm -rf "$work"' EXIT
+trap 'kill $easel_pid 2>/dev/null || true; [ -f "$work/nginx.pid" ] && kill $(cat "$work/nginx.pid") 2>/dev/null || true; rm -rf "$work"' EXIT
 for _ in $(seq 100); do curl -sf "http://127.0.0.1:$easel_port/health" >/dev/null && break; sleep 0.2; done
 
 # Warm easel and copy its thumbnails (the exact bytes it serves) into nginx's root.
