@@ -42,6 +42,8 @@ let package = Package(
         .target(name: "CPNG", linkerSettings: [.linkedLibrary("png16"), .linkedLibrary("spng")]),
         .target(name: "CWebP", linkerSettings: [.linkedLibrary("webp"), .linkedLibrary("webpdemux")]),
         .target(name: "CGIF", linkerSettings: [.linkedLibrary("gif")]),
+        // glibc allocator tuning for the long-running server (mallopt is a macro-heavy C API).
+        .target(name: "CMalloc"),
         .target(
             name: "EaselCodecs",
             dependencies: ["CJPEG", "CPNG", "CWebP", "CGIF"]
@@ -88,6 +90,7 @@ let package = Package(
             dependencies: [
                 "Easel",
                 "EaselServer",
+                "CMalloc",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Metrics", package: "swift-metrics"),

@@ -39,6 +39,10 @@ public final class ImagePipeline: Sendable {
         public var decodingLimits: DecodingLimits
         /// How processed variants are stored in the disk cache (formats stored in tables are not).
         public var variantEncoding: ImageEncoder.Options
+        /// Among equal priorities, start the most recently requested work first (default: what
+        /// a user scrolled to last) or the oldest (fair: what a server wants, so that no request
+        /// waits behind an endless stream of newer ones).
+        public var newestFirst: Bool
 
         public init(formats: [ImageFormat] = ImageFormat.defaults, cacheDirectory: URL? = nil,
                     memoryCostLimit: Int = MemoryCacheDefaults.costLimit, diskByteLimit: Int = 1 << 30,
@@ -46,7 +50,7 @@ public final class ImagePipeline: Sendable {
                     maximumConcurrentDecodes: Int = ProcessInfo.processInfo.activeProcessorCount,
                     downloadRate: (perSecond: Double, burst: Int)? = (80, 25), httpCaching: HTTPCaching = .respectHeaders,
                     defaultFreshness: Double = 3600, decodingLimits: DecodingLimits = .default,
-                    variantEncoding: ImageEncoder.Options = .jpeg(quality: 90)) {
+                    variantEncoding: ImageEncoder.Options = .jpeg(quality: 90), newestFirst: Bool = true) {
             self.formats = formats
             self.cacheDirectory = cacheDirectory
             self.memoryCostLimit = memoryCostLimit
@@ -59,6 +63,7 @@ public final class ImagePipeline: Sendable {
             self.defaultFreshness = defaultFreshness
             self.decodingLimits = decodingLimits
             self.variantEncoding = variantEncoding
+            self.newestFirst = newestFirst
         }
     }
 
@@ -115,10 +120,13 @@ public final class ImagePipeline: Sendable {
         self.tables = tables
         let metrics = PipelineMetrics()
         self.metrics = metrics
-        downloads = WorkQueue(limit: configuration.maximumConcurrentDownloads, rate: configuration.downloadRate) { waited in
+        downloads = WorkQueue(limit: configuration.maximumConcurrentDownloads, rate: configuration.downloadRate,
+                              newestFirst: configuration.newestFirst) { waited in
             metrics.stage(.queue, took: waited)
         }
-        decodes = WorkQueue(limit: configuration.maximumConcurrentDecodes) { waited in metrics.stage(.queue, took: waited) }
+        decodes = WorkQueue(limit: configuration.maximumConcurrentDecodes, newestFirst: configuration.newestFirst) { waited in
+            metrics.stage(.queue, took: waited)
+        }
     }
 
     /// Forgets everything made from the original of `request`: the original and every variant

@@ -54,9 +54,14 @@ final class WorkQueue: Sendable {
     /// Told how long each operation waited for its slot.
     private let onWait: (@Sendable (Duration) -> Void)?
 
-    init(limit: Int, rate: (perSecond: Double, burst: Int)? = nil, onWait: (@Sendable (Duration) -> Void)? = nil) {
+    /// Among equal priorities: newest first (true, LIFO) or oldest first.
+    private let newestFirst: Bool
+
+    init(limit: Int, rate: (perSecond: Double, burst: Int)? = nil, newestFirst: Bool = true,
+         onWait: (@Sendable (Duration) -> Void)? = nil) {
         precondition(limit > 0)
         self.limit = limit
+        self.newestFirst = newestFirst
         rateLimiter = rate.map { RateLimiter(perSecond: $0.perSecond, burst: $0.burst) }
         self.onWait = onWait
     }
@@ -116,7 +121,11 @@ final class WorkQueue: Sendable {
 
     private func release() {
         let next = state.withLock { state -> Ticket? in
-            guard let best = state.waiting.max(by: { ($0.value.priority, $0.value.sequence) < ($1.value.priority, $1.value.sequence) }) else {
+            let newestFirst = self.newestFirst
+            guard let best = state.waiting.max(by: { a, b in
+                if a.value.priority != b.value.priority { return a.value.priority < b.value.priority }
+                return newestFirst ? a.value.sequence < b.value.sequence : a.value.sequence > b.value.sequence
+            }) else {
                 state.running -= 1
                 return nil
             }

@@ -72,7 +72,8 @@ public final class ImageServer: Sendable {
             // No download rate limit (a client-side politeness default): a server's limits are
             // its concurrency, its queue and the origin allow-list.
             fetchers: fetchers, maximumConcurrentDecodes: configuration.processingConcurrency, downloadRate: nil,
-            decodingLimits: DecodingLimits(maxPixels: configuration.maxSourcePixels, maxInputBytes: configuration.maxSourceBytes)))
+            decodingLimits: DecodingLimits(maxPixels: configuration.maxSourcePixels, maxInputBytes: configuration.maxSourceBytes),
+            newestFirst: false))  // a server serves in arrival order: nobody starves behind newer requests
         encodedMemory = MemoryCache(configuration: .init(costLimit: configuration.memoryLimit / 2))
         encodedDisk = try DiskCache(directory: cacheDirectory.appendingPathComponent("encoded"),
                                     configuration: .init(byteLimit: configuration.diskLimit / 4))

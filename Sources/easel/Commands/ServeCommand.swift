@@ -1,4 +1,5 @@
 import ArgumentParser
+import CMalloc
 import EaselServer
 import Foundation
 import Hummingbird
@@ -41,6 +42,7 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.allowHosts += allowHost
         if allowUnsignedAdHoc { configuration.allowUnsignedAdHoc = true }
 
+        easel_tune_malloc_for_server()
         let registry = PrometheusCollectorRegistry()
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
         let server: ImageServer
