@@ -9,6 +9,7 @@ import Logging
 import Metrics
 import NIOCore
 import Prometheus
+import Synchronization
 
 /// The image server behind `easel serve`: Hummingbird routes over an `ImagePipeline`.
 ///
@@ -632,7 +633,6 @@ final class ServerMetrics: Sendable {
     let queue: Prometheus.Gauge
     private let memoryBytes: Prometheus.Gauge
     private let diskBytes: Prometheus.Gauge
-    private let hits = Locked<[String: Int]>([:])
 
     static var inProgress: MetricNameDescriptor { MetricNameDescriptor(namespace: "easel", metricName: "requests_in", unitName: "progress",
                                                  helpText: "image requests being made or waiting") }
@@ -644,55 +644,75 @@ final class ServerMetrics: Sendable {
     static var answers: MetricNameDescriptor { MetricNameDescriptor(namespace: "easel", metricName: "answers", unitName: "total",
                                               helpText: "image answers by the tier that had them") }
 
-    init(registry: PrometheusCollectorRegistry) {
-        self.registry = registry
-        queue = registry.makeGauge(descriptor: Self.inProgress, labels: [])
-        memoryBytes = registry.makeGauge(descriptor: Self.cacheBytes, labels: [("store", "memory")])
-        diskBytes = registry.makeGauge(descriptor: Self.cacheBytes, labels: [("store", "disk")])
-    }
+    static let routes = ["gallery", "images", "purge"]
+    static let commonStatuses = [200, 304, 400, 403, 404, 422, 429, 500, 502, 503, 504]
+    static let tiers = ["encoded-memory", "encoded-disk"] + ImageTier.allCases.map(\.rawValue)
 
     private struct RouteStatus: Hashable {
         let route: String
         let status: Int
     }
 
-    /// Instruments by label, made once (the registry's lookups cost more than the updates).
-    private let counters = Locked<[RouteStatus: Prometheus.Counter]>([:])
-    private let answerCounters = Locked<[String: Prometheus.Counter]>([:])
-    private let histograms = Locked<[String: DurationHistogram]>([:])
+    /// A count readable without a lock.
+    private final class Tally: Sendable {
+        let value = Atomic<Int>(0)
+    }
+
+    // Instruments made once, in dictionaries that never change after `init`: the hot path
+    // (a cached image) reads them without taking a lock. Rare labels go to `otherCounters`.
+    private let routeCounters: [RouteStatus: Prometheus.Counter]
+    private let otherCounters = Locked<[RouteStatus: Prometheus.Counter]>([:])
+    private let histograms: [String: DurationHistogram]
+    private let answerCounters: [String: (counter: Prometheus.Counter, tally: Tally)]
+
+    init(registry: PrometheusCollectorRegistry) {
+        self.registry = registry
+        queue = registry.makeGauge(descriptor: Self.inProgress, labels: [])
+        memoryBytes = registry.makeGauge(descriptor: Self.cacheBytes, labels: [("store", "memory")])
+        diskBytes = registry.makeGauge(descriptor: Self.cacheBytes, labels: [("store", "disk")])
+        var routeCounters: [RouteStatus: Prometheus.Counter] = [:]
+        var histograms: [String: DurationHistogram] = [:]
+        for route in Self.routes {
+            for status in Self.commonStatuses {
+                routeCounters[RouteStatus(route: route, status: status)] =
+                    registry.makeCounter(descriptor: Self.requests, labels: [("route", route), ("status", String(status))])
+            }
+            histograms[route] = registry.makeDurationHistogram(
+                descriptor: Self.durations, labels: [("route", route)],
+                buckets: [.milliseconds(1), .milliseconds(5), .milliseconds(20), .milliseconds(100), .milliseconds(500), .seconds(2), .seconds(10)])
+        }
+        self.routeCounters = routeCounters
+        self.histograms = histograms
+        var answerCounters: [String: (counter: Prometheus.Counter, tally: Tally)] = [:]
+        for tier in Self.tiers {
+            answerCounters[tier] = (registry.makeCounter(descriptor: Self.answers, labels: [("tier", tier)]), Tally())
+        }
+        self.answerCounters = answerCounters
+    }
 
     func record(route: String, status: Int, since start: ContinuousClock.Instant) {
         let name = RouteStatus(route: route, status: status)
-        let counter = counters.withLock { counters in
-            if let counter = counters[name] { return counter }
-            let counter = registry.makeCounter(descriptor: Self.requests, labels: [("route", route), ("status", String(status))])
-            counters[name] = counter
-            return counter
+        if let counter = routeCounters[name] {
+            counter.increment()
+        } else {
+            let counter = otherCounters.withLock { counters in
+                if let counter = counters[name] { return counter }
+                let counter = registry.makeCounter(descriptor: Self.requests, labels: [("route", route), ("status", String(status))])
+                counters[name] = counter
+                return counter
+            }
+            counter.increment()
         }
-        counter.increment()
-        let histogram = histograms.withLock { histograms in
-            if let histogram = histograms[route] { return histogram }
-            let histogram = registry.makeDurationHistogram(
-                descriptor: Self.durations, labels: [("route", route)],
-                buckets: [.milliseconds(1), .milliseconds(5), .milliseconds(20), .milliseconds(100), .milliseconds(500), .seconds(2), .seconds(10)])
-            histograms[route] = histogram
-            return histogram
-        }
-        histogram.record(ContinuousClock.now - start)
+        histograms[route]?.record(ContinuousClock.now - start)
     }
 
     func hit(_ tier: String) {
-        hits.withLock { $0[tier, default: 0] += 1 }
-        let answers = answerCounters.withLock { counters in
-            if let counter = counters[tier] { return counter }
-            let counter = registry.makeCounter(descriptor: Self.answers, labels: [("tier", tier)])
-            counters[tier] = counter
-            return counter
-        }
-        answers.increment()
+        guard let answer = answerCounters[tier] else { return }
+        answer.tally.value.add(1, ordering: .relaxed)
+        answer.counter.increment()
     }
 
-    func hitCounts() -> [String: Int] { hits.withLock { $0 } }
+    func hitCounts() -> [String: Int] { answerCounters.mapValues { $0.tally.value.load(ordering: .relaxed) } }
 
     func cacheBytes(memory: Int, disk: Int) {
         memoryBytes.set(Double(memory))
