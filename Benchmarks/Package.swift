@@ -48,6 +48,7 @@ let package = Package(
                 .product(name: "EaselCodecs", package: "easel"),
                 .product(name: "EaselStorage", package: "easel"),
                 .product(name: "Benchmark", package: "benchmark"),
+                "BenchmarkSupport",
             ],
             path: "Benchmarks/TableBenchmarks",
             plugins: [
@@ -62,6 +63,7 @@ let package = Package(
                 .product(name: "EaselCodecs", package: "easel"),
                 .product(name: "EaselStorage", package: "easel"),
                 .product(name: "Benchmark", package: "benchmark"),
+                "BenchmarkSupport",
             ],
             path: "Benchmarks/PipelineBenchmarks",
             plugins: [

@@ -29,12 +29,18 @@ guard arguments.count >= 2, let seed = UInt64(arguments[1]) else {
     exit(2)
 }
 let directory = URL(fileURLWithPath: arguments[0])
-var options: [String: String] = [:]
-var index = 2
-while index + 1 < arguments.count {
-    options[arguments[index]] = arguments[index + 1]
-    index += 2
+/// `--name value` pairs from `arguments[start...]`.
+func parseOptions(_ arguments: [String], from start: Int) -> [String: String] {
+    var options: [String: String] = [:]
+    var index = start
+    while index + 1 < arguments.count {
+        options[arguments[index]] = arguments[index + 1]
+        index += 2
+    }
+    return options
 }
+
+let options = parseOptions(arguments, from: 2)
 let count = options["--count"].flatMap(Int.init) ?? Int.max
 let keySpec = (options["--keys"] ?? "key:64").split(separator: ":")
 let keyPrefix = String(keySpec.first ?? "key")
@@ -91,12 +97,7 @@ func runTableMode(_ arguments: [String]) -> Never {
         say("verified \(verified)")
         exit(0)
     }
-    var options: [String: String] = [:]
-    var index = 3
-    while index + 1 < arguments.count {
-        options[arguments[index]] = arguments[index + 1]
-        index += 2
-    }
+    let options = parseOptions(arguments, from: 3)
     let count = options["--count"].flatMap(Int.init) ?? Int.max
     let entities = UInt64(options["--entities"].flatMap(Int.init) ?? 60)
     var generator = SplitMix64(seed: UInt64(arguments[2]) ?? 1)

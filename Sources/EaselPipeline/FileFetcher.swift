@@ -35,14 +35,7 @@ public struct FileFetcher: ImageFetcher {
     public func fetch(_ request: FetchRequest, into sink: FetchSink) async throws(PipelineError) -> FetchResponse {
         let url = request.url
         let limit = maximumBytes
-        let result: Result<(Data, Double), PipelineError> = await withCheckedContinuation { continuation in
-            BlockingIOPool.shared.submit {
-                continuation.resume(returning: Result { () throws(PipelineError) -> (Data, Double) in
-                    try self.read(url, limit: limit)
-                })
-            }
-        }
-        let (data, modified) = try result.get()
+        let (data, modified) = try await BlockingIOPool.shared.perform { () throws(PipelineError) in try self.read(url, limit: limit) }
         try Task.checkCancellation(orThrow: .cancelled)
         sink.reset()
         sink.expect(data.count)

@@ -42,8 +42,7 @@ public final class HTTPFetcher: ImageFetcher {
         self.configuration = configuration
         var clientConfiguration = HTTPClient.Configuration(
             redirectConfiguration: .disallow,
-            timeout: .init(connect: .nanoseconds(Int64(configuration.connectTimeout.components.seconds) * 1_000_000_000
-                + configuration.connectTimeout.components.attoseconds / 1_000_000_000)),
+            timeout: .init(connect: .nanoseconds(Int64(configuration.connectTimeout.seconds * 1e9))),
             decompression: .enabled(limit: .size(configuration.maximumBytes + 1)))
         clientConfiguration.httpVersion = .automatic
         client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)
@@ -58,28 +57,14 @@ public final class HTTPFetcher: ImageFetcher {
     }
 
     public func fetch(_ request: FetchRequest, into sink: FetchSink) async throws(PipelineError) -> FetchResponse {
-        let deadline = configuration.deadline
-        let seconds = Double(deadline.components.seconds) + Double(deadline.components.attoseconds) / 1e18
-        let outcome: Result<FetchResponse, PipelineError> = await withTaskGroup(of: Result<FetchResponse, PipelineError>?.self) { group in
-            group.addTask {
-                do throws(PipelineError) {
-                    return .success(try await self.download(request, into: sink))
-                } catch {
-                    return .failure(error)
-                }
+        do {
+            return try await withDeadline(configuration.deadline) { () async throws(PipelineError) in
+                try await self.download(request, into: sink)
             }
-            group.addTask {
-                do { try await Task.sleep(for: deadline) } catch { return nil }  // cancelled: the download ended first
-                return .failure(.timedOut(seconds: seconds))
-            }
-            var first: Result<FetchResponse, PipelineError>?
-            while first == nil, let next = await group.next() { first = next }
-            group.cancelAll()
-            return first ?? .failure(.cancelled)
+        } catch {
+            // A download that completed stays complete even if cancellation came just after.
+            throw Task.isCancelled ? .cancelled : error
         }
-        // A download that completed stays complete even if cancellation came just after.
-        if case .failure = outcome, Task.isCancelled { throw .cancelled }
-        return try outcome.get()
     }
 
     private func download(_ request: FetchRequest, into sink: FetchSink) async throws(PipelineError) -> FetchResponse {

@@ -231,6 +231,10 @@ public final class ImagePipeline: Sendable {
         }
     }
 
+    /// Records an encode done on top of the pipeline (the server's answers) with the pipeline's
+    /// stage timers.
+    package func recordEncode(since start: ContinuousClock.Instant) { metrics.stage(.encode, since: start) }
+
     /// Changes the priority of the request `id` while its work waits.
     func setPriority(_ priority: ImageRequest.Priority, id: UInt64) {
         processings.setPriority(waiter: id, priority)
@@ -255,7 +259,7 @@ public final class ImagePipeline: Sendable {
             // The first read of an entry after opening verifies its checksum (reads 256 KiB for a
             // thumbnail): that one goes to the I/O pool.
             let image = table.needsVerification(entityID)
-                ? try? await onPool { () throws(PipelineError) in table.image(for: entityID, sourceID: sourceID) }
+                ? try? await BlockingIOPool.shared.perform { () throws(PipelineError) in table.image(for: entityID, sourceID: sourceID) }
                 : table.image(for: entityID, sourceID: sourceID)
             if let image {
                 return ImageResponse(image: image, tier: .table, sourceInfo: nil)
@@ -308,7 +312,7 @@ public final class ImagePipeline: Sendable {
            let record = try? await disk.data(forKey: "variant|" + variantKey), let (data, freshUntil) = VariantRecord.decode(record) {
             let limits = configuration.decodingLimits
             if let image = try? await decodes.run(priority: handle, { () async throws(PipelineError) -> Bitmap in
-                try await onPool(.decoding) { () throws(PipelineError) -> Bitmap in
+                try await BlockingIOPool.decoding.perform { () throws(PipelineError) -> Bitmap in
                     do { return try ImageDecoder.decode(data, limits: limits) } catch { throw .decoding(error as? CodecError ?? .unknownFormat) }
                 }
             }) {
@@ -332,7 +336,7 @@ public final class ImagePipeline: Sendable {
         let targets: [ImageFormat] = format.map { format in configuration.formats.filter { $0.family == format.family } } ?? []
         let (entityID, sourceID) = Self.entityIDs(request, sourceKey: sourceKey)
         let processed = try await decodes.run(priority: handle) { () async throws(PipelineError) -> Processed in
-            try await onPool(.decoding) { () throws(PipelineError) -> Processed in
+            try await BlockingIOPool.decoding.perform { () throws(PipelineError) -> Processed in
                 try self.decodeAndProcess(original, request: request, targets: targets, name: name,
                                           entityID: entityID, sourceID: sourceID, sourceKey: sourceKey, stores: stores)
             }
@@ -586,16 +590,6 @@ public final class ImagePipeline: Sendable {
             }
         }
     }
-
-    /// Runs blocking work on a pool thread: `.shared` for I/O, `.decoding` for decoding and
-    /// processing (their own threads, so that long decodes never hold up disk reads).
-    private func onPool<T: Sendable>(_ pool: BlockingIOPool = .shared,
-                                     _ body: @escaping @Sendable () throws(PipelineError) -> T) async throws(PipelineError) -> T {
-        let result: Result<T, PipelineError> = await withCheckedContinuation { continuation in
-            pool.submit { continuation.resume(returning: Result(catching: body)) }
-        }
-        return try result.get()
-    }
 }
 
 extension ImageRequest.Processing {
@@ -606,12 +600,13 @@ extension ImageRequest.Processing {
 }
 
 extension BlockingIOPool {
-    /// Threads for decoding and processing, one per core, shared by every pipeline.
+    /// Threads for decoding and processing, one per core, shared by every pipeline (so that
+    /// long decodes never hold up disk reads on `.shared`).
     package static let decoding = BlockingIOPool(threadCount: ProcessInfo.processInfo.activeProcessorCount)
 }
 
 extension Duration {
-    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+    package var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
 }
 
 /// A processed variant in the disk cache: "EVR1", when it stops being fresh (8 bytes, a

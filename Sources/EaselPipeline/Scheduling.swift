@@ -159,8 +159,7 @@ final class RateLimiter: Sendable {
                 let now = ContinuousClock.now
                 let elapsed = now - state.last
                 state.last = now
-                let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-                state.tokens = min(burst, state.tokens + seconds * perSecond)
+                state.tokens = min(burst, state.tokens + elapsed.seconds * perSecond)
                 if state.tokens >= 1 {
                     state.tokens -= 1
                     return 0
@@ -275,4 +274,23 @@ package final class Coalescer<Key: Hashable & Sendable, Value: Sendable>: Sendab
         }
         if let (handle, priority) = change { handle.set(priority) }
     }
+}
+
+/// Runs `body`, failing with `.timedOut` once `limit` has passed (the body is then cancelled).
+package func withDeadline<T: Sendable>(_ limit: Duration,
+                                       _ body: @escaping @Sendable () async throws(PipelineError) -> T) async throws(PipelineError) -> T {
+    let result: Result<T, PipelineError> = await withTaskGroup(of: Result<T, PipelineError>?.self) { group in
+        group.addTask {
+            do throws(PipelineError) { return .success(try await body()) } catch { return .failure(error) }
+        }
+        group.addTask {
+            do { try await Task.sleep(for: limit) } catch { return nil }  // cancelled: the body ended first
+            return .failure(.timedOut(seconds: limit.seconds))
+        }
+        var first: Result<T, PipelineError>?
+        while first == nil, let next = await group.next() { first = next }
+        group.cancelAll()
+        return first ?? .failure(.cancelled)
+    }
+    return try result.get()
 }

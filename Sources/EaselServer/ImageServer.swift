@@ -6,7 +6,6 @@ import EaselTables
 import Foundation
 import Hummingbird
 import Logging
-import Metrics
 import NIOCore
 import Prometheus
 import Synchronization
@@ -341,7 +340,8 @@ public final class ImageServer: Sendable {
     }
 
     private func makeEncoded(key: String, request: ImageRequest, output: OutputType, quality: Int) async -> Result<EncodedImage, PipelineError> {
-        if let stored = try? await encodedDisk.data(forKey: key), let encoded = EncodedImage(stored: stored) {
+        if let stored = try? await encodedDisk.data(forKey: key), !stored.isEmpty {
+            let encoded = EncodedImage(data: stored)
             metrics.hit("encoded-disk")
             encodedMemory.set(encoded, forKey: key, cost: encoded.bytes.readableBytes)
             return .success(encoded)
@@ -349,7 +349,7 @@ public final class ImageServer: Sendable {
         let timeout = configuration.requestTimeout
         let response: ImageResponse
         do throws(PipelineError) {
-            response = try await withDeadline(seconds: timeout) { () async throws(PipelineError) -> ImageResponse in
+            response = try await withDeadline(.milliseconds(Int64(timeout * 1000))) { () async throws(PipelineError) -> ImageResponse in
                 try await self.pipeline.image(for: request)
             }
         } catch {
@@ -358,24 +358,21 @@ public final class ImageServer: Sendable {
         metrics.hit(response.tier.rawValue)
         let image = response.image
         let options = output.options(quality: quality)
-        let encoded: EncodedImage
+        let data: Data
         do {
-            encoded = try await BlockingIOPool.decoding.run {
-                let start = ContinuousClock.now
-                let flat = output == .jpeg && !image.isKnownOpaque ? try Flatten().process(image) : image
-                let data = try ImageEncoder.encode(flat, as: options)
-                Metrics.Timer(label: "easel_pipeline_stage_seconds", dimensions: [("stage", "encode")])
-                    .recordNanoseconds(Int64((ContinuousClock.now - start).components.attoseconds / 1_000_000_000
-                        + (ContinuousClock.now - start).components.seconds * 1_000_000_000))
-                return EncodedImage(data: data)
+            let start = ContinuousClock.now
+            data = try await BlockingIOPool.decoding.run {
+                try ImageEncoder.encode(output == .jpeg && !image.isKnownOpaque ? try Flatten().process(image) : image, as: options)
             }
+            pipeline.recordEncode(since: start)
         } catch {
             return .failure(.processing("\(error)"))
         }
+        let encoded = EncodedImage(data: data)
         // Kept as long as clients may keep it: a changed source shows within max-age.
         let expiry = Date().addingTimeInterval(Double(configuration.maxAge))
         encodedMemory.set(encoded, forKey: key, cost: encoded.bytes.readableBytes, expiresAt: expiry)
-        try? await encodedDisk.set(encoded.stored, forKey: key, expiresAt: expiry)
+        try? await encodedDisk.set(data, forKey: key, expiresAt: expiry)
         return .success(encoded)
     }
 
@@ -391,24 +388,6 @@ public final class ImageServer: Sendable {
             once.resume()
         }
         DisconnectWatcher.unwatch(channel, once)
-    }
-
-    /// Runs `body`, failing with `.timedOut` after `seconds` (the request is then cancelled).
-    private func withDeadline<T: Sendable>(seconds: Double, _ body: @escaping @Sendable () async throws(PipelineError) -> T) async throws(PipelineError) -> T {
-        let result: Result<T, PipelineError> = await withTaskGroup(of: Result<T, PipelineError>?.self) { group in
-            group.addTask {
-                do throws(PipelineError) { return .success(try await body()) } catch { return .failure(error) }
-            }
-            group.addTask {
-                do { try await Task.sleep(for: .milliseconds(Int64(seconds * 1000))) } catch { return nil }
-                return .failure(.timedOut(seconds: seconds))
-            }
-            var first: Result<T, PipelineError>?
-            while first == nil, let next = await group.next() { first = next }
-            group.cancelAll()
-            return first ?? .failure(.cancelled)
-        }
-        return try result.get()
     }
 
     /// Bad input is a 4xx with a short reason; only our own failures are 5xx.
@@ -603,12 +582,6 @@ struct EncodedImage: Sendable {
         contentLength = String(data.count)
     }
 
-    init?(stored: Data) {
-        guard !stored.isEmpty else { return nil }
-        self.init(data: stored)
-    }
-
-    var stored: Data { Data(bytes.readableBytesView) }
 }
 
 /// Counts requests being made (not served from memory); refuses past the limit.

@@ -139,7 +139,7 @@ public final class ImageTableCache: Sendable {
         let format = try requireFormat(formatName)
         if let table = tables[formatName] {
             if let image = table.image(for: entity.entityID, sourceID: entity.sourceImageID) { return image }
-        } else if let image = try await onPool({ () throws(ImageTableError) in try self.diskImage(for: entity, format: format) }) {
+        } else if let image = try await pool.perform({ () throws(ImageTableError) in try self.diskImage(for: entity, format: format) }) {
             return image
         }
         if Task.isCancelled { throw .cancelled }
@@ -165,7 +165,7 @@ public final class ImageTableCache: Sendable {
                          processingFamily: Bool = false) async throws(ImageTableError) {
         let format = try requireFormat(formatName)
         let targets = processingFamily ? formats(inFamily: format.family) : [format]
-        let results = try await onPool { () throws(ImageTableError) in try self.produce(targets, from: source, for: entity) }
+        let results = try await pool.perform { () throws(ImageTableError) in try self.produce(targets, from: source, for: entity) }
         if case .failure(let error) = results[formatName] { throw error }
     }
 
@@ -317,7 +317,7 @@ public final class ImageTableCache: Sendable {
                     Set(requests.works[key]?.waiters.values.map(\.formatName) ?? [format.name])
                 }
                 let targets = formats(inFamily: format.family).filter { all || wanted.contains($0.name) }
-                results = try await onPool { () throws(ImageTableError) in try self.produce(targets, from: source, for: entity) }
+                results = try await pool.perform { () throws(ImageTableError) in try self.produce(targets, from: source, for: entity) }
             }
         } catch {
             // Also `.cancelled`: if the provider gave up while requests still wait, they learn it.
@@ -375,7 +375,7 @@ public final class ImageTableCache: Sendable {
             }
         }
         guard let url = entity.sourceImageURL(forFormat: format.name), url.isFileURL else { throw .noSource(format: format.name) }
-        return try await onPool { () throws(ImageTableError) in
+        return try await pool.perform { () throws(ImageTableError) in
             do {
                 return .encoded(try Data(contentsOf: url, options: .mappedIfSafe))
             } catch {
@@ -464,12 +464,6 @@ public final class ImageTableCache: Sendable {
         return .ioError(operation: "disk cache", path: "", errno: EIO)
     }
 
-    private func onPool<T: Sendable>(_ body: @escaping @Sendable () throws(ImageTableError) -> T) async throws(ImageTableError) -> T {
-        let result: Result<T, ImageTableError> = await withCheckedContinuation { continuation in
-            pool.submit { continuation.resume(returning: Result(catching: body)) }
-        }
-        return try result.get()
-    }
 }
 
 /// The id of a waiter, set once it is enqueued (read by the cancellation handler).

@@ -32,22 +32,13 @@ public final class Origin: Sendable {
         public var ifNoneMatch: String? { headers[.ifNoneMatch] }
     }
 
-    public enum Ending: Sendable, Equatable {
-        case completed(path: String, bytes: Int)
-        case aborted(path: String, bytes: Int)
-    }
-
     private let behaviours = Locked<[String: Behaviour]>([:])
     private let seen = Locked<[Seen]>([])
     public let requests: AsyncStream<Seen>
     private let requestContinuation: AsyncStream<Seen>.Continuation
-    /// How streamed bodies ended (gated, zeros and trickle paths).
-    public let endings: AsyncStream<Ending>
-    private let endingContinuation: AsyncStream<Ending>.Continuation
 
     public init() {
         (requests, requestContinuation) = AsyncStream.makeStream()
-        (endings, endingContinuation) = AsyncStream.makeStream()
     }
 
     public func serve(_ path: String, _ behaviour: Behaviour) { behaviours.withLock { $0[path] = behaviour } }
@@ -58,11 +49,6 @@ public final class Origin: Sendable {
     /// Waits for the next request the origin receives.
     public func nextRequest() async -> Seen? {
         for await request in requests { return request }
-        return nil
-    }
-
-    public func nextEnding() async -> Ending? {
-        for await ending in endings { return ending }
         return nil
     }
 
@@ -102,55 +88,28 @@ public final class Origin: Sendable {
                 fields[HTTPField.Name("Content-Range")!] = "bytes \(offset)-\(data.count - 1)/\(data.count)"
                 return Response(status: .partialContent, headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: data[offset...])))
             }
-            let endings = endingContinuation
             return Response(status: .ok, headers: fields, body: ResponseBody(contentLength: data.count) { writer in
-                var sent = 0
-                do {
-                    if first > 0 {
-                        try await writer.write(ByteBuffer(bytes: data.prefix(first)))
-                        sent = first
-                    }
-                    try await gate.wait()
-                    try await writer.write(ByteBuffer(bytes: data.dropFirst(first)))
-                    sent = data.count
-                    try await writer.finish(nil)
-                    endings.yield(.completed(path: path, bytes: sent))
-                } catch {
-                    endings.yield(.aborted(path: path, bytes: sent))
-                    throw error
-                }
+                if first > 0 { try await writer.write(ByteBuffer(bytes: data.prefix(first))) }
+                try await gate.wait()
+                try await writer.write(ByteBuffer(bytes: data.dropFirst(first)))
+                try await writer.finish(nil)
             })
         case .zeros(let count, let declareLength):
-            let endings = endingContinuation
             return Response(status: .ok, body: ResponseBody(contentLength: declareLength ? count : nil) { writer in
                 var sent = 0
                 let chunk = ByteBuffer(repeating: 0, count: 65_536)
-                do {
-                    while sent < count {
-                        let size = min(65_536, count - sent)
-                        try await writer.write(chunk.getSlice(at: 0, length: size)!)
-                        sent += size
-                    }
-                    try await writer.finish(nil)
-                    endings.yield(.completed(path: path, bytes: sent))
-                } catch {
-                    endings.yield(.aborted(path: path, bytes: sent))
-                    throw error
+                while sent < count {
+                    let size = min(65_536, count - sent)
+                    try await writer.write(chunk.getSlice(at: 0, length: size)!)
+                    sent += size
                 }
+                try await writer.finish(nil)
             })
         case .trickle(let interval):
-            let endings = endingContinuation
             return Response(status: .ok, body: ResponseBody { writer in
-                var sent = 0
-                do {
-                    while true {
-                        try await writer.write(ByteBuffer(bytes: [0xFF]))
-                        sent += 1
-                        try await Task.sleep(for: interval)
-                    }
-                } catch {
-                    endings.yield(.aborted(path: path, bytes: sent))
-                    throw error
+                while true {
+                    try await writer.write(ByteBuffer(bytes: [0xFF]))
+                    try await Task.sleep(for: interval)
                 }
             })
         case .redirect(let target):

@@ -1,15 +1,14 @@
 // Pipeline benchmarks: hit latency per tier (memory, image table, disk variant), each next to
 // calling that tier directly, so the pipeline's own overhead shows as the difference.
 import Benchmark
+import BenchmarkSupport
 import EaselCodecs
 import EaselPipeline
 import EaselStorage
 import EaselTables
 import Foundation
 
-let samples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-    .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Samples")
-let source = samples.appendingPathComponent("retina-fundus.jpg")
+let source = samplesDirectory.appendingPathComponent("retina-fundus.jpg")
 
 let formats = [
     ImageFormat(name: "thumb", family: "thumb", width: 256, height: 256, fit: .fill, maximumCount: 100),
@@ -17,18 +16,15 @@ let formats = [
 ]
 
 /// A pipeline over a fresh directory (removed with it), reading the sample files.
-final class Bench: @unchecked Sendable {
-    // @unchecked: set up once, then only read by the benchmark's one task.
-    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("easel-bench-\(UUID().uuidString)")
+final class Bench: Sendable {
+    let scratch = Scratch()
     let pipeline: ImagePipeline
 
     init(memoryCostLimit: Int = 64 << 20) throws {
         pipeline = try ImagePipeline(configuration: .init(
-            formats: formats, cacheDirectory: directory, memoryCostLimit: memoryCostLimit,
-            fetchers: [FileFetcher(root: samples)], downloadRate: nil))
+            formats: formats, cacheDirectory: scratch.url, memoryCostLimit: memoryCostLimit,
+            fetchers: [FileFetcher(root: samplesDirectory)], downloadRate: nil))
     }
-
-    deinit { try? FileManager.default.removeItem(at: directory) }
 }
 
 let benchmarks: @Sendable () -> Void = {
@@ -103,20 +99,15 @@ let benchmarks: @Sendable () -> Void = {
     } setup: {
         let bench = try Bench(memoryCostLimit: 1)
         let image = try await bench.pipeline.image(for: variantRequest).image
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("easel-bench-\(UUID().uuidString)")
-        let cache = try DiskCache(directory: directory)
+        let scratch = Scratch()
+        let cache = try DiskCache(directory: scratch.url)
         try await cache.set(try ImageEncoder.encode(image, as: .jpeg(quality: 90)), forKey: "variant")
-        return DirectDisk(directory: directory, cache: cache)
+        return DirectDisk(scratch: scratch, cache: cache)
     }
 }
 
-final class DirectDisk: @unchecked Sendable {
-    // @unchecked: set up once, then only read by the benchmark's one task.
-    let directory: URL
+/// A disk cache in a scratch directory.
+struct DirectDisk: Sendable {
+    let scratch: Scratch
     let cache: DiskCache
-    init(directory: URL, cache: DiskCache) {
-        self.directory = directory
-        self.cache = cache
-    }
-    deinit { try? FileManager.default.removeItem(at: directory) }
 }

@@ -2,22 +2,13 @@
 // reading and decoding the same thumbnail as a JPEG from the disk cache; opening a table of
 // 10,000 entries; and the cost of inserting next to the cost of making the entry.
 import Benchmark
+import BenchmarkSupport
 import EaselCodecs
 import EaselStorage
 import EaselTables
 import Foundation
 
-let samples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-    .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Samples")
-
 let thumb = ImageFormat(name: "thumb", width: 256, height: 256, fit: .fill, maximumCount: 10_000)
-
-/// A fresh directory under the temporary directory, removed when released.
-final class Scratch: Sendable {
-    let url = FileManager.default.temporaryDirectory.appendingPathComponent("easel-bench-\(UUID().uuidString)")
-    init() { try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true) }
-    deinit { try? FileManager.default.removeItem(at: url) }
-}
 
 func id(_ number: Int) -> UUID {
     var bytes = [UInt8](repeating: 0, count: 16)
@@ -27,20 +18,18 @@ func id(_ number: Int) -> UUID {
 
 /// The 256×256 thumbnail of a sample photo, as pixels and as a q80 JPEG.
 func sampleThumbnail() throws -> (bitmap: Bitmap, jpeg: Data, source: Data) {
-    let source = try Data(contentsOf: samples.appendingPathComponent("retina-fundus.jpg"))
+    let source = try Data(contentsOf: samplesDirectory.appendingPathComponent("retina-fundus.jpg"))
     let bitmap = try thumb.process(try ImageDecoder.decode(source))
     return (bitmap, try ImageEncoder.encode(bitmap, as: .jpeg(quality: 80)), source)
 }
 
-struct RetrievalState: @unchecked Sendable {
-    // @unchecked: the benchmark closure is the only user; ImageTable itself is Sendable.
+struct RetrievalState: Sendable {
     let scratch: Scratch
     let table: ImageTable
     let ids: [UUID]
 }
 
-struct DiskState: @unchecked Sendable {
-    // @unchecked: used by one benchmark thread only; DiskCache itself is Sendable.
+struct DiskState: Sendable {
     let scratch: Scratch
     let cache: DiskCache
     let keys: [String]
@@ -127,12 +116,7 @@ let benchmarks: @Sendable () -> Void = {
             try state.table.setImage(try makeEntry(source), for: id(number), sourceID: id(number))
         }
     } setup: {
-        let scratch = Scratch()
-        let format = ImageFormat(name: "thumb", width: 256, height: 256, fit: .fill, maximumCount: 64)
-        let table = try ImageTable(format: format, directory: scratch.url)
-        let (bitmap, _, _) = try sampleThumbnail()
-        for number in 0..<64 { try table.setImage(bitmap, for: id(1_000_000 + number), sourceID: id(0)) }
-        return RetrievalState(scratch: scratch, table: table, ids: [])
+        try fullTable(firstID: 1_000_000)
     }
 
     Benchmark("ImageTable insert 256x256 RGBA (table full, replaces LRU)", configuration: micro) { (benchmark: Benchmark, state: RetrievalState) in
@@ -144,13 +128,18 @@ let benchmarks: @Sendable () -> Void = {
             try state.table.setImage(bitmap, for: id(number & 127), sourceID: id(0))
         }
     } setup: {
-        let scratch = Scratch()
-        let format = ImageFormat(name: "thumb", width: 256, height: 256, fit: .fill, maximumCount: 64)
-        let table = try ImageTable(format: format, directory: scratch.url)
-        let (bitmap, _, _) = try sampleThumbnail()
-        for number in 0..<64 { try table.setImage(bitmap, for: id(number), sourceID: id(0)) }
-        return RetrievalState(scratch: scratch, table: table, ids: [])
+        try fullTable(firstID: 0)
     }
+}
+
+/// A table of 64 entries that is full, so that every insert replaces its LRU entry.
+func fullTable(firstID: Int) throws -> RetrievalState {
+    let scratch = Scratch()
+    let format = ImageFormat(name: "thumb", width: 256, height: 256, fit: .fill, maximumCount: 64)
+    let table = try ImageTable(format: format, directory: scratch.url)
+    let bitmap = try sampleThumbnail().bitmap
+    for number in 0..<64 { try table.setImage(bitmap, for: id(firstID + number), sourceID: id(0)) }
+    return RetrievalState(scratch: scratch, table: table, ids: [])
 }
 
 /// Decode with shrink-on-load, then the format's processing: what a table insert stores.

@@ -56,6 +56,16 @@ package final class BlockingIOPool: Sendable {
         }
     }
 
+    /// `run` for a body with a typed error: the caller gets that error type back.
+    package func perform<T: Sendable, Failure: Error>(
+        _ body: @escaping @Sendable () throws(Failure) -> T
+    ) async throws(Failure) -> T {
+        let result: Result<T, Failure> = await withCheckedContinuation { continuation in
+            submit { continuation.resume(returning: Result(catching: body)) }
+        }
+        return try result.get()
+    }
+
     /// Enqueues `job` without waiting for it.
     package func submit(_ job: @escaping @Sendable () -> Void) {
         queue.withLock { $0.jobs.append(job) }

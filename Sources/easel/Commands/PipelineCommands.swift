@@ -63,8 +63,7 @@ struct FetchCommand: AsyncParsableCommand {
         let start = ContinuousClock.now
         do {
             let response = try await pipeline.image(for: request)
-            let elapsed = ContinuousClock.now - start
-            let ms = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
+            let ms = (ContinuousClock.now - start).seconds * 1000
             print("\(source): \(response.image.width)×\(response.image.height) from \(response.tier.rawValue) in \(String(format: "%.2f", ms)) ms")
             if let output { try write(response.image, to: output) }
         } catch {
@@ -167,10 +166,7 @@ final class ProgressBar: @unchecked Sendable {
 
     init(total: Int) { self.total = total }
 
-    var elapsed: Double {
-        let duration = ContinuousClock.now - start
-        return Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
-    }
+    var elapsed: Double { (ContinuousClock.now - start).seconds }
 
     func advance(failed: Bool) {
         done += 1
