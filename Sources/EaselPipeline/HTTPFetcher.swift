@@ -3,6 +3,7 @@ import EaselStorage
 import Foundation
 import NIOCore
 import NIOHTTP1
+import NIOHTTPCompression
 
 /// Fetches http and https URLs with AsyncHTTPClient, within limits:
 /// - `connectTimeout` to open a connection, `deadline` for the whole download (head and body);
@@ -150,7 +151,7 @@ public final class HTTPFetcher: ImageFetcher {
             } catch {
                 // AsyncHTTPClient's own decompression limit (set just past ours) ends a
                 // compressed body that inflates past the limit.
-                if String(reflecting: type(of: error)).contains("DecompressionError") {
+                if error is NIOHTTPDecompression.DecompressionError {
                     throw .tooLarge(limit: limit, received: sink.count, declared: nil)
                 }
                 throw Task.isCancelled ? .cancelled : .network("\(error)")
