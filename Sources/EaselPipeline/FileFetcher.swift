@@ -28,8 +28,14 @@ public struct FileFetcher: ImageFetcher {
         let path = url.path
         guard !path.split(separator: "/").contains("..") else { return nil }
         guard let resolved = Self.realPath(path) else { return nil }
+        return isInsideRoot(resolved) ? resolved : nil
+    }
+
+    /// Compares bytes, not characters: `String.hasPrefix` treats canonically equivalent
+    /// Unicode forms (NFC `café`, NFD `café`) as equal, and they are different directories.
+    func isInsideRoot(_ resolved: String) -> Bool {
         let prefix = resolvedRoot.hasSuffix("/") ? resolvedRoot : resolvedRoot + "/"
-        return resolved.hasPrefix(prefix) ? resolved : nil
+        return resolved.utf8.starts(with: prefix.utf8)
     }
 
     public func fetch(_ request: FetchRequest, into sink: FetchSink) async throws(PipelineError) -> FetchResponse {
@@ -52,8 +58,7 @@ public struct FileFetcher: ImageFetcher {
         guard fd >= 0 else { throw .fileNotFound(url.path) }
         let handle = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
         if let opened = Self.realPath("/proc/self/fd/\(fd)") {
-            let prefix = resolvedRoot.hasSuffix("/") ? resolvedRoot : resolvedRoot + "/"
-            guard opened.hasPrefix(prefix) else { throw .fileNotFound(url.path) }
+            guard isInsideRoot(opened) else { throw .fileNotFound(url.path) }
         }
         var info = stat()
         guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { throw .fileNotFound(url.path) }

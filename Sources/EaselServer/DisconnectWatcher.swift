@@ -57,8 +57,14 @@ final class DisconnectWatcher: ChannelInboundHandler, RemovableChannelHandler, @
 }
 
 extension ImageServer {
-    /// HTTP/1.1 with a `DisconnectWatcher` on every connection.
-    public static var httpServer: HTTPServerBuilder {
-        .http1(configuration: .init(additionalChannelHandlers: [DisconnectWatcher()]))
+    /// HTTP/1.1 with a `DisconnectWatcher` on every connection, the idle timeout, and the
+    /// connection cap (`ConnectionGuard`).
+    public func httpServer() -> HTTPServerBuilder {
+        let configuration = HTTP1Channel.Configuration(additionalChannelHandlers: [DisconnectWatcher()],
+                                                       idleTimeout: .milliseconds(Int64(self.configuration.idleTimeout * 1000)))
+        let registry = connections
+        return HTTPServerBuilder { responder in
+            GuardedHTTP1Channel(inner: HTTP1Channel(responder: responder, configuration: configuration), registry: registry)
+        }
     }
 }

@@ -25,11 +25,14 @@ public final class ImageServer: Sendable {
     let origin: Origin
     let signer: URLSigner
     let registry: PrometheusCollectorRegistry
-    private let encodedMemory: MemoryCache<String, EncodedImage>
-    private let encodedDisk: DiskCache
+    let encodedMemory: MemoryCache<String, EncodedImage>
+    let encodedDisk: DiskCache
     private let encodes = Coalescer<String, EncodedImage>()
-    private let admission: Admission
-    private let metrics: ServerMetrics
+    let admission: Admission
+    let metrics: ServerMetrics
+    /// Open connections, capped (see `ConnectionGuard`).
+    let connections: ConnectionRegistry
+    let galleryListing: GalleryListing
     private let formatsByName: [String: ServerConfiguration.Format]
     private let cacheControl: String
     /// Per named format, what decides its pixels (part of the encoded cache's keys).
@@ -85,6 +88,11 @@ public final class ImageServer: Sendable {
         formatsByName = byName
         cacheControl = "public, max-age=\(configuration.maxAge)"
         formatKeys = byName.mapValues { "\($0.name):\($0.width)x\($0.height),\($0.fit),\($0.output ?? "")" }
+        // As servers do at start: the soft descriptor limit up to the hard one, then the
+        // connection cap below it.
+        Platform.raiseOpenFileLimit()
+        connections = ConnectionRegistry(limit: ConnectionRegistry.limit(configured: configuration.maxConnections))
+        if case .directory(let root) = origin { galleryListing = GalleryListing(root: root) } else { galleryListing = GalleryListing(root: nil) }
     }
 
     /// `Samples/` of the working directory, else of the source tree this binary was built from.
@@ -105,8 +113,9 @@ public final class ImageServer: Sendable {
 
     public func router() -> Router<EaselRequestContext> {
         let router = Router(context: EaselRequestContext.self)
+        router.add(middleware: NoSniffMiddleware())
         router.get("/") { request, _ in try await self.timed("gallery") { try await self.gallery(request) } }
-        router.get("/health") { _, _ in Response(status: .ok, headers: [.contentType: "text/plain"], body: .init(byteBuffer: ByteBuffer(string: "ok\n"))) }
+        router.get("/health") { _, _ in Response(status: .ok, headers: [.contentType: "text/plain; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: "ok\n"))) }
         router.get("/metrics") { _, _ in try await self.metricsPage() }
         router.get("/images/**") { request, context in try await self.timed("images") { try await self.image(request, context, head: false) } }
         router.head("/images/**") { request, context in try await self.timed("images") { try await self.image(request, context, head: true) } }
@@ -120,6 +129,10 @@ public final class ImageServer: Sendable {
         let response: Response
         do {
             response = try await body()
+        } catch is ClientGone {
+            // Nobody will read an answer: counted on its own, never as a server error.
+            metrics.record(route: route, status: ClientGone.status, since: start)
+            return Self.text(.init(code: ClientGone.status, reasonPhrase: "Client Closed Request"), "the client left")
         } catch let error as HTTPError {
             var text = Self.text(error.status, error.body ?? error.status.reasonPhrase)
             for field in error.headers { text.headers.append(field) }
@@ -162,7 +175,7 @@ public final class ImageServer: Sendable {
             if !signed, !configuration.allowUnsignedAdHoc { throw HTTPError(.forbidden, message: "missing or bad signature") }
         }
         // Output: the format's, or WebP when the client takes it (JPEG otherwise).
-        let accepts = request.headers[.accept].map(Self.acceptsWebP) ?? false
+        let accepts = request.headers[.accept].map { AcceptHeader($0).explicitlyAccepts("image/webp") } ?? false
         let (processing, quality, declared): (ImageRequest.Processing, Int, OutputType?) = switch path.processing {
         case .named(let format): (.format(format.name), format.quality ?? 82, format.output.flatMap(OutputType.init(rawValue:)))
         case .adHoc(let width, let height, let fit, let quality, let output):
@@ -205,7 +218,11 @@ public final class ImageServer: Sendable {
         }
         let decoded = rest.contains("%") ? String(rest).removingPercentEncoding ?? "" : String(rest)
         if decoded.lowercased().hasPrefix("http://") || decoded.lowercased().hasPrefix("https://") {
-            guard let url = URL(string: decoded), url.host != nil else { throw HTTPError(.notFound, message: "no such image") }
+            // Dot segments (`..`, also percent-encoded) are resolved here, so that the policy
+            // checks, and the fetcher requests, the URL an origin server would serve.
+            guard let url = URL(string: decoded).flatMap(SourcePolicy.removingDotSegments), url.host != nil else {
+                throw HTTPError(.notFound, message: "no such image")
+            }
             return (spec, .remote(url))
         }
         return (spec, .path(try decodedSegments(rest.split(separator: "/", omittingEmptySubsequences: false))))
@@ -214,15 +231,6 @@ public final class ImageServer: Sendable {
     enum Source {
         case path([String])
         case remote(URL)
-    }
-
-    /// True when `Accept` lists image/webp (or image/*) without q=0.
-    static func acceptsWebP(_ accept: String) -> Bool {
-        accept.split(separator: ",").contains { item in
-            let parts = item.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
-            guard parts.first == "image/webp" else { return false }
-            return !parts.dropFirst().contains { $0.replacingOccurrences(of: " ", with: "").hasPrefix("q=0") && !$0.contains("q=0.") }
-        }
     }
 
     /// Percent-decoded path segments; `..`, `.`, empty segments, NUL and `/` inside a segment
@@ -263,6 +271,9 @@ public final class ImageServer: Sendable {
         let limit = configuration.maxAdHocSize
         guard let width, let height, (1...limit).contains(width), (1...limit).contains(height) else {
             throw HTTPError(.badRequest, message: "w and h are 1–\(limit)")
+        }
+        guard width * height <= configuration.maxOutputPixels else {
+            throw HTTPError(.badRequest, message: "w × h is at most \(configuration.maxOutputPixels) pixels")
         }
         return ImagePath(processing: .adHoc(width: width, height: height, fit: fit, quality: quality, output: output), source: source, spec: spec)
     }
@@ -311,7 +322,7 @@ public final class ImageServer: Sendable {
         }
         metrics.queue.set(Double(admission.count))
         let waiter = pipeline.nextID()
-        let result = await withTaskGroup(of: Result<EncodedImage, PipelineError>?.self) { group in
+        let result: Result<EncodedImage, PipelineError>? = await withTaskGroup(of: Result<EncodedImage, PipelineError>?.self) { group in
             group.addTask {
                 await self.encodes.value(for: key, waiter: waiter, priority: .normal) { _ in
                     await self.makeEncoded(key: key, request: request, output: output, quality: quality)
@@ -322,20 +333,23 @@ public final class ImageServer: Sendable {
                 return nil
             }
             var first: Result<EncodedImage, PipelineError>?
+            var gone = false
             while first == nil, let next = await group.next() {
                 guard let next else {
                     // The client is gone: stop waiting (cancels this request's share of the work).
+                    gone = true
                     group.cancelAll()
                     continue
                 }
                 first = next
             }
             group.cancelAll()
-            return first ?? .failure(.cancelled)
+            return gone ? nil : first ?? .failure(.cancelled)
         }
         switch result {
         case .success(let encoded): return encoded
         case .failure(let error): throw Self.httpError(error)
+        case nil: throw ClientGone()
         }
     }
 
@@ -433,262 +447,5 @@ public final class ImageServer: Sendable {
             for entry in entries where entry.key.hasSuffix(suffix) { try? await encodedDisk.removeValue(forKey: entry.key) }
         }
         return Self.text(.ok, "purged")
-    }
-
-    // MARK: Gallery and metrics
-
-    /// Answers per tier so far (for the gallery and tests).
-    func metricsSnapshot() -> [String: Int] { metrics.hitCounts() }
-
-    /// The image files of the file origin, sorted.
-    func galleryImages() -> [String] {
-        guard case .directory(let root) = origin,
-              let names = try? FileManager.default.contentsOfDirectory(atPath: root.path) else { return [] }
-        let extensions: Set<String> = ["jpg", "jpeg", "png", "webp", "gif"]
-        return names.filter { extensions.contains(URL(fileURLWithPath: $0).pathExtension.lowercased()) }.sorted()
-    }
-
-    private func gallery(_ request: Request) async throws -> Response {
-        let names = try await BlockingIOPool.shared.run { self.galleryImages() }
-        let small = configuration.formats.count > 1 ? configuration.formats[1].name : configuration.formats[0].name
-        let thumb = configuration.formats[0].name
-        let stats = await pipeline.statistics()
-        let hits = metrics.hitCounts()
-        func link(_ format: String, _ name: String) -> String {
-            let path = "/images/\(format)/" + (name.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? name)
-            guard configuration.signNamedFormats, signer.isEnabled else { return path }
-            return path + "?s=" + signer.signature(path: path)
-        }
-        var html = """
-        <!doctype html>
-        <html lang="en"><head><meta charset="utf-8"><title>Easel</title>
-        <style>
-        body { font: 15px system-ui, sans-serif; margin: 2em; background: #fafafa; color: #222 }
-        .grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(200px, 1fr)); gap: 1em }
-        figure { margin: 0; background: #fff; padding: .5em; border-radius: 6px; box-shadow: 0 1px 3px #0002 }
-        figure img { width: 100%; height: 180px; object-fit: contain; display: block }
-        figcaption { font-size: 13px; margin-top: .3em; word-break: break-all }
-        table { border-collapse: collapse; margin-top: 2em } td, th { padding: .2em .8em; text-align: left; border-bottom: 1px solid #ddd }
-        </style></head>
-        <body><h1>Easel</h1>
-        <p>\(names.count) images from the origin, as <code>\(Self.escape(thumb))</code> thumbnails made by this server; each links to <code>\(Self.escape(small))</code>.</p>
-        <div class="grid">
-
-        """
-        for name in names {
-            html += """
-            <figure><a href="\(Self.escape(link(small, name)))"><img src="\(Self.escape(link(thumb, name)))" alt="\(Self.escape(name))"></a>\
-            <figcaption>\(Self.escape(name))</figcaption></figure>
-
-            """
-        }
-        html += """
-        </div>
-        <h2>Caches</h2>
-        <table><tr><th>tier</th><th>answers</th></tr>
-        \(Self.tierLabels.map { "<tr><td>\($0.label)</td><td>\(hits[$0.key] ?? 0)</td></tr>" }.joined(separator: "\n"))
-        </table>
-        <table><tr><th>store</th><th>size</th></tr>
-        <tr><td>memory (decoded)</td><td>\(Self.bytes(stats.memoryBytes))</td></tr>
-        <tr><td>memory (encoded)</td><td>\(Self.bytes(encodedMemory.totalCost))</td></tr>
-        <tr><td>disk (originals and variants)</td><td>\(Self.bytes(stats.diskBytes)) in \(stats.diskEntries) entries</td></tr>
-        \(stats.tableEntries.sorted { $0.key < $1.key }.map { "<tr><td>table \(Self.escape($0.key))</td><td>\($0.value) entries</td></tr>" }.joined(separator: "\n"))
-        </table>
-        <script>
-        // For the browser test: how many thumbnails loaded (natural width > 0).
-        window.addEventListener("load", () => {
-          const images = [...document.querySelectorAll(".grid img")];
-          document.body.dataset.thumbnails = images.filter(i => i.complete && i.naturalWidth > 0).length + "/" + images.length;
-        });
-        </script>
-        </body></html>
-
-        """
-        return Response(status: .ok, headers: [.contentType: "text/html; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: html)))
-    }
-
-    static let tierLabels: [(key: String, label: String)] = [
-        ("encoded-memory", "memory (encoded bytes)"), ("encoded-disk", "disk (encoded bytes)"), ("memory", "memory (decoded)"),
-        ("table", "image table"), ("diskVariant", "disk (processed variant)"), ("diskOriginal", "disk (original)"),
-        ("network", "origin (fetched and processed)"),
-    ]
-
-    static func escape(_ text: String) -> String {
-        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
-            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
-    }
-
-    static func bytes(_ count: Int) -> String {
-        count >= 1 << 20 ? String(format: "%.1f MiB", Double(count) / 1_048_576) : String(format: "%.1f KiB", Double(count) / 1024)
-    }
-
-    private func metricsPage() async throws -> Response {
-        let stats = await pipeline.statistics()
-        metrics.cacheBytes(memory: stats.memoryBytes + encodedMemory.totalCost, disk: stats.diskBytes + (await encodedDisk.currentByteCount()))
-        metrics.queue.set(Double(admission.count))
-        return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
-                        body: .init(byteBuffer: ByteBuffer(bytes: registry.emitToBuffer())))
-    }
-}
-
-/// The request context of the server's routes: Hummingbird's, plus the connection, so that a
-/// request can notice its client leaving.
-public struct EaselRequestContext: RequestContext {
-    public var coreContext: CoreRequestContextStorage
-    public let channel: any Channel
-
-    public init(source: ApplicationRequestContextSource) {
-        coreContext = .init(source: source)
-        channel = source.channel
-    }
-}
-
-/// A continuation resumed exactly once, by whichever comes first.
-final class OnceContinuation: Sendable {
-    private struct State {
-        var continuation: CheckedContinuation<Void, Never>?
-        var done = false
-    }
-    private let state = Locked(State())
-
-    func set(_ continuation: CheckedContinuation<Void, Never>) {
-        let resumeNow = state.withLock { state -> Bool in
-            if state.done { return true }
-            state.continuation = continuation
-            return false
-        }
-        if resumeNow { continuation.resume() }
-    }
-
-    func resume() {
-        let continuation = state.withLock { state -> CheckedContinuation<Void, Never>? in
-            state.done = true
-            defer { state.continuation = nil }
-            return state.continuation
-        }
-        continuation?.resume()
-    }
-}
-
-/// Encoded bytes ready to send, with their strong ETag.
-struct EncodedImage: Sendable {
-    let bytes: ByteBuffer
-    let etag: String
-    let contentLength: String
-
-    init(data: Data) {
-        bytes = ByteBuffer(bytes: data)
-        etag = "\"" + String(Checksum.compute(data), radix: 16) + "\""
-        contentLength = String(data.count)
-    }
-
-}
-
-/// Counts requests being made (not served from memory); refuses past the limit.
-final class Admission: Sendable {
-    private let current = Locked(0)
-    let limit: Int
-    init(limit: Int) { self.limit = limit }
-    var count: Int { current.withLock { $0 } }
-    func enter() -> Bool {
-        current.withLock { count in
-            guard count < limit else { return false }
-            count += 1
-            return true
-        }
-    }
-    func leave() { current.withLock { $0 -= 1 } }
-}
-
-/// The server's own Prometheus metrics.
-final class ServerMetrics: Sendable {
-    private let registry: PrometheusCollectorRegistry
-    let queue: Prometheus.Gauge
-    private let memoryBytes: Prometheus.Gauge
-    private let diskBytes: Prometheus.Gauge
-
-    static var inProgress: MetricNameDescriptor { MetricNameDescriptor(namespace: "easel", metricName: "requests_in", unitName: "progress",
-                                                 helpText: "image requests being made or waiting") }
-    static var cacheBytes: MetricNameDescriptor { MetricNameDescriptor(namespace: "easel", metricName: "cache", unitName: "bytes", helpText: "bytes in the caches") }
-    static var requests: MetricNameDescriptor { MetricNameDescriptor(namespace: "easel", metricName: "http_requests", unitName: "total",
-                                               helpText: "HTTP requests by route and status") }
-    static var durations: MetricNameDescriptor { MetricNameDescriptor(namespace: "easel", metricName: "http_request_duration", unitName: "seconds",
-                                                helpText: "HTTP request durations") }
-    static var answers: MetricNameDescriptor { MetricNameDescriptor(namespace: "easel", metricName: "answers", unitName: "total",
-                                              helpText: "image answers by the tier that had them") }
-
-    static let routes = ["gallery", "images", "purge"]
-    static let commonStatuses = [200, 304, 400, 403, 404, 422, 429, 500, 502, 503, 504]
-    static let tiers = ["encoded-memory", "encoded-disk"] + ImageTier.allCases.map(\.rawValue)
-
-    private struct RouteStatus: Hashable {
-        let route: String
-        let status: Int
-    }
-
-    /// A count readable without a lock.
-    private final class Tally: Sendable {
-        let value = Atomic<Int>(0)
-    }
-
-    // Instruments made once, in dictionaries that never change after `init`: the hot path
-    // (a cached image) reads them without taking a lock. Rare labels go to `otherCounters`.
-    private let routeCounters: [RouteStatus: Prometheus.Counter]
-    private let otherCounters = Locked<[RouteStatus: Prometheus.Counter]>([:])
-    private let histograms: [String: DurationHistogram]
-    private let answerCounters: [String: (counter: Prometheus.Counter, tally: Tally)]
-
-    init(registry: PrometheusCollectorRegistry) {
-        self.registry = registry
-        queue = registry.makeGauge(descriptor: Self.inProgress, labels: [])
-        memoryBytes = registry.makeGauge(descriptor: Self.cacheBytes, labels: [("store", "memory")])
-        diskBytes = registry.makeGauge(descriptor: Self.cacheBytes, labels: [("store", "disk")])
-        var routeCounters: [RouteStatus: Prometheus.Counter] = [:]
-        var histograms: [String: DurationHistogram] = [:]
-        for route in Self.routes {
-            for status in Self.commonStatuses {
-                routeCounters[RouteStatus(route: route, status: status)] =
-                    registry.makeCounter(descriptor: Self.requests, labels: [("route", route), ("status", String(status))])
-            }
-            histograms[route] = registry.makeDurationHistogram(
-                descriptor: Self.durations, labels: [("route", route)],
-                buckets: [.milliseconds(1), .milliseconds(5), .milliseconds(20), .milliseconds(100), .milliseconds(500), .seconds(2), .seconds(10)])
-        }
-        self.routeCounters = routeCounters
-        self.histograms = histograms
-        var answerCounters: [String: (counter: Prometheus.Counter, tally: Tally)] = [:]
-        for tier in Self.tiers {
-            answerCounters[tier] = (registry.makeCounter(descriptor: Self.answers, labels: [("tier", tier)]), Tally())
-        }
-        self.answerCounters = answerCounters
-    }
-
-    func record(route: String, status: Int, since start: ContinuousClock.Instant) {
-        let name = RouteStatus(route: route, status: status)
-        if let counter = routeCounters[name] {
-            counter.increment()
-        } else {
-            let counter = otherCounters.withLock { counters in
-                if let counter = counters[name] { return counter }
-                let counter = registry.makeCounter(descriptor: Self.requests, labels: [("route", route), ("status", String(status))])
-                counters[name] = counter
-                return counter
-            }
-            counter.increment()
-        }
-        histograms[route]?.record(ContinuousClock.now - start)
-    }
-
-    func hit(_ tier: String) {
-        guard let answer = answerCounters[tier] else { return }
-        answer.tally.value.add(1, ordering: .relaxed)
-        answer.counter.increment()
-    }
-
-    func hitCounts() -> [String: Int] { answerCounters.mapValues { $0.tally.value.load(ordering: .relaxed) } }
-
-    func cacheBytes(memory: Int, disk: Int) {
-        memoryBytes.set(Double(memory))
-        diskBytes.set(Double(disk))
     }
 }

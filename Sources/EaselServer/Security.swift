@@ -98,12 +98,52 @@ struct SourcePolicy: Sendable {
         self.origin = origin
     }
 
-    /// True when `url` lies under the configured http origin.
+    /// True when `url` lies under the configured http origin. Both paths are compared after
+    /// removing dot segments (percent-encoded dots included), byte for byte.
     func isUnderOrigin(_ url: URL) -> Bool {
         guard let origin, let host = url.host?.lowercased(), host == origin.host?.lowercased(),
               url.scheme?.lowercased() == origin.scheme?.lowercased(), Self.port(of: url) == Self.port(of: origin) else { return false }
-        let prefix = origin.path.hasSuffix("/") ? origin.path : origin.path + "/"
-        return origin.path.isEmpty || origin.path == "/" || url.path.hasPrefix(prefix)
+        let base = Self.removeDotSegments(Self.rawPath(origin))
+        if base.isEmpty || base == "/" { return true }
+        let prefix = base.hasSuffix("/") ? base : base + "/"
+        return Self.removeDotSegments(Self.rawPath(url)).utf8.starts(with: prefix.utf8)
+    }
+
+    /// The path as written in the URL, percent-encoding kept (so `%2e%2e` stays visible).
+    static func rawPath(_ url: URL) -> String {
+        URLComponents(url: url, resolvingAgainstBaseURL: false)?.percentEncodedPath ?? url.path
+    }
+
+    /// RFC 3986 §5.2.4 remove_dot_segments, where a segment of dots written with `%2e` counts
+    /// as a dot segment too (origin servers decode it before resolving the path).
+    static func removeDotSegments(_ path: String) -> String {
+        let absolute = path.hasPrefix("/")
+        var output: [Substring] = []
+        let segments = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst(absolute ? 1 : 0)
+        for (index, segment) in segments.enumerated() {
+            let dots = segment.replacingOccurrences(of: "%2e", with: ".", options: .caseInsensitive)
+            let last = index == segments.count - 1
+            if dots == "." {
+                if last { output.append("") }
+            } else if dots == ".." {
+                if !output.isEmpty { output.removeLast() }
+                if last { output.append("") }
+            } else {
+                output.append(segment)
+            }
+        }
+        return (absolute ? "/" : "") + output.joined(separator: "/")
+    }
+
+    /// `url` with its path's dot segments removed; nil when it cannot be rebuilt.
+    static func removingDotSegments(_ url: URL) -> URL? {
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return nil }
+        let path = components.percentEncodedPath
+        guard !path.isEmpty else { return url }
+        let normalized = removeDotSegments(path)
+        if normalized == path { return url }
+        components.percentEncodedPath = normalized
+        return components.url
     }
 
     static func port(of url: URL) -> Int { url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80) }

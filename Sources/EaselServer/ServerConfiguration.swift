@@ -73,16 +73,32 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
     public var processingConcurrency: Int = ProcessInfo.processInfo.activeProcessorCount
     /// Requests allowed to wait beyond those being processed; past it, 429 at once.
     public var maxQueue: Int = 64
-    /// Seconds a request may take before it gets 503.
+    /// Seconds a request may take before it gets 504 (Gateway Timeout).
     public var requestTimeout: Double = 30
     /// Bytes of decoded and encoded images kept in memory.
     public var memoryLimit: Int = 256 << 20
     /// Bytes on disk (originals and variants; tables come on top, sized by the formats).
     public var diskLimit: Int = 2 << 30
-    /// Largest ad-hoc width or height.
+    /// Largest ad-hoc width or height (at most `ServerConfiguration.largestSide`).
     public var maxAdHocSize: Int = 2048
+    /// Largest output in pixels (width × height), for named formats and ad-hoc sizes alike: it
+    /// bounds the memory one request can take whatever the sides.
+    public var maxOutputPixels: Int = 16_777_216
+    /// Seconds a connection may stay without a complete request: keep-alive idlers and
+    /// clients that send their headers slowly (slowloris) are closed after it.
+    public var idleTimeout: Double = 30
+    /// Open connections at most; past it the oldest idle connection is closed to make room.
+    /// The server also keeps 256 file descriptors below its `RLIMIT_NOFILE` for its own files.
+    public var maxConnections: Int = 10_000
+    /// Whether `GET /` shows the gallery (otherwise 404).
+    public var gallery: Bool = true
+    /// Images per gallery page (`/?page=N`).
+    public var galleryPageSize: Int = 100
 
     public init() {}
+
+    /// The largest width or height any output may have.
+    public static let largestSide = 8192
 
     public static let defaultFormats: [Format] = [
         Format(name: "thumb", width: 256, height: 256, fit: "fit", family: "default"),
@@ -93,7 +109,8 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
     enum CodingKeys: String, CodingKey {
         case host, port, origin, cacheDirectory, allowHosts, formats, maxAge, signingKeys, signingSalt, signNamedFormats
         case allowUnsignedAdHoc, adminToken, maxSourcePixels, maxSourceBytes, downloadTimeout, processingConcurrency
-        case maxQueue, requestTimeout, memoryLimit, diskLimit, maxAdHocSize
+        case maxQueue, requestTimeout, memoryLimit, diskLimit, maxAdHocSize, maxOutputPixels, idleTimeout, maxConnections
+        case gallery, galleryPageSize
     }
 
     /// Every key is optional: a file may set only what it changes.
@@ -122,6 +139,11 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         memoryLimit = try value(.memoryLimit, defaults.memoryLimit)
         diskLimit = try value(.diskLimit, defaults.diskLimit)
         maxAdHocSize = try value(.maxAdHocSize, defaults.maxAdHocSize)
+        maxOutputPixels = try value(.maxOutputPixels, defaults.maxOutputPixels)
+        idleTimeout = try value(.idleTimeout, defaults.idleTimeout)
+        maxConnections = try value(.maxConnections, defaults.maxConnections)
+        gallery = try value(.gallery, defaults.gallery)
+        galleryPageSize = try value(.galleryPageSize, defaults.galleryPageSize)
     }
 
     /// Reads a JSON configuration file.
@@ -162,7 +184,8 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
             guard !format.name.isEmpty, !format.name.contains("="), !format.name.contains("/") else {
                 throw .invalidValue(name: "format name", value: format.name)
             }
-            guard (1...8192).contains(format.width), (1...8192).contains(format.height) else {
+            guard (1...Self.largestSide).contains(format.width), (1...Self.largestSide).contains(format.height),
+                  format.width * format.height <= maxOutputPixels else {
                 throw .invalidValue(name: "format \(format.name) size", value: "\(format.width)x\(format.height)")
             }
             guard ResizeMode(rawValue: format.fit) != nil else { throw .invalidValue(name: "format \(format.name) fit", value: format.fit) }
@@ -177,8 +200,15 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         if let adminToken, adminToken.count < 16 { throw .invalidValue(name: "admin token", value: "(shorter than 16 characters)") }
         guard signingSalt.isEmpty || Data(hex: signingSalt) != nil else { throw .invalidValue(name: "signing salt", value: "(not hex)") }
         guard maxSourcePixels > 0, maxSourceBytes > 0, downloadTimeout > 0, processingConcurrency > 0, maxQueue >= 0,
-              requestTimeout > 0, memoryLimit >= 0, diskLimit > 0, maxAdHocSize > 0 else {
+              requestTimeout > 0, memoryLimit >= 0, diskLimit > 0, maxAdHocSize > 0, maxOutputPixels > 0, idleTimeout > 0,
+              maxConnections > 0, galleryPageSize > 0 else {
             throw .invalidValue(name: "limits", value: "every limit must be positive")
+        }
+        guard maxAdHocSize <= Self.largestSide else {
+            throw .invalidValue(name: "maxAdHocSize", value: "\(maxAdHocSize) (at most \(Self.largestSide))")
+        }
+        guard maxOutputPixels <= Self.largestSide * Self.largestSide else {
+            throw .invalidValue(name: "maxOutputPixels", value: "\(maxOutputPixels) (at most \(Self.largestSide * Self.largestSide))")
         }
     }
 

@@ -237,7 +237,7 @@ func signature(_ path: String, key: String = keyA) -> String {
         try await origin.run { base in
             let server = try TestServer { $0.origin = base.absoluteString }
             let events = server.server.pipeline.events()
-            let app = Application(router: server.server.router(), server: ImageServer.httpServer,
+            let app = Application(router: server.server.router(), server: server.server.httpServer(),
                                   configuration: .init(address: .hostname("127.0.0.1", port: 0)))
             try await app.test(.live) { client in
                 let url = "http://127.0.0.1:\(client.port!)/images/thumb/slow.jpg"

@@ -62,3 +62,25 @@ import Foundation
 func systemOpen(_ path: String, _ flags: Int32, _ mode: mode_t = 0) -> Int32 {
     open(path, flags, mode)
 }
+
+/// Process-wide settings a server reads or changes.
+package enum Platform {
+    /// The soft limit on open file descriptors (`RLIMIT_NOFILE`).
+    package static func openFileLimit() -> Int {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 1024 }
+        return Int(clamping: min(limit.rlim_cur, rlim_t(Int32.max)))
+    }
+
+    /// Raises the soft limit on open file descriptors to the hard limit (as servers do at
+    /// start); returns the soft limit in force afterwards.
+    @discardableResult
+    package static func raiseOpenFileLimit() -> Int {
+        var limit = rlimit()
+        if getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max {
+            limit.rlim_cur = limit.rlim_max
+            _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        }
+        return openFileLimit()
+    }
+}

@@ -1,0 +1,156 @@
+import EaselStorage
+import Hummingbird
+import HummingbirdCore
+import Logging
+import NIOCore
+import NIOHTTP1
+import NIOHTTPTypesHTTP1
+import Synchronization
+
+/// Keeps the open connections under a cap, so that idle sockets can never use up the file
+/// descriptors the server needs: when a new connection would pass the cap, the oldest
+/// connection with no request in progress is closed. A client holding thousands of idle sockets
+/// therefore only recycles its own sockets, and a new client (a health check) is still served.
+///
+/// Idle and half-sent requests are closed by Hummingbird's idle timeout
+/// (`ServerConfiguration.idleTimeout`), which counts from the connection's start or its last
+/// response until a complete request head has arrived: a slowloris client trickling header
+/// bytes is closed when it passes.
+final class ConnectionRegistry: Sendable {
+    private struct Entry {
+        let channel: any Channel
+        let activity: ConnectionActivity
+    }
+    private struct State {
+        var entries: [UInt64: Entry] = [:]
+        var next: UInt64 = 0
+        var evicted = 0
+    }
+    private let state = Locked(State())
+    let limit: Int
+
+    init(limit: Int) {
+        precondition(limit > 0)
+        self.limit = limit
+    }
+
+    /// Open connections.
+    var count: Int { state.withLock { $0.entries.count } }
+    /// Connections closed so far to make room for new ones.
+    var evictedCount: Int { state.withLock { $0.evicted } }
+
+    /// Records a new connection; closes the oldest idle ones while the cap is passed.
+    /// - Complexity: O(1), plus O(open connections) when one must be evicted.
+    func register(_ channel: any Channel, activity: ConnectionActivity) -> UInt64 {
+        let (id, victims) = state.withLock { state -> (UInt64, [any Channel]) in
+            state.next += 1
+            state.entries[state.next] = Entry(channel: channel, activity: activity)
+            var victims: [any Channel] = []
+            while state.entries.count > limit {
+                // The oldest connection with no request in progress; never the new one.
+                var oldest: UInt64?
+                for (key, entry) in state.entries where key != state.next && !entry.activity.isBusy && key < (oldest ?? .max) {
+                    oldest = key
+                }
+                guard let oldest, let victim = state.entries.removeValue(forKey: oldest) else { break }
+                state.evicted += 1
+                victims.append(victim.channel)
+            }
+            return (state.next, victims)
+        }
+        for victim in victims { victim.close(promise: nil) }
+        return id
+    }
+
+    func unregister(_ id: UInt64) {
+        let removed = state.withLock { $0.entries.removeValue(forKey: id) }
+        _ = removed  // released outside the lock
+    }
+
+    /// The cap for this process: `configured`, but never closer than `reserve` descriptors to
+    /// the soft `RLIMIT_NOFILE` (files, the disk cache, origin connections need the rest).
+    static func limit(configured: Int, reserve: Int = 256) -> Int {
+        let descriptors = Platform.openFileLimit()
+        return max(16, min(configured, descriptors - reserve))
+    }
+}
+
+/// Requests in progress on one connection (pipelined requests count one each).
+final class ConnectionActivity: Sendable {
+    private let inProgress = Atomic<Int>(0)
+    var isBusy: Bool { inProgress.load(ordering: .relaxed) > 0 }
+    func began() { inProgress.add(1, ordering: .relaxed) }
+    func ended() { inProgress.subtract(1, ordering: .relaxed) }
+}
+
+/// The per-connection half of `ConnectionRegistry`, between NIO's HTTP/1 codec and the
+/// conversion to HTTP types (where the request's version is still known): registers the
+/// connection, tracks its requests, unregisters it when it closes, and answers HTTP/1.0
+/// requests that did not ask for keep-alive (and any request saying `Connection: close`) with
+/// `Connection: close`, closing the connection after the answer.
+///
+/// Not `Sendable`: it lives on its channel's event loop like every channel handler; what other
+/// threads see of it is its `ConnectionActivity` (atomic) and the registry (locked).
+final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias InboundOut = HTTPServerRequestPart
+    typealias OutboundIn = HTTPServerResponsePart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    private let registry: ConnectionRegistry
+    private let activity = ConnectionActivity()
+    /// Per request in arrival order (requests may be pipelined): close after its answer.
+    private var closeAfter: [Bool] = []
+
+    init(registry: ConnectionRegistry) { self.registry = registry }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        let id = registry.register(context.channel, activity: activity)
+        context.channel.closeFuture.whenComplete { [registry] _ in registry.unregister(id) }
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if case .head(let head) = unwrapInboundIn(data) {
+            activity.began()
+            closeAfter.append(!head.isKeepAlive)
+        }
+        context.fireChannelRead(data)
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        switch unwrapOutboundIn(data) {
+        case .head(var head) where closeAfter.first == true:
+            head.headers.replaceOrAdd(name: "connection", value: "close")
+            context.write(wrapOutboundOut(.head(head)), promise: promise)
+        case .end:
+            activity.ended()
+            if !closeAfter.isEmpty, closeAfter.removeFirst() {
+                context.writeAndFlush(data, promise: promise)
+                context.close(promise: nil)
+            } else {
+                context.write(data, promise: promise)
+            }
+        default:
+            context.write(data, promise: promise)
+        }
+    }
+}
+
+/// Hummingbird's HTTP/1 channel with a `ConnectionGuard` in front of its type conversion.
+struct GuardedHTTP1Channel: ServerChildChannel {
+    typealias Value = HTTP1Channel.Value
+    let inner: HTTP1Channel
+    let registry: ConnectionRegistry
+
+    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+        inner.setup(channel: channel, logger: logger).flatMapThrowing { [registry] value in
+            let codec = try channel.pipeline.syncOperations.handler(type: HTTP1ToHTTPServerCodec.self)
+            try channel.pipeline.syncOperations.addHandler(ConnectionGuard(registry: registry), position: .before(codec))
+            return value
+        }
+    }
+
+    func handle(value: Value, logger: Logger) async {
+        await inner.handle(value: value, logger: logger)
+    }
+}

@@ -1,0 +1,72 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#elseif canImport(Musl)
+@preconcurrency import Musl
+#endif
+import Foundation
+
+/// A blocking TCP client socket on loopback, for tests that need what an HTTP client hides:
+/// idle sockets, half-sent requests, HTTP/1.0, reading until the server closes.
+/// Blocking: use it from `BlockingIOPool`, never from the cooperative pool.
+public final class RawSocket: Sendable {
+    public let fd: Int32
+
+    public init(port: Int) throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard result == 0 else {
+            let code = errno
+            close(fd)
+            throw POSIXError(.init(rawValue: code) ?? .EIO)
+        }
+    }
+
+    deinit { close(fd) }
+
+    public func send(_ text: String) throws {
+        let bytes = Array(text.utf8)
+        let sent = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        guard sent == bytes.count else { throw POSIXError(.EPIPE) }
+    }
+
+    /// Closes both directions, as a client that leaves.
+    public func shutdownBoth() { shutdown(fd, Int32(SHUT_RDWR)) }
+
+    /// Reads until the server closes the connection or `deadline` passes; returns what arrived
+    /// and whether the server closed.
+    public func readUntilClosed(within deadline: Duration) -> (text: String, closed: Bool) {
+        let end = ContinuousClock.now + deadline
+        var received = [UInt8]()
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while ContinuousClock.now < end {
+            let left = end - ContinuousClock.now
+            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&poller, 1, Int32(max(1, left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000)))
+            if ready <= 0 { continue }
+            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if count <= 0 { return (String(decoding: received, as: UTF8.self), true) }
+            received += buffer[..<count]
+        }
+        return (String(decoding: received, as: UTF8.self), false)
+    }
+
+    /// Raises this process's soft descriptor limit to at least `count` (up to the hard limit);
+    /// returns the limit in force.
+    public static func allowOpenFiles(_ count: Int) -> Int {
+        var limit = rlimit()
+        getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        if limit.rlim_cur < rlim_t(count) {
+            limit.rlim_cur = min(limit.rlim_max, rlim_t(count))
+            setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        }
+        getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        return Int(limit.rlim_cur)
+    }
+}
