@@ -7,12 +7,16 @@
 # the 256 MiB of caches the configuration allows, plus 384 MiB for the runtime, the requests in
 # flight and allocator slack). File-backed pages (the image tables and the disk cache index,
 # which are mapped) are reported but not counted: the kernel drops them under pressure.
-# Prints throughput, latency, statuses and peak memory.
+# While wrk runs, a second client holds IDLE (default 3000) idle connections open, and /health
+# is probed every second: it must answer every time, with a median under 100 ms and none over
+# 1 s. Socket errors and 5xx fail the run.
+# Prints throughput, latency, statuses, socket errors, /health latencies and peak memory.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DURATION="${DURATION:-60}"
 CONNECTIONS="${CONNECTIONS:-64}"
 LIMIT_MB="${LIMIT_MB:-640}"
+IDLE="${IDLE:-3000}"
 scripts/install-deps.sh
 if ! command -v wrk >/dev/null; then
     apt-get update -q >&2
@@ -36,7 +40,38 @@ for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/health" >/dev/null && b
   done ) &
 sampler=$!
 export EASEL_LOAD_NAMES=$(ls Samples | grep -iE '\.(jpe?g|png)$' | paste -sd, -)
+# Idle sockets held for the whole run, and /health probed once a second (bounded by DURATION).
+python3 - "$port" "$IDLE" "$DURATION" > "$work/idle.txt" 2>&1 <<'PY' &
+import resource, socket, sys, time
+port, count, duration = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, count + 256), hard))
+idle = []
+for _ in range(count):
+    s = socket.socket(); s.settimeout(5); s.connect(("127.0.0.1", port)); idle.append(s)
+times, failures = [], 0
+end = time.monotonic() + max(1, duration - 3)
+while time.monotonic() < end:
+    start = time.monotonic()
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as h:
+            h.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            ok = h.recv(64).startswith(b"HTTP/1.1 200")
+    except OSError:
+        ok = False
+    times.append((time.monotonic() - start) * 1000)
+    failures += 0 if ok else 1
+    time.sleep(1)
+times.sort()
+print(f"idle connections held: {len(idle)}; /health probes: {len(times)}, failed {failures}, "
+      f"median {times[len(times) // 2]:.1f} ms, max {times[-1]:.1f} ms")
+print(f"HEALTH {failures} {times[len(times) // 2]:.1f} {times[-1]:.1f}")
+PY
+idler=$!
 wrk -t 2 -c "$CONNECTIONS" -d "${DURATION}s" --timeout 30s --latency -s scripts/load.lua "http://127.0.0.1:$port" | tee "$work/wrk.txt"
+wait $idler || true
+grep -v '^HEALTH' "$work/idle.txt" || true
+read -r _ health_failures health_median health_max < <(grep '^HEALTH' "$work/idle.txt" || echo "HEALTH ? ? ?")
 alive=yes; kill -0 $server 2>/dev/null || alive=no
 read -r anon_kb file_kb total_kb < "$work/peak"
 peak_mb=$(( anon_kb / 1024 ))
@@ -45,5 +80,10 @@ echo "server alive after the run: $alive; peak resident memory: anonymous ${peak
 fives=$(grep -o '5xx [0-9]*' "$work/wrk.txt" | grep -o '[0-9]*$' || echo "?")
 [ "$alive" = yes ] || { tail -30 "$work/server.log" >&2; echo "FAIL: the server died" >&2; exit 1; }
 [ "$fives" = 0 ] || { tail -30 "$work/server.log" >&2; echo "FAIL: $fives responses were 5xx" >&2; exit 1; }
+socket_errors=$(grep -o 'Socket errors:.*' "$work/wrk.txt" || true)
+[ -z "$socket_errors" ] || { echo "FAIL: wrk saw $socket_errors" >&2; exit 1; }
+[ "$health_failures" = 0 ] || { echo "FAIL: /health failed $health_failures times under $IDLE idle connections" >&2; exit 1; }
+awk -v m="$health_median" -v x="$health_max" 'BEGIN { exit !(m < 100 && x < 1000) }' \
+    || { echo "FAIL: /health median ${health_median} ms (goal < 100), max ${health_max} ms (goal < 1000)" >&2; exit 1; }
 [ "$peak_mb" -le "$LIMIT_MB" ] || { echo "FAIL: peak memory ${peak_mb} MB over ${LIMIT_MB} MB" >&2; exit 1; }
 echo "load: OK"

@@ -11,6 +11,8 @@ public protocol ImageFetcher: Sendable {
     /// Whether originals it fetches are worth a copy in the disk cache (default true; false for
     /// local files, which are already on disk).
     var cachesOriginals: Bool { get }
+    /// The tier its answers are reported as (default `.network`; `.file` for local files).
+    var tier: ImageTier { get }
     /// Fetches `request.url`, appending the body to `sink` as it arrives. Bytes already in the
     /// sink stay there when the task is cancelled (suspended downloads resume from them).
     func fetch(_ request: FetchRequest, into sink: FetchSink) async throws(PipelineError) -> FetchResponse
@@ -19,6 +21,7 @@ public protocol ImageFetcher: Sendable {
 extension ImageFetcher {
     public func cacheKey(for url: URL) -> String { url.absoluteString }
     public var cachesOriginals: Bool { true }
+    public var tier: ImageTier { .network }
 }
 
 /// What to fetch.

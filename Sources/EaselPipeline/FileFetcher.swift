@@ -21,6 +21,8 @@ public struct FileFetcher: ImageFetcher {
     /// table entries are still cached).
     public var cachesOriginals: Bool { false }
 
+    public var tier: ImageTier { .file }
+
     public func cacheKey(for url: URL) -> String { "file://" + url.standardizedFileURL.path }
 
     /// The file for `url` when it lies inside the root (after resolving symbolic links).

@@ -9,7 +9,7 @@ import Logging
 /// ```swift
 /// let pipeline = try ImagePipeline(configuration: .init(cacheDirectory: cacheDir))
 /// let response = try await pipeline.image(for: ImageRequest(url: url, format: "thumb"))
-/// print(response.tier)   // .memory, .table, .diskVariant, .diskOriginal or .network
+/// print(response.tier)   // .memory, .table, .diskVariant, .diskOriginal, .network or .file
 /// ```
 ///
 /// A request travels memory → image table → disk (processed variant) → disk (original) →
@@ -105,7 +105,7 @@ public final class ImagePipeline: Sendable {
                 disk = try DiskCache(directory: directory.appendingPathComponent("disk"),
                                      configuration: .init(byteLimit: configuration.diskByteLimit))
             } catch {
-                throw .storage("\(error)")
+                throw .diskCache(error)
             }
             for format in configuration.formats where format.storage == .table {
                 do {
@@ -145,7 +145,7 @@ public final class ImagePipeline: Sendable {
                 try await disk.removeValue(forKey: entry.key)
             }
         } catch {
-            throw .storage("\(error)")
+            throw .diskCache(error)
         }
     }
 
@@ -161,6 +161,16 @@ public final class ImagePipeline: Sendable {
         for fetcher in configuration.fetchers {
             if let http = fetcher as? HTTPFetcher { try? await http.shutdown() }
         }
+    }
+
+    /// Closes the fetchers' connections and the image tables: their file locks are released
+    /// before this returns, so a new pipeline on the same cache directory opens at once (with
+    /// the last reference dropped instead, a table stays locked until its deinit runs). Later
+    /// requests still work from memory, disk and fetchers, but no longer read or fill tables.
+    public func close() async {
+        await shutdown()
+        let tables = self.tables
+        _ = try? await BlockingIOPool.shared.run { for table in tables.values { table.close() } }
     }
 
     public func format(named name: String) -> ImageFormat? { formatsByName[name] }
@@ -464,7 +474,7 @@ public final class ImagePipeline: Sendable {
             && fetcher?.cachesOriginals ?? true
         let until = metadata.forbidsStoring && configuration.httpCaching == .respectHeaders ? Date() : freshUntil(metadata)
         // Stored once it has decoded: a corrupt body is never cached.
-        return Original(data: data, metadata: metadata, tier: .network, freshUntil: until,
+        return Original(data: data, metadata: metadata, tier: fetcher?.tier ?? .network, freshUntil: until,
                         pendingStore: storable && disk != nil ? OnceFlag() : nil,
                         cacheable: configuration.httpCaching == .aggressive || !metadata.forbidsStoring)
     }

@@ -128,8 +128,10 @@ public enum ImageTier: String, Sendable, Hashable, CaseIterable {
     case diskVariant
     /// The original's bytes in the disk cache (then decoded and processed).
     case diskOriginal
-    /// The fetcher (origin), then decoded and processed.
+    /// A remote fetcher (the origin), then decoded and processed.
     case network
+    /// A local file (`FileFetcher`), then decoded and processed.
+    case file
 }
 
 /// A delivered image.

@@ -32,8 +32,9 @@ public enum PipelineError: Error, Sendable, Equatable, CustomStringConvertible {
     case decoding(CodecError)
     /// A processor failed.
     case processing(String)
-    /// A cache tier failed.
-    case storage(String)
+    /// A cache tier failed: match the underlying error, e.g.
+    /// `.storage(.imageTable(.inUseByAnotherProcess))`.
+    case storage(StorageFailure)
     /// Every requester of the work cancelled.
     case cancelled
 
@@ -64,7 +65,26 @@ public enum PipelineError: Error, Sendable, Equatable, CustomStringConvertible {
         case .cancelled: self = .cancelled
         case .decodingFailed(_, let codec): self = .decoding(codec)
         case .unknownFormat(let name): self = .unknownFormat(name)
-        default: self = .storage(error.description)
+        case .diskCacheFailed(let error): self = .storage(.diskCache(error))
+        default: self = .storage(.imageTable(error))
+        }
+    }
+
+    /// A failure of the disk cache (its calls are untyped `throws`; they throw `DiskCacheError`).
+    static func diskCache(_ error: any Error) -> PipelineError {
+        .storage(.diskCache(error as? DiskCacheError ?? .index(message: "\(error)")))
+    }
+}
+
+/// Why a cache tier failed, typed by the store it came from.
+public enum StorageFailure: Error, Sendable, Equatable, CustomStringConvertible {
+    case diskCache(DiskCacheError)
+    case imageTable(ImageTableError)
+
+    public var description: String {
+        switch self {
+        case .diskCache(let error): "\(error)"
+        case .imageTable(let error): "\(error)"
         }
     }
 }

@@ -89,7 +89,7 @@ extension ImageServer {
     static let tierLabels: [(key: String, label: String)] = [
         ("encoded-memory", "memory (encoded bytes)"), ("encoded-disk", "disk (encoded bytes)"), ("memory", "memory (decoded)"),
         ("table", "image table"), ("diskVariant", "disk (processed variant)"), ("diskOriginal", "disk (original)"),
-        ("network", "origin (fetched and processed)"),
+        ("network", "origin (fetched and processed)"), ("file", "origin files (read and processed)"),
     ]
 
     static func escape(_ text: String) -> String {

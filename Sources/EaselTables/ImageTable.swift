@@ -84,7 +84,9 @@ package struct SystemTableFileOperations: TableFileOperations {
 ///   read of an entry after opening, which reads its pixels to verify the checksum.
 public final class ImageTable: BitmapMemoryOwner, @unchecked Sendable {
     // `@unchecked Sendable`: the mutable state is `state` and `allocatedBytes`, each reached only
-    // inside its `Locked`; `base`, `mappedBytes` and `descriptor` never change after `init`.
+    // inside its `Locked`; `base`, `mappedBytes` and `descriptor` never change after `init`, and
+    // `descriptor` is used (and closed by `close()`) only inside `allocatedBytes`' lock, whose
+    // value is -1 once it is closed.
     // The mapped bytes of a slot are written only by the one `setImage` that reserved it (status
     // `.writing`, invisible to readers) or, for records, inside `state`'s lock; readers reach a
     // slot only after that lock published it, and pin it so that it cannot be reserved again
@@ -100,7 +102,8 @@ public final class ImageTable: BitmapMemoryOwner, @unchecked Sendable {
     private let mappedBytes: Int
     private let capacity: Int
     private let state: Locked<TableState>
-    /// File bytes backed by disk blocks; the lock also serialises growth.
+    /// File bytes backed by disk blocks, -1 once closed; the lock also serialises growth and
+    /// every use of `descriptor`.
     private let allocatedBytes: Locked<Int>
     private let fileOperations: any TableFileOperations
     private let logger: Logger
@@ -129,7 +132,7 @@ public final class ImageTable: BitmapMemoryOwner, @unchecked Sendable {
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw .posix(errno, operation: "open", path: path) }
         var opened = false
-        defer { if !opened { close(fd) } }
+        defer { if !opened { closeDescriptor(fd) } }
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
             if errno == EWOULDBLOCK { throw .inUseByAnotherProcess(path: path) }
             throw .posix(errno, operation: "flock", path: path)
@@ -169,8 +172,30 @@ public final class ImageTable: BitmapMemoryOwner, @unchecked Sendable {
 
     deinit {
         munmap(base, mappedBytes)
-        close(descriptor)
+        allocatedBytes.withLock { allocated in
+            if allocated >= 0 { closeDescriptor(descriptor) }
+        }
     }
+
+    /// Releases the table's file and its lock before returning, so that the table can be opened
+    /// again at once, by this process or another. Waits for writes in progress; later writes
+    /// throw `.closed` and later reads find nothing. Bitmaps already handed out stay valid: the
+    /// mapping lives until the last of them and the table are gone. Calling it again does nothing.
+    /// Blocking (it may wait for a write of one entry).
+    public func close() {
+        state.withLock { $0.closed = true }
+        while state.withLock({ $0.writers }) > 0 { sched_yield() }
+        allocatedBytes.withLock { allocated in
+            guard allocated >= 0 else { return }
+            _ = msync(base, mappedBytes, MS_ASYNC)
+            flock(descriptor, LOCK_UN)
+            closeDescriptor(descriptor)
+            allocated = -1
+        }
+    }
+
+    /// True once `close()` was called.
+    public var isClosed: Bool { state.withLock { $0.closed } }
 
     static func fileName(for formatName: String) -> String {
         let allowed = formatName.utf8.allSatisfy { byte in
@@ -197,7 +222,7 @@ public final class ImageTable: BitmapMemoryOwner, @unchecked Sendable {
     /// The entry stays pinned, and its pixels unchanged, until every copy of the bitmap is gone.
     public func image(for entityID: UUID, sourceID: UUID? = nil) -> Bitmap? {
         let found: (slot: Int32, info: TableState.Slot)? = state.withLock { state in
-            guard let slot = state.index[entityID] else { return nil }
+            guard !state.closed, let slot = state.index[entityID] else { return nil }
             let index = Int(slot)
             if let sourceID, state.slots[index].source != sourceID { return nil }
             state.slots[index].pins += 1
@@ -307,6 +332,7 @@ public final class ImageTable: BitmapMemoryOwner, @unchecked Sendable {
             state.touch(slot, base: base, geometry: geometry, write: true)
             if let previous { state.detach(previous, base: base, geometry: geometry) }
             state.index[entityID] = slot
+            state.writers -= 1
         }
     }
 
@@ -326,10 +352,15 @@ public final class ImageTable: BitmapMemoryOwner, @unchecked Sendable {
 
     /// Writes the mapped pages to disk and waits (entries survive a power loss after this).
     public func flush() throws(ImageTableError) {
-        guard msync(base, mappedBytes, MS_SYNC) == 0 || errno == ENOMEM else {
-            throw .posix(errno, operation: "msync", path: url.path)
+        let failure: ImageTableError? = allocatedBytes.withLock { allocated in
+            guard allocated >= 0 else { return .closed(path: url.path) }
+            guard msync(base, mappedBytes, MS_SYNC) == 0 || errno == ENOMEM else {
+                return .posix(errno, operation: "msync", path: url.path)
+            }
+            guard fsync(descriptor) == 0 else { return .posix(errno, operation: "fsync", path: url.path) }
+            return nil
         }
-        guard fsync(descriptor) == 0 else { throw .posix(errno, operation: "fsync", path: url.path) }
+        if let failure { throw failure }
     }
 
     /// A free slot, a new one (growing the file), or the least recently used unpinned entry's.
@@ -337,8 +368,10 @@ public final class ImageTable: BitmapMemoryOwner, @unchecked Sendable {
         var growthFailure: ImageTableError?
         while true {
             let decision: Reservation = state.withLock { state in
+                if state.closed { return .closed }
                 if let slot = state.free.popLast() {
                     state.slots[Int(slot)].status = .writing
+                    state.writers += 1
                     return .slot(slot)
                 }
                 // Below the maximum the file grows. When it cannot (disk full) an old entry makes
@@ -360,10 +393,12 @@ public final class ImageTable: BitmapMemoryOwner, @unchecked Sendable {
                 // An unpinned detached slot goes to the free list: take it back from there.
                 _ = state.free.popLast()
                 state.slots[Int(candidate)].status = .writing
+                state.writers += 1
                 return .slot(candidate)
             }
             switch decision {
             case .slot(let slot): return slot
+            case .closed: throw .closed(path: url.path)
             case .full: throw growthFailure ?? .allEntriesInUse(format: format.name)
             case .failed: throw growthFailure ?? .allEntriesInUse(format: format.name)
             case .grow(let slots):
@@ -380,11 +415,12 @@ public final class ImageTable: BitmapMemoryOwner, @unchecked Sendable {
         }
     }
 
-    private enum Reservation { case slot(Int32), grow(from: Int), full, failed }
+    private enum Reservation { case slot(Int32), grow(from: Int), full, failed, closed }
 
     /// Allocates the next chunk, unless another writer already did.
     private func grow(from slots: Int) throws(ImageTableError) {
         let failure: ImageTableError? = allocatedBytes.withLock { allocated in
+            guard allocated >= 0 else { return .closed(path: url.path) }
             guard state.withLock({ $0.slots.count }) == slots else { return nil }
             let newSlots = min(capacity, (slots / geometry.entriesPerChunk + 1) * geometry.entriesPerChunk)
             let end = geometry.fileBytes(forSlots: newSlots)
@@ -405,6 +441,9 @@ public final class ImageTable: BitmapMemoryOwner, @unchecked Sendable {
         if let failure { throw failure }
     }
 }
+
+/// `close(2)`, under a name that `ImageTable.close()` does not shadow.
+private func closeDescriptor(_ descriptor: Int32) { _ = close(descriptor) }
 
 /// Where everything is in a table file (see the layout at the top of this file).
 struct TableGeometry: Equatable {
@@ -534,6 +573,10 @@ struct TableState {
     var clock: UInt64 = 1
     /// After the file failed to grow, writes replace old entries until then.
     var growthRetry = ContinuousClock.now
+    /// `close()` was called: no new writes or reads.
+    var closed = false
+    /// Writes that reserved a slot and have not published it yet (`close()` waits for them).
+    var writers = 0
 
     /// Reads every record of slots `0..<slotCount`: valid ones become entries (the higher
     /// sequence wins when a crash left two for one entity), the rest free slots.

@@ -72,6 +72,13 @@ public final class ImageTableCache: Sendable {
         pool = .shared
     }
 
+    /// Closes every table (their file locks are released before this returns, so the same
+    /// directory can be opened again at once). Later calls find nothing in the tables, and
+    /// writes to them fail with `.closed`. Blocking (see `ImageTable.close()`).
+    public func close() {
+        for table in tables.values { table.close() }
+    }
+
     // MARK: Formats
 
     public func format(named name: String) -> ImageFormat? { formatsByName[name] }

@@ -31,6 +31,8 @@ public enum ImageTableError: Error, Sendable, Equatable, CustomStringConvertible
     case diskCacheFailed(DiskCacheError)
     /// The request was cancelled: its completion never carries an image.
     case cancelled
+    /// The table (or the cache holding it) was closed.
+    case closed(path: String)
 
     public var description: String {
         switch self {
@@ -47,6 +49,7 @@ public enum ImageTableError: Error, Sendable, Equatable, CustomStringConvertible
         case .processingFailed(let format, let reason): "processing for format \(format) failed: \(reason)"
         case .diskCacheFailed(let error): "disk cache: \(error)"
         case .cancelled: "cancelled"
+        case .closed(let path): "image table \(path) is closed"
         }
     }
 

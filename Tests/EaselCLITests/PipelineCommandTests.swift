@@ -12,17 +12,17 @@ struct PipelineCommandTests {
         let output = directory.child("cat.png").path
         let first = try await runEasel(["fetch", source, "--format", "thumb", "--cache-dir", cache, "-o", output])
         #expect(first.status == 0, "\(first.error)")
-        #expect(first.output.contains("256×170 from network in"), "\(first.output)")
+        #expect(first.output.contains("256×170 from file in"), "\(first.output)")
         #expect(try ImageDecoder.info(of: Data(contentsOf: URL(fileURLWithPath: output))).width == 256)
         let second = try await runEasel(["fetch", source, "--format", "thumb", "--cache-dir", cache])
         #expect(second.output.contains("from table in"), "\(second.output)")
         // Local originals are not copied into the cache: a new processing reads the file again.
         let adHoc = try await runEasel(["fetch", source, "--size", "100x100", "--fit", "cover", "--cache-dir", cache])
-        #expect(adHoc.output.contains("100×100 from network in"), "\(adHoc.output)")
+        #expect(adHoc.output.contains("100×100 from file in"), "\(adHoc.output)")
         let adHocAgain = try await runEasel(["fetch", source, "--size", "100x100", "--fit", "cover", "--cache-dir", cache])
         #expect(adHocAgain.output.contains("100×100 from diskVariant in"), "\(adHocAgain.output)")
         let reload = try await runEasel(["fetch", source, "--size", "100x100", "--fit", "cover", "--reload", "--cache-dir", cache])
-        #expect(reload.output.contains("from network"), "\(reload.output)")
+        #expect(reload.output.contains("from file"), "\(reload.output)")
 
         let missing = try await runEasel(["fetch", directory.child("none.jpg").path, "--cache-dir", cache])
         #expect(missing.status == 1 && missing.error.contains("no such file"))

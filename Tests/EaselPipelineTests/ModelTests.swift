@@ -38,7 +38,7 @@ struct Photo: ImageEntity {
         let files = FileFetcher(root: root.url)
         try await withPipeline(extraFetchers: [files]) { pipeline, _ in
             let image = try await pipeline.image(for: ImageRequest(url: root.child("cat.jpg"), format: "thumb"))
-            #expect(image.tier == .network && image.image.width == 128)
+            #expect(image.tier == .file && image.image.width == 128)
             #expect(try await pipeline.image(for: ImageRequest(url: root.child("inside.jpg"))).image.width == 451)
             let escapes = [
                 outside.child("secret.jpg"),
@@ -86,7 +86,7 @@ struct Photo: ImageEntity {
         try await withPipeline(extraFetchers: [FileFetcher(root: root.url)]) { pipeline, _ in
             let photo = Photo(file: root.child("cat.jpg"))
             let first = try await pipeline.image(for: ImageRequest(entity: photo, format: "square"))
-            #expect(first.tier == .network)
+            #expect(first.tier == .file, "read by the file fetcher")
             let table = try #require(pipeline.table(forFormat: "square"))
             #expect(table.contains(photo.entityID, sourceID: photo.sourceImageID))
             #expect(try await pipeline.image(for: ImageRequest(entity: photo, format: "thumb")).tier == .table)

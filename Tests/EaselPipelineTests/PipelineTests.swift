@@ -386,4 +386,24 @@ func expectFailure(_ expected: (PipelineError) -> Bool, _ body: () async throws 
             #expect(origin.count("/cat.jpg") == 2)
         }
     }
+
+    @Test func aClosedPipelineReleasesItsTablesSoTheDirectoryReopensAtOnce() async throws {
+        let directory = try TemporaryDirectory()
+        let root = try TemporaryDirectory()
+        try catJPEG.write(to: root.child("cat.jpg"))
+        let configuration = ImagePipeline.Configuration(formats: testFormats, cacheDirectory: directory.url,
+                                                        fetchers: [FileFetcher(root: root.url)], downloadRate: nil)
+        let first = try ImagePipeline(configuration: configuration)
+        let response = try await first.image(for: ImageRequest(url: root.child("cat.jpg"), format: "square"))
+        #expect(response.tier == .file, "a local file answers as its own tier")
+        // A second pipeline on the same directory while the first is open: a typed error.
+        #expect { _ = try ImagePipeline(configuration: configuration) } throws: { error in
+            guard case .storage(.imageTable(.inUseByAnotherProcess)) = error as? PipelineError else { return false }
+            return true
+        }
+        await first.close()
+        let second = try ImagePipeline(configuration: configuration)
+        #expect(try await second.image(for: ImageRequest(url: root.child("cat.jpg"), format: "square")).tier == .table)
+        await second.close()
+    }
 }

@@ -62,7 +62,7 @@ func signature(_ path: String, key: String = keyA) -> String {
             let metrics = String(buffer: try await get(client, "/metrics").body)
             #expect(metrics.contains(#"easel_http_requests_total{route="images",status="200"} 1"#), "\(metrics)")
             #expect(metrics.contains("easel_http_request_duration_seconds_bucket"))
-            #expect(metrics.contains(#"easel_answers_total{tier="network"} 1"#))
+            #expect(metrics.contains(#"easel_answers_total{tier="file"} 1"#), "a file origin's answers are their own tier")
             #expect(metrics.contains(#"easel_cache_bytes{store="disk"}"#))
             #expect(metrics.contains("easel_requests_in_progress"))
         }
@@ -290,7 +290,7 @@ func signature(_ path: String, key: String = keyA) -> String {
             #expect(purged.status == .ok)
             #expect(try await get(client, "/images/thumb/cat.jpg").status == .ok)
             let hits = server.server.metricsSnapshot()
-            #expect(hits["network"] == 2, "made again from the source after the purge: \(hits)")
+            #expect(hits["file"] == 2, "made again from the source after the purge: \(hits)")
         }
     }
 
