@@ -39,6 +39,9 @@ public final class ImagePipeline: Sendable {
         public var decodingLimits: DecodingLimits
         /// How processed variants are stored in the disk cache (formats stored in tables are not).
         public var variantEncoding: ImageEncoder.Options
+        /// Bytes of encoded images (`encodedImage(for:)`) kept in memory; nil: half of
+        /// `memoryCostLimit`.
+        public var encodedMemoryCostLimit: Int?
         /// Among equal priorities, start the most recently requested work first (default: what
         /// a user scrolled to last) or the oldest (fair: what a server wants, so that no request
         /// waits behind an endless stream of newer ones).
@@ -50,7 +53,8 @@ public final class ImagePipeline: Sendable {
                     maximumConcurrentDecodes: Int = ProcessInfo.processInfo.activeProcessorCount,
                     downloadRate: (perSecond: Double, burst: Int)? = (80, 25), httpCaching: HTTPCaching = .respectHeaders,
                     defaultFreshness: Double = 3600, decodingLimits: DecodingLimits = .default,
-                    variantEncoding: ImageEncoder.Options = .jpeg(quality: 90), newestFirst: Bool = true) {
+                    variantEncoding: ImageEncoder.Options = .jpeg(quality: 90), newestFirst: Bool = true,
+                    encodedMemoryCostLimit: Int? = nil) {
             self.formats = formats
             self.cacheDirectory = cacheDirectory
             self.memoryCostLimit = memoryCostLimit
@@ -64,6 +68,7 @@ public final class ImagePipeline: Sendable {
             self.decodingLimits = decodingLimits
             self.variantEncoding = variantEncoding
             self.newestFirst = newestFirst
+            self.encodedMemoryCostLimit = encodedMemoryCostLimit
         }
     }
 
@@ -74,14 +79,21 @@ public final class ImagePipeline: Sendable {
 
     public let configuration: Configuration
     let memory: MemoryCache<String, Bitmap>
+    /// Encoded bytes by (encoding, processing, source).
+    let encodedMemory: MemoryCache<String, EncodedImage>
+    /// The keys of both memory tiers by source (purge).
+    let sourceIndex = SourceIndex()
+    let encodes = Coalescer<String, EncodedResponse>()
+    /// Called before each encode (tests hold it to make an encode outlast a deadline).
+    package let encodeHook = Locked<(@Sendable () async -> Void)?>(nil)
     let disk: DiskCache?
     private let tables: [String: ImageTable]
     private let formatsByName: [String: ImageFormat]
     let downloads: WorkQueue
     let decodes: WorkQueue
-    private let originals = Coalescer<String, Original>()
-    private let processings = Coalescer<String, Processed>()
-    private let suspensions = Locked(Suspensions())
+    let originals = Coalescer<String, Original>()
+    let processings = Coalescer<String, Processed>()
+    let suspensions = Locked(Suspensions())
     let observers = Observers<PipelineEvent>()
     private let ids = Locked<UInt64>(0)
     private let decodeCounter = Locked(0)
@@ -99,6 +111,7 @@ public final class ImagePipeline: Sendable {
         for format in configuration.formats { byName[format.name] = format }
         formatsByName = byName
         memory = MemoryCache(configuration: .init(costLimit: configuration.memoryCostLimit))
+        encodedMemory = MemoryCache(configuration: .init(costLimit: configuration.encodedMemoryCostLimit ?? configuration.memoryCostLimit / 2))
         var tables: [String: ImageTable] = [:]
         if let directory = configuration.cacheDirectory {
             do {
@@ -118,6 +131,10 @@ public final class ImagePipeline: Sendable {
             disk = nil
         }
         self.tables = tables
+        // Entries the memory tiers drop leave the source index.
+        let index = sourceIndex
+        _ = memory.addObserver { index.remove($0.key) }
+        _ = encodedMemory.addObserver { index.remove($0.key) }
         let metrics = PipelineMetrics()
         self.metrics = metrics
         downloads = WorkQueue(limit: configuration.maximumConcurrentDownloads, rate: configuration.downloadRate,
@@ -129,19 +146,23 @@ public final class ImagePipeline: Sendable {
         }
     }
 
-    /// Forgets everything made from the original of `request`: the original and every variant
-    /// on disk, its table entries, and the memory tier (emptied whole: it is not indexed by
-    /// source). Readers holding an image keep it.
+    /// Forgets everything made from the original of `request`, in every tier: its decoded and
+    /// encoded entries in memory (found through the source index, nothing else is touched), its
+    /// table entries, and the original, every variant and every encoded answer on disk. Readers
+    /// holding an image keep it.
     public func purge(_ request: ImageRequest) async throws(PipelineError) {
         guard let sourceKey = request.sourceKey else { throw .noSource }
-        memory.removeAll()
+        for key in sourceIndex.removeSource(sourceKey) {
+            _ = memory.removeValue(forKey: key)
+            _ = encodedMemory.removeValue(forKey: key)
+        }
         let (entityID, _) = Self.entityIDs(request, sourceKey: sourceKey)
         for table in tables.values { table.removeImage(for: entityID) }
         guard let disk else { return }
         do {
             let suffix = "|" + sourceKey
             for entry in try await disk.entries() where entry.key == "original" + suffix
-                || (entry.key.hasPrefix("variant|") && entry.key.hasSuffix(suffix)) {
+                || ((entry.key.hasPrefix("variant|") || entry.key.hasPrefix("encoded|")) && entry.key.hasSuffix(suffix)) {
                 try await disk.removeValue(forKey: entry.key)
             }
         } catch {
@@ -149,11 +170,12 @@ public final class ImagePipeline: Sendable {
         }
     }
 
-    /// What the caches hold: bytes in memory and on disk, entries per table.
-    public func statistics() async -> (memoryBytes: Int, diskBytes: Int, diskEntries: Int, tableEntries: [String: Int]) {
+    /// What the caches hold: bytes in memory (decoded and encoded) and on disk, entries per table.
+    public func statistics() async -> PipelineStatistics {
         let diskBytes = await disk?.currentByteCount() ?? 0
         let diskEntries = (try? await disk?.statistics().entryCount) ?? 0
-        return (memory.totalCost, diskBytes, diskEntries, tables.mapValues(\.count))
+        return PipelineStatistics(memoryBytes: memory.totalCost, encodedMemoryBytes: encodedMemory.totalCost, diskBytes: diskBytes,
+                                  diskEntries: diskEntries, tableEntries: tables.mapValues(\.count))
     }
 
     /// Closes the fetchers' connections.
@@ -197,7 +219,11 @@ public final class ImagePipeline: Sendable {
     /// The image for `request`; cancelling the calling task cancels this request (shared work
     /// goes on while others wait for it).
     public func image(for request: ImageRequest) async throws(PipelineError) -> ImageResponse {
-        try await response(for: request, id: nextID())
+        let id = nextID()
+        guard let deadline = request.deadline else { return try await response(for: request, id: id) }
+        return try await withDeadline(deadline) { () async throws(PipelineError) -> ImageResponse in
+            try await self.response(for: request, id: id)
+        }
     }
 
     /// A handle on a request that runs at once: await `response`, change its priority while it
@@ -241,16 +267,12 @@ public final class ImagePipeline: Sendable {
         }
     }
 
-    /// Records an encode done on top of the pipeline (the server's answers) with the pipeline's
-    /// stage timers.
-    package func recordEncode(since start: ContinuousClock.Instant) { metrics.stage(.encode, since: start) }
-
     /// Changes the priority of the request `id` while its work waits.
     func setPriority(_ priority: ImageRequest.Priority, id: UInt64) {
         processings.setPriority(waiter: id, priority)
     }
 
-    private func resolve(_ request: ImageRequest, id: UInt64) async throws(PipelineError) -> ImageResponse {
+    func resolve(_ request: ImageRequest, id: UInt64) async throws(PipelineError) -> ImageResponse {
         guard let sourceKey = request.sourceKey else { throw .noSource }
         let format: ImageFormat?
         if case .format(let name) = request.processing {
@@ -292,7 +314,8 @@ public final class ImagePipeline: Sendable {
             // The shared work came from a disk variant of another format of the family.
             return try await resolve(request, id: id)
         }
-        return ImageResponse(image: image, tier: processed.tier, sourceInfo: processed.info)
+        return ImageResponse(image: image, tier: processed.tier, sourceInfo: processed.info, freshUntil: processed.freshUntil,
+                             storable: processed.storable)
     }
 
     /// For table entries: the entity's IDs, or IDs derived from the source key.
@@ -310,6 +333,8 @@ public final class ImagePipeline: Sendable {
         var images: [String: Bitmap]
         var tier: ImageTier
         var info: ImageInfo?
+        var freshUntil: Date?
+        var storable = true
     }
 
     private func process(_ request: ImageRequest, url: URL, sourceKey: String, format: ImageFormat?,
@@ -327,7 +352,8 @@ public final class ImagePipeline: Sendable {
                 }
             }) {
                 memory.set(image, forKey: variantKey, cost: image.rowBytes * image.height, expiresAt: freshUntil)
-                return Processed(images: [name: image], tier: .diskVariant, info: nil)
+                sourceIndex.add(variantKey, source: sourceKey)
+                return Processed(images: [name: image], tier: .diskVariant, info: nil, freshUntil: freshUntil)
             }
         }
         // 4 and 5. The original, from the disk cache or the fetcher (one fetch per original).
@@ -398,7 +424,9 @@ public final class ImagePipeline: Sendable {
             }
         }
         metrics.stage(.process, since: processStart)
-        guard stores, original.cacheable else { return Processed(images: images, tier: original.tier, info: info) }
+        guard stores, original.cacheable else {
+            return Processed(images: images, tier: original.tier, info: info, freshUntil: original.freshUntil, storable: original.cacheable)
+        }
         for (imageName, image) in images {
             let processingIdentifier = request.processing.isFormat ? "format:" + imageName : request.processingIdentifier
             let key = processingIdentifier + "|" + sourceKey
@@ -407,6 +435,7 @@ public final class ImagePipeline: Sendable {
                 continue
             }
             memory.set(image, forKey: key, cost: image.rowBytes * image.height, expiresAt: original.freshUntil)
+            sourceIndex.add(key, source: sourceKey)
             if let disk {
                 let encodeStart = ContinuousClock.now
                 let encoding = image.isKnownOpaque ? configuration.variantEncoding : .png(compressionLevel: 1)
@@ -417,188 +446,7 @@ public final class ImagePipeline: Sendable {
                 }
             }
         }
-        return Processed(images: images, tier: original.tier, info: info)
-    }
-
-    // MARK: Originals and HTTP caching
-
-    struct Original: Sendable {
-        var data: Data
-        var metadata: HTTPMetadata
-        var tier: ImageTier
-        /// When derived variants stop being fresh (nil: never, aggressive caching).
-        var freshUntil: Date?
-        /// Set for a fetched original to store in the disk cache once it has decoded.
-        var pendingStore: OnceFlag?
-        /// False for a `no-store` response (caching respects headers): nothing made from it is kept.
-        var cacheable = true
-    }
-
-    private func original(url: URL, sourceKey: String, policy: ImageRequest.CachePolicy,
-                          handle: PriorityHandle) async throws(PipelineError) -> Original {
-        let key = "original|" + sourceKey
-        var stored: (data: Data, metadata: HTTPMetadata)?
-        if policy != .reload, let disk, let record = try? await disk.data(forKey: key) {
-            stored = OriginalRecord.decode(record)
-        }
-        if let stored {
-            if policy == .cacheOnly || isFresh(stored.metadata) {
-                return Original(data: stored.data, metadata: stored.metadata, tier: .diskOriginal, freshUntil: freshUntil(stored.metadata))
-            }
-        } else if policy == .cacheOnly {
-            throw .notCached
-        }
-        let fetchStart = ContinuousClock.now
-        let fetcher = configuration.fetchers.first(where: { $0.canFetch(url) })
-        let (response, data) = try await download(url: url, sourceKey: sourceKey, revalidating: stored?.metadata, handle: handle)
-        metrics.stage(.fetch, since: fetchStart)
-        if response.outcome == .notModified, let stored {
-            // 304: the stored copy is fresh again, with the origin's new caching headers.
-            var metadata = stored.metadata
-            metadata.storedAt = Date().timeIntervalSince1970
-            if let cacheControl = response.metadata.cacheControl { metadata.cacheControl = cacheControl }
-            if let etag = response.metadata.etag { metadata.etag = etag }
-            if let lastModified = response.metadata.lastModified { metadata.lastModified = lastModified }
-            if let expires = response.metadata.expires { metadata.expires = expires }
-            if policy != .noStore, let disk {
-                if metadata.forbidsStoring, configuration.httpCaching == .respectHeaders {
-                    try? await disk.removeValue(forKey: key)
-                } else {
-                    try? await disk.set(OriginalRecord.encode(stored.data, metadata), forKey: key)
-                }
-            }
-            return Original(data: stored.data, metadata: metadata, tier: .diskOriginal, freshUntil: freshUntil(metadata))
-        }
-        let metadata = response.metadata
-        let storable = policy != .noStore && (configuration.httpCaching == .aggressive || !metadata.forbidsStoring)
-            && fetcher?.cachesOriginals ?? true
-        let until = metadata.forbidsStoring && configuration.httpCaching == .respectHeaders ? Date() : freshUntil(metadata)
-        // Stored once it has decoded: a corrupt body is never cached.
-        return Original(data: data, metadata: metadata, tier: fetcher?.tier ?? .network, freshUntil: until,
-                        pendingStore: storable && disk != nil ? OnceFlag() : nil,
-                        cacheable: configuration.httpCaching == .aggressive || !metadata.forbidsStoring)
-    }
-
-    func isFresh(_ metadata: HTTPMetadata) -> Bool {
-        guard let until = freshUntil(metadata) else { return true }
-        return until > Date()
-    }
-
-    func freshUntil(_ metadata: HTTPMetadata) -> Date? {
-        guard configuration.httpCaching == .respectHeaders else { return nil }
-        let lifetime = metadata.maxAge ?? configuration.defaultFreshness
-        return Date(timeIntervalSince1970: metadata.storedAt + lifetime)
-    }
-
-    // MARK: Downloads, suspension
-
-    private struct Suspensions {
-        var suspended: Set<String> = []
-        var attempts: [String: Task<Result<FetchResponse, PipelineError>, Never>] = [:]
-        var waiters: [String: [UInt64: CheckedContinuation<Void, Never>]] = [:]
-        /// Downloads whose attempt a suspension cancelled (so the loop keeps their bytes).
-        var interrupted: Set<String> = []
-    }
-
-    /// Pauses the download of this URL's original (now or when it starts): the connection is
-    /// closed, the bytes received are kept, and requesters keep waiting.
-    public func suspendDownload(for request: ImageRequest) {
-        guard let key = request.sourceKey else { return }
-        let attempt = suspensions.withLock { state in
-            state.suspended.insert(key)
-            if state.attempts[key] != nil { state.interrupted.insert(key) }
-            return state.attempts[key]
-        }
-        attempt?.cancel()
-    }
-
-    /// Continues a suspended download: with an HTTP Range request from the bytes already
-    /// received when the origin allows it (validated with If-Range), from the start otherwise.
-    public func resumeDownload(for request: ImageRequest) {
-        guard let key = request.sourceKey else { return }
-        let waiters = suspensions.withLock { state in
-            state.suspended.remove(key)
-            return state.waiters.removeValue(forKey: key) ?? [:]
-        }
-        for waiter in waiters.values { waiter.resume() }
-    }
-
-    private func waitWhileSuspended(_ key: String) async throws(PipelineError) {
-        let id = nextID()
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let wait = suspensions.withLock { state -> Bool in
-                    guard state.suspended.contains(key), !Task.isCancelled else { return false }
-                    state.waiters[key, default: [:]][id] = continuation
-                    return true
-                }
-                if !wait { continuation.resume() }
-            }
-        } onCancel: {
-            let waiter = suspensions.withLock { $0.waiters[key]?.removeValue(forKey: id) }
-            waiter?.resume()
-        }
-        if Task.isCancelled { throw .cancelled }
-    }
-
-    private func download(url: URL, sourceKey: String, revalidating: HTTPMetadata?,
-                          handle: PriorityHandle) async throws(PipelineError) -> (FetchResponse, Data) {
-        guard let fetcher = configuration.fetchers.first(where: { $0.canFetch(url) }) else {
-            throw .unsupportedURL(url.absoluteString)
-        }
-        let sink = FetchSink { [observers] received, expected in
-            observers.emit(.progress(url: url, received: received, expected: expected))
-        }
-        var resume: (offset: Int, validator: String)?
-        var validator: String?
-        while true {
-            try await waitWhileSuspended(sourceKey)
-            let request = FetchRequest(url: url, revalidating: revalidating, resume: resume)
-            let result = try await downloads.run(priority: handle) { () async throws(PipelineError) -> Result<FetchResponse, PipelineError> in
-                let attempt = Task { () -> Result<FetchResponse, PipelineError> in
-                    do throws(PipelineError) {
-                        return .success(try await fetcher.fetch(request, into: sink))
-                    } catch {
-                        return .failure(error)
-                    }
-                }
-                let suspendedAlready = suspensions.withLock { state -> Bool in
-                    state.attempts[sourceKey] = attempt
-                    guard state.suspended.contains(sourceKey) else { return false }
-                    state.interrupted.insert(sourceKey)
-                    return true
-                }
-                if suspendedAlready { attempt.cancel() }
-                observers.emit(.downloadStarted(url: url))
-                let result = await withTaskCancellationHandler { await attempt.value } onCancel: { attempt.cancel() }
-                if !observers.isEmpty {
-                    switch result {
-                    case .success: observers.emit(.downloadEnded(url: url, received: sink.count, error: nil))
-                    case .failure(let error): observers.emit(.downloadEnded(url: url, received: sink.count, error: error))
-                    }
-                }
-                suspensions.withLock { state in
-                    if state.attempts[sourceKey] == attempt { state.attempts.removeValue(forKey: sourceKey) }
-                }
-                return result
-            }
-            switch result {
-            case .success(let response):
-                return (response, sink.data)
-            case .failure(.cancelled) where !Task.isCancelled && suspensions.withLock({ $0.interrupted.remove(sourceKey) != nil }):
-                // Suspended: keep what arrived; continue from there once resumed.
-                validator = sink.rangeValidator ?? validator
-                if let validator, sink.count > 0 {
-                    resume = (sink.count, validator)
-                } else {
-                    sink.reset()
-                    resume = nil
-                }
-                continue
-            case .failure(let error):
-                throw error
-            }
-        }
+        return Processed(images: images, tier: original.tier, info: info, freshUntil: original.freshUntil)
     }
 }
 
@@ -617,56 +465,4 @@ extension BlockingIOPool {
 
 extension Duration {
     package var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
-}
-
-/// A processed variant in the disk cache: "EVR1", when it stops being fresh (8 bytes, a
-/// little-endian Double of seconds since 1970, 0 for never), then the encoded image.
-enum VariantRecord {
-    static func encode(_ data: Data, freshUntil: Date?) -> Data {
-        var record = Data("EVR1".utf8)
-        withUnsafeBytes(of: (freshUntil?.timeIntervalSince1970 ?? 0).bitPattern.littleEndian) { record.append(contentsOf: $0) }
-        record.append(data)
-        return record
-    }
-
-    static func decode(_ record: Data) -> (data: Data, freshUntil: Date?)? {
-        guard record.count > 12, record.prefix(4) == Data("EVR1".utf8) else { return nil }
-        let start = record.startIndex
-        let bits = record[(start + 4)..<(start + 12)].withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(as: UInt64.self)) }
-        let seconds = Double(bitPattern: bits)
-        return (Data(record[(start + 12)...]), seconds == 0 ? nil : Date(timeIntervalSince1970: seconds))
-    }
-}
-
-/// True for the first caller of `claim` only.
-final class OnceFlag: Sendable {
-    private let claimed = Locked(false)
-    func claim() -> Bool {
-        claimed.withLock { claimed in
-            defer { claimed = true }
-            return !claimed
-        }
-    }
-}
-
-/// An original in the disk cache: "EOR1", the JSON length (4 bytes, little-endian), the
-/// `HTTPMetadata` as JSON, then the bytes.
-enum OriginalRecord {
-    static func encode(_ data: Data, _ metadata: HTTPMetadata) -> Data {
-        let json = (try? JSONEncoder().encode(metadata)) ?? Data("{}".utf8)
-        var record = Data("EOR1".utf8)
-        withUnsafeBytes(of: UInt32(json.count).littleEndian) { record.append(contentsOf: $0) }
-        record.append(json)
-        record.append(data)
-        return record
-    }
-
-    static func decode(_ record: Data) -> (data: Data, metadata: HTTPMetadata)? {
-        guard record.count >= 8, record.prefix(4) == Data("EOR1".utf8) else { return nil }
-        let start = record.startIndex
-        let length = record[(start + 4)..<(start + 8)].withUnsafeBytes { Int(UInt32(littleEndian: $0.loadUnaligned(as: UInt32.self))) }
-        guard record.count >= 8 + length,
-              let metadata = try? JSONDecoder().decode(HTTPMetadata.self, from: record[(start + 8)..<(start + 8 + length)]) else { return nil }
-        return (Data(record[(start + 8 + length)...]), metadata)
-    }
 }

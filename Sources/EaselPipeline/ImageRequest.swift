@@ -57,6 +57,11 @@ public struct ImageRequest: Sendable {
     /// Query items left out of the cache key (volatile parts of signed URLs). Names compare
     /// case-insensitively.
     public var ignoredQueryItems: Set<String>
+    /// The bytes `ImagePipeline.encodedImage(for:)` delivers (JPEG quality 82 when nil).
+    public var encoding: ImageEncoding?
+    /// The whole request — waiting, fetching, decoding, processing and encoding — fails with
+    /// `.timedOut` once this has passed (nil: no limit beyond the fetcher's own).
+    public var deadline: Duration?
 
     public init(url: URL, processing: Processing = .original, priority: Priority = .normal,
                 cachePolicy: CachePolicy = .useCache, cacheKey: String? = nil, ignoredQueryItems: Set<String> = []) {
@@ -132,6 +137,10 @@ public enum ImageTier: String, Sendable, Hashable, CaseIterable {
     case network
     /// A local file (`FileFetcher`), then decoded and processed.
     case file
+    /// Encoded bytes in the memory tier (`encodedImage(for:)` only).
+    case encodedMemory
+    /// Encoded bytes in the disk cache (`encodedImage(for:)` only).
+    case encodedDisk
 }
 
 /// A delivered image.
@@ -141,4 +150,16 @@ public struct ImageResponse: Sendable {
     /// Size, type, orientation and EXIF basics of the original, when the original was read for
     /// this response (nil for memory, table and variant hits).
     public var sourceInfo: ImageInfo?
+    /// When what was made from the original stops being fresh, when known.
+    var freshUntil: Date?
+    /// False when the original forbade storing (`no-store`): nothing made from it is kept.
+    var storable = true
+
+    init(image: Bitmap, tier: ImageTier, sourceInfo: ImageInfo?, freshUntil: Date? = nil, storable: Bool = true) {
+        self.image = image
+        self.tier = tier
+        self.sourceInfo = sourceInfo
+        self.freshUntil = freshUntil
+        self.storable = storable
+    }
 }

@@ -69,7 +69,7 @@ extension ImageServer {
         </table>
         <table><tr><th>store</th><th>size</th></tr>
         <tr><td>memory (decoded)</td><td>\(Self.bytes(stats.memoryBytes))</td></tr>
-        <tr><td>memory (encoded)</td><td>\(Self.bytes(encodedMemory.totalCost))</td></tr>
+        <tr><td>memory (encoded)</td><td>\(Self.bytes(stats.encodedMemoryBytes))</td></tr>
         <tr><td>disk (originals and variants)</td><td>\(Self.bytes(stats.diskBytes)) in \(stats.diskEntries) entries</td></tr>
         \(stats.tableEntries.sorted { $0.key < $1.key }.map { "<tr><td>table \(Self.escape($0.key))</td><td>\($0.value) entries</td></tr>" }.joined(separator: "\n"))
         </table>
@@ -87,7 +87,7 @@ extension ImageServer {
     }
 
     static let tierLabels: [(key: String, label: String)] = [
-        ("encoded-memory", "memory (encoded bytes)"), ("encoded-disk", "disk (encoded bytes)"), ("memory", "memory (decoded)"),
+        ("encodedMemory", "memory (encoded bytes)"), ("encodedDisk", "disk (encoded bytes)"), ("memory", "memory (decoded)"),
         ("table", "image table"), ("diskVariant", "disk (processed variant)"), ("diskOriginal", "disk (original)"),
         ("network", "origin (fetched and processed)"), ("file", "origin files (read and processed)"),
     ]
@@ -103,7 +103,7 @@ extension ImageServer {
 
     func metricsPage() async throws -> Response {
         let stats = await pipeline.statistics()
-        metrics.cacheBytes(memory: stats.memoryBytes + encodedMemory.totalCost, disk: stats.diskBytes + (await encodedDisk.currentByteCount()))
+        metrics.cacheBytes(memory: stats.memoryBytes + stats.encodedMemoryBytes, disk: stats.diskBytes)
         metrics.queue.set(Double(admission.count))
         metrics.connections(open: connections.count, evicted: connections.evictedCount)
         return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],

@@ -25,9 +25,6 @@ public final class ImageServer: Sendable {
     let origin: Origin
     let signer: URLSigner
     let registry: PrometheusCollectorRegistry
-    let encodedMemory: MemoryCache<String, EncodedImage>
-    let encodedDisk: DiskCache
-    private let encodes = Coalescer<String, EncodedImage>()
     let admission: Admission
     let metrics: ServerMetrics
     /// Open connections, capped (see `ConnectionGuard`).
@@ -35,8 +32,6 @@ public final class ImageServer: Sendable {
     let galleryListing: GalleryListing
     private let formatsByName: [String: ServerConfiguration.Format]
     private let cacheControl: String
-    /// Per named format, what decides its pixels (part of the encoded cache's keys).
-    private let formatKeys: [String: String]
     private let logger = Logger(label: "easel.server")
 
     /// Where sources come from.
@@ -76,10 +71,8 @@ public final class ImageServer: Sendable {
             // its concurrency, its queue and the origin allow-list.
             fetchers: fetchers, maximumConcurrentDecodes: configuration.processingConcurrency, downloadRate: nil,
             decodingLimits: DecodingLimits(maxPixels: configuration.maxSourcePixels, maxInputBytes: configuration.maxSourceBytes),
-            newestFirst: false))  // a server serves in arrival order: nobody starves behind newer requests
-        encodedMemory = MemoryCache(configuration: .init(costLimit: configuration.memoryLimit / 2))
-        encodedDisk = try DiskCache(directory: cacheDirectory.appendingPathComponent("encoded"),
-                                    configuration: .init(byteLimit: configuration.diskLimit / 4))
+            newestFirst: false,  // a server serves in arrival order: nobody starves behind newer requests
+            encodedMemoryCostLimit: configuration.memoryLimit / 2))
         signer = URLSigner(keys: configuration.signingKeys.compactMap { Data(hex: $0) }, salt: Data(hex: configuration.signingSalt) ?? Data())
         admission = Admission(limit: configuration.processingConcurrency + configuration.maxQueue)
         metrics = ServerMetrics(registry: registry)
@@ -87,7 +80,6 @@ public final class ImageServer: Sendable {
         for format in configuration.formats { byName[format.name] = format }
         formatsByName = byName
         cacheControl = "public, max-age=\(configuration.maxAge)"
-        formatKeys = byName.mapValues { "\($0.name):\($0.width)x\($0.height),\($0.fit),\($0.output ?? "")" }
         // As servers do at start: the soft descriptor limit up to the hard one, then the
         // connection cap below it.
         Platform.raiseOpenFileLimit()
@@ -103,10 +95,11 @@ public final class ImageServer: Sendable {
             .deletingLastPathComponent().appendingPathComponent("Samples")
     }
 
-    /// Closes the pipeline's connections and writes the tables to disk.
+    /// Writes the tables to disk, then closes the pipeline (its connections, and its tables'
+    /// file locks: a new server on the same cache directory can start at once).
     public func shutdown() async {
-        await pipeline.shutdown()
         for format in configuration.formats { try? pipeline.table(forFormat: format.name)?.flush() }
+        await pipeline.close()
     }
 
     // MARK: Router
@@ -177,18 +170,17 @@ public final class ImageServer: Sendable {
         // Output: the format's, or WebP when the client takes it (JPEG otherwise).
         let accepts = request.headers[.accept].map { AcceptHeader($0).explicitlyAccepts("image/webp") } ?? false
         let (processing, quality, declared): (ImageRequest.Processing, Int, OutputType?) = switch path.processing {
-        case .named(let format): (.format(format.name), format.quality ?? 82, format.output.flatMap(OutputType.init(rawValue:)))
+        case .named(let format): (.format(format.name), format.quality ?? 82, format.output.flatMap(OutputType.init(name:)))
         case .adHoc(let width, let height, let fit, let quality, let output):
             (.processors([Resize(width: width, height: height, mode: fit)]), quality, output)
         }
         let output: OutputType = declared == .png ? .png : (declared == nil || declared == .webp) && accepts ? .webp : declared ?? .jpeg
-        // The key needs no URL: a memory hit (the warm path) builds none.
-        let key = "\(processingKey(path))|\(output.rawValue)|\(quality)|" + Self.sourceID(path.source)
-        let encoded = try await encodedImage(key: key, output: output, quality: quality, connection: context.channel) {
-            ImageRequest(url: try self.resolve(path.source), processing: processing)
-        }
+        var pipelineRequest = ImageRequest(url: try resolve(path.source), processing: processing)
+        pipelineRequest.encoding = ImageEncoding(output, quality: quality)
+        pipelineRequest.deadline = .milliseconds(Int64(configuration.requestTimeout * 1000))
+        let encoded = try await encodedImage(pipelineRequest, connection: context.channel)
         var headers: HTTPFields = [
-            .contentType: output.contentType,
+            .contentType: encoded.contentType,
             .eTag: encoded.etag,
             .cacheControl: cacheControl,
         ]
@@ -200,7 +192,7 @@ public final class ImageServer: Sendable {
         }) {
             return Response(status: .notModified, headers: headers)
         }
-        headers[.contentLength] = encoded.contentLength
+        headers[.contentLength] = String(encoded.count)
         return Response(status: .ok, headers: headers, body: head ? .init() : .init(byteBuffer: encoded.bytes))
     }
 
@@ -280,59 +272,53 @@ public final class ImageServer: Sendable {
 
     /// The source URL: under the file origin's root or the http origin's base, or an absolute
     /// http(s) URL (`/images/thumb/https://host/a.jpg`), which the source policy then checks.
+    /// Every spelling of one image gives one URL (scheme and host in lower case, no default
+    /// port, no dot segments): one cache identity, one purge.
     func resolve(_ source: Source) throws -> URL {
         switch (source, origin) {
-        case (.remote(let url), _): return url
+        case (.remote(let url), _): return Self.canonical(url)
         case (.path(let segments), .directory(let root)): return segments.reduce(root) { $0.appendingPathComponent($1) }
-        case (.path(let segments), .http(let base)): return segments.reduce(base) { $0.appendingPathComponent($1) }
+        case (.path(let segments), .http(let base)): return Self.canonical(segments.reduce(base) { $0.appendingPathComponent($1) })
         }
     }
 
-    /// What decides the pixels: a named format's parameters (so that changing a format in the
-    /// configuration never serves old bytes), or the ad-hoc spec.
-    func processingKey(_ path: ImagePath) -> String {
-        switch path.processing {
-        case .named(let format): formatKeys[format.name] ?? format.name
-        case .adHoc: path.spec
+    static func canonical(_ url: URL) -> URL {
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return url }
+        components.scheme = components.scheme?.lowercased()
+        components.host = components.host?.lowercased()
+        if let port = components.port, (components.scheme == "http" && port == 80) || (components.scheme == "https" && port == 443) {
+            components.port = nil
         }
+        return components.url.flatMap(SourcePolicy.removingDotSegments) ?? url
     }
 
-    /// Identifies a source in the encoded cache's keys (purging matches on it).
-    static func sourceID(_ source: Source) -> String {
-        switch source {
-        case .path(let segments): "/" + segments.joined(separator: "/")
-        case .remote(let url): url.absoluteString
-        }
-    }
-
-    /// Encoded bytes from memory, disk, or made once however many requests ask at once.
-    /// On a miss, a client that closes its connection leaves the shared work (which goes on
-    /// for any other request waiting for it, and stops otherwise).
-    private func encodedImage(key: String, output: OutputType, quality: Int, connection: any Channel,
-                              request makeRequest: () throws -> ImageRequest) async throws -> EncodedImage {
-        if let hit = encodedMemory.value(forKey: key) {
-            metrics.hit("encoded-memory")
+    /// The pipeline's encoded answer: from its memory tier at once (the warm path), otherwise
+    /// admitted (or 429) and awaited — and abandoned when the client closes its connection
+    /// (the shared work goes on for any other request waiting for it, and stops otherwise).
+    private func encodedImage(_ request: ImageRequest, connection: any Channel) async throws -> EncodedImage {
+        if let hit = pipeline.cachedEncodedImage(for: request) {
+            metrics.hit(ImageTier.encodedMemory.rawValue)
             return hit
         }
-        let request = try makeRequest()
         guard admission.enter() else { throw HTTPError(.tooManyRequests, headers: [.retryAfter: "1"], message: "too many requests; try again shortly") }
         defer {
             admission.leave()
             metrics.queue.set(Double(admission.count))
         }
         metrics.queue.set(Double(admission.count))
-        let waiter = pipeline.nextID()
-        let result: Result<EncodedImage, PipelineError>? = await withTaskGroup(of: Result<EncodedImage, PipelineError>?.self) { group in
+        let result: Result<EncodedResponse, PipelineError>? = await withTaskGroup(of: Result<EncodedResponse, PipelineError>?.self) { group in
             group.addTask {
-                await self.encodes.value(for: key, waiter: waiter, priority: .normal) { _ in
-                    await self.makeEncoded(key: key, request: request, output: output, quality: quality)
+                do throws(PipelineError) {
+                    return .success(try await self.pipeline.encodedImage(for: request))
+                } catch {
+                    return .failure(error)
                 }
             }
             group.addTask {
                 await Self.waitForClose(connection)
                 return nil
             }
-            var first: Result<EncodedImage, PipelineError>?
+            var first: Result<EncodedResponse, PipelineError>?
             var gone = false
             while first == nil, let next = await group.next() {
                 guard let next else {
@@ -347,47 +333,12 @@ public final class ImageServer: Sendable {
             return gone ? nil : first ?? .failure(.cancelled)
         }
         switch result {
-        case .success(let encoded): return encoded
+        case .success(let response):
+            metrics.hit(response.tier.rawValue)
+            return response.encoded
         case .failure(let error): throw Self.httpError(error)
         case nil: throw ClientGone()
         }
-    }
-
-    private func makeEncoded(key: String, request: ImageRequest, output: OutputType, quality: Int) async -> Result<EncodedImage, PipelineError> {
-        if let stored = try? await encodedDisk.data(forKey: key), !stored.isEmpty {
-            let encoded = EncodedImage(data: stored)
-            metrics.hit("encoded-disk")
-            encodedMemory.set(encoded, forKey: key, cost: encoded.bytes.readableBytes)
-            return .success(encoded)
-        }
-        let timeout = configuration.requestTimeout
-        let response: ImageResponse
-        do throws(PipelineError) {
-            response = try await withDeadline(.milliseconds(Int64(timeout * 1000))) { () async throws(PipelineError) -> ImageResponse in
-                try await self.pipeline.image(for: request)
-            }
-        } catch {
-            return .failure(error)
-        }
-        metrics.hit(response.tier.rawValue)
-        let image = response.image
-        let options = output.options(quality: quality)
-        let data: Data
-        do {
-            let start = ContinuousClock.now
-            data = try await BlockingIOPool.decoding.run {
-                try ImageEncoder.encode(output == .jpeg && !image.isKnownOpaque ? try Flatten().process(image) : image, as: options)
-            }
-            pipeline.recordEncode(since: start)
-        } catch {
-            return .failure(.processing("\(error)"))
-        }
-        let encoded = EncodedImage(data: data)
-        // Kept as long as clients may keep it: a changed source shows within max-age.
-        let expiry = Date().addingTimeInterval(Double(configuration.maxAge))
-        encodedMemory.set(encoded, forKey: key, cost: encoded.bytes.readableBytes, expiresAt: expiry)
-        try? await encodedDisk.set(data, forKey: key, expiresAt: expiry)
-        return .success(encoded)
     }
 
     /// Returns when the client has gone (see `DisconnectWatcher`), or when the task is cancelled.
@@ -438,14 +389,7 @@ public final class ImageServer: Sendable {
             source = .path(Array(segments.dropFirst()))
         }
         let url = try resolve(source)
-        let sourceID = Self.sourceID(source)
-        let pipelineRequest = ImageRequest(url: url)
-        do { try await pipeline.purge(pipelineRequest) } catch { throw Self.httpError(error) }
-        encodedMemory.removeAll()
-        let suffix = "|" + sourceID
-        if let entries = try? await encodedDisk.entries() {
-            for entry in entries where entry.key.hasSuffix(suffix) { try? await encodedDisk.removeValue(forKey: entry.key) }
-        }
+        do { try await pipeline.purge(ImageRequest(url: url)) } catch { throw Self.httpError(error) }
         return Self.text(.ok, "purged")
     }
 }

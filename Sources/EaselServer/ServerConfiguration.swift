@@ -189,7 +189,7 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
                 throw .invalidValue(name: "format \(format.name) size", value: "\(format.width)x\(format.height)")
             }
             guard ResizeMode(rawValue: format.fit) != nil else { throw .invalidValue(name: "format \(format.name) fit", value: format.fit) }
-            guard format.output == nil || OutputType(rawValue: format.output!) != nil else {
+            guard format.output == nil || OutputType(name: format.output!) != nil else {
                 throw .invalidValue(name: "format \(format.name) output", value: format.output!)
             }
             if let quality = format.quality, !(1...100).contains(quality) {
@@ -238,25 +238,11 @@ public enum ServerConfigurationError: Error, Sendable, Equatable, CustomStringCo
     }
 }
 
-/// The encodings the server sends.
-enum OutputType: String, Sendable, CaseIterable {
-    case jpeg, png, webp
+/// The output formats a configuration or URL may name (`jpg` is `jpeg`).
+typealias OutputType = ImageEncoding.Format
 
-    var contentType: String {
-        switch self {
-        case .jpeg: "image/jpeg"
-        case .png: "image/png"
-        case .webp: "image/webp"
-        }
-    }
-
-    func options(quality: Int) -> ImageEncoder.Options {
-        switch self {
-        case .jpeg: .jpeg(quality: quality)
-        case .png: .png(compressionLevel: 6)
-        case .webp: .webp(quality: quality)
-        }
-    }
+extension ImageEncoding.Format {
+    init?(name: String) { self.init(rawValue: name == "jpg" ? "jpeg" : name) }
 }
 
 extension Data {

@@ -30,7 +30,7 @@ final class ServerMetrics: Sendable {
 
     static let routes = ["gallery", "images", "purge"]
     static let commonStatuses = [200, 304, 400, 403, 404, 422, 429, 499, 500, 502, 503, 504]
-    static let tiers = ["encoded-memory", "encoded-disk"] + ImageTier.allCases.map(\.rawValue)
+    static let tiers = ImageTier.allCases.map(\.rawValue)
 
     private struct RouteStatus: Hashable {
         let route: String

@@ -43,20 +43,6 @@ final class OnceContinuation: Sendable {
     }
 }
 
-/// Encoded bytes ready to send, with their strong ETag.
-struct EncodedImage: Sendable {
-    let bytes: ByteBuffer
-    let etag: String
-    let contentLength: String
-
-    init(data: Data) {
-        bytes = ByteBuffer(bytes: data)
-        etag = "\"" + String(Checksum.compute(data), radix: 16) + "\""
-        contentLength = String(data.count)
-    }
-
-}
-
 /// Counts requests being made (not served from memory); refuses past the limit.
 final class Admission: Sendable {
     private let current = Locked(0)

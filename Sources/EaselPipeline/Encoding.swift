@@ -1,0 +1,112 @@
+import EaselCodecs
+import EaselStorage
+import Foundation
+import NIOCore
+
+/// The bytes a request asks for: an image format and its quality.
+///
+/// ```swift
+/// var request = ImageRequest(url: url, format: "thumb")
+/// request.encoding = ImageEncoding(.webp, quality: 80)
+/// let answer = try await pipeline.encodedImage(for: request)
+/// send(answer.encoded.bytes, type: answer.encoded.contentType, etag: answer.encoded.etag)
+/// ```
+public struct ImageEncoding: Sendable, Hashable, CustomStringConvertible {
+    public enum Format: String, Sendable, CaseIterable {
+        case jpeg, png, webp
+
+        public var contentType: String {
+            switch self {
+            case .jpeg: "image/jpeg"
+            case .png: "image/png"
+            case .webp: "image/webp"
+            }
+        }
+    }
+
+    public var format: Format
+    /// 1–100 for JPEG and WebP; PNG is lossless and ignores it.
+    public var quality: Int
+
+    public init(_ format: Format, quality: Int = 82) {
+        self.format = format
+        self.quality = min(100, max(1, quality))
+    }
+
+    /// The encoder's options.
+    public var options: ImageEncoder.Options {
+        switch format {
+        case .jpeg: .jpeg(quality: quality)
+        case .png: .png(compressionLevel: 6)
+        case .webp: .webp(quality: quality)
+        }
+    }
+
+    /// Identifies the encoding in cache keys.
+    public var description: String { format == .png ? "png" : "\(format.rawValue)-q\(quality)" }
+}
+
+/// Encoded bytes with their content type and a strong ETag (a hash of the bytes): the same
+/// variant has the same bytes, and so the same ETag, whichever tier answers.
+public struct EncodedImage: Sendable {
+    /// The bytes, ready to hand to NIO without a copy.
+    public let bytes: ByteBuffer
+    public let encoding: ImageEncoding
+    /// `"` + XXH64 of the bytes in hex + `"`.
+    public let etag: String
+
+    public init(data: Data, encoding: ImageEncoding) {
+        bytes = ByteBuffer(bytes: data)
+        self.encoding = encoding
+        etag = "\"" + String(Checksum.compute(data), radix: 16) + "\""
+    }
+
+    public var contentType: String { encoding.format.contentType }
+    public var count: Int { bytes.readableBytes }
+    /// A copy of the bytes.
+    public var data: Data { bytes.withUnsafeReadableBytes { Data($0) } }
+}
+
+/// A delivered encoded image and the tier that had it (`.encodedMemory`, `.encodedDisk`, or
+/// the tier the bitmap came from when it was encoded for this request).
+public struct EncodedResponse: Sendable {
+    public var encoded: EncodedImage
+    public var tier: ImageTier
+}
+
+/// Which keys of the memory tiers belong to which source, so that a purge removes exactly that
+/// source's entries (and no scan or emptying of the tiers is needed). Kept in step with the
+/// caches: entries they evict leave the index.
+final class SourceIndex: Sendable {
+    private struct State {
+        var keysBySource: [String: Set<String>] = [:]
+        var sourceByKey: [String: String] = [:]
+    }
+    private let state = Locked(State())
+
+    func add(_ key: String, source: String) {
+        state.withLock { state in
+            guard state.sourceByKey.updateValue(source, forKey: key) == nil else { return }
+            state.keysBySource[source, default: []].insert(key)
+        }
+    }
+
+    func remove(_ key: String) {
+        state.withLock { state in
+            guard let source = state.sourceByKey.removeValue(forKey: key) else { return }
+            state.keysBySource[source]?.remove(key)
+            if state.keysBySource[source]?.isEmpty == true { state.keysBySource.removeValue(forKey: source) }
+        }
+    }
+
+    /// Forgets `source` and returns its keys.
+    func removeSource(_ source: String) -> Set<String> {
+        state.withLock { state in
+            let keys = state.keysBySource.removeValue(forKey: source) ?? []
+            for key in keys { state.sourceByKey.removeValue(forKey: key) }
+            return keys
+        }
+    }
+
+    var count: Int { state.withLock { $0.sourceByKey.count } }
+}

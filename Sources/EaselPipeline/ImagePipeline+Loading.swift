@@ -1,0 +1,187 @@
+import EaselCodecs
+import EaselStorage
+import Foundation
+
+/// Originals: the disk tier, HTTP caching, downloads with suspension and resumption.
+extension ImagePipeline {
+    // MARK: Originals and HTTP caching
+
+    struct Original: Sendable {
+        var data: Data
+        var metadata: HTTPMetadata
+        var tier: ImageTier
+        /// When derived variants stop being fresh (nil: never, aggressive caching).
+        var freshUntil: Date?
+        /// Set for a fetched original to store in the disk cache once it has decoded.
+        var pendingStore: OnceFlag?
+        /// False for a `no-store` response (caching respects headers): nothing made from it is kept.
+        var cacheable = true
+    }
+
+    func original(url: URL, sourceKey: String, policy: ImageRequest.CachePolicy,
+                          handle: PriorityHandle) async throws(PipelineError) -> Original {
+        let key = "original|" + sourceKey
+        var stored: (data: Data, metadata: HTTPMetadata)?
+        if policy != .reload, let disk, let record = try? await disk.data(forKey: key) {
+            stored = OriginalRecord.decode(record)
+        }
+        if let stored {
+            if policy == .cacheOnly || isFresh(stored.metadata) {
+                return Original(data: stored.data, metadata: stored.metadata, tier: .diskOriginal, freshUntil: freshUntil(stored.metadata))
+            }
+        } else if policy == .cacheOnly {
+            throw .notCached
+        }
+        let fetchStart = ContinuousClock.now
+        let fetcher = configuration.fetchers.first(where: { $0.canFetch(url) })
+        let (response, data) = try await download(url: url, sourceKey: sourceKey, revalidating: stored?.metadata, handle: handle)
+        metrics.stage(.fetch, since: fetchStart)
+        if response.outcome == .notModified, let stored {
+            // 304: the stored copy is fresh again, with the origin's new caching headers.
+            var metadata = stored.metadata
+            metadata.storedAt = Date().timeIntervalSince1970
+            if let cacheControl = response.metadata.cacheControl { metadata.cacheControl = cacheControl }
+            if let etag = response.metadata.etag { metadata.etag = etag }
+            if let lastModified = response.metadata.lastModified { metadata.lastModified = lastModified }
+            if let expires = response.metadata.expires { metadata.expires = expires }
+            if policy != .noStore, let disk {
+                if metadata.forbidsStoring, configuration.httpCaching == .respectHeaders {
+                    try? await disk.removeValue(forKey: key)
+                } else {
+                    try? await disk.set(OriginalRecord.encode(stored.data, metadata), forKey: key)
+                }
+            }
+            return Original(data: stored.data, metadata: metadata, tier: .diskOriginal, freshUntil: freshUntil(metadata))
+        }
+        let metadata = response.metadata
+        let storable = policy != .noStore && (configuration.httpCaching == .aggressive || !metadata.forbidsStoring)
+            && fetcher?.cachesOriginals ?? true
+        let until = metadata.forbidsStoring && configuration.httpCaching == .respectHeaders ? Date() : freshUntil(metadata)
+        // Stored once it has decoded: a corrupt body is never cached.
+        return Original(data: data, metadata: metadata, tier: fetcher?.tier ?? .network, freshUntil: until,
+                        pendingStore: storable && disk != nil ? OnceFlag() : nil,
+                        cacheable: configuration.httpCaching == .aggressive || !metadata.forbidsStoring)
+    }
+
+    func isFresh(_ metadata: HTTPMetadata) -> Bool {
+        guard let until = freshUntil(metadata) else { return true }
+        return until > Date()
+    }
+
+    func freshUntil(_ metadata: HTTPMetadata) -> Date? {
+        guard configuration.httpCaching == .respectHeaders else { return nil }
+        let lifetime = metadata.maxAge ?? configuration.defaultFreshness
+        return Date(timeIntervalSince1970: metadata.storedAt + lifetime)
+    }
+
+    // MARK: Downloads, suspension
+
+    struct Suspensions {
+        var suspended: Set<String> = []
+        var attempts: [String: Task<Result<FetchResponse, PipelineError>, Never>] = [:]
+        var waiters: [String: [UInt64: CheckedContinuation<Void, Never>]] = [:]
+        /// Downloads whose attempt a suspension cancelled (so the loop keeps their bytes).
+        var interrupted: Set<String> = []
+    }
+
+    /// Pauses the download of this URL's original (now or when it starts): the connection is
+    /// closed, the bytes received are kept, and requesters keep waiting.
+    public func suspendDownload(for request: ImageRequest) {
+        guard let key = request.sourceKey else { return }
+        let attempt = suspensions.withLock { state in
+            state.suspended.insert(key)
+            if state.attempts[key] != nil { state.interrupted.insert(key) }
+            return state.attempts[key]
+        }
+        attempt?.cancel()
+    }
+
+    /// Continues a suspended download: with an HTTP Range request from the bytes already
+    /// received when the origin allows it (validated with If-Range), from the start otherwise.
+    public func resumeDownload(for request: ImageRequest) {
+        guard let key = request.sourceKey else { return }
+        let waiters = suspensions.withLock { state in
+            state.suspended.remove(key)
+            return state.waiters.removeValue(forKey: key) ?? [:]
+        }
+        for waiter in waiters.values { waiter.resume() }
+    }
+
+    func waitWhileSuspended(_ key: String) async throws(PipelineError) {
+        let id = nextID()
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let wait = suspensions.withLock { state -> Bool in
+                    guard state.suspended.contains(key), !Task.isCancelled else { return false }
+                    state.waiters[key, default: [:]][id] = continuation
+                    return true
+                }
+                if !wait { continuation.resume() }
+            }
+        } onCancel: {
+            let waiter = suspensions.withLock { $0.waiters[key]?.removeValue(forKey: id) }
+            waiter?.resume()
+        }
+        if Task.isCancelled { throw .cancelled }
+    }
+
+    func download(url: URL, sourceKey: String, revalidating: HTTPMetadata?,
+                          handle: PriorityHandle) async throws(PipelineError) -> (FetchResponse, Data) {
+        guard let fetcher = configuration.fetchers.first(where: { $0.canFetch(url) }) else {
+            throw .unsupportedURL(url.absoluteString)
+        }
+        let sink = FetchSink { [observers] received, expected in
+            observers.emit(.progress(url: url, received: received, expected: expected))
+        }
+        var resume: (offset: Int, validator: String)?
+        var validator: String?
+        while true {
+            try await waitWhileSuspended(sourceKey)
+            let request = FetchRequest(url: url, revalidating: revalidating, resume: resume)
+            let result = try await downloads.run(priority: handle) { () async throws(PipelineError) -> Result<FetchResponse, PipelineError> in
+                let attempt = Task { () -> Result<FetchResponse, PipelineError> in
+                    do throws(PipelineError) {
+                        return .success(try await fetcher.fetch(request, into: sink))
+                    } catch {
+                        return .failure(error)
+                    }
+                }
+                let suspendedAlready = suspensions.withLock { state -> Bool in
+                    state.attempts[sourceKey] = attempt
+                    guard state.suspended.contains(sourceKey) else { return false }
+                    state.interrupted.insert(sourceKey)
+                    return true
+                }
+                if suspendedAlready { attempt.cancel() }
+                observers.emit(.downloadStarted(url: url))
+                let result = await withTaskCancellationHandler { await attempt.value } onCancel: { attempt.cancel() }
+                if !observers.isEmpty {
+                    switch result {
+                    case .success: observers.emit(.downloadEnded(url: url, received: sink.count, error: nil))
+                    case .failure(let error): observers.emit(.downloadEnded(url: url, received: sink.count, error: error))
+                    }
+                }
+                suspensions.withLock { state in
+                    if state.attempts[sourceKey] == attempt { state.attempts.removeValue(forKey: sourceKey) }
+                }
+                return result
+            }
+            switch result {
+            case .success(let response):
+                return (response, sink.data)
+            case .failure(.cancelled) where !Task.isCancelled && suspensions.withLock({ $0.interrupted.remove(sourceKey) != nil }):
+                // Suspended: keep what arrived; continue from there once resumed.
+                validator = sink.rangeValidator ?? validator
+                if let validator, sink.count > 0 {
+                    resume = (sink.count, validator)
+                } else {
+                    sink.reset()
+                    resume = nil
+                }
+                continue
+            case .failure(let error):
+                throw error
+            }
+        }
+    }
+}
