@@ -1,6 +1,7 @@
 import EaselStorage
 import Foundation
 import Metrics
+import Synchronization
 
 /// What the pipeline reports, in order, per request (`request` is `ImageTask.id`).
 public enum PipelineEvent: Sendable {
@@ -22,18 +23,34 @@ public enum PipelineEvent: Sendable {
 /// `easel_pipeline_cancellations_total`, `easel_pipeline_decodes_total` and
 /// `easel_pipeline_stage_seconds{stage}` for queue (waiting for a download or decode slot),
 /// fetch, decode, process and encode.
+/// Every count is also kept in atomics that `ImagePipeline.counters` reads, with or without a
+/// metrics backend.
 final class PipelineMetrics: Sendable {
     enum Stage: String, CaseIterable { case queue, fetch, decode, process, encode }
 
-    private let tiers: [ImageTier: Counter]
-    let failures = Counter(label: "easel_pipeline_failures_total")
-    let cancellations = Counter(label: "easel_pipeline_cancellations_total")
-    let decodes = Counter(label: "easel_pipeline_decodes_total")
+    /// A swift-metrics counter and an atomic count of the same events.
+    final class Count: Sendable {
+        private let counter: Counter
+        private let tally = Atomic<Int>(0)
+        init(_ counter: Counter) { self.counter = counter }
+        func increment() {
+            tally.add(1, ordering: .relaxed)
+            counter.increment()
+        }
+        var value: Int { tally.load(ordering: .relaxed) }
+    }
+
+    private let tiers: [ImageTier: Count]
+    let failures = Count(Counter(label: "easel_pipeline_failures_total"))
+    let cancellations = Count(Counter(label: "easel_pipeline_cancellations_total"))
+    let decodes = Count(Counter(label: "easel_pipeline_decodes_total"))
+    let fetches = Count(Counter(label: "easel_pipeline_fetches_total"))
+    let encodes = Count(Counter(label: "easel_pipeline_encodes_total"))
     private let stages: [Stage: Metrics.Timer]
 
     init() {
-        var tiers: [ImageTier: Counter] = [:]
-        for tier in ImageTier.allCases { tiers[tier] = Counter(label: "easel_pipeline_requests_total", dimensions: [("tier", tier.rawValue)]) }
+        var tiers: [ImageTier: Count] = [:]
+        for tier in ImageTier.allCases { tiers[tier] = Count(Counter(label: "easel_pipeline_requests_total", dimensions: [("tier", tier.rawValue)])) }
         self.tiers = tiers
         var stages: [Stage: Metrics.Timer] = [:]
         for stage in Stage.allCases { stages[stage] = Metrics.Timer(label: "easel_pipeline_stage_seconds", dimensions: [("stage", stage.rawValue)]) }
@@ -42,6 +59,11 @@ final class PipelineMetrics: Sendable {
 
     func answered(by tier: ImageTier) { tiers[tier]?.increment() }
 
+    var counters: PipelineCounters {
+        PipelineCounters(answers: tiers.mapValues(\.value).filter { $0.value > 0 }, fetches: fetches.value, decodes: decodes.value,
+                         encodes: encodes.value, failures: failures.value, cancellations: cancellations.value)
+    }
+
     func stage(_ stage: Stage, since start: ContinuousClock.Instant) {
         self.stage(stage, took: ContinuousClock.now - start)
     }
@@ -49,4 +71,18 @@ final class PipelineMetrics: Sendable {
     func stage(_ stage: Stage, took duration: Duration) {
         stages[stage]?.recordNanoseconds(Int64(duration.seconds * 1e9))
     }
+}
+
+/// What a pipeline has done since it was made: readable at any time, no metrics backend needed.
+public struct PipelineCounters: Sendable, Equatable {
+    /// Requests answered, by the tier that answered.
+    public var answers: [ImageTier: Int]
+    /// Fetcher calls (downloads and file reads; a resumed download counts each attempt).
+    public var fetches: Int
+    /// Source images decoded.
+    public var decodes: Int
+    /// Images encoded (`encodedImage(for:)` answers and disk variants).
+    public var encodes: Int
+    public var failures: Int
+    public var cancellations: Int
 }

@@ -109,6 +109,7 @@ extension ImagePipeline {
         var bitmapRequest = request
         bitmapRequest.encoding = nil
         bitmapRequest.deadline = nil
+        bitmapRequest.usesDiskVariants = false
         bitmapRequest.priority = handle.priority
         let inner = nextID()
         handle.observe { [weak self] priority in self?.setPriority(priority, id: inner) }
@@ -125,6 +126,7 @@ extension ImagePipeline {
                     let opaque = encoding.format == .jpeg && !image.isKnownOpaque ? try Flatten().process(image) : image
                     let data = try ImageEncoder.encode(opaque, as: encoding.options)
                     self.metrics.stage(.encode, since: start)
+                    self.metrics.encodes.increment()
                     return data
                 } catch {
                     throw .processing("\(error)")

@@ -153,6 +153,7 @@ extension ImagePipeline {
                     return true
                 }
                 if suspendedAlready { attempt.cancel() }
+                metrics.fetches.increment()
                 observers.emit(.downloadStarted(url: url))
                 let result = await withTaskCancellationHandler { await attempt.value } onCancel: { attempt.cancel() }
                 if !observers.isEmpty {

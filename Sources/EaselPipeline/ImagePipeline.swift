@@ -96,10 +96,9 @@ public final class ImagePipeline: Sendable {
     let suspensions = Locked(Suspensions())
     let observers = Observers<PipelineEvent>()
     private let ids = Locked<UInt64>(0)
-    private let decodeCounter = Locked(0)
 
     /// Source images decoded so far (for tests of shared work).
-    package var decodeCount: Int { decodeCounter.withLock { $0 } }
+    package var decodeCount: Int { metrics.decodes.value }
     /// Downloads waiting for a slot, and running (for tests of ordering).
     package var waitingDownloads: Int { downloads.waitingCount }
     let metrics: PipelineMetrics
@@ -199,6 +198,9 @@ public final class ImagePipeline: Sendable {
 
     /// The image table of a table format.
     public func table(forFormat name: String) -> ImageTable? { tables[name] }
+
+    /// Counts of answers by tier, fetches, decodes and encodes so far (no metrics backend needed).
+    public var counters: PipelineCounters { metrics.counters }
 
     /// Every event: started, progress, finished (with the tier), failed, cancelled.
     public func events() -> AsyncStream<PipelineEvent> { observers.stream() }
@@ -301,6 +303,7 @@ public final class ImagePipeline: Sendable {
         let policy = request.cachePolicy
         let group = format.map { "family:" + $0.family } ?? request.processingIdentifier
         let workKey = group + "|" + sourceKey + "|" + (policy == .reload ? "reload" : policy == .cacheOnly ? "cached" : policy == .noStore ? "nostore" : "")
+            + (request.usesDiskVariants ? "" : "|encoded")
         let result = await processings.value(for: workKey, waiter: id, priority: request.priority) { handle in
             do throws(PipelineError) {
                 return .success(try await self.process(request, url: url, sourceKey: sourceKey, format: format, handle: handle))
@@ -343,7 +346,7 @@ public final class ImagePipeline: Sendable {
         let variantKey = request.processingIdentifier + "|" + sourceKey
         let stores = request.cachePolicy != .noStore
         // 3. The processed variant in the disk cache.
-        if request.cachePolicy != .reload, let disk, format.map({ tables[$0.name] == nil }) ?? true,
+        if request.cachePolicy != .reload, request.usesDiskVariants, let disk, format.map({ tables[$0.name] == nil }) ?? true,
            let record = try? await disk.data(forKey: "variant|" + variantKey), let (data, freshUntil) = VariantRecord.decode(record) {
             let limits = configuration.decodingLimits
             if let image = try? await decodes.run(priority: handle, { () async throws(PipelineError) -> Bitmap in
@@ -406,7 +409,6 @@ public final class ImagePipeline: Sendable {
             throw .decoding(error as? CodecError ?? .unknownFormat)
         }
         metrics.decodes.increment()
-        decodeCounter.withLock { $0 += 1 }
         metrics.stage(.decode, since: decodeStart)
         if let flag = original.pendingStore, flag.claim(), let disk {
             try? disk.set(OriginalRecord.encode(original.data, original.metadata), forKey: "original|" + sourceKey)
@@ -436,11 +438,12 @@ public final class ImagePipeline: Sendable {
             }
             memory.set(image, forKey: key, cost: image.rowBytes * image.height, expiresAt: original.freshUntil)
             sourceIndex.add(key, source: sourceKey)
-            if let disk {
+            if request.usesDiskVariants, let disk {
                 let encodeStart = ContinuousClock.now
                 let encoding = image.isKnownOpaque ? configuration.variantEncoding : .png(compressionLevel: 1)
                 if let data = try? ImageEncoder.encode(image, as: encoding) {
                     metrics.stage(.encode, since: encodeStart)
+                    metrics.encodes.increment()
                     try? disk.set(VariantRecord.encode(data, freshUntil: original.freshUntil), forKey: "variant|" + key,
                                   expiresAt: original.freshUntil)
                 }

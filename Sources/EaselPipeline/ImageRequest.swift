@@ -62,6 +62,9 @@ public struct ImageRequest: Sendable {
     /// The whole request — waiting, fetching, decoding, processing and encoding — fails with
     /// `.timedOut` once this has passed (nil: no limit beyond the fetcher's own).
     public var deadline: Duration?
+    /// False for the bitmaps of `encodedImage(for:)`: their bytes are stored as served, so a
+    /// bitmap variant on disk (another encoding) is neither read nor written for them.
+    var usesDiskVariants = true
 
     public init(url: URL, processing: Processing = .original, priority: Priority = .normal,
                 cachePolicy: CachePolicy = .useCache, cacheKey: String? = nil, ignoredQueryItems: Set<String> = []) {

@@ -104,38 +104,20 @@ public final class ImageServer: Sendable {
 
     // MARK: Router
 
+    /// Routes grouped by concern; cross-cutting work is middleware: `nosniff` on every answer,
+    /// then metrics (route, status, duration), which also turns every error into its status
+    /// (`PipelineError` through its `HTTPResponseError` conformance).
     public func router() -> Router<EaselRequestContext> {
         let router = Router(context: EaselRequestContext.self)
         router.add(middleware: NoSniffMiddleware())
-        router.get("/") { request, _ in try await self.timed("gallery") { try await self.gallery(request) } }
+        router.add(middleware: MetricsMiddleware(metrics: metrics, logger: logger))
+        router.get("/") { request, _ in try await self.gallery(request) }
         router.get("/health") { _, _ in Response(status: .ok, headers: [.contentType: "text/plain; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: "ok\n"))) }
         router.get("/metrics") { _, _ in try await self.metricsPage() }
-        router.get("/images/**") { request, context in try await self.timed("images") { try await self.image(request, context, head: false) } }
-        router.head("/images/**") { request, context in try await self.timed("images") { try await self.image(request, context, head: true) } }
-        router.delete("/images/**") { request, context in try await self.timed("purge") { try await self.purge(request, context) } }
+        router.get("/images/**") { request, context in try await self.image(request, context, head: false) }
+        router.head("/images/**") { request, context in try await self.image(request, context, head: true) }
+        router.delete("/images/**") { request, context in try await self.purge(request, context) }
         return router
-    }
-
-    /// Records the request's status and duration; bad input never surfaces as a 500.
-    private func timed(_ route: String, _ body: () async throws -> Response) async throws -> Response {
-        let start = ContinuousClock.now
-        let response: Response
-        do {
-            response = try await body()
-        } catch is ClientGone {
-            // Nobody will read an answer: counted on its own, never as a server error.
-            metrics.record(route: route, status: ClientGone.status, since: start)
-            return Self.text(.init(code: ClientGone.status, reasonPhrase: "Client Closed Request"), "the client left")
-        } catch let error as HTTPError {
-            var text = Self.text(error.status, error.body ?? error.status.reasonPhrase)
-            for field in error.headers { text.headers.append(field) }
-            response = text
-        } catch {
-            logger.error("unexpected error: \(error)")
-            response = Self.text(.internalServerError, "internal error")
-        }
-        metrics.record(route: route, status: Int(response.status.code), since: start)
-        return response
     }
 
     static func text(_ status: HTTPResponse.Status, _ message: String) -> Response {
@@ -336,7 +318,7 @@ public final class ImageServer: Sendable {
         case .success(let response):
             metrics.hit(response.tier.rawValue)
             return response.encoded
-        case .failure(let error): throw Self.httpError(error)
+        case .failure(let error): throw error
         case nil: throw ClientGone()
         }
     }
@@ -355,25 +337,8 @@ public final class ImageServer: Sendable {
         DisconnectWatcher.unwatch(channel, once)
     }
 
-    /// Bad input is a 4xx with a short reason; only our own failures are 5xx.
-    static func httpError(_ error: PipelineError) -> HTTPError {
-        switch error {
-        case .fileNotFound, .noSource, .unknownFormat: HTTPError(.notFound, message: "no such image")
-        case .httpStatus(404, _), .httpStatus(410, _): HTTPError(.notFound, message: "no such image")
-        case .httpStatus: HTTPError(.badGateway, message: "the origin answered with an error")
-        case .decoding(let codec): HTTPError(.unprocessableContent, message: "unsupported or corrupt image: \(codec)")
-        case .tooLarge(let limit, _, _): HTTPError(.unprocessableContent, message: "the source is larger than \(limit) bytes")
-        case .processing(let reason): HTTPError(.unprocessableContent, message: "cannot process the image: \(reason)")
-        case .forbiddenURL: HTTPError(.forbidden, message: "source refused")
-        case .unsupportedURL: HTTPError(.forbidden, message: "source refused: unsupported scheme")
-        case .tooManyRedirects: HTTPError(.badGateway, message: "the origin redirected too often")
-        case .timedOut: HTTPError(.gatewayTimeout, message: "the image took too long")
-        case .network: HTTPError(.badGateway, message: "the origin could not be reached")
-        case .notCached: HTTPError(.notFound, message: "no such image")
-        case .cancelled: HTTPError(.serviceUnavailable, message: "cancelled")
-        case .storage: HTTPError(.internalServerError, message: "cache error")
-        }
-    }
+    /// The HTTP error a pipeline failure answers with (see `PipelineError.status`).
+    static func httpError(_ error: PipelineError) -> HTTPError { HTTPError(error.status, message: error.publicMessage) }
 
     // MARK: Purge
 
@@ -389,7 +354,7 @@ public final class ImageServer: Sendable {
             source = .path(Array(segments.dropFirst()))
         }
         let url = try resolve(source)
-        do { try await pipeline.purge(ImageRequest(url: url)) } catch { throw Self.httpError(error) }
+        try await pipeline.purge(ImageRequest(url: url))
         return Self.text(.ok, "purged")
     }
 }

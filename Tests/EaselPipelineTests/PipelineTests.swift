@@ -406,4 +406,22 @@ func expectFailure(_ expected: (PipelineError) -> Bool, _ body: () async throws 
         #expect(try await second.image(for: ImageRequest(url: root.child("cat.jpg"), format: "square")).tier == .table)
         await second.close()
     }
+
+    @Test func countersSayWhatThePipelineDidWithoutAMetricsBackend() async throws {
+        let directory = try TemporaryDirectory()
+        let root = try TemporaryDirectory()
+        try catJPEG.write(to: root.child("cat.jpg"))
+        let pipeline = try ImagePipeline(configuration: .init(formats: testFormats, cacheDirectory: directory.url,
+                                                              fetchers: [FileFetcher(root: root.url)], downloadRate: nil))
+        var request = ImageRequest(url: root.child("cat.jpg"), processing: .processors([Resize(width: 40, height: 40, mode: .fit)]))
+        request.encoding = ImageEncoding(.webp, quality: 70)
+        let first = try await pipeline.encodedImage(for: request)
+        let second = try await pipeline.encodedImage(for: request)
+        #expect(first.tier == .file && second.tier == .encodedMemory)
+        #expect(first.encoded.etag == second.encoded.etag && first.encoded.contentType == "image/webp")
+        let counters = pipeline.counters
+        #expect(counters.fetches == 1 && counters.decodes == 1 && counters.encodes == 1, "\(counters)")
+        #expect(counters.answers == [.file: 1, .encodedMemory: 1], "\(counters)")
+        await pipeline.close()
+    }
 }

@@ -1,0 +1,80 @@
+import EaselPipeline
+import Foundation
+import Hummingbird
+import Logging
+import NIOCore
+
+/// Bad input is a 4xx with a short reason; only our own failures are 5xx. Upstream details are
+/// logged by the pipeline, never sent. `switch` without `default`: a new case forces a decision.
+extension PipelineError: HTTPResponseError {
+    public var status: HTTPResponse.Status {
+        switch self {
+        case .fileNotFound, .noSource, .unknownFormat, .notCached, .httpStatus(404, _), .httpStatus(410, _): .notFound
+        case .httpStatus, .tooManyRedirects, .network: .badGateway
+        case .decoding, .tooLarge, .processing: .unprocessableContent
+        case .forbiddenURL, .unsupportedURL: .forbidden
+        case .timedOut: .gatewayTimeout
+        case .cancelled: .serviceUnavailable
+        case .storage: .internalServerError
+        }
+    }
+
+    /// What a client is told.
+    var publicMessage: String {
+        switch self {
+        case .fileNotFound, .noSource, .unknownFormat, .notCached, .httpStatus(404, _), .httpStatus(410, _): "no such image"
+        case .httpStatus: "the origin answered with an error"
+        case .tooManyRedirects: "the origin redirected too often"
+        case .network: "the origin could not be reached"
+        case .decoding(let codec): "unsupported or corrupt image: \(codec)"
+        case .tooLarge(let limit, _, _): "the source is larger than \(limit) bytes"
+        case .processing(let reason): "cannot process the image: \(reason)"
+        case .forbiddenURL: "source refused"
+        case .unsupportedURL: "source refused: unsupported scheme"
+        case .timedOut: "the image took too long"
+        case .cancelled: "cancelled"
+        case .storage: "cache error"
+        }
+    }
+
+    public func response(from request: Request, context: some RequestContext) throws -> Response {
+        ImageServer.text(status, publicMessage)
+    }
+}
+
+/// Counts every answer by route and status with its duration, and turns every error into its
+/// answer: `HTTPError` and other `HTTPResponseError`s as short text, a client that left as 499
+/// (never a server error), anything unexpected as a logged 500.
+struct MetricsMiddleware<Context: RequestContext>: RouterMiddleware {
+    let metrics: ServerMetrics
+    let logger: Logger
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let start = ContinuousClock.now
+        let route = Self.route(request)
+        let response: Response
+        do {
+            response = try await next(request, context)
+        } catch is ClientGone {
+            response = ImageServer.text(.init(code: ClientGone.status, reasonPhrase: "Client Closed Request"), "the client left")
+        } catch let error as HTTPError {
+            var text = ImageServer.text(error.status, error.body ?? error.status.reasonPhrase)
+            for field in error.headers { text.headers.append(field) }
+            response = text
+        } catch let error as any HTTPResponseError {
+            response = try error.response(from: request, context: context)
+        } catch {
+            logger.error("unexpected error: \(error)")
+            response = ImageServer.text(.internalServerError, "internal error")
+        }
+        if let route { metrics.record(route: route, status: Int(response.status.code), since: start) }
+        return response
+    }
+
+    /// The route label: images, purge or gallery (health and metrics are not counted).
+    static func route(_ request: Request) -> String? {
+        let path = request.uri.path
+        if path.hasPrefix("/images/") { return request.method == .delete ? "purge" : "images" }
+        return path == "/" ? "gallery" : nil
+    }
+}
