@@ -1,0 +1,95 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#elseif canImport(Musl)
+@preconcurrency import Musl
+#endif
+import EaselCodecs
+import EaselStorage
+import Foundation
+
+/// Where everything is in a table file (see the layout at the top of this file).
+struct TableGeometry: Equatable {
+    static let headerBytes = 4096
+    static let recordBytes = 64
+    static let pageBytes = 4096
+    static let magic: UInt64 = 0x4C42_5454_4C45_5341  // "EASELTBL" little-endian
+    static let layoutVersion: UInt32 = 1
+
+    let width: Int
+    let height: Int
+    let pixelFormatCode: UInt32
+    let entryStride: Int
+    let entriesPerChunk: Int
+    let metadataBytes: Int
+    let chunkBytes: Int
+    let processingHash: UInt64
+
+    init(format: ImageFormat) {
+        width = format.width
+        height = format.height
+        pixelFormatCode = format.pixelFormat == .rgba8 ? 1 : 2
+        entryStride = format.entryByteCount
+        entriesPerChunk = max(1, min(4096, (4 << 20) / entryStride))
+        metadataBytes = Self.roundUp(entriesPerChunk * Self.recordBytes)
+        chunkBytes = metadataBytes + Self.roundUp(entriesPerChunk * entryStride)
+        processingHash = Checksum.compute(Data(format.processingIdentifier.utf8))
+    }
+
+    static func roundUp(_ bytes: Int) -> Int { (bytes + pageBytes - 1) / pageBytes * pageBytes }
+
+    func recordOffset(slot: Int) -> Int {
+        Self.headerBytes + slot / entriesPerChunk * chunkBytes + slot % entriesPerChunk * Self.recordBytes
+    }
+
+    func pixelOffset(slot: Int) -> Int {
+        Self.headerBytes + slot / entriesPerChunk * chunkBytes + metadataBytes + slot % entriesPerChunk * entryStride
+    }
+
+    /// The file size that holds slots `0..<slots` (page-rounded).
+    func fileBytes(forSlots slots: Int) -> Int {
+        guard slots > 0 else { return Self.headerBytes }
+        return Self.roundUp(pixelOffset(slot: slots - 1) + entryStride)
+    }
+
+    /// How many whole slots a file of `size` bytes holds.
+    func slots(inFileOf size: Int) -> Int {
+        guard size > Self.headerBytes else { return 0 }
+        let chunks = (size - Self.headerBytes) / chunkBytes
+        let rest = (size - Self.headerBytes) % chunkBytes
+        let partial = rest > metadataBytes ? (rest - metadataBytes) / entryStride : 0
+        return chunks * entriesPerChunk + min(entriesPerChunk, partial)
+    }
+
+    private func headerBytes() -> [UInt8] {
+        var header = [UInt8](repeating: 0, count: 72)
+        header.withUnsafeMutableBytes { raw in
+            raw.storeBytes(of: Self.magic.littleEndian, toByteOffset: 0, as: UInt64.self)
+            raw.storeBytes(of: Self.layoutVersion.littleEndian, toByteOffset: 8, as: UInt32.self)
+            raw.storeBytes(of: UInt32(Self.headerBytes).littleEndian, toByteOffset: 12, as: UInt32.self)
+            raw.storeBytes(of: UInt32(width).littleEndian, toByteOffset: 16, as: UInt32.self)
+            raw.storeBytes(of: UInt32(height).littleEndian, toByteOffset: 20, as: UInt32.self)
+            raw.storeBytes(of: pixelFormatCode.littleEndian, toByteOffset: 24, as: UInt32.self)
+            raw.storeBytes(of: UInt32(entriesPerChunk).littleEndian, toByteOffset: 28, as: UInt32.self)
+            raw.storeBytes(of: UInt64(entryStride).littleEndian, toByteOffset: 32, as: UInt64.self)
+            raw.storeBytes(of: UInt64(metadataBytes).littleEndian, toByteOffset: 40, as: UInt64.self)
+            raw.storeBytes(of: UInt64(chunkBytes).littleEndian, toByteOffset: 48, as: UInt64.self)
+            raw.storeBytes(of: processingHash.littleEndian, toByteOffset: 56, as: UInt64.self)
+            let check = Checksum.compute(UnsafeRawBufferPointer(rebasing: raw[0..<64]))
+            raw.storeBytes(of: check.littleEndian, toByteOffset: 64, as: UInt64.self)
+        }
+        return header
+    }
+
+    func writeHeader(to fd: Int32, path: String) throws(ImageTableError) {
+        let header = headerBytes()
+        let written = header.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
+        guard written == header.count else { throw .posix(written < 0 ? errno : EIO, operation: "write header", path: path) }
+    }
+
+    /// True when the file's header describes exactly this geometry and processing.
+    func matchesHeader(of fd: Int32) -> Bool {
+        var found = [UInt8](repeating: 0, count: 72)
+        let read = found.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
+        return read == found.count && found == headerBytes()
+    }
+}
