@@ -8,6 +8,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     dependencies: [
         .package(name: "easel", path: ".."),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(
             url: "https://github.com/ordo-one/benchmark",
             from: "1.38.1",
@@ -99,6 +100,13 @@ let package = Package(
                 "BenchmarkSupport",
             ],
             path: "peers/DiskCachePeerWorkload"
+        ),
+        // A bare Hummingbird route serving preloaded bytes: the framework's ceiling for the
+        // warm path (serve-vs-nginx.sh).
+        .executableTarget(
+            name: "BareRoute",
+            dependencies: [.product(name: "Hummingbird", package: "hummingbird")],
+            path: "peers/BareRoute"
         ),
     ],
     swiftLanguageModes: [.v6]
