@@ -36,28 +36,34 @@ extension ImagePipeline {
 
     /// The encoded bytes when the memory tier has them: no I/O, no waiting (a server's warm path).
     public func cachedEncodedImage(for request: ImageRequest) -> EncodedImage? {
-        guard request.cachePolicy != .reload, let sourceKey = request.sourceKey,
-              let key = encodedKey(request, sourceKey: sourceKey) else { return nil }
+        guard request.cachePolicy != .reload, let sourceKey = request.sourceKey else { return nil }
+        return cachedEncodedImage(sourceKey: sourceKey, processing: request.processing, encoding: request.encoding ?? ImageEncoding(.jpeg))
+    }
+
+    /// The same, by the source's key (`ImageRequest.sourceKey`, e.g. a `cacheKey` the caller
+    /// set), so that a caller with a cheap key builds no URL on a hit.
+    public func cachedEncodedImage(sourceKey: String, processing: ImageRequest.Processing, encoding: ImageEncoding) -> EncodedImage? {
+        guard let key = encodedKey(processing: processing, encoding: encoding, sourceKey: sourceKey) else { return nil }
         return encodedMemory.value(forKey: key)
     }
 
     /// The encoded tiers' key: encoding, processing (a named format with every parameter that
     /// decides its pixels, so a changed format never serves old bytes) and source.
-    func encodedKey(_ request: ImageRequest, sourceKey: String) -> String? {
-        let encoding = request.encoding ?? ImageEncoding(.jpeg)
-        let processing: String
-        if case .format(let name) = request.processing {
-            guard let format = format(named: name) else { return nil }
-            processing = "format:" + name + "=" + format.processingIdentifier
-        } else {
-            processing = request.processingIdentifier
+    func encodedKey(processing: ImageRequest.Processing, encoding: ImageEncoding, sourceKey: String) -> String? {
+        let identifier: String
+        switch processing {
+        case .format(let name):
+            guard let found = formatIdentifiers[name] else { return nil }
+            identifier = found
+        case .original: identifier = "original"
+        case .processors(let processors): identifier = "processors:" + processors.identifier
         }
-        return "encoded|" + encoding.description + "|" + processing + "|" + sourceKey
+        return "encoded|" + encoding.description + "|" + identifier + "|" + sourceKey
     }
 
     private func encodedResponse(for request: ImageRequest, id: UInt64) async throws(PipelineError) -> EncodedResponse {
         guard let sourceKey = request.sourceKey else { throw .noSource }
-        guard let key = encodedKey(request, sourceKey: sourceKey) else {
+        guard let key = encodedKey(processing: request.processing, encoding: request.encoding ?? ImageEncoding(.jpeg), sourceKey: sourceKey) else {
             if case .format(let name) = request.processing { throw .unknownFormat(name) }
             throw .noSource
         }

@@ -89,6 +89,8 @@ public final class ImagePipeline: Sendable {
     let disk: DiskCache?
     private let tables: [String: ImageTable]
     private let formatsByName: [String: ImageFormat]
+    /// Per named format, its name and every parameter that decides its pixels (encoded keys).
+    let formatIdentifiers: [String: String]
     let downloads: WorkQueue
     let decodes: WorkQueue
     let originals = Coalescer<String, Original>()
@@ -109,6 +111,7 @@ public final class ImagePipeline: Sendable {
         var byName: [String: ImageFormat] = [:]
         for format in configuration.formats { byName[format.name] = format }
         formatsByName = byName
+        formatIdentifiers = byName.mapValues { "format:" + $0.name + "=" + $0.processingIdentifier }
         memory = MemoryCache(configuration: .init(costLimit: configuration.memoryCostLimit))
         encodedMemory = MemoryCache(configuration: .init(costLimit: configuration.encodedMemoryCostLimit ?? configuration.memoryCostLimit / 2))
         var tables: [String: ImageTable] = [:]

@@ -30,6 +30,8 @@ public final class ImageServer: Sendable {
     /// Open connections, capped (see `ConnectionGuard`).
     let connections: ConnectionRegistry
     let galleryListing: GalleryListing
+    /// The file origin's root path without a trailing slash ("" for an http origin).
+    let rootPath: String
     private let formatsByName: [String: ServerConfiguration.Format]
     private let cacheControl: String
     private let logger = Logger(label: "easel.server")
@@ -85,6 +87,11 @@ public final class ImageServer: Sendable {
         Platform.raiseOpenFileLimit()
         connections = ConnectionRegistry(limit: ConnectionRegistry.limit(configured: configuration.maxConnections))
         if case .directory(let root) = origin { galleryListing = GalleryListing(root: root) } else { galleryListing = GalleryListing(root: nil) }
+        if case .directory(let root) = origin {
+            rootPath = root.path.hasSuffix("/") && root.path.count > 1 ? String(root.path.dropLast()) : root.path
+        } else {
+            rootPath = ""
+        }
     }
 
     /// `Samples/` of the working directory, else of the source tree this binary was built from.
@@ -157,10 +164,19 @@ public final class ImageServer: Sendable {
             (.processors([Resize(width: width, height: height, mode: fit)]), quality, output)
         }
         let output: OutputType = declared == .png ? .png : (declared == nil || declared == .webp) && accepts ? .webp : declared ?? .jpeg
-        var pipelineRequest = ImageRequest(url: try resolve(path.source), processing: processing)
-        pipelineRequest.encoding = ImageEncoding(output, quality: quality)
-        pipelineRequest.deadline = .milliseconds(Int64(configuration.requestTimeout * 1000))
-        let encoded = try await encodedImage(pipelineRequest, connection: context.channel)
+        let encoding = ImageEncoding(output, quality: quality)
+        let key = sourceKey(path.source)
+        let encoded: EncodedImage
+        if let key, let hit = pipeline.cachedEncodedImage(sourceKey: key, processing: processing, encoding: encoding) {
+            // The warm path: no URL, no request built.
+            metrics.hit(ImageTier.encodedMemory.rawValue)
+            encoded = hit
+        } else {
+            var pipelineRequest = ImageRequest(url: try resolve(path.source), processing: processing, cacheKey: key)
+            pipelineRequest.encoding = encoding
+            pipelineRequest.deadline = .milliseconds(Int64(configuration.requestTimeout * 1000))
+            encoded = try await encodedImage(pipelineRequest, connection: context.channel)
+        }
         var headers: HTTPFields = [
             .contentType: encoded.contentType,
             .eTag: encoded.etag,
@@ -187,11 +203,13 @@ public final class ImageServer: Sendable {
         if withSpec {
             guard let slash = rest.firstIndex(of: "/") else { throw HTTPError(.notFound, message: "no such image") }
             spec = String(rest[..<slash])
-            if spec!.contains("%") { spec = spec!.removingPercentEncoding }
+            if spec!.contains("%" as Character) { spec = spec!.removingPercentEncoding }
             rest = rest[rest.index(after: slash)...]
         }
-        let decoded = rest.contains("%") ? String(rest).removingPercentEncoding ?? "" : String(rest)
-        if decoded.lowercased().hasPrefix("http://") || decoded.lowercased().hasPrefix("https://") {
+        // (Character and byte comparisons: Foundation's String overloads bridge to NSString.)
+        if let first = rest.utf8.first, first == UInt8(ascii: "h") || first == UInt8(ascii: "H"),
+           case let decoded = rest.contains("%" as Character) ? String(rest).removingPercentEncoding ?? "" : String(rest),
+           decoded.lowercased().hasPrefix("http://") || decoded.lowercased().hasPrefix("https://") {
             // Dot segments (`..`, also percent-encoded) are resolved here, so that the policy
             // checks, and the fetcher requests, the URL an origin server would serve.
             guard let url = URL(string: decoded).flatMap(SourcePolicy.removingDotSegments), url.host != nil else {
@@ -212,8 +230,9 @@ public final class ImageServer: Sendable {
     static func decodedSegments(_ raw: [Substring]) throws -> [String] {
         guard !raw.isEmpty else { throw HTTPError(.notFound, message: "no such image") }
         return try raw.map { segment in
-            guard let decoded = segment.contains("%") ? String(segment).removingPercentEncoding : String(segment), !decoded.isEmpty, decoded != ".", decoded != "..",
-                  !decoded.contains("/"), !decoded.contains("\0"), !decoded.contains("\\") else {
+            guard let decoded = segment.contains("%" as Character) ? String(segment).removingPercentEncoding : String(segment),
+                  !decoded.isEmpty, decoded != ".", decoded != "..",
+                  !decoded.utf8.contains(where: { $0 == UInt8(ascii: "/") || $0 == 0 || $0 == UInt8(ascii: "\\") }) else {
                 throw HTTPError(.notFound, message: "no such image")
             }
             return decoded
@@ -259,9 +278,16 @@ public final class ImageServer: Sendable {
     func resolve(_ source: Source) throws -> URL {
         switch (source, origin) {
         case (.remote(let url), _): return Self.canonical(url)
-        case (.path(let segments), .directory(let root)): return segments.reduce(root) { $0.appendingPathComponent($1) }
+        case (.path(let segments), .directory): return URL(fileURLWithPath: rootPath + "/" + segments.joined(separator: "/"), isDirectory: false)
         case (.path(let segments), .http(let base)): return Self.canonical(segments.reduce(base) { $0.appendingPathComponent($1) })
         }
+    }
+
+    /// The cache identity of a file-origin source, made without building a URL (the warm path
+    /// builds none); nil for URL sources, whose identity is their canonical URL.
+    func sourceKey(_ source: Source) -> String? {
+        guard case .path(let segments) = source, case .directory = origin else { return nil }
+        return "file://" + rootPath + "/" + segments.joined(separator: "/")
     }
 
     static func canonical(_ url: URL) -> URL {
@@ -354,7 +380,7 @@ public final class ImageServer: Sendable {
             source = .path(Array(segments.dropFirst()))
         }
         let url = try resolve(source)
-        try await pipeline.purge(ImageRequest(url: url))
+        try await pipeline.purge(ImageRequest(url: url, cacheKey: sourceKey(source)))
         return Self.text(.ok, "purged")
     }
 }
