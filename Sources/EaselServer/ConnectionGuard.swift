@@ -112,14 +112,17 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         if case .head(let head) = unwrapInboundIn(data) {
             activity.began()
-            closeAfter.append(!head.isKeepAlive)
+            // HTTP/1.1 keeps the connection unless told otherwise: skip the header scan then.
+            let close = head.version.minor == 0 || head.headers.contains(name: "connection") ? !head.isKeepAlive : false
+            closeAfter.append(close)
         }
         context.fireChannelRead(data)
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         switch unwrapOutboundIn(data) {
-        case .head(var head) where closeAfter.first == true:
+        case .head where closeAfter.first == true:
+            guard case .head(var head) = unwrapOutboundIn(data) else { return }
             head.headers.replaceOrAdd(name: "connection", value: "close")
             context.write(wrapOutboundOut(.head(head)), promise: promise)
         case .end:

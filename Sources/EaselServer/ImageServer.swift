@@ -111,12 +111,11 @@ public final class ImageServer: Sendable {
 
     // MARK: Router
 
-    /// Routes grouped by concern; cross-cutting work is middleware: `nosniff` on every answer,
-    /// then metrics (route, status, duration), which also turns every error into its status
-    /// (`PipelineError` through its `HTTPResponseError` conformance).
+    /// Routes grouped by concern; cross-cutting work is middleware: metrics (route, status,
+    /// duration), every error turned into its status (`PipelineError` through its
+    /// `HTTPResponseError` conformance), `nosniff` on every answer.
     public func router() -> Router<EaselRequestContext> {
         let router = Router(context: EaselRequestContext.self)
-        router.add(middleware: NoSniffMiddleware())
         router.add(middleware: MetricsMiddleware(metrics: metrics, logger: logger))
         router.get("/") { request, _ in try await self.gallery(request) }
         router.get("/health") { _, _ in Response(status: .ok, headers: [.contentType: "text/plain; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: "ok\n"))) }

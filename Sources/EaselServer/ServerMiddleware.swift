@@ -1,5 +1,6 @@
 import EaselPipeline
 import Foundation
+import HTTPTypes
 import Hummingbird
 import Logging
 import NIOCore
@@ -42,9 +43,12 @@ extension PipelineError: HTTPResponseError {
     }
 }
 
-/// Counts every answer by route and status with its duration, and turns every error into its
-/// answer: `HTTPError` and other `HTTPResponseError`s as short text, a client that left as 499
-/// (never a server error), anything unexpected as a logged 500.
+/// Counts every answer by route and status with its duration, turns every error into its
+/// answer — `HTTPError` and other `HTTPResponseError`s as short text, a client that left as 499
+/// (never a server error), anything unexpected as a logged 500 — and adds
+/// `X-Content-Type-Options: nosniff` to every answer (error bodies echo parts of the request as
+/// text: a browser must never sniff them into HTML). One middleware, not two: each layer costs
+/// an async call on every request.
 struct MetricsMiddleware<Context: RequestContext>: RouterMiddleware {
     let metrics: ServerMetrics
     let logger: Logger
@@ -68,8 +72,12 @@ struct MetricsMiddleware<Context: RequestContext>: RouterMiddleware {
             response = ImageServer.text(.internalServerError, "internal error")
         }
         if let route { metrics.record(route: route, status: Int(response.status.code), since: start) }
-        return response
+        var answer = response
+        answer.headers[Self.noSniff] = "nosniff"
+        return answer
     }
+
+    static var noSniff: HTTPField.Name { HTTPField.Name("X-Content-Type-Options")! }
 
     /// The route label: images, purge or gallery (health and metrics are not counted).
     static func route(_ request: Request) -> String? {

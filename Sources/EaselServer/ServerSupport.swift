@@ -65,23 +65,6 @@ struct ClientGone: Error {
     static let status = 499
 }
 
-/// Adds `X-Content-Type-Options: nosniff` to every answer, errors included (error bodies echo
-/// parts of the request as text: a browser must never sniff them into HTML).
-struct NoSniffMiddleware<Context: RequestContext>: RouterMiddleware {
-    static var field: HTTPField.Name { HTTPField.Name("X-Content-Type-Options")! }
-
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        var response: Response
-        do {
-            response = try await next(request, context)
-        } catch let error as any HTTPResponseError {
-            response = try error.response(from: request, context: context)
-        }
-        response.headers[Self.field] = "nosniff"
-        return response
-    }
-}
-
 /// An `Accept` header's media ranges with their q-values (RFC 9110 §12.5.1), read as numbers:
 /// `q=0`, `q=0.0` and `q=0.000` all mean "not acceptable".
 struct AcceptHeader: Sendable {
