@@ -1,5 +1,5 @@
 # The two commands of the README, plus the ones CI adds. Each installs what it needs first.
-.PHONY: run test test-tsan deps crash-test table-disk-full browser-test load
+.PHONY: run test test-tsan deps crash-test table-disk-full disk-cache-full browser-test load
 
 deps:
 	@scripts/install-deps.sh
@@ -31,6 +31,10 @@ test-tsan: deps
 # An image table on a real 8 MiB tmpfs filling up: an error, never SIGBUS (needs mount rights).
 table-disk-full: deps
 	scripts/table-disk-full.sh
+
+# A disk cache filling a real 64 MiB tmpfs: trims and removals must still free it (needs mount rights).
+disk-cache-full: deps
+	scripts/disk-cache-full.sh
 
 # 200 SIGKILL rounds against a disk cache writer and 200 against an image table writer (the test
 # suite runs 20 of each).

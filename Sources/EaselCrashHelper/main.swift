@@ -16,6 +16,15 @@
 // usage: EaselCrashHelper table-verify DIRECTORY
 //   Reads every entry of that table and prints "verified N" (exit 0), or the first entry whose
 //   pixels are not what a write stored (exit 1).
+//
+// usage: EaselCrashHelper disk-fill DIRECTORY SEED [--count N] [--max-length BYTES] [--no-default-limit]
+//   Sets small (inline) values with no byte limit until a set throws `diskFull` (prints "full
+//   after N sets", exit 0) or N sets succeeded (prints "stored N", exit 0); any other error: exit 1.
+//   `--no-default-limit` turns off the limit derived from the free space, so the disk can fill.
+// usage: EaselCrashHelper disk-free DIRECTORY OPERATION [ARGUMENT]
+//   Opens the cache afresh and runs OPERATION: `trim-size BYTES`, `trim-date BYTES`, `remove`
+//   (the oldest entry), `remove-all`; then compacts the index and sets one new value. Prints
+//   "entries BEFORE -> AFTER" and exits 0, or prints the failure and exits 1.
 import EaselStorage
 import EaselTables
 import Foundation
@@ -23,6 +32,9 @@ import Foundation
 var arguments = Array(CommandLine.arguments.dropFirst())
 if let mode = arguments.first, mode.hasPrefix("table") {
     runTableMode(arguments)
+}
+if let mode = arguments.first, mode.hasPrefix("disk-") {
+    runDiskSpaceMode(arguments)
 }
 guard arguments.count >= 2, let seed = UInt64(arguments[1]) else {
     FileHandle.standardError.write(Data("usage: EaselCrashHelper DIRECTORY SEED [options]\n".utf8))
@@ -115,5 +127,71 @@ func runTableMode(_ arguments: [String]) -> Never {
         }
         say("done \(number) \(width)")
     }
+    exit(0)
+}
+
+/// The `disk-fill` and `disk-free` modes: a cache filling its file system, and the calls that free it.
+func runDiskSpaceMode(_ arguments: [String]) -> Never {
+    guard arguments.count >= 3 else {
+        FileHandle.standardError.write(Data("usage: EaselCrashHelper disk-fill DIRECTORY SEED [options]\n".utf8))
+        exit(2)
+    }
+    let directory = URL(fileURLWithPath: arguments[1])
+    let flags = Set(arguments.dropFirst(3))
+    var configuration = DiskCache.Configuration(byteLimit: 0)
+    if flags.contains("--no-default-limit") || arguments[0] == "disk-free" { configuration.freeSpaceFraction = 0 }
+    func fail(_ message: String) -> Never {
+        say(message)
+        exit(1)
+    }
+    let cache: DiskCache
+    do { cache = try DiskCache(directory: directory, configuration: configuration) } catch { fail("open failed: \(error)") }
+
+    if arguments[0] == "disk-fill" {
+        let options = parseOptions(arguments.filter { $0 != "--no-default-limit" }, from: 3)
+        let count = options["--count"].flatMap(Int.init) ?? Int.max
+        let maxLength = UInt64(options["--max-length"].flatMap(Int.init) ?? 4_096)
+        var generator = SplitMix64(seed: UInt64(arguments[2]) ?? 1)
+        for number in 0..<count {
+            let key = "fill-\(generator.next())"
+            let length = 1 + Int(generator.next() % maxLength)
+            do {
+                try cache.set(CrashPattern.value(key: key, length: length), forKey: key)
+            } catch DiskCacheError.diskFull {
+                say("full after \(number) sets; \(cache.count) entries, \(cache.byteCount) bytes")
+                exit(0)
+            } catch {
+                fail("set failed: \(error)")
+            }
+        }
+        say("stored \(count) sets; \(cache.count) entries, \(cache.byteCount) bytes")
+        exit(0)
+    }
+
+    let before = cache.count
+    do {
+        switch arguments[2] {
+        case "trim-size": try cache.trim(toSize: arguments.count > 3 ? Int(arguments[3]) ?? 0 : 0)
+        case "trim-date": try cache.trim(toSizeByDate: arguments.count > 3 ? Int(arguments[3]) ?? 0 : 0)
+        case "remove":
+            guard let oldest = try cache.entries().min(by: { $0.accessedAt < $1.accessedAt }) else { fail("no entry to remove") }
+            try cache.removeValue(forKey: oldest.key)
+            if try cache.contains(oldest.key) { fail("\(oldest.key) still present") }
+        case "remove-all": try cache.removeAll()
+        default: fail("unknown operation \(arguments[2])")
+        }
+    } catch {
+        fail("\(arguments[2]) failed: \(error)")
+    }
+    let after = cache.count
+    do { try cache.compact() } catch { say("compact: \(error)") }
+    let key = "after-\(arguments[2])"
+    do {
+        try cache.set(CrashPattern.value(key: key, length: 1_000), forKey: key)
+        guard try cache.data(forKey: key) == CrashPattern.value(key: key, length: 1_000) else { fail("read back a wrong value") }
+    } catch {
+        fail("set after \(arguments[2]) failed: \(error)")
+    }
+    say("entries \(before) -> \(after)")
     exit(0)
 }

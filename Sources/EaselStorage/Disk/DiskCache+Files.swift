@@ -43,11 +43,14 @@ extension DiskCache {
     /// Deletes everything under `trash/` on a background thread.
     func emptyTrash() {
         let trash = paths.trash
-        BlockingIOPool.shared.submit {
-            let manager = FileManager.default
-            guard let items = try? manager.contentsOfDirectory(atPath: trash) else { return }
-            for item in items { try? manager.removeItem(atPath: trash + "/" + item) }
-        }
+        BlockingIOPool.shared.submit { Self.deleteTrash(trash) }
+    }
+
+    /// Deletes everything under `trash`, now.
+    static func deleteTrash(_ trash: String) {
+        let manager = FileManager.default
+        guard let items = try? manager.contentsOfDirectory(atPath: trash) else { return }
+        for item in items { try? manager.removeItem(atPath: trash + "/" + item) }
     }
 
     /// A value file lent to a `withFileURL` closure.

@@ -201,15 +201,20 @@ extension DiskCache {
 }
 
 extension DiskCache {
-    /// Copies the WAL back into the database on a pool thread, through a connection of its own,
-    /// so that no `set` pays for a checkpoint. Several requests while one runs collapse into it.
-    /// Rewrites the index without its free pages when at least half of it is free, e.g. after
-    /// `removeAll` or a large trim (SQLite reuses free pages but never returns them to the file
-    /// system by itself). Cheap exactly when it matters: little is left to copy.
+    /// Hands the index's free pages back to the file system when at least half of it is free,
+    /// e.g. after `removeAll` or a large trim (SQLite reuses free pages but never returns them
+    /// by itself).
+    ///
+    /// Indexes created by this version release them a few hundred pages at a time
+    /// (`incremental_vacuum`), with the log truncated after each step, so this works on a full
+    /// disk. Older ones are rewritten once with VACUUM, which converts them, and which needs
+    /// room for twice what remains.
     /// - Returns: the bytes the index file shrank by.
+    /// - Throws: `DiskCacheError.diskFull` when an older index has no room to be rewritten.
     @discardableResult
     public func compact() throws -> Int {
         let path = paths.index
+        defer { restoreReserve() }
         return try checkpointConnection.withLock { connection in
             if connection == nil {
                 connection = try SQLiteConnection(path: path)
@@ -223,9 +228,19 @@ extension DiskCache {
             }
             let pages = try pragma("page_count"), free = try pragma("freelist_count")
             guard pages > 128, free * 2 >= pages else { return 0 }
-            let before = try pragma("page_size") * pages
+            let pageSize = try pragma("page_size")
+            let before = pageSize * pages
             do {
-                try connection.execute("VACUUM")
+                if try pragma("auto_vacuum") == 2 {
+                    try releaseFreePages(connection, pageSize: pageSize, count: pragma)
+                } else {
+                    // VACUUM writes what remains into the log, after a temporary copy.
+                    if let space = try? files.space(at: paths.root), space.available < 2 * (pages - free) * pageSize {
+                        throw DiskCacheError.diskFull(path: path)
+                    }
+                    try connection.execute("PRAGMA auto_vacuum=INCREMENTAL")
+                    try connection.execute("VACUUM")
+                }
                 try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             } catch let error as SQLiteError {
                 throw DiskCacheError.sqlite(error, path: path)
@@ -233,6 +248,25 @@ extension DiskCache {
             let after = try pragma("page_size") * (try pragma("page_count"))
             logger.info("cache index compacted", metadata: ["cache": "\(name)", "bytes": "\(before) -> \(after)"])
             return max(0, before - after)
+        }
+    }
+
+    /// Releases every free page of an incrementally vacuumed index, in steps small enough for the
+    /// free space (halved while SQLite reports a full disk), truncating the log after each.
+    private func releaseFreePages(_ connection: SQLiteConnection, pageSize: Int, count: (String) throws -> Int) throws {
+        let available = (try? files.space(at: paths.root).available) ?? 0
+        var step = min(512, max(8, available / (4 * pageSize)))
+        // Each pass releases `step` pages or halves `step` (failing below 8); the bound only
+        // guards against writers freeing pages as fast as this releases them.
+        for _ in 0..<(try count("freelist_count") / 8 + 16) {
+            guard try count("freelist_count") > 0 else { return }
+            do {
+                try connection.execute("PRAGMA incremental_vacuum(\(step))")
+                try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            } catch let error as SQLiteError where error.isFull && step > 8 {
+                step /= 2
+                try? connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            }
         }
     }
 
@@ -246,6 +280,9 @@ extension DiskCache {
         }
     }
 
+    /// Copies the WAL back into the database on a pool thread, through a connection of its own,
+    /// so that no `set` pays for a checkpoint; first re-checks the free space (`updateLowSpaceMode`).
+    /// Several requests while one runs collapse into it.
     func checkpointSoon() {
         // Called inside the writer's transaction: only an atomic flag here, never a lock that
         // the checkpoint itself holds.
@@ -254,6 +291,7 @@ extension DiskCache {
         BlockingIOPool.shared.submit { [weak self] in
             guard let self else { return }
             self.checkpointPending.store(false, ordering: .releasing)
+            self.updateLowSpaceMode()
             self.checkpointConnection.withLock { connection in
                 if connection == nil {
                     connection = try? SQLiteConnection(path: path)

@@ -4,29 +4,51 @@ import Logging
 extension DiskCache {
     /// Removes `victims` (those still present), telling observers before and after.
     ///
-    /// Without observers this is one transaction. With observers, victims are announced with
-    /// `willRemove` outside the lock, then deleted only if their rows are unchanged.
+    /// Victims are announced with `willRemove` outside the lock, then deleted only if their rows
+    /// are unchanged: in one transaction, or in batches on a full disk (`removeFreeingSpace`).
     func removeVictims(_ victims: [DiskIndex.Victim], reason: RemovalReason) throws {
         guard !victims.isEmpty else { return }
         if !observers.isEmpty {
             for victim in victims { observers.emit(.willRemove(key: victim.key, reason: reason)) }
         }
-        let deleted = try indexCall { index in try index.transaction { try index.delete(victims) } }
-        deleteFiles(deleted.compactMap(\.file))
-        if !observers.isEmpty {
-            for victim in deleted { observers.emit(.didRemove(key: victim.key, reason: reason)) }
-        }
+        var remaining = victims[...]
+        try removeFreeingSpace(
+            all: { try indexCall { index in try index.transaction { try index.delete(victims) } } },
+            batch: { limit in
+                let batch = Array(remaining.prefix(limit))
+                let removed = try indexCall { index in try index.transaction { try index.delete(batch) } }
+                remaining = remaining.dropFirst(batch.count)
+                return (removed, remaining.isEmpty)
+            },
+            afterEach: { deleted in
+                deleteFiles(deleted.compactMap(\.file))
+                if !observers.isEmpty {
+                    for victim in deleted { observers.emit(.didRemove(key: victim.key, reason: reason)) }
+                }
+            })
     }
 
     /// Chooses victims with `select` and removes them; the choice and the removal are one
-    /// transaction when nobody observes, so concurrent trims never remove more than needed.
+    /// transaction when nobody observes (each batch is, on a full disk), so concurrent trims
+    /// never remove more than needed.
     private func trim(reason: RemovalReason, select: @escaping (DiskIndex) throws -> [DiskIndex.Victim]) throws {
         if observers.isEmpty {
-            let deleted = try indexCall { index in
-                try? index.flushAccessTimes() // a full disk must not stop the trim that frees it
-                return try index.transaction { try index.delete(try select(index)) }
-            }
-            deleteFiles(deleted.compactMap(\.file))
+            try removeFreeingSpace(
+                all: {
+                    try indexCall { index in
+                        try? index.flushAccessTimes() // a full disk must not stop the trim that frees it
+                        return try index.transaction { try index.delete(try select(index)) }
+                    }
+                },
+                batch: { limit in
+                    try indexCall { index in
+                        try index.transaction {
+                            let chosen = try select(index)
+                            return (try index.delete(Array(chosen.prefix(limit))), chosen.count <= limit)
+                        }
+                    }
+                },
+                afterEach: { deleteFiles($0.compactMap(\.file)) })
         } else {
             let victims = try indexCall { index in
                 try? index.flushAccessTimes()
@@ -35,6 +57,7 @@ extension DiskCache {
             try removeVictims(victims, reason: reason)
         }
         collectGarbage()
+        restoreReserve()
     }
 
     /// Removes entries not used since `date`.
@@ -93,12 +116,13 @@ extension DiskCache {
     func trimTarget(_ limit: Int) -> Int { Int(Double(limit) * trimRatio) }
 
     /// Removes every entry at once: the data directory is renamed into `trash/` in the same
-    /// transaction that empties the index, and the trash is deleted in the background.
+    /// transaction that empties the index, and the trash is deleted in the background. Emptying
+    /// the index writes a few pages whatever it held, which the reserve covers on a full disk.
     ///
     /// Waits until every `withFileURL` closure, in any process, has returned.
     public func removeAll() throws {
         observers.emit(.willRemoveAll)
-        try emptyIndexAndTrashData()
+        try withRoomForRemoval { try emptyIndexAndTrashData() }
         emptyTrash()
         compactSoon()
         observers.emit(.didRemoveAll)

@@ -19,15 +19,30 @@ import Synchronization
 /// checksum, dates and, for values up to `Configuration.inlineLimit` bytes, the value itself.
 /// Larger values live in files under `data/`, written under `tmp/` and renamed into place;
 /// file names are random, so keys never reach the file system. Every read verifies length and
-/// checksum; a damaged entry is logged, removed and reported as a miss.
+/// checksum; a damaged entry is logged, removed and reported as a miss. A full disk never stops
+/// a trim or removal: a reserve of allocated blocks is freed for it (see `DiskCache+Space.swift`).
 ///
 /// Several `DiskCache` instances, in one process or many, may open the same directory: SQLite
 /// serialises their changes, and limits are enforced against the shared totals.
 public final class DiskCache: Sendable {
     /// Settings fixed when the cache is opened, plus initial limits.
     public struct Configuration: Sendable {
-        /// Trim, least recently used first, whenever the stored bytes exceed this. 0: no limit.
+        /// Trim, least recently used first, whenever the stored bytes exceed this. 0: the
+        /// automatic limit of `freeSpaceFraction`.
         public var byteLimit: Int
+        /// The automatic byte limit, as a share of the space the cache could use when opened.
+        ///
+        /// With no `byteLimit`, the limit is `freeSpaceFraction × (free bytes of the file system
+        /// + value bytes already held)`, at least 1 MiB, fixed until the cache is reopened. The
+        /// rest is left to the index's own pages and to other programs, so that a cache nobody
+        /// limited does not fill its disk. 0: no limit.
+        public var freeSpaceFraction: Double
+        /// Bytes kept allocated in the file `reserve`, freed when a full disk stops a removal.
+        ///
+        /// Real blocks, never a sparse file. Freeing them lets the trim or removal commit and
+        /// give space back; the reserve is allocated again, before anything else, once there is
+        /// room. At most a sixteenth of the file system. 0: none.
+        public var reservedBytes: Int
         /// Entries not read or written for this many seconds expire. 0: no limit.
         public var ageLimit: TimeInterval
         /// When a set pushes the stored bytes over `byteLimit`, least recently used entries are
@@ -56,6 +71,8 @@ public final class DiskCache: Sendable {
 
         public init(
             byteLimit: Int = 0,
+            freeSpaceFraction: Double = 0.5,
+            reservedBytes: Int = 8 << 20,
             ageLimit: TimeInterval = 0,
             trimRatio: Double = 0.95,
             inlineLimit: Int = 256 * 1024,
@@ -65,6 +82,8 @@ public final class DiskCache: Sendable {
             logger: Logger = Logger(label: "easel.disk-cache")
         ) {
             self.byteLimit = byteLimit
+            self.freeSpaceFraction = freeSpaceFraction
+            self.reservedBytes = reservedBytes
             self.ageLimit = ageLimit
             self.trimRatio = trimRatio
             self.inlineLimit = inlineLimit
@@ -116,7 +135,7 @@ public final class DiskCache: Sendable {
 
     /// The cache's name (its directory's last component under the root).
     public let name: String
-    /// The directory holding `index.sqlite`, `data/`, `tmp/` and `trash/`.
+    /// The directory holding `index.sqlite`, `reserve`, `data/`, `tmp/` and `trash/`.
     public let directory: URL
 
     let paths: Paths
@@ -126,6 +145,7 @@ public final class DiskCache: Sendable {
     let trimRatio: Double
     let synchronousWrites: Bool
     let accessTimeResolution: TimeInterval
+    let reservedBytes: Int
     let index: Locked<DiskIndex>
     let limits: Locked<Limits>
     /// The background checkpoint's own connection, and whether a checkpoint is queued.
@@ -149,6 +169,7 @@ public final class DiskCache: Sendable {
         let trash: String
         let pinLock: String
         let openLock: String
+        let reserve: String
 
         init(_ root: String) {
             self.root = root
@@ -158,6 +179,7 @@ public final class DiskCache: Sendable {
             trash = root + "/trash"
             pinLock = root + "/pins.lock"
             openLock = root + "/open.lock"
+            reserve = root + "/reserve"
         }
 
         func file(_ name: String) -> String { data + "/" + name.prefix(2) + "/" + name }
@@ -201,6 +223,7 @@ public final class DiskCache: Sendable {
         self.trimRatio = min(1, max(0, configuration.trimRatio))
         self.synchronousWrites = configuration.synchronousWrites
         self.accessTimeResolution = max(0, configuration.accessTimeResolution)
+        self.reservedBytes = max(0, configuration.reservedBytes)
         self.index = Locked(try Self.openIndex(paths: paths, files: files, durable: configuration.synchronousWrites,
                                                mappedBytes: configuration.memoryMappedIndexBytes, logger: configuration.logger))
         self.limits = Locked(Limits(byteLimit: max(0, configuration.byteLimit), ageLimit: 0, ageTask: nil))
@@ -208,6 +231,12 @@ public final class DiskCache: Sendable {
         index.withLock { index in
             index.checkpointDue = { [weak self] in self?.checkpointSoon() }
         }
+        restoreReserve()
+        if configuration.byteLimit <= 0, configuration.freeSpaceFraction > 0 {
+            let limit = automaticByteLimit(fraction: configuration.freeSpaceFraction)
+            limits.withLock { $0.byteLimit = limit }
+        }
+        updateLowSpaceMode()
         scheduleMaintenance()
     }
 
@@ -252,7 +281,8 @@ public final class DiskCache: Sendable {
     public var count: Int { (try? index.withLock { try $0.totals().count }) ?? 0 }
 
     /// When the stored bytes exceed this, entries are removed least recently used first, down to
-    /// `byteLimit × trimRatio`. 0: none. Lowering it queues that trim on an I/O thread (the
+    /// `byteLimit × trimRatio`. Starts as the configured limit, or the automatic one (see
+    /// `Configuration.freeSpaceFraction`). 0: none. Lowering it queues that trim on an I/O thread (the
     /// setter never touches the disk); the next `set` enforces it too.
     public var byteLimit: Int {
         get { limits.withLock { $0.byteLimit } }

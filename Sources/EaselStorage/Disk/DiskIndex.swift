@@ -73,6 +73,12 @@ final class DiskIndex {
     /// mean set time.
     static let checkpointBytes = 2 << 20
     static let pageSize = 8192
+    static let autocheckpointPages = 2000
+
+    /// Whether `DiskCache.updateLowSpaceMode` found the file system nearly full.
+    var lowSpace = false
+    /// Pages the log may hold before the writer checkpoints it itself (see `limitLog`).
+    private var logLimitPages = autocheckpointPages
 
     /// Opens the index at `path`.
     /// - Parameters:
@@ -87,13 +93,22 @@ final class DiskIndex {
         // best for 10–100 KB values: fewer overflow pages per value than 4 KiB, less write
         // amplification for small rows than 16 KiB.
         try connection.execute("PRAGMA page_size=\(Self.pageSize)")
+        // Lets `DiskCache.compact` hand free pages back a few at a time, which needs little room
+        // even on a full disk (VACUUM needs room for everything that remains). Set only in a new
+        // database: on an existing one the pragma writes a page. Older indexes convert on a VACUUM.
+        if try Self.integerPragma("page_count", connection) == 0 {
+            try connection.execute("PRAGMA auto_vacuum=INCREMENTAL")
+        }
         try connection.execute("PRAGMA mmap_size=\(max(0, mappedBytes))")
         // Fails with SQLITE_NOTADB on a damaged file: the caller rebuilds.
         try connection.execute("PRAGMA journal_mode=WAL")
         try connection.execute(durable ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=OFF")
+        // Debian builds SQLite with secure_delete on, which rewrites every freed page: a trim of
+        // 40 MB would write 40 MB. FAST still zeroes deleted cells on pages written anyway.
+        try connection.execute("PRAGMA secure_delete=FAST")
         // Checkpoints normally run on a background connection (`DiskCache.checkpointSoon`);
         // this is only the backstop that bounds the WAL if they cannot keep up.
-        try connection.execute("PRAGMA wal_autocheckpoint=2000")
+        try connection.execute("PRAGMA wal_autocheckpoint=\(Self.autocheckpointPages)")
         let version = try Self.userVersion(connection)
         if version == 0 {
             try connection.execute("""
@@ -144,10 +159,14 @@ final class DiskIndex {
     }
 
     private static func userVersion(_ connection: SQLiteConnection) throws -> Int32 {
-        let statement = try connection.prepare("PRAGMA user_version")
+        Int32(try integerPragma("user_version", connection))
+    }
+
+    private static func integerPragma(_ name: String, _ connection: SQLiteConnection) throws -> Int {
+        let statement = try connection.prepare("PRAGMA \(name)")
         defer { statement.reset() }
         guard try statement.step() else { return 0 }
-        return Int32(statement.int(0))
+        return statement.int(0)
     }
 
     // MARK: Transactions
@@ -164,6 +183,27 @@ final class DiskIndex {
             try? rollback.run()
             throw error
         }
+    }
+
+    /// Bounds the log to about `bytes`: past it the writer checkpoints by itself, instead of
+    /// leaving it to the background connection, and the file is cut back to it after each
+    /// restart. The pages a checkpoint copies into the database file may need as many new
+    /// blocks, so on a nearly full disk this must stay below the reserve.
+    func limitLog(to bytes: Int) {
+        let pages = max(16, min(Self.autocheckpointPages, bytes / Self.pageSize))
+        guard pages != logLimitPages else { return }
+        logLimitPages = pages
+        sqlite3_wal_autocheckpoint(connection.handle, Int32(pages))
+        try? connection.execute("PRAGMA journal_size_limit=\(pages * Self.pageSize)")
+    }
+
+    /// Copies the whole log into the database and truncates it to zero bytes, giving its space
+    /// back.
+    /// - Throws: `SQLiteError` when a reader or a full disk kept it from completing.
+    func checkpointAndTruncate() throws {
+        let rc = sqlite3_wal_checkpoint_v2(connection.handle, nil, SQLITE_CHECKPOINT_TRUNCATE, nil, nil)
+        guard rc == SQLITE_OK else { throw connection.error(rc) }
+        walBytesSinceCheckpoint = 0
     }
 
     /// Counts bytes written (plus a page per commit) and asks for a checkpoint when due.

@@ -21,6 +21,21 @@ package protocol FileOperations: Sendable {
     func read(_ descriptor: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: Int) throws(Errno) -> Int
     /// Creates a directory; an existing one is not an error.
     func makeDirectory(_ path: String) throws(Errno)
+    /// Creates `path` if needed and gives it real blocks up to `size` bytes (never a sparse file).
+    func allocate(_ path: String, size: Int) throws(Errno)
+    /// Free and total bytes of the file system holding `path`, as an unprivileged user sees them.
+    func space(at path: String) throws(Errno) -> FileSystemSpace
+}
+
+/// What `statvfs` reports about a file system, in bytes.
+package struct FileSystemSpace: Equatable, Sendable {
+    /// Bytes an unprivileged process may still write.
+    package var available: Int
+    package var total: Int
+    package init(available: Int, total: Int) {
+        self.available = available
+        self.total = total
+    }
 }
 
 /// An `errno` value thrown by `FileOperations`.
@@ -93,5 +108,22 @@ package struct PosixFileOperations: FileOperations {
 
     package func makeDirectory(_ path: String) throws(Errno) {
         if mkdir(path, 0o755) != 0, errno != EEXIST { throw Errno.current }
+    }
+
+    package func allocate(_ path: String, size: Int) throws(Errno) {
+        let fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw Errno.current }
+        defer { close(fd) }
+        // glibc writes a byte into every block itself where the file system cannot fallocate.
+        var result: Int32
+        repeat { result = posix_fallocate(fd, 0, off_t(size)) } while result == EINTR
+        if result != 0 { throw Errno(result) }
+    }
+
+    package func space(at path: String) throws(Errno) -> FileSystemSpace {
+        var info = statvfs()
+        guard statvfs(path, &info) == 0 else { throw Errno.current }
+        let unit = Int(info.f_frsize)
+        return FileSystemSpace(available: Int(info.f_bavail) * unit, total: Int(info.f_blocks) * unit)
     }
 }
