@@ -152,6 +152,7 @@ final class FaultyAllocator: TableFileOperations, Sendable {
         var order: [UUID] = []
         do {
             let table = try ImageTable(format: thumbFormat(maximumCount: 50, width: 64, height: 64), directory: directory.url)
+            defer { table.close() }  // the lock goes now, not when deinit runs
             for number: UInt64 in 1...40 { try table.setImage(pattern(number, width: 64, height: number % 2 == 0 ? 64 : 17), for: entity(number), sourceID: entity(number)) }
             for number: UInt64 in [7, 3, 30] { _ = table.image(for: entity(number)) }
             table.removeImage(for: entity(5))
@@ -170,16 +171,19 @@ final class FaultyAllocator: TableFileOperations, Sendable {
         let directory = try TemporaryDirectory()
         do {
             let table = try ImageTable(format: thumbFormat(maximumCount: 20, width: 32, height: 32), directory: directory.url)
+            defer { table.close() }  // the lock goes now, not when deinit runs
             for number: UInt64 in 1...20 { try table.setImage(pattern(number, width: 32, height: 32), for: entity(number), sourceID: entity(number)) }
         }
         do {
             // More room: everything stays.
             let table = try ImageTable(format: thumbFormat(maximumCount: 40, width: 32, height: 32), directory: directory.url)
+            defer { table.close() }  // the lock goes now, not when deinit runs
             #expect(table.count == 20)
         }
         do {
             // Less room: the slots past the new maximum go, the rest stay readable.
             let table = try ImageTable(format: thumbFormat(maximumCount: 5, width: 32, height: 32), directory: directory.url)
+            defer { table.close() }  // the lock goes now, not when deinit runs
             #expect(table.count == 5)
             for id in table.entityIDs() { #expect(table.image(for: id) != nil) }
             try table.setImage(pattern(21, width: 32, height: 32), for: entity(21), sourceID: entity(21))
@@ -187,6 +191,7 @@ final class FaultyAllocator: TableFileOperations, Sendable {
         }
         do {
             let table = try ImageTable(format: thumbFormat(maximumCount: 5, width: 32, height: 32, version: 2), directory: directory.url)
+            defer { table.close() }  // the lock goes now, not when deinit runs
             #expect(table.count == 0, "another format version made the old entries meaningless")
         }
         let table = try ImageTable(format: thumbFormat(maximumCount: 5, width: 32, height: 32, fit: .fill), directory: directory.url)
@@ -199,6 +204,7 @@ final class FaultyAllocator: TableFileOperations, Sendable {
         let path: String
         do {
             let table = try ImageTable(format: format, directory: directory.url)
+            defer { table.close() }  // the lock goes now, not when deinit runs
             for number: UInt64 in 1...3 { try table.setImage(pattern(number, width: 32, height: 32), for: entity(number), sourceID: entity(number)) }
             path = table.url.path
         }
@@ -273,11 +279,13 @@ final class FaultyAllocator: TableFileOperations, Sendable {
         let small = { (count: Int) in thumbFormat(maximumCount: count, width: 16, height: 16) }
         do {
             let table = try ImageTable(format: small(20), directory: directory.url)
+            defer { table.close() }  // the lock goes now, not when deinit runs
             for number: UInt64 in 1...20 { try table.setImage(pattern(number, width: 16, height: 16), for: entity(number), sourceID: entity(number)) }
         }
-        do { _ = try ImageTable(format: small(5), directory: directory.url) }
+        do { try ImageTable(format: small(5), directory: directory.url).close() }
         do {
             let table = try ImageTable(format: small(40), directory: directory.url)
+            defer { table.close() }  // the lock goes now, not when deinit runs
             #expect(table.count == 5)
             try table.setImage(pattern(50, width: 16, height: 16), for: entity(50), sourceID: entity(50))  // grows again
         }
