@@ -6,21 +6,8 @@
 # Usage: scripts/table-disk-full.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if [ "${EASEL_IN_NAMESPACE:-}" != 1 ]; then
-    scripts/install-deps.sh
-    swift build --product EaselCrashHelper
-fi
-helper="$(swift build --show-bin-path)/EaselCrashHelper"
-mountpoint="$(mktemp -d /tmp/easel-tmpfs.XXXXXX)"
-
-if ! mount -t tmpfs -o size=8m tmpfs "$mountpoint" 2>/dev/null; then
-    rmdir "$mountpoint"
-    if [ "${EASEL_IN_NAMESPACE:-}" != 1 ] && unshare -rm true 2>/dev/null; then
-        exec unshare -rm env EASEL_IN_NAMESPACE=1 "$0"
-    fi
-    echo "table-disk-full: this machine does not allow mounting a tmpfs; nothing was tested" >&2
-    exit 2
-fi
+source scripts/tmpfs-helper.sh
+use_tmpfs 8m table-disk-full
 log="$(mktemp)"
 trap 'umount "$mountpoint" || true; rmdir "$mountpoint" || true; rm -f "$log"' EXIT
 
