@@ -24,13 +24,16 @@ public struct ImageEncoding: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    public var format: Format
+    public let format: Format
     /// 1–100 for JPEG and WebP; PNG is lossless and ignores it.
-    public var quality: Int
+    public let quality: Int
+    /// Identifies the encoding in cache keys (made once: every cache lookup uses it).
+    public let description: String
 
     public init(_ format: Format, quality: Int = 82) {
         self.format = format
         self.quality = min(100, max(1, quality))
+        description = format == .png ? "png" : "\(format.rawValue)-q\(self.quality)"
     }
 
     /// The encoder's options.
@@ -41,9 +44,6 @@ public struct ImageEncoding: Sendable, Hashable, CustomStringConvertible {
         case .webp: .webp(quality: quality)
         }
     }
-
-    /// Identifies the encoding in cache keys.
-    public var description: String { format == .png ? "png" : "\(format.rawValue)-q\(quality)" }
 }
 
 /// Encoded bytes with their content type and a strong ETag (a hash of the bytes): the same

@@ -67,37 +67,17 @@ extension ImagePipeline {
             if case .format(let name) = request.processing { throw .unknownFormat(name) }
             throw .noSource
         }
-        let start = ContinuousClock.now
-        observers.emit(.started(request: id, url: request.url))
-        do throws(PipelineError) {
-            let response: EncodedResponse
+        return try await tracked(request, id: id, tier: \.tier) { () async throws(PipelineError) -> EncodedResponse in
             if request.cachePolicy != .reload, let hit = encodedMemory.value(forKey: key) {
-                response = EncodedResponse(encoded: hit, tier: .encodedMemory)
-            } else {
-                let policy = request.cachePolicy
-                let workKey = key + (policy == .reload ? "|reload" : policy == .cacheOnly ? "|cached" : policy == .noStore ? "|nostore" : "")
-                response = try await encodes.value(for: workKey, waiter: id, priority: request.priority) { handle in
-                    do throws(PipelineError) {
-                        return .success(try await self.makeEncoded(request, key: key, sourceKey: sourceKey, handle: handle))
-                    } catch {
-                        return .failure(error)
-                    }
-                }.get()
+                return EncodedResponse(encoded: hit, tier: .encodedMemory)
             }
-            metrics.answered(by: response.tier)
-            if !observers.isEmpty {
-                observers.emit(.finished(request: id, tier: response.tier, seconds: (ContinuousClock.now - start).seconds))
-            }
-            return response
-        } catch {
-            if error == .cancelled {
-                metrics.cancellations.increment()
-                observers.emit(.cancelled(request: id))
-            } else {
-                metrics.failures.increment()
-                observers.emit(.failed(request: id, error: error))
-            }
-            throw error
+            return try await encodes.value(for: key + request.cachePolicy.workKeySuffix, waiter: id, priority: request.priority) { handle in
+                do throws(PipelineError) {
+                    return .success(try await self.makeEncoded(request, key: key, sourceKey: sourceKey, handle: handle))
+                } catch {
+                    return .failure(error)
+                }
+            }.get()
         }
     }
 

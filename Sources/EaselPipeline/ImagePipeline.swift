@@ -250,16 +250,24 @@ public final class ImagePipeline: Sendable {
     }
 
     func response(for request: ImageRequest, id: UInt64) async throws(PipelineError) -> ImageResponse {
+        try await tracked(request, id: id, tier: \.tier) { () async throws(PipelineError) -> ImageResponse in
+            try await resolve(request, id: id)
+        }
+    }
+
+    /// Runs one request's `body` between its events — started, then finished (with the tier
+    /// that answered), failed or cancelled — and counts the outcome.
+    func tracked<Answer>(_ request: ImageRequest, id: UInt64, tier: (Answer) -> ImageTier,
+                         _ body: () async throws(PipelineError) -> Answer) async throws(PipelineError) -> Answer {
         let start = ContinuousClock.now
         observers.emit(.started(request: id, url: request.url))
-        do {
-            let response = try await resolve(request, id: id)
-            metrics.answered(by: response.tier)
+        do throws(PipelineError) {
+            let answer = try await body()
+            metrics.answered(by: tier(answer))
             if !observers.isEmpty {
-                let elapsed = ContinuousClock.now - start
-                observers.emit(.finished(request: id, tier: response.tier, seconds: elapsed.seconds))
+                observers.emit(.finished(request: id, tier: tier(answer), seconds: (ContinuousClock.now - start).seconds))
             }
-            return response
+            return answer
         } catch {
             if error == .cancelled {
                 metrics.cancellations.increment()
@@ -305,8 +313,7 @@ public final class ImagePipeline: Sendable {
         guard let url = request.url else { throw .noSource }
         let policy = request.cachePolicy
         let group = format.map { "family:" + $0.family } ?? request.processingIdentifier
-        let workKey = group + "|" + sourceKey + "|" + (policy == .reload ? "reload" : policy == .cacheOnly ? "cached" : policy == .noStore ? "nostore" : "")
-            + (request.usesDiskVariants ? "" : "|encoded")
+        let workKey = group + "|" + sourceKey + policy.workKeySuffix + (request.usesDiskVariants ? "" : "|encoded")
         let result = await processings.value(for: workKey, waiter: id, priority: request.priority) { handle in
             do throws(PipelineError) {
                 return .success(try await self.process(request, url: url, sourceKey: sourceKey, format: format, handle: handle))

@@ -46,6 +46,16 @@ public struct ImageRequest: Sendable {
         case cacheOnly
         /// Read the caches, but store nothing this request produces.
         case noStore
+
+        /// Requests under different policies never share work: this ends their work keys.
+        var workKeySuffix: String {
+            switch self {
+            case .useCache: ""
+            case .reload: "|reload"
+            case .cacheOnly: "|cached"
+            case .noStore: "|nostore"
+            }
+        }
     }
 
     public var source: Source

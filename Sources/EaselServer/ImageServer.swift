@@ -164,17 +164,23 @@ public final class ImageServer: Sendable {
         }
         let output: OutputType = declared == .png ? .png : (declared == nil || declared == .webp) && accepts ? .webp : declared ?? .jpeg
         let encoding = ImageEncoding(output, quality: quality)
+        // The warm path answers from the pipeline's encoded memory tier once, before admission;
+        // a file-origin source is looked up by its path, with no URL or request built.
         let key = sourceKey(path.source)
         let encoded: EncodedImage
-        if let key, let hit = pipeline.cachedEncodedImage(sourceKey: key, processing: processing, encoding: encoding) {
-            // The warm path: no URL, no request built.
+        if let hit = key.flatMap({ pipeline.cachedEncodedImage(sourceKey: $0, processing: processing, encoding: encoding) }) {
             metrics.hit(ImageTier.encodedMemory.rawValue)
             encoded = hit
         } else {
             var pipelineRequest = ImageRequest(url: try resolve(path.source), processing: processing, cacheKey: key)
             pipelineRequest.encoding = encoding
             pipelineRequest.deadline = .milliseconds(Int64(configuration.requestTimeout * 1000))
-            encoded = try await encodedImage(pipelineRequest, connection: context.channel)
+            if key == nil, let hit = pipeline.cachedEncodedImage(for: pipelineRequest) {
+                metrics.hit(ImageTier.encodedMemory.rawValue)
+                encoded = hit
+            } else {
+                encoded = try await encodedImage(pipelineRequest, connection: context.channel)
+            }
         }
         var headers: HTTPFields = [
             .contentType: encoded.contentType,
@@ -299,14 +305,9 @@ public final class ImageServer: Sendable {
         return components.url.flatMap(SourcePolicy.removingDotSegments) ?? url
     }
 
-    /// The pipeline's encoded answer: from its memory tier at once (the warm path), otherwise
-    /// admitted (or 429) and awaited — and abandoned when the client closes its connection
+    /// The pipeline's encoded answer on a memory miss: admitted (or 429) and awaited — and abandoned when the client closes its connection
     /// (the shared work goes on for any other request waiting for it, and stops otherwise).
     private func encodedImage(_ request: ImageRequest, connection: any Channel) async throws -> EncodedImage {
-        if let hit = pipeline.cachedEncodedImage(for: request) {
-            metrics.hit(ImageTier.encodedMemory.rawValue)
-            return hit
-        }
         guard admission.enter() else { throw HTTPError(.tooManyRequests, headers: [.retryAfter: "1"], message: "too many requests; try again shortly") }
         defer {
             admission.leave()
@@ -361,9 +362,6 @@ public final class ImageServer: Sendable {
         }
         DisconnectWatcher.unwatch(channel, once)
     }
-
-    /// The HTTP error a pipeline failure answers with (see `PipelineError.status`).
-    static func httpError(_ error: PipelineError) -> HTTPError { HTTPError(error.status, message: error.publicMessage) }
 
     // MARK: Purge
 

@@ -231,7 +231,7 @@ func live(_ server: TestServer, _ body: @escaping @Sendable (Int) async throws -
     }
 
     @Test func aRequestPastItsTimeoutGets504AsDocumented() async throws {
-        #expect(ImageServer.httpError(.timedOut(seconds: 1)).status == .gatewayTimeout)
+        #expect(PipelineError.timedOut(seconds: 1).status == .gatewayTimeout)
         let origin = Origin()
         let gate = Gate()
         origin.serve("/slow.jpg", .gated(catJPEG, first: 1000, gate: gate))

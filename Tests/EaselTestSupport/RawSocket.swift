@@ -56,17 +56,4 @@ public final class RawSocket: Sendable {
         }
         return (String(decoding: received, as: UTF8.self), false)
     }
-
-    /// Raises this process's soft descriptor limit to at least `count` (up to the hard limit);
-    /// returns the limit in force.
-    public static func allowOpenFiles(_ count: Int) -> Int {
-        var limit = rlimit()
-        getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
-        if limit.rlim_cur < rlim_t(count) {
-            limit.rlim_cur = min(limit.rlim_max, rlim_t(count))
-            setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
-        }
-        getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
-        return Int(limit.rlim_cur)
-    }
 }
