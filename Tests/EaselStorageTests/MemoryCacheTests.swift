@@ -165,6 +165,86 @@ struct MemoryCacheTests {
         #expect(UInt64(MemoryCacheDefaults.costLimit) <= usage.limit / 5 + 1)
     }
 
+    @Test func aValueCostlierThanTheWholeLimitIsRefusedAndEvictsNothing() {
+        let cache = makeCache(costLimit: 10)
+        let log = EventLog<String>()
+        cache.addObserver { log.append($0.key) }
+        cache.set(1, forKey: "a", cost: 4)
+        cache.set(2, forKey: "b", cost: 4)
+        cache.set(3, forKey: "big", cost: 11)
+        #expect(cache["big"] == nil)
+        #expect(cache["a"] == 1 && cache["b"] == 2)
+        #expect(log.all.isEmpty)
+        // Refusing a new value for a key also drops the old one: it is no longer current.
+        cache.set(4, forKey: "a", cost: 11)
+        #expect(cache["a"] == nil)
+        #expect(cache.totalCost == 4 && cache.count == 1)
+        #expect(log.all.isEmpty)
+    }
+
+    @Test func smallCachesKeepOneLRUOrderAndLargeOnesAreSharded() {
+        #expect(MemoryCache<String, Int>(configuration: .init(countLimit: 3, costLimit: 0)).shardCount == 1)
+        #expect(MemoryCache<String, Int>(configuration: .init(costLimit: 1 << 20)).shardCount == 1)
+        #expect(MemoryCache<String, Int>(configuration: .init(countLimit: 0, costLimit: 0)).shardCount >= 8)
+        #expect(MemoryCache<String, Int>(configuration: .init(costLimit: 1 << 30)).shardCount >= 8)
+        #expect(MemoryCache<String, Int>(configuration: .init(countLimit: 3, shardCount: 5)).shardCount == 8)
+    }
+
+    @Test func aShardedCacheKeepsItsLimitsAsAWholeAndTrimsTheOldestFirst() {
+        let clock = ManualClock()
+        let cache = MemoryCache<String, Int>(configuration: .init(countLimit: 0, costLimit: 0, shardCount: 16),
+                                             clock: clock.closure)
+        #expect(cache.shardCount == 16)
+        let keys = (0..<1_000).map { "key-\($0)" }
+        for (index, key) in keys.enumerated() {
+            cache.set(index, forKey: key, cost: 2)
+            clock.advance(by: 1)
+        }
+        #expect(cache.count == 1_000 && cache.totalCost == 2_000)
+        // Reading the first 100 makes them the most recent.
+        for key in keys.prefix(100) { #expect(cache[key] != nil); clock.advance(by: 1) }
+        // Trims across shards take the oldest entry of all shards each time: keys 100..<600 go.
+        cache.trim(toCount: 500)
+        #expect(cache.count == 500)
+        #expect(keys[100..<600].allSatisfy { !cache.contains($0) })
+        #expect(keys.prefix(100).allSatisfy { cache.contains($0) } && keys.suffix(400).allSatisfy { cache.contains($0) })
+        cache.countLimit = 300 // keys 600..<800 go
+        #expect(cache.count == 300 && cache.totalCost == 600)
+        #expect(keys[600..<800].allSatisfy { !cache.contains($0) })
+        // Sets past the cost limit evict (their own shard first) until the whole cache fits.
+        cache.countLimit = 0
+        cache.costLimit = 400
+        #expect(cache.totalCost == 400 && cache.count == 200)
+        for (index, key) in (0..<1_000).map({ "new-\($0)" }).enumerated() {
+            cache.set(index, forKey: key, cost: 2)
+            #expect(cache.totalCost <= 400)
+            #expect(cache[key] == index)
+        }
+        #expect(cache.count == 200)
+        cache.removeAll()
+        #expect(cache.count == 0 && cache.totalCost == 0)
+    }
+
+    @Test func aShardedCacheIsSafeFromManyThreadsAtOnce() async {
+        let cache = MemoryCache<Int, Int>(configuration: .init(countLimit: 5_000, costLimit: 0, shardCount: 8))
+        await withTaskGroup(of: Void.self) { group in
+            for worker in 0..<8 {
+                group.addTask {
+                    for index in 0..<20_000 {
+                        let key = (index * 7 + worker) % 10_000
+                        cache.set(key, forKey: key, cost: 1)
+                        if let value = cache.value(forKey: (key + 1) % 10_000) { precondition(value == (key + 1) % 10_000) }
+                        if index % 97 == 0 { cache.removeValue(forKey: key) }
+                        if index % 5_000 == 0 { cache.trim(toCount: 2_500) }
+                    }
+                }
+            }
+        }
+        #expect(cache.count <= 5_000)
+        #expect(cache.totalCost == cache.count)
+        #expect((0..<10_000).filter { cache.contains($0) }.count == cache.count)
+    }
+
     @Test func isSafeFromManyThreadsAtOnce() async {
         let cache = MemoryCache<Int, Int>(configuration: .init(countLimit: 500, costLimit: 0))
         await withTaskGroup(of: Void.self) { group in

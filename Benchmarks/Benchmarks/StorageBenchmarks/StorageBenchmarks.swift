@@ -97,6 +97,33 @@ private func memoryCacheBenchmarks() {
         makeMemoryState(countLimit: 1_000, populated: false)
     }
 
+    // Hits from one thread and from two at once, on the same sharded cache (the default for an
+    // unlimited one): each iteration is 1,000,000 gets in all, split evenly over the threads, so
+    // the two rows' throughputs compare directly (goal: 2 threads >= 1.7x one thread).
+    let threads = Benchmark.Configuration(
+        metrics: [.wallClock, .throughput],
+        warmupIterations: 3,
+        scalingFactor: .mega,
+        maxDuration: .seconds(3),
+        maxIterations: 1_000
+    )
+    for threadCount in [1, 2] {
+        Benchmark("MemoryCache get hit, \(threadCount) thread\(threadCount == 1 ? "" : "s")", configuration: threads) { (benchmark: Benchmark, state: MemoryState) in
+            let (cache, keys) = (state.cache, state.keys)
+            let perThread = benchmark.scaledIterations.count / threadCount
+            let base = benchmark.currentIteration &* 7_919
+            DispatchQueue.concurrentPerform(iterations: threadCount) { thread in
+                var index = (base &+ thread &* (keys.count / 2)) % keys.count
+                for _ in 0..<perThread {
+                    index = (index &+ 1) % keys.count
+                    blackHole(cache.value(forKey: keys[index]))
+                }
+            }
+        } setup: {
+            makeMemoryState(countLimit: 0, populated: true)
+        }
+    }
+
     // Two threads hammer the same cache at once, each doing half of the
     // 1,000 operations of an iteration, alternating get (hit) and set.
     Benchmark("MemoryCache get+set 2 threads", configuration: micro) { (benchmark: Benchmark, state: MemoryState) in

@@ -32,14 +32,10 @@ struct LRUList<Key: Hashable, Value> {
     @usableFromInline var tail = -1
 
     @usableFromInline var totalCost = 0
-    @usableFromInline var countLimit: Int
-    @usableFromInline var costLimit: Int
     @usableFromInline var ageLimit: Double
 
     @inlinable
-    init(countLimit: Int, costLimit: Int, ageLimit: Double) {
-        self.countLimit = countLimit
-        self.costLimit = costLimit
+    init(ageLimit: Double) {
         self.ageLimit = ageLimit
     }
 
@@ -138,14 +134,6 @@ struct LRUList<Key: Hashable, Value> {
             let (key, value) = remove(at: tail)
             evicted.append((key, value, reason))
         }
-        return evicted
-    }
-
-    /// Applies the count and cost limits.
-    @inlinable
-    mutating func enforceLimits() -> [(Key, Value, MemoryCacheEvictionReason)] {
-        var evicted = evict(reason: MemoryCacheEvictionReason.countLimit) { $0.countLimit > 0 && $0.count > $0.countLimit }
-        evicted += evict(reason: MemoryCacheEvictionReason.costLimit) { $0.costLimit > 0 && $0.totalCost > $0.costLimit }
         return evicted
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// A thread-safe in-memory LRU cache with count, cost and age limits.
 ///
@@ -11,6 +12,19 @@ import Foundation
 /// Get, set and remove are O(1): entries sit in a doubly linked list (most recently used at the
 /// head) stored in one array, found through a dictionary. Evictions happen on the thread that
 /// caused them and are reported to observers with their reason, outside the lock.
+///
+/// **Shards.** A large cache (no count limit or one of 4,096 and more, and no cost limit or one
+/// of 64 MiB and more) is split by key hash into shards, each its own lock and LRU list, so hits
+/// on different keys from different cores take different locks and no lock is shared by every
+/// hit. The count and cost limits stay limits of the whole cache (totals kept in atomics): a set
+/// that goes over them evicts the least recently used entries of its own shard first, then of the
+/// others. LRU order is therefore exact within a shard and approximate across shards; trims
+/// (`trim(toCount:)`, `trim(toCost:)`, memory pressure, lowered limits) evict the oldest entry of
+/// all shards each time. Smaller caches keep one exact LRU order; `Configuration.shardCount`
+/// chooses explicitly.
+///
+/// A value whose cost alone exceeds the cost limit is refused (and an older value for its key is
+/// removed) instead of evicting everything else.
 public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     public struct Configuration: Sendable {
         /// Maximum number of entries; 0 means no limit.
@@ -21,13 +35,33 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
         public var ageLimit: TimeInterval
         /// Whether `MemoryPressureMonitor.shared` may shed this cache's entries.
         public var respondsToMemoryPressure: Bool
+        /// Number of shards (rounded up to a power of two, at most 256); nil chooses: one for a
+        /// small cache, four per core (at least 8, at most 64) for a large one. One shard keeps
+        /// one exact LRU order.
+        public var shardCount: Int?
 
         public init(countLimit: Int = 0, costLimit: Int = MemoryCacheDefaults.costLimit,
-                    ageLimit: TimeInterval = 0, respondsToMemoryPressure: Bool = false) {
+                    ageLimit: TimeInterval = 0, respondsToMemoryPressure: Bool = false, shardCount: Int? = nil) {
             self.countLimit = countLimit
             self.costLimit = costLimit
             self.ageLimit = ageLimit
             self.respondsToMemoryPressure = respondsToMemoryPressure
+            self.shardCount = shardCount
+        }
+
+        /// The number of shards this configuration makes.
+        public var effectiveShardCount: Int {
+            if let shardCount { return Self.powerOfTwo(atLeast: min(max(shardCount, 1), 256)) }
+            if countLimit > 0 && countLimit < 4_096 { return 1 }
+            if costLimit > 0 && costLimit < 64 << 20 { return 1 }
+            let cores = ProcessInfo.processInfo.activeProcessorCount
+            return Self.powerOfTwo(atLeast: min(max(cores * 4, 8), 64))
+        }
+
+        private static func powerOfTwo(atLeast value: Int) -> Int {
+            var power = 1
+            while power < value { power <<= 1 }
+            return power
         }
     }
 
@@ -51,7 +85,15 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     // `@usableFromInline` with `@inlinable` get and set: a client's `MemoryCache<String, Data>`
     // is then specialised in the client's module instead of running through generic metadata
     // (measured: StorageBenchmarks "MemoryCache get hit").
-    @usableFromInline let state: Locked<LRUList<Key, Value>>
+    @usableFromInline let shards: [Locked<MemoryCacheShard<Key, Value>>]
+    @usableFromInline let shardMask: Int
+    /// Totals over all shards, changed only under the lock of the shard that changed.
+    @usableFromInline let totalCount = Atomic<Int>(0)
+    @usableFromInline let totalCostOfEntries = Atomic<Int>(0)
+    @usableFromInline let countLimitValue: Atomic<Int>
+    @usableFromInline let costLimitValue: Atomic<Int>
+    /// Where a set that went over the limits starts evicting in the other shards (rotates).
+    @usableFromInline let nextShardToEvict = Atomic<Int>(0)
     @usableFromInline let observers = Observers<Eviction>()
     private let pressureToken: Locked<ObserverToken?> = Locked(nil)
     @usableFromInline let clock: @Sendable () -> Double
@@ -65,9 +107,15 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     /// move time without waiting.
     package init(configuration: Configuration, clock: @escaping @Sendable () -> Double) {
         self.clock = clock
-        state = Locked(LRUList(countLimit: max(0, configuration.countLimit), costLimit: max(0, configuration.costLimit),
-                              ageLimit: max(0, configuration.ageLimit)))
-        restartAgeTrim(max(0, configuration.ageLimit))
+        let shardCount = configuration.effectiveShardCount
+        let ageLimit = max(0, configuration.ageLimit)
+        shards = (0..<shardCount).map { _ in
+            Locked(MemoryCacheShard(list: LRUList(ageLimit: ageLimit)))
+        }
+        shardMask = shardCount - 1
+        countLimitValue = Atomic(max(0, configuration.countLimit))
+        costLimitValue = Atomic(max(0, configuration.costLimit))
+        restartAgeTrim(ageLimit)
         if configuration.respondsToMemoryPressure {
             let token = MemoryPressureMonitor.shared.addHandler { [weak self] level in self?.handleMemoryPressure(level) }
             pressureToken.withLock { $0 = token }
@@ -79,43 +127,66 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
         if let token = pressureToken.withLock({ $0 }) { MemoryPressureMonitor.shared.removeHandler(token) }
     }
 
+    /// The shard that holds `key`. High bits of the hash, so a shard's keys still spread over its
+    /// dictionary's buckets.
+    @inlinable
+    func shard(for key: Key) -> Locked<MemoryCacheShard<Key, Value>> {
+        if shardMask == 0 { return shards[0] }
+        return shards[Int(truncatingIfNeeded: UInt(bitPattern: key.hashValue) >> 40) & shardMask]
+    }
+
     // MARK: Access
 
     /// The value for `key`, marking it most recently used; nil when absent or expired.
-    /// - Complexity: O(1).
+    /// - Complexity: O(1); takes only the lock of the key's shard.
     @inlinable
     public func value(forKey key: Key) -> Value? {
         let now = clock()
         var expired: Eviction?
-        let value = state.withLock { list -> Value? in
-            guard let index = list.index(of: key) else { return nil }
-            if list.isExpired(index, now: now) {
-                let (key, value) = list.remove(at: index)
+        let value = shard(for: key).withLock { shard -> Value? in
+            guard let index = shard.list.index(of: key) else { return nil }
+            if shard.list.isExpired(index, now: now) {
+                let (key, value) = remove(at: index, from: &shard)
                 expired = Eviction(key: key, value: value, reason: .expired)
                 return nil
             }
-            return list.touch(index, now: now)
+            return shard.list.touch(index, now: now)
         }
         if let expired { observers.emit(expired) }
         return value
     }
 
     /// Stores `value` for `key` with a `cost`, evicting least recently used entries as needed.
+    /// A value whose cost exceeds the cost limit is not stored, and any older value for `key` is
+    /// removed (without an eviction event).
     /// - Parameters:
     ///   - expiresAt: after this date the entry is never returned.
     /// - Complexity: O(1) plus O(evicted).
     @inlinable
     public func set(_ value: Value, forKey key: Key, cost: Int = 0, expiresAt: Date? = nil) {
+        let cost = max(0, cost)
+        let costLimit = costLimitValue.load(ordering: .relaxed)
+        if costLimit > 0 && cost > costLimit {
+            removeValue(forKey: key)
+            return
+        }
         let now = clock()
+        let shard = shard(for: key)
         // The replaced value and the evicted ones are released after the lock, in case their
         // deinit uses this cache.
-        let (replaced, evicted) = state.withLock { list in
-            let replaced = list.insert(value, forKey: key, cost: max(0, cost), now: now,
-                                       expires: expiresAt?.timeIntervalSince1970 ?? .infinity)
-            return (replaced, list.enforceLimits())
+        let (replaced, evicted) = shard.withLock { shard in
+            let (count, totalCost) = (shard.list.count, shard.list.totalCost)
+            let replaced = shard.list.insert(value, forKey: key, cost: cost, now: now,
+                                             expires: expiresAt?.timeIntervalSince1970 ?? .infinity)
+            account(count: shard.list.count - count, cost: shard.list.totalCost - totalCost)
+            return (replaced, evictWhileOverLimits(from: &shard, keeping: 1))
         }
         _ = replaced
-        emit(evicted)
+        if shardMask != 0, overLimitReason() != nil {
+            emit(evicted + evictFromOtherShards(than: shard))
+        } else {
+            emit(evicted)
+        }
     }
 
     /// Subscript access: reading marks the entry used; assigning nil removes it.
@@ -129,43 +200,58 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     /// Removes and returns the value for `key`.
     @discardableResult
     public func removeValue(forKey key: Key) -> Value? {
-        state.withLock { list in list.index(of: key).map { list.remove(at: $0).1 } }
+        shard(for: key).withLock { shard in shard.list.index(of: key).map { remove(at: $0, from: &shard).1 } }
     }
 
     /// Removes every entry (no eviction events: nothing was evicted).
     public func removeAll() {
-        let old = state.withLock { list in list.removeAll() }
-        _ = old // released here, outside the lock
+        for shard in shards {
+            let old = shard.withLock { shard in
+                account(count: -shard.list.count, cost: -shard.list.totalCost)
+                return shard.list.removeAll()
+            }
+            _ = old // released here, outside the lock
+        }
     }
 
     /// Whether a live entry exists for `key`, without marking it used.
     public func contains(_ key: Key) -> Bool {
         let now = clock()
-        return state.withLock { list in list.index(of: key).map { !list.isExpired($0, now: now) } ?? false }
+        return shard(for: key).withLock { shard in shard.list.index(of: key).map { !shard.list.isExpired($0, now: now) } ?? false }
     }
 
     // MARK: Limits and trims
 
-    public var count: Int { state.withLock { $0.count } }
-    public var totalCost: Int { state.withLock { $0.totalCost } }
+    public var count: Int { totalCount.load(ordering: .relaxed) }
+    public var totalCost: Int { totalCostOfEntries.load(ordering: .relaxed) }
+    /// The number of shards (1: one exact LRU order).
+    public var shardCount: Int { shards.count }
 
     public var countLimit: Int {
-        get { state.withLock { $0.countLimit } }
-        set { emit(state.withLock { $0.countLimit = max(0, newValue); return $0.enforceLimits() }) }
+        get { countLimitValue.load(ordering: .relaxed) }
+        set {
+            let limit = max(0, newValue)
+            countLimitValue.store(limit, ordering: .relaxed)
+            emit(evictOldest(reason: .countLimit) { limit > 0 && $0.count > limit })
+        }
     }
 
     public var costLimit: Int {
-        get { state.withLock { $0.costLimit } }
-        set { emit(state.withLock { $0.costLimit = max(0, newValue); return $0.enforceLimits() }) }
+        get { costLimitValue.load(ordering: .relaxed) }
+        set {
+            let limit = max(0, newValue)
+            costLimitValue.store(limit, ordering: .relaxed)
+            emit(evictOldest(reason: .costLimit) { limit > 0 && $0.cost > limit })
+        }
     }
 
     /// Entries unused for this many seconds are never returned; while set, a background task
     /// evicts them every `min(ageLimit, 60)` seconds (at least every second). 0: no limit.
     public var ageLimit: TimeInterval {
-        get { state.withLock { $0.ageLimit } }
+        get { shards[0].withLock { $0.list.ageLimit } }
         set {
             let limit = max(0, newValue)
-            state.withLock { $0.ageLimit = limit }
+            for shard in shards { shard.withLock { $0.list.ageLimit = limit } }
             restartAgeTrim(limit)
         }
     }
@@ -188,25 +274,32 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
 
     /// Evicts least recently used entries until at most `count` remain.
     public func trim(toCount count: Int) {
-        emit(state.withLock { $0.evict(reason: .trimmedToCount) { list in list.count > max(0, count) } })
+        emit(evictOldest(reason: .trimmedToCount) { $0.count > max(0, count) })
     }
 
     /// Evicts least recently used entries until the total cost is at most `cost`.
     public func trim(toCost cost: Int) {
-        emit(state.withLock { $0.evict(reason: .trimmedToCost) { list in list.totalCost > max(0, cost) } })
+        emit(evictOldest(reason: .trimmedToCost) { $0.cost > max(0, cost) })
     }
 
     /// Evicts entries not used since `date`.
-    /// - Complexity: O(evicted), since the list is ordered by last use.
+    /// - Complexity: O(evicted + shards), since each shard's list is ordered by last use.
     public func trim(toDate date: Date) {
         let cutoff = date.timeIntervalSince1970
-        emit(state.withLock { $0.evict(reason: .trimmedByDate) { list in list.lastAccessOfLeastRecent < cutoff } })
+        emit(eachShard { shard in
+            evict(from: &shard, reason: .trimmedByDate) { $0.lastAccessOfLeastRecent < cutoff }
+        })
     }
 
     /// Evicts every entry past the age limit or its own expiry date.
     public func removeExpired() {
         let now = clock()
-        emit(state.withLock { $0.removeExpired(now: now) })
+        emit(eachShard { shard in
+            let (count, totalCost) = (shard.list.count, shard.list.totalCost)
+            let evicted = shard.list.removeExpired(now: now)
+            account(count: shard.list.count - count, cost: shard.list.totalCost - totalCost)
+            return evicted
+        })
     }
 
     /// Sheds entries under memory pressure: half the cost on a warning, everything when critical.
@@ -215,12 +308,10 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
         case .normal:
             return
         case .warning:
-            emit(state.withLock { list in
-                let target = list.totalCost / 2, countTarget = list.count / 2
-                return list.evict(reason: .memoryPressure) { $0.totalCost > target || $0.count > countTarget }
-            })
+            let target = totalCost / 2, countTarget = count / 2
+            emit(evictOldest(reason: .memoryPressure) { $0.cost > target || $0.count > countTarget })
         case .critical:
-            emit(state.withLock { $0.evict(reason: .memoryPressure) { $0.count > 0 } })
+            emit(eachShard { shard in evict(from: &shard, reason: .memoryPressure) { $0.count > 0 } })
         }
     }
 
@@ -242,6 +333,118 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
         guard !evicted.isEmpty, !observers.isEmpty else { return }
         for (key, value, reason) in evicted { observers.emit(Eviction(key: key, value: value, reason: reason)) }
     }
+}
+
+// MARK: - Shards and limits
+
+extension MemoryCache {
+    @inlinable
+    func account(count: Int, cost: Int) {
+        if count != 0 { totalCount.add(count, ordering: .relaxed) }
+        if cost != 0 { totalCostOfEntries.add(cost, ordering: .relaxed) }
+    }
+
+    /// Removes one entry of a shard (its lock held), keeping the totals in step.
+    @inlinable
+    func remove(at index: Int, from shard: inout MemoryCacheShard<Key, Value>) -> (Key, Value) {
+        let totalCost = shard.list.totalCost
+        let removed = shard.list.remove(at: index)
+        account(count: -1, cost: shard.list.totalCost - totalCost)
+        return removed
+    }
+
+    /// Which limit the whole cache is over, if any.
+    @inlinable
+    func overLimitReason() -> EvictionReason? {
+        let countLimit = countLimitValue.load(ordering: .relaxed)
+        if countLimit > 0 && totalCount.load(ordering: .relaxed) > countLimit { return .countLimit }
+        let costLimit = costLimitValue.load(ordering: .relaxed)
+        if costLimit > 0 && totalCostOfEntries.load(ordering: .relaxed) > costLimit { return .costLimit }
+        return nil
+    }
+
+    /// Evicts a shard's least recently used entries (its lock held) while the cache is over a
+    /// limit, leaving at least `keeping` entries (the one just set).
+    @inlinable
+    func evictWhileOverLimits(from shard: inout MemoryCacheShard<Key, Value>,
+                              keeping: Int) -> [(Key, Value, EvictionReason)] {
+        var evicted: [(Key, Value, EvictionReason)] = []
+        while shard.list.count > keeping, let reason = overLimitReason() {
+            let (key, value) = remove(at: shard.list.tail, from: &shard)
+            evicted.append((key, value, reason))
+        }
+        return evicted
+    }
+
+    /// After a set went over a limit and its own shard had nothing left to give: the other
+    /// shards, starting at a rotating one.
+    @usableFromInline
+    func evictFromOtherShards(than excluded: Locked<MemoryCacheShard<Key, Value>>) -> [(Key, Value, EvictionReason)] {
+        var evicted: [(Key, Value, EvictionReason)] = []
+        let start = nextShardToEvict.add(1, ordering: .relaxed).newValue
+        for step in 0..<shards.count {
+            guard overLimitReason() != nil else { break }
+            let shard = shards[(start &+ step) & shardMask]
+            if shard === excluded { continue }
+            evicted += shard.withLock { evictWhileOverLimits(from: &$0, keeping: 0) }
+        }
+        return evicted
+    }
+
+    /// Evicts from one shard's least recently used end while `shouldEvict` holds.
+    func evict(from shard: inout MemoryCacheShard<Key, Value>, reason: EvictionReason,
+               while shouldEvict: (LRUList<Key, Value>) -> Bool) -> [(Key, Value, EvictionReason)] {
+        var evicted: [(Key, Value, EvictionReason)] = []
+        while shard.list.tail >= 0, shouldEvict(shard.list) {
+            let (key, value) = remove(at: shard.list.tail, from: &shard)
+            evicted.append((key, value, reason))
+        }
+        return evicted
+    }
+
+    /// Evicts the least recently used entry of all shards, one at a time, while `shouldEvict`
+    /// (given the cache's totals) holds. Exact when no other thread changes the cache meanwhile.
+    func evictOldest(reason: EvictionReason,
+                     while shouldEvict: ((count: Int, cost: Int)) -> Bool) -> [(Key, Value, EvictionReason)] {
+        var evicted: [(Key, Value, EvictionReason)] = []
+        while shouldEvict((count, totalCost)) {
+            var oldest: Int?
+            var oldestAccess = Double.infinity
+            for (index, shard) in shards.enumerated() {
+                let access = shard.withLock { $0.list.lastAccessOfLeastRecent }
+                if access < oldestAccess || (oldest == nil && access != .infinity) {
+                    oldest = index
+                    oldestAccess = access
+                }
+            }
+            guard let oldest else { break }
+            let removed = shards[oldest].withLock { shard -> (Key, Value)? in
+                shard.list.tail >= 0 ? remove(at: shard.list.tail, from: &shard) : nil
+            }
+            if let (key, value) = removed { evicted.append((key, value, reason)) }
+        }
+        return evicted
+    }
+
+    /// Runs `body` on every shard under its lock and gathers what it evicted.
+    func eachShard(_ body: (inout MemoryCacheShard<Key, Value>) -> [(Key, Value, EvictionReason)]) -> [(Key, Value, EvictionReason)] {
+        var evicted: [(Key, Value, EvictionReason)] = []
+        for shard in shards { evicted += shard.withLock { body(&$0) } }
+        return evicted
+    }
+}
+
+/// One shard of a `MemoryCache`: an LRU list behind its own lock.
+@usableFromInline
+struct MemoryCacheShard<Key: Hashable, Value> {
+    @usableFromInline var list: LRUList<Key, Value>
+    /// Keeps the next shard's object header off the cache line of this shard's list, whose head
+    /// and tail change on every hit (false sharing between cores).
+    @usableFromInline var padding: (Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int)
+        = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+
+    @inlinable
+    init(list: LRUList<Key, Value>) { self.list = list }
 }
 
 /// Why a `MemoryCache` entry was evicted.
