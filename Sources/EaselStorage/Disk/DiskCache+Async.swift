@@ -15,6 +15,10 @@ extension DiskCache {
         try await BlockingIOPool.shared.run { try self.removeValue(forKey: key) }
     }
 
+    public func removeValues(withKeyPrefix prefix: String) async throws {
+        try await BlockingIOPool.shared.run { try self.removeValues(withKeyPrefix: prefix) }
+    }
+
     public func contains(_ key: String) async throws -> Bool {
         try await BlockingIOPool.shared.run { try self.contains(key) }
     }

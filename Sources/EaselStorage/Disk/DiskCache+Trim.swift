@@ -84,6 +84,21 @@ extension DiskCache {
         compactSoon()
     }
 
+    /// Removes every entry whose key begins with `prefix`, found through the index of keys (a
+    /// range of it: no other entry is read). Observers see `.removed` for each.
+    /// - Throws: `DiskCacheError.invalidKeyPrefix` for an empty prefix (use `removeAll`).
+    public func removeValues(withKeyPrefix prefix: String) throws {
+        guard !prefix.isEmpty else { throw DiskCacheError.invalidKeyPrefix }
+        let upper = KeyPrefix.upperBound(of: prefix)
+        try trim(reason: .removed) { index in
+            if let upper {
+                return try index.victims("SELECT id, key, size, file FROM entries WHERE key >= ?1 AND key < ?2",
+                                         bind: { $0.bind(1, prefix); $0.bind(2, upper) })
+            }
+            return try index.victims("SELECT id, key, size, file FROM entries WHERE key >= ?1", bind: { $0.bind(1, prefix) })
+        }
+    }
+
     /// Removes entries whose expiry date has passed or that outlived the age limit.
     public func removeExpired() throws {
         let now = clock()

@@ -15,6 +15,8 @@ public enum DiskCacheError: Error, Sendable, Equatable, CustomStringConvertible 
     /// The index was written by another version of Easel with another schema. It is left alone
     /// (that version may be using it); remove the cache directory to start afresh.
     case incompatibleIndex(path: String, found: Int, expected: Int)
+    /// `removeValues(withKeyPrefix:)` was given an empty prefix (`removeAll` empties the cache).
+    case invalidKeyPrefix
 
     public var description: String {
         switch self {
@@ -26,6 +28,7 @@ public enum DiskCacheError: Error, Sendable, Equatable, CustomStringConvertible 
         case .invalidDirectory(let path): "not a usable cache directory: \(path)"
         case .incompatibleIndex(let path, let found, let expected):
             "\(path) has index schema \(found); this version of Easel uses \(expected). Remove the cache directory to start afresh"
+        case .invalidKeyPrefix: "an empty key prefix would remove every entry; use removeAll"
         }
     }
 

@@ -1,6 +1,12 @@
 /// The storage behind `MemoryCache`: a doubly linked list kept in one array (most recently used
-/// at `head`), a dictionary from key to slot, and a free list of slots. Not thread safe; the
-/// cache keeps it behind a mutex.
+/// at `head`), a dictionary from key to slot, and a free list of slots. Not thread safe; each
+/// shard of the cache keeps one behind its mutex.
+///
+/// With `lazyPromotion` (the shards of a sharded cache), a hit only stamps its entry: the list
+/// is not touched, so a hit writes no memory that hits on other keys read. The stamp is honoured
+/// when the entry reaches the tail: an entry used since it was placed there goes back to the
+/// head instead of being evicted ("second chance"), which keeps eviction close to least recently
+/// used. Without it (one shard) every hit moves its entry to the head: exact LRU order.
 @usableFromInline
 struct LRUList<Key: Hashable, Value> {
     @usableFromInline
@@ -9,6 +15,12 @@ struct LRUList<Key: Hashable, Value> {
         @usableFromInline var value: Value?
         @usableFromInline var cost: Int
         @usableFromInline var accessed: Double
+        /// When the entry was put where it is in the list (equal to `accessed` unless a lazy
+        /// hit stamped it since).
+        @usableFromInline var placed: Double
+        /// Order of the set that stored the entry, among all shards: breaks ties of `accessed`
+        /// (sets within one tick of the clock) when trims compare shards.
+        @usableFromInline var sequence: UInt64 = 0
         @usableFromInline var expires: Double
         @usableFromInline var previous: Int
         @usableFromInline var next: Int
@@ -19,6 +31,7 @@ struct LRUList<Key: Hashable, Value> {
             self.value = value
             self.cost = cost
             self.accessed = accessed
+            self.placed = accessed
             self.expires = expires
             self.previous = previous
             self.next = next
@@ -33,18 +46,45 @@ struct LRUList<Key: Hashable, Value> {
 
     @usableFromInline var totalCost = 0
     @usableFromInline var ageLimit: Double
+    @usableFromInline let lazyPromotion: Bool
 
     @inlinable
-    init(ageLimit: Double) {
+    init(ageLimit: Double, lazyPromotion: Bool = false) {
         self.ageLimit = ageLimit
+        self.lazyPromotion = lazyPromotion
     }
 
     @inlinable
     var count: Int { slots.count }
 
-    /// Last use of the least recently used entry (infinity when empty).
+    /// Last use of the least recently used entry (infinity when empty), after `settleTail`.
     @inlinable
-    var lastAccessOfLeastRecent: Double { tail < 0 ? .infinity : nodes[tail].accessed }
+    mutating func lastAccessOfLeastRecent() -> Double {
+        settleTail()
+        return tail < 0 ? .infinity : nodes[tail].accessed
+    }
+
+    /// The least recently used entry's last use and set order, after `settleTail`; nil when empty.
+    @inlinable
+    mutating func leastRecentOrder() -> (accessed: Double, sequence: UInt64)? {
+        settleTail()
+        return tail < 0 ? nil : (nodes[tail].accessed, nodes[tail].sequence)
+    }
+
+    /// Moves entries used since they were placed from the tail back to the head, so that the
+    /// tail is an entry unused since it got there (a no-op without lazy promotion).
+    @inlinable
+    mutating func settleTail() {
+        guard lazyPromotion else { return }
+        var budget = slots.count
+        while tail >= 0, budget > 0, nodes[tail].accessed > nodes[tail].placed {
+            let index = tail
+            unlink(index)
+            pushFront(index)
+            nodes[index].placed = nodes[index].accessed
+            budget -= 1
+        }
+    }
 
     @inlinable
     func index(of key: Key) -> Int? { slots[key] }
@@ -59,6 +99,8 @@ struct LRUList<Key: Hashable, Value> {
     @inlinable
     mutating func touch(_ index: Int, now: Double) -> Value? {
         nodes[index].accessed = now
+        if lazyPromotion { return nodes[index].value }
+        nodes[index].placed = now
         if head != index {
             unlink(index)
             pushFront(index)
@@ -69,13 +111,15 @@ struct LRUList<Key: Hashable, Value> {
     @inlinable
     /// Inserts or replaces; returns the replaced value so the caller can release it outside its lock.
     @discardableResult
-    mutating func insert(_ value: Value, forKey key: Key, cost: Int, now: Double, expires: Double) -> Value? {
+    mutating func insert(_ value: Value, forKey key: Key, cost: Int, now: Double, expires: Double, sequence: UInt64 = 0) -> Value? {
         if let index = slots[key] {
             totalCost += cost - nodes[index].cost
             let old = nodes[index].value
             nodes[index].value = value
             nodes[index].cost = cost
             nodes[index].accessed = now
+            nodes[index].placed = now
+            nodes[index].sequence = sequence
             nodes[index].expires = expires
             if head != index {
                 unlink(index)
@@ -83,7 +127,8 @@ struct LRUList<Key: Hashable, Value> {
             }
             return old
         }
-        let node = Node(key: key, value: value, cost: cost, accessed: now, expires: expires, previous: -1, next: -1)
+        var node = Node(key: key, value: value, cost: cost, accessed: now, expires: expires, previous: -1, next: -1)
+        node.sequence = sequence
         let index: Int
         if let reused = free.popLast() {
             nodes[reused] = node
@@ -128,9 +173,11 @@ struct LRUList<Key: Hashable, Value> {
 
     /// Evicts from the least recently used end while `shouldEvict` holds.
     @inlinable
-    mutating func evict<Reason>(reason: Reason, while shouldEvict: (Self) -> Bool) -> [(Key, Value, Reason)] {
+    mutating func evict<Reason>(reason: Reason, while shouldEvict: (inout Self) -> Bool) -> [(Key, Value, Reason)] {
         var evicted: [(Key, Value, Reason)] = []
-        while tail >= 0, shouldEvict(self) {
+        while true {
+            settleTail()
+            guard tail >= 0, shouldEvict(&self) else { break }
             let (key, value) = remove(at: tail)
             evicted.append((key, value, reason))
         }
@@ -143,7 +190,7 @@ struct LRUList<Key: Hashable, Value> {
         var evicted: [(Key, Value, MemoryCacheEvictionReason)] = []
         if ageLimit > 0 {
             let cutoff = now - ageLimit
-            evicted = evict(reason: .expired) { $0.lastAccessOfLeastRecent < cutoff }
+            evicted = evict(reason: .expired) { $0.lastAccessOfLeastRecent() < cutoff }
         }
         var index = head
         while index >= 0 {

@@ -18,10 +18,12 @@ import Synchronization
 /// on different keys from different cores take different locks and no lock is shared by every
 /// hit. The count and cost limits stay limits of the whole cache (totals kept in atomics): a set
 /// that goes over them evicts the least recently used entries of its own shard first, then of the
-/// others. LRU order is therefore exact within a shard and approximate across shards; trims
-/// (`trim(toCount:)`, `trim(toCost:)`, memory pressure, lowered limits) evict the oldest entry of
-/// all shards each time. Smaller caches keep one exact LRU order; `Configuration.shardCount`
-/// chooses explicitly.
+/// others. A hit on a sharded cache stamps its entry instead of moving it in the list (no write
+/// to memory that hits on other keys read); an entry that reaches the tail having been used since
+/// it got there goes back to the head instead of being evicted. So eviction is close to least
+/// recently used, not exact; trims (`trim(toCount:)`, `trim(toCost:)`, memory pressure, lowered
+/// limits) evict the least recently used tail of all shards each time. Smaller caches keep one
+/// exact LRU order; `Configuration.shardCount` chooses explicitly.
 ///
 /// A value whose cost alone exceeds the cost limit is refused (and an older value for its key is
 /// removed) instead of evicting everything else.
@@ -36,8 +38,8 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
         /// Whether `MemoryPressureMonitor.shared` may shed this cache's entries.
         public var respondsToMemoryPressure: Bool
         /// Number of shards (rounded up to a power of two, at most 256); nil chooses: one for a
-        /// small cache, four per core (at least 8, at most 64) for a large one. One shard keeps
-        /// one exact LRU order.
+        /// small cache, sixteen per core (at least 64, at most 256) for a large one, so that two
+        /// cores rarely want one shard at once. One shard keeps one exact LRU order.
         public var shardCount: Int?
 
         public init(countLimit: Int = 0, costLimit: Int = MemoryCacheDefaults.costLimit,
@@ -55,7 +57,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
             if countLimit > 0 && countLimit < 4_096 { return 1 }
             if costLimit > 0 && costLimit < 64 << 20 { return 1 }
             let cores = ProcessInfo.processInfo.activeProcessorCount
-            return Self.powerOfTwo(atLeast: min(max(cores * 4, 8), 64))
+            return Self.powerOfTwo(atLeast: min(max(cores * 16, 64), 256))
         }
 
         private static func powerOfTwo(atLeast value: Int) -> Int {
@@ -85,13 +87,17 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     // `@usableFromInline` with `@inlinable` get and set: a client's `MemoryCache<String, Data>`
     // is then specialised in the client's module instead of running through generic metadata
     // (measured: StorageBenchmarks "MemoryCache get hit").
-    @usableFromInline let shards: [Locked<MemoryCacheShard<Key, Value>>]
+    /// Retained by this cache for its whole life (released in deinit), and reached unretained
+    /// (`Unmanaged`): a hit then writes no reference count that hits on other shards share.
+    @usableFromInline let shards: [Unmanaged<Locked<MemoryCacheShard<Key, Value>>>]
     @usableFromInline let shardMask: Int
     /// Totals over all shards, changed only under the lock of the shard that changed.
     @usableFromInline let totalCount = Atomic<Int>(0)
     @usableFromInline let totalCostOfEntries = Atomic<Int>(0)
     @usableFromInline let countLimitValue: Atomic<Int>
     @usableFromInline let costLimitValue: Atomic<Int>
+    /// Numbers sets, so trims can tell which of two entries stored in one clock tick came first.
+    @usableFromInline let setSequence = Atomic<UInt64>(0)
     /// Where a set that went over the limits starts evicting in the other shards (rotates).
     @usableFromInline let nextShardToEvict = Atomic<Int>(0)
     @usableFromInline let observers = Observers<Eviction>()
@@ -110,7 +116,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
         let shardCount = configuration.effectiveShardCount
         let ageLimit = max(0, configuration.ageLimit)
         shards = (0..<shardCount).map { _ in
-            Locked(MemoryCacheShard(list: LRUList(ageLimit: ageLimit)))
+            .passRetained(Locked(MemoryCacheShard(list: LRUList(ageLimit: ageLimit, lazyPromotion: shardCount > 1))))
         }
         shardMask = shardCount - 1
         countLimitValue = Atomic(max(0, configuration.countLimit))
@@ -123,6 +129,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     }
 
     deinit {
+        for shard in shards { shard.release() }
         ageTrim.withLock { $0?.cancel() }
         if let token = pressureToken.withLock({ $0 }) { MemoryPressureMonitor.shared.removeHandler(token) }
     }
@@ -130,9 +137,16 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     /// The shard that holds `key`. High bits of the hash, so a shard's keys still spread over its
     /// dictionary's buckets.
     @inlinable
-    func shard(for key: Key) -> Locked<MemoryCacheShard<Key, Value>> {
+    func shard(for key: Key) -> Unmanaged<Locked<MemoryCacheShard<Key, Value>>> {
         if shardMask == 0 { return shards[0] }
         return shards[Int(truncatingIfNeeded: UInt(bitPattern: key.hashValue) >> 40) & shardMask]
+    }
+
+    /// Runs `body` under the lock of `shard`, without retaining it (the cache keeps it alive).
+    @inlinable
+    func withLock<R>(_ shard: Unmanaged<Locked<MemoryCacheShard<Key, Value>>>,
+                     _ body: (inout MemoryCacheShard<Key, Value>) throws -> R) rethrows -> R {
+        try shard._withUnsafeGuaranteedRef { try $0.withLock(body) }
     }
 
     // MARK: Access
@@ -143,7 +157,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     public func value(forKey key: Key) -> Value? {
         let now = clock()
         var expired: Eviction?
-        let value = shard(for: key).withLock { shard -> Value? in
+        let value = withLock(shard(for: key)) { shard -> Value? in
             guard let index = shard.list.index(of: key) else { return nil }
             if shard.list.isExpired(index, now: now) {
                 let (key, value) = remove(at: index, from: &shard)
@@ -171,13 +185,14 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
             return
         }
         let now = clock()
+        let sequence = shardMask == 0 ? 0 : setSequence.add(1, ordering: .relaxed).newValue
         let shard = shard(for: key)
         // The replaced value and the evicted ones are released after the lock, in case their
         // deinit uses this cache.
-        let (replaced, evicted) = shard.withLock { shard in
+        let (replaced, evicted) = withLock(shard) { shard in
             let (count, totalCost) = (shard.list.count, shard.list.totalCost)
             let replaced = shard.list.insert(value, forKey: key, cost: cost, now: now,
-                                             expires: expiresAt?.timeIntervalSince1970 ?? .infinity)
+                                             expires: expiresAt?.timeIntervalSince1970 ?? .infinity, sequence: sequence)
             account(count: shard.list.count - count, cost: shard.list.totalCost - totalCost)
             return (replaced, evictWhileOverLimits(from: &shard, keeping: 1))
         }
@@ -200,13 +215,13 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     /// Removes and returns the value for `key`.
     @discardableResult
     public func removeValue(forKey key: Key) -> Value? {
-        shard(for: key).withLock { shard in shard.list.index(of: key).map { remove(at: $0, from: &shard).1 } }
+        withLock(shard(for: key)) { shard in shard.list.index(of: key).map { remove(at: $0, from: &shard).1 } }
     }
 
     /// Removes every entry (no eviction events: nothing was evicted).
     public func removeAll() {
         for shard in shards {
-            let old = shard.withLock { shard in
+            let old = withLock(shard) { shard in
                 account(count: -shard.list.count, cost: -shard.list.totalCost)
                 return shard.list.removeAll()
             }
@@ -217,7 +232,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     /// Whether a live entry exists for `key`, without marking it used.
     public func contains(_ key: Key) -> Bool {
         let now = clock()
-        return shard(for: key).withLock { shard in shard.list.index(of: key).map { !shard.list.isExpired($0, now: now) } ?? false }
+        return withLock(shard(for: key)) { shard in shard.list.index(of: key).map { !shard.list.isExpired($0, now: now) } ?? false }
     }
 
     // MARK: Limits and trims
@@ -248,10 +263,10 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     /// Entries unused for this many seconds are never returned; while set, a background task
     /// evicts them every `min(ageLimit, 60)` seconds (at least every second). 0: no limit.
     public var ageLimit: TimeInterval {
-        get { shards[0].withLock { $0.list.ageLimit } }
+        get { withLock(shards[0]) { $0.list.ageLimit } }
         set {
             let limit = max(0, newValue)
-            for shard in shards { shard.withLock { $0.list.ageLimit = limit } }
+            for shard in shards { withLock(shard) { $0.list.ageLimit = limit } }
             restartAgeTrim(limit)
         }
     }
@@ -287,7 +302,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     public func trim(toDate date: Date) {
         let cutoff = date.timeIntervalSince1970
         emit(eachShard { shard in
-            evict(from: &shard, reason: .trimmedByDate) { $0.lastAccessOfLeastRecent < cutoff }
+            evict(from: &shard, reason: .trimmedByDate) { $0.lastAccessOfLeastRecent() < cutoff }
         })
     }
 
@@ -370,6 +385,7 @@ extension MemoryCache {
                               keeping: Int) -> [(Key, Value, EvictionReason)] {
         var evicted: [(Key, Value, EvictionReason)] = []
         while shard.list.count > keeping, let reason = overLimitReason() {
+            shard.list.settleTail()
             let (key, value) = remove(at: shard.list.tail, from: &shard)
             evicted.append((key, value, reason))
         }
@@ -379,23 +395,25 @@ extension MemoryCache {
     /// After a set went over a limit and its own shard had nothing left to give: the other
     /// shards, starting at a rotating one.
     @usableFromInline
-    func evictFromOtherShards(than excluded: Locked<MemoryCacheShard<Key, Value>>) -> [(Key, Value, EvictionReason)] {
+    func evictFromOtherShards(than excluded: Unmanaged<Locked<MemoryCacheShard<Key, Value>>>) -> [(Key, Value, EvictionReason)] {
         var evicted: [(Key, Value, EvictionReason)] = []
         let start = nextShardToEvict.add(1, ordering: .relaxed).newValue
         for step in 0..<shards.count {
             guard overLimitReason() != nil else { break }
             let shard = shards[(start &+ step) & shardMask]
-            if shard === excluded { continue }
-            evicted += shard.withLock { evictWhileOverLimits(from: &$0, keeping: 0) }
+            if shard.toOpaque() == excluded.toOpaque() { continue }
+            evicted += withLock(shard) { evictWhileOverLimits(from: &$0, keeping: 0) }
         }
         return evicted
     }
 
     /// Evicts from one shard's least recently used end while `shouldEvict` holds.
     func evict(from shard: inout MemoryCacheShard<Key, Value>, reason: EvictionReason,
-               while shouldEvict: (LRUList<Key, Value>) -> Bool) -> [(Key, Value, EvictionReason)] {
+               while shouldEvict: (inout LRUList<Key, Value>) -> Bool) -> [(Key, Value, EvictionReason)] {
         var evicted: [(Key, Value, EvictionReason)] = []
-        while shard.list.tail >= 0, shouldEvict(shard.list) {
+        while true {
+            shard.list.settleTail()
+            guard shard.list.tail >= 0, shouldEvict(&shard.list) else { break }
             let (key, value) = remove(at: shard.list.tail, from: &shard)
             evicted.append((key, value, reason))
         }
@@ -409,17 +427,18 @@ extension MemoryCache {
         var evicted: [(Key, Value, EvictionReason)] = []
         while shouldEvict((count, totalCost)) {
             var oldest: Int?
-            var oldestAccess = Double.infinity
+            var oldestOrder: (accessed: Double, sequence: UInt64)?
             for (index, shard) in shards.enumerated() {
-                let access = shard.withLock { $0.list.lastAccessOfLeastRecent }
-                if access < oldestAccess || (oldest == nil && access != .infinity) {
+                guard let order = withLock(shard, { $0.list.leastRecentOrder() }) else { continue }
+                if oldestOrder.map({ order < $0 }) ?? true {
                     oldest = index
-                    oldestAccess = access
+                    oldestOrder = order
                 }
             }
             guard let oldest else { break }
-            let removed = shards[oldest].withLock { shard -> (Key, Value)? in
-                shard.list.tail >= 0 ? remove(at: shard.list.tail, from: &shard) : nil
+            let removed = withLock(shards[oldest]) { shard -> (Key, Value)? in
+                shard.list.settleTail()
+                return shard.list.tail >= 0 ? remove(at: shard.list.tail, from: &shard) : nil
             }
             if let (key, value) = removed { evicted.append((key, value, reason)) }
         }
@@ -429,7 +448,7 @@ extension MemoryCache {
     /// Runs `body` on every shard under its lock and gathers what it evicted.
     func eachShard(_ body: (inout MemoryCacheShard<Key, Value>) -> [(Key, Value, EvictionReason)]) -> [(Key, Value, EvictionReason)] {
         var evicted: [(Key, Value, EvictionReason)] = []
-        for shard in shards { evicted += shard.withLock { body(&$0) } }
+        for shard in shards { evicted += withLock(shard) { body(&$0) } }
         return evicted
     }
 }
