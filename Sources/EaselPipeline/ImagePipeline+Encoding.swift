@@ -8,7 +8,7 @@ public struct PipelineStatistics: Sendable {
     public var memoryBytes: Int
     /// Encoded images in memory.
     public var encodedMemoryBytes: Int
-    /// Originals, variants and encoded images on disk.
+    /// Originals, variants and encoded images on the local disk.
     public var diskBytes: Int
     public var diskEntries: Int
     /// Entries per image table.
@@ -27,11 +27,7 @@ extension ImagePipeline {
     ///
     /// `request.deadline` covers all of it, the encode included.
     public func encodedImage(for request: ImageRequest) async throws(PipelineError) -> EncodedResponse {
-        let id = nextID()
-        guard let deadline = request.deadline else { return try await encodedResponse(for: request, id: id) }
-        return try await withDeadline(deadline) { () async throws(PipelineError) -> EncodedResponse in
-            try await self.encodedResponse(for: request, id: id)
-        }
+        try await encodedResponse(for: request, id: nextID())
     }
 
     /// The encoded bytes when the memory tier has them: no I/O, no waiting (a server's warm path).
@@ -47,9 +43,16 @@ extension ImagePipeline {
         return encodedMemory.value(forKey: key)
     }
 
-    /// The encoded tiers' key: encoding, processing (a named format with every parameter that
-    /// decides its pixels, so a changed format never serves old bytes) and source.
+    /// The encoded memory tier's key: "encoded|" + `encodedIdentity` + "|" + source.
     func encodedKey(processing: ImageRequest.Processing, encoding: ImageEncoding, sourceKey: String) -> String? {
+        encodedIdentity(processing: processing, encoding: encoding).map { "encoded|" + $0 + "|" + sourceKey }
+    }
+
+    /// What decides an encoded answer's bytes besides its source: the encoding and the
+    /// processing (a named format with every parameter that decides its pixels, so a changed
+    /// format never serves old bytes). The data stores key it under the source
+    /// (`StoreKey.encoded`).
+    func encodedIdentity(processing: ImageRequest.Processing, encoding: ImageEncoding) -> String? {
         let identifier: String
         switch processing {
         case .format(let name):
@@ -58,39 +61,69 @@ extension ImagePipeline {
         case .original: identifier = "original"
         case .processors(let processors): identifier = "processors:" + processors.identifier
         }
-        return "encoded|" + encoding.description + "|" + identifier + "|" + sourceKey
+        return encoding.description + "|" + identifier
     }
 
     private func encodedResponse(for request: ImageRequest, id: UInt64) async throws(PipelineError) -> EncodedResponse {
         guard let sourceKey = request.sourceKey else { throw .noSource }
-        guard let key = encodedKey(processing: request.processing, encoding: request.encoding ?? ImageEncoding(.jpeg), sourceKey: sourceKey) else {
+        guard let identity = encodedIdentity(processing: request.processing, encoding: request.encoding ?? ImageEncoding(.jpeg)) else {
             if case .format(let name) = request.processing { throw .unknownFormat(name) }
             throw .noSource
         }
+        let key = "encoded|" + identity + "|" + sourceKey
         return try await tracked(request, id: id, tier: \.tier) { () async throws(PipelineError) -> EncodedResponse in
             if request.cachePolicy != .reload, let hit = encodedMemory.value(forKey: key) {
                 return EncodedResponse(encoded: hit, tier: .encodedMemory)
             }
-            return try await encodes.value(for: key + request.cachePolicy.workKeySuffix, waiter: id, priority: request.priority) { handle in
-                do throws(PipelineError) {
-                    return .success(try await self.makeEncoded(request, key: key, sourceKey: sourceKey, handle: handle))
-                } catch {
-                    return .failure(error)
-                }
-            }.get()
+            guard let deadline = request.deadline else { return try await encodedWork(request, identity: identity, key: key, sourceKey: sourceKey, id: id) }
+            return try await withDeadline(deadline) { () async throws(PipelineError) -> EncodedResponse in
+                try await self.encodedWork(request, identity: identity, key: key, sourceKey: sourceKey, id: id)
+            }
         }
     }
 
-    /// The shared work of one encoded key: the disk tier, else the bitmap and one encode.
-    private func makeEncoded(_ request: ImageRequest, key: String, sourceKey: String,
+    /// A miss of the encoded memory tier: joins or starts the shared work of its key.
+    private func encodedWork(_ request: ImageRequest, identity: String, key: String, sourceKey: String,
+                             id: UInt64) async throws(PipelineError) -> EncodedResponse {
+        let mark = purges.mark(sourceKey)
+        let workKey = key + request.cachePolicy.workKeySuffix + mark.suffix
+        let keys = EncodedKeys(memory: key, store: StoreKey.encoded(identity, source: sourceKey), source: sourceKey, mark: mark)
+        return try await encodes.value(for: workKey, waiter: id, priority: request.priority) { handle in
+            do throws(PipelineError) {
+                return .success(try await self.makeEncoded(request, keys: keys, handle: handle))
+            } catch {
+                return .failure(error)
+            }
+        }.get()
+    }
+
+    struct EncodedKeys: Sendable {
+        var memory: String
+        var store: String
+        var source: String
+        var mark: PurgeMarks.Mark
+    }
+
+    /// The shared work of one encoded key: the data stores in order, else the bitmap and one
+    /// encode.
+    private func makeEncoded(_ request: ImageRequest, keys: EncodedKeys,
                              handle: PriorityHandle) async throws(PipelineError) -> EncodedResponse {
         let encoding = request.encoding ?? ImageEncoding(.jpeg)
-        let stores = request.cachePolicy != .noStore
-        if request.cachePolicy != .reload, let disk, let record = try? await disk.data(forKey: key),
-           let (data, freshUntil) = VariantRecord.decode(record) {
-            let encoded = EncodedImage(data: data, encoding: encoding)
-            if stores { keep(encoded, key: key, sourceKey: sourceKey, until: freshUntil) }
-            return EncodedResponse(encoded: encoded, tier: .encodedDisk)
+        let keeps = request.cachePolicy != .noStore
+        if request.cachePolicy != .reload {
+            for (position, store) in stores.enumerated() {
+                guard let record = try? await store.data(forKey: keys.store), let (data, freshUntil) = VariantRecord.decode(record) else {
+                    continue
+                }
+                let encoded = EncodedImage(data: data, encoding: encoding)
+                if keeps {
+                    keep(encoded, keys: keys, until: freshUntil)
+                    // The faster stores before this one get a copy.
+                    for earlier in stores[..<position] { try? await earlier.set(record, forKey: keys.store, expiresAt: freshUntil) }
+                    await undoIfPurged(keys)
+                }
+                return EncodedResponse(encoded: encoded, tier: position == 0 && disk != nil ? .encodedDisk : .encodedShared)
+            }
         }
         var bitmapRequest = request
         bitmapRequest.encoding = nil
@@ -120,16 +153,39 @@ extension ImagePipeline {
             }
         }
         let encoded = EncodedImage(data: data, encoding: encoding)
-        if stores, bitmap.storable {
+        if keeps, bitmap.storable {
             let until = bitmap.freshUntil ?? Date().addingTimeInterval(configuration.defaultFreshness)
-            keep(encoded, key: key, sourceKey: sourceKey, until: until)
-            if let disk { try? await disk.set(VariantRecord.encode(data, freshUntil: until), forKey: key, expiresAt: until) }
+            keep(encoded, keys: keys, until: until)
+            let record = VariantRecord.encode(data, freshUntil: until)
+            if let disk { try? await disk.set(record, forKey: keys.store, expiresAt: until) }
+            await undoIfPurged(keys)
+            // Shared stores are filled after the answer, never delaying it.
+            let shared = disk == nil ? stores[...] : stores.dropFirst()
+            if !shared.isEmpty {
+                Task.detached { [self] in
+                    for store in shared { try? await store.set(record, forKey: keys.store, expiresAt: until) }
+                    if !purges.isCurrent(keys.mark) {
+                        for store in shared { try? await store.removeValue(forKey: keys.store) }
+                    }
+                }
+            }
         }
         return EncodedResponse(encoded: encoded, tier: bitmap.tier)
     }
 
-    private func keep(_ encoded: EncodedImage, key: String, sourceKey: String, until: Date?) {
-        encodedMemory.set(encoded, forKey: key, cost: encoded.count, expiresAt: until)
-        sourceIndex.add(key, source: sourceKey)
+    /// Puts encoded bytes in the memory tier and the source index (the index first, so a purge
+    /// that runs meanwhile finds the key; a refused value leaves it again).
+    private func keep(_ encoded: EncodedImage, keys: EncodedKeys, until: Date?) {
+        sourceIndex.add(keys.memory, source: keys.source)
+        if !encodedMemory.set(encoded, forKey: keys.memory, cost: encoded.count, expiresAt: until) { sourceIndex.remove(keys.memory) }
+    }
+
+    /// After storing: when a purge of the source began since the work did, removes what it
+    /// stored in every tier (see `PurgeMarks`).
+    private func undoIfPurged(_ keys: EncodedKeys) async {
+        guard !purges.isCurrent(keys.mark) else { return }
+        for store in stores { try? await store.removeValue(forKey: keys.store) }
+        sourceIndex.remove(keys.memory)
+        encodedMemory.removeValue(forKey: keys.memory)
     }
 }

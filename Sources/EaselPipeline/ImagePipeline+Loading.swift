@@ -20,7 +20,7 @@ extension ImagePipeline {
 
     func original(url: URL, sourceKey: String, policy: ImageRequest.CachePolicy,
                           handle: PriorityHandle) async throws(PipelineError) -> Original {
-        let key = "original|" + sourceKey
+        let key = StoreKey.original(sourceKey)
         var stored: (data: Data, metadata: HTTPMetadata)?
         if policy != .reload, let disk, let record = try? await disk.data(forKey: key) {
             stored = OriginalRecord.decode(record)

@@ -42,6 +42,10 @@ public final class ImagePipeline: Sendable {
         /// Bytes of encoded images (`encodedImage(for:)`) kept in memory; nil: half of
         /// `memoryCostLimit`.
         public var encodedMemoryCostLimit: Int?
+        /// Tiers of encoded answers after the disk cache, in order (e.g. a store several machines
+        /// share): read before any fetch or decode, filled after an encode (without delaying the
+        /// answer), purged with their source.
+        public var sharedStores: [any DataStore]
         /// Among equal priorities, start the most recently requested work first (default: what
         /// a user scrolled to last) or the oldest (fair: what a server wants, so that no request
         /// waits behind an endless stream of newer ones).
@@ -54,7 +58,7 @@ public final class ImagePipeline: Sendable {
                     downloadRate: (perSecond: Double, burst: Int)? = (80, 25), httpCaching: HTTPCaching = .respectHeaders,
                     defaultFreshness: Double = 3600, decodingLimits: DecodingLimits = .default,
                     variantEncoding: ImageEncoder.Options = .jpeg(quality: 90), newestFirst: Bool = true,
-                    encodedMemoryCostLimit: Int? = nil) {
+                    encodedMemoryCostLimit: Int? = nil, sharedStores: [any DataStore] = []) {
             self.formats = formats
             self.cacheDirectory = cacheDirectory
             self.memoryCostLimit = memoryCostLimit
@@ -69,6 +73,7 @@ public final class ImagePipeline: Sendable {
             self.variantEncoding = variantEncoding
             self.newestFirst = newestFirst
             self.encodedMemoryCostLimit = encodedMemoryCostLimit
+            self.sharedStores = sharedStores
         }
     }
 
@@ -87,6 +92,12 @@ public final class ImagePipeline: Sendable {
     /// Called before each encode (tests hold it to make an encode outlast a deadline).
     package let encodeHook = Locked<(@Sendable () async -> Void)?>(nil)
     let disk: DiskCache?
+    /// The tiers of encoded answers after memory, in order: the disk cache (when there is a
+    /// cache directory), then `configuration.sharedStores`. Originals and bitmap variants are
+    /// kept on the local disk only.
+    let stores: [any DataStore]
+    /// Marks that keep work which raced a purge from storing what it made.
+    let purges = PurgeMarks()
     private let tables: [String: ImageTable]
     private let formatsByName: [String: ImageFormat]
     /// Per named format, its name and every parameter that decides its pixels (encoded keys).
@@ -133,10 +144,12 @@ public final class ImagePipeline: Sendable {
             disk = nil
         }
         self.tables = tables
-        // Entries the memory tiers drop leave the source index.
+        stores = (disk.map { [$0 as any DataStore] } ?? []) + configuration.sharedStores
+        // Entries the memory tiers drop leave the source index, unless a newer value for the
+        // key came in before the event (events come after the cache's lock is released).
         let index = sourceIndex
-        _ = memory.addObserver { index.remove($0.key) }
-        _ = encodedMemory.addObserver { index.remove($0.key) }
+        _ = memory.addObserver { [weak memory] in if memory?.contains($0.key) != true { index.remove($0.key) } }
+        _ = encodedMemory.addObserver { [weak encodedMemory] in if encodedMemory?.contains($0.key) != true { index.remove($0.key) } }
         let metrics = PipelineMetrics()
         self.metrics = metrics
         downloads = WorkQueue(limit: configuration.maximumConcurrentDownloads, rate: configuration.downloadRate,
@@ -148,28 +161,45 @@ public final class ImagePipeline: Sendable {
         }
     }
 
-    /// Forgets everything made from the original of `request`, in every tier: its decoded and
-    /// encoded entries in memory (found through the source index, nothing else is touched), its
-    /// table entries, and the original, every variant and every encoded answer on disk. Readers
-    /// holding an image keep it.
+    /// Forgets everything made from the original of `request`, in every tier: the original,
+    /// every variant and every encoded answer in the data stores (one key range per store, see
+    /// `StoreKey`), its table entries, and its decoded and encoded entries in memory (found
+    /// through the source index; nothing else is touched). Work on the source that began before
+    /// or during the purge keeps nothing it made (`PurgeMarks`); requests after it start afresh.
+    /// Readers holding an image keep it.
     public func purge(_ request: ImageRequest) async throws(PipelineError) {
         guard let sourceKey = request.sourceKey else { throw .noSource }
+        let (entityID, _) = Self.entityIDs(request, sourceKey: sourceKey)
+        try await purges.purging(sourceKey) { () async throws(PipelineError) in
+            var failure: PipelineError?
+            for store in stores {
+                do {
+                    try await store.removeValues(withKeyPrefix: StoreKey.prefix(sourceKey))
+                } catch {
+                    failure = failure ?? .store(store, error)
+                }
+            }
+            forgetLocally(sourceKey, entityID: entityID)
+            if let failure { throw failure }
+        }
+    }
+
+    /// Removes a source's entries from memory and the tables (blocking only on a table's lock).
+    func forgetLocally(_ sourceKey: String, entityID: UUID) {
+        for table in tables.values { table.removeImage(for: entityID) }
         for key in sourceIndex.removeSource(sourceKey) {
             _ = memory.removeValue(forKey: key)
             _ = encodedMemory.removeValue(forKey: key)
         }
-        let (entityID, _) = Self.entityIDs(request, sourceKey: sourceKey)
-        for table in tables.values { table.removeImage(for: entityID) }
-        guard let disk else { return }
-        do {
-            let suffix = "|" + sourceKey
-            for entry in try await disk.entries() where entry.key == "original" + suffix
-                || ((entry.key.hasPrefix("variant|") || entry.key.hasPrefix("encoded|")) && entry.key.hasSuffix(suffix)) {
-                try await disk.removeValue(forKey: entry.key)
-            }
-        } catch {
-            throw .diskCache(error)
-        }
+    }
+
+    /// Undoes what work begun under `mark` stored, when a purge of its source began since (see
+    /// `PurgeMarks`): memory, tables and the local disk. Blocking (the disk), so called from the
+    /// I/O pool or after an await on it.
+    func undoIfPurged(_ mark: PurgeMarks.Mark, sourceKey: String, entityID: UUID) {
+        guard !purges.isCurrent(mark) else { return }
+        try? disk?.removeValues(withKeyPrefix: StoreKey.prefix(sourceKey))
+        forgetLocally(sourceKey, entityID: entityID)
     }
 
     /// What the caches hold: bytes in memory (decoded and encoded) and on disk, entries per table.
@@ -224,11 +254,7 @@ public final class ImagePipeline: Sendable {
     /// The image for `request`; cancelling the calling task cancels this request (shared work
     /// goes on while others wait for it).
     public func image(for request: ImageRequest) async throws(PipelineError) -> ImageResponse {
-        let id = nextID()
-        guard let deadline = request.deadline else { return try await response(for: request, id: id) }
-        return try await withDeadline(deadline) { () async throws(PipelineError) -> ImageResponse in
-            try await self.response(for: request, id: id)
-        }
+        try await response(for: request, id: nextID())
     }
 
     /// A handle on a request that runs at once: await `response`, change its priority while it
@@ -249,9 +275,14 @@ public final class ImagePipeline: Sendable {
         return PrefetchHandle(tasks: tasks)
     }
 
+    /// One request (`image(for:)`, `task(for:)`, prefetches) within its deadline, between its
+    /// events: a deadline that passes is a failure (`.timedOut`), not a cancellation.
     func response(for request: ImageRequest, id: UInt64) async throws(PipelineError) -> ImageResponse {
         try await tracked(request, id: id, tier: \.tier) { () async throws(PipelineError) -> ImageResponse in
-            try await resolve(request, id: id)
+            guard let deadline = request.deadline else { return try await resolve(request, id: id) }
+            return try await withDeadline(deadline) { () async throws(PipelineError) -> ImageResponse in
+                try await self.resolve(request, id: id)
+            }
         }
     }
 
@@ -299,6 +330,11 @@ public final class ImagePipeline: Sendable {
         if readsCache, let image = memory.value(forKey: variantKey) {
             return ImageResponse(image: image, tier: .memory, sourceInfo: nil)
         }
+        // Bitmaps decoded from a disk variant (another encoding, possibly lossy) have their own
+        // key: an encoded answer never starts from one.
+        if readsCache, request.usesDiskVariants, let image = memory.value(forKey: variantKey + Self.fromVariant) {
+            return ImageResponse(image: image, tier: .memory, sourceInfo: nil)
+        }
         if readsCache, let format, let table = tables[format.name] {
             let (entityID, sourceID) = Self.entityIDs(request, sourceKey: sourceKey)
             // The first read of an entry after opening verifies its checksum (reads 256 KiB for a
@@ -313,10 +349,11 @@ public final class ImagePipeline: Sendable {
         guard let url = request.url else { throw .noSource }
         let policy = request.cachePolicy
         let group = format.map { "family:" + $0.family } ?? request.processingIdentifier
-        let workKey = group + "|" + sourceKey + policy.workKeySuffix + (request.usesDiskVariants ? "" : "|encoded")
+        let mark = purges.mark(sourceKey)
+        let workKey = group + "|" + sourceKey + policy.workKeySuffix + (request.usesDiskVariants ? "" : "|encoded") + mark.suffix
         let result = await processings.value(for: workKey, waiter: id, priority: request.priority) { handle in
             do throws(PipelineError) {
-                return .success(try await self.process(request, url: url, sourceKey: sourceKey, format: format, handle: handle))
+                return .success(try await self.process(request, url: url, sourceKey: sourceKey, format: format, mark: mark, handle: handle))
             } catch {
                 return .failure(error)
             }
@@ -351,21 +388,27 @@ public final class ImagePipeline: Sendable {
     }
 
     private func process(_ request: ImageRequest, url: URL, sourceKey: String, format: ImageFormat?,
-                         handle: PriorityHandle) async throws(PipelineError) -> Processed {
+                         mark: PurgeMarks.Mark, handle: PriorityHandle) async throws(PipelineError) -> Processed {
         let name = format?.name ?? request.processingIdentifier
         let variantKey = request.processingIdentifier + "|" + sourceKey
         let stores = request.cachePolicy != .noStore
+        let (entityID, sourceID) = Self.entityIDs(request, sourceKey: sourceKey)
         // 3. The processed variant in the disk cache.
         if request.cachePolicy != .reload, request.usesDiskVariants, let disk, format.map({ tables[$0.name] == nil }) ?? true,
-           let record = try? await disk.data(forKey: "variant|" + variantKey), let (data, freshUntil) = VariantRecord.decode(record) {
+           let record = try? await disk.data(forKey: StoreKey.variant(request.processingIdentifier, source: sourceKey)),
+           let (data, freshUntil) = VariantRecord.decode(record) {
             let limits = configuration.decodingLimits
             if let image = try? await decodes.run(priority: handle, { () async throws(PipelineError) -> Bitmap in
                 try await BlockingIOPool.decoding.perform { () throws(PipelineError) -> Bitmap in
                     do { return try ImageDecoder.decode(data, limits: limits) } catch { throw .decoding(error as? CodecError ?? .unknownFormat) }
                 }
             }) {
-                memory.set(image, forKey: variantKey, cost: image.rowBytes * image.height, expiresAt: freshUntil)
-                sourceIndex.add(variantKey, source: sourceKey)
+                keep(image, key: variantKey + Self.fromVariant, sourceKey: sourceKey, until: freshUntil)
+                if !purges.isCurrent(mark) {
+                    _ = try? await BlockingIOPool.shared.perform { () throws(PipelineError) in
+                        self.undoIfPurged(mark, sourceKey: sourceKey, entityID: entityID)
+                    }
+                }
                 return Processed(images: [name: image], tier: .diskVariant, info: nil, freshUntil: freshUntil)
             }
         }
@@ -373,6 +416,7 @@ public final class ImagePipeline: Sendable {
         let fetchWaiter = nextID()
         handle.observe { [originals] priority in originals.setPriority(waiter: fetchWaiter, priority) }
         let originalKey = sourceKey + (request.cachePolicy == .reload ? "|reload" : request.cachePolicy == .cacheOnly ? "|cached" : "")
+            + mark.suffix
         let original = try await originals.value(for: originalKey, waiter: fetchWaiter, priority: handle.priority) { fetchHandle in
             do throws(PipelineError) {
                 return .success(try await self.original(url: url, sourceKey: sourceKey, policy: request.cachePolicy, handle: fetchHandle))
@@ -383,11 +427,12 @@ public final class ImagePipeline: Sendable {
         handle.observe(nil)
         // 6. Decode once, make every format of the family, store each.
         let targets: [ImageFormat] = format.map { format in configuration.formats.filter { $0.family == format.family } } ?? []
-        let (entityID, sourceID) = Self.entityIDs(request, sourceKey: sourceKey)
         let processed = try await decodes.run(priority: handle) { () async throws(PipelineError) -> Processed in
             try await BlockingIOPool.decoding.perform { () throws(PipelineError) -> Processed in
-                try self.decodeAndProcess(original, request: request, targets: targets, name: name,
-                                          entityID: entityID, sourceID: sourceID, sourceKey: sourceKey, stores: stores)
+                let processed = try self.decodeAndProcess(original, request: request, targets: targets, name: name,
+                                                          entityID: entityID, sourceID: sourceID, sourceKey: sourceKey, stores: stores)
+                self.undoIfPurged(mark, sourceKey: sourceKey, entityID: entityID)
+                return processed
             }
         }
         return processed
@@ -421,7 +466,7 @@ public final class ImagePipeline: Sendable {
         metrics.decodes.increment()
         metrics.stage(.decode, since: decodeStart)
         if let flag = original.pendingStore, flag.claim(), let disk {
-            try? disk.set(OriginalRecord.encode(original.data, original.metadata), forKey: "original|" + sourceKey)
+            try? disk.set(OriginalRecord.encode(original.data, original.metadata), forKey: StoreKey.original(sourceKey))
         }
         let processStart = ContinuousClock.now
         var images: [String: Bitmap] = [:]
@@ -446,20 +491,31 @@ public final class ImagePipeline: Sendable {
                 try? table.setImage(image, for: entityID, sourceID: sourceID)
                 continue
             }
-            memory.set(image, forKey: key, cost: image.rowBytes * image.height, expiresAt: original.freshUntil)
-            sourceIndex.add(key, source: sourceKey)
+            keep(image, key: key, sourceKey: sourceKey, until: original.freshUntil)
             if request.usesDiskVariants, let disk {
                 let encodeStart = ContinuousClock.now
                 let encoding = image.isKnownOpaque ? configuration.variantEncoding : .png(compressionLevel: 1)
                 if let data = try? ImageEncoder.encode(image, as: encoding) {
                     metrics.stage(.encode, since: encodeStart)
                     metrics.encodes.increment()
-                    try? disk.set(VariantRecord.encode(data, freshUntil: original.freshUntil), forKey: "variant|" + key,
-                                  expiresAt: original.freshUntil)
+                    try? disk.set(VariantRecord.encode(data, freshUntil: original.freshUntil),
+                                  forKey: StoreKey.variant(processingIdentifier, source: sourceKey), expiresAt: original.freshUntil)
                 }
             }
         }
         return Processed(images: images, tier: original.tier, info: info, freshUntil: original.freshUntil)
+    }
+}
+
+extension ImagePipeline {
+    /// The suffix of memory keys of bitmaps decoded from a disk variant.
+    static let fromVariant = "|from-variant"
+
+    /// Puts a bitmap in the memory tier and the source index (the index first, so a purge that
+    /// runs meanwhile finds the key; a refused value leaves it again).
+    func keep(_ image: Bitmap, key: String, sourceKey: String, until: Date?) {
+        sourceIndex.add(key, source: sourceKey)
+        if !memory.set(image, forKey: key, cost: image.rowBytes * image.height, expiresAt: until) { sourceIndex.remove(key) }
     }
 }
 

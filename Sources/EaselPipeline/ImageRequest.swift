@@ -154,6 +154,9 @@ public enum ImageTier: String, Sendable, Hashable, CaseIterable {
     case encodedMemory
     /// Encoded bytes in the disk cache (`encodedImage(for:)` only).
     case encodedDisk
+    /// Encoded bytes in a store after the disk cache (`Configuration.sharedStores`, e.g. one
+    /// several machines share; `encodedImage(for:)` only).
+    case encodedShared
 }
 
 /// A delivered image.

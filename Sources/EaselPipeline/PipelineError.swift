@@ -74,17 +74,26 @@ public enum PipelineError: Error, Sendable, Equatable, CustomStringConvertible {
     static func diskCache(_ error: any Error) -> PipelineError {
         .storage(.diskCache(error as? DiskCacheError ?? .index(message: "\(error)")))
     }
+
+    /// A failure of a data store: the disk cache's typed error, or another store's by name.
+    static func store(_ store: any DataStore, _ error: any Error) -> PipelineError {
+        if let error = error as? DiskCacheError { return .storage(.diskCache(error)) }
+        return .storage(.store(name: store.storeName, message: "\(error)"))
+    }
 }
 
 /// Why a cache tier failed, typed by the store it came from.
 public enum StorageFailure: Error, Sendable, Equatable, CustomStringConvertible {
     case diskCache(DiskCacheError)
     case imageTable(ImageTableError)
+    /// Another `DataStore` (a shared tier), by its `storeName`.
+    case store(name: String, message: String)
 
     public var description: String {
         switch self {
         case .diskCache(let error): "\(error)"
         case .imageTable(let error): "\(error)"
+        case .store(let name, let message): "\(name): \(message)"
         }
     }
 }

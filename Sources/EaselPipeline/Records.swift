@@ -52,3 +52,61 @@ enum OriginalRecord {
         return (Data(record[(start + 8 + length)...]), metadata)
     }
 }
+
+/// Keys in the data stores (the disk cache, shared tiers) begin with their source, so a
+/// source's original, variants and encoded answers are one key range
+/// (`DataStore.removeValues(withKeyPrefix:)`, a purge): "<UTF-8 length of the source>:<source>|"
+/// then the kind. The length keeps one source's prefix from being the start of another's
+/// ("3:a.j|…" is not a prefix of "4:a.jp|…").
+enum StoreKey {
+    static func prefix(_ source: String) -> String { String(source.utf8.count) + ":" + source + "|" }
+    static func original(_ source: String) -> String { prefix(source) + "original" }
+    static func variant(_ processing: String, source: String) -> String { prefix(source) + "variant|" + processing }
+    static func encoded(_ identity: String, source: String) -> String { prefix(source) + "encoded|" + identity }
+}
+
+/// Tells work that began before or during a purge of its source not to keep what it made.
+///
+/// A purge marks its source's slot as started before it removes anything and as finished after.
+/// Work notes the slot's mark when it begins, stores what it made, then checks the mark: if a
+/// purge began since (or was under way when the work began), it removes what it stored. Either
+/// the purge's removals come after the work's stores (and remove them), or the work sees the
+/// purge (and removes them itself): stale bytes never outlive a purge. Work keys carry the mark,
+/// so requests that arrive after a purge never join work that began before it.
+///
+/// Sources share a fixed table of slots by hash (bounded memory however many sources are
+/// purged); two sources in one slot only cost each other a skipped store.
+final class PurgeMarks: Sendable {
+    struct Mark: Sendable, Equatable {
+        fileprivate let slot: Int
+        fileprivate let started: UInt64
+        fileprivate let purging: Bool
+        /// Distinguishes work keys across purges.
+        var suffix: String { "|g" + String(started) + (purging ? "p" : "") }
+    }
+
+    private static let slotCount = 1_024
+    private let slots = Locked([(started: UInt64, finished: UInt64)](repeating: (0, 0), count: PurgeMarks.slotCount))
+
+    private func slot(_ source: String) -> Int { Int(UInt(bitPattern: source.hashValue) % UInt(Self.slotCount)) }
+
+    func mark(_ source: String) -> Mark {
+        let slot = slot(source)
+        return slots.withLock { slots in
+            Mark(slot: slot, started: slots[slot].started, purging: slots[slot].started != slots[slot].finished)
+        }
+    }
+
+    /// Whether what was made under `mark` may stay stored.
+    func isCurrent(_ mark: Mark) -> Bool {
+        !mark.purging && slots.withLock { $0[mark.slot].started } == mark.started
+    }
+
+    /// Runs a purge of `source` between its start and finish marks.
+    func purging<R>(_ source: String, _ body: () async throws(PipelineError) -> R) async throws(PipelineError) -> R {
+        let slot = slot(source)
+        slots.withLock { $0[slot].started &+= 1 }
+        defer { slots.withLock { $0[slot].finished &+= 1 } }
+        return try await body()
+    }
+}

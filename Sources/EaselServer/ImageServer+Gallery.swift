@@ -87,7 +87,8 @@ extension ImageServer {
     }
 
     static let tierLabels: [(key: String, label: String)] = [
-        ("encodedMemory", "memory (encoded bytes)"), ("encodedDisk", "disk (encoded bytes)"), ("memory", "memory (decoded)"),
+        ("encodedMemory", "memory (encoded bytes)"), ("encodedDisk", "disk (encoded bytes)"),
+        ("encodedShared", "shared store (encoded bytes)"), ("memory", "memory (decoded)"),
         ("table", "image table"), ("diskVariant", "disk (processed variant)"), ("diskOriginal", "disk (original)"),
         ("network", "origin (fetched and processed)"), ("file", "origin files (read and processed)"),
     ]

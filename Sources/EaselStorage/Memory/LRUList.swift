@@ -98,8 +98,13 @@ struct LRUList<Key: Hashable, Value> {
     /// Marks the entry used now and returns its value.
     @inlinable
     mutating func touch(_ index: Int, now: Double) -> Value? {
+        if lazyPromotion {
+            // Once marked as used since placed, a newer stamp changes nothing unless an age
+            // limit reads it: skipping the write keeps a hot entry's line shared between cores.
+            if ageLimit > 0 || nodes[index].accessed <= nodes[index].placed { nodes[index].accessed = now }
+            return nodes[index].value
+        }
         nodes[index].accessed = now
-        if lazyPromotion { return nodes[index].value }
         nodes[index].placed = now
         if head != index {
             unlink(index)

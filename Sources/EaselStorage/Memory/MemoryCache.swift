@@ -175,14 +175,15 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     /// removed (without an eviction event).
     /// - Parameters:
     ///   - expiresAt: after this date the entry is never returned.
+    /// - Returns: false when the value was refused for its cost.
     /// - Complexity: O(1) plus O(evicted).
-    @inlinable
-    public func set(_ value: Value, forKey key: Key, cost: Int = 0, expiresAt: Date? = nil) {
+    @inlinable @discardableResult
+    public func set(_ value: Value, forKey key: Key, cost: Int = 0, expiresAt: Date? = nil) -> Bool {
         let cost = max(0, cost)
         let costLimit = costLimitValue.load(ordering: .relaxed)
         if costLimit > 0 && cost > costLimit {
             removeValue(forKey: key)
-            return
+            return false
         }
         let now = clock()
         let sequence = shardMask == 0 ? 0 : setSequence.add(1, ordering: .relaxed).newValue
@@ -202,6 +203,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
         } else {
             emit(evicted)
         }
+        return true
     }
 
     /// Subscript access: reading marks the entry used; assigning nil removes it.
