@@ -120,7 +120,7 @@ extension ImagePipeline {
                     keep(encoded, keys: keys, until: freshUntil)
                     // The faster stores before this one get a copy.
                     for earlier in stores[..<position] { try? await earlier.set(record, forKey: keys.store, expiresAt: freshUntil) }
-                    await undoIfPurged(keys)
+                    await undoIfPurged(keys, stored: encoded, record: record)
                 }
                 return EncodedResponse(encoded: encoded, tier: position == 0 && disk != nil ? .encodedDisk : .encodedShared)
             }
@@ -158,14 +158,16 @@ extension ImagePipeline {
             keep(encoded, keys: keys, until: until)
             let record = VariantRecord.encode(data, freshUntil: until)
             if let disk { try? await disk.set(record, forKey: keys.store, expiresAt: until) }
-            await undoIfPurged(keys)
+            await undoIfPurged(keys, stored: encoded, record: record)
             // Shared stores are filled after the answer, never delaying it.
             let shared = disk == nil ? stores[...] : stores.dropFirst()
             if !shared.isEmpty {
                 Task.detached { [self] in
                     for store in shared { try? await store.set(record, forKey: keys.store, expiresAt: until) }
                     if !purges.isCurrent(keys.mark) {
-                        for store in shared { try? await store.removeValue(forKey: keys.store) }
+                        for store in shared where (try? await store.data(forKey: keys.store)) == record {
+                            try? await store.removeValue(forKey: keys.store)
+                        }
                     }
                 }
             }
@@ -181,11 +183,15 @@ extension ImagePipeline {
     }
 
     /// After storing: when a purge of the source began since the work did, removes what it
-    /// stored in every tier (see `PurgeMarks`).
-    private func undoIfPurged(_ keys: EncodedKeys) async {
+    /// stored from every tier (see `PurgeMarks`) — only where the tier still holds these bytes,
+    /// so what newer work stored under the same key stays.
+    private func undoIfPurged(_ keys: EncodedKeys, stored: EncodedImage, record: Data) async {
         guard !purges.isCurrent(keys.mark) else { return }
-        for store in stores { try? await store.removeValue(forKey: keys.store) }
-        sourceIndex.remove(keys.memory)
-        encodedMemory.removeValue(forKey: keys.memory)
+        for store in stores where (try? await store.data(forKey: keys.store)) == record {
+            try? await store.removeValue(forKey: keys.store)
+        }
+        if encodedMemory.value(forKey: keys.memory)?.etag == stored.etag {
+            encodedMemory.removeValue(forKey: keys.memory)
+        }
     }
 }
