@@ -32,6 +32,8 @@ public final class ImageServer: Sendable {
     let galleryListing: GalleryListing
     /// The file origin's root path without a trailing slash ("" for an http origin).
     let rootPath: String
+    /// "file://" and the root path, escaped as `sourceKey` escapes (made once).
+    let fileKeyPrefix: String
     private let formatsByName: [String: ServerConfiguration.Format]
     private let cacheControl: String
     private let logger = Logger(label: "easel.server")
@@ -92,6 +94,7 @@ public final class ImageServer: Sendable {
         } else {
             rootPath = ""
         }
+        fileKeyPrefix = "file://" + Self.escapingNonASCII(rootPath) + "/"
     }
 
     /// `Samples/` of the working directory, else of the source tree this binary was built from.
@@ -105,7 +108,8 @@ public final class ImageServer: Sendable {
     /// Writes the tables to disk, then closes the pipeline (its connections, and its tables'
     /// file locks: a new server on the same cache directory can start at once).
     public func shutdown() async {
-        for format in configuration.formats { try? pipeline.table(forFormat: format.name)?.flush() }
+        let tables = configuration.formats.compactMap { pipeline.table(forFormat: $0.name) }
+        _ = try? await BlockingIOPool.shared.run { for table in tables { try? table.flush() } } // msync and fsync: not on the cooperative pool
         await pipeline.close()
     }
 
@@ -213,12 +217,14 @@ public final class ImageServer: Sendable {
         }
         // (Character and byte comparisons: Foundation's String overloads bridge to NSString.)
         if let first = rest.utf8.first, first == UInt8(ascii: "h") || first == UInt8(ascii: "H"),
-           case let decoded = rest.contains("%" as Character) ? String(rest).removingPercentEncoding ?? "" : String(rest),
-           decoded.lowercased().hasPrefix("http://") || decoded.lowercased().hasPrefix("https://") {
+           let text = Self.absoluteSource(rest) {
             // Dot segments (`..`, also percent-encoded) are resolved here, so that the policy
             // checks, and the fetcher requests, the URL an origin server would serve.
-            guard let url = URL(string: decoded).flatMap(SourcePolicy.removingDotSegments), url.host != nil else {
+            guard let url = URL(string: text).flatMap(SourcePolicy.removingDotSegments), url.host != nil else {
                 throw HTTPError(.notFound, message: "no such image")
+            }
+            guard url.user == nil, url.password == nil else {
+                throw HTTPError(.forbidden, message: "a source URL may not carry a user name or password")
             }
             return (spec, .remote(url))
         }
@@ -228,6 +234,19 @@ public final class ImageServer: Sendable {
     enum Source {
         case path([String])
         case remote(URL)
+    }
+
+    /// An absolute source URL as written in a path: as is (`…/https://host/a%2Fb.jpg` keeps its
+    /// escapes, so the origin gets the resource it names), or, when the whole URL arrived
+    /// percent-encoded (`…/https%3A%2F%2Fhost%2Fa.jpg`), decoded once. Nil when it is neither.
+    static func absoluteSource(_ rest: Substring) -> String? {
+        func starts(_ text: some StringProtocol, with prefix: String) -> Bool {
+            text.utf8.count >= prefix.utf8.count
+                && zip(text.utf8, prefix.utf8).allSatisfy { a, b in a | 0x20 == b | 0x20 } // ASCII, case-insensitive
+        }
+        if starts(rest, with: "http://") || starts(rest, with: "https://") { return String(rest) }
+        if starts(rest, with: "http%3a%2f%2f") || starts(rest, with: "https%3a%2f%2f") { return String(rest).removingPercentEncoding }
+        return nil
     }
 
     /// Percent-decoded path segments; `..`, `.`, empty segments, NUL and `/` inside a segment
@@ -290,19 +309,84 @@ public final class ImageServer: Sendable {
 
     /// The cache identity of a file-origin source, made without building a URL (the warm path
     /// builds none); nil for URL sources, whose identity is their canonical URL.
+    ///
+    /// Bytes, not characters: Swift compares strings by canonical equivalence, so `café.jpg`
+    /// written with one code point or with `e` and a combining accent would be one key, while
+    /// Linux has two files. Non-ASCII bytes (and `%`) are percent-escaped, which keeps keys that
+    /// are equal as strings equal as bytes.
     func sourceKey(_ source: Source) -> String? {
         guard case .path(let segments) = source, case .directory = origin else { return nil }
-        return "file://" + rootPath + "/" + segments.joined(separator: "/")
+        return fileKeyPrefix + Self.escapingNonASCII(segments.joined(separator: "/"))
     }
 
+    /// `text` with every byte outside printable ASCII, and `%`, written as `%XX` (unchanged, and
+    /// not copied, when there is none).
+    static func escapingNonASCII(_ text: String) -> String {
+        guard text.utf8.contains(where: { $0 >= 0x7F || $0 < 0x20 || $0 == UInt8(ascii: "%") }) else { return text }
+        let hex = Array("0123456789ABCDEF".utf8)
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(text.utf8.count * 3)
+        for byte in text.utf8 {
+            if byte >= 0x7F || byte < 0x20 || byte == UInt8(ascii: "%") {
+                bytes += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0xF)]]
+            } else {
+                bytes.append(byte)
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// One spelling per URL: scheme and host in lower case (no trailing dot on the host), no
+    /// default port, no dot segments, percent-escapes upper case and unreserved characters
+    /// unescaped (RFC 3986 section 6.2.2), no empty query.
     static func canonical(_ url: URL) -> URL {
         guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return url }
         components.scheme = components.scheme?.lowercased()
-        components.host = components.host?.lowercased()
+        if var host = components.host?.lowercased() {
+            while host.count > 1, host.hasSuffix(".") { host.removeLast() }
+            components.host = host
+        }
         if let port = components.port, (components.scheme == "http" && port == 80) || (components.scheme == "https" && port == 443) {
             components.port = nil
         }
+        components.percentEncodedPath = normalisingEscapes(components.percentEncodedPath)
+        if let query = components.percentEncodedQuery {
+            components.percentEncodedQuery = query.isEmpty ? nil : normalisingEscapes(query)
+        }
         return components.url.flatMap(SourcePolicy.removingDotSegments) ?? url
+    }
+
+    /// Percent-escapes in upper case, and escaped unreserved characters (letters, digits,
+    /// `-._~`) written plainly.
+    static func normalisingEscapes(_ text: String) -> String {
+        guard text.utf8.contains(UInt8(ascii: "%")) else { return text }
+        let bytes = Array(text.utf8)
+        var result: [UInt8] = []
+        result.reserveCapacity(bytes.count)
+        func value(_ byte: UInt8) -> UInt8? {
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+            default: nil
+            }
+        }
+        let hex = Array("0123456789ABCDEF".utf8)
+        var index = 0
+        while index < bytes.count {
+            if bytes[index] == UInt8(ascii: "%"), index + 2 < bytes.count,
+               let high = value(bytes[index + 1]), let low = value(bytes[index + 2]) {
+                let byte = high << 4 | low
+                let unreserved = (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+                    || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || "-._~".utf8.contains(byte)
+                result += unreserved ? [byte] : [UInt8(ascii: "%"), hex[Int(high)], hex[Int(low)]]
+                index += 3
+            } else {
+                result.append(bytes[index])
+                index += 1
+            }
+        }
+        return String(decoding: result, as: UTF8.self)
     }
 
     /// The pipeline's encoded answer on a memory miss: admitted (or 429) and awaited — and abandoned when the client closes its connection
@@ -371,11 +455,14 @@ public final class ImageServer: Sendable {
               URLSigner.secretsEqual(String(given.dropFirst(7)), token) else {
             throw HTTPError(.forbidden, message: "purging needs the admin token")
         }
-        var (_, source) = try Self.split(request.uri.path, prefix: "/images/", withSpec: false)
-        // The image's own URL works too: a leading format (or ad-hoc spec) is not part of the source.
-        if case .path(let segments) = source, segments.count > 1, formatsByName[segments[0]] != nil || segments[0].contains("=") {
-            source = .path(Array(segments.dropFirst()))
-        }
+        // The image's own URL works too: a leading format (or ad-hoc spec) is not part of the
+        // source, which is then read as a GET reads it (a path or an absolute URL).
+        let path = request.uri.path
+        let rest = path.dropFirst("/images/".count)
+        let first = rest.prefix { $0 != "/" }
+        let decodedFirst = first.contains("%" as Character) ? String(first).removingPercentEncoding ?? "" : String(first)
+        let withSpec = first.endIndex < rest.endIndex && (formatsByName[decodedFirst] != nil || decodedFirst.contains("=" as Character))
+        let (_, source) = try Self.split(path, prefix: "/images/", withSpec: withSpec)
         let url = try resolve(source)
         try await pipeline.purge(ImageRequest(url: url, cacheKey: sourceKey(source)))
         return Self.text(.ok, "purged")

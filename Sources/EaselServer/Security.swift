@@ -162,7 +162,7 @@ struct SourcePolicy: Sendable {
         if explicitlyLocal { return }
         let addresses: [IPAddress]
         do {
-            addresses = try await BlockingIOPool.shared.run { try Self.resolve(host) }
+            addresses = try await BlockingIOPool.resolving.run { try Self.resolve(host) }
         } catch {
             throw .network("cannot resolve \(host)")
         }
@@ -236,4 +236,11 @@ enum IPAddress: Sendable, CustomStringConvertible {
         case .v6(let b): return stride(from: 0, to: 16, by: 2).map { String(UInt16(b[$0]) << 8 | UInt16(b[$0 + 1]), radix: 16) }.joined(separator: ":")
         }
     }
+}
+
+extension BlockingIOPool {
+    /// Threads for name lookups (`getaddrinfo` blocks for the resolver's whole timeout when DNS
+    /// hangs): kept apart from the disk and file I/O of `.shared`, which they would otherwise
+    /// hold up.
+    static let resolving = BlockingIOPool(threadCount: 4)
 }

@@ -100,11 +100,14 @@ func live(_ server: TestServer, _ body: @escaping @Sendable (Int) async throws -
             let prefix = base.appendingPathComponent("pub").absoluteString + "/"
             try await TestServer { $0.origin = prefix }.test { (client: any TestClientProtocol) async throws in
                 #expect(try await get(client, "/images/thumb/cat.jpg").status == .ok)
-                for path in ["/images/thumb/\(prefix)../secret/s.jpg", "/images/thumb/\(prefix)%2e%2e/secret/s.jpg",
-                             "/images/thumb/\(prefix)%252e%252e/secret/s.jpg"] {
+                for path in ["/images/thumb/\(prefix)../secret/s.jpg", "/images/thumb/\(prefix)%2e%2e/secret/s.jpg"] {
                     let response = try await get(client, path)
                     #expect(response.status == .forbidden, "\(path): \(response.status)")
                 }
+                // An escaped percent sign is not a dot: the source keeps its escapes, and names a
+                // file called "%2e%2e" under the prefix, which the origin does not have.
+                let literal = try await get(client, "/images/thumb/\(prefix)%252e%252e/secret/s.jpg")
+                #expect(literal.status == .notFound, "\(literal.status)")
                 // Dots inside the prefix resolve to the URL the origin would serve: that URL is fetched.
                 #expect(try await get(client, "/images/small/\(prefix)x/../cat.jpg").status == .ok)
             }

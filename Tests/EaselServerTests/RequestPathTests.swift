@@ -44,9 +44,56 @@ let coffeeJPEG = try! Data(contentsOf: sampleURL("coffee-cup.jpg"))
                 #expect(fresh.headers[.eTag] != thumb.headers[.eTag])
                 #expect(try await get(client, "/images/thumb/" + absolute).headers[.eTag] == fresh.headers[.eTag])
                 #expect(origin.count("/q.jpg") == 2)
-                // And purged by the image's own URL.
+                // And purged by the image's own URL, in either form.
                 #expect(try await get(client, "/images/thumb/q.jpg", headers: bearer, method: .delete).status == .ok)
                 #expect(await server.server.pipeline.statistics().encodedMemoryBytes == 0)
+                #expect(try await get(client, "/images/thumb/" + absolute).status == .ok)
+                #expect(await server.server.pipeline.statistics().encodedMemoryBytes > 0)
+                #expect(try await get(client, "/images/thumb/" + absolute, headers: bearer, method: .delete).status == .ok)
+                #expect(await server.server.pipeline.statistics().encodedMemoryBytes == 0)
+            }
+        }
+    }
+
+    @Test func canonicallyEquivalentFileNamesAreTwoImages() async throws {
+        let root = try TemporaryDirectory()
+        try catJPEG.write(to: root.child("caf\u{E9}.jpg"))      // é as one code point (NFC)
+        try coffeeJPEG.write(to: root.child("cafe\u{301}.jpg")) // e and a combining accent (NFD)
+        try await TestServer { $0.origin = root.path }.test { (client: any TestClientProtocol) async throws in
+            let nfc = try await get(client, "/images/thumb/caf%C3%A9.jpg")
+            let nfd = try await get(client, "/images/thumb/cafe%CC%81.jpg")
+            #expect(nfc.status == .ok && nfd.status == .ok)
+            #expect(nfc.headers[.eTag] != nfd.headers[.eTag], "two files, two images")
+            // And from memory, each its own.
+            #expect(try await get(client, "/images/thumb/cafe%CC%81.jpg").headers[.eTag] == nfd.headers[.eTag])
+            #expect(try await get(client, "/images/thumb/caf%C3%A9.jpg").headers[.eTag] == nfc.headers[.eTag])
+        }
+    }
+
+    @Test func absoluteSourcesKeepTheirEscapesAndHaveOneSpelling() async throws {
+        func canonical(_ text: String) -> String { ImageServer.canonical(URL(string: text)!).absoluteString }
+        #expect(canonical("HTTP://Origin.Example.:80/a/%7e%2fb/./x/../c.jpg?") == "http://origin.example/a/~%2Fb/c.jpg")
+        #expect(canonical("https://h:443/%41%2f") == "https://h/A%2F")
+        #expect(ImageServer.absoluteSource("http://h/a%2Fb.jpg") == "http://h/a%2Fb.jpg", "an escaped slash stays escaped")
+        #expect(ImageServer.absoluteSource("https%3A%2F%2Fh%2Fa.jpg") == "https://h/a.jpg", "a wholly encoded URL is decoded once")
+        #expect(ImageServer.absoluteSource("hello.jpg") == nil)
+        let origin = Origin()
+        origin.serve("/a%2Fb.jpg", .file(catJPEG))
+        origin.serve("/a/b.jpg", .file(coffeeJPEG))
+        try await origin.run { base in
+            let host = base.absoluteString.dropFirst("http://".count) // 127.0.0.1:PORT
+            try await TestServer { $0.origin = base.absoluteString }.test { (client: any TestClientProtocol) async throws in
+                let escaped = try await get(client, "/images/thumb/http://\(host)/a%2Fb.jpg")
+                let plain = try await get(client, "/images/thumb/http://\(host)/a/b.jpg")
+                #expect(escaped.status == .ok && plain.status == .ok)
+                #expect(escaped.headers[.eTag] != plain.headers[.eTag], "a%2Fb.jpg is not a/b.jpg")
+                #expect(origin.count("/a%2Fb.jpg") == 1 && origin.count("/a/b.jpg") == 1)
+                // Other spellings of the same URL share its entry: no new fetch.
+                #expect(try await get(client, "/images/thumb/HTTP://\(host)/a/./b.jpg").headers[.eTag] == plain.headers[.eTag])
+                #expect(try await get(client, "/images/thumb/http://\(host)/%61/b.jpg").headers[.eTag] == plain.headers[.eTag])
+                #expect(origin.count("/a/b.jpg") == 1)
+                // A user name in the source is refused.
+                #expect(try await get(client, "/images/thumb/http://user@\(host)/a/b.jpg").status == .forbidden)
             }
         }
     }
