@@ -31,9 +31,13 @@ let package = Package(
             name: "CSQLite",
             providers: [.apt(["libsqlite3-dev"])]
         ),
+        // Internal (no product): locks, the one Coalescer, the I/O pools, checksums, binary
+        // records and the platform file, the only place that imports the C library.
+        .target(name: "EaselSupport"),
         .target(
             name: "EaselStorage",
             dependencies: [
+                "EaselSupport",
                 "CSQLite",
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -47,11 +51,12 @@ let package = Package(
         .target(name: "CMalloc"),
         .target(
             name: "EaselCodecs",
-            dependencies: ["CJPEG", "CPNG", "CWebP", "CGIF"]
+            dependencies: ["EaselSupport", "CJPEG", "CPNG", "CWebP", "CGIF"]
         ),
         .target(
             name: "EaselTables",
             dependencies: [
+                "EaselSupport",
                 "EaselCodecs",
                 "EaselStorage",
                 .product(name: "Logging", package: "swift-log"),
@@ -60,6 +65,7 @@ let package = Package(
         .target(
             name: "EaselPipeline",
             dependencies: [
+                "EaselSupport",
                 "EaselTables",
                 "EaselCodecs",
                 "EaselStorage",
@@ -74,7 +80,7 @@ let package = Package(
         .target(
             name: "EaselServer",
             dependencies: [
-                "EaselPipeline", "EaselTables", "EaselCodecs", "EaselStorage",
+                "EaselSupport", "EaselPipeline", "EaselTables", "EaselCodecs", "EaselStorage",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -93,6 +99,7 @@ let package = Package(
         .executableTarget(
             name: "easel",
             dependencies: [
+                "EaselSupport",
                 "Easel",
                 "EaselServer",
                 "CMalloc",
@@ -106,12 +113,13 @@ let package = Package(
         // Writes entries in a loop so tests can kill it mid-write (crash safety).
         .executableTarget(
             name: "EaselCrashHelper",
-            dependencies: ["EaselStorage", "EaselTables"]
+            dependencies: ["EaselSupport", "EaselStorage", "EaselTables"]
         ),
         // Helpers shared by the test targets (temporary directories, built helper executables).
         .target(
             name: "EaselTestSupport",
             dependencies: [
+                "EaselSupport",
                 "EaselStorage",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
@@ -120,7 +128,7 @@ let package = Package(
         ),
         .testTarget(
             name: "EaselStorageTests",
-            dependencies: ["EaselStorage", "CSQLite", "EaselTestSupport"]
+            dependencies: ["EaselSupport", "EaselStorage", "CSQLite", "EaselTestSupport"]
         ),
         .testTarget(
             name: "EaselCodecsTests",
@@ -128,12 +136,12 @@ let package = Package(
         ),
         .testTarget(
             name: "EaselTablesTests",
-            dependencies: ["EaselTables", "EaselCodecs", "EaselStorage", "EaselTestSupport"]
+            dependencies: ["EaselSupport", "EaselTables", "EaselCodecs", "EaselStorage", "EaselTestSupport"]
         ),
         .testTarget(
             name: "EaselPipelineTests",
             dependencies: [
-                "EaselPipeline", "EaselTables", "EaselCodecs", "EaselStorage", "EaselTestSupport",
+                "EaselSupport", "EaselPipeline", "EaselTables", "EaselCodecs", "EaselStorage", "EaselTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -142,7 +150,7 @@ let package = Package(
         .testTarget(
             name: "EaselServerTests",
             dependencies: [
-                "EaselServer", "EaselPipeline", "EaselCodecs", "EaselStorage", "EaselTestSupport",
+                "EaselSupport", "EaselServer", "EaselPipeline", "EaselCodecs", "EaselStorage", "EaselTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
@@ -151,7 +159,7 @@ let package = Package(
         ),
         .testTarget(
             name: "EaselCLITests",
-            dependencies: ["EaselStorage", "EaselCodecs", "EaselTestSupport"]
+            dependencies: ["EaselSupport", "EaselStorage", "EaselCodecs", "EaselTestSupport"]
         ),
     ],
     swiftLanguageModes: [.v6]

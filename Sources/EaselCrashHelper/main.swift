@@ -25,6 +25,7 @@
 //   Opens the cache afresh and runs OPERATION: `trim-size BYTES`, `trim-date BYTES`, `remove`
 //   (the oldest entry), `remove-all`; then compacts the index and sets one new value. Prints
 //   "entries BEFORE -> AFTER" and exits 0, or prints the failure and exits 1.
+import EaselSupport
 import EaselStorage
 import EaselTables
 import Foundation

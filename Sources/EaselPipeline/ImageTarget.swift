@@ -1,3 +1,4 @@
+import EaselSupport
 import Dispatch
 import EaselCodecs
 import EaselStorage

@@ -1,3 +1,4 @@
+import EaselSupport
 import EaselCodecs
 import EaselPipeline
 import EaselStorage

@@ -1,3 +1,4 @@
+import EaselSupport
 import Crypto
 import EaselCodecs
 import EaselPipeline

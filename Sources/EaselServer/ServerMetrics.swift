@@ -1,3 +1,4 @@
+import EaselSupport
 import EaselPipeline
 import EaselStorage
 import Foundation

@@ -39,6 +39,7 @@
 // mismatch reads as missing. Replacing an entity's entry writes a new slot and zeroes the old
 // record after the new one is complete (if both survive a crash, the higher sequence wins).
 #if canImport(Glibc)
+import EaselSupport
 @preconcurrency import Glibc
 #elseif canImport(Musl)
 @preconcurrency import Musl

@@ -1,3 +1,4 @@
+import EaselSupport
 import EaselCodecs
 import EaselStorage
 import Foundation

@@ -1,3 +1,4 @@
+import EaselSupport
 import EaselCodecs
 @testable import EaselPipeline
 import EaselStorage

@@ -1,3 +1,4 @@
+import EaselSupport
 import AsyncHTTPClient
 import EaselPipeline
 @testable import EaselServer

@@ -1,3 +1,4 @@
+import EaselSupport
 import CSQLite
 import EaselStorage
 import Foundation

@@ -1,3 +1,4 @@
+import EaselSupport
 import EaselStorage
 import Foundation
 import Testing

@@ -1,3 +1,4 @@
+import EaselSupport
 import EaselStorage
 @_exported import EaselTestSupport
 import Foundation

@@ -1,3 +1,4 @@
+import EaselSupport
 import Foundation
 
 /// Runs `EaselCrashHelper` (built next to the tests) and reads its "begin"/"done" lines.

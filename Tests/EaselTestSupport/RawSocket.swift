@@ -1,4 +1,5 @@
 #if canImport(Glibc)
+import EaselSupport
 @preconcurrency import Glibc
 #elseif canImport(Musl)
 @preconcurrency import Musl

@@ -1,3 +1,4 @@
+import EaselSupport
 import Foundation
 
 // The async forms of every blocking call. Each runs its synchronous twin on `BlockingIOPool`,

@@ -1,3 +1,4 @@
+import EaselSupport
 import Foundation
 import Logging
 
@@ -78,12 +79,12 @@ extension DiskCache {
                 continue
             }
             let attempt: FileAttempt<R> = try {
-                let pinLock = try FileLock(path: paths.pinLock)
-                try pinLock.lock(exclusive: false)
+                let pinLock = try FileLock.opening(paths.pinLock)
+                try pinLock.acquire(exclusive: false)
                 defer { pinLock.unlock() }
                 let path = paths.file(fileName)
-                guard let lock = try? FileLock(path: path, create: false, writable: false) else { return .retry }
-                try lock.lock(exclusive: false)
+                guard let lock = try? FileLock.opening(path, create: false, writable: false) else { return .retry }
+                try lock.acquire(exclusive: false)
                 defer { lock.unlock() }
                 // A deleter may have unlinked the file before our lock: check it is still in place.
                 var held = stat(), current = stat()

@@ -1,3 +1,4 @@
+import EaselSupport
 import CSQLite
 import Foundation
 import Logging
@@ -16,8 +17,8 @@ extension DiskCache {
         } catch {
             throw DiskCacheError.invalidDirectory(path: paths.root)
         }
-        let openLock = try FileLock(path: paths.openLock)
-        try openLock.lock(exclusive: true)
+        let openLock = try FileLock.opening(paths.openLock)
+        try openLock.acquire(exclusive: true)
         defer { openLock.unlock() }
         do {
             let index = try DiskIndex(path: paths.index, durable: durable, mappedBytes: mappedBytes)
@@ -90,7 +91,7 @@ extension DiskCache {
             }
             try index.connection.execute("""
                 UPDATE meta SET bytes = (SELECT total(size) FROM entries), count = (SELECT count(*) FROM entries),
-                    last_sweep = \(Clock.now()), complete = 1 WHERE id = 1
+                    last_sweep = \(WallClock.now()), complete = 1 WHERE id = 1
                 """)
         }
         if !newest.isEmpty || rejected > 0 {
@@ -127,7 +128,7 @@ extension DiskCache {
         let paths = self.paths
         BlockingIOPool.shared.submit { [weak self] in
             let manager = FileManager.default
-            let now = Clock.now() // compared with file times, which are real times
+            let now = WallClock.now() // compared with file times, which are real times
             if let items = try? manager.contentsOfDirectory(atPath: paths.trash) {
                 for item in items { try? manager.removeItem(atPath: paths.trash + "/" + item) }
             }
@@ -150,7 +151,7 @@ extension DiskCache {
     /// - Returns: the number of files deleted.
     @discardableResult
     package func sweepOrphans(olderThan age: Double, ifNotSweptFor interval: Double = 0) -> Int {
-        let now = Clock.now() // file times are real times, whatever clock the cache was given
+        let now = WallClock.now() // file times are real times, whatever clock the cache was given
         guard let known: Set<String> = try? indexCall({ index in
             let meta = try index.statement("SELECT last_sweep FROM meta WHERE id = 1")
             let lastSweep = try meta.step() ? meta.double(0) : 0

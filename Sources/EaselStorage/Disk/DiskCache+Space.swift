@@ -1,3 +1,4 @@
+import EaselSupport
 import Foundation
 import Logging
 

@@ -1,3 +1,4 @@
+import EaselSupport
 import Foundation
 import Logging
 
@@ -146,8 +147,8 @@ extension DiskCache {
     /// The work of `removeAll`, under the pin lock (released before any event is emitted, so
     /// observers may call `withFileURL` or `removeAll` themselves).
     private func emptyIndexAndTrashData() throws {
-        let pinLock = try FileLock(path: paths.pinLock)
-        try pinLock.lock(exclusive: true)
+        let pinLock = try FileLock.opening(paths.pinLock)
+        try pinLock.acquire(exclusive: true)
         defer { pinLock.unlock() }
         let trashName = paths.trash + "/" + Self.randomFileName()
         try indexCall { index in

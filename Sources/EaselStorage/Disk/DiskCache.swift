@@ -1,3 +1,4 @@
+import EaselSupport
 import Foundation
 import Logging
 import Synchronization
@@ -201,12 +202,12 @@ public final class DiskCache: Sendable {
     public convenience init(name: String, rootDirectory: URL? = nil, configuration: Configuration = .init()) throws {
         let root = rootDirectory ?? Self.defaultRootDirectory
         try self.init(directory: root.appendingPathComponent(Self.safeDirectoryName(name)), name: name,
-                      configuration: configuration, files: PosixFileOperations(), clock: { Clock.now() })
+                      configuration: configuration, files: PosixFileOperations(), clock: { WallClock.now() })
     }
 
     /// Opens (creating if needed) the cache kept in exactly `directory`.
     public convenience init(directory: URL, configuration: Configuration = .init()) throws {
-        try self.init(directory: directory, name: directory.lastPathComponent, configuration: configuration, files: PosixFileOperations(), clock: { Clock.now() })
+        try self.init(directory: directory, name: directory.lastPathComponent, configuration: configuration, files: PosixFileOperations(), clock: { WallClock.now() })
     }
 
     /// Opens a cache whose file-system calls go through `files` (tests inject faults here) and

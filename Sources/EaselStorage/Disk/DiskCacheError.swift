@@ -53,6 +53,7 @@ public enum DiskCacheError: Error, Sendable, Equatable, CustomStringConvertible 
 }
 
 #if canImport(Glibc)
+import EaselSupport
 import Glibc
 #elseif canImport(Musl)
 import Musl

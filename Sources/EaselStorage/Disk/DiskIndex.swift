@@ -1,3 +1,4 @@
+import EaselSupport
 import CSQLite
 import Foundation
 
@@ -62,7 +63,7 @@ final class DiskIndex {
 
     /// Access times recorded by reads and not yet written (key → time).
     var pendingAccess: [CacheKey: Double] = [:]
-    var lastFlush = Clock.now()
+    var lastFlush = WallClock.now()
 
     /// Estimated bytes appended to the WAL since the last checkpoint was requested.
     private var walBytesSinceCheckpoint = 0
@@ -354,7 +355,7 @@ final class DiskIndex {
     }
 
     /// Writes pending access times. Failure (a full disk) only loses recency information.
-    func flushAccessTimes(now: Double = Clock.now()) throws {
+    func flushAccessTimes(now: Double = WallClock.now()) throws {
         lastFlush = now
         guard !pendingAccess.isEmpty else { return }
         try transaction { try writeAccessTimes() }

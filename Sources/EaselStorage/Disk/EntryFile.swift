@@ -1,3 +1,4 @@
+import EaselSupport
 /// The format of an entry stored as its own file under `data/`.
 ///
 /// ```

@@ -1,3 +1,4 @@
+import EaselSupport
 import Foundation
 import Synchronization
 
@@ -106,7 +107,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     private let ageTrim: Locked<Task<Void, Never>?> = Locked(nil)
 
     public convenience init(configuration: Configuration = .init()) {
-        self.init(configuration: configuration, clock: { Clock.now() })
+        self.init(configuration: configuration, clock: { WallClock.now() })
     }
 
     /// A cache whose notion of "now" (seconds since 1970) comes from `clock`; tests use it to

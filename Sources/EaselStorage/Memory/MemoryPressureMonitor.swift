@@ -1,3 +1,4 @@
+import EaselSupport
 import Foundation
 
 /// How close the process is to its memory limit.

@@ -1,3 +1,4 @@
+import EaselSupport
 /// Runs at most one operation per key at a time and shares its result with every caller that
 /// asks for the key meanwhile.
 ///

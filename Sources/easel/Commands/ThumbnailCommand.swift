@@ -1,3 +1,4 @@
+import EaselSupport
 import ArgumentParser
 import Dispatch
 import Easel

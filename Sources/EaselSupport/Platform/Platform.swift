@@ -1,4 +1,4 @@
-// The one place EaselStorage chooses its C library.
+// The one place Easel chooses its C library.
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #elseif canImport(Musl)
@@ -9,19 +9,19 @@ import Darwin
 
 /// The current thread's `errno`.
 @inline(__always)
-func currentErrno() -> Int32 { errno }
+package func currentErrno() -> Int32 { errno }
 
 /// A readable message for an `errno` value.
-func errnoDescription(_ code: Int32) -> String {
+package func errnoDescription(_ code: Int32) -> String {
     guard let message = strerror(code) else { return "errno \(code)" }
     return String(cString: message)
 }
 
-/// Monotonic and wall clocks in one place.
-enum Clock {
+/// The wall clock as the caches store it.
+package enum WallClock {
     /// Seconds since 1970 as a `Double`, the unit the index stores.
-    @inline(__always)
-    static func now() -> Double {
+    @inlinable
+    package static func now() -> Double {
         var spec = timespec()
         clock_gettime(CLOCK_REALTIME, &spec)
         return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1_000_000_000
@@ -29,7 +29,7 @@ enum Clock {
 }
 
 /// Total memory visible to this process: cgroup v2 `memory.max` when set, else physical memory.
-func processMemoryLimit(cgroupRoot: String = "/sys/fs/cgroup") -> UInt64 {
+package func processMemoryLimit(cgroupRoot: String = "/sys/fs/cgroup") -> UInt64 {
     let physical = UInt64(sysconf(Int32(_SC_PHYS_PAGES))) &* UInt64(sysconf(Int32(_SC_PAGESIZE)))
     if let text = try? readSmallFile(cgroupRoot + "/memory.max"),
        let limit = UInt64(text.trimmingCharacters(in: .whitespacesAndNewlines)), limit > 0 {
@@ -39,7 +39,7 @@ func processMemoryLimit(cgroupRoot: String = "/sys/fs/cgroup") -> UInt64 {
 }
 
 /// Reads a small text file (procfs, sysfs) fully.
-func readSmallFile(_ path: String) throws -> String {
+package func readSmallFile(_ path: String) throws -> String {
     let fd = open(path, O_RDONLY | O_CLOEXEC)
     guard fd >= 0 else { throw POSIXFailure(code: currentErrno()) }
     defer { close(fd) }
@@ -53,13 +53,20 @@ func readSmallFile(_ path: String) throws -> String {
     return String(decoding: bytes[..<total], as: UTF8.self)
 }
 
-struct POSIXFailure: Error { let code: Int32 }
+package struct POSIXFailure: Error { package let code: Int32 }
+
+/// A failed system call: its `errno`, what was attempted, and on what.
+package struct SystemCallFailure: Error, Sendable {
+    package let code: Int32
+    package let operation: String
+    package let path: String
+}
 
 import Foundation
 
 /// `open(2)`, under a name that `DiskCache.open(...)` does not shadow.
 @inline(__always)
-func systemOpen(_ path: String, _ flags: Int32, _ mode: mode_t = 0) -> Int32 {
+package func systemOpen(_ path: String, _ flags: Int32, _ mode: mode_t = 0) -> Int32 {
     open(path, flags, mode)
 }
 

@@ -2,7 +2,7 @@ import Synchronization
 
 /// Identifies a registered observer so it can be removed.
 public struct ObserverToken: Hashable, Sendable {
-    let id: UInt64
+    package let id: UInt64
 }
 
 /// A set of event handlers, called synchronously, in registration order, outside any cache lock.
