@@ -89,7 +89,7 @@ public final class ImagePipeline: Sendable {
     let encodedMemory: MemoryCache<String, EncodedImage>
     /// The keys of both memory tiers by source (purge).
     let sourceIndex = SourceIndex()
-    let encodes = Coalescer<String, EncodedResponse>()
+    let encodes = WorkCoalescer<String, EncodedResponse>()
     /// Called before each encode (tests hold it to make an encode outlast a deadline).
     package let encodeHook = Locked<(@Sendable () async -> Void)?>(nil)
     let disk: DiskCache?
@@ -105,8 +105,8 @@ public final class ImagePipeline: Sendable {
     let formatIdentifiers: [String: String]
     let downloads: WorkQueue
     let decodes: WorkQueue
-    let originals = Coalescer<String, Original>()
-    let processings = Coalescer<String, Processed>()
+    let originals = WorkCoalescer<String, Original>()
+    let processings = WorkCoalescer<String, Processed>()
     let suspensions = Locked(Suspensions())
     let observers = Observers<PipelineEvent>()
     private let ids = Locked<UInt64>(0)

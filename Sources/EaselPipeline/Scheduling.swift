@@ -2,36 +2,15 @@ import EaselSupport
 import EaselStorage
 import Foundation
 
-/// The current priority of a piece of shared work (the highest of its requesters'), with one
-/// observer: the stage the work is waiting in (a queue ticket, a shared fetch) follows changes.
-package final class PriorityHandle: Sendable {
-    private struct State {
-        var priority: ImageRequest.Priority
-        var observer: (@Sendable (ImageRequest.Priority) -> Void)?
-    }
-    private let state: Locked<State>
+/// The priority of shared pipeline work (see `EaselSupport.PriorityHandle`).
+package typealias PriorityHandle = EaselSupport.PriorityHandle<ImageRequest.Priority>
 
-    init(_ priority: ImageRequest.Priority) { state = Locked(State(priority: priority)) }
+/// The pipeline's shared work: `EaselSupport.Coalescer` with pipeline errors and priorities.
+package typealias WorkCoalescer<Key: Hashable & Sendable, Value: Sendable> = Coalescer<Key, Value, PipelineError, ImageRequest.Priority>
 
-    var priority: ImageRequest.Priority { state.withLock { $0.priority } }
-
-    func set(_ priority: ImageRequest.Priority) {
-        let observer = state.withLock { state -> (@Sendable (ImageRequest.Priority) -> Void)? in
-            guard state.priority != priority else { return nil }
-            state.priority = priority
-            return state.observer
-        }
-        observer?(priority)
-    }
-
-    /// Makes `observer` the one told of changes (nil: nobody).
-    func observe(_ observer: (@Sendable (ImageRequest.Priority) -> Void)?) {
-        let old = state.withLock { state in
-            defer { state.observer = observer }
-            return state.observer
-        }
-        _ = old  // released outside the lock
-    }
+extension Coalescer where Failure == PipelineError, Priority == ImageRequest.Priority {
+    /// Requesters that leave get `.cancelled`.
+    package convenience init() { self.init(cancelled: .cancelled, lowest: .veryLow) }
 }
 
 /// Runs at most `limit` operations at once. Waiting operations start by priority, and among
@@ -170,110 +149,6 @@ final class RateLimiter: Sendable {
             if delay == 0 { return }
             do { try await Task.sleep(for: .seconds(delay)) } catch { throw .cancelled }
         }
-    }
-}
-
-/// Work shared by every concurrent requester of one key: it runs once, each requester gets its
-/// result, its priority is the highest of theirs, and it is cancelled when the last one leaves.
-package final class Coalescer<Key: Hashable & Sendable, Value: Sendable>: Sendable {
-    private struct Waiter {
-        var priority: ImageRequest.Priority
-        let continuation: CheckedContinuation<Result<Value, PipelineError>, Never>
-    }
-    private struct Entry {
-        let generation: UInt64
-        var waiters: [UInt64: Waiter] = [:]
-        var task: Task<Void, Never>?
-        let handle: PriorityHandle
-        var maximum: ImageRequest.Priority { waiters.values.map(\.priority).max() ?? .veryLow }
-    }
-    private struct State {
-        var entries: [Key: Entry] = [:]
-        var keys: [UInt64: Key] = [:]
-        var generation: UInt64 = 0
-    }
-    private let state = Locked(State())
-
-    package init() {}
-
-    /// Work in flight.
-    package var count: Int { state.withLock { $0.entries.count } }
-
-    /// Joins the work for `key`, starting it with `work` if there is none. `waiter` identifies
-    /// this requester for `setPriority` and `cancel` (unique across the process).
-    package func value(for key: Key, waiter: UInt64, priority: ImageRequest.Priority,
-                       work: @escaping @Sendable (PriorityHandle) async -> Result<Value, PipelineError>) async -> Result<Value, PipelineError> {
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Result<Value, PipelineError>, Never>) in
-                let (start, raised) = state.withLock { state -> ((UInt64, PriorityHandle)?, (PriorityHandle, ImageRequest.Priority)?) in
-                    state.keys[waiter] = key
-                    let new = Waiter(priority: priority, continuation: continuation)
-                    if var entry = state.entries[key] {
-                        let before = entry.maximum
-                        entry.waiters[waiter] = new
-                        state.entries[key] = entry
-                        return (nil, priority > before ? (entry.handle, priority) : nil)
-                    }
-                    state.generation += 1
-                    let handle = PriorityHandle(priority)
-                    state.entries[key] = Entry(generation: state.generation, waiters: [waiter: new], handle: handle)
-                    return ((state.generation, handle), nil)
-                }
-                if let (handle, priority) = raised { handle.set(priority) }
-                if let (generation, handle) = start {
-                    let task = Task {
-                        let result = await work(handle)
-                        self.finish(key, generation, result)
-                    }
-                    let orphaned = state.withLock { state -> Bool in
-                        guard state.entries[key]?.generation == generation else { return true }
-                        state.entries[key]!.task = task
-                        return false
-                    }
-                    if orphaned { task.cancel() }
-                }
-                if Task.isCancelled { cancel(waiter: waiter) }
-            }
-        } onCancel: {
-            cancel(waiter: waiter)
-        }
-    }
-
-    private func finish(_ key: Key, _ generation: UInt64, _ result: Result<Value, PipelineError>) {
-        let waiters = state.withLock { state -> [Waiter] in
-            guard state.entries[key]?.generation == generation, let entry = state.entries.removeValue(forKey: key) else { return [] }
-            for id in entry.waiters.keys { state.keys.removeValue(forKey: id) }
-            return Array(entry.waiters.values)
-        }
-        for waiter in waiters { waiter.continuation.resume(returning: result) }
-    }
-
-    /// This requester leaves: it gets `.cancelled`; the work stops if nobody else waits.
-    func cancel(waiter: UInt64) {
-        let (removed, stopped, lowered) = state.withLock { state -> (Waiter?, Task<Void, Never>?, (PriorityHandle, ImageRequest.Priority)?) in
-            guard let key = state.keys.removeValue(forKey: waiter), var entry = state.entries[key],
-                  let removed = entry.waiters.removeValue(forKey: waiter) else { return (nil, nil, nil) }
-            if entry.waiters.isEmpty {
-                state.entries.removeValue(forKey: key)
-                return (removed, entry.task, nil)
-            }
-            state.entries[key] = entry
-            return (removed, nil, (entry.handle, entry.maximum))
-        }
-        stopped?.cancel()
-        if let (handle, priority) = lowered { handle.set(priority) }
-        removed?.continuation.resume(returning: .failure(.cancelled))
-    }
-
-    /// Changes this requester's priority (and so maybe the work's).
-    func setPriority(waiter: UInt64, _ priority: ImageRequest.Priority) {
-        let change = state.withLock { state -> (PriorityHandle, ImageRequest.Priority)? in
-            guard let key = state.keys[waiter], var entry = state.entries[key], entry.waiters[waiter] != nil else { return nil }
-            entry.waiters[waiter]!.priority = priority
-            state.entries[key] = entry
-            return (entry.handle, entry.maximum)
-        }
-        if let (handle, priority) = change { handle.set(priority) }
     }
 }
 

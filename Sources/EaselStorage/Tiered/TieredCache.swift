@@ -47,7 +47,9 @@ public final class TieredCache<Value: DataConvertible & DataRepresentable & Send
     private let root: URL
     private let logger: Logger
     private let levels: Locked<[String: Level]> = Locked([:])
-    private let inFlight = InFlightFetches<Value>()
+    /// Concurrent fetches of one key and format share one (the support module's `Coalescer`;
+    /// fetches have no priorities here).
+    private let inFlight = Coalescer<CacheKey, Value, any Error, Int>(cancelled: CancellationError(), lowest: 0)
 
     /// Creates the cache `name` under `rootDirectory` (default `DiskCache.defaultRootDirectory`)
     /// with the `original` format.
@@ -121,12 +123,16 @@ public final class TieredCache<Value: DataConvertible & DataRepresentable & Send
     public func fetch(formatName: String = originalFormatName, fetcher: some Fetcher<Value>) async throws -> Value {
         let key = fetcher.key
         if let cached = try await value(forKey: key, formatName: formatName) { return cached }
-        return try await inFlight.run(key: CacheKey(formatName + "\u{0}" + key)) {
-            if let cached = try await self.value(forKey: key, formatName: formatName) { return cached }
-            let fetched = try await fetcher.fetch()
-            try Task.checkCancellation()
-            return try await self.set(fetched, forKey: key, formatName: formatName)
-        }
+        return try await inFlight.value(for: CacheKey(formatName + "\u{0}" + key), waiter: inFlight.makeWaiterID(), priority: 0) { _ in
+            do {
+                if let cached = try await self.value(forKey: key, formatName: formatName) { return .success(cached) }
+                let fetched = try await fetcher.fetch()
+                try Task.checkCancellation()
+                return .success(try await self.set(fetched, forKey: key, formatName: formatName))
+            } catch {
+                return .failure(error)
+            }
+        }.get()
     }
 
     /// `fetch(formatName:fetcher:)` with the fetcher given as a closure.
