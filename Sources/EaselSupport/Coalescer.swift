@@ -49,7 +49,7 @@ package final class Coalescer<Key: Hashable & Sendable, Value: Sendable, Failure
     private struct Waiter {
         var priority: Priority
         let tag: String
-        let continuation: CheckedContinuation<Result<Value, Failure>, Never>
+        let deliver: @Sendable (Result<Value, Failure>) -> Void
     }
     private struct Entry {
         let generation: UInt64
@@ -98,39 +98,49 @@ package final class Coalescer<Key: Hashable & Sendable, Value: Sendable, Failure
         state.withLock { Set($0.entries[key]?.waiters.values.map(\.tag) ?? []) }
     }
 
-    /// Joins the work for `key`, starting it with `work` if there is none. `waiter` identifies
-    /// this requester for `setPriority` and `cancel`.
+    /// Joins the work for `key`, starting it with `work` if there is none; the result (or
+    /// `cancelled`) arrives once, through `deliver`, on an arbitrary thread. `waiter` identifies
+    /// this requester for `setPriority` and `cancel`. The requester is registered before this
+    /// returns.
+    package func join(key: Key, waiter: UInt64, priority: Priority, tag: String = "",
+                      work: @escaping @Sendable (Handle) async -> Result<Value, Failure>,
+                      deliver: @escaping @Sendable (Result<Value, Failure>) -> Void) {
+        let (start, raised) = state.withLock { state -> ((UInt64, Handle)?, (Handle, Priority)?) in
+            state.keys[waiter] = key
+            let new = Waiter(priority: priority, tag: tag, deliver: deliver)
+            if var entry = state.entries[key] {
+                let before = maximum(entry)
+                entry.waiters[waiter] = new
+                state.entries[key] = entry
+                return (nil, priority > before ? (entry.handle, priority) : nil)
+            }
+            state.generation += 1
+            let handle = Handle(priority)
+            state.entries[key] = Entry(generation: state.generation, waiters: [waiter: new], handle: handle)
+            return ((state.generation, handle), nil)
+        }
+        if let (handle, priority) = raised { handle.set(priority) }
+        if let (generation, handle) = start {
+            let task = Task {
+                let result = await work(handle)
+                self.finish(key, generation, result)
+            }
+            let orphaned = state.withLock { state -> Bool in
+                guard state.entries[key]?.generation == generation else { return true }
+                state.entries[key]!.task = task
+                return false
+            }
+            if orphaned { task.cancel() }
+        }
+    }
+
+    /// Joins the work for `key` (see `join`) and waits for its result; cancelling the calling
+    /// task makes this requester leave.
     package func value(for key: Key, waiter: UInt64, priority: Priority, tag: String = "",
                        work: @escaping @Sendable (Handle) async -> Result<Value, Failure>) async -> Result<Value, Failure> {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Result<Value, Failure>, Never>) in
-                let (start, raised) = state.withLock { state -> ((UInt64, Handle)?, (Handle, Priority)?) in
-                    state.keys[waiter] = key
-                    let new = Waiter(priority: priority, tag: tag, continuation: continuation)
-                    if var entry = state.entries[key] {
-                        let before = maximum(entry)
-                        entry.waiters[waiter] = new
-                        state.entries[key] = entry
-                        return (nil, priority > before ? (entry.handle, priority) : nil)
-                    }
-                    state.generation += 1
-                    let handle = Handle(priority)
-                    state.entries[key] = Entry(generation: state.generation, waiters: [waiter: new], handle: handle)
-                    return ((state.generation, handle), nil)
-                }
-                if let (handle, priority) = raised { handle.set(priority) }
-                if let (generation, handle) = start {
-                    let task = Task {
-                        let result = await work(handle)
-                        self.finish(key, generation, result)
-                    }
-                    let orphaned = state.withLock { state -> Bool in
-                        guard state.entries[key]?.generation == generation else { return true }
-                        state.entries[key]!.task = task
-                        return false
-                    }
-                    if orphaned { task.cancel() }
-                }
+                join(key: key, waiter: waiter, priority: priority, tag: tag, work: work) { continuation.resume(returning: $0) }
                 if Task.isCancelled { cancel(waiter: waiter) }
             }
         } onCancel: {
@@ -146,7 +156,7 @@ package final class Coalescer<Key: Hashable & Sendable, Value: Sendable, Failure
             for id in entry.waiters.keys { state.keys.removeValue(forKey: id) }
             return Array(entry.waiters.values)
         }
-        for waiter in waiters { waiter.continuation.resume(returning: result) }
+        for waiter in waiters { waiter.deliver(result) }
     }
 
     /// This requester leaves: it gets `cancelled`; the work stops if nobody else waits.
@@ -185,7 +195,7 @@ package final class Coalescer<Key: Hashable & Sendable, Value: Sendable, Failure
             onStop?(key, Set(removed.map(\.tag)))
         }
         if let (handle, priority) = lowered { handle.set(priority) }
-        for waiter in removed { waiter.continuation.resume(returning: .failure(cancelled)) }
+        for waiter in removed { waiter.deliver(.failure(cancelled)) }
     }
 
     /// Changes this requester's priority (and so maybe the work's).

@@ -27,7 +27,8 @@ public final class ImageTableCache: Sendable {
     private let sourceProvider: (any ImageSourceProvider)?
     private let decodingLimits: DecodingLimits
     private let pool: BlockingIOPool
-    private let requests = Locked(Requests())
+    /// Shared family work by (entity, family); each requester is tagged with its format.
+    private let works: Coalescer<WorkKey, [String: Result<Bitmap, ImageTableError>], ImageTableError, Int>
     private let decodes = Locked(0)
 
     /// How many source images were decoded (for tests of one-decode-per-family).
@@ -71,6 +72,10 @@ public final class ImageTableCache: Sendable {
         self.sourceProvider = sourceProvider
         self.decodingLimits = decodingLimits
         pool = .shared
+        // Work stopped because its last requester left: the provider hears of each format.
+        works = Coalescer(cancelled: .cancelled, lowest: 0) { [sourceProvider] key, formats in
+            for name in formats { sourceProvider?.didCancel(entity: key.entity, formatName: name) }
+        }
     }
 
     /// Closes every table (their file locks are released before this returns, so the same
@@ -132,7 +137,7 @@ public final class ImageTableCache: Sendable {
                 return true
             }
             let format = try requireFormat(formatName)
-            _ = enqueue(entity: entity, format: format, deliver: completion)
+            enqueue(entity: entity, format: format, waiter: works.makeWaiterID(), deliver: completion)
         } catch {
             completion(.failure(error))
         }
@@ -151,15 +156,14 @@ public final class ImageTableCache: Sendable {
             return image
         }
         if Task.isCancelled { throw .cancelled }
-        let box = WaiterBox()
+        let id = works.makeWaiterID()
         let result: Result<Bitmap, ImageTableError> = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                let id = enqueue(entity: entity, format: format) { continuation.resume(returning: $0) }
-                box.set(id)
-                if Task.isCancelled { cancel(waiter: id) }
+                enqueue(entity: entity, format: format, waiter: id) { continuation.resume(returning: $0) }
+                if Task.isCancelled { works.cancel(waiter: id) }
             }
         } onCancel: {
-            if let id = box.id { cancel(waiter: id) }
+            works.cancel(waiter: id)
         }
         return try result.get()
     }
@@ -204,164 +208,93 @@ public final class ImageTableCache: Sendable {
     /// `.cancelled`, and the shared work stops if no request for another format of the family
     /// waits for it (the source provider is told).
     public func cancelImageRetrieval(for entity: some ImageEntity, formatName: String) {
-        let (cancelled, stopped) = requests.withLock { requests -> ([Waiter], PendingWork?) in
-            guard let family = formatsByName[formatName]?.family else { return ([], nil) }
-            let key = WorkKey(entity: entity.entityID, family: family)
-            guard var work = requests.works[key] else { return ([], nil) }
-            let cancelled = work.waiters.filter { $0.value.formatName == formatName }
-            for id in cancelled.keys {
-                work.waiters.removeValue(forKey: id)
-                requests.keys.removeValue(forKey: id)
-            }
-            if work.waiters.isEmpty {
-                requests.works.removeValue(forKey: key)
-                return (Array(cancelled.values), work)
-            }
-            requests.works[key] = work
-            return (Array(cancelled.values), nil)
-        }
-        finishCancelled(cancelled, stopped: stopped)
+        guard let family = formatsByName[formatName]?.family else { return }
+        works.cancel(key: WorkKey(entity: entity, family: family), tag: formatName)
     }
 
     // MARK: Shared work
 
-    private struct WorkKey: Hashable {
-        let entity: UUID
+    /// One entity's family; the entity rides along (for the provider's calls) but is not part
+    /// of the identity.
+    private struct WorkKey: Hashable, Sendable {
+        let entityID: UUID
         let family: String
-    }
-
-    private struct Waiter {
-        let id: UInt64
-        let formatName: String
-        let deliver: @Sendable (Result<Bitmap, ImageTableError>) -> Void
-    }
-
-    private struct PendingWork {
-        let generation: UInt64
         let entity: any ImageEntity
-        let formatName: String
-        var waiters: [UInt64: Waiter] = [:]
-        var task: Task<Void, Never>?
+
+        init(entity: some ImageEntity, family: String) {
+            entityID = entity.entityID
+            self.family = family
+            self.entity = entity
+        }
+
+        static func == (a: WorkKey, b: WorkKey) -> Bool { a.entityID == b.entityID && a.family == b.family }
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(entityID)
+            hasher.combine(family)
+        }
     }
 
-    private struct Requests {
-        var works: [WorkKey: PendingWork] = [:]
-        /// The work each waiter belongs to.
-        var keys: [UInt64: WorkKey] = [:]
-        var nextID: UInt64 = 1
-    }
-
-    /// Adds a waiter to the entity's family work, starting the work if there is none; returns
-    /// the waiter's id.
-    private func enqueue(entity: some ImageEntity, format: ImageFormat,
-                         deliver: @escaping @Sendable (Result<Bitmap, ImageTableError>) -> Void) -> UInt64 {
-        let key = WorkKey(entity: entity.entityID, family: format.family)
-        let (id, start) = requests.withLock { requests -> (UInt64, UInt64?) in
-            let id = requests.nextID
-            requests.nextID += 1
-            requests.keys[id] = key
-            let waiter = Waiter(id: id, formatName: format.name, deliver: deliver)
-            if requests.works[key] != nil {
-                requests.works[key]!.waiters[id] = waiter
-                return (id, nil)
+    /// Joins the entity's family work as `waiter` (tagged with the format), starting the work if
+    /// there is none. The requester is registered before this returns. When the work made other
+    /// formats only (the provider asked for the formats requested when it started), the
+    /// requester joins new work under the same id.
+    private func enqueue(entity: some ImageEntity, format: ImageFormat, waiter: UInt64,
+                         deliver: @escaping @Sendable (Result<Bitmap, ImageTableError>) -> Void) {
+        let key = WorkKey(entity: entity, family: format.family)
+        works.join(key: key, waiter: waiter, priority: 0, tag: format.name, work: { _ in
+            await self.run(key: key, entity: entity, format: format)
+        }, deliver: { [weak self] result in
+            switch result {
+            case .failure(let error): deliver(.failure(error))
+            case .success(let results):
+                if let mine = results[format.name] {
+                    deliver(mine)
+                } else if let self {
+                    self.enqueue(entity: entity, format: format, waiter: waiter, deliver: deliver)
+                } else {
+                    deliver(.failure(.cancelled))
+                }
             }
-            requests.works[key] = PendingWork(generation: id, entity: entity, formatName: format.name, waiters: [id: waiter])
-            return (id, id)
-        }
-        if let generation = start { startWork(key: key, generation: generation, entity: entity, format: format) }
-        return id
-    }
-
-    private func startWork(key: WorkKey, generation: UInt64, entity: some ImageEntity, format: ImageFormat) {
-        let task = Task { await self.run(key: key, generation: generation, entity: entity, format: format) }
-        let orphaned = requests.withLock { requests -> Bool in
-            guard requests.works[key]?.generation == generation else { return true }
-            requests.works[key]!.task = task
-            return false
-        }
-        if orphaned { task.cancel() }
+        })
     }
 
     /// Requests waiting for shared work (for tests).
-    package var waitingRequestCount: Int { requests.withLock { $0.keys.count } }
+    package var waitingRequestCount: Int { works.waiterCount }
 
-    /// Cancels one waiter (its task was cancelled).
-    private func cancel(waiter id: UInt64) {
-        let (cancelled, stopped) = requests.withLock { requests -> ([Waiter], PendingWork?) in
-            guard let key = requests.keys.removeValue(forKey: id),
-                  let waiter = requests.works[key]?.waiters.removeValue(forKey: id) else { return ([], nil) }
-            if requests.works[key]!.waiters.isEmpty {
-                return ([waiter], requests.works.removeValue(forKey: key))
-            }
-            return ([waiter], nil)
-        }
-        finishCancelled(cancelled, stopped: stopped)
-    }
-
-    private func finishCancelled(_ cancelled: [Waiter], stopped: PendingWork?) {
-        if let stopped {
-            stopped.task?.cancel()
-            for name in Set(cancelled.map(\.formatName)) { sourceProvider?.didCancel(entity: stopped.entity, formatName: name) }
-        }
-        for waiter in cancelled { waiter.deliver(.failure(.cancelled)) }
-    }
-
-    /// Gets the source, makes the family's formats and hands each waiter its image.
-    private func run(key: WorkKey, generation: UInt64, entity: some ImageEntity, format: ImageFormat) async {
+    /// Gets the source, makes the family's formats (those requested, or all when the provider
+    /// says so) and returns each format's result.
+    private func run(key: WorkKey, entity: some ImageEntity,
+                     format: ImageFormat) async -> Result<[String: Result<Bitmap, ImageTableError>], ImageTableError> {
         var results: [String: Result<Bitmap, ImageTableError>] = [:]
+        func wanted() -> Set<String> {
+            let tags = works.tags(for: key)
+            return tags.isEmpty ? [format.name] : tags
+        }
         do throws(ImageTableError) {
-            let wanted = requests.withLock { requests in
-                Set(requests.works[key]?.waiters.values.map(\.formatName) ?? [format.name])
-            }
             // A request that missed the table just before another work stored the entry.
-            for name in wanted {
+            for name in wanted() {
                 if let image = tables[name]?.image(for: entity.entityID, sourceID: entity.sourceImageID) { results[name] = .success(image) }
             }
-            if results.count < wanted.count {
+            let first = wanted()
+            if results.count < first.count {
                 let source = try await sourceImage(for: entity, format: format)
                 try checkCancellation()
                 let all = sourceProvider?.shouldProcessAllFormats(inFamily: format.family, for: entity) ?? true
-                let wanted = requests.withLock { requests in
-                    Set(requests.works[key]?.waiters.values.map(\.formatName) ?? [format.name])
-                }
-                let targets = formats(inFamily: format.family).filter { all || wanted.contains($0.name) }
+                let names = wanted()
+                let targets = formats(inFamily: format.family).filter { all || names.contains($0.name) }
                 results = try await pool.perform { () throws(ImageTableError) in try self.produce(targets, from: source, for: entity) }
             }
         } catch {
             // Also `.cancelled`: if the provider gave up while requests still wait, they learn it.
             for target in formats(inFamily: format.family) { results[target.name] = .failure(error) }
         }
-        let finished = results
-        let (waiters, restart) = requests.withLock { requests -> ([Waiter], (UInt64, ImageFormat)?) in
-            guard requests.works[key]?.generation == generation, let work = requests.works.removeValue(forKey: key) else { return ([], nil) }
-            var done: [Waiter] = []
-            var left: [UInt64: Waiter] = [:]
-            for (id, waiter) in work.waiters {
-                if finished[waiter.formatName] != nil {
-                    done.append(waiter)
-                    requests.keys.removeValue(forKey: id)
-                } else {
-                    left[id] = waiter
-                }
+        // Failures are reported once per format that requesters wait for.
+        for name in works.tags(for: key).sorted() {
+            if case .failure(let error) = results[name], error != .cancelled {
+                sourceProvider?.didFail(entity: entity, formatName: name, error: error)
             }
-            // Formats the work did not make (the provider asked for only the requested formats,
-            // and these requests came later): a new work for them, in this same critical
-            // section, so that a cancellation cannot fall between.
-            guard let first = left.values.first, let next = formatsByName[first.formatName] else { return (done, nil) }
-            let nextGeneration = requests.nextID
-            requests.nextID += 1
-            requests.works[key] = PendingWork(generation: nextGeneration, entity: work.entity, formatName: next.name, waiters: left)
-            return (done, (nextGeneration, next))
         }
-        if let (nextGeneration, next) = restart { startWork(key: key, generation: nextGeneration, entity: entity, format: next) }
-        var reported = Set<String>()
-        for waiter in waiters {
-            let result = finished[waiter.formatName]!
-            if case .failure(let error) = result, error != .cancelled, reported.insert(waiter.formatName).inserted {
-                sourceProvider?.didFail(entity: entity, formatName: waiter.formatName, error: error)
-            }
-            waiter.deliver(result)
-        }
+        return .success(results)
     }
 
     private func checkCancellation() throws(ImageTableError) {
@@ -451,11 +384,4 @@ public final class ImageTableCache: Sendable {
             }
         }
     }
-}
-
-/// The id of a waiter, set once it is enqueued (read by the cancellation handler).
-private final class WaiterBox: Sendable {
-    private let value = Locked<UInt64?>(nil)
-    var id: UInt64? { value.withLock { $0 } }
-    func set(_ id: UInt64) { value.withLock { $0 = id } }
 }
