@@ -442,28 +442,20 @@ public final class ImagePipeline: Sendable {
     /// Blocking: runs on the I/O pool under the decode limit.
     private func decodeAndProcess(_ original: Original, request: ImageRequest, targets: [ImageFormat], name: String,
                                   entityID: UUID, sourceID: UUID, sourceKey: String, stores: Bool) throws(PipelineError) -> Processed {
-        let limits = configuration.decodingLimits
-        let info: ImageInfo
-        do { info = try ImageDecoder.info(of: original.data, limits: limits) } catch { throw .decoding(error as? CodecError ?? .unknownFormat) }
-        var covering: (width: Int, height: Int)?
-        switch request.processing {
-        case .original: covering = nil
-        case .format: covering = targets.reduce((1, 1)) { needed, target in
-            let size = target.minimumSourceSize(sourceWidth: info.uprightWidth, sourceHeight: info.uprightHeight)
-            return (max(needed.0, size.width), max(needed.1, size.height))
-        }
-        case .processors(let processors):
-            if let resize = processors.first as? Resize {
-                covering = resize.minimumSourceSize(sourceWidth: info.uprightWidth, sourceHeight: info.uprightHeight)
-            }
-        }
         let decodeStart = ContinuousClock.now
-        let decoded: Bitmap
+        let family: FamilyDecode
         do {
-            decoded = try ImageDecoder.decode(original.data, info: info, covering: covering, limits: limits)
+            // A named format: every format of its family from one decode. Ad-hoc processing: the
+            // decode covers what its first resize needs.
+            family = try FamilyDecode(original.data, targets: request.processing.isFormat ? targets : [],
+                                      limits: configuration.decodingLimits) { info in
+                guard case .processors(let processors) = request.processing, let resize = processors.first as? Resize else { return nil }
+                return resize.minimumSourceSize(sourceWidth: info.uprightWidth, sourceHeight: info.uprightHeight)
+            }
         } catch {
-            throw .decoding(error as? CodecError ?? .unknownFormat)
+            throw .decoding(error)
         }
+        let (info, decoded) = (family.info, family.decoded)
         metrics.decodes.increment()
         metrics.stage(.decode, since: decodeStart)
         if let flag = original.pendingStore, flag.claim(), let disk {
@@ -477,8 +469,8 @@ public final class ImagePipeline: Sendable {
         case .processors(let processors):
             do { images[name] = try processors.process(decoded) } catch { throw .processing("\(error)") }
         case .format:
-            for target in targets {
-                do { images[target.name] = try target.process(decoded) } catch { throw .processing(error.description) }
+            for (name, result) in FamilyDecode.make(targets, from: decoded, { (target, decoded) throws(ImageTableError) in try target.process(decoded) }) {
+                do { images[name] = try result.get() } catch { throw .processing(error.description) }
             }
         }
         metrics.stage(.process, since: processStart)

@@ -336,27 +336,16 @@ public final class ImageTableCache: Sendable {
             decoded = bitmap
         case .encoded(let data):
             do {
-                let info = try ImageDecoder.info(of: data, limits: decodingLimits)
-                var needed = (width: 1, height: 1)
-                for target in targets {
-                    let size = target.minimumSourceSize(sourceWidth: info.uprightWidth, sourceHeight: info.uprightHeight)
-                    needed = (max(needed.width, size.width), max(needed.height, size.height))
-                }
-                decoded = try ImageDecoder.decode(data, info: info, covering: needed, limits: decodingLimits)
+                decoded = try FamilyDecode(data, targets: targets, limits: decodingLimits).decoded
                 decodes.withLock { $0 += 1 }
-            } catch let error as CodecError {
-                throw .decodingFailed(format: name, error: error)
             } catch {
-                throw .processingFailed(format: name, reason: "\(error)")
+                throw .decodingFailed(format: name, error: error)
             }
         }
-        var results: [String: Result<Bitmap, ImageTableError>] = [:]
-        for target in targets {
-            results[target.name] = Result { () throws(ImageTableError) -> Bitmap in
-                let image = try entry(for: entity, format: target, from: decoded)
-                try store(image, for: entity, format: target)
-                return image
-            }
+        let results = FamilyDecode.make(targets, from: decoded) { (target, decoded) throws(ImageTableError) -> Bitmap in
+            let image = try entry(for: entity, format: target, from: decoded)
+            try store(image, for: entity, format: target)
+            return image
         }
         return results
     }
