@@ -6,18 +6,18 @@ import Foundation
 /// little-endian Double of seconds since 1970, 0 for never), then the encoded image.
 enum VariantRecord {
     static func encode(_ data: Data, freshUntil: Date?) -> Data {
-        var record = Data("EVR1".utf8)
-        withUnsafeBytes(of: (freshUntil?.timeIntervalSince1970 ?? 0).bitPattern.littleEndian) { record.append(contentsOf: $0) }
-        record.append(data)
-        return record
+        var header = RecordWriter(capacity: 12)
+        header.append(text: "EVR1")
+        header.append(freshUntil?.timeIntervalSince1970 ?? 0)
+        return header.data + data
     }
 
     static func decode(_ record: Data) -> (data: Data, freshUntil: Date?)? {
-        guard record.count > 12, record.prefix(4) == Data("EVR1".utf8) else { return nil }
-        let start = record.startIndex
-        let bits = record[(start + 4)..<(start + 12)].withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(as: UInt64.self)) }
-        let seconds = Double(bitPattern: bits)
-        return (Data(record[(start + 12)...]), seconds == 0 ? nil : Date(timeIntervalSince1970: seconds))
+        record.withUnsafeBytes { raw -> (Data, Date?)? in
+            var reader = RecordReader(raw)
+            guard reader.expect(text: "EVR1"), let seconds = reader.readDouble(), reader.remainingCount > 0 else { return nil }
+            return (Data(reader.remaining), seconds == 0 ? nil : Date(timeIntervalSince1970: seconds))
+        }
     }
 }
 
@@ -37,20 +37,20 @@ final class OnceFlag: Sendable {
 enum OriginalRecord {
     static func encode(_ data: Data, _ metadata: HTTPMetadata) -> Data {
         let json = (try? JSONEncoder().encode(metadata)) ?? Data("{}".utf8)
-        var record = Data("EOR1".utf8)
-        withUnsafeBytes(of: UInt32(json.count).littleEndian) { record.append(contentsOf: $0) }
-        record.append(json)
-        record.append(data)
-        return record
+        var header = RecordWriter(capacity: 8 + json.count)
+        header.append(text: "EOR1")
+        header.append(UInt32(json.count))
+        header.append(bytes: json)
+        return header.data + data
     }
 
     static func decode(_ record: Data) -> (data: Data, metadata: HTTPMetadata)? {
-        guard record.count >= 8, record.prefix(4) == Data("EOR1".utf8) else { return nil }
-        let start = record.startIndex
-        let length = record[(start + 4)..<(start + 8)].withUnsafeBytes { Int(UInt32(littleEndian: $0.loadUnaligned(as: UInt32.self))) }
-        guard record.count >= 8 + length,
-              let metadata = try? JSONDecoder().decode(HTTPMetadata.self, from: record[(start + 8)..<(start + 8 + length)]) else { return nil }
-        return (Data(record[(start + 8 + length)...]), metadata)
+        record.withUnsafeBytes { raw -> (Data, HTTPMetadata)? in
+            var reader = RecordReader(raw)
+            guard reader.expect(text: "EOR1"), let length = reader.read(UInt32.self), let json = reader.read(count: Int(length)),
+                  let metadata = try? JSONDecoder().decode(HTTPMetadata.self, from: Data(json)) else { return nil }
+            return (Data(reader.remaining), metadata)
+        }
     }
 }
 

@@ -1,3 +1,4 @@
+import EaselSupport
 import EaselCodecs
 import EaselStorage
 import Foundation
@@ -32,33 +33,34 @@ enum PixelRecord {
     static let headerBytes = 32
 
     static func encode(_ image: Bitmap, sourceID: UUID) -> Data {
-        var data = Data(count: headerBytes + image.rowBytes * image.height)
-        data.withUnsafeMutableBytes { raw in
-            raw.copyBytes(from: Array("EPX1".utf8))
-            raw.storeBytes(of: UInt16(image.width).littleEndian, toByteOffset: 4, as: UInt16.self)
-            raw.storeBytes(of: UInt16(image.height).littleEndian, toByteOffset: 6, as: UInt16.self)
-            raw[8] = image.pixelFormat == .rgba8 ? 1 : 2
-            raw[9] = image.isKnownOpaque ? 1 : 0
-            raw.storeBytes(of: sourceID.uuid, toByteOffset: 16, as: uuid_t.self)
-            image.withUnsafeBytes { pixels in
-                UnsafeMutableRawBufferPointer(rebasing: raw[headerBytes...]).copyMemory(from: pixels)
-            }
-        }
+        var header = RecordWriter(capacity: headerBytes)
+        header.append(text: "EPX1")
+        header.append(UInt16(image.width))
+        header.append(UInt16(image.height))
+        header.append(UInt8(image.pixelFormat == .rgba8 ? 1 : 2))
+        header.append(UInt8(image.isKnownOpaque ? 1 : 0))
+        header.pad(to: 16)
+        header.append(sourceID)
+        var data = Data(capacity: headerBytes + image.rowBytes * image.height)
+        data.append(contentsOf: header.bytes)
+        image.withUnsafeBytes { data.append(contentsOf: $0) }
         return data
     }
 
     static func decode(_ data: Data, pixelFormat: Bitmap.PixelFormat) -> (bitmap: Bitmap, sourceID: UUID)? {
         guard data.count > headerBytes else { return nil }
         return data.withUnsafeBytes { raw -> (Bitmap, UUID)? in
-            guard Array(raw[0..<4]) == Array("EPX1".utf8), raw[8] == (pixelFormat == .rgba8 ? 1 : 2) else { return nil }
-            let width = Int(UInt16(littleEndian: raw.loadUnaligned(fromByteOffset: 4, as: UInt16.self)))
-            let height = Int(UInt16(littleEndian: raw.loadUnaligned(fromByteOffset: 6, as: UInt16.self)))
+            var reader = RecordReader(raw)
+            guard reader.expect(text: "EPX1"), let width16 = reader.read(UInt16.self), let height16 = reader.read(UInt16.self),
+                  reader.read(UInt8.self) == (pixelFormat == .rgba8 ? 1 : 2), let opaque = reader.read(UInt8.self),
+                  reader.skip(6), let sourceID = reader.readUUID() else { return nil }
+            let (width, height) = (Int(width16), Int(height16))
             guard width > 0, height > 0 else { return nil }
             var bitmap = Bitmap(width: width, height: height, pixelFormat: pixelFormat)
-            guard data.count == headerBytes + bitmap.rowBytes * height else { return nil }
-            bitmap.withUnsafeMutableBytes { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: raw[headerBytes...])) }
-            if raw[9] == 1 { bitmap.markOpaque() }
-            return (bitmap, UUID(uuid: raw.loadUnaligned(fromByteOffset: 16, as: uuid_t.self)))
+            guard reader.remainingCount == bitmap.rowBytes * height else { return nil }
+            bitmap.withUnsafeMutableBytes { $0.copyMemory(from: reader.remaining) }
+            if opaque == 1 { bitmap.markOpaque() }
+            return (bitmap, sourceID)
         }
     }
 }

@@ -62,23 +62,20 @@ struct TableGeometry: Equatable {
     }
 
     private func headerBytes() -> [UInt8] {
-        var header = [UInt8](repeating: 0, count: 72)
-        header.withUnsafeMutableBytes { raw in
-            raw.storeBytes(of: Self.magic.littleEndian, toByteOffset: 0, as: UInt64.self)
-            raw.storeBytes(of: Self.layoutVersion.littleEndian, toByteOffset: 8, as: UInt32.self)
-            raw.storeBytes(of: UInt32(Self.headerBytes).littleEndian, toByteOffset: 12, as: UInt32.self)
-            raw.storeBytes(of: UInt32(width).littleEndian, toByteOffset: 16, as: UInt32.self)
-            raw.storeBytes(of: UInt32(height).littleEndian, toByteOffset: 20, as: UInt32.self)
-            raw.storeBytes(of: pixelFormatCode.littleEndian, toByteOffset: 24, as: UInt32.self)
-            raw.storeBytes(of: UInt32(entriesPerChunk).littleEndian, toByteOffset: 28, as: UInt32.self)
-            raw.storeBytes(of: UInt64(entryStride).littleEndian, toByteOffset: 32, as: UInt64.self)
-            raw.storeBytes(of: UInt64(metadataBytes).littleEndian, toByteOffset: 40, as: UInt64.self)
-            raw.storeBytes(of: UInt64(chunkBytes).littleEndian, toByteOffset: 48, as: UInt64.self)
-            raw.storeBytes(of: processingHash.littleEndian, toByteOffset: 56, as: UInt64.self)
-            let check = Checksum.compute(UnsafeRawBufferPointer(rebasing: raw[0..<64]))
-            raw.storeBytes(of: check.littleEndian, toByteOffset: 64, as: UInt64.self)
-        }
-        return header
+        var header = RecordWriter(capacity: 72)
+        header.append(Self.magic)
+        header.append(Self.layoutVersion)
+        header.append(UInt32(Self.headerBytes))
+        header.append(UInt32(width))
+        header.append(UInt32(height))
+        header.append(pixelFormatCode)
+        header.append(UInt32(entriesPerChunk))
+        header.append(UInt64(entryStride))
+        header.append(UInt64(metadataBytes))
+        header.append(UInt64(chunkBytes))
+        header.append(processingHash)
+        header.append(header.bytes.withUnsafeBytes { Checksum.compute($0) })
+        return header.bytes
     }
 
     func writeHeader(to fd: Int32, path: String) throws(ImageTableError) {

@@ -95,8 +95,8 @@ struct TableState {
         clock &+= 1
         slots[Int(slot)].sequence = sequence
         let record = base + geometry.recordOffset(slot: Int(slot))
-        record.storeBytes(of: sequence.littleEndian, toByteOffset: 40, as: UInt64.self)
-        record.storeBytes(of: UInt32(truncatingIfNeeded: time(nil)).littleEndian, toByteOffset: 48, as: UInt32.self)
+        record.storeLittleEndian(sequence, at: 40)
+        record.storeLittleEndian(UInt32(truncatingIfNeeded: Int(WallClock.now())), at: 48)
         // A new entry's record becomes valid last, after its pixels and sequence.
         if write { Record.write(slots[Int(slot)], to: record) }
     }
@@ -135,34 +135,31 @@ struct TableState {
 /// Reading and writing one 64-byte record.
 enum Record {
     static func read(_ record: UnsafeRawPointer, geometry: TableGeometry) -> TableState.Slot? {
-        let flags = UInt16(littleEndian: record.loadUnaligned(fromByteOffset: 56, as: UInt16.self))
-        guard flags & 1 != 0,
-              UInt32(littleEndian: record.load(fromByteOffset: 60, as: UInt32.self)) == check(record) else { return nil }
-        let width = UInt16(littleEndian: record.load(fromByteOffset: 52, as: UInt16.self))
-        let height = UInt16(littleEndian: record.load(fromByteOffset: 54, as: UInt16.self))
+        let flags = record.loadLittleEndian(UInt16.self, at: 56)
+        guard flags & 1 != 0, record.loadLittleEndian(UInt32.self, at: 60) == check(record) else { return nil }
+        let width = record.loadLittleEndian(UInt16.self, at: 52)
+        let height = record.loadLittleEndian(UInt16.self, at: 54)
         guard width > 0, height > 0, Int(width) <= geometry.width, Int(height) <= geometry.height else { return nil }
         return TableState.Slot(
-            entity: UUID(uuid: record.loadUnaligned(fromByteOffset: 0, as: uuid_t.self)),
-            source: UUID(uuid: record.loadUnaligned(fromByteOffset: 16, as: uuid_t.self)),
-            checksum: UInt64(littleEndian: record.load(fromByteOffset: 32, as: UInt64.self)),
-            sequence: UInt64(littleEndian: record.load(fromByteOffset: 40, as: UInt64.self)),
+            entity: record.loadUUID(at: 0), source: record.loadUUID(at: 16),
+            checksum: record.loadLittleEndian(UInt64.self, at: 32), sequence: record.loadLittleEndian(UInt64.self, at: 40),
             width: width, height: height, opaque: flags & 2 != 0, status: .valid, verified: false)
     }
 
     /// Everything but the access fields; the check goes last.
     static func write(_ slot: TableState.Slot, to record: UnsafeMutableRawPointer) {
-        record.storeBytes(of: slot.entity.uuid, toByteOffset: 0, as: uuid_t.self)
-        record.storeBytes(of: slot.source.uuid, toByteOffset: 16, as: uuid_t.self)
-        record.storeBytes(of: slot.checksum.littleEndian, toByteOffset: 32, as: UInt64.self)
-        record.storeBytes(of: slot.width.littleEndian, toByteOffset: 52, as: UInt16.self)
-        record.storeBytes(of: slot.height.littleEndian, toByteOffset: 54, as: UInt16.self)
-        record.storeBytes(of: UInt16(slot.opaque ? 3 : 1).littleEndian, toByteOffset: 56, as: UInt16.self)
-        record.storeBytes(of: UInt16(0), toByteOffset: 58, as: UInt16.self)
-        record.storeBytes(of: check(UnsafeRawPointer(record)).littleEndian, toByteOffset: 60, as: UInt32.self)
+        record.storeUUID(slot.entity, at: 0)
+        record.storeUUID(slot.source, at: 16)
+        record.storeLittleEndian(slot.checksum, at: 32)
+        record.storeLittleEndian(slot.width, at: 52)
+        record.storeLittleEndian(slot.height, at: 54)
+        record.storeLittleEndian(UInt16(slot.opaque ? 3 : 1), at: 56)
+        record.storeLittleEndian(UInt16(0), at: 58)
+        record.storeLittleEndian(check(UnsafeRawPointer(record)), at: 60)
     }
 
     static func check(_ record: UnsafeRawPointer) -> UInt32 {
-        let seed = UInt64(littleEndian: record.loadUnaligned(fromByteOffset: 52, as: UInt64.self))
+        let seed = record.loadLittleEndian(UInt64.self, at: 52)
         return UInt32(truncatingIfNeeded: Checksum.compute(UnsafeRawBufferPointer(start: record, count: 40), seed: seed))
     }
 }

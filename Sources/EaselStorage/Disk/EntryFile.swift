@@ -30,28 +30,24 @@ enum EntryFile {
 
     /// The key and fixed trailer that follow a value of `valueLength` bytes.
     static func trailer(key: String, valueLength: Int, valueChecksum: UInt64) -> [UInt8] {
-        let keyBytes = Array(key.utf8)
-        var bytes = keyBytes
-        bytes.append(contentsOf: repeatElement(0, count: fixedTrailerSize))
-        let k = keyBytes.count
-        bytes.withUnsafeMutableBytes { raw in
-            raw.storeBytes(of: UInt32(k).littleEndian, toByteOffset: k, as: UInt32.self)
-            raw.storeBytes(of: UInt64(valueLength).littleEndian, toByteOffset: k + 8, as: UInt64.self)
-            raw.storeBytes(of: valueChecksum.littleEndian, toByteOffset: k + 16, as: UInt64.self)
-            let trailerChecksum = Checksum.compute(UnsafeRawBufferPointer(rebasing: raw[0..<(k + 24)]), seed: 1)
-            raw.storeBytes(of: trailerChecksum.littleEndian, toByteOffset: k + 24, as: UInt64.self)
-            UnsafeMutableRawBufferPointer(rebasing: raw[(k + 32)...]).copyBytes(from: magic)
-        }
-        return bytes
+        var trailer = RecordWriter(capacity: key.utf8.count + fixedTrailerSize)
+        trailer.append(text: key)
+        trailer.append(UInt32(key.utf8.count))
+        trailer.append(UInt32(0))
+        trailer.append(UInt64(valueLength))
+        trailer.append(valueChecksum)
+        trailer.append(trailer.bytes.withUnsafeBytes { Checksum.compute($0, seed: 1) })
+        trailer.append(bytes: magic)
+        return trailer.bytes
     }
 
     /// Parses the fixed last 40 bytes of a file; nil when the magic or lengths are impossible.
     static func parseFixedTrailer(_ raw: UnsafeRawBufferPointer, fileSize: Int) -> Trailer? {
         guard raw.count == fixedTrailerSize, raw[32...].elementsEqual(magic) else { return nil }
-        let keyLength = Int(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: 0, as: UInt32.self)))
-        let valueLength = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+        var reader = RecordReader(raw)
+        guard let keyLength = reader.read(UInt32.self).map(Int.init), reader.skip(4), let valueLength = reader.read(UInt64.self),
+              let checksum = reader.read(UInt64.self) else { return nil }
         guard valueLength <= UInt64(fileSize), Int(valueLength) + keyLength + fixedTrailerSize == fileSize else { return nil }
-        let checksum = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: 16, as: UInt64.self))
         return Trailer(keyLength: keyLength, valueLength: Int(valueLength), valueChecksum: checksum)
     }
 
@@ -63,7 +59,7 @@ enum EntryFile {
         guard let trailer = parseFixedTrailer(fixed, fileSize: fileSize),
               trailer.keyLength + fixedTrailerSize == bytes.count else { return nil }
         let k = trailer.keyLength
-        let stored = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: k + 24, as: UInt64.self))
+        let stored = UnsafeRawPointer(bytes.baseAddress!).loadLittleEndian(UInt64.self, at: k + 24)
         guard stored == Checksum.compute(UnsafeRawBufferPointer(rebasing: bytes[0..<(k + 24)]), seed: 1) else { return nil }
         return (trailer, String(decoding: bytes[0..<k], as: UTF8.self))
     }
