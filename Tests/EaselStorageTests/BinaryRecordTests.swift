@@ -16,12 +16,17 @@ import Testing
         #expect(Array(writer.bytes[4..<6]) == [0x02, 0x01], "little-endian on every machine")
         writer.bytes.withUnsafeBytes { raw in
             var reader = RecordReader(raw)
-            #expect(reader.expect(text: "EVR1"))
-            #expect(reader.read(UInt16.self) == 0x0102 && reader.read(UInt32.self) == 0x0304_0506)
-            #expect(reader.readDouble() == 1.5 && reader.readUUID() == id)
+            let magic = reader.expect(text: "EVR1")
+            let (small, medium) = (reader.read(UInt16.self), reader.read(UInt32.self))
+            let (double, uuid) = (reader.readDouble(), reader.readUUID())
+            #expect(magic && small == 0x0102 && medium == 0x0304_0506)
+            #expect(double == 1.5 && uuid == id)
             #expect(reader.remainingCount == 6)
-            #expect(reader.read(UInt64.self) == nil, "a read past the end is nil, not a crash")
-            #expect(reader.skip(6) && reader.read(UInt8.self) == nil && reader.read(count: 1) == nil)
+            let tooFar = reader.read(UInt64.self)
+            #expect(tooFar == nil, "a read past the end is nil, not a crash")
+            let skipped = reader.skip(6)
+            let (byte, bytes) = (reader.read(UInt8.self), reader.read(count: 1))
+            #expect(skipped && byte == nil && bytes == nil)
         }
         var raw = [UInt8](repeating: 0, count: 16)
         raw.withUnsafeMutableBytes { buffer in
