@@ -38,12 +38,7 @@
 // entry whose checksum is verified the first time it is read after the table is reopened; a
 // mismatch reads as missing. Replacing an entity's entry writes a new slot and zeroes the old
 // record after the new one is complete (if both survive a crash, the higher sequence wins).
-#if canImport(Glibc)
 import EaselSupport
-@preconcurrency import Glibc
-#elseif canImport(Musl)
-@preconcurrency import Musl
-#endif
 import EaselCodecs
 import EaselStorage
 import Foundation
@@ -59,7 +54,8 @@ package protocol TableFileOperations: Sendable {
 package struct SystemTableFileOperations: TableFileOperations {
     package init() {}
     package func allocate(descriptor: Int32, offset: Int, length: Int) -> Int32 {
-        posix_fallocate(descriptor, off_t(offset), off_t(length))
+        do throws(Errno) { try SystemCalls.allocate(descriptor, offset: offset, length: length) } catch { return error.code }
+        return 0
     }
 }
 
@@ -127,21 +123,24 @@ public final class ImageTable: BitmapMemoryOwner, @unchecked Sendable {
         do {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         } catch {
-            let code = ((error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError)?.code ?? Int(EIO)
+            let code = ((error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError)?.code ?? Int(Errno.io.code)
             throw .posix(Int32(code), operation: "create directory", path: directory.path)
         }
-        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw .posix(errno, operation: "open", path: path) }
+        let fd: Int32
+        do throws(Errno) { fd = try SystemCalls.open(path, .readWrite(create: true)) } catch { throw .posix(error.code, operation: "open", path: path) }
         var opened = false
-        defer { if !opened { closeDescriptor(fd) } }
-        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
-            if errno == EWOULDBLOCK { throw .inUseByAnotherProcess(path: path) }
-            throw .posix(errno, operation: "flock", path: path)
+        defer { if !opened { SystemCalls.close(fd) } }
+        do {
+            guard try SystemCalls.lock(fd, exclusive: true, wait: false) else { throw ImageTableError.inUseByAnotherProcess(path: path) }
+        } catch let error as Errno {
+            throw .posix(error.code, operation: "flock", path: path)
+        } catch {
+            throw .inUseByAnotherProcess(path: path)
         }
         var size = try Self.fileSize(fd, path: path)
         if size == 0 || !geometry.matchesHeader(of: fd) {
             if size > 0 { logger.notice("image table \(path) has another layout or processing; starting it empty") }
-            guard ftruncate(fd, 0) == 0 else { throw .posix(errno, operation: "truncate", path: path) }
+            do throws(Errno) { try SystemCalls.truncate(fd, to: 0) } catch { throw .posix(error.code, operation: "truncate", path: path) }
             let code = fileOperations.allocate(descriptor: fd, offset: 0, length: TableGeometry.headerBytes)
             guard code == 0 else { throw .posix(code, operation: "allocate", path: path) }
             try geometry.writeHeader(to: fd, path: path)
@@ -153,16 +152,15 @@ public final class ImageTable: BitmapMemoryOwner, @unchecked Sendable {
             // maximumCount went down: the slots past it go, and so must their records that stay
             // in the file (in the metadata blocks of the chunks that remain).
             droppedSlots = capacity..<geometry.slots(inFileOf: size)
-            guard ftruncate(fd, off_t(capacityBytes)) == 0 else { throw .posix(errno, operation: "truncate", path: path) }
+            do throws(Errno) { try SystemCalls.truncate(fd, to: capacityBytes) } catch { throw .posix(error.code, operation: "truncate", path: path) }
             size = capacityBytes
         }
-        let pageSize = Int(sysconf(Int32(_SC_PAGESIZE)))
+        let pageSize = SystemCalls.pageSize
         mappedBytes = (capacityBytes + pageSize - 1) / pageSize * pageSize
-        guard let mapping = mmap(nil, mappedBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0), mapping != MAP_FAILED else {
-            throw .posix(errno, operation: "mmap", path: path)
-        }
+        let mapping: UnsafeMutableRawPointer
+        do throws(Errno) { mapping = try SystemCalls.mapShared(fd, length: mappedBytes) } catch { throw .posix(error.code, operation: "mmap", path: path) }
         for slot in droppedSlots where geometry.recordOffset(slot: slot) + TableGeometry.recordBytes <= size {
-            memset(mapping + geometry.recordOffset(slot: slot), 0, TableGeometry.recordBytes)
+            (mapping + geometry.recordOffset(slot: slot)).initializeMemory(as: UInt8.self, repeating: 0, count: TableGeometry.recordBytes)
         }
         base = mapping
         descriptor = fd
@@ -172,9 +170,9 @@ public final class ImageTable: BitmapMemoryOwner, @unchecked Sendable {
     }
 
     deinit {
-        munmap(base, mappedBytes)
+        SystemCalls.unmap(base, length: mappedBytes)
         allocatedBytes.withLock { allocated in
-            if allocated >= 0 { closeDescriptor(descriptor) }
+            if allocated >= 0 { SystemCalls.close(descriptor) }
         }
     }
 
@@ -185,12 +183,12 @@ public final class ImageTable: BitmapMemoryOwner, @unchecked Sendable {
     /// Blocking (it may wait for a write of one entry).
     public func close() {
         state.withLock { $0.closed = true }
-        while state.withLock({ $0.writers }) > 0 { sched_yield() }
+        while state.withLock({ $0.writers }) > 0 { SystemCalls.yieldThread() }
         allocatedBytes.withLock { allocated in
             guard allocated >= 0 else { return }
-            _ = msync(base, mappedBytes, MS_ASYNC)
-            flock(descriptor, LOCK_UN)
-            closeDescriptor(descriptor)
+            try? SystemCalls.flushMapping(base, length: mappedBytes, wait: false)
+            SystemCalls.unlock(descriptor)
+            SystemCalls.close(descriptor)
             allocated = -1
         }
     }
@@ -211,9 +209,7 @@ public final class ImageTable: BitmapMemoryOwner, @unchecked Sendable {
     }
 
     private static func fileSize(_ fd: Int32, path: String) throws(ImageTableError) -> Int {
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { throw .posix(errno, operation: "stat", path: path) }
-        return Int(info.st_size)
+        do throws(Errno) { return try SystemCalls.size(of: fd) } catch { throw .posix(error.code, operation: "stat", path: path) }
     }
 
     // MARK: Reading
@@ -316,7 +312,7 @@ public final class ImageTable: BitmapMemoryOwner, @unchecked Sendable {
         let image = try format.fitted(image)
         let slot = try reserveSlot()
         let record = base + geometry.recordOffset(slot: Int(slot))
-        memset(record, 0, TableGeometry.recordBytes)
+        record.initializeMemory(as: UInt8.self, repeating: 0, count: TableGeometry.recordBytes)
         let pixels = base + geometry.pixelOffset(slot: Int(slot))
         let byteCount = image.rowBytes * image.height
         image.withUnsafeBytes { pixels.copyMemory(from: $0.baseAddress!, byteCount: byteCount) }
@@ -355,10 +351,12 @@ public final class ImageTable: BitmapMemoryOwner, @unchecked Sendable {
     public func flush() throws(ImageTableError) {
         let failure: ImageTableError? = allocatedBytes.withLock { allocated in
             guard allocated >= 0 else { return .closed(path: url.path) }
-            guard msync(base, mappedBytes, MS_SYNC) == 0 || errno == ENOMEM else {
-                return .posix(errno, operation: "msync", path: url.path)
-            }
-            guard fsync(descriptor) == 0 else { return .posix(errno, operation: "fsync", path: url.path) }
+            do throws(Errno) {
+                try SystemCalls.flushMapping(base, length: mappedBytes, wait: true)
+            } catch where error != .noMemory {
+                return .posix(error.code, operation: "msync", path: url.path)
+            } catch {}
+            do throws(Errno) { try SystemCalls.sync(descriptor) } catch { return .posix(error.code, operation: "fsync", path: url.path) }
             return nil
         }
         if let failure { throw failure }
@@ -432,7 +430,9 @@ public final class ImageTable: BitmapMemoryOwner, @unchecked Sendable {
             }
             // Records of these slots may survive from a time the table was larger (maximumCount
             // went down and up again): they must not come back.
-            for slot in slots..<newSlots { memset(base + geometry.recordOffset(slot: slot), 0, TableGeometry.recordBytes) }
+            for slot in slots..<newSlots {
+                (base + geometry.recordOffset(slot: slot)).initializeMemory(as: UInt8.self, repeating: 0, count: TableGeometry.recordBytes)
+            }
             state.withLock { state in
                 for slot in (slots..<newSlots).reversed() { state.free.append(Int32(slot)) }
                 state.slots.append(contentsOf: repeatElement(TableState.Slot(), count: newSlots - slots))
@@ -442,6 +442,3 @@ public final class ImageTable: BitmapMemoryOwner, @unchecked Sendable {
         if let failure { throw failure }
     }
 }
-
-/// `close(2)`, under a name that `ImageTable.close()` does not shadow.
-private func closeDescriptor(_ descriptor: Int32) { _ = close(descriptor) }

@@ -1,3 +1,4 @@
+import EaselSupport
 import EaselCodecs
 import EaselStorage
 import Foundation
@@ -55,7 +56,7 @@ public enum ImageTableError: Error, Sendable, Equatable, CustomStringConvertible
 
     static func posix(_ code: Int32, operation: String, path: String) -> ImageTableError {
         switch code {
-        case ENOSPC, EDQUOT, EFBIG: .diskFull(path: path)
+        case Errno.noSpace.code, Errno.quotaExceeded.code, Errno.fileTooLarge.code: .diskFull(path: path)
         default: .ioError(operation: operation, path: path, errno: code)
         }
     }

@@ -1,9 +1,4 @@
-#if canImport(Glibc)
 import EaselSupport
-@preconcurrency import Glibc
-#elseif canImport(Musl)
-@preconcurrency import Musl
-#endif
 import EaselCodecs
 import EaselStorage
 import Foundation
@@ -80,14 +75,17 @@ struct TableGeometry: Equatable {
 
     func writeHeader(to fd: Int32, path: String) throws(ImageTableError) {
         let header = headerBytes()
-        let written = header.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
-        guard written == header.count else { throw .posix(written < 0 ? errno : EIO, operation: "write header", path: path) }
+        let failure: Errno? = header.withUnsafeBytes { bytes in
+            do throws(Errno) { try SystemCalls.write(fd, bytes, at: 0) } catch { return error }
+            return nil
+        }
+        if let failure { throw .posix(failure.code, operation: "write header", path: path) }
     }
 
     /// True when the file's header describes exactly this geometry and processing.
     func matchesHeader(of fd: Int32) -> Bool {
         var found = [UInt8](repeating: 0, count: 72)
-        let read = found.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
+        let read = found.withUnsafeMutableBytes { try? SystemCalls.read(fd, into: $0, at: 0) }
         return read == found.count && found == headerBytes()
     }
 }

@@ -1,9 +1,4 @@
-#if canImport(Glibc)
 import EaselSupport
-@preconcurrency import Glibc
-#elseif canImport(Musl)
-@preconcurrency import Musl
-#endif
 import EaselCodecs
 import EaselStorage
 import Foundation
@@ -66,7 +61,7 @@ struct TableState {
             guard let slot = Record.read(record, geometry: geometry) else { continue }
             if let other = state.index[slot.entity] {
                 let loser = state.slots[Int(other)].sequence > slot.sequence ? Int32(slotNumber) : other
-                memset(base + geometry.recordOffset(slot: Int(loser)), 0, TableGeometry.recordBytes)
+                (base + geometry.recordOffset(slot: Int(loser))).initializeMemory(as: UInt8.self, repeating: 0, count: TableGeometry.recordBytes)
                 if loser == Int32(slotNumber) { continue }
                 state.slots[Int(other)].status = .free
             }
@@ -107,7 +102,7 @@ struct TableState {
         let index = Int(slot)
         self.index.removeValue(forKey: slots[index].entity)
         unlink(slot)
-        memset(base + geometry.recordOffset(slot: index), 0, TableGeometry.recordBytes)
+        (base + geometry.recordOffset(slot: index)).initializeMemory(as: UInt8.self, repeating: 0, count: TableGeometry.recordBytes)
         if slots[index].pins > 0 {
             slots[index].status = .retired
         } else {

@@ -1,8 +1,4 @@
-#if canImport(Glibc)
-@preconcurrency import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import EaselSupport
 
 /// Decoded pixels: 8 bits per channel, rows padded to a multiple of 64 bytes.
 ///
@@ -94,7 +90,7 @@ public struct Bitmap: Sendable {
         return withUnsafeBytes { mine in
             other.withUnsafeBytes { theirs in
                 (0..<height).allSatisfy { y in
-                    memcmp(mine.baseAddress! + y * rowBytes, theirs.baseAddress! + y * other.rowBytes, used) == 0
+                    SystemCalls.bytesEqual(mine.baseAddress! + y * rowBytes, theirs.baseAddress! + y * other.rowBytes, count: used)
                 }
             }
         }
@@ -170,19 +166,16 @@ extension Bitmap {
             token = 0
             if byteCount >= Self.mapThreshold {
                 // Zero-filled pages, faulted in at once; page-aligned, so 64-byte aligned.
-                guard let memory = mmap(nil, byteCount, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0),
-                      memory != MAP_FAILED else {
+                guard let memory = SystemCalls.mapAnonymous(length: byteCount) else {
                     fatalError("out of memory mapping \(byteCount) bytes of pixels")
                 }
                 pointer = memory
                 mapped = true
                 return
             }
-            var memory: UnsafeMutableRawPointer?
-            guard posix_memalign(&memory, Bitmap.rowAlignment, max(byteCount, 1)) == 0, let memory else {
+            guard let memory = SystemCalls.allocateAligned(byteCount, alignment: Bitmap.rowAlignment) else {
                 fatalError("out of memory allocating \(byteCount) bytes of pixels")
             }
-            memset(memory, 0, byteCount)
             pointer = memory
             mapped = false
         }
@@ -197,9 +190,9 @@ extension Bitmap {
             if let owner {
                 owner.bitmapDidRelease(token: token)
             } else if mapped {
-                munmap(pointer, byteCount)
+                SystemCalls.unmap(pointer, length: byteCount)
             } else {
-                free(pointer)
+                SystemCalls.freeAligned(pointer)
             }
         }
     }

@@ -11,14 +11,13 @@ extension DiskCache {
         var busy: [String] = []
         for name in names {
             let path = paths.file(name)
-            let fd = systemOpen(path, O_RDONLY | O_CLOEXEC)
-            if fd < 0 { continue } // already gone
-            if flock(fd, LOCK_EX | LOCK_NB) == 0 {
-                do { try files.unlink(path) } catch where error.code != ENOENT { busy.append(name) } catch {}
+            guard let fd = try? SystemCalls.open(path, .read) else { continue } // already gone
+            defer { SystemCalls.close(fd) }
+            if (try? SystemCalls.lock(fd, exclusive: true, wait: false)) == true {
+                do { try files.unlink(path) } catch where error != .noSuchFile { busy.append(name) } catch {}
             } else {
                 busy.append(name)
             }
-            close(fd)
         }
         if !busy.isEmpty {
             do { try indexCall { try $0.addGarbage(busy) } } catch {
@@ -33,10 +32,9 @@ extension DiskCache {
         var deleted: [String] = []
         for name in pending {
             let path = paths.file(name)
-            let fd = systemOpen(path, O_RDONLY | O_CLOEXEC)
-            if fd < 0 { deleted.append(name); continue }
-            if flock(fd, LOCK_EX | LOCK_NB) == 0, (try? files.unlink(path)) != nil { deleted.append(name) }
-            close(fd)
+            guard let fd = try? SystemCalls.open(path, .read) else { deleted.append(name); continue }
+            defer { SystemCalls.close(fd) }
+            if (try? SystemCalls.lock(fd, exclusive: true, wait: false)) == true, (try? files.unlink(path)) != nil { deleted.append(name) }
         }
         if !deleted.isEmpty { _ = try? indexCall { try $0.removeGarbage(deleted) } }
     }
@@ -87,9 +85,7 @@ extension DiskCache {
                 try lock.acquire(exclusive: false)
                 defer { lock.unlock() }
                 // A deleter may have unlinked the file before our lock: check it is still in place.
-                var held = stat(), current = stat()
-                guard fstat(lock.descriptor, &held) == 0, stat(path, &current) == 0,
-                      held.st_ino == current.st_ino, held.st_dev == current.st_dev else { return .retry }
+                guard let held = SystemCalls.identity(of: lock.descriptor), held == SystemCalls.identity(ofPath: path) else { return .retry }
                 guard case .success = readFile(fileName, key: key, size: row.size, checksum: row.checksum) else { return .damaged }
                 return .lent(try body(StoredFile(url: URL(fileURLWithPath: path), valueLength: row.size)))
             }()
@@ -149,7 +145,3 @@ extension DiskCache {
         try? files.unlink(tmpPath) // left over only if the row changed meanwhile
     }
 }
-
-#if canImport(Glibc)
-@preconcurrency import Glibc
-#endif

@@ -159,7 +159,7 @@ extension DiskCache {
                     try files.makeDirectory(paths.trash)
                     try files.rename(paths.data, to: trashName)
                     try files.makeDirectory(paths.data)
-                } catch let error as Errno where error.code == ENOENT {
+                } catch let error as Errno where error == .noSuchFile {
                     try? files.makeDirectory(paths.data)
                 } catch let error as Errno {
                     throw DiskCacheError.posix(error.code, operation: "removeAll", path: paths.data)

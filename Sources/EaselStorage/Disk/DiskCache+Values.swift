@@ -100,9 +100,9 @@ extension DiskCache {
         let path = paths.file(fileName)
         let fd: Int32
         do { fd = try files.openForReading(path) } catch {
-            return .failure(error.code == ENOENT ? .missing : .unreadable(error.code))
+            return .failure(error == .noSuchFile ? .missing : .unreadable(error.code))
         }
-        defer { close(fd) }
+        defer { SystemCalls.close(fd) }
         let keyLength = key.utf8.count
         let trailerSize = keyLength + EntryFile.fixedTrailerSize
         var data = Data(count: size)
@@ -221,7 +221,7 @@ extension DiskCache {
         let destination = paths.file(fileName)
         do {
             try files.rename(tmpPath, to: destination)
-        } catch where error.code == ENOENT {
+        } catch where error == .noSuchFile {
             try files.makeDirectory(paths.data)
             try files.makeDirectory(paths.directory(of: fileName))
             try files.rename(tmpPath, to: destination)
@@ -256,7 +256,3 @@ extension DiskCache {
         return hex(high) + hex(low)
     }
 }
-
-#if canImport(Glibc)
-import Glibc
-#endif

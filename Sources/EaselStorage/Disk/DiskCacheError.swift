@@ -1,3 +1,4 @@
+import EaselSupport
 /// Why a disk cache operation failed.
 public enum DiskCacheError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The file system has no space left (ENOSPC, EDQUOT, or SQLite reported a full database).
@@ -35,8 +36,8 @@ public enum DiskCacheError: Error, Sendable, Equatable, CustomStringConvertible 
     /// Maps an `errno` from a file operation to the case callers can act on.
     static func posix(_ code: Int32, operation: String, path: String) -> DiskCacheError {
         switch code {
-        case ENOSPC, EDQUOT: .diskFull(path: path)
-        case EACCES, EPERM, EROFS: .permissionDenied(path: path)
+        case Errno.noSpace.code, Errno.quotaExceeded.code: .diskFull(path: path)
+        case Errno.accessDenied.code, Errno.notPermitted.code, Errno.readOnlyFileSystem.code: .permissionDenied(path: path)
         default: .ioError(operation: operation, path: path, errno: code)
         }
     }
@@ -46,15 +47,8 @@ public enum DiskCacheError: Error, Sendable, Equatable, CustomStringConvertible 
         switch error.code & 0xFF {
         case 13 /* SQLITE_FULL */: .diskFull(path: path)
         case 8 /* SQLITE_READONLY */, 3 /* SQLITE_PERM */, 23 /* SQLITE_AUTH */: .permissionDenied(path: path)
-        case 10 /* SQLITE_IOERR */: .ioError(operation: "index write", path: path, errno: EIO)
+        case 10 /* SQLITE_IOERR */: .ioError(operation: "index write", path: path, errno: Errno.io.code)
         default: .index(message: error.description)
         }
     }
 }
-
-#if canImport(Glibc)
-import EaselSupport
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
