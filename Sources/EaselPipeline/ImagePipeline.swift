@@ -99,7 +99,7 @@ public final class ImagePipeline: Sendable {
     let stores: [any DataStore]
     /// Marks that keep work which raced a purge from storing what it made.
     let purges = PurgeMarks()
-    private let tables: [String: ImageTable]
+    let tables: [String: ImageTable]
     private let formatsByName: [String: ImageFormat]
     /// Per named format, its name and every parameter that decides its pixels (encoded keys).
     let formatIdentifiers: [String: String]
@@ -160,47 +160,6 @@ public final class ImagePipeline: Sendable {
         decodes = WorkQueue(limit: configuration.maximumConcurrentDecodes, newestFirst: configuration.newestFirst) { waited in
             metrics.stage(.queue, took: waited)
         }
-    }
-
-    /// Forgets everything made from the original of `request`, in every tier: the original,
-    /// every variant and every encoded answer in the data stores (one key range per store, see
-    /// `StoreKey`), its table entries, and its decoded and encoded entries in memory (found
-    /// through the source index; nothing else is touched). Work on the source that began before
-    /// or during the purge keeps nothing it made (`PurgeMarks`); requests after it start afresh.
-    /// Readers holding an image keep it.
-    public func purge(_ request: ImageRequest) async throws(PipelineError) {
-        guard let sourceKey = request.sourceKey else { throw .noSource }
-        let (entityID, _) = Self.entityIDs(request, sourceKey: sourceKey)
-        try await purges.purging(sourceKey) { () async throws(PipelineError) in
-            var failure: PipelineError?
-            for store in stores {
-                do {
-                    try await store.removeValues(withKeyPrefix: StoreKey.prefix(sourceKey))
-                } catch {
-                    failure = failure ?? .store(store, error)
-                }
-            }
-            forgetLocally(sourceKey, entityID: entityID)
-            if let failure { throw failure }
-        }
-    }
-
-    /// Removes a source's entries from memory and the tables (blocking only on a table's lock).
-    func forgetLocally(_ sourceKey: String, entityID: UUID) {
-        for table in tables.values { table.removeImage(for: entityID) }
-        for key in sourceIndex.removeSource(sourceKey) {
-            _ = memory.removeValue(forKey: key)
-            _ = encodedMemory.removeValue(forKey: key)
-        }
-    }
-
-    /// Undoes what work begun under `mark` stored, when a purge of its source began since (see
-    /// `PurgeMarks`): memory, tables and the local disk. Blocking (the disk), so called from the
-    /// I/O pool or after an await on it.
-    func undoIfPurged(_ mark: PurgeMarks.Mark, sourceKey: String, entityID: UUID) {
-        guard !purges.isCurrent(mark) else { return }
-        try? disk?.removeValues(withKeyPrefix: StoreKey.prefix(sourceKey))
-        forgetLocally(sourceKey, entityID: entityID)
     }
 
     /// What the caches hold: bytes in memory (decoded and encoded) and on disk, entries per table.
@@ -376,139 +335,6 @@ public final class ImagePipeline: Sendable {
         let high = Checksum.compute(bytes, seed: 1), low = Checksum.compute(bytes, seed: 2)
         let id = withUnsafeBytes(of: (high, low)) { UUID(uuid: $0.load(as: uuid_t.self)) }
         return (id, id)
-    }
-
-    // MARK: Processing
-
-    struct Processed: Sendable {
-        var images: [String: Bitmap]
-        var tier: ImageTier
-        var info: ImageInfo?
-        var freshUntil: Date?
-        var storable = true
-    }
-
-    private func process(_ request: ImageRequest, url: URL, sourceKey: String, format: ImageFormat?,
-                         mark: PurgeMarks.Mark, handle: PriorityHandle) async throws(PipelineError) -> Processed {
-        let name = format?.name ?? request.processingIdentifier
-        let variantKey = request.processingIdentifier + "|" + sourceKey
-        let stores = request.cachePolicy != .noStore
-        let (entityID, sourceID) = Self.entityIDs(request, sourceKey: sourceKey)
-        // 3. The processed variant in the disk cache.
-        if request.cachePolicy != .reload, request.usesDiskVariants, let disk, format.map({ tables[$0.name] == nil }) ?? true,
-           let record = try? await disk.data(forKey: StoreKey.variant(request.processingIdentifier, source: sourceKey)),
-           let (data, freshUntil) = VariantRecord.decode(record) {
-            let limits = configuration.decodingLimits
-            if let image = try? await decodes.run(priority: handle, { () async throws(PipelineError) -> Bitmap in
-                try await BlockingIOPool.decoding.perform { () throws(PipelineError) -> Bitmap in
-                    do { return try ImageDecoder.decode(data, limits: limits) } catch { throw .decoding(error as? CodecError ?? .unknownFormat) }
-                }
-            }) {
-                keep(image, key: variantKey + Self.fromVariant, sourceKey: sourceKey, until: freshUntil)
-                if !purges.isCurrent(mark) {
-                    _ = try? await BlockingIOPool.shared.perform { () throws(PipelineError) in
-                        self.undoIfPurged(mark, sourceKey: sourceKey, entityID: entityID)
-                    }
-                }
-                return Processed(images: [name: image], tier: .diskVariant, info: nil, freshUntil: freshUntil)
-            }
-        }
-        // 4 and 5. The original, from the disk cache or the fetcher (one fetch per original).
-        let fetchWaiter = nextID()
-        handle.observe { [originals] priority in originals.setPriority(waiter: fetchWaiter, priority) }
-        let originalKey = sourceKey + (request.cachePolicy == .reload ? "|reload" : request.cachePolicy == .cacheOnly ? "|cached" : "")
-            + mark.suffix
-        let original = try await originals.value(for: originalKey, waiter: fetchWaiter, priority: handle.priority) { fetchHandle in
-            do throws(PipelineError) {
-                return .success(try await self.original(url: url, sourceKey: sourceKey, policy: request.cachePolicy, handle: fetchHandle))
-            } catch {
-                return .failure(error)
-            }
-        }.get()
-        handle.observe(nil)
-        // 6. Decode once, make every format of the family, store each.
-        let targets: [ImageFormat] = format.map { format in configuration.formats.filter { $0.family == format.family } } ?? []
-        let processed = try await decodes.run(priority: handle) { () async throws(PipelineError) -> Processed in
-            try await BlockingIOPool.decoding.perform { () throws(PipelineError) -> Processed in
-                let processed = try self.decodeAndProcess(original, request: request, targets: targets, name: name,
-                                                          entityID: entityID, sourceID: sourceID, sourceKey: sourceKey, stores: stores)
-                self.undoIfPurged(mark, sourceKey: sourceKey, entityID: entityID)
-                return processed
-            }
-        }
-        return processed
-    }
-
-    /// Blocking: runs on the I/O pool under the decode limit.
-    private func decodeAndProcess(_ original: Original, request: ImageRequest, targets: [ImageFormat], name: String,
-                                  entityID: UUID, sourceID: UUID, sourceKey: String, stores: Bool) throws(PipelineError) -> Processed {
-        let decodeStart = ContinuousClock.now
-        let family: FamilyDecode
-        do {
-            // A named format: every format of its family from one decode. Ad-hoc processing: the
-            // decode covers what its first resize needs.
-            family = try FamilyDecode(original.data, targets: request.processing.isFormat ? targets : [],
-                                      limits: configuration.decodingLimits) { info in
-                guard case .processors(let processors) = request.processing, let resize = processors.first as? Resize else { return nil }
-                return resize.minimumSourceSize(sourceWidth: info.uprightWidth, sourceHeight: info.uprightHeight)
-            }
-        } catch {
-            throw .decoding(error)
-        }
-        let (info, decoded) = (family.info, family.decoded)
-        metrics.decodes.increment()
-        metrics.stage(.decode, since: decodeStart)
-        if let flag = original.pendingStore, flag.claim(), let disk {
-            try? disk.set(OriginalRecord.encode(original.data, original.metadata), forKey: StoreKey.original(sourceKey))
-        }
-        let processStart = ContinuousClock.now
-        var images: [String: Bitmap] = [:]
-        switch request.processing {
-        case .original:
-            images[name] = decoded
-        case .processors(let processors):
-            do { images[name] = try processors.process(decoded) } catch { throw .processing("\(error)") }
-        case .format:
-            for (name, result) in FamilyDecode.make(targets, from: decoded, { (target, decoded) throws(ImageTableError) in try target.process(decoded) }) {
-                do { images[name] = try result.get() } catch { throw .processing(error.description) }
-            }
-        }
-        metrics.stage(.process, since: processStart)
-        guard stores, original.cacheable else {
-            return Processed(images: images, tier: original.tier, info: info, freshUntil: original.freshUntil, storable: original.cacheable)
-        }
-        for (imageName, image) in images {
-            let processingIdentifier = request.processing.isFormat ? "format:" + imageName : request.processingIdentifier
-            let key = processingIdentifier + "|" + sourceKey
-            if let table = tables[imageName] {
-                try? table.setImage(image, for: entityID, sourceID: sourceID)
-                continue
-            }
-            keep(image, key: key, sourceKey: sourceKey, until: original.freshUntil)
-            if request.usesDiskVariants, let disk {
-                let encodeStart = ContinuousClock.now
-                let encoding = image.isKnownOpaque ? configuration.variantEncoding : .png(compressionLevel: 1)
-                if let data = try? ImageEncoder.encode(image, as: encoding) {
-                    metrics.stage(.encode, since: encodeStart)
-                    metrics.encodes.increment()
-                    try? disk.set(VariantRecord.encode(data, freshUntil: original.freshUntil),
-                                  forKey: StoreKey.variant(processingIdentifier, source: sourceKey), expiresAt: original.freshUntil)
-                }
-            }
-        }
-        return Processed(images: images, tier: original.tier, info: info, freshUntil: original.freshUntil)
-    }
-}
-
-extension ImagePipeline {
-    /// The suffix of memory keys of bitmaps decoded from a disk variant.
-    static let fromVariant = "|from-variant"
-
-    /// Puts a bitmap in the memory tier and the source index (the index first, so a purge that
-    /// runs meanwhile finds the key; a refused value leaves it again).
-    func keep(_ image: Bitmap, key: String, sourceKey: String, until: Date?) {
-        sourceIndex.add(key, source: sourceKey)
-        if !memory.set(image, forKey: key, cost: image.rowBytes * image.height, expiresAt: until) { sourceIndex.remove(key) }
     }
 }
 

@@ -1,0 +1,171 @@
+import EaselSupport
+import Crypto
+import EaselCodecs
+import EaselPipeline
+import EaselStorage
+import EaselTables
+import Foundation
+import Hummingbird
+import Logging
+import NIOCore
+import Prometheus
+import Synchronization
+
+/// Sources in image paths: a path under the origin, or an absolute URL; their one spelling
+/// (canonical URLs, byte-exact file keys), so every form of a source shares one cache identity
+/// and one purge.
+extension ImageServer {
+    /// The first segment after `prefix` (the format, or nil when `withSpec` is false) and the
+    /// source: an absolute http(s) URL (`…/https://host/a.jpg`), or decoded path segments.
+    static func split(_ path: String, prefix: String, withSpec: Bool = true) throws -> (String?, Source) {
+        guard path.hasPrefix(prefix) else { throw HTTPError(.notFound, message: "no such image") }
+        var rest = Substring(path.dropFirst(prefix.count))
+        var spec: String?
+        if withSpec {
+            guard let slash = rest.firstIndex(of: "/") else { throw HTTPError(.notFound, message: "no such image") }
+            spec = String(rest[..<slash])
+            if spec!.contains("%" as Character) { spec = spec!.removingPercentEncoding }
+            rest = rest[rest.index(after: slash)...]
+        }
+        // (Character and byte comparisons: Foundation's String overloads bridge to NSString.)
+        if let first = rest.utf8.first, first == UInt8(ascii: "h") || first == UInt8(ascii: "H"),
+           let text = Self.absoluteSource(rest) {
+            // Dot segments (`..`, also percent-encoded) are resolved here, so that the policy
+            // checks, and the fetcher requests, the URL an origin server would serve.
+            guard let url = URL(string: text).flatMap(SourcePolicy.removingDotSegments), url.host != nil else {
+                throw HTTPError(.notFound, message: "no such image")
+            }
+            guard url.user == nil, url.password == nil else {
+                throw HTTPError(.forbidden, message: "a source URL may not carry a user name or password")
+            }
+            return (spec, .remote(url))
+        }
+        return (spec, .path(try decodedSegments(rest.split(separator: "/", omittingEmptySubsequences: false))))
+    }
+
+    enum Source {
+        case path([String])
+        case remote(URL)
+    }
+
+    /// An absolute source URL as written in a path: as is (`…/https://host/a%2Fb.jpg` keeps its
+    /// escapes, so the origin gets the resource it names), or, when the whole URL arrived
+    /// percent-encoded (`…/https%3A%2F%2Fhost%2Fa.jpg`), decoded once. Nil when it is neither.
+    static func absoluteSource(_ rest: Substring) -> String? {
+        func starts(_ text: some StringProtocol, with prefix: String) -> Bool {
+            text.utf8.count >= prefix.utf8.count
+                && zip(text.utf8, prefix.utf8).allSatisfy { a, b in a | 0x20 == b | 0x20 } // ASCII, case-insensitive
+        }
+        if starts(rest, with: "http://") || starts(rest, with: "https://") { return String(rest) }
+        if starts(rest, with: "http%3a%2f%2f") || starts(rest, with: "https%3a%2f%2f") { return String(rest).removingPercentEncoding }
+        return nil
+    }
+
+    /// Percent-decoded path segments; `..`, `.`, empty segments, NUL and `/` inside a segment
+    /// (an encoded slash) are refused as not found.
+    static func decodedSegments(_ raw: [Substring]) throws -> [String] {
+        guard !raw.isEmpty else { throw HTTPError(.notFound, message: "no such image") }
+        return try raw.map { segment in
+            guard let decoded = segment.contains("%" as Character) ? String(segment).removingPercentEncoding : String(segment),
+                  !decoded.isEmpty, decoded != ".", decoded != "..",
+                  !decoded.utf8.contains(where: { $0 == UInt8(ascii: "/") || $0 == 0 || $0 == UInt8(ascii: "\\") }) else {
+                throw HTTPError(.notFound, message: "no such image")
+            }
+            return decoded
+        }
+    }
+
+    /// The source URL: under the file origin's root or the http origin's base, or an absolute
+    /// http(s) URL (`/images/thumb/https://host/a.jpg`), which the source policy then checks.
+    /// Every spelling of one image gives one URL (scheme and host in lower case, no default
+    /// port, no dot segments): one cache identity, one purge.
+    func resolve(_ source: Source) throws -> URL {
+        switch (source, origin) {
+        case (.remote(let url), _): return Self.canonical(url)
+        case (.path(let segments), .directory): return URL(fileURLWithPath: rootPath + "/" + segments.joined(separator: "/"), isDirectory: false)
+        case (.path(let segments), .http(let base)): return Self.canonical(segments.reduce(base) { $0.appendingPathComponent($1) })
+        }
+    }
+
+    /// The cache identity of a file-origin source, made without building a URL (the warm path
+    /// builds none); nil for URL sources, whose identity is their canonical URL.
+    ///
+    /// Bytes, not characters: Swift compares strings by canonical equivalence, so `café.jpg`
+    /// written with one code point or with `e` and a combining accent would be one key, while
+    /// Linux has two files. Non-ASCII bytes (and `%`) are percent-escaped, which keeps keys that
+    /// are equal as strings equal as bytes.
+    func sourceKey(_ source: Source) -> String? {
+        guard case .path(let segments) = source, case .directory = origin else { return nil }
+        return fileKeyPrefix + Self.escapingNonASCII(segments.joined(separator: "/"))
+    }
+
+    /// `text` with every byte outside printable ASCII, and `%`, written as `%XX` (unchanged, and
+    /// not copied, when there is none).
+    static func escapingNonASCII(_ text: String) -> String {
+        guard text.utf8.contains(where: { $0 >= 0x7F || $0 < 0x20 || $0 == UInt8(ascii: "%") }) else { return text }
+        let hex = Array("0123456789ABCDEF".utf8)
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(text.utf8.count * 3)
+        for byte in text.utf8 {
+            if byte >= 0x7F || byte < 0x20 || byte == UInt8(ascii: "%") {
+                bytes += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0xF)]]
+            } else {
+                bytes.append(byte)
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// One spelling per URL: scheme and host in lower case (no trailing dot on the host), no
+    /// default port, no dot segments, percent-escapes upper case and unreserved characters
+    /// unescaped (RFC 3986 section 6.2.2), no empty query.
+    static func canonical(_ url: URL) -> URL {
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return url }
+        components.scheme = components.scheme?.lowercased()
+        if var host = components.host?.lowercased() {
+            while host.count > 1, host.hasSuffix(".") { host.removeLast() }
+            components.host = host
+        }
+        if let port = components.port, (components.scheme == "http" && port == 80) || (components.scheme == "https" && port == 443) {
+            components.port = nil
+        }
+        components.percentEncodedPath = normalisingEscapes(components.percentEncodedPath)
+        if let query = components.percentEncodedQuery {
+            components.percentEncodedQuery = query.isEmpty ? nil : normalisingEscapes(query)
+        }
+        return components.url.flatMap(SourcePolicy.removingDotSegments) ?? url
+    }
+
+    /// Percent-escapes in upper case, and escaped unreserved characters (letters, digits,
+    /// `-._~`) written plainly.
+    static func normalisingEscapes(_ text: String) -> String {
+        guard text.utf8.contains(UInt8(ascii: "%")) else { return text }
+        let bytes = Array(text.utf8)
+        var result: [UInt8] = []
+        result.reserveCapacity(bytes.count)
+        func value(_ byte: UInt8) -> UInt8? {
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+            default: nil
+            }
+        }
+        let hex = Array("0123456789ABCDEF".utf8)
+        var index = 0
+        while index < bytes.count {
+            if bytes[index] == UInt8(ascii: "%"), index + 2 < bytes.count,
+               let high = value(bytes[index + 1]), let low = value(bytes[index + 2]) {
+                let byte = high << 4 | low
+                let unreserved = (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+                    || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || "-._~".utf8.contains(byte)
+                result += unreserved ? [byte] : [UInt8(ascii: "%"), hex[Int(high)], hex[Int(low)]]
+                index += 3
+            } else {
+                result.append(bytes[index])
+                index += 1
+            }
+        }
+        return String(decoding: result, as: UTF8.self)
+    }
+}
