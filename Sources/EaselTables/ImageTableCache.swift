@@ -157,12 +157,16 @@ public final class ImageTableCache: Sendable {
         }
         if Task.isCancelled { throw .cancelled }
         let id = works.makeWaiterID()
+        let cancelled = Locked(false)
         let result: Result<Bitmap, ImageTableError> = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                enqueue(entity: entity, format: format, waiter: id) { continuation.resume(returning: $0) }
+                enqueue(entity: entity, format: format, waiter: id, isCancelled: { cancelled.withLock { $0 } }) {
+                    continuation.resume(returning: $0)
+                }
                 if Task.isCancelled { works.cancel(waiter: id) }
             }
         } onCancel: {
+            cancelled.withLock { $0 = true }
             works.cancel(waiter: id)
         }
         return try result.get()
@@ -238,7 +242,10 @@ public final class ImageTableCache: Sendable {
     /// there is none. The requester is registered before this returns. When the work made other
     /// formats only (the provider asked for the formats requested when it started), the
     /// requester joins new work under the same id.
+    /// `isCancelled` tells a requester that must join again whether it was cancelled meanwhile
+    /// (between two works it is registered with neither, so a cancellation then finds nothing).
     private func enqueue(entity: some ImageEntity, format: ImageFormat, waiter: UInt64,
+                         isCancelled: @escaping @Sendable () -> Bool = { false },
                          deliver: @escaping @Sendable (Result<Bitmap, ImageTableError>) -> Void) {
         let key = WorkKey(entity: entity, family: format.family)
         works.join(key: key, waiter: waiter, priority: 0, tag: format.name, work: { _ in
@@ -249,8 +256,9 @@ public final class ImageTableCache: Sendable {
             case .success(let results):
                 if let mine = results[format.name] {
                     deliver(mine)
-                } else if let self {
-                    self.enqueue(entity: entity, format: format, waiter: waiter, deliver: deliver)
+                } else if let self, !isCancelled() {
+                    self.enqueue(entity: entity, format: format, waiter: waiter, isCancelled: isCancelled, deliver: deliver)
+                    if isCancelled() { self.works.cancel(waiter: waiter) }
                 } else {
                     deliver(.failure(.cancelled))
                 }
