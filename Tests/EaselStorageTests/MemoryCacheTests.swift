@@ -228,19 +228,7 @@ struct MemoryCacheTests {
 
     @Test func aShardedCacheIsSafeFromManyThreadsAtOnce() async {
         let cache = MemoryCache<Int, Int>(configuration: .init(countLimit: 5_000, costLimit: 0, shardCount: 8))
-        await withTaskGroup(of: Void.self) { group in
-            for worker in 0..<8 {
-                group.addTask {
-                    for index in 0..<20_000 {
-                        let key = (index * 7 + worker) % 10_000
-                        cache.set(key, forKey: key, cost: 1)
-                        if let value = cache.value(forKey: (key + 1) % 10_000) { precondition(value == (key + 1) % 10_000) }
-                        if index % 97 == 0 { cache.removeValue(forKey: key) }
-                        if index % 5_000 == 0 { cache.trim(toCount: 2_500) }
-                    }
-                }
-            }
-        }
+        await hammer(cache, keys: 10_000, iterations: 20_000, trimEvery: 5_000, trimTo: 2_500)
         #expect(cache.count <= 5_000)
         #expect(cache.totalCost == cache.count)
         #expect((0..<10_000).filter { cache.contains($0) }.count == cache.count)
@@ -248,21 +236,26 @@ struct MemoryCacheTests {
 
     @Test func isSafeFromManyThreadsAtOnce() async {
         let cache = MemoryCache<Int, Int>(configuration: .init(countLimit: 500, costLimit: 0))
+        await hammer(cache, keys: 1_000, iterations: 5_000, trimEvery: 1_000, trimTo: 250)
+        #expect(cache.count <= 500)
+        #expect(cache.totalCost == cache.count)
+    }
+
+    /// Eight workers setting, reading, removing and trimming `keys` keys at once.
+    func hammer(_ cache: MemoryCache<Int, Int>, keys: Int, iterations: Int, trimEvery: Int, trimTo: Int) async {
         await withTaskGroup(of: Void.self) { group in
             for worker in 0..<8 {
                 group.addTask {
-                    for index in 0..<5_000 {
-                        let key = (index * 7 + worker) % 1_000
+                    for index in 0..<iterations {
+                        let key = (index * 7 + worker) % keys
                         cache.set(key, forKey: key, cost: 1)
-                        if let value = cache.value(forKey: (key + 1) % 1_000) { precondition(value == (key + 1) % 1_000) }
+                        if let value = cache.value(forKey: (key + 1) % keys) { precondition(value == (key + 1) % keys) }
                         if index % 97 == 0 { cache.removeValue(forKey: key) }
-                        if index % 1_000 == 0 { cache.trim(toCount: 250) }
+                        if index % trimEvery == 0 { cache.trim(toCount: trimTo) }
                     }
                 }
             }
         }
-        #expect(cache.count <= 500)
-        #expect(cache.totalCost == cache.count)
     }
 }
 

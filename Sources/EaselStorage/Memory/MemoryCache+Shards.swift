@@ -59,16 +59,13 @@ extension MemoryCache {
         return evicted
     }
 
-    /// Evicts from one shard's least recently used end while `shouldEvict` holds.
+    /// Evicts from one shard's least recently used end while `shouldEvict` holds (the list's
+    /// own eviction, with the totals kept in step).
     func evict(from shard: inout MemoryCacheShard<Key, Value>, reason: EvictionReason,
                while shouldEvict: (inout LRUList<Key, Value>) -> Bool) -> [(Key, Value, EvictionReason)] {
-        var evicted: [(Key, Value, EvictionReason)] = []
-        while true {
-            shard.list.settleTail()
-            guard shard.list.tail >= 0, shouldEvict(&shard.list) else { break }
-            let (key, value) = remove(at: shard.list.tail, from: &shard)
-            evicted.append((key, value, reason))
-        }
+        let (count, totalCost) = (shard.list.count, shard.list.totalCost)
+        let evicted = shard.list.evict(reason: reason, while: shouldEvict)
+        account(count: shard.list.count - count, cost: shard.list.totalCost - totalCost)
         return evicted
     }
 

@@ -7,10 +7,6 @@
 import Darwin
 #endif
 
-/// The current thread's `errno`.
-@inline(__always)
-package func currentErrno() -> Int32 { errno }
-
 /// A readable message for an `errno` value.
 package func errnoDescription(_ code: Int32) -> String {
     guard let message = strerror(code) else { return "errno \(code)" }
@@ -41,7 +37,7 @@ package func processMemoryLimit(cgroupRoot: String = "/sys/fs/cgroup") -> UInt64
 /// Reads a small text file (procfs, sysfs) fully.
 package func readSmallFile(_ path: String) throws -> String {
     let fd = open(path, O_RDONLY | O_CLOEXEC)
-    guard fd >= 0 else { throw POSIXFailure(code: currentErrno()) }
+    guard fd >= 0 else { throw POSIXFailure(code: Errno.current.code) }
     defer { close(fd) }
     var bytes = [UInt8](repeating: 0, count: 4096)
     var total = 0
