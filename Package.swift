@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "EaselStorage", targets: ["EaselStorage"]),
         .library(name: "EaselCodecs", targets: ["EaselCodecs"]),
         .library(name: "EaselTables", targets: ["EaselTables"]),
+        .library(name: "EaselRemote", targets: ["EaselRemote"]),
         .library(name: "EaselPipeline", targets: ["EaselPipeline"]),
         .library(name: "EaselServer", targets: ["EaselServer"]),
         .executable(name: "easel", targets: ["easel"]),
@@ -62,10 +63,26 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // Tiers and sources on existing distributed stores: S3 (Signature V4 on swift-crypto,
+        // transport on AsyncHTTPClient). Knows nothing about images.
+        .target(
+            name: "EaselRemote",
+            dependencies: [
+                "EaselSupport",
+                "EaselStorage",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .target(
             name: "EaselPipeline",
             dependencies: [
                 "EaselSupport",
+                "EaselRemote",
                 "EaselTables",
                 "EaselCodecs",
                 "EaselStorage",
@@ -80,7 +97,8 @@ let package = Package(
         .target(
             name: "EaselServer",
             dependencies: [
-                "EaselSupport", "EaselPipeline", "EaselTables", "EaselCodecs", "EaselStorage",
+                "EaselSupport", "EaselPipeline", "EaselRemote", "EaselTables", "EaselCodecs", "EaselStorage",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -94,7 +112,7 @@ let package = Package(
         ),
         .target(
             name: "Easel",
-            dependencies: ["EaselStorage", "EaselCodecs", "EaselTables", "EaselPipeline"]
+            dependencies: ["EaselStorage", "EaselCodecs", "EaselTables", "EaselRemote", "EaselPipeline"]
         ),
         .executableTarget(
             name: "easel",
@@ -150,12 +168,16 @@ let package = Package(
         .testTarget(
             name: "EaselServerTests",
             dependencies: [
-                "EaselSupport", "EaselServer", "EaselPipeline", "EaselCodecs", "EaselStorage", "EaselTestSupport",
+                "EaselSupport", "EaselServer", "EaselPipeline", "EaselRemote", "EaselCodecs", "EaselStorage", "EaselTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
+        ),
+        .testTarget(
+            name: "EaselRemoteTests",
+            dependencies: ["EaselSupport", "EaselRemote", "EaselStorage", "EaselTestSupport"]
         ),
         .testTarget(
             name: "EaselCLITests",

@@ -2,7 +2,8 @@
 # Installs the system libraries Easel builds against, when missing (Debian/Ubuntu, as root or via sudo).
 set -euo pipefail
 needed=()
-for package in libsqlite3-dev libjpeg62-turbo-dev libpng-dev libspng-dev libwebp-dev libgif-dev; do
+# nginx and varnish: the cluster recipe and the CDN test (scripts/cluster.sh, scripts/varnish-test.sh).
+for package in libsqlite3-dev libjpeg62-turbo-dev libpng-dev libspng-dev libwebp-dev libgif-dev nginx varnish; do
   dpkg -s "$package" >/dev/null 2>&1 || needed+=("$package")
 done
 if [ ${#needed[@]} -gt 0 ]; then
@@ -11,4 +12,13 @@ if [ ${#needed[@]} -gt 0 ]; then
   [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
   $sudo_cmd apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${needed[@]}"
+fi
+
+# moto's S3 server (PyPI `moto[server]`) for the S3 tests: the system Python's when it has it,
+# else a virtualenv in .venv-tools/ (the tests and scripts look there first).
+cd "$(dirname "$0")/.."
+if [ ! -x .venv-tools/bin/python3 ] && ! python3 -c "import moto.server, boto3, flask, flask_cors" >/dev/null 2>&1; then
+  echo "installing moto[server] into .venv-tools/"
+  python3 -m venv .venv-tools
+  .venv-tools/bin/pip install --quiet "moto[server]>=5,<6"
 fi

@@ -1,4 +1,5 @@
 @_exported import EaselCodecs
 @_exported import EaselStorage
 @_exported import EaselTables
+@_exported import EaselRemote
 @_exported import EaselPipeline

@@ -155,18 +155,5 @@ final class RateLimiter: Sendable {
 /// Runs `body`, failing with `.timedOut` once `limit` has passed (the body is then cancelled).
 package func withDeadline<T: Sendable>(_ limit: Duration,
                                        _ body: @escaping @Sendable () async throws(PipelineError) -> T) async throws(PipelineError) -> T {
-    let result: Result<T, PipelineError> = await withTaskGroup(of: Result<T, PipelineError>?.self) { group in
-        group.addTask {
-            do throws(PipelineError) { return .success(try await body()) } catch { return .failure(error) }
-        }
-        group.addTask {
-            do { try await Task.sleep(for: limit) } catch { return nil }  // cancelled: the body ended first
-            return .failure(.timedOut(seconds: limit.seconds))
-        }
-        var first: Result<T, PipelineError>?
-        while first == nil, let next = await group.next() { first = next }
-        group.cancelAll()
-        return first ?? .failure(.cancelled)
-    }
-    return try result.get()
+    try await withTimeLimit(limit, timedOut: .timedOut(seconds: limit.seconds), cancelled: .cancelled, body)
 }

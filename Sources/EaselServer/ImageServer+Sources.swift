@@ -2,6 +2,7 @@ import EaselSupport
 import Crypto
 import EaselCodecs
 import EaselPipeline
+import EaselRemote
 import EaselStorage
 import EaselTables
 import Foundation
@@ -28,7 +29,7 @@ extension ImageServer {
             rest = rest[rest.index(after: slash)...]
         }
         // (Character and byte comparisons: Foundation's String overloads bridge to NSString.)
-        if let first = rest.utf8.first, first == UInt8(ascii: "h") || first == UInt8(ascii: "H"),
+        if let first = rest.utf8.first, first | 0x20 == UInt8(ascii: "h") || first | 0x20 == UInt8(ascii: "s"),
            let text = Self.absoluteSource(rest) {
             // Dot segments (`..`, also percent-encoded) are resolved here, so that the policy
             // checks, and the fetcher requests, the URL an origin server would serve.
@@ -56,8 +57,10 @@ extension ImageServer {
             text.utf8.count >= prefix.utf8.count
                 && zip(text.utf8, prefix.utf8).allSatisfy { a, b in a | 0x20 == b | 0x20 } // ASCII, case-insensitive
         }
-        if starts(rest, with: "http://") || starts(rest, with: "https://") { return String(rest) }
-        if starts(rest, with: "http%3a%2f%2f") || starts(rest, with: "https%3a%2f%2f") { return String(rest).removingPercentEncoding }
+        if starts(rest, with: "http://") || starts(rest, with: "https://") || starts(rest, with: "s3://") { return String(rest) }
+        if starts(rest, with: "http%3a%2f%2f") || starts(rest, with: "https%3a%2f%2f") || starts(rest, with: "s3%3a%2f%2f") {
+            return String(rest).removingPercentEncoding
+        }
         return nil
     }
 
@@ -81,10 +84,26 @@ extension ImageServer {
     /// port, no dot segments): one cache identity, one purge.
     func resolve(_ source: Source) throws -> URL {
         switch (source, origin) {
-        case (.remote(let url), _): return Self.canonical(url)
+        case (.remote(let url), _):
+            let canonical = Self.canonical(url)
+            if canonical.scheme == "s3" { try checkS3Source(canonical) }
+            return canonical
         case (.path(let segments), .directory): return URL(fileURLWithPath: rootPath + "/" + segments.joined(separator: "/"), isDirectory: false)
         case (.path(let segments), .http(let base)): return Self.canonical(segments.reduce(base) { $0.appendingPathComponent($1) })
+        case (.path(let segments), .s3(let location)):
+            let key = SignatureV4.encode(location.prefix + segments.joined(separator: "/"), keepingSlash: true)
+            guard let url = URL(string: "s3://" + location.bucket + "/" + key) else { throw HTTPError(.notFound, message: "no such image") }
+            return url
         }
+    }
+
+    /// An absolute `s3://` source is read only from the S3 origin's bucket, under its prefix, or
+    /// from a bucket listed in `allowHosts` as `s3://BUCKET`.
+    func checkS3Source(_ url: URL) throws {
+        guard let (bucket, key) = S3Fetcher.object(of: url) else { throw HTTPError(.notFound, message: "no such image") }
+        if case .s3(let location) = origin, location.bucket == bucket, key.hasPrefix(location.prefix) { return }
+        if configuration.allowHosts.contains(where: { $0.lowercased() == "s3://" + bucket || $0.lowercased() == "s3://" + bucket + "/" }) { return }
+        throw HTTPError(.forbidden, message: "source refused")
     }
 
     /// The cache identity of a file-origin source, made without building a URL (the warm path

@@ -2,9 +2,11 @@ import EaselSupport
 import Crypto
 import EaselCodecs
 import EaselPipeline
+import EaselRemote
 import EaselStorage
 import EaselTables
 import Foundation
+import HTTPTypes
 import Hummingbird
 import Logging
 import NIOCore
@@ -39,18 +41,31 @@ public final class ImageServer: Sendable {
     private let cacheControl: String
     private let logger = Logger(label: "easel.server")
 
+    /// The S3 client of an S3 origin and the shared tier (nil when neither is configured).
+    let s3: S3Client?
+    /// The shared result tier, when configured.
+    let sharedStore: S3Store?
+    /// Relays purges to peers and bans purged sources in a CDN (nil when neither is configured).
+    let purgeRelay: PurgeRelay?
+
     /// Where sources come from.
     enum Origin: Sendable {
         case directory(URL)
         case http(URL)
+        case s3(S3Location)
     }
 
-    public init(configuration: ServerConfiguration, registry: PrometheusCollectorRegistry = PrometheusMetricsFactory.defaultRegistry) throws {
+    /// - Parameter environment: where S3 credentials and endpoint are read (`AWS_*`,
+    ///   `EASEL_S3_ENDPOINT`), when the origin or the shared cache is in S3.
+    public init(configuration: ServerConfiguration, registry: PrometheusCollectorRegistry = PrometheusMetricsFactory.defaultRegistry,
+                environment: [String: String] = ProcessInfo.processInfo.environment) throws {
         try configuration.validate()
         self.configuration = configuration
         self.registry = registry
         let originText = configuration.origin ?? ImageServer.bundledSamples.path
-        if let url = URL(string: originText), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https", url.host != nil {
+        if originText.lowercased().hasPrefix("s3://") {
+            do { origin = .s3(try S3Location(originText)) } catch { throw ServerConfigurationError.invalidValue(name: "origin", value: "\(error)") }
+        } else if let url = URL(string: originText), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https", url.host != nil {
             origin = .http(url)
         } else {
             var isDirectory: ObjCBool = false
@@ -64,11 +79,37 @@ public final class ImageServer: Sendable {
         var originURL: URL?
         if case .http(let url) = origin { originURL = url }
         let policy = SourcePolicy(allowHosts: configuration.allowHosts, origin: originURL)
+        // S3 settings first: nothing that needs shutting down exists yet if they are wrong.
+        let sharedLocation = try configuration.sharedCache.map { text throws(ServerConfigurationError) -> S3Location in
+            do { return try S3Location(text) } catch { throw .invalidValue(name: "sharedCache", value: "\(error)") }
+        }
+        var needsS3 = sharedLocation != nil || configuration.allowHosts.contains { $0.lowercased().hasPrefix("s3://") }
+        if case .s3 = origin { needsS3 = true }
+        var s3Configuration: S3Client.Configuration?
+        if needsS3 {
+            do { s3Configuration = try .fromEnvironment(environment) } catch {
+                throw ServerConfigurationError.invalidValue(name: "S3 settings", value: "\(error)")
+            }
+            s3Configuration?.requestTimeout = .milliseconds(Int64(configuration.downloadTimeout * 1000))
+        }
         let fetcher = HTTPFetcher(configuration: .init(
             deadline: .milliseconds(Int64(configuration.downloadTimeout * 1000)), maximumBytes: configuration.maxSourceBytes,
             urlPolicy: { url throws(PipelineError) in try await policy.check(url) }))
         var fetchers: [any ImageFetcher] = [fetcher]
         if case .directory(let root) = origin { fetchers.append(FileFetcher(root: root, maximumBytes: configuration.maxSourceBytes)) }
+        if let s3Configuration {
+            let client = S3Client(configuration: s3Configuration)
+            s3 = client
+            fetchers.append(S3Fetcher(client: client, maximumBytes: configuration.maxSourceBytes))
+            sharedStore = sharedLocation.map {
+                S3Store(location: $0, client: client, readTimeout: .milliseconds(Int64(configuration.sharedCacheTimeout * 1000)))
+            }
+        } else {
+            s3 = nil
+            sharedStore = nil
+        }
+        purgeRelay = configuration.peers.isEmpty && configuration.cdnBanURLs.isEmpty ? nil
+            : PurgeRelay(peers: configuration.peers, banURLs: configuration.cdnBanURLs, token: configuration.adminToken ?? "")
         pipeline = try ImagePipeline(configuration: .init(
             formats: configuration.imageFormats, cacheDirectory: cacheDirectory.appendingPathComponent("pipeline"),
             memoryCostLimit: configuration.memoryLimit / 2, diskByteLimit: configuration.diskLimit,
@@ -77,7 +118,7 @@ public final class ImageServer: Sendable {
             fetchers: fetchers, maximumConcurrentDecodes: configuration.processingConcurrency, downloadRate: nil,
             decodingLimits: DecodingLimits(maxPixels: configuration.maxSourcePixels, maxInputBytes: configuration.maxSourceBytes),
             newestFirst: false,  // a server serves in arrival order: nobody starves behind newer requests
-            encodedMemoryCostLimit: configuration.memoryLimit / 2))
+            encodedMemoryCostLimit: configuration.memoryLimit / 2, sharedStores: sharedStore.map { [$0] } ?? []))
         signer = URLSigner(keys: configuration.signingKeys.compactMap { Data(hex: $0) }, salt: Data(hex: configuration.signingSalt) ?? Data())
         admission = Admission(limit: configuration.processingConcurrency + configuration.maxQueue)
         metrics = ServerMetrics(registry: registry)
@@ -112,6 +153,8 @@ public final class ImageServer: Sendable {
         let tables = configuration.formats.compactMap { pipeline.table(forFormat: $0.name) }
         _ = try? await BlockingIOPool.shared.run { for table in tables { try? table.flush() } } // msync and fsync: not on the cooperative pool
         await pipeline.close()
+        try? await s3?.shutdown()
+        await purgeRelay?.shutdown()
     }
 
     // MARK: Router
@@ -193,6 +236,9 @@ public final class ImageServer: Sendable {
             .cacheControl: cacheControl,
         ]
         if declared == nil || declared == .webp { headers[.vary] = "Accept" }  // the answer depends on Accept
+        if let purgeRelay, !purgeRelay.banURLs.isEmpty {
+            headers[Self.surrogateField] = PurgeRelay.surrogateKey(forSource: try key ?? resolve(path.source).absoluteString)
+        }
         // Weak comparison, as RFC 9110 asks for If-None-Match (a CDN may send W/"…").
         if let match = request.headers[.ifNoneMatch], match.split(separator: ",").contains(where: {
             let tag = $0.trimmingCharacters(in: .whitespaces)
@@ -311,7 +357,19 @@ public final class ImageServer: Sendable {
         let withSpec = first.endIndex < rest.endIndex && (formatsByName[decodedFirst] != nil || decodedFirst.contains("=" as Character))
         let (_, source) = try Self.split(path, prefix: "/images/", withSpec: withSpec)
         let url = try resolve(source)
-        try await pipeline.purge(ImageRequest(url: url, cacheKey: sourceKey(source)))
-        return Self.text(.ok, "purged")
+        let key = sourceKey(source)
+        try await pipeline.purge(ImageRequest(url: url, cacheKey: key))
+        // A relayed purge stops here; the first instance carries it to the peers and the CDN.
+        guard let purgeRelay, request.headers[Self.relayField] == nil else { return Self.text(.ok, "purged") }
+        var target = path
+        if let query = request.uri.query { target += "?" + query }
+        let unreached = await purgeRelay.relay(path: target, surrogateKey: PurgeRelay.surrogateKey(forSource: key ?? url.absoluteString))
+        guard unreached.isEmpty else {
+            return Self.text(.badGateway, "purged here; not reached (retry the purge): " + unreached.joined(separator: " "))
+        }
+        return Self.text(.ok, "purged here and at \(purgeRelay.peers.count) peers and \(purgeRelay.banURLs.count) CDN URLs")
     }
+
+    static let relayField = HTTPField.Name(PurgeRelay.relayHeader)!
+    static let surrogateField = HTTPField.Name(PurgeRelay.surrogateHeader)!
 }

@@ -1,5 +1,6 @@
 import EaselCodecs
 import EaselPipeline
+import EaselRemote
 import EaselStorage
 import EaselTables
 import Foundation
@@ -43,8 +44,20 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
 
     public var host: String = "127.0.0.1"
     public var port: Int = 8080
-    /// A directory, or an http(s) base URL. Default: the bundled `Samples/` directory.
+    /// A directory, an http(s) base URL, or `s3://BUCKET/PREFIX/` (credentials from `AWS_*`,
+    /// a custom endpoint from `EASEL_S3_ENDPOINT`). Default: the bundled `Samples/` directory.
     public var origin: String?
+    /// A result tier shared by several servers: `s3://BUCKET/PREFIX/`. Encoded variants are
+    /// read there before any fetch or decode and written there after they are made.
+    public var sharedCache: String?
+    /// Seconds a shared-cache read may take before the server does the work itself.
+    public var sharedCacheTimeout: Double = 1
+    /// Base URLs of the other instances (`http://10.0.0.2:8080`): a purge is relayed to each
+    /// (with the admin token) before it is answered.
+    public var peers: [String] = []
+    /// URLs a purge also sends `BAN` to (a Varnish in front, see `docs/varnish.vcl`); answers
+    /// then carry a `Surrogate-Key` naming their source.
+    public var cdnBanURLs: [String] = []
     /// Default: `$XDG_CACHE_HOME/easel/serve` (or `~/.cache/easel/serve`).
     public var cacheDirectory: String?
     /// Hosts that remote sources (`/images/thumb/https://host/a.jpg`) may come from: `host`
@@ -107,7 +120,7 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
     ]
 
     enum CodingKeys: String, CodingKey {
-        case host, port, origin, cacheDirectory, allowHosts, formats, maxAge, signingKeys, signingSalt, signNamedFormats
+        case host, port, origin, sharedCache, sharedCacheTimeout, peers, cdnBanURLs, cacheDirectory, allowHosts, formats, maxAge, signingKeys, signingSalt, signNamedFormats
         case allowUnsignedAdHoc, adminToken, maxSourcePixels, maxSourceBytes, downloadTimeout, processingConcurrency
         case maxQueue, requestTimeout, memoryLimit, diskLimit, maxAdHocSize, maxOutputPixels, idleTimeout, maxConnections
         case gallery, galleryPageSize
@@ -121,6 +134,10 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         host = try value(.host, defaults.host)
         port = try value(.port, defaults.port)
         origin = try container.decodeIfPresent(String.self, forKey: .origin)
+        sharedCache = try container.decodeIfPresent(String.self, forKey: .sharedCache)
+        sharedCacheTimeout = try value(.sharedCacheTimeout, defaults.sharedCacheTimeout)
+        peers = try value(.peers, defaults.peers)
+        cdnBanURLs = try value(.cdnBanURLs, defaults.cdnBanURLs)
         cacheDirectory = try container.decodeIfPresent(String.self, forKey: .cacheDirectory)
         allowHosts = try value(.allowHosts, defaults.allowHosts)
         formats = try value(.formats, defaults.formats)
@@ -157,9 +174,10 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         }
     }
 
-    /// Applies `EASEL_HOST`, `EASEL_PORT`, `EASEL_ORIGIN`, `EASEL_CACHE_DIR`, `EASEL_ALLOW_HOSTS`
-    /// (comma-separated), `EASEL_SIGNING_KEYS` (comma-separated), `EASEL_SIGNING_SALT` and
-    /// `EASEL_ADMIN_TOKEN`.
+    /// Applies `EASEL_HOST`, `EASEL_PORT`, `EASEL_ORIGIN`, `EASEL_SHARED_CACHE`, `EASEL_PEERS`
+    /// (comma-separated), `EASEL_CDN_BAN_URLS` (comma-separated), `EASEL_CACHE_DIR`,
+    /// `EASEL_ALLOW_HOSTS` (comma-separated), `EASEL_SIGNING_KEYS` (comma-separated),
+    /// `EASEL_SIGNING_SALT` and `EASEL_ADMIN_TOKEN`.
     public mutating func apply(environment: [String: String]) throws(ServerConfigurationError) {
         if let host = environment["EASEL_HOST"] { self.host = host }
         if let port = environment["EASEL_PORT"] {
@@ -167,6 +185,9 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
             self.port = number
         }
         if let origin = environment["EASEL_ORIGIN"] { self.origin = origin }
+        if let shared = environment["EASEL_SHARED_CACHE"] { sharedCache = shared.isEmpty ? nil : shared }
+        if let peers = environment["EASEL_PEERS"] { self.peers = Self.list(peers) }
+        if let urls = environment["EASEL_CDN_BAN_URLS"] { cdnBanURLs = Self.list(urls) }
         if let directory = environment["EASEL_CACHE_DIR"] { cacheDirectory = directory }
         if let hosts = environment["EASEL_ALLOW_HOSTS"] { allowHosts = hosts.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }
         if let keys = environment["EASEL_SIGNING_KEYS"] { signingKeys = keys.split(separator: ",").map(String.init) }
@@ -174,8 +195,23 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         if let token = environment["EASEL_ADMIN_TOKEN"] { adminToken = token }
     }
 
+    private static func list(_ text: String) -> [String] {
+        text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+    }
+
     /// Checks every value; a bad one is an error naming it.
     public func validate() throws(ServerConfigurationError) {
+        if let sharedCache, (try? S3Location(sharedCache)) == nil {
+            throw .invalidValue(name: "sharedCache", value: "\(sharedCache) (use s3://BUCKET/PREFIX/)")
+        }
+        guard sharedCacheTimeout > 0 else { throw .invalidValue(name: "sharedCacheTimeout", value: "\(sharedCacheTimeout)") }
+        for url in peers + cdnBanURLs {
+            guard let parsed = URL(string: url), let scheme = parsed.scheme?.lowercased(), scheme == "http" || scheme == "https",
+                  parsed.host != nil else {
+                throw .invalidValue(name: "peer or CDN URL", value: url)
+            }
+        }
+        if !peers.isEmpty, adminToken == nil { throw .invalidValue(name: "peers", value: "relaying purges needs an admin token") }
         guard (0...65_535).contains(port) else { throw .invalidValue(name: "port", value: "\(port)") }
         guard !formats.isEmpty else { throw .invalidValue(name: "formats", value: "[]") }
         var names = Set<String>()
@@ -233,7 +269,7 @@ public enum ServerConfigurationError: Error, Sendable, Equatable, CustomStringCo
         case .unreadable(let file, let reason): "cannot read \(file): \(reason)"
         case .invalid(let file, let reason): "\(file) is not a valid configuration: \(reason)"
         case .invalidValue(let name, let value): "invalid \(name): \(value)"
-        case .originNotFound(let origin): "origin \(origin) is neither a directory nor an http(s) URL"
+        case .originNotFound(let origin): "origin \(origin) is neither a directory, an http(s) URL nor an s3:// location"
         }
     }
 }

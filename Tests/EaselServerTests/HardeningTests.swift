@@ -16,7 +16,12 @@ import Testing
 func live(_ server: TestServer, _ body: @escaping @Sendable (Int) async throws -> Void) async throws {
     let app = Application(router: server.server.router(), server: server.server.httpServer(),
                           configuration: .init(address: .hostname("127.0.0.1", port: 0)))
-    try await app.test(.live) { client in try await body(client.port!) }
+    do {
+        try await app.test(.live) { client in try await body(client.port!) }
+    } catch {
+        await server.server.shutdown()  // its HTTP clients must be shut down before they go
+        throw error
+    }
     await server.server.shutdown()
 }
 

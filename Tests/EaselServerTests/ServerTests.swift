@@ -20,7 +20,7 @@ struct TestServer {
     let cache: TemporaryDirectory
     let server: ImageServer
 
-    init(_ adjust: (inout ServerConfiguration) -> Void = { _ in }) throws {
+    init(environment: [String: String] = [:], _ adjust: (inout ServerConfiguration) -> Void = { _ in }) throws {
         origin = try TemporaryDirectory()
         cache = try TemporaryDirectory()
         try catJPEG.write(to: origin.child("cat.jpg"))
@@ -32,7 +32,7 @@ struct TestServer {
         configuration.origin = origin.path
         configuration.cacheDirectory = cache.path
         adjust(&configuration)
-        server = try ImageServer(configuration: configuration, registry: PrometheusCollectorRegistry())
+        server = try ImageServer(configuration: configuration, registry: PrometheusCollectorRegistry(), environment: environment)
     }
 
     /// Runs `body` with an in-process client of the router.

@@ -46,3 +46,28 @@ package enum KeyPrefix {
 extension DiskCache: DataStore {
     public var storeName: String { "disk" }
 }
+
+extension KeyPrefix {
+    /// The group a key begins with, when it begins with one: `"<n>:"`, then `n` bytes of UTF-8,
+    /// then `|` (the pipeline begins every key with its source written so). Every key of a group
+    /// begins with the same group text, and one group is never a prefix of another, so a store
+    /// that cannot list arbitrary prefixes (object storage under hashed names) can still remove
+    /// a whole group.
+    package static func group(of key: String) -> Substring? {
+        let bytes = key.utf8
+        var index = bytes.startIndex
+        var length = 0
+        var digits = 0
+        while index < bytes.endIndex, let digit = Optional(bytes[index]), (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(digit) {
+            length = length &* 10 &+ Int(digit - UInt8(ascii: "0"))
+            digits += 1
+            guard digits <= 9 else { return nil }
+            index = bytes.index(after: index)
+        }
+        guard digits > 0, index < bytes.endIndex, bytes[index] == UInt8(ascii: ":") else { return nil }
+        let start = bytes.index(after: index)
+        guard let end = bytes.index(start, offsetBy: length, limitedBy: bytes.endIndex), end < bytes.endIndex,
+              bytes[end] == UInt8(ascii: "|") else { return nil }
+        return Substring(key.utf8[..<bytes.index(after: end)])
+    }
+}
