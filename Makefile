@@ -1,5 +1,5 @@
 # The two commands of the README, plus the ones CI adds. Each installs what it needs first.
-.PHONY: run test test-tsan deps crash-test table-disk-full disk-cache-full browser-test load
+.PHONY: run test test-tsan deps crash-test table-disk-full disk-cache-full browser-test load cluster cluster-test varnish-test
 
 deps:
 	@scripts/install-deps.sh
@@ -40,3 +40,20 @@ disk-cache-full: deps
 # suite runs 20 of each).
 crash-test: deps
 	scripts/crash-test.sh 200
+
+# Three easel serve instances behind nginx with a result tier shared in S3 (moto) and purges
+# relayed between them, on loopback (see scripts/cluster.sh). `cluster` runs it until Ctrl-C;
+# `cluster-test` kills an instance under load and checks nothing failed and nothing was made twice.
+cluster: deps
+	swift build --product easel -Xswiftc -warnings-as-errors  # the flags of `make test`: nothing rebuilt after it
+	scripts/cluster.sh
+
+cluster-test: deps
+	swift build --product easel -Xswiftc -warnings-as-errors  # the flags of `make test`: nothing rebuilt after it
+	scripts/cluster.sh --test
+
+# easel serve behind a real Varnish with docs/varnish.vcl: Vary, ETag revalidation, Age, signed
+# URLs, purge bans.
+varnish-test: deps
+	swift build --product easel -Xswiftc -warnings-as-errors  # the flags of `make test`: nothing rebuilt after it
+	scripts/varnish-test.sh

@@ -365,11 +365,16 @@ public final class ImageServer: Sendable {
         if let query = request.uri.query { target += "?" + query }
         let unreached = await purgeRelay.relay(path: target, surrogateKey: PurgeRelay.surrogateKey(forSource: key ?? url.absoluteString))
         guard unreached.isEmpty else {
-            return Self.text(.badGateway, "purged here; not reached (retry the purge): " + unreached.joined(separator: " "))
+            // 202, not a 5xx: the purge is done here but not yet everywhere, and a balancer in
+            // front must not take this instance for a failed one and retry the purge elsewhere.
+            var answer = Self.text(.accepted, "purged here; not reached (retry the purge): " + unreached.joined(separator: " "))
+            answer.headers[Self.unreachedField] = unreached.joined(separator: ", ")
+            return answer
         }
         return Self.text(.ok, "purged here and at \(purgeRelay.peers.count) peers and \(purgeRelay.banURLs.count) CDN URLs")
     }
 
     static let relayField = HTTPField.Name(PurgeRelay.relayHeader)!
     static let surrogateField = HTTPField.Name(PurgeRelay.surrogateHeader)!
+    static let unreachedField = HTTPField.Name("Easel-Purge-Unreached")!
 }

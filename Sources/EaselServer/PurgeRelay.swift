@@ -12,7 +12,8 @@ import NIOHTTP1
 /// Bound: each peer gets up to three tries of at most two seconds each, 0.1 s and 0.3 s apart,
 /// all peers at once, so a purge is answered within about 6.5 s; every peer that answered has
 /// removed the source from its memory, tables and disk before that answer. A peer that did not
-/// answer is named in the purge's answer (502), for the operator to retry.
+/// answer is named in the purge's answer (202 Accepted, header `Easel-Purge-Unreached`), for
+/// the operator to retry.
 final class PurgeRelay: Sendable {
     static let relayHeader = "X-Easel-Purge-Relay"
     static let surrogateHeader = "Surrogate-Key"

@@ -1,0 +1,65 @@
+# Varnish in front of `easel serve` (Varnish 7, VCL 4.1). scripts/varnish-test.sh runs it against
+# a real easel on loopback; copy it and set the backend to your easel (or to the nginx balancer
+# of scripts/cluster.sh).
+#
+# What it relies on from easel:
+# - `Cache-Control: public, max-age=N` on every image, and a strong `ETag` of the bytes: Varnish
+#   caches for N seconds, then revalidates with If-None-Match and easel answers 304 (no body);
+# - `Vary: Accept` where the answer depends on it (WebP for browsers that take it, JPEG or PNG
+#   otherwise): normalised below to one value per kind, so Varnish keeps one copy per kind;
+# - signed URLs (`?s=…`) are ordinary cacheable URLs: the signature is part of the key;
+# - purge: with `cdnBanURLs` pointing here, easel's `DELETE /images/…` also sends
+#   `BAN` with the source's `Surrogate-Key`, which every answer made from that source carries.
+vcl 4.1;
+
+backend easel {
+    .host = "127.0.0.1";
+    .port = "8080";
+}
+
+# Who may ban: the easel instances.
+acl purgers {
+    "127.0.0.1";
+    "::1";
+}
+
+sub vcl_recv {
+    if (req.method == "BAN") {
+        if (!client.ip ~ purgers) {
+            return (synth(403, "Forbidden"));
+        }
+        if (req.http.Surrogate-Key !~ "^easel-[0-9a-f]{16}$") {
+            return (synth(400, "Surrogate-Key missing or malformed"));
+        }
+        ban("obj.http.Surrogate-Key == " + req.http.Surrogate-Key);
+        return (synth(200, "Banned"));
+    }
+    if (req.url ~ "^/images/") {
+        # One Accept per kind of answer easel makes, unless WebP is refused with q=0.
+        if (req.http.Accept ~ "image/webp" && req.http.Accept !~ "image/webp\s*;\s*q=0(\.0*)?\s*(,|$)") {
+            set req.http.Accept = "image/webp";
+        } else {
+            unset req.http.Accept;
+        }
+        # Images are public: cookies never change them.
+        unset req.http.Cookie;
+    }
+}
+
+sub vcl_backend_response {
+    # Keep expired objects for an hour so that Varnish revalidates (If-None-Match, 304) instead
+    # of fetching the bytes again.
+    set beresp.keep = 1h;
+    if (beresp.was_304) {
+        set beresp.http.X-Easel-Revalidated = "true";
+    }
+}
+
+sub vcl_deliver {
+    # For people and tests: whether this answer came from Varnish's cache.
+    if (obj.hits > 0) {
+        set resp.http.X-Cache = "HIT";
+    } else {
+        set resp.http.X-Cache = "MISS";
+    }
+}
