@@ -99,11 +99,12 @@ mkdir -p "$work/tmp"
 wait_for "http://127.0.0.1:$origin_port/LICENSE.md"
 
 # Three instances: the same origin, one shared tier, each other as peers.
-peers_of() { local list=""; for p in "${ports[@]}"; do [ "$p" != "$1" ] && list="$list${list:+,}http://127.0.0.1:$p"; done; echo "$list"; }
+peer_flags() { for p in "${ports[@]}"; do [ "$p" != "$1" ] && echo "--peer http://127.0.0.1:$p"; done; }
 for i in 0 1 2; do
   port=${ports[$i]}
-  EASEL_ADMIN_TOKEN="$token" EASEL_SHARED_CACHE="s3://easel-cluster/$shared_prefix" EASEL_PEERS="$(peers_of "$port")" \
-    "$easel" serve --port "$port" --origin "http://127.0.0.1:$origin_port/" --cache-dir "$work/cache-$i" > "$work/easel-$i.log" 2>&1 &
+  # shellcheck disable=SC2046 # one flag per word
+  EASEL_ADMIN_TOKEN="$token" "$easel" serve --port "$port" --origin "http://127.0.0.1:$origin_port/" \
+    --shared-cache "s3://easel-cluster/$shared_prefix" $(peer_flags "$port") --cache-dir "$work/cache-$i" > "$work/easel-$i.log" 2>&1 &
   pids+=($!)
   disown "$!"  # no job notice when the test kills it
   echo "${pids[-1]}" > "$work/easel-$i.pid"

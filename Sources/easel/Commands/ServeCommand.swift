@@ -14,14 +14,22 @@ struct ServeCommand: AsyncParsableCommand {
         discussion: """
         Defaults: the bundled Samples/ directory as origin, 127.0.0.1:8080, cache under $XDG_CACHE_HOME/easel/serve, \
         formats thumb (fit 256), small (fit 512) and square (fill 256). Settings come from --config FILE (JSON), \
-        then the environment (EASEL_HOST, EASEL_PORT, EASEL_ORIGIN, EASEL_CACHE_DIR, EASEL_ALLOW_HOSTS, \
-        EASEL_SIGNING_KEYS, EASEL_SIGNING_SALT, EASEL_ADMIN_TOKEN), then these flags. SIGTERM or SIGINT finishes \
+        then the environment (EASEL_HOST, EASEL_PORT, EASEL_ORIGIN, EASEL_SHARED_CACHE, EASEL_PEERS, \
+        EASEL_CDN_BAN_URLS, EASEL_CACHE_DIR, EASEL_ALLOW_HOSTS, EASEL_SIGNING_KEYS, EASEL_SIGNING_SALT, EASEL_ADMIN_TOKEN), \
+        then these flags. SIGTERM or SIGINT finishes \
         the requests in flight, writes the caches and exits.
         """)
 
     @Option(help: "Address to listen on.") var host: String?
     @Option(help: "Port to listen on (0: any free port).") var port: Int?
-    @Option(help: "Source images: a directory or an http(s) base URL.") var origin: String?
+    @Option(help: "Source images: a directory, an http(s) base URL or s3://BUCKET/PREFIX/ (credentials from AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION; endpoint from EASEL_S3_ENDPOINT).")
+    var origin: String?
+    @Option(name: .customLong("shared-cache"), help: "A result tier shared by several instances: s3://BUCKET/PREFIX/.")
+    var sharedCache: String?
+    @Option(name: .customLong("peer"), help: "Base URL of another instance a purge is relayed to (repeatable; needs the admin token).")
+    var peer: [String] = []
+    @Option(name: .customLong("cdn-ban-url"), help: "A Varnish (see docs/varnish.vcl) that purges also BAN (repeatable).")
+    var cdnBanURL: [String] = []
     @Option(name: .customLong("cache-dir"), help: "Cache directory.") var cacheDir: String?
     @Option(help: "A JSON configuration file.") var config: String?
     @Option(name: .customLong("allow-host"), help: "A host remote sources may come from (repeatable).") var allowHost: [String] = []
@@ -38,6 +46,9 @@ struct ServeCommand: AsyncParsableCommand {
         if let host { configuration.host = host }
         if let port { configuration.port = port }
         if let origin { configuration.origin = origin }
+        if let sharedCache { configuration.sharedCache = sharedCache }
+        configuration.peers += peer
+        configuration.cdnBanURLs += cdnBanURL
         if let cacheDir { configuration.cacheDirectory = cacheDir }
         configuration.allowHosts += allowHost
         if allowUnsignedAdHoc { configuration.allowUnsignedAdHoc = true }
