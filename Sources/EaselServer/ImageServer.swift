@@ -358,12 +358,19 @@ public final class ImageServer: Sendable {
         let (_, source) = try Self.split(path, prefix: "/images/", withSpec: withSpec)
         let url = try resolve(source)
         let key = sourceKey(source)
-        try await pipeline.purge(ImageRequest(url: url, cacheKey: key))
+        // A store that failed (the shared tier unreachable) still leaves this instance's own
+        // tiers purged; the peers and the CDN are told either way, then the failure is answered.
+        var failure: PipelineError?
+        do throws(PipelineError) { try await pipeline.purge(ImageRequest(url: url, cacheKey: key)) } catch { failure = error }
         // A relayed purge stops here; the first instance carries it to the peers and the CDN.
-        guard let purgeRelay, request.headers[Self.relayField] == nil else { return Self.text(.ok, "purged") }
+        guard let purgeRelay, request.headers[Self.relayField] == nil else {
+            if let failure { throw failure }
+            return Self.text(.ok, "purged")
+        }
         var target = path
         if let query = request.uri.query { target += "?" + query }
         let unreached = await purgeRelay.relay(path: target, surrogateKey: PurgeRelay.surrogateKey(forSource: key ?? url.absoluteString))
+        if let failure { throw failure }
         guard unreached.isEmpty else {
             // 202, not a 5xx: the purge is done here but not yet everywhere, and a balancer in
             // front must not take this instance for a failed one and retry the purge elsewhere.

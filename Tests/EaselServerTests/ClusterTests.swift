@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import EaselPipeline
 import EaselRemote
+import EaselSupport
 @testable import EaselServer
 import EaselTestSupport
 import Foundation
@@ -92,6 +93,44 @@ import Testing
             let relayed = try await Self.request(port, "/images/cat.jpg", method: .DELETE,
                                                  headers: [("Authorization", "Bearer " + Self.token), (PurgeRelay.relayHeader, "1")])
             #expect(relayed.status == 200)
+        }
+    }
+
+    @Test func aPeerThatWasDownGetsThePurgeWhenItComesBack() async throws {
+        let origin = Origin()
+        origin.serve("/cat.jpg", .file(catJPEG, headers: ["ETag": "\"cat-1\""]))
+        try await origin.run { base in
+            let cache = try TemporaryDirectory()
+            @Sendable func peer(_ configuration: inout ServerConfiguration) {
+                configuration.origin = base.absoluteString
+                configuration.cacheDirectory = cache.path
+                configuration.adminToken = Self.token
+            }
+            // B makes the variant (one origin read), keeps it on its disk, and goes down.
+            let made = Locked(Data()), peerPort = Locked(0)
+            try await live(try TestServer(peer)) { port in
+                peerPort.withLock { $0 = port }
+                made.withLock { $0 = Data() }
+                let answer = try await Self.request(port, "/images/thumb/cat.jpg")
+                #expect(answer.status == 200)
+                made.withLock { $0 = answer.body }
+            }
+            let port = peerPort.withLock { $0 }
+            #expect(origin.count("/cat.jpg") == 1)
+            let a = try TestServer { $0.origin = base.absoluteString; $0.adminToken = Self.token; $0.peers = ["http://127.0.0.1:\(port)"] }
+            try await live(a) { portA in
+                origin.serve("/cat.jpg", .file(Self.cup, headers: ["ETag": "\"cup-1\""]))
+                let purge = try await Self.request(portA, "/images/cat.jpg", method: .DELETE, headers: [("Authorization", "Bearer " + Self.token)])
+                #expect(purge.status == 202)
+                #expect(a.server.purgeRelay!.pendingCount == 1)
+                // B comes back on its port with its disk: the relay retried in the background reaches it.
+                try await live(try TestServer(peer), port: port) {
+                    try await Self.eventually(within: .seconds(20)) { a.server.purgeRelay!.pendingCount == 0 }
+                    let after = try await Self.request(port, "/images/thumb/cat.jpg")
+                    #expect(after.status == 200 && after.body != made.withLock { $0 })
+                    #expect(origin.count("/cat.jpg") == 2)
+                }
+            }
         }
     }
 

@@ -8,8 +8,10 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import Logging
 import NIOCore
 import Prometheus
+import ServiceLifecycle
 import Testing
 
 /// Runs `body` against `server` listening on a real loopback socket (its port given).
@@ -20,6 +22,38 @@ func live(_ server: TestServer, _ body: @escaping @Sendable (Int) async throws -
         try await app.test(.live) { client in try await body(client.port!) }
     } catch {
         await server.server.shutdown()  // its HTTP clients must be shut down before they go
+        throw error
+    }
+    await server.server.shutdown()
+}
+
+/// Like `live`, on a fixed port (Hummingbird's test framework always binds port 0): a restarted
+/// instance comes back where its peers expect it.
+func live(_ server: TestServer, port: Int, _ body: @escaping @Sendable () async throws -> Void) async throws {
+    let (started, running) = AsyncStream<Void>.makeStream()
+    let app = Application(router: server.server.router(), server: server.server.httpServer(),
+                          configuration: .init(address: .hostname("127.0.0.1", port: port)),
+                          onServerRunning: { _ in running.yield() })
+    let group = ServiceGroup(configuration: .init(services: [app], logger: Logger(label: "test")))
+    do {
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask {
+                defer { running.finish() }  // a failed bind ends the wait below
+                try await group.run()
+            }
+            guard await started.first(where: { true }) != nil else {
+                try await tasks.waitForAll()  // throws the bind's error
+                throw CancellationError()
+            }
+            do { try await body() } catch {
+                await group.triggerGracefulShutdown()
+                throw error
+            }
+            await group.triggerGracefulShutdown()
+            try await tasks.waitForAll()
+        }
+    } catch {
+        await server.server.shutdown()
         throw error
     }
     await server.server.shutdown()
