@@ -101,6 +101,12 @@ let package = Package(
             ],
             path: "peers/DiskCachePeerWorkload"
         ),
+        // The Swift side of peers/shared-tier.sh: S3Store lookups, timed one by one.
+        .executableTarget(
+            name: "SharedTierLookup",
+            dependencies: [.product(name: "EaselRemote", package: "easel")],
+            path: "peers/SharedTierLookup"
+        ),
         // A bare Hummingbird route serving preloaded bytes: the framework's ceiling for the
         // warm path (serve-vs-nginx.sh).
         .executableTarget(

@@ -119,9 +119,15 @@ extension ImagePipeline {
                 let encoded = EncodedImage(data: data, encoding: encoding)
                 if keeps {
                     keep(encoded, keys: keys, until: freshUntil)
-                    // The faster stores before this one get a copy.
-                    for earlier in stores[..<position] { try? await earlier.set(record, forKey: keys.store, expiresAt: freshUntil) }
                     await undoIfPurged(keys, stored: encoded, record: record)
+                    // The faster stores before this one get a copy, after the answer.
+                    let earlier = stores[..<position]
+                    if !earlier.isEmpty {
+                        afterAnswer.run { [self] in
+                            for store in earlier { try? await store.set(record, forKey: keys.store, expiresAt: freshUntil) }
+                            await undoIfPurged(keys, stored: encoded, record: record)
+                        }
+                    }
                 }
                 return EncodedResponse(encoded: encoded, tier: position == 0 && disk != nil ? .encodedDisk : .encodedShared)
             }
@@ -163,7 +169,7 @@ extension ImagePipeline {
             // Shared stores are filled after the answer, never delaying it.
             let shared = disk == nil ? stores[...] : stores.dropFirst()
             if !shared.isEmpty {
-                Task.detached { [self] in
+                afterAnswer.run { [self] in
                     for store in shared { try? await store.set(record, forKey: keys.store, expiresAt: until) }
                     if !purges.isCurrent(keys.mark) {
                         for store in shared where (try? await store.data(forKey: keys.store)) == record {

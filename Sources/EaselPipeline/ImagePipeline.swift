@@ -99,6 +99,8 @@ public final class ImagePipeline: Sendable {
     let stores: [any DataStore]
     /// Marks that keep work which raced a purge from storing what it made.
     let purges = PurgeMarks()
+    /// Copies to other stores made after an answer; `close()` waits for them.
+    let afterAnswer = AfterAnswer()
     let tables: [String: ImageTable]
     private let formatsByName: [String: ImageFormat]
     /// Per named format, its name and every parameter that decides its pixels (encoded keys).
@@ -177,11 +179,13 @@ public final class ImagePipeline: Sendable {
         }
     }
 
-    /// Closes the fetchers' connections and the image tables: their file locks are released
+    /// Waits for the copies to other stores that answers left behind, then closes the
+    /// fetchers' connections and the image tables: their file locks are released
     /// before this returns, so a new pipeline on the same cache directory opens at once (with
     /// the last reference dropped instead, a table stays locked until its deinit runs). Later
     /// requests still work from memory, disk and fetchers, but no longer read or fill tables.
     public func close() async {
+        await afterAnswer.drain()
         await shutdown()
         let tables = self.tables
         _ = try? await BlockingIOPool.shared.run { for table in tables.values { table.close() } }

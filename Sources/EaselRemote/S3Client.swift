@@ -133,7 +133,8 @@ public final class S3Client: Sendable {
         try await withTimeLimit(timeout, timedOut: S3Error.timedOut(seconds: Self.seconds(timeout)), cancelled: .network("cancelled")) {
             () async throws(S3Error) in
             let response = try await self.send("PUT", bucket: bucket, key: key, headers: [("Content-Type", contentType)], body: data)
-            guard response.status == .ok else { throw await Self.failure(response, bucket: bucket, key: key) }
+            // S3 answers 200; some S3-compatible stores 201 or 204.
+            guard response.status.code / 100 == 2 else { throw await Self.failure(response, bucket: bucket, key: key) }
         }
     }
 

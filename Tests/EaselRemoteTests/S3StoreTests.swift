@@ -121,6 +121,22 @@ import Testing
         try await client.shutdown()
     }
 
+    @Test func aWriteAnsweredWithAny2xxSucceeds() async throws {
+        // S3 answers 200; S3-compatible stores (and nginx's WebDAV) 201 Created or 204.
+        let origin = Origin()
+        try await origin.run { base in
+            let client = S3Client(configuration: .init(credentials: S3Credentials(accessKeyID: "a", secretAccessKey: "b"), endpoint: base))
+            for status in [200, 201, 204] {
+                origin.serve("/plain-bucket/k\(status)", .status(status))
+                try await client.put(bucket: "plain-bucket", key: "k\(status)", data: Data("x".utf8))
+            }
+            origin.serve("/plain-bucket/k500", .status(500))
+            await #expect(throws: S3Error.self) { try await client.put(bucket: "plain-bucket", key: "k500", data: Data("x".utf8)) }
+            #expect(origin.count("/plain-bucket/k201") == 1)
+            try await client.shutdown()
+        }
+    }
+
     @Test func getsStreamWithinALimitAndRevalidate() async throws {
         let server = try await S3TestServer.shared()
         try await withClient(server) { client in

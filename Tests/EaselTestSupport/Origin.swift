@@ -57,6 +57,7 @@ public final class Origin: Sendable {
     public func run(_ body: @escaping @Sendable (_ base: URL) async throws -> Void) async throws {
         let router = Router()
         router.get("**") { request, _ in try await self.respond(to: request) }
+        router.put("**") { request, _ in try await self.respond(to: request) }  // a plain object store's writes
         let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)))
         try await app.test(.live) { client in
             try await body(URL(string: "http://127.0.0.1:\(client.port!)")!)
