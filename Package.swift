@@ -168,7 +168,7 @@ let package = Package(
         .testTarget(
             name: "EaselServerTests",
             dependencies: [
-                "EaselSupport", "EaselServer", "EaselPipeline", "EaselRemote", "EaselCodecs", "EaselStorage", "EaselTestSupport",
+                "EaselSupport", "EaselServer", "EaselPipeline", "EaselRemote", "EaselCodecs", "EaselStorage", "EaselTables", "EaselTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),

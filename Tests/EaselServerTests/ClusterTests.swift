@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import EaselPipeline
 import EaselRemote
 import EaselSupport
+import EaselTables
 @testable import EaselServer
 import EaselTestSupport
 import Foundation
@@ -177,6 +178,37 @@ import Testing
             #expect(server.server.sharedStore!.statistics.readErrors == 1)
             try await Self.eventually { server.server.sharedStore!.statistics.writeErrors == 1 }
         }
+    }
+
+    @Test func aStaleS3OriginalIsRevalidatedWithItsETag() async throws {
+        let s3 = try await S3TestServer.shared()
+        let key = "revalidate-\(UUID().uuidString)/cat.jpg"
+        let client = S3Client(configuration: try .fromEnvironment(s3.environment))
+        try await client.put(bucket: S3TestServer.bucket, key: key, data: catJPEG, contentType: "image/jpeg")
+        let directory = try TemporaryDirectory()
+        let formats = [ImageFormat(name: "thumb", family: "photos", width: 128, height: 128, fit: .fit, maximumCount: 50),
+                       ImageFormat(name: "large", family: "large", width: 400, height: 400, maximumCount: 50, storage: .diskCache),
+                       ImageFormat(name: "larger", family: "larger", width: 500, height: 500, maximumCount: 50, storage: .diskCache)]
+        // Freshness 0: every later use of the stored original revalidates it with S3.
+        let pipeline = try ImagePipeline(configuration: .init(formats: formats, cacheDirectory: directory.url,
+                                                              fetchers: [S3Fetcher(client: client)], downloadRate: nil, defaultFreshness: 0))
+        let url = URL(string: "s3://\(S3TestServer.bucket)/\(key)")!
+        do {
+            let first = try await pipeline.image(for: ImageRequest(url: url, format: "thumb"))
+            #expect(first.tier == .network)
+            // Unchanged: S3 answers 304 to the ETag, and the stored original is used.
+            #expect(try await pipeline.image(for: ImageRequest(url: url, format: "large")).tier == .diskOriginal)
+            // Changed: a new ETag, so the new bytes.
+            try await client.put(bucket: S3TestServer.bucket, key: key, data: Self.cup, contentType: "image/jpeg")
+            let changed = try await pipeline.image(for: ImageRequest(url: url, format: "larger"))
+            #expect(changed.tier == .network)
+        } catch {
+            await pipeline.close()
+            try await client.shutdown()
+            throw error
+        }
+        await pipeline.close()
+        try await client.shutdown()
     }
 
     @Test func anS3OriginServesItsObjectsAndHidesItsErrors() async throws {
