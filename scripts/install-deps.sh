@@ -17,7 +17,9 @@ fi
 # moto's S3 server (PyPI `moto[server]`) for the S3 tests: the system Python's when it has it,
 # else a virtualenv in .venv-tools/ (the tests and scripts look there first).
 cd "$(dirname "$0")/.."
-if [ ! -x .venv-tools/bin/python3 ] && ! python3 -c "import moto.server, boto3, flask, flask_cors" >/dev/null 2>&1; then
+check='import moto.server, boto3, flask, flask_cors'
+if ! python3 -c "$check" >/dev/null 2>&1 && ! { [ -x .venv-tools/bin/python3 ] && .venv-tools/bin/python3 -c "$check" >/dev/null 2>&1; }; then
+  # (Also when an earlier install into .venv-tools/ was cut off: the import is what counts.)
   echo "installing moto[server] into .venv-tools/"
   python3 -m venv .venv-tools
   .venv-tools/bin/pip install --quiet "moto[server]>=5,<6"

@@ -2,31 +2,82 @@ import EaselCodecs
 import EaselStorage
 import EaselSupport
 import Foundation
+import Logging
 
 /// Purge by source in every tier, and what keeps work that raced a purge from storing old
 /// bytes (see `PurgeMarks`).
 extension ImagePipeline {
+    /// Where a purge reaches.
+    public enum PurgeScope: Sendable {
+        /// This pipeline's tiers and its shared stores.
+        case everywhere
+        /// This pipeline's own tiers only: memory, tables and the local disk (a purge relayed
+        /// from an instance that has already purged the shared stores).
+        case local
+    }
+
+    /// What a purge could not reach: shared stores that failed or did not finish within the
+    /// time limit (their names). Empty when the purge reached everything in its scope.
+    public struct PurgeReport: Sendable, Equatable {
+        public var unreachedSharedStores: [String] = []
+    }
+
     /// Forgets everything made from the original of `request`, in every tier: the original,
     /// every variant and every encoded answer in the data stores (one key range per store, see
     /// `StoreKey`), its table entries, and its decoded and encoded entries in memory (found
     /// through the source index; nothing else is touched). Work on the source that began before
     /// or during the purge keeps nothing it made (`PurgeMarks`); requests after it start afresh.
     /// Readers holding an image keep it.
-    public func purge(_ request: ImageRequest) async throws(PipelineError) {
+    ///
+    /// A shared store that fails or takes longer than `sharedStoreTimeLimit` does not fail the
+    /// purge: it is named in the report (and logged), as the local tiers are purged anyway.
+    /// - Throws: `PipelineError.store` when the local disk failed; `.noSource`.
+    @discardableResult
+    public func purge(_ request: ImageRequest, scope: PurgeScope = .everywhere,
+                      sharedStoreTimeLimit: Duration = .seconds(5)) async throws(PipelineError) -> PurgeReport {
         guard let sourceKey = request.sourceKey else { throw .noSource }
         let (entityID, _) = Self.entityIDs(request, sourceKey: sourceKey)
-        try await purges.purging(sourceKey) { () async throws(PipelineError) in
+        let prefix = StoreKey.prefix(sourceKey)
+        return try await purges.purging(sourceKey) { () async throws(PipelineError) -> PurgeReport in
             var failure: PipelineError?
-            for store in stores {
-                do {
-                    try await store.removeValues(withKeyPrefix: StoreKey.prefix(sourceKey))
-                } catch {
-                    failure = failure ?? .store(store, error)
+            if let disk {
+                do { try await disk.removeValues(withKeyPrefix: prefix) } catch { failure = .store(disk, error) }
+            }
+            var report = PurgeReport()
+            if scope == .everywhere {
+                // The shared stores at once, each within the time limit.
+                let shared = configuration.sharedStores
+                report.unreachedSharedStores = await withTaskGroup(of: String?.self) { group in
+                    for store in shared {
+                        group.addTask {
+                            do {
+                                try await withTimeLimit(sharedStoreTimeLimit, timedOut: PipelineError.timedOut(seconds: Self.seconds(sharedStoreTimeLimit)),
+                                                        cancelled: PipelineError.cancelled) { () async throws(PipelineError) in
+                                    do { try await store.removeValues(withKeyPrefix: prefix) } catch { throw .store(store, error) }
+                                }
+                                return nil
+                            } catch {
+                                return store.storeName
+                            }
+                        }
+                    }
+                    var unreached: [String] = []
+                    for await name in group { if let name { unreached.append(name) } }
+                    return unreached.sorted()
+                }
+                if !report.unreachedSharedStores.isEmpty {
+                    logger.error("purge did not reach shared stores", metadata: [
+                        "source": "\(sourceKey)", "stores": "\(report.unreachedSharedStores.joined(separator: ", "))"])
                 }
             }
             forgetLocally(sourceKey, entityID: entityID)
             if let failure { throw failure }
+            return report
         }
+    }
+
+    static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 
     /// Removes a source's entries from memory and the tables (blocking only on a table's lock).

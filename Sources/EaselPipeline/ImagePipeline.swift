@@ -100,7 +100,7 @@ public final class ImagePipeline: Sendable {
     /// Marks that keep work which raced a purge from storing what it made.
     let purges = PurgeMarks()
     /// Copies to other stores made after an answer; `close()` waits for them.
-    let afterAnswer = AfterAnswer()
+    let afterAnswer = BackgroundTasks()
     let tables: [String: ImageTable]
     private let formatsByName: [String: ImageFormat]
     /// Per named format, its name and every parameter that decides its pixels (encoded keys).
@@ -118,7 +118,7 @@ public final class ImagePipeline: Sendable {
     /// Downloads waiting for a slot, and running (for tests of ordering).
     package var waitingDownloads: Int { downloads.waitingCount }
     let metrics: PipelineMetrics
-    private let logger = Logger(label: "easel.pipeline")
+    let logger = Logger(label: "easel.pipeline")
 
     public init(configuration: Configuration = .init()) throws(PipelineError) {
         self.configuration = configuration

@@ -62,7 +62,10 @@ public final class S3Client: Sendable {
 
     public let configuration: Configuration
     private let signer: SignatureV4
+    /// Reads (GET of objects) and everything else (PUT, DELETE, listings) have their own
+    /// connection pools, so that writes left behind by answers never queue reads.
     private let client: HTTPClient
+    private let writer: HTTPClient
 
     public init(configuration: Configuration) {
         self.configuration = configuration
@@ -72,10 +75,17 @@ public final class S3Client: Sendable {
             timeout: .init(connect: .nanoseconds(Int64(configuration.connectTimeout.components.seconds) * 1_000_000_000
                                                  + configuration.connectTimeout.components.attoseconds / 1_000_000_000)))
         clientConfiguration.decompression = .disabled
+        clientConfiguration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 32)
         client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)
+        writer = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)
     }
 
-    public func shutdown() async throws { try await client.shutdown() }
+    public func shutdown() async throws {
+        var failure: (any Error)?
+        do { try await client.shutdown() } catch { failure = error }
+        do { try await writer.shutdown() } catch { failure = failure ?? error }
+        if let failure { throw failure }
+    }
 
     // MARK: Operations
 
@@ -144,9 +154,12 @@ public final class S3Client: Sendable {
         try await withTimeLimit(timeout, timedOut: S3Error.timedOut(seconds: Self.seconds(timeout)), cancelled: .network("cancelled")) {
             () async throws(S3Error) in
             let response = try await self.send("DELETE", bucket: bucket, key: key)
-            guard response.status == .noContent || response.status == .ok || response.status == .notFound else {
-                throw await Self.failure(response, bucket: bucket, key: key)
-            }
+            if response.status == .noContent || response.status == .ok { return }
+            // S3 answers 204 for a key that is not there; some stores 404 NoSuchKey. A missing
+            // bucket is an error.
+            let failure = await Self.failure(response, bucket: bucket, key: key)
+            if case .notFound = failure { return }
+            throw failure
         }
     }
 
@@ -163,12 +176,18 @@ public final class S3Client: Sendable {
             guard response.status == .ok else { throw await Self.failure(response, bucket: bucket, key: prefix) }
             let text = await Self.body(response, limit: 16 << 20)
             let keys = XMLText.values(of: "Key", in: text)
-            let truncated = XMLText.values(of: "IsTruncated", in: text).first == "true"
-            return (keys, truncated ? XMLText.values(of: "NextContinuationToken", in: text).first : nil)
+            guard XMLText.values(of: "IsTruncated", in: text).first == "true" else { return (keys, nil) }
+            // A truncated page without a token (a store that only speaks ListObjects V1) would
+            // end the listing early and leave objects behind a purge: an error instead.
+            guard let next = XMLText.values(of: "NextContinuationToken", in: text).first, !next.isEmpty else {
+                throw S3Error.service(status: 200, code: "NoContinuationToken", message: "truncated listing without a continuation token")
+            }
+            return (keys, next)
         }
     }
 
-    /// Every key that begins with `prefix` (pages followed up to `maximumKeys`).
+    /// Every key that begins with `prefix`, following pages. More than `maximumKeys` is an error
+    /// (never a silently shortened list).
     public func allKeys(bucket: String, prefix: String, maximumKeys: Int = 100_000) async throws(S3Error) -> [String] {
         var keys: [String] = []
         var continuation: String?
@@ -176,7 +195,10 @@ public final class S3Client: Sendable {
             let page = try await list(bucket: bucket, prefix: prefix, continuation: continuation)
             keys += page.keys
             continuation = page.next
-        } while continuation != nil && keys.count < maximumKeys
+            if continuation != nil, keys.count >= maximumKeys {
+                throw .service(status: 200, code: "TooManyKeys", message: "more than \(maximumKeys) keys under \(prefix)")
+            }
+        } while continuation != nil
         return keys
     }
 
@@ -228,7 +250,8 @@ public final class S3Client: Sendable {
             request.body = .bytes(ByteBuffer(bytes: body))
         }
         do {
-            return try await client.execute(request, timeout: .hours(1))  // the time limit is ours
+            let pool = method == "GET" && key != nil ? client : writer
+            return try await pool.execute(request, timeout: .hours(1))  // the time limit is ours
         } catch {
             throw Task.isCancelled ? .network("cancelled") : .network("\(error)")
         }

@@ -27,6 +27,10 @@ public final class S3Store: DataStore {
     public let maximumObjectBytes: Int
     public var storeName: String { "s3" }
 
+    /// Most writes in flight at once; a write past it is dropped and counted (`writesDropped`):
+    /// writes are made after answers, and a slow store must not pile them up in memory.
+    public let maximumPendingWrites: Int
+
     /// Counts since start, for tests and the server's status.
     public struct Statistics: Sendable, Equatable {
         public var hits = 0
@@ -35,21 +39,29 @@ public final class S3Store: DataStore {
         public var readErrors = 0
         public var writes = 0
         public var writeErrors = 0
+        public var writesDropped = 0
         public var removals = 0
     }
 
     private let counts = Mutex(Statistics())
+    private let pendingWrites = Mutex(0)
+    private let background = BackgroundTasks()
+
+    /// Waits for removals of damaged objects started by reads (before the client shuts down).
+    public func drainBackgroundWork() async { await background.drain() }
     private let counters: [String: Counter]
     private let logger = Logger(label: "easel.s3")
 
-    public init(location: S3Location, client: S3Client, readTimeout: Duration = .seconds(1), maximumObjectBytes: Int = 64 << 20) {
+    public init(location: S3Location, client: S3Client, readTimeout: Duration = .seconds(1), maximumObjectBytes: Int = 64 << 20,
+                maximumPendingWrites: Int = 64) {
         self.location = location
         self.client = client
         self.readTimeout = readTimeout
         self.maximumObjectBytes = maximumObjectBytes
+        self.maximumPendingWrites = maximumPendingWrites
         var counters: [String: Counter] = [:]
         for (operation, outcome) in [("read", "hit"), ("read", "miss"), ("read", "damaged"), ("read", "error"),
-                                     ("write", "ok"), ("write", "error"), ("remove", "ok"), ("remove", "error")] {
+                                     ("write", "ok"), ("write", "error"), ("write", "dropped"), ("remove", "ok"), ("remove", "error")] {
             counters[operation + "." + outcome] = Counter(label: "easel_shared_tier_total", dimensions: [("operation", operation), ("outcome", outcome)])
         }
         self.counters = counters
@@ -98,7 +110,8 @@ public final class S3Store: DataStore {
         guard let (storedKey, expiresAt, payload) = ObjectRecord.decode(object), storedKey == key else {
             count("read", "damaged") { $0.damaged += 1 }
             logger.warning("damaged object in the shared tier: removed", metadata: ["object": "\(name)"])
-            try? await client.delete(bucket: bucket, key: name)
+            // Removed in the background: the answer does not wait for it.
+            background.run { try? await client.delete(bucket: bucket, key: name) }
             return nil
         }
         if let expiresAt, expiresAt < Date() {
@@ -112,6 +125,16 @@ public final class S3Store: DataStore {
     public func set(_ data: Data, forKey key: String, expiresAt: Date?) async throws {
         guard data.count <= maximumObjectBytes else { return }
         let name = objectName(forKey: key)
+        let admitted = pendingWrites.withLock { pending in
+            guard pending < maximumPendingWrites else { return false }
+            pending += 1
+            return true
+        }
+        guard admitted else {
+            count("write", "dropped") { $0.writesDropped += 1 }
+            return
+        }
+        defer { pendingWrites.withLock { $0 -= 1 } }
         do {
             try await client.put(bucket: location.bucket, key: name, data: ObjectRecord.encode(key: key, expiresAt: expiresAt, payload: data))
             count("write", "ok") { $0.writes += 1 }

@@ -86,8 +86,15 @@ extension ImageServer {
         switch (source, origin) {
         case (.remote(let url), _):
             let canonical = Self.canonical(url)
-            if canonical.scheme == "s3" { try checkS3Source(canonical) }
-            return canonical
+            guard canonical.scheme == "s3" else { return canonical }
+            // One spelling per object: the key decoded, then encoded as the S3 origin encodes
+            // it (`a+b.jpg` and `a%2Bb.jpg` are one object, one cache identity, one purge).
+            guard let (bucket, key) = S3Fetcher.object(of: canonical),
+                  let spelled = URL(string: "s3://" + bucket + "/" + SignatureV4.encode(key, keepingSlash: true)) else {
+                throw HTTPError(.notFound, message: "no such image")
+            }
+            try checkS3Source(spelled)
+            return spelled
         case (.path(let segments), .directory): return URL(fileURLWithPath: rootPath + "/" + segments.joined(separator: "/"), isDirectory: false)
         case (.path(let segments), .http(let base)): return Self.canonical(segments.reduce(base) { $0.appendingPathComponent($1) })
         case (.path(let segments), .s3(let location)):
@@ -101,6 +108,12 @@ extension ImageServer {
     /// from a bucket listed in `allowHosts` as `s3://BUCKET`.
     func checkS3Source(_ url: URL) throws {
         guard let (bucket, key) = S3Fetcher.object(of: url) else { throw HTTPError(.notFound, message: "no such image") }
+        // No empty, `.` or `..` segments: S3 takes them literally, but a proxy or an
+        // S3-compatible store in front may resolve them out of the prefix.
+        let segments = key.split(separator: "/", omittingEmptySubsequences: false)
+        guard !segments.contains(where: { $0.isEmpty || $0 == "." || $0 == ".." }) else {
+            throw HTTPError(.notFound, message: "no such image")
+        }
         if case .s3(let location) = origin, location.bucket == bucket, key.hasPrefix(location.prefix) { return }
         if configuration.allowHosts.contains(where: { $0.lowercased() == "s3://" + bucket || $0.lowercased() == "s3://" + bucket + "/" }) { return }
         throw HTTPError(.forbidden, message: "source refused")

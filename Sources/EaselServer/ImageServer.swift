@@ -110,6 +110,10 @@ public final class ImageServer: Sendable {
         }
         purgeRelay = configuration.peers.isEmpty && configuration.cdnBanURLs.isEmpty ? nil
             : PurgeRelay(peers: configuration.peers, banURLs: configuration.cdnBanURLs, token: configuration.adminToken ?? "")
+        // Clients made above are shut down if the pipeline cannot open (a table locked by
+        // another instance, say): an HTTP client dropped without it stops a debug build.
+        let clients = (fetcher: fetcher, s3: s3, relay: purgeRelay)
+        do {
         pipeline = try ImagePipeline(configuration: .init(
             formats: configuration.imageFormats, cacheDirectory: cacheDirectory.appendingPathComponent("pipeline"),
             memoryCostLimit: configuration.memoryLimit / 2, diskByteLimit: configuration.diskLimit,
@@ -119,6 +123,14 @@ public final class ImageServer: Sendable {
             decodingLimits: DecodingLimits(maxPixels: configuration.maxSourcePixels, maxInputBytes: configuration.maxSourceBytes),
             newestFirst: false,  // a server serves in arrival order: nobody starves behind newer requests
             encodedMemoryCostLimit: configuration.memoryLimit / 2, sharedStores: sharedStore.map { [$0] } ?? []))
+        } catch {
+            Task.detached {
+                try? await clients.fetcher.shutdown()
+                try? await clients.s3?.shutdown()
+                await clients.relay?.shutdown()
+            }
+            throw error
+        }
         signer = URLSigner(keys: configuration.signingKeys.compactMap { Data(hex: $0) }, salt: Data(hex: configuration.signingSalt) ?? Data())
         admission = Admission(limit: configuration.processingConcurrency + configuration.maxQueue)
         metrics = ServerMetrics(registry: registry)
@@ -153,6 +165,7 @@ public final class ImageServer: Sendable {
         let tables = configuration.formats.compactMap { pipeline.table(forFormat: $0.name) }
         _ = try? await BlockingIOPool.shared.run { for table in tables { try? table.flush() } } // msync and fsync: not on the cooperative pool
         await pipeline.close()
+        await sharedStore?.drainBackgroundWork()
         try? await s3?.shutdown()
         await purgeRelay?.shutdown()
     }
@@ -358,19 +371,20 @@ public final class ImageServer: Sendable {
         let (_, source) = try Self.split(path, prefix: "/images/", withSpec: withSpec)
         let url = try resolve(source)
         let key = sourceKey(source)
-        // A store that failed (the shared tier unreachable) still leaves this instance's own
-        // tiers purged; the peers and the CDN are told either way, then the failure is answered.
-        var failure: PipelineError?
-        do throws(PipelineError) { try await pipeline.purge(ImageRequest(url: url, cacheKey: key)) } catch { failure = error }
-        // A relayed purge stops here; the first instance carries it to the peers and the CDN.
-        guard let purgeRelay, request.headers[Self.relayField] == nil else {
-            if let failure { throw failure }
-            return Self.text(.ok, "purged")
+        // A relayed purge purges this instance's own tiers only: the first instance has already
+        // purged the shared tier, and carries the purge to the peers and the CDN.
+        let relayed = request.headers[Self.relayField] != nil
+        // A failing local disk is this instance's failure (500). A shared tier that failed or
+        // did not answer in time is named in a 202 (the local tiers are purged; the peers and
+        // the CDN are told either way): never a 5xx a balancer would retry elsewhere.
+        let report = try await pipeline.purge(ImageRequest(url: url, cacheKey: key), scope: relayed ? .local : .everywhere,
+                                              sharedStoreTimeLimit: Self.sharedPurgeTimeLimit)
+        var unreached = report.unreachedSharedStores.map { "shared tier (\($0))" }
+        if let purgeRelay, !relayed {
+            var target = path
+            if let query = request.uri.query { target += "?" + query }
+            unreached += await purgeRelay.relay(path: target, surrogateKey: PurgeRelay.surrogateKey(forSource: key ?? url.absoluteString))
         }
-        var target = path
-        if let query = request.uri.query { target += "?" + query }
-        let unreached = await purgeRelay.relay(path: target, surrogateKey: PurgeRelay.surrogateKey(forSource: key ?? url.absoluteString))
-        if let failure { throw failure }
         guard unreached.isEmpty else {
             // 202, not a 5xx: the purge is done here but not yet everywhere, and a balancer in
             // front must not take this instance for a failed one and retry the purge elsewhere.
@@ -378,8 +392,12 @@ public final class ImageServer: Sendable {
             answer.headers[Self.unreachedField] = unreached.joined(separator: ", ")
             return answer
         }
+        guard let purgeRelay, !relayed else { return Self.text(.ok, "purged") }
         return Self.text(.ok, "purged here and at \(purgeRelay.peers.count) peers and \(purgeRelay.banURLs.count) CDN URLs")
     }
+
+    /// How long a purge waits for the shared tier before answering 202 without it.
+    static let sharedPurgeTimeLimit: Duration = .seconds(5)
 
     static let relayField = HTTPField.Name(PurgeRelay.relayHeader)!
     static let surrogateField = HTTPField.Name(PurgeRelay.surrogateHeader)!

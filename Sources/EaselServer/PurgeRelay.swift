@@ -10,11 +10,11 @@ import NIOHTTP1
 /// as a `BAN` to each CDN URL, naming the source's surrogate key.
 ///
 /// Bound: each peer gets up to three tries of at most two seconds each, 0.1 s and 0.3 s apart,
-/// all peers at once, so a purge is answered within about 6.5 s; every peer that answered has
+/// all peers at once, so the relay ends within about 6.5 s; every peer that answered has
 /// removed the source from its memory, tables and disk before that answer. A peer that did not
 /// answer is named in the purge's answer (202 Accepted, header `Easel-Purge-Unreached`), and the
 /// relay keeps trying it in the background every `retryInterval` (5 s) for `retryHorizon`
-/// (15 minutes): a peer that was down or restarting gets the purge within 5 s of coming back,
+/// (15 minutes): a peer that was down or restarting gets the purge within about 5 s of coming back,
 /// before its disk can serve the purged image for long. At most `maximumPending` (1,000) relays
 /// wait; past it the oldest is dropped with a log line.
 final class PurgeRelay: Sendable {
@@ -33,9 +33,15 @@ final class PurgeRelay: Sendable {
     static let retryHorizon: Duration = .seconds(15 * 60)
     static let maximumPending = 1_000
 
-    /// Relays that failed, by peer URL + path, with when they gave up; retried in the background.
+    /// Relays that could not reach their peer, by peer URL + path, with when they give up;
+    /// retried in the background.
+    private struct Waiting {
+        var peer: String
+        var url: String
+        var until: ContinuousClock.Instant
+    }
     private struct Pending {
-        var relays: [String: (url: String, until: ContinuousClock.Instant)] = [:]
+        var relays: [String: Waiting] = [:]
         var order: [String] = []
         var retrying: Task<Void, Never>?
         var closed = false
@@ -63,8 +69,9 @@ final class PurgeRelay: Sendable {
     /// Relays not yet delivered (for tests and logs).
     var pendingCount: Int { pending.withLock { $0.relays.count } }
 
-    /// Keeps trying a relay that failed, in the background (see the type's comment).
-    private func retryLater(_ url: String) {
+    /// Keeps trying a relay whose peer could not be reached, in the background (see the type's
+    /// comment).
+    private func retryLater(peer: String, url: String) {
         pending.withLock { state in
             guard !state.closed else { return }
             if state.relays[url] == nil {
@@ -75,34 +82,55 @@ final class PurgeRelay: Sendable {
                     logger.error("too many purges waiting for peers: dropped one", metadata: ["url": "\(dropped)"])
                 }
             }
-            state.relays[url] = (url, ContinuousClock.now + Self.retryHorizon)
+            state.relays[url] = Waiting(peer: peer, url: url, until: ContinuousClock.now + Self.retryHorizon)
             if state.retrying == nil { state.retrying = Task { [self] in await retryLoop() } }
         }
     }
 
-    /// Every `retryInterval`, one try of each waiting relay; ends (under the lock, so that a
-    /// relay added meanwhile starts a new loop) when none is left or on shutdown.
+    private func forget(_ url: String) {
+        pending.withLock { state in
+            state.relays[url] = nil
+            state.order.removeAll { $0 == url }
+        }
+    }
+
+    /// Every `retryInterval`: expired relays are dropped, then each peer (all at once) is tried
+    /// with its oldest relay; a peer that takes it gets the rest of its relays in order, one
+    /// that does not is left until the next round. Ends (under the lock, so that a relay added
+    /// meanwhile starts a new loop) when none is left or on shutdown.
     private func retryLoop() async {
         while true {
             try? await Task.sleep(for: Self.retryInterval)
-            let due = pending.withLock { state -> [(url: String, until: ContinuousClock.Instant)]? in
+            let now = ContinuousClock.now
+            let due = pending.withLock { state -> [String: [Waiting]]? in
+                for url in state.order where state.relays[url].map({ now > $0.until }) ?? true {
+                    state.relays[url] = nil
+                    logger.error("gave up relaying a purge", metadata: ["url": "\(url)"])
+                }
+                state.order.removeAll { state.relays[$0] == nil }
                 if state.closed || state.relays.isEmpty {
                     state.retrying = nil
                     return nil
                 }
-                return state.order.compactMap { state.relays[$0] }
+                return Dictionary(grouping: state.order.compactMap { state.relays[$0] }, by: \.peer)
             }
             guard let due else { return }
-            for (url, until) in due {
-                let delivered = await send(.DELETE, to: url, headers: [("Authorization", "Bearer " + token), (Self.relayHeader, "1")],
-                                           attempts: 1)
-                let expired = ContinuousClock.now > until
-                guard delivered || expired else { continue }
-                if delivered { logger.info("purge relayed after a retry", metadata: ["url": "\(url)"]) }
-                else { logger.error("gave up relaying a purge", metadata: ["url": "\(url)"]) }
-                pending.withLock { state in
-                    state.relays[url] = nil
-                    state.order.removeAll { $0 == url }
+            await withTaskGroup(of: Void.self) { group in
+                for (_, relays) in due {
+                    group.addTask { [self] in
+                        for relay in relays {
+                            switch await send(.DELETE, to: relay.url, headers: [("Authorization", "Bearer " + token), (Self.relayHeader, "1")],
+                                              attempts: 1) {
+                            case .delivered:
+                                logger.info("purge relayed after a retry", metadata: ["url": "\(relay.url)"])
+                                forget(relay.url)
+                            case .refused:
+                                forget(relay.url)  // logged by send; retrying will not help
+                            case .unreachable:
+                                return  // still down: its other relays wait for the next round
+                            }
+                        }
+                    }
                 }
             }
         }
@@ -114,15 +142,15 @@ final class PurgeRelay: Sendable {
         await withTaskGroup(of: String?.self) { group in
             for peer in peers {
                 group.addTask {
-                    let delivered = await self.send(.DELETE, to: peer + path, headers: [
+                    let outcome = await self.send(.DELETE, to: peer + path, headers: [
                         ("Authorization", "Bearer " + self.token), (Self.relayHeader, "1")])
-                    if !delivered { self.retryLater(peer + path) }
-                    return delivered ? nil : peer
+                    if outcome == .unreachable { self.retryLater(peer: peer, url: peer + path) }
+                    return outcome == .delivered ? nil : peer
                 }
             }
             for url in banURLs {
                 group.addTask {
-                    await self.send(.init(rawValue: "BAN"), to: url, headers: [(Self.surrogateHeader, surrogateKey)]) ? nil : url
+                    await self.send(.init(rawValue: "BAN"), to: url, headers: [(Self.surrogateHeader, surrogateKey)]) == .delivered ? nil : url
                 }
             }
             var unreached: [String] = []
@@ -131,8 +159,12 @@ final class PurgeRelay: Sendable {
         }
     }
 
-    /// True once a 2xx comes back (404 from a peer is not success: it does not serve that route).
-    private func send(_ method: HTTPMethod, to url: String, headers: [(String, String)], attempts: Int = pauses.count + 1) async -> Bool {
+    private enum Outcome { case delivered, refused, unreachable }
+
+    /// Delivered once a 2xx comes back; refused on a 4xx (a wrong token, or a peer that does not
+    /// serve that route: 404 is not success, and retrying will not help); unreachable after
+    /// `attempts` connection failures, timeouts or 5xx answers.
+    private func send(_ method: HTTPMethod, to url: String, headers: [(String, String)], attempts: Int = pauses.count + 1) async -> Outcome {
         var request = HTTPClientRequest(url: url)
         request.method = method
         for (name, value) in headers { request.headers.add(name: name, value: value) }
@@ -141,14 +173,14 @@ final class PurgeRelay: Sendable {
             do {
                 let response = try await client.execute(request, timeout: Self.attemptTimeout)
                 _ = try? await response.body.collect(upTo: 64 << 10)
-                if (200..<300).contains(response.status.code) { return true }
+                if (200..<300).contains(response.status.code) { return .delivered }
                 logger.warning("purge relay refused", metadata: ["url": "\(url)", "status": "\(response.status.code)"])
-                if (400..<500).contains(response.status.code) { return false }  // a wrong token or route: retrying will not help
+                if (400..<500).contains(response.status.code) { return .refused }
             } catch {
                 logger.warning("purge relay failed", metadata: ["url": "\(url)", "attempt": "\(attempt + 1)", "error": "\(error)"])
             }
         }
-        return false
+        return .unreachable
     }
 
     /// The surrogate key of a source identity: `easel-` and 16 hex digits of its checksum. One

@@ -73,6 +73,9 @@ import Testing
                     #expect(purge.status == 200, "\(String(decoding: purge.body, as: UTF8.self))")
                     #expect(try await a.server.sharedStore!.client.allKeys(bucket: S3TestServer.bucket,
                                                                             prefix: String(shared.dropFirst(5 + S3TestServer.bucket.count + 1))).isEmpty)
+                    // The relayed purge left the shared tier to A (which had purged it already).
+                    #expect(a.server.sharedStore!.statistics.removals == 1)
+                    #expect(b.server.sharedStore!.statistics.removals == 0)
                     // B answers the new image (its memory and disk were purged, and so was the shared tier).
                     let after = try await Self.request(portB, "/images/thumb/cat.jpg")
                     #expect(after.status == 200 && after.body != made.body)
@@ -169,7 +172,10 @@ import Testing
         let s3 = try await S3TestServer.shared()
         var environment = s3.environment
         environment["AWS_SECRET_ACCESS_KEY"] = "wrong"
-        let server = try TestServer(environment: environment) { $0.sharedCache = "s3://\(S3TestServer.bucket)/failing/" }
+        let server = try TestServer(environment: environment) {
+            $0.sharedCache = "s3://\(S3TestServer.bucket)/failing/"
+            $0.adminToken = Self.token
+        }
         try await live(server) { port in
             for _ in 0..<2 {
                 let answer = try await Self.request(port, "/images/small/cat.jpg")
@@ -177,6 +183,14 @@ import Testing
             }
             #expect(server.server.sharedStore!.statistics.readErrors == 1)
             try await Self.eventually { server.server.sharedStore!.statistics.writeErrors == 1 }
+            // A purge the shared tier refuses: the local tiers are purged, and the answer is a 202
+            // naming the shared tier (never a 5xx a balancer would retry elsewhere).
+            let purge = try await Self.request(port, "/images/cat.jpg", method: .DELETE, headers: [("Authorization", "Bearer " + Self.token)])
+            #expect(purge.status == 202)
+            #expect(purge.headers.first(name: "Easel-Purge-Unreached") == "shared tier (s3)")
+            let decodes = server.server.pipeline.counters.decodes
+            #expect(try await Self.request(port, "/images/small/cat.jpg").status == 200)
+            #expect(server.server.pipeline.counters.decodes == decodes + 1)
         }
     }
 
@@ -216,6 +230,7 @@ import Testing
         let prefix = "origin-\(UUID().uuidString)/"
         let client = S3Client(configuration: try .fromEnvironment(s3.environment))
         try await client.put(bucket: S3TestServer.bucket, key: prefix + "photos/cat one.jpg", data: catJPEG, contentType: "image/jpeg")
+        try await client.put(bucket: S3TestServer.bucket, key: prefix + "photos/a+b.jpg", data: Self.cup, contentType: "image/jpeg")
         try await client.shutdown()
         let server = try TestServer(environment: s3.environment) {
             $0.origin = "s3://\(S3TestServer.bucket)/\(prefix)"
@@ -232,6 +247,19 @@ import Testing
             // Outside the origin's prefix, or another bucket: refused.
             #expect(try await Self.request(port, "/images/thumb/s3://\(S3TestServer.bucket)/elsewhere/a.jpg").status == 403)
             #expect(try await Self.request(port, "/images/thumb/s3://other-bucket/\(prefix)a.jpg").status == 403)
+            // `+` written plainly or escaped, in the origin's form or absolutely: one object, one
+            // identity (one fetch).
+            let plus = try await Self.request(port, "/images/w=64,h=64/photos/a+b.jpg")
+            #expect(plus.status == 200)
+            for spelling in ["photos/a%2Bb.jpg", "s3://\(S3TestServer.bucket)/\(prefix)photos/a+b.jpg",
+                             "s3://\(S3TestServer.bucket)/\(prefix)photos/a%2Bb.jpg"] {
+                let other = try await Self.request(port, "/images/w=64,h=64/" + spelling)
+                #expect(other.status == 200 && other.body == plus.body, "\(spelling)")
+            }
+            #expect(server.server.pipeline.counters.fetches == 3)  // cat one, missing, a+b
+            // Dot segments in an absolute S3 key are refused, even under the prefix.
+            #expect(try await Self.request(port, "/images/thumb/s3://\(S3TestServer.bucket)/\(prefix)photos/..%2F..%2Fx.jpg").status == 404)
+            #expect(try await Self.request(port, "/images/thumb/s3://\(S3TestServer.bucket)/\(prefix)photos/../x.jpg").status != 200)
         }
         // Wrong credentials: 502 with a generic text; S3's details stay in the log.
         var environment = s3.environment

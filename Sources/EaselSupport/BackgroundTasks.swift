@@ -1,15 +1,15 @@
-import EaselSupport
-
-/// Work a request leaves behind once it has answered: copies of a variant to the stores it
-/// was not read from (a shared tier after a local encode, the disk after a shared hit).
-/// `ImagePipeline.close()` waits for it, so no copy is cut off by the stores' clients
-/// shutting down.
-final class AfterAnswer: Sendable {
+/// Work left behind to finish outside the task that started it: copies of a variant to the
+/// stores it was not read from (the pipeline's work after an answer), the removal of a damaged
+/// shared object. Its owner's `close()` drains it, so no such work is cut off by the clients it
+/// uses shutting down.
+package final class BackgroundTasks: Sendable {
     private let pending = Locked<[UInt64: Task<Void, Never>]>([:])
     private let ids = Locked<UInt64>(0)
 
+    package init() {}
+
     /// Starts `work` outside the calling task (its cancellation does not reach it).
-    func run(_ work: @escaping @Sendable () async -> Void) {
+    package func run(_ work: @escaping @Sendable () async -> Void) {
         let id = ids.withLock { id in
             id += 1
             return id
@@ -25,7 +25,7 @@ final class AfterAnswer: Sendable {
     }
 
     /// Waits until no work is left (work started meanwhile included).
-    func drain() async {
+    package func drain() async {
         while let next = pending.withLock({ $0.values.first }) { await next.value }
     }
 }
