@@ -165,9 +165,11 @@ public final class S3Client: Sendable {
 
     /// One page of the keys that begin with `prefix` (ListObjectsV2, up to 1,000 keys), and the
     /// token for the next page when there is one.
-    public func list(bucket: String, prefix: String, continuation: String? = nil) async throws(S3Error) -> (keys: [String], next: String?) {
+    public func list(bucket: String, prefix: String, continuation: String? = nil,
+                     pageSize: Int? = nil) async throws(S3Error) -> (keys: [String], next: String?) {
         var items = [("list-type", "2"), ("prefix", prefix)]
         if let continuation { items.append(("continuation-token", continuation)) }
+        if let pageSize { items.append(("max-keys", String(pageSize))) }
         let query = items
         let timeout = configuration.requestTimeout
         return try await withTimeLimit(timeout, timedOut: S3Error.timedOut(seconds: Self.seconds(timeout)), cancelled: .network("cancelled")) {
@@ -188,11 +190,11 @@ public final class S3Client: Sendable {
 
     /// Every key that begins with `prefix`, following pages. More than `maximumKeys` is an error
     /// (never a silently shortened list).
-    public func allKeys(bucket: String, prefix: String, maximumKeys: Int = 100_000) async throws(S3Error) -> [String] {
+    public func allKeys(bucket: String, prefix: String, maximumKeys: Int = 100_000, pageSize: Int? = nil) async throws(S3Error) -> [String] {
         var keys: [String] = []
         var continuation: String?
         repeat {
-            let page = try await list(bucket: bucket, prefix: prefix, continuation: continuation)
+            let page = try await list(bucket: bucket, prefix: prefix, continuation: continuation, pageSize: pageSize)
             keys += page.keys
             continuation = page.next
             if continuation != nil, keys.count >= maximumKeys {

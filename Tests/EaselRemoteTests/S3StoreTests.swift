@@ -162,4 +162,22 @@ import Testing
             #expect(listed == [key])
         }
     }
+
+    @Test func listingsFollowEveryPageAndRefuseToStopShort() async throws {
+        let server = try await S3TestServer.shared()
+        try await withClient(server) { client in
+            let prefix = "pages-\(UUID().uuidString)/"
+            let keys = (0..<7).map { prefix + "k+\($0) é.bin" }  // `+`, a space and UTF-8 in keys and tokens
+            for key in keys { try await client.put(bucket: S3TestServer.bucket, key: key, data: Data([1])) }
+            // Two keys a page: four pages, every continuation token followed.
+            let first = try await client.list(bucket: S3TestServer.bucket, prefix: prefix, pageSize: 2)
+            #expect(first.keys.count == 2 && first.next != nil)
+            #expect(try await client.allKeys(bucket: S3TestServer.bucket, prefix: prefix, pageSize: 2).sorted() == keys.sorted())
+            // More keys than the caller allows: an error, never a shortened list (a purge would
+            // report success with objects left behind).
+            await #expect(throws: S3Error.self) {
+                try await client.allKeys(bucket: S3TestServer.bucket, prefix: prefix, maximumKeys: 4, pageSize: 2)
+            }
+        }
+    }
 }
