@@ -48,11 +48,17 @@ let package = Package(
         .target(name: "CPNG", linkerSettings: [.linkedLibrary("png16"), .linkedLibrary("spng")]),
         .target(name: "CWebP", linkerSettings: [.linkedLibrary("webp"), .linkedLibrary("webpdemux")]),
         .target(name: "CGIF", linkerSettings: [.linkedLibrary("gif")]),
+        // Little CMS (ICC profiles to sRGB), libavif (AVIF: dav1d decodes, aom encodes) and
+        // libheif (HEIC through libde265).
+        .target(name: "CLCMS", linkerSettings: [.linkedLibrary("lcms2")]),
+        .target(name: "CAVIF", linkerSettings: [.linkedLibrary("avif")]),
+        .target(name: "CHEIF", linkerSettings: [.linkedLibrary("heif")]),
         // glibc allocator tuning for the long-running server (mallopt is a macro-heavy C API).
         .target(name: "CMalloc"),
         .target(
             name: "EaselCodecs",
-            dependencies: ["EaselSupport", "CJPEG", "CPNG", "CWebP", "CGIF"]
+            dependencies: ["EaselSupport", "CJPEG", "CPNG", "CWebP", "CGIF", "CLCMS", "CAVIF", "CHEIF",
+                           .product(name: "Logging", package: "swift-log")]
         ),
         .target(
             name: "EaselTables",
@@ -150,7 +156,7 @@ let package = Package(
         ),
         .testTarget(
             name: "EaselCodecsTests",
-            dependencies: ["EaselCodecs"]
+            dependencies: ["EaselCodecs", "EaselTestSupport"]
         ),
         .testTarget(
             name: "EaselTablesTests",

@@ -89,7 +89,8 @@ int easel_jpeg_read_header(const uint8_t *data, size_t size, easel_jpeg_header *
 
 int easel_jpeg_decode_checked(const uint8_t *data, size_t size, int scale_denom, int gray_output,
                               int width, int height, int output_width, int output_height,
-                              uint8_t *pixels, size_t row_bytes, int max_scans, char *message) {
+                              uint8_t *pixels, size_t row_bytes, int max_scans, int raw_cmyk, int *cmyk_layout,
+                              char *message) {
     struct jpeg_decompress_struct cinfo;
     easel_error_mgr errors;
     easel_progress_mgr progress;
@@ -112,6 +113,9 @@ int easel_jpeg_decode_checked(const uint8_t *data, size_t size, int scale_denom,
     int cmyk = cinfo.jpeg_color_space == JCS_CMYK || cinfo.jpeg_color_space == JCS_YCCK;
     /* Adobe writes CMYK inverted; so do nearly all files with an Adobe marker. */
     int inverted = cmyk && cinfo.saw_Adobe_marker;
+    /* Raw CMYK only into 4-byte pixels: the caller converts them with the file's profile. */
+    int keep_cmyk = cmyk && raw_cmyk && !gray_output;
+    if (cmyk_layout) *cmyk_layout = keep_cmyk ? (inverted ? 2 : 1) : 0;
     if (((int)cinfo.image_width != width || (int)cinfo.image_height != height)) {
         set_message(message, "JPEG size differs from the size it was opened with");
         jpeg_destroy_decompress(&cinfo);
@@ -134,7 +138,7 @@ int easel_jpeg_decode_checked(const uint8_t *data, size_t size, int scale_denom,
         return 0;
     }
     jpeg_start_decompress(&cinfo);
-    if (cmyk) {
+    if (cmyk && !keep_cmyk) {
         cmyk_row = malloc((size_t)cinfo.output_width * 4);
         if (!cmyk_row) {
             set_message(message, "out of memory");
@@ -144,9 +148,9 @@ int easel_jpeg_decode_checked(const uint8_t *data, size_t size, int scale_denom,
     }
     while (cinfo.output_scanline < cinfo.output_height) {
         uint8_t *row = pixels + (size_t)cinfo.output_scanline * row_bytes;
-        JSAMPROW target = cmyk ? cmyk_row : row;
+        JSAMPROW target = cmyk_row ? cmyk_row : row;
         if (jpeg_read_scanlines(&cinfo, &target, 1) != 1) break;
-        if (cmyk) {
+        if (cmyk_row) {
             for (JDIMENSION x = 0; x < cinfo.output_width; x++) {
                 int c = cmyk_row[4 * x], m = cmyk_row[4 * x + 1], y = cmyk_row[4 * x + 2], k = cmyk_row[4 * x + 3];
                 if (!inverted) { c = 255 - c; m = 255 - m; y = 255 - y; k = 255 - k; }
@@ -181,8 +185,8 @@ int easel_jpeg_decode_checked(const uint8_t *data, size_t size, int scale_denom,
 
 /* Encodes rows of `components` bytes per pixel given in `in_space`, stored as `jpeg_space`. */
 static int encode(const uint8_t *pixels, int width, int height, size_t row_bytes, int components,
-                  J_COLOR_SPACE in_space, J_COLOR_SPACE jpeg_space, int quality, int progressive,
-                  uint8_t **output, unsigned long *output_size, char *message) {
+                  J_COLOR_SPACE in_space, J_COLOR_SPACE jpeg_space, int quality, int progressive, int full_chroma,
+                  const uint8_t *icc, size_t icc_size, uint8_t **output, unsigned long *output_size, char *message) {
     struct jpeg_compress_struct cinfo;
     easel_error_mgr errors;
     memset(&cinfo, 0, sizeof cinfo);
@@ -204,8 +208,15 @@ static int encode(const uint8_t *pixels, int width, int height, size_t row_bytes
     jpeg_set_defaults(&cinfo);
     if (jpeg_space != in_space) jpeg_set_colorspace(&cinfo, jpeg_space);
     jpeg_set_quality(&cinfo, quality, TRUE);
+    if (full_chroma && cinfo.num_components >= 3) {
+        for (int i = 0; i < cinfo.num_components; i++) {
+            cinfo.comp_info[i].h_samp_factor = 1;
+            cinfo.comp_info[i].v_samp_factor = 1;
+        }
+    }
     if (progressive) jpeg_simple_progression(&cinfo);
     jpeg_start_compress(&cinfo, TRUE);
+    if (icc && icc_size > 0 && icc_size <= 0xFFFFFFFFu) jpeg_write_icc_profile(&cinfo, icc, (unsigned int)icc_size);
     while (cinfo.next_scanline < cinfo.image_height) {
         JSAMPROW row = (JSAMPROW)(pixels + (size_t)cinfo.next_scanline * row_bytes);
         jpeg_write_scanlines(&cinfo, &row, 1);
@@ -218,16 +229,19 @@ static int encode(const uint8_t *pixels, int width, int height, size_t row_bytes
 }
 
 int easel_jpeg_encode(const uint8_t *pixels, int width, int height, size_t row_bytes, int components,
-                      int quality, int progressive, uint8_t **output, unsigned long *output_size, char *message) {
-    J_COLOR_SPACE space = components == 1 ? JCS_GRAYSCALE : JCS_EXT_RGBA;
-    return encode(pixels, width, height, row_bytes, components, space, space, quality, progressive,
-                  output, output_size, message);
+                      int quality, int progressive, int full_chroma, const uint8_t *icc, size_t icc_size,
+                      uint8_t **output, unsigned long *output_size, char *message) {
+    J_COLOR_SPACE in_space = components == 1 ? JCS_GRAYSCALE : JCS_EXT_RGBA;
+    J_COLOR_SPACE jpeg_space = components == 1 ? JCS_GRAYSCALE : JCS_YCbCr;
+    return encode(pixels, width, height, row_bytes, components, in_space, jpeg_space, quality, progressive, full_chroma,
+                  icc, icc_size, output, output_size, message);
 }
 
 int easel_jpeg_encode_cmyk(const uint8_t *pixels, int width, int height, size_t row_bytes, int quality,
-                           uint8_t **output, unsigned long *output_size, char *message) {
+                           const uint8_t *icc, size_t icc_size, uint8_t **output, unsigned long *output_size, char *message) {
     /* YCCK with an Adobe marker, as Photoshop writes CMYK. */
-    return encode(pixels, width, height, row_bytes, 4, JCS_CMYK, JCS_YCCK, quality, 0, output, output_size, message);
+    return encode(pixels, width, height, row_bytes, 4, JCS_CMYK, JCS_YCCK, quality, 0, 0, icc, icc_size,
+                  output, output_size, message);
 }
 
 void easel_jpeg_free(void *buffer) {

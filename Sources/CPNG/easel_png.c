@@ -144,7 +144,8 @@ static void error_to_message(png_structp png, png_const_charp text) {
 static void ignore_warning(png_structp png, png_const_charp text) { (void)png; (void)text; }
 
 int easel_png_encode(const uint8_t *pixels, int width, int height, size_t row_bytes, int components,
-                     int compression_level, uint8_t **output, size_t *output_size, char *message) {
+                     int compression_level, const uint8_t *icc, size_t icc_size,
+                     uint8_t **output, size_t *output_size, char *message) {
     easel_png_buffer buffer = {NULL, 0, 0, 0};
     png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, message, error_to_message, ignore_warning);
     if (!png) {
@@ -162,6 +163,9 @@ int easel_png_encode(const uint8_t *pixels, int width, int height, size_t row_by
     png_set_IHDR(png, info, (png_uint_32)width, (png_uint_32)height, 8,
                  components == 1 ? PNG_COLOR_TYPE_GRAY : PNG_COLOR_TYPE_RGBA,
                  PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+    if (icc && icc_size > 0 && icc_size <= 0xFFFFFFFFu) {
+        png_set_iCCP(png, info, "ICC profile", PNG_COMPRESSION_TYPE_BASE, (png_const_bytep)icc, (png_uint_32)icc_size);
+    }
     png_write_info(png, info);
     for (int y = 0; y < height; y++) {
         png_write_row(png, (png_const_bytep)(pixels + (size_t)y * row_bytes));
@@ -171,6 +175,42 @@ int easel_png_encode(const uint8_t *pixels, int width, int height, size_t row_by
     *output = buffer.data;
     *output_size = buffer.size;
     return 1;
+}
+
+int easel_png_read_iccp(const uint8_t *data, size_t size, size_t max_size, uint8_t **profile, size_t *profile_size,
+                        char *message) {
+    *profile = NULL;
+    *profile_size = 0;
+    spng_ctx *ctx = spng_ctx_new(0);
+    if (!ctx) {
+        set_message(message, "out of memory");
+        return 0;
+    }
+    int result = 0, error;
+    /* The inflated profile counts against the cache limit: a small chunk that inflates past
+     * max_size fails with SPNG_ECHUNK_LIMITS instead of allocating. */
+    spng_set_chunk_limits(ctx, max_size, max_size + (1 << 16));
+    struct spng_iccp iccp;
+    if ((error = spng_set_png_buffer(ctx, data, size)) || (error = spng_get_iccp(ctx, &iccp))) {
+        if (error == SPNG_ECHUNKAVAIL) {
+            result = 2;
+        } else if (error == SPNG_ECHUNK_LIMITS) {
+            result = -1;
+        } else {
+            set_message(message, spng_strerror(error));
+        }
+    } else if (iccp.profile_len > max_size) {
+        *profile_size = iccp.profile_len;
+        result = -1;
+    } else if ((*profile = malloc(iccp.profile_len ? iccp.profile_len : 1))) {
+        memcpy(*profile, iccp.profile, iccp.profile_len);
+        *profile_size = iccp.profile_len;
+        result = 1;
+    } else {
+        set_message(message, "out of memory");
+    }
+    spng_ctx_free(ctx);
+    return result;
 }
 
 void easel_png_free(void *buffer) {

@@ -15,6 +15,10 @@ public enum CodecError: Error, Sendable, Equatable, CustomStringConvertible {
     case inputTooLarge(bytes: Int, limit: Int)
     /// A progressive JPEG has more scans than `DecodingLimits.maxProgressiveScans`.
     case tooManyScans(limit: Int)
+    /// An embedded ICC profile is larger than `DecodingLimits.maxProfileBytes`.
+    case profileTooLarge(bytes: Int, limit: Int)
+    /// An animation or sequence has more frames than `DecodingLimits.maxFrames`.
+    case tooManyFrames(limit: Int)
     /// Encoding failed (the library's message).
     case encodingFailed(format: ImageFileType, reason: String)
     /// A processor was given parameters that do not fit the image.
@@ -29,6 +33,8 @@ public enum CodecError: Error, Sendable, Equatable, CustomStringConvertible {
             "image of \(width)×\(height) pixels exceeds the limit of \(limit) pixels"
         case .inputTooLarge(let bytes, let limit): "input of \(bytes) bytes exceeds the limit of \(limit) bytes"
         case .tooManyScans(let limit): "progressive JPEG with more than \(limit) scans"
+        case .profileTooLarge(let bytes, let limit): "ICC profile of \(bytes) bytes exceeds the limit of \(limit) bytes"
+        case .tooManyFrames(let limit): "animation with more than \(limit) frames"
         case .encodingFailed(let format, let reason): "could not encode \(format): \(reason)"
         case .invalidParameters(let reason): "invalid parameters: \(reason)"
         }
@@ -45,10 +51,19 @@ public struct DecodingLimits: Sendable, Hashable {
     /// Most scans a progressive JPEG may have (a known way to make decoding slow). Default 100.
     public var maxProgressiveScans: Int
 
-    public init(maxPixels: Int = 50_000_000, maxInputBytes: Int = 64 << 20, maxProgressiveScans: Int = 100) {
+    /// Largest embedded ICC profile accepted. Default 4 MiB (real profiles are a few KB; large
+    /// CMYK ones reach hundreds).
+    public var maxProfileBytes: Int
+    /// Most frames an animation or image sequence may have. Default 256.
+    public var maxFrames: Int
+
+    public init(maxPixels: Int = 50_000_000, maxInputBytes: Int = 64 << 20, maxProgressiveScans: Int = 100,
+                maxProfileBytes: Int = 4 << 20, maxFrames: Int = 256) {
         self.maxPixels = maxPixels
         self.maxInputBytes = maxInputBytes
         self.maxProgressiveScans = maxProgressiveScans
+        self.maxProfileBytes = maxProfileBytes
+        self.maxFrames = maxFrames
     }
 
     public static let `default` = DecodingLimits()
@@ -79,4 +94,10 @@ func callShim(_ data: Data, format: ImageFileType, messageSize: Int32,
         throw CodecError.corrupt(format: format, reason: text.isEmpty ? "empty or unreadable data" : text)
     }
     return result
+}
+
+/// `body` with the bytes of `data` (nil pointer and 0 when it is nil or empty).
+func withOptionalBytes<R>(_ data: Data?, _ body: (UnsafePointer<UInt8>?, Int) -> R) -> R {
+    guard let data, !data.isEmpty else { return body(nil, 0) }
+    return data.withUnsafeBytes { body($0.baseAddress!.assumingMemoryBound(to: UInt8.self), $0.count) }
 }

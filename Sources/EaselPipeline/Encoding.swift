@@ -14,16 +14,44 @@ import NIOCore
 /// ```
 public struct ImageEncoding: Sendable, Hashable, CustomStringConvertible {
     public enum Format: String, Sendable, CaseIterable {
-        case jpeg, png, webp
+        case jpeg, png, webp, avif
 
         public var contentType: String {
             switch self {
             case .jpeg: "image/jpeg"
             case .png: "image/png"
             case .webp: "image/webp"
+            case .avif: "image/avif"
             }
         }
     }
+
+    /// The output for a client: a pinned format as it is (`.png`, `.jpeg`), else the best the
+    /// client names explicitly in `Accept`, AVIF before WebP (q-values above 0; wildcards do not
+    /// count, as a client that says `image/*` may not decode every new format), else JPEG.
+    /// `pinned` `.webp` or `.avif` means "that format when the client takes it".
+    /// - Parameter accepts: whether the client names a MIME type with a q-value above 0.
+    public static func negotiate(pinned: Format?, accepts: (String) -> Bool) -> Format {
+        switch pinned {
+        case .png: return .png
+        case .jpeg: return .jpeg
+        case .avif: return accepts(Format.avif.contentType) ? .avif : .jpeg
+        case .webp: return accepts(Format.webp.contentType) ? .webp : .jpeg
+        case nil:
+            if accepts(Format.avif.contentType) { return .avif }
+            if accepts(Format.webp.contentType) { return .webp }
+            return .jpeg
+        }
+    }
+
+    /// Whether the answer for `pinned` depends on `Accept` (then `Vary: Accept`).
+    public static func variesWithAccept(pinned: Format?) -> Bool {
+        pinned == nil || pinned == .webp || pinned == .avif
+    }
+
+    /// AVIF's quality scale is its own: it is given the JPEG-scale quality minus 20 (82 → 62),
+    /// which imgproxy's defaults also follow (JPEG 80, AVIF 65 there).
+    public static func avifQuality(forJPEGQuality quality: Int) -> Int { max(1, quality - 20) }
 
     public let format: Format
     /// 1–100 for JPEG and WebP; PNG is lossless and ignores it.
@@ -43,6 +71,7 @@ public struct ImageEncoding: Sendable, Hashable, CustomStringConvertible {
         case .jpeg: .jpeg(quality: quality)
         case .png: .png(compressionLevel: 6)
         case .webp: .webp(quality: quality)
+        case .avif: .avif(quality: quality)
         }
     }
 }

@@ -216,15 +216,17 @@ public final class ImageServer: Sendable {
         case .adHoc:
             if !signed, !configuration.allowUnsignedAdHoc { throw HTTPError(.forbidden, message: "missing or bad signature") }
         }
-        // Output: the format's, or WebP when the client takes it (JPEG otherwise).
-        let accepts = request.headers[.accept].map { AcceptHeader($0).explicitlyAccepts("image/webp") } ?? false
         let (processing, quality, declared): (ImageRequest.Processing, Int, OutputType?) = switch path.processing {
         case .named(let format): (.format(format.name), format.quality ?? 82, format.output.flatMap(OutputType.init(name:)))
         case .adHoc(let width, let height, let fit, let quality, let output):
             (.processors([Resize(width: width, height: height, mode: fit)]), quality, output)
         }
-        let output: OutputType = declared == .png ? .png : (declared == nil || declared == .webp) && accepts ? .webp : declared ?? .jpeg
-        let encoding = ImageEncoding(output, quality: quality)
+        // Output: AVIF, then WebP, for clients that name them in Accept; a format's own output
+        // pins it (webp/avif: when the client takes it); JPEG otherwise. The cache key carries
+        // the encoding, so each answer has its own entry.
+        let accept = request.headers[.accept].map(AcceptHeader.init)
+        let output = ImageEncoding.negotiate(pinned: declared) { accept?.explicitlyAccepts($0) ?? false }
+        let encoding = ImageEncoding(output, quality: output == .avif ? ImageEncoding.avifQuality(forJPEGQuality: quality) : quality)
         // The warm path answers from the pipeline's encoded memory tier once, before admission;
         // a file-origin source is looked up by its path, with no URL or request built.
         let key = sourceKey(path.source)
@@ -248,7 +250,7 @@ public final class ImageServer: Sendable {
             .eTag: encoded.etag,
             .cacheControl: cacheControl,
         ]
-        if declared == nil || declared == .webp { headers[.vary] = "Accept" }  // the answer depends on Accept
+        if ImageEncoding.variesWithAccept(pinned: declared) { headers[.vary] = "Accept" }  // the answer depends on Accept
         if let purgeRelay, !purgeRelay.banURLs.isEmpty {
             headers[Self.surrogateField] = PurgeRelay.surrogateKey(forSource: try key ?? resolve(path.source).absoluteString)
         }

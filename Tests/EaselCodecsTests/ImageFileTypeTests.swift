@@ -10,13 +10,13 @@ struct ImageFileTypeTests {
         #expect(try ImageFileType.sniff(Array("RIFF\u{0}\u{0}\u{0}\u{0}WEBPVP8 ".utf8)) == .webp)
         #expect(try ImageFileType.sniff(Array("GIF89a....".utf8)) == .gif)
         #expect(try ImageFileType.sniff(Array("GIF87a....".utf8)) == .gif)
+        #expect(try ImageFileType.sniff([0, 0, 0, 0x10] + Array("ftypavif".utf8) + [0, 0, 0, 0]) == .avif)
+        #expect(try ImageFileType.sniff([0, 0, 0, 0x10] + Array("ftypheic".utf8) + [0, 0, 0, 0]) == .heic)
     }
 
     static let unsupported: [([UInt8], String)] = {
-        let avif: [UInt8] = [0, 0, 0, 0x1C] + Array("ftypavif".utf8) + [0, 0, 0, 0]
-        let heic: [UInt8] = [0, 0, 0, 0x18] + Array("ftypheic".utf8) + [0, 0, 0, 0]
         let bmp: [UInt8] = Array("BM".utf8) + [UInt8](repeating: 0, count: 20)
-        return [(avif, "AVIF"), (heic, "HEIC/HEIF"), ([0x49, 0x49, 0x2A, 0x00, 8, 0, 0, 0], "TIFF"),
+        return [([0x49, 0x49, 0x2A, 0x00, 8, 0, 0, 0], "TIFF"),
                 ([0x4D, 0x4D, 0x00, 0x2A, 0, 0, 0, 8], "TIFF"), (bmp, "BMP")]
     }()
 

@@ -126,6 +126,38 @@ let coffeeJPEG = try! Data(contentsOf: sampleURL("coffee-cup.jpg"))
         #expect(decoded.width == 120 && decoded.height == 80)
     }
 
+    /// One URL, three kinds of client: AVIF, WebP and JPEG, each encoded once and cached under
+    /// its own key (a repeat is an encoded-memory hit with the same bytes), `Vary: Accept` on all.
+    @Test func theSameURLAnswersAVIFWebPOrJPEGByAccept() async throws {
+        let server = try TestServer()
+        try await server.test { (client: any TestClientProtocol) async throws in
+            let kinds: [(accept: String?, type: String, file: ImageFileType)] = [
+                ("image/avif,image/webp,image/apng,image/*,*/*;q=0.8", "image/avif", .avif),  // Chrome
+                ("image/webp,*/*", "image/webp", .webp),
+                ("image/avif;q=0, image/webp;q=0.0, image/*", "image/jpeg", .jpeg),            // q=0: not acceptable
+                (nil, "image/jpeg", .jpeg),
+            ]
+            var bodies: [String: Data] = [:]
+            for kind in kinds {
+                for round in 0..<2 {
+                    let headers: HTTPFields = kind.accept.map { [.accept: $0] } ?? [:]
+                    let response = try await get(client, "/images/thumb/cat.jpg", headers: headers)
+                    #expect(response.status == .ok && response.headers[.contentType] == kind.type, "\(kind.accept ?? "none")")
+                    #expect(response.headers[.vary] == "Accept")
+                    let body = Data(buffer: response.body)
+                    let info = try ImageDecoder.info(of: body)
+                    #expect(info.fileType == kind.file && info.width == 256 && info.height == 170)
+                    if round == 1 || bodies[kind.type] != nil { #expect(bodies[kind.type] == body) }
+                    bodies[kind.type] = body
+                }
+            }
+        }
+        // One decode for the source, one encode per output kind; every repeat a memory hit.
+        #expect(server.server.pipeline.counters.decodes == 1)
+        #expect(server.server.pipeline.counters.encodes == 3)
+        #expect(server.server.metricsSnapshot()["encodedMemory"] == 5)
+    }
+
     @Test func aRequestWhoseEncodeOutlastsTheTimeoutGets504() async throws {
         let server = try TestServer { $0.requestTimeout = 0.3 }
         let gate = Gate()

@@ -24,20 +24,26 @@ int easel_jpeg_read_header(const uint8_t *data, size_t size, easel_jpeg_header *
  * pixel RGBA (alpha 255) when gray_output is 0, else 1 byte gray. CMYK and YCCK files are
  * converted to RGB. Refuses (returns 0) unless the file's size is exactly width x height and
  * its scaled output exactly output_width x output_height: the pixel buffer was sized from
- * those. A file that ends early is an error; more than max_scans progressive scans returns -1. */
+ * those. A file that ends early is an error; more than max_scans progressive scans returns -1.
+ * With raw_cmyk (and 4-byte output), CMYK/YCCK files are left as CMYK bytes for the caller to
+ * convert with their profile: *cmyk_layout is then 1 (0 = no ink) or 2 (Adobe's inverted), else 0. */
 int easel_jpeg_decode_checked(const uint8_t *data, size_t size, int scale_denom, int gray_output,
                               int width, int height, int output_width, int output_height,
-                              uint8_t *pixels, size_t row_bytes, int max_scans, char *message);
+                              uint8_t *pixels, size_t row_bytes, int max_scans, int raw_cmyk, int *cmyk_layout,
+                              char *message);
 
-/* Encodes RGBA (components 4, alpha ignored) or gray (components 1) pixels. On success
- * *output is a buffer from malloc (free it with easel_jpeg_free) of *output_size bytes. */
+/* Encodes RGBA (components 4, alpha ignored) or gray (components 1) pixels; chroma at full
+ * resolution (4:4:4) when full_chroma, else 4:2:0; an ICC profile
+ * in APP2 chunks when icc is not NULL; no other metadata. On success *output is a buffer from
+ * malloc (free it with easel_jpeg_free) of *output_size bytes. */
 int easel_jpeg_encode(const uint8_t *pixels, int width, int height, size_t row_bytes, int components,
-                      int quality, int progressive, uint8_t **output, unsigned long *output_size, char *message);
+                      int quality, int progressive, int full_chroma, const uint8_t *icc, size_t icc_size,
+                      uint8_t **output, unsigned long *output_size, char *message);
 
 /* Encodes 4-byte CMYK pixels (as Adobe applications store them: inverted) with an Adobe marker.
  * For tests of the CMYK decoding path. */
 int easel_jpeg_encode_cmyk(const uint8_t *pixels, int width, int height, size_t row_bytes, int quality,
-                           uint8_t **output, unsigned long *output_size, char *message);
+                           const uint8_t *icc, size_t icc_size, uint8_t **output, unsigned long *output_size, char *message);
 
 void easel_jpeg_free(void *buffer);
 

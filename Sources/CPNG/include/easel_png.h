@@ -31,9 +31,16 @@ int easel_png_read_header(const uint8_t *data, size_t size, easel_png_header *he
 int easel_png_decode(const uint8_t *data, size_t size, int gray_output, uint8_t *pixels, size_t row_bytes,
                      int expected_width, int expected_height, char *message);
 
-/* Encodes RGBA (components 4) or gray (components 1); compression level 0-9. */
+/* Encodes RGBA (components 4) or gray (components 1); compression level 0-9; an iCCP chunk
+ * when icc is not NULL. */
 int easel_png_encode(const uint8_t *pixels, int width, int height, size_t row_bytes, int components,
-                     int compression_level, uint8_t **output, size_t *output_size, char *message);
+                     int compression_level, const uint8_t *icc, size_t icc_size,
+                     uint8_t **output, size_t *output_size, char *message);
+
+/* The inflated iCCP profile: 1 and *profile (free with easel_png_free), 2 when there is none,
+ * -1 when it is larger than max_size (nothing kept), 0 with a message when it is damaged. */
+int easel_png_read_iccp(const uint8_t *data, size_t size, size_t max_size, uint8_t **profile, size_t *profile_size,
+                        char *message);
 
 void easel_png_free(void *buffer);
 

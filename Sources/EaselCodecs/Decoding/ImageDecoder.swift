@@ -18,10 +18,12 @@ public enum ImageDecoder {
             throw CodecError.inputTooLarge(bytes: data.count, limit: limits.maxInputBytes)
         }
         switch try ImageFileType.sniff(data) {
-        case .jpeg: return try JPEGCodec.info(data)
-        case .png: return try PNGCodec.info(data)
-        case .webp: return try WebPCodec.info(data)
+        case .jpeg: return try JPEGCodec.info(data, limits: limits)
+        case .png: return try PNGCodec.info(data, limits: limits)
+        case .webp: return try WebPCodec.info(data, limits: limits)
         case .gif: return try GIFCodec.info(data)
+        case .avif: return try AVIFCodec.info(data, limits: limits)
+        case .heic: return try HEIFCodec.info(data, limits: limits)
         }
     }
 
@@ -32,13 +34,16 @@ public enum ImageDecoder {
     ///   - pixelFormat: RGBA8 (default) or Gray8.
     ///   - applyOrientation: turn the pixels upright according to the EXIF orientation
     ///     (default); `minimumSize` is then the upright size.
+    ///   - color: what to do with an embedded ICC profile: convert to sRGB (default) or keep
+    ///     the source's encoding. A damaged profile is ignored (logged); one over
+    ///     `limits.maxProfileBytes` is refused.
     ///   - limits: checked from the header before any pixel memory is allocated.
     /// - Throws: `CodecError`.
     public static func decode(_ data: Data, covering minimumSize: (width: Int, height: Int)? = nil,
                               pixelFormat: Bitmap.PixelFormat = .rgba8, applyOrientation: Bool = true,
-                              limits: DecodingLimits = .default) throws -> Bitmap {
+                              color: ColorHandling = .convertToSRGB, limits: DecodingLimits = .default) throws -> Bitmap {
         try decode(data, info: try info(of: data, limits: limits), covering: minimumSize, pixelFormat: pixelFormat,
-                   applyOrientation: applyOrientation, limits: limits)
+                   applyOrientation: applyOrientation, color: color, limits: limits)
     }
 
     /// `decode(_:covering:pixelFormat:applyOrientation:limits:)` with the `info` the caller
@@ -46,57 +51,110 @@ public enum ImageDecoder {
     /// from `info(of:)` on these very bytes; a decoder that finds another size refuses.
     public static func decode(_ data: Data, info: ImageInfo, covering minimumSize: (width: Int, height: Int)? = nil,
                               pixelFormat: Bitmap.PixelFormat = .rgba8, applyOrientation: Bool = true,
-                              limits: DecodingLimits = .default) throws -> Bitmap {
+                              color: ColorHandling = .convertToSRGB, limits: DecodingLimits = .default) throws -> Bitmap {
         guard data.count <= limits.maxInputBytes else {
             throw CodecError.inputTooLarge(bytes: data.count, limit: limits.maxInputBytes)
         }
         guard info.width > 0, info.height > 0, info.pixelCount <= limits.maxPixels else {
             throw CodecError.tooManyPixels(width: info.width, height: info.height, limit: limits.maxPixels)
         }
+        var profile: ICCProfile?
+        switch info.colorProfile {
+        case .none: break
+        case .profile(let found): profile = color == .convertToSRGB ? found : nil
+        case .damaged(let reason):
+            ColorConverter.logger.warning("damaged ICC profile ignored: the pixels are taken as sRGB",
+                                          metadata: ["format": "\(info.fileType)", "reason": "\(reason)"])
+        case .tooLarge(let bytes): throw CodecError.profileTooLarge(bytes: bytes, limit: limits.maxProfileBytes)
+        }
+        // Colour is converted as decoded (before orientation, resizing or any other processing).
+        func converted(_ bitmap: Bitmap) -> Bitmap {
+            guard let profile else { return bitmap }
+            var bitmap = bitmap
+            ColorConverter.convertToSRGB(&bitmap, from: profile)
+            return bitmap
+        }
         switch info.fileType {
         case .jpeg:
             let orientation = applyOrientation ? info.orientation : 1
             let stored = Orientation.swapsAxes(orientation) ? minimumSize.map { ($0.height, $0.width) } : minimumSize
-            let bitmap = try JPEGCodec.decode(data, info: info, covering: stored, pixelFormat: pixelFormat, limits: limits)
+            // CMYK with a CMYK profile: the samples come raw, and the profile turns them into sRGB.
+            let rawCMYK = profile?.colorSpace == .cmyk && pixelFormat == .rgba8
+            var (bitmap, cmyk) = try JPEGCodec.decode(data, info: info, covering: stored, pixelFormat: pixelFormat, rawCMYK: rawCMYK,
+                                                      limits: limits)
+            if let profile, rawCMYK || profile.colorSpace != .cmyk {
+                ColorConverter.convertToSRGB(&bitmap, from: profile, cmyk: cmyk)
+            }
             return Orientation.apply(orientation, to: bitmap)
         case .png:
             return Orientation.apply(applyOrientation ? info.orientation : 1,
-                                     to: try PNGCodec.decode(data, info: info, pixelFormat: pixelFormat))
+                                     to: converted(try PNGCodec.decode(data, info: info, pixelFormat: pixelFormat)))
         case .webp:
             return Orientation.apply(applyOrientation ? info.orientation : 1,
-                                     to: try WebPCodec.decode(data, info: info, pixelFormat: pixelFormat))
+                                     to: converted(try WebPCodec.decode(data, info: info, pixelFormat: pixelFormat)))
         case .gif:
             return try GIFCodec.decode(data, info: info, pixelFormat: pixelFormat, limits: limits)
+        case .avif:
+            return Orientation.apply(applyOrientation ? info.orientation : 1,
+                                     to: converted(try AVIFCodec.decode(data, info: info, limits: limits))).converted(to: pixelFormat)
+        case .heic:
+            return converted(try HEIFCodec.decode(data, info: info)).converted(to: pixelFormat)
         }
     }
 }
 
-/// Writes bitmaps as encoded images.
+/// Writes bitmaps as encoded images. Outputs carry no metadata (no EXIF, XMP, IPTC or GPS:
+/// orientation is applied to the pixels), and an ICC profile only when one is given.
 public enum ImageEncoder {
+    /// JPEG chroma resolution.
+    public enum ChromaSubsampling: Sendable, Hashable {
+        /// 4:2:0: chroma at half width and height (the default; what cameras and the web use).
+        case subsampled420
+        /// 4:4:4: full-resolution chroma (sharper coloured edges and text, ~20–40 % larger).
+        case full444
+    }
+
+    /// Above this many pixels, a JPEG is progressive unless asked otherwise: such files (over
+    /// ~10 KB at usual qualities) come out smaller progressive and show early while loading;
+    /// thumbnails up to 256×256 stay baseline, where progressive saves nothing and costs
+    /// encode time.
+    public static let progressiveJPEGPixels = 256 * 256
+
     /// How to encode.
     public enum Options: Sendable, Hashable {
         /// JPEG with quality 1–100; alpha is dropped (flatten it onto a background first).
-        case jpeg(quality: Int = 85, progressive: Bool = false)
+        /// `progressive` nil: automatic (see `progressiveJPEGPixels`).
+        case jpeg(quality: Int = 85, progressive: Bool? = nil, chroma: ChromaSubsampling = .subsampled420)
         /// PNG with zlib compression level 0–9.
         case png(compressionLevel: Int = 6)
         /// WebP, lossy with quality 0–100, or lossless.
         case webp(quality: Int = 80, lossless: Bool = false)
+        /// AVIF (AV1 through aom), quality 1–100 and encoder speed 0–10 (10 fastest; the
+        /// default 8 keeps a 256 px thumbnail to a few tens of milliseconds).
+        case avif(quality: Int = 60, speed: Int = 8)
 
         public var fileType: ImageFileType {
             switch self {
             case .jpeg: .jpeg
             case .png: .png
             case .webp: .webp
+            case .avif: .avif
             }
         }
     }
 
+    /// - Parameter iccProfile: embedded as is (JPEG APP2, PNG iCCP); for pixels left in their
+    ///   source's encoding (`ColorHandling.keepSourceProfile`). WebP and AVIF outputs are sRGB.
     /// - Throws: `CodecError.encodingFailed`.
-    public static func encode(_ bitmap: Bitmap, as options: Options) throws -> Data {
+    public static func encode(_ bitmap: Bitmap, as options: Options, iccProfile: Data? = nil) throws -> Data {
         switch options {
-        case .jpeg(let quality, let progressive): try JPEGCodec.encode(bitmap, quality: quality, progressive: progressive)
-        case .png(let level): try PNGCodec.encode(bitmap, compressionLevel: level)
+        case .jpeg(let quality, let progressive, let chroma):
+            try JPEGCodec.encode(bitmap, quality: quality,
+                                 progressive: progressive ?? (bitmap.width * bitmap.height > progressiveJPEGPixels),
+                                 fullChroma: chroma == .full444, iccProfile: iccProfile)
+        case .png(let level): try PNGCodec.encode(bitmap, compressionLevel: level, iccProfile: iccProfile)
         case .webp(let quality, let lossless): try WebPCodec.encode(bitmap, quality: quality, lossless: lossless)
+        case .avif(let quality, let speed): try AVIFCodec.encode(bitmap, quality: quality, speed: speed)
         }
     }
 }

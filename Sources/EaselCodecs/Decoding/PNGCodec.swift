@@ -4,12 +4,13 @@ import Foundation
 /// PNG through libpng: every colour type and bit depth, palettes, tRNS and interlacing come
 /// out as 8-bit RGBA (straight alpha) or gray.
 enum PNGCodec {
-    static func info(_ data: Data) throws -> ImageInfo {
+    static func info(_ data: Data, limits: DecodingLimits = .default) throws -> ImageInfo {
         var header = easel_png_header()
         try call(data) { easel_png_read_header($0, $1, &header, $2) }
         return ImageInfo(fileType: .png, width: Int(header.width), height: Int(header.height),
                          hasAlpha: header.has_alpha != 0, isGrayscale: header.is_gray != 0,
-                         isProgressive: header.interlaced != 0, exif: ExifReader.read(png: data))
+                         isProgressive: header.interlaced != 0, exif: ExifReader.read(png: data),
+                         colorProfile: ICCProfileReader.read(png: data, limit: limits.maxProfileBytes), bitDepth: Int(header.bit_depth))
     }
 
     static func decode(_ data: Data, info: ImageInfo, pixelFormat: Bitmap.PixelFormat) throws -> Bitmap {
@@ -26,14 +27,16 @@ enum PNGCodec {
         return bitmap
     }
 
-    static func encode(_ bitmap: Bitmap, compressionLevel: Int) throws -> Data {
+    static func encode(_ bitmap: Bitmap, compressionLevel: Int, iccProfile: Data? = nil) throws -> Data {
         var output: UnsafeMutablePointer<UInt8>?
         var size = 0
         var message = [CChar](repeating: 0, count: Int(EASEL_PNG_MESSAGE_SIZE))
         let ok = bitmap.withUnsafeBytes { pixels in
-            easel_png_encode(pixels.baseAddress!.assumingMemoryBound(to: UInt8.self), Int32(bitmap.width),
-                             Int32(bitmap.height), bitmap.rowBytes, Int32(bitmap.pixelFormat.bytesPerPixel),
-                             Int32(min(max(compressionLevel, 0), 9)), &output, &size, &message)
+            withOptionalBytes(iccProfile) { icc, iccSize in
+                easel_png_encode(pixels.baseAddress!.assumingMemoryBound(to: UInt8.self), Int32(bitmap.width),
+                                 Int32(bitmap.height), bitmap.rowBytes, Int32(bitmap.pixelFormat.bytesPerPixel),
+                                 Int32(min(max(compressionLevel, 0), 9)), icc, iccSize, &output, &size, &message)
+            }
         }
         guard ok != 0, let output else {
             throw CodecError.encodingFailed(format: .png, reason: cMessage(message))

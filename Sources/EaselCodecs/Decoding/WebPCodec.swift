@@ -4,7 +4,7 @@ import Foundation
 /// WebP through libwebp: lossy, lossless, with alpha; of an animation, the first frame placed
 /// on its canvas.
 enum WebPCodec {
-    static func info(_ data: Data) throws -> ImageInfo {
+    static func info(_ data: Data, limits: DecodingLimits = .default) throws -> ImageInfo {
         var features = WebPBitstreamFeatures()
         let status = data.withUnsafeBytes { raw in
             WebPGetFeatures(raw.baseAddress?.assumingMemoryBound(to: UInt8.self), raw.count, &features)
@@ -14,7 +14,8 @@ enum WebPCodec {
         // data the header's alpha flag is a hint, and libwebp decodes whatever alpha is there.
         return ImageInfo(fileType: .webp, width: Int(features.width), height: Int(features.height),
                          hasAlpha: features.has_alpha != 0 || features.format != 1, isGrayscale: false, isProgressive: false,
-                         isAnimated: features.has_animation != 0, exif: ExifReader.read(webp: data))
+                         isAnimated: features.has_animation != 0, exif: ExifReader.read(webp: data),
+                         colorProfile: ICCProfileReader.read(webp: data, limit: limits.maxProfileBytes))
     }
 
     static func decode(_ data: Data, info: ImageInfo, pixelFormat: Bitmap.PixelFormat) throws -> Bitmap {

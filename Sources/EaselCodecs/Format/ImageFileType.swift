@@ -4,6 +4,8 @@ public enum ImageFileType: String, Sendable, Hashable, CustomStringConvertible {
     case png = "PNG"
     case webp = "WebP"
     case gif = "GIF"
+    case avif = "AVIF"
+    case heic = "HEIC"
 
     public var description: String { rawValue }
 
@@ -14,12 +16,15 @@ public enum ImageFileType: String, Sendable, Hashable, CustomStringConvertible {
         case .png: "image/png"
         case .webp: "image/webp"
         case .gif: "image/gif"
+        case .avif: "image/avif"
+        case .heic: "image/heic"
         }
     }
 
     /// The format of `bytes`.
-    /// - Throws: `CodecError.unsupportedFormat` for formats recognised but not decoded (AVIF,
-    ///   HEIC, TIFF, BMP, ICO, JPEG XL, JPEG 2000), `.unknownFormat` for anything else.
+    /// AVIF and HEIC are told by the brands of their `ftyp` box (major, then compatible).
+    /// - Throws: `CodecError.unsupportedFormat` for formats recognised but not decoded (TIFF,
+    ///   BMP, ICO, JPEG XL, JPEG 2000), `.unknownFormat` for anything else.
     public static func sniff<Bytes: Collection<UInt8>>(_ bytes: Bytes) throws(CodecError) -> ImageFileType {
         let head = Array(bytes.prefix(32))
         func starts(_ prefix: [UInt8], at offset: Int = 0) -> Bool {
@@ -29,19 +34,34 @@ public enum ImageFileType: String, Sendable, Hashable, CustomStringConvertible {
         if starts([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) { return .png }
         if starts(Array("RIFF".utf8)), starts(Array("WEBP".utf8), at: 8) { return .webp }
         if starts(Array("GIF87a".utf8)) || starts(Array("GIF89a".utf8)) { return .gif }
-        if starts(Array("ftyp".utf8), at: 4), head.count >= 12 {
-            let brand = String(decoding: head[8..<12], as: UTF8.self)
-            switch brand {
-            case "avif", "avis": throw .unsupportedFormat("AVIF")
-            case "heic", "heix", "hevc", "hevx", "heim", "heis", "mif1", "msf1": throw .unsupportedFormat("HEIC/HEIF")
-            default: break
-            }
-        }
+        if starts(Array("ftyp".utf8), at: 4), head.count >= 12, let type = isoBrandType(bytes) { return type }
         if starts([0x49, 0x49, 0x2A, 0x00]) || starts([0x4D, 0x4D, 0x00, 0x2A]) { throw .unsupportedFormat("TIFF") }
         if starts(Array("BM".utf8)), head.count >= 14 { throw .unsupportedFormat("BMP") }
         if starts([0x00, 0x00, 0x01, 0x00]) { throw .unsupportedFormat("ICO") }
         if starts([0xFF, 0x0A]) || starts([0x00, 0x00, 0x00, 0x0C, 0x4A, 0x58, 0x4C, 0x20]) { throw .unsupportedFormat("JPEG XL") }
         if starts([0x00, 0x00, 0x00, 0x0C, 0x6A, 0x50, 0x20, 0x20]) { throw .unsupportedFormat("JPEG 2000") }
         throw .unknownFormat
+    }
+
+    /// AVIF or HEIC from an ISO-BMFF `ftyp` box: the major brand, else the compatible brands
+    /// (`mif1` files name what they hold there). Nil for other ISO files (MP4 video, say).
+    private static func isoBrandType<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> ImageFileType? {
+        let head = Array(bytes.prefix(256))
+        let boxSize = Int(head[0]) << 24 | Int(head[1]) << 16 | Int(head[2]) << 8 | Int(head[3])
+        guard boxSize >= 16 else { return nil }
+        var brands = [String(decoding: head[8..<12], as: UTF8.self)]
+        var offset = 16
+        while offset + 4 <= min(boxSize, head.count) {
+            brands.append(String(decoding: head[offset..<(offset + 4)], as: UTF8.self))
+            offset += 4
+        }
+        for brand in brands {
+            switch brand {
+            case "avif", "avis": return .avif
+            case "heic", "heix", "heim", "heis", "hevc", "hevx": return .heic
+            default: continue
+            }
+        }
+        return nil
     }
 }

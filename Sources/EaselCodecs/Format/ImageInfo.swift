@@ -11,19 +11,34 @@ public struct ImageInfo: Sendable, Hashable {
     public var isProgressive: Bool
     /// EXIF facts (from JPEG, PNG or WebP), nil when the file has none.
     public var exif: ExifInfo?
-    /// An animated WebP (GIFs are not examined for further frames); only the first frame is decoded.
+    /// An animated WebP, or an AVIF sequence (GIFs are not examined for further frames); only the
+    /// first frame is decoded.
     public var isAnimated: Bool
+    /// The embedded ICC profile (JPEG APP2, PNG iCCP, WebP ICCP, AVIF/HEIC colr), if any.
+    public var colorProfile: EmbeddedProfile
+    /// Frames (AVIF sequences) or top-level images (HEIF); 1 otherwise.
+    public var frameCount: Int
+    /// Bits per sample as stored (AVIF and HEIC: 8, 10 or 12); 8 otherwise.
+    public var bitDepth: Int
 
     public var pixelCount: Int { width * height }
-    /// EXIF orientation, 1 (upright) when there is none.
-    public var orientation: Int { exif?.orientation ?? 1 }
+    /// An orientation the container gives (AVIF's `irot`/`imir` as the equivalent EXIF value;
+    /// HEIC's 1, as libheif decodes it upright), which wins over EXIF.
+    public var containerOrientation: Int?
+    /// The orientation to apply (EXIF's numbering), 1 (upright) when there is none.
+    public var orientation: Int { containerOrientation ?? exif?.orientation ?? 1 }
     /// The size once the orientation is applied (width and height as stored are above).
     public var uprightWidth: Int { Orientation.swapsAxes(orientation) ? height : width }
     public var uprightHeight: Int { Orientation.swapsAxes(orientation) ? width : height }
 
     public init(fileType: ImageFileType, width: Int, height: Int, hasAlpha: Bool, isGrayscale: Bool, isProgressive: Bool,
-                isAnimated: Bool = false, exif: ExifInfo? = nil) {
+                isAnimated: Bool = false, exif: ExifInfo? = nil, colorProfile: EmbeddedProfile = .none, frameCount: Int = 1,
+                bitDepth: Int = 8, containerOrientation: Int? = nil) {
         self.exif = exif
+        self.containerOrientation = containerOrientation
+        self.colorProfile = colorProfile
+        self.frameCount = frameCount
+        self.bitDepth = bitDepth
         self.isAnimated = isAnimated
         self.fileType = fileType
         self.width = width

@@ -29,7 +29,15 @@ struct InfoCommand: ParsableCommand {
         if info.isGrayscale { parts.append("grayscale") }
         if info.hasAlpha { parts.append("alpha") }
         if info.isProgressive { parts.append(info.fileType == .png ? "interlaced" : "progressive") }
-        if let exif = info.exif {
+        if info.bitDepth > 8 { parts.append("\(info.bitDepth)-bit") }
+        if info.frameCount > 1 { parts.append("\(info.frameCount) \(info.fileType == .heic ? "images" : "frames")") }
+        switch info.colorProfile {
+        case .none: break
+        case .profile(let profile): parts.append("ICC profile \"\(printable(profile.description))\" (\(profile.colorSpace.rawValue.uppercased()))")
+        case .damaged: parts.append("damaged ICC profile (ignored)")
+        case .tooLarge(let size): parts.append("ICC profile of \(size) bytes (over the limit)")
+        }
+        if info.containerOrientation == nil, let exif = info.exif {
             if exif.orientation != 1 { parts.append("orientation \(exif.orientation) (upright \(info.uprightWidth)×\(info.uprightHeight))") }
             if let make = exif.make { parts.append("make \(printable(make))") }
             if let model = exif.model { parts.append("model \(printable(model))") }
@@ -50,6 +58,15 @@ struct InfoCommand: ParsableCommand {
             "grayscale": info.isGrayscale, "alpha": info.hasAlpha, "progressive": info.isProgressive,
             "orientation": info.orientation, "uprightWidth": info.uprightWidth, "uprightHeight": info.uprightHeight,
         ]
+        if info.bitDepth > 8 { object["bitDepth"] = info.bitDepth }
+        if info.frameCount > 1 { object["frames"] = info.frameCount }
+        switch info.colorProfile {
+        case .none: break
+        case .profile(let profile):
+            object["icc"] = ["description": profile.description, "colorSpace": profile.colorSpace.rawValue, "bytes": profile.data.count] as [String: Any]
+        case .damaged(let reason): object["icc"] = ["damaged": reason]
+        case .tooLarge(let size): object["icc"] = ["tooLarge": size]
+        }
         if let exif = info.exif {
             object["exif"] = ["make": exif.make ?? NSNull(), "model": exif.model ?? NSNull(),
                               "dateTaken": exif.dateTaken ?? NSNull(), "gps": exif.hasGPS] as [String: Any]

@@ -22,13 +22,23 @@ struct ThumbnailCommand: ParsableCommand {
         }
     }
 
-    enum Format: String, ExpressibleByArgument, CaseIterable { case jpeg, png, webp }
+    enum Format: String, ExpressibleByArgument, CaseIterable { case jpeg, png, webp, avif }
 
     @Argument(help: "Input images.") var inputs: [String]
     @Option(help: "Target box, WIDTHxHEIGHT.", transform: Self.parseSize) var size: Size = Size(width: 256, height: 256)
     @Option(help: "contain: fit inside; cover: fill and crop the centre; fill: stretch.") var fit: Fit = .contain
     @Option(help: "Output format.") var format: Format = .jpeg
-    @Option(help: "JPEG or WebP quality, 1–100.") var quality: Int = 80
+    @Option(help: "JPEG, WebP or AVIF quality, 1–100 (AVIF's scale is its own: 60 there looks like JPEG's 80).") var quality: Int?
+    @Option(help: "JPEG chroma: 420 (half-resolution colour, the default) or 444 (full).") var chroma: Chroma = .c420
+    @Option(help: "JPEG progressive: auto (over 256×256 pixels), on or off.") var progressive: Progressive = .auto
+    @Flag(name: .customLong("keep-profile"), help: "Keep the source's ICC profile (embedded in JPEG and PNG outputs) instead of converting to sRGB.")
+    var keepProfile = false
+
+    enum Chroma: String, ExpressibleByArgument, CaseIterable {
+        case c420 = "420", c444 = "444"
+    }
+
+    enum Progressive: String, ExpressibleByArgument, CaseIterable { case auto, on, off }
     @Option(name: .customLong("output-dir"), help: "Directory for the thumbnails.") var outputDir: String?
     @Option(help: "Files processed at once.") var jobs: Int = ProcessInfo.processInfo.activeProcessorCount
 
@@ -46,17 +56,23 @@ struct ThumbnailCommand: ParsableCommand {
     }
 
     func validate() throws {
-        guard (1...100).contains(quality) else { throw ValidationError("--quality must be 1–100") }
+        if let quality { guard (1...100).contains(quality) else { throw ValidationError("--quality must be 1–100") } }
         guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1") }
     }
 
     func run() throws {
         if let outputDir { try FileManager.default.createDirectory(atPath: outputDir, withIntermediateDirectories: true) }
         let resize = Resize(width: size.width, height: size.height, mode: fit.mode)
+        let progression: Bool? = switch progressive {
+        case .auto: nil
+        case .on: true
+        case .off: false
+        }
         let encoding: ImageEncoder.Options = switch format {
-        case .jpeg: .jpeg(quality: quality)
+        case .jpeg: .jpeg(quality: quality ?? 80, progressive: progression, chroma: chroma == .c444 ? .full444 : .subsampled420)
         case .png: .png()
-        case .webp: .webp(quality: quality)
+        case .webp: .webp(quality: quality ?? 80)
+        case .avif: .avif(quality: quality ?? 60)
         }
         let results = ThumbnailResults(count: inputs.count)
         let next = NextIndex()
@@ -74,7 +90,7 @@ struct ThumbnailCommand: ParsableCommand {
                 }
                 let started = DispatchTime.now().uptimeNanoseconds
                 do {
-                    let size = try Self.thumbnail(input: input, output: output, resize: resize, encoding: encoding)
+                    let size = try Self.thumbnail(input: input, output: output, resize: resize, encoding: encoding, keepProfile: keepProfile)
                     let ms = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e6
                     results.set(index, "\(input) -> \(output) (\(size.width)×\(size.height), \(String(format: "%.1f", ms)) ms)", failed: false)
                 } catch {
@@ -118,14 +134,21 @@ struct ThumbnailCommand: ParsableCommand {
 
     /// One thumbnail: decode covering what the resize needs, resize, flatten for JPEG, encode,
     /// write atomically (a temporary file renamed into place).
-    static func thumbnail(input: String, output: String, resize: Resize, encoding: ImageEncoder.Options) throws -> (width: Int, height: Int) {
+    /// Colour: converted to sRGB from an embedded profile, unless `keepProfile` (then the
+    /// profile goes into JPEG and PNG outputs; WebP and AVIF outputs are always sRGB).
+    static func thumbnail(input: String, output: String, resize: Resize, encoding: ImageEncoder.Options,
+                          keepProfile: Bool = false) throws -> (width: Int, height: Int) {
         let data = try readInput(input, limit: DecodingLimits.default.maxInputBytes)
         let info = try ImageDecoder.info(of: data)
         let needed = resize.minimumSourceSize(sourceWidth: info.uprightWidth, sourceHeight: info.uprightHeight)
-        var bitmap = try ImageDecoder.decode(data, info: info, covering: needed)
+        // (A CMYK profile cannot describe RGB output: such sources are always converted.)
+        let keep = keepProfile && (encoding.fileType == .jpeg || encoding.fileType == .png)
+            && [.rgb, .gray].contains(info.colorProfile.profile?.colorSpace)
+        var bitmap = try ImageDecoder.decode(data, info: info, covering: needed, color: keep ? .keepSourceProfile : .convertToSRGB)
         bitmap = try resize.process(bitmap)
         if encoding.fileType == .jpeg, !bitmap.isKnownOpaque { bitmap = try Flatten().process(bitmap) }
-        try ImageEncoder.encode(bitmap, as: encoding).write(to: URL(fileURLWithPath: output), options: .atomic)
+        try ImageEncoder.encode(bitmap, as: encoding, iccProfile: keep ? info.colorProfile.profile?.data : nil)
+            .write(to: URL(fileURLWithPath: output), options: .atomic)
         return (bitmap.width, bitmap.height)
     }
 }

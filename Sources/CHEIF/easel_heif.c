@@ -1,0 +1,101 @@
+#include "easel_heif.h"
+
+#include <libheif/heif.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void set_message(char *message, const char *text) {
+    if (message) snprintf(message, EASEL_HEIF_MESSAGE_SIZE, "%s", text);
+}
+
+/* The context and primary image handle, or 0 with a message. */
+static int open_primary(const uint8_t *data, size_t size, struct heif_context **context, struct heif_image_handle **handle,
+                        char *message) {
+    *context = heif_context_alloc();
+    *handle = NULL;
+    if (!*context) {
+        set_message(message, "out of memory");
+        return 0;
+    }
+    heif_context_set_max_decoding_threads(*context, 0);
+    struct heif_error error = heif_context_read_from_memory_without_copy(*context, data, size, NULL);
+    if (error.code == heif_error_Ok) error = heif_context_get_primary_image_handle(*context, handle);
+    if (error.code != heif_error_Ok) {
+        set_message(message, error.message ? error.message : "unreadable HEIF");
+        heif_context_free(*context);
+        *context = NULL;
+        *handle = NULL;
+        return 0;
+    }
+    return 1;
+}
+
+int easel_heif_read_header(const uint8_t *data, size_t size, easel_heif_header *header, size_t max_icc,
+                           uint8_t **icc, size_t *icc_size, char *message) {
+    *icc = NULL;
+    *icc_size = 0;
+    struct heif_context *context;
+    struct heif_image_handle *handle;
+    if (!open_primary(data, size, &context, &handle, message)) return 0;
+    header->width = heif_image_handle_get_width(handle);
+    header->height = heif_image_handle_get_height(handle);
+    header->has_alpha = heif_image_handle_has_alpha_channel(handle);
+    header->depth = heif_image_handle_get_luma_bits_per_pixel(handle);
+    header->image_count = heif_context_get_number_of_top_level_images(context);
+    size_t length = heif_image_handle_get_raw_color_profile_size(handle);
+    if (length > 0) {
+        *icc_size = length;
+        if (length <= max_icc && (*icc = malloc(length))) {
+            struct heif_error error = heif_image_handle_get_raw_color_profile(handle, *icc);
+            if (error.code != heif_error_Ok) {
+                free(*icc);
+                *icc = NULL;
+                *icc_size = 0;
+            }
+        }
+    }
+    heif_image_handle_release(handle);
+    heif_context_free(context);
+    return 1;
+}
+
+int easel_heif_decode(const uint8_t *data, size_t size, int width, int height, uint8_t *pixels, size_t row_bytes,
+                      char *message) {
+    struct heif_context *context;
+    struct heif_image_handle *handle;
+    if (!open_primary(data, size, &context, &handle, message)) return 0;
+    int ok = 0;
+    struct heif_image *image = NULL;
+    struct heif_decoding_options *options = heif_decoding_options_alloc();
+    if (heif_image_handle_get_width(handle) != width || heif_image_handle_get_height(handle) != height) {
+        set_message(message, "HEIF size differs from the size it was opened with");
+        goto done;
+    }
+    if (options) options->convert_hdr_to_8bit = 1;
+    struct heif_error error = heif_decode_image(handle, &image, heif_colorspace_RGB, heif_chroma_interleaved_RGBA, options);
+    if (error.code != heif_error_Ok) {
+        set_message(message, error.message ? error.message : "undecodable HEIF");
+        goto done;
+    }
+    int stride = 0;
+    const uint8_t *plane = heif_image_get_plane_readonly(image, heif_channel_interleaved, &stride);
+    if (!plane || heif_image_get_width(image, heif_channel_interleaved) != width ||
+        heif_image_get_height(image, heif_channel_interleaved) != height ||
+        heif_image_get_bits_per_pixel_range(image, heif_channel_interleaved) != 8) {
+        set_message(message, "HEIF decoded to an unexpected layout");
+        goto done;
+    }
+    for (int y = 0; y < height; y++) memcpy(pixels + (size_t)y * row_bytes, plane + (size_t)y * (size_t)stride, (size_t)width * 4);
+    ok = 1;
+done:
+    if (image) heif_image_release(image);
+    if (options) heif_decoding_options_free(options);
+    heif_image_handle_release(handle);
+    heif_context_free(context);
+    return ok;
+}
+
+void easel_heif_free(void *buffer) {
+    free(buffer);
+}

@@ -1,0 +1,31 @@
+#ifndef EASEL_HEIF_H
+#define EASEL_HEIF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* HEIC/HEIF through libheif (libde265 decodes HEVC). Sizes are as displayed: libheif applies
+ * the container's irot/imir while decoding. Returns 1 on success or 0 with a message. */
+
+#define EASEL_HEIF_MESSAGE_SIZE 200
+
+typedef struct {
+    int width;
+    int height;
+    int has_alpha;
+    int depth;        /* luma bits per sample */
+    int image_count;  /* top-level images */
+} easel_heif_header;
+
+/* The primary image's header; *icc as in easel_avif_read_header. */
+int easel_heif_read_header(const uint8_t *data, size_t size, easel_heif_header *header, size_t max_icc,
+                           uint8_t **icc, size_t *icc_size, char *message);
+
+/* Decodes the primary image to 8-bit RGBA (straight alpha; HDR scaled to 8 bits), upright.
+ * Refuses unless it is exactly width x height. */
+int easel_heif_decode(const uint8_t *data, size_t size, int width, int height, uint8_t *pixels, size_t row_bytes,
+                      char *message);
+
+void easel_heif_free(void *buffer);
+
+#endif

@@ -1,0 +1,221 @@
+#include "easel_color.h"
+
+#include <lcms2.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void set_message(char *message, const char *text) {
+    if (message) snprintf(message, EASEL_COLOR_MESSAGE_SIZE, "%s", text);
+}
+
+static cmsUInt32Number lcms_format(int layout) {
+    switch (layout) {
+    case EASEL_PIXELS_RGBA8: return TYPE_RGBA_8;
+    case EASEL_PIXELS_GRAY8: return TYPE_GRAY_8;
+    case EASEL_PIXELS_GRAYX8: return COLORSPACE_SH(PT_GRAY) | EXTRA_SH(3) | CHANNELS_SH(1) | BYTES_SH(1);
+    case EASEL_PIXELS_CMYK8: return TYPE_CMYK_8;
+    case EASEL_PIXELS_CMYK8_INVERTED: return TYPE_CMYK_8_REV;
+    default: return 0;
+    }
+}
+
+static int layout_space(int layout) {
+    switch (layout) {
+    case EASEL_PIXELS_RGBA8: return EASEL_ICC_RGB;
+    case EASEL_PIXELS_GRAY8: case EASEL_PIXELS_GRAYX8: return EASEL_ICC_GRAY;
+    case EASEL_PIXELS_CMYK8: case EASEL_PIXELS_CMYK8_INVERTED: return EASEL_ICC_CMYK;
+    default: return EASEL_ICC_OTHER;
+    }
+}
+
+static int space_of(cmsHPROFILE profile) {
+    switch (cmsGetColorSpace(profile)) {
+    case cmsSigGrayData: return EASEL_ICC_GRAY;
+    case cmsSigRgbData: return EASEL_ICC_RGB;
+    case cmsSigCmykData: return EASEL_ICC_CMYK;
+    default: return EASEL_ICC_OTHER;
+    }
+}
+
+/* The sRGB tone curve as a parametric curve (type 4). */
+static cmsToneCurve *srgb_curve(void) {
+    const cmsFloat64Number parameters[5] = {2.4, 1.0 / 1.055, 0.055 / 1.055, 1.0 / 12.92, 0.04045};
+    return cmsBuildParametricToneCurve(NULL, 4, parameters);
+}
+
+/* sRGB, or for gray layouts a gray profile with sRGB's white and tone curve. */
+static cmsHPROFILE default_profile(int layout) {
+    if (layout_space(layout) != EASEL_ICC_GRAY) return cmsCreate_sRGBProfile();
+    cmsCIExyY white;
+    cmsWhitePointFromTemp(&white, 6504);
+    cmsToneCurve *curve = srgb_curve();
+    if (!curve) return NULL;
+    cmsHPROFILE profile = cmsCreateGrayProfile(&white, curve);
+    cmsFreeToneCurve(curve);
+    return profile;
+}
+
+int easel_icc_read(const uint8_t *icc, size_t size, easel_icc_info *info, char *description,
+                   size_t description_size, char *message) {
+    if (description && description_size > 0) description[0] = 0;
+    if (!icc || size < 132 || size > 0xFFFFFFFFu) {
+        set_message(message, "profile shorter than its 128-byte header");
+        return 0;
+    }
+    cmsHPROFILE profile = cmsOpenProfileFromMem(icc, (cmsUInt32Number)size);
+    if (!profile) {
+        set_message(message, "Little CMS could not parse the profile");
+        return 0;
+    }
+    info->color_space = space_of(profile);
+    info->version = cmsGetEncodedICCversion(profile);
+    char text[256] = {0};
+    cmsGetProfileInfoASCII(profile, cmsInfoDescription, "en", "US", text, sizeof text);
+    text[sizeof text - 1] = 0;
+    info->is_srgb_like = info->color_space == EASEL_ICC_RGB && strncmp(text, "sRGB", 4) == 0;
+    if (description && description_size > 0) snprintf(description, description_size, "%s", text);
+    cmsCloseProfile(profile);
+    return 1;
+}
+
+void *easel_color_transform_create(const uint8_t *input, size_t input_size, int input_layout,
+                                   const uint8_t *output, size_t output_size, int output_layout, char *message) {
+    cmsUInt32Number input_format = lcms_format(input_layout), output_format = lcms_format(output_layout);
+    if (!input_format || !output_format || input_size > 0xFFFFFFFFu || output_size > 0xFFFFFFFFu) {
+        set_message(message, "unknown pixel layout or oversized profile");
+        return NULL;
+    }
+    cmsHPROFILE source = input ? cmsOpenProfileFromMem(input, (cmsUInt32Number)input_size) : default_profile(input_layout);
+    cmsHPROFILE target = output ? cmsOpenProfileFromMem(output, (cmsUInt32Number)output_size) : default_profile(output_layout);
+    cmsHTRANSFORM transform = NULL;
+    if (!source || !target) {
+        set_message(message, "Little CMS could not parse the profile");
+    } else if (space_of(source) != layout_space(input_layout) || space_of(target) != layout_space(output_layout)) {
+        set_message(message, "the profile's colour space does not match the pixels");
+    } else {
+        transform = cmsCreateTransform(source, input_format, target, output_format, INTENT_RELATIVE_COLORIMETRIC,
+                                       cmsFLAGS_NOCACHE | cmsFLAGS_BLACKPOINTCOMPENSATION);
+        if (!transform) set_message(message, "Little CMS could not make a transform from the profile");
+    }
+    if (source) cmsCloseProfile(source);
+    if (target) cmsCloseProfile(target);
+    return transform;
+}
+
+void easel_color_transform_apply(void *transform, const uint8_t *source, uint8_t *target, int width, int height,
+                                 size_t source_row_bytes, size_t target_row_bytes, int set_opaque) {
+    if (!transform || width <= 0 || height <= 0) return;
+    cmsDoTransformLineStride((cmsHTRANSFORM)transform, source, target, (cmsUInt32Number)width, (cmsUInt32Number)height,
+                             (cmsUInt32Number)source_row_bytes, (cmsUInt32Number)target_row_bytes, 0, 0);
+    if (set_opaque) {
+        for (int y = 0; y < height; y++) {
+            uint8_t *row = target + (size_t)y * target_row_bytes;
+            for (int x = 0; x < width; x++) row[4 * x + 3] = 255;
+        }
+    }
+}
+
+void easel_color_transform_free(void *transform) {
+    if (transform) cmsDeleteTransform((cmsHTRANSFORM)transform);
+}
+
+static int save(cmsHPROFILE profile, uint8_t **output, size_t *output_size) {
+    cmsUInt32Number needed = 0;
+    int ok = 0;
+    if (cmsSaveProfileToMem(profile, NULL, &needed) && needed > 0) {
+        uint8_t *buffer = malloc(needed);
+        if (buffer && cmsSaveProfileToMem(profile, buffer, &needed)) {
+            *output = buffer;
+            *output_size = needed;
+            ok = 1;
+        } else {
+            free(buffer);
+        }
+    }
+    cmsCloseProfile(profile);
+    return ok;
+}
+
+static void set_description(cmsHPROFILE profile, const char *text) {
+    cmsMLU *mlu = cmsMLUalloc(NULL, 1);
+    if (!mlu) return;
+    cmsMLUsetASCII(mlu, "en", "US", text);
+    cmsWriteTag(profile, cmsSigProfileDescriptionTag, mlu);
+    cmsMLUfree(mlu);
+}
+
+int easel_icc_make_rgb(double white_x, double white_y, const double primaries[6], const char *description,
+                       uint8_t **output, size_t *output_size) {
+    cmsCIExyY white = {white_x, white_y, 1.0};
+    cmsCIExyYTRIPLE triple = {{primaries[0], primaries[1], 1.0}, {primaries[2], primaries[3], 1.0},
+                              {primaries[4], primaries[5], 1.0}};
+    cmsToneCurve *curve = srgb_curve();
+    if (!curve) return 0;
+    cmsToneCurve *curves[3] = {curve, curve, curve};
+    cmsHPROFILE profile = cmsCreateRGBProfile(&white, &triple, curves);
+    cmsFreeToneCurve(curve);
+    if (!profile) return 0;
+    set_description(profile, description);
+    return save(profile, output, output_size);
+}
+
+typedef struct {
+    double gamma;
+    cmsHTRANSFORM to_lab;
+} cmyk_cargo;
+
+static cmsInt32Number sample_cmyk(const cmsUInt16Number in[], cmsUInt16Number out[], void *cargo) {
+    const cmyk_cargo *c = (const cmyk_cargo *)cargo;
+    double k = 1.0 - in[3] / 65535.0;
+    double rgb[3];
+    for (int i = 0; i < 3; i++) rgb[i] = pow((1.0 - in[i] / 65535.0) * k, c->gamma);
+    cmsCIELab lab;
+    cmsDoTransform(c->to_lab, rgb, &lab, 1);
+    cmsFloat2LabEncoded(out, &lab);
+    return 1;
+}
+
+int easel_icc_make_test_cmyk(double gamma, uint8_t **output, size_t *output_size) {
+    cmsHPROFILE srgb = cmsCreate_sRGBProfile(), lab = cmsCreateLab4Profile(NULL);
+    cmyk_cargo cargo = {gamma, NULL};
+    if (srgb && lab) {
+        cargo.to_lab = cmsCreateTransform(srgb, TYPE_RGB_DBL, lab, TYPE_Lab_DBL, INTENT_RELATIVE_COLORIMETRIC, cmsFLAGS_NOCACHE);
+    }
+    if (srgb) cmsCloseProfile(srgb);
+    if (lab) cmsCloseProfile(lab);
+    if (!cargo.to_lab) return 0;
+    int ok = 0;
+    cmsHPROFILE profile = cmsCreateProfilePlaceholder(NULL);
+    cmsPipeline *pipeline = cmsPipelineAlloc(NULL, 4, 3);
+    cmsStage *table = cmsStageAllocCLut16bit(NULL, 9, 4, 3, NULL);
+    /* lutAtoBType needs A curves, CLUT, B curves around the table: identity curves here. */
+    cmsStage *a_curves = cmsStageAllocToneCurves(NULL, 4, NULL), *b_curves = cmsStageAllocToneCurves(NULL, 3, NULL);
+    if (profile && pipeline && table && a_curves && b_curves && cmsStageSampleCLut16bit(table, sample_cmyk, &cargo, 0)) {
+        cmsPipelineInsertStage(pipeline, cmsAT_END, a_curves);
+        cmsPipelineInsertStage(pipeline, cmsAT_END, table);
+        cmsPipelineInsertStage(pipeline, cmsAT_END, b_curves);
+        table = a_curves = b_curves = NULL;
+        cmsSetProfileVersion(profile, 4.3);
+        cmsSetDeviceClass(profile, cmsSigInputClass);
+        cmsSetColorSpace(profile, cmsSigCmykData);
+        cmsSetPCS(profile, cmsSigLabData);
+        cmsWriteTag(profile, cmsSigAToB0Tag, pipeline);
+        cmsWriteTag(profile, cmsSigMediaWhitePointTag, (void *)cmsD50_XYZ());
+        set_description(profile, "Easel test CMYK");
+        ok = save(profile, output, output_size);
+        profile = NULL;
+    }
+    if (table) cmsStageFree(table);
+    if (a_curves) cmsStageFree(a_curves);
+    if (b_curves) cmsStageFree(b_curves);
+    if (pipeline) cmsPipelineFree(pipeline);
+    if (profile) cmsCloseProfile(profile);
+    cmsDeleteTransform(cargo.to_lab);
+    return ok;
+}
+
+void easel_color_free(void *buffer) {
+    free(buffer);
+}

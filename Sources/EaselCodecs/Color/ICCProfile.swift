@@ -1,0 +1,175 @@
+import CLCMS
+import CPNG
+import Foundation
+
+/// An ICC profile embedded in an image: its bytes and what Little CMS reads from its header.
+public struct ICCProfile: Sendable, Hashable {
+    /// The colour space of the profile's device side.
+    public enum ColorSpace: String, Sendable, Hashable {
+        case gray, rgb, cmyk, other
+    }
+
+    public let data: Data
+    /// The profile's description tag ("Display P3", "Adobe RGB (1998)"), empty when it has none.
+    public let description: String
+    public let colorSpace: ColorSpace
+    /// Its description names sRGB: converting to sRGB would change nothing, so it is skipped.
+    public let isSRGB: Bool
+
+    /// Parses `data`. Nil when Little CMS cannot read it (a damaged profile).
+    public init?(data: Data) {
+        var info = easel_icc_info()
+        var text = [CChar](repeating: 0, count: 256)
+        var message = [CChar](repeating: 0, count: Int(EASEL_COLOR_MESSAGE_SIZE))
+        let ok = data.withUnsafeBytes { raw in
+            easel_icc_read(raw.baseAddress?.assumingMemoryBound(to: UInt8.self), raw.count, &info, &text, text.count, &message)
+        }
+        guard ok != 0 else { return nil }
+        self.data = data
+        description = cMessage(text)
+        colorSpace = switch info.color_space {
+        case Int32(EASEL_ICC_GRAY): .gray
+        case Int32(EASEL_ICC_RGB): .rgb
+        case Int32(EASEL_ICC_CMYK): .cmyk
+        default: .other
+        }
+        isSRGB = info.is_srgb_like != 0
+    }
+
+    /// An RGB profile with the sRGB tone curve, D65 white and the given primaries (x, y of red,
+    /// green and blue), e.g. `.displayP3`. For tests and tools that make wide-gamut images.
+    package static func rgb(primaries: [Double], description: String) -> ICCProfile? {
+        var output: UnsafeMutablePointer<UInt8>?
+        var size = 0
+        guard primaries.count == 6, easel_icc_make_rgb(0.3127, 0.3290, primaries, description, &output, &size) != 0,
+              let output else { return nil }
+        defer { easel_color_free(output) }
+        return ICCProfile(data: Data(bytes: output, count: size))
+    }
+
+    /// Display P3 (DCI-P3 primaries, D65, sRGB's tone curve): what recent phones write.
+    package static var displayP3: ICCProfile? {
+        rgb(primaries: [0.680, 0.320, 0.265, 0.690, 0.150, 0.060], description: "Display P3")
+    }
+
+    /// A CMYK profile whose table is the naive ink formula raised to `gamma` (for tests).
+    package static func testCMYK(gamma: Double) -> ICCProfile? {
+        var output: UnsafeMutablePointer<UInt8>?
+        var size = 0
+        guard easel_icc_make_test_cmyk(gamma, &output, &size) != 0, let output else { return nil }
+        defer { easel_color_free(output) }
+        return ICCProfile(data: Data(bytes: output, count: size))
+    }
+}
+
+/// What an image's embedded profile turned out to be, read without decoding its pixels.
+public enum EmbeddedProfile: Sendable, Hashable {
+    case none
+    case profile(ICCProfile)
+    /// Present but unreadable (damaged, truncated, chunks missing): ignored, the pixels are
+    /// taken as sRGB.
+    case damaged(reason: String)
+    /// Larger than `DecodingLimits.maxProfileBytes`: the image is refused.
+    case tooLarge(bytes: Int)
+
+    public var profile: ICCProfile? {
+        if case .profile(let profile) = self { profile } else { nil }
+    }
+}
+
+/// Finds embedded profiles: JPEG `APP2 ICC_PROFILE` chunks reassembled in their order, PNG
+/// `iCCP` (inflated by libspng), WebP `ICCP`. Bounds-checked; hostile input is `.damaged`.
+enum ICCProfileReader {
+    static func read(jpeg data: Data, limit: Int) -> EmbeddedProfile {
+        data.withUnsafeBytes { bytes -> EmbeddedProfile in
+            var chunks: [Int: Range<Int>] = [:]
+            var declaredCount = 0, total = 0
+            var offset = 2
+            scan: while offset + 4 <= bytes.count, bytes[offset] == 0xFF {
+                let marker = bytes[offset + 1]
+                if marker == 0xFF { offset += 1; continue }
+                if marker == 0xD8 || marker == 0x01 || (0xD0...0xD7).contains(marker) { offset += 2; continue }
+                if marker == 0xDA || marker == 0xD9 { break scan }
+                let length = Int(bytes[offset + 2]) << 8 | Int(bytes[offset + 3])
+                guard length >= 2, offset + 2 + length <= bytes.count else { break scan }
+                let start = offset + 4, end = offset + 2 + length
+                if marker == 0xE2, end - start >= 14, bytes[start..<(start + 12)].elementsEqual("ICC_PROFILE\0".utf8) {
+                    let sequence = Int(bytes[start + 12]), count = Int(bytes[start + 13])
+                    guard sequence >= 1, count >= 1, sequence <= count, declaredCount == 0 || declaredCount == count,
+                          chunks[sequence] == nil else {
+                        return .damaged(reason: "ICC_PROFILE chunks out of order or repeated")
+                    }
+                    declaredCount = count
+                    chunks[sequence] = (start + 14)..<end
+                    total += end - start - 14
+                    if total > limit { return .tooLarge(bytes: total) }
+                }
+                offset = end
+            }
+            guard declaredCount > 0 else { return .none }
+            guard chunks.count == declaredCount else {
+                return .damaged(reason: "\(declaredCount - chunks.count) of \(declaredCount) ICC_PROFILE chunks missing")
+            }
+            var profile = Data(capacity: total)
+            for sequence in 1...declaredCount { profile.append(contentsOf: bytes[chunks[sequence]!]) }
+            return parse(profile)
+        }
+    }
+
+    static func read(png data: Data, limit: Int) -> EmbeddedProfile {
+        // Cheap check first: no iCCP chunk before the image data, no work.
+        let present = data.withUnsafeBytes { raw -> Bool in
+            var offset = 8
+            while offset + 12 <= raw.count {
+                let length = Int(raw[offset]) << 24 | Int(raw[offset + 1]) << 16 | Int(raw[offset + 2]) << 8 | Int(raw[offset + 3])
+                let type = raw[(offset + 4)..<(offset + 8)]
+                if type.elementsEqual("iCCP".utf8) { return true }
+                if type.elementsEqual("IDAT".utf8) || type.elementsEqual("IEND".utf8) || offset + 12 + length > raw.count { return false }
+                offset += 12 + length
+            }
+            return false
+        }
+        guard present else { return .none }
+        var output: UnsafeMutablePointer<UInt8>?
+        var size = 0
+        var message = [CChar](repeating: 0, count: Int(EASEL_PNG_MESSAGE_SIZE))
+        let result = data.withUnsafeBytes { raw in
+            easel_png_read_iccp(raw.baseAddress!.assumingMemoryBound(to: UInt8.self), raw.count, limit, &output, &size, &message)
+        }
+        defer { easel_png_free(output) }
+        switch result {
+        case 1: return output.map { parse(Data(bytes: $0, count: size)) } ?? .none
+        case -1: return .tooLarge(bytes: size)
+        case 2: return .none
+        default: return .damaged(reason: cMessage(message))
+        }
+    }
+
+    static func read(webp data: Data, limit: Int) -> EmbeddedProfile {
+        data.withUnsafeBytes { raw -> EmbeddedProfile in
+            var offset = 12
+            while offset + 8 <= raw.count {
+                let length = Int(raw[offset + 4]) | Int(raw[offset + 5]) << 8 | Int(raw[offset + 6]) << 16 | Int(raw[offset + 7]) << 24
+                guard offset + 8 + length <= raw.count else { return .none }
+                if raw[offset..<(offset + 4)].elementsEqual("ICCP".utf8) {
+                    guard length <= limit else { return .tooLarge(bytes: length) }
+                    return parse(Data(raw[(offset + 8)..<(offset + 8 + length)]))
+                }
+                offset += 8 + length + (length % 2)
+            }
+            return .none
+        }
+    }
+
+    /// A profile handed over by a container library (AVIF, HEIC).
+    static func read(bytes: Data?, limit: Int) -> EmbeddedProfile {
+        guard let bytes, !bytes.isEmpty else { return .none }
+        guard bytes.count <= limit else { return .tooLarge(bytes: bytes.count) }
+        return parse(bytes)
+    }
+
+    static func parse(_ data: Data) -> EmbeddedProfile {
+        guard let profile = ICCProfile(data: data) else { return .damaged(reason: "Little CMS could not parse the profile") }
+        return .profile(profile)
+    }
+}

@@ -1,0 +1,183 @@
+@testable import EaselCodecs
+import Foundation
+import Testing
+
+/// Colour management: embedded profiles converted to sRGB with Little CMS, with real profiles
+/// (Display P3 made by Little CMS, Debian's Adobe RGB-compatible profile from icc-profiles-free).
+@Suite struct ColorTests {
+    static let adobeRGB = ICCProfile(data: try! Data(contentsOf: URL(fileURLWithPath: "/usr/share/color/icc/compatibleWithAdobeRGB1998.icc")))!
+    static let displayP3 = ICCProfile.displayP3!
+
+    /// A colourful image (saturated hues, a gray ramp, skin-like tones): all inside sRGB, so
+    /// sRGB → wide gamut → sRGB loses nothing but rounding.
+    static let original: Bitmap = {
+        var bitmap = Bitmap(width: 96, height: 64, pixelFormat: .rgba8)
+        let rowBytes = bitmap.rowBytes
+        bitmap.withUnsafeMutableBytes { bytes in
+            for y in 0..<64 { for x in 0..<96 {
+                let o = y * rowBytes + x * 4
+                let band = y / 16
+                let t = Double(x) / 95
+                let rgb: (Double, Double, Double) = switch band {
+                case 0: (1 - t, t, 0.2)                 // red to green
+                case 1: (0.1, 1 - t, t)                 // green to blue
+                case 2: (t, t, t)                       // gray ramp
+                default: (0.9 - 0.3 * t, 0.7 - 0.3 * t, 0.55 - 0.3 * t)  // skin tones
+                }
+                bytes[o] = UInt8(rgb.0 * 255); bytes[o + 1] = UInt8(rgb.1 * 255); bytes[o + 2] = UInt8(rgb.2 * 255); bytes[o + 3] = 255
+            } }
+        }
+        return bitmap
+    }()
+
+    static func meanError(_ a: Bitmap, _ b: Bitmap) -> Double {
+        #expect(a.width == b.width && a.height == b.height)
+        var total = 0, count = 0
+        for y in 0..<a.height { for x in 0..<a.width {
+            let p = a.pixel(x: x, y: y), q = b.pixel(x: x, y: y)
+            for c in 0..<3 { total += abs(Int(p[c]) - Int(q[c])); count += 1 }
+        } }
+        return Double(total) / Double(count)
+    }
+
+    @Test(arguments: ["Display P3", "Adobe RGB"])
+    func wideGamutJPEGsAndPNGsComeOutWithin2LevelsOfTheSRGBOriginal(_ name: String) throws {
+        let profile = name == "Display P3" ? Self.displayP3 : Self.adobeRGB
+        #expect(profile.colorSpace == .rgb && !profile.isSRGB)
+        let wide = try #require(ColorConverter.convert(Self.original, from: nil, to: profile))
+        // JPEG: against the sRGB original saved the same way (so only colour counts).
+        let reference = try ImageDecoder.decode(try ImageEncoder.encode(Self.original, as: .jpeg(quality: 95)))
+        let jpeg = try ImageEncoder.encode(wide, as: .jpeg(quality: 95), iccProfile: profile.data)
+        let info = try ImageDecoder.info(of: jpeg)
+        #expect(info.colorProfile.profile?.description == profile.description)
+        let converted = try ImageDecoder.decode(jpeg)
+        #expect(Self.meanError(converted, reference) <= 2)
+        // Untouched, the wide-gamut pixels are far off (what browsers showed before): the test
+        // measures the conversion.
+        let kept = try ImageDecoder.decode(jpeg, color: .keepSourceProfile)
+        #expect(Self.meanError(kept, reference) > 5)
+        // PNG (lossless): against the original itself.
+        let png = try ImageEncoder.encode(wide, as: .png(), iccProfile: profile.data)
+        #expect(try ImageDecoder.info(of: png).colorProfile.profile?.data == profile.data)
+        #expect(Self.meanError(try ImageDecoder.decode(png), Self.original) <= 1)
+        // Shrunk while decoding (a JPEG at 1/2): converted too.
+        let big = try ImageEncoder.encode(try #require(ColorConverter.convert(gradient(width: 400, height: 300), from: nil, to: profile)),
+                                          as: .jpeg(quality: 95), iccProfile: profile.data)
+        let half = try ImageDecoder.decode(big, covering: (200, 150))
+        let halfReference = try ImageDecoder.decode(try ImageEncoder.encode(gradient(width: 400, height: 300), as: .jpeg(quality: 95)),
+                                                    covering: (200, 150))
+        #expect(half.width == 200 && Self.meanError(half, halfReference) <= 2)
+    }
+
+    @Test func aWebPWithAnICCPChunkIsConverted() throws {
+        let wide = try #require(ColorConverter.convert(Self.original, from: nil, to: Self.displayP3))
+        let webp = try ImageEncoder.encode(wide, as: .webp(quality: 100, lossless: true))
+        // An extended WebP with an ICCP chunk, as libwebpmux writes it: VP8X (ICC flag) + ICCP + the image.
+        let withProfile = Self.webpWithICCP(webp, profile: Self.displayP3.data, width: 96, height: 64)
+        #expect(try ImageDecoder.info(of: withProfile).colorProfile.profile?.description == "Display P3")
+        #expect(Self.meanError(try ImageDecoder.decode(withProfile), Self.original) <= 1)
+    }
+
+    static func webpWithICCP(_ simple: Data, profile: Data, width: Int, height: Int) -> Data {
+        func le32(_ v: Int) -> [UInt8] { [UInt8(v & 255), UInt8(v >> 8 & 255), UInt8(v >> 16 & 255), UInt8(v >> 24 & 255)] }
+        func le24(_ v: Int) -> [UInt8] { [UInt8(v & 255), UInt8(v >> 8 & 255), UInt8(v >> 16 & 255)] }
+        var body: [UInt8] = Array("WEBP".utf8)
+        body += Array("VP8X".utf8) + le32(10) + [0x20, 0, 0, 0] + le24(width - 1) + le24(height - 1)
+        body += Array("ICCP".utf8) + le32(profile.count) + Array(profile) + (profile.count % 2 == 1 ? [0] : [])
+        body += Array(simple[12...])  // the VP8/VP8L chunk of the simple file
+        return Data(Array("RIFF".utf8) + le32(body.count) + body)
+    }
+
+    @Test func grayProfilesApplyToGrayImages() throws {
+        let gray = try #require(ICCProfile(data: try Data(contentsOf: URL(fileURLWithPath: "/usr/share/color/icc/Gray.icc"))))
+        #expect(gray.colorSpace == .gray)
+        let ramp = gradient(width: 64, height: 16, format: .gray8)
+        let jpeg = try ImageEncoder.encode(ramp, as: .jpeg(quality: 95), iccProfile: gray.data)
+        let decoded = try ImageDecoder.decode(jpeg)
+        let kept = try ImageDecoder.decode(jpeg, color: .keepSourceProfile)
+        // Still gray, and converted through the profile's tone curve (its gamma differs from sRGB's).
+        for x in stride(from: 0, to: 64, by: 7) {
+            let p = decoded.pixel(x: x, y: 8)
+            #expect(p[0] == p[1] && p[1] == p[2])
+        }
+        #expect(Self.meanError(decoded, kept) > 0.5)
+        let grayOut = try ImageDecoder.decode(jpeg, pixelFormat: .gray8)
+        #expect(grayOut.pixelFormat == .gray8)
+    }
+
+    /// CMYK JPEGs as Adobe applications write them (inverted YCCK), with a CMYK profile whose
+    /// table is the naive formula squared, and without any profile.
+    @Test func cmykJPEGsFollowTheirProfileAndTheNaiveFormulaWithout() throws {
+        let profile = try #require(ICCProfile.testCMYK(gamma: 2))
+        #expect(profile.colorSpace == .cmyk)
+        let patches: [(c: UInt8, m: UInt8, y: UInt8, k: UInt8)] = [(0, 0, 0, 0), (255, 0, 0, 0), (0, 128, 255, 0), (0, 0, 0, 128), (60, 30, 10, 20)]
+        func pixel(_ x: Int, _ y: Int) -> (c: UInt8, m: UInt8, y: UInt8, k: UInt8) { patches[min(x / 16, 4)] }
+        let plain = try JPEGCodec.encodeCMYK(width: 80, height: 16, quality: 100, pixel: pixel)
+        let tagged = try JPEGCodec.encodeCMYK(width: 80, height: 16, quality: 100, iccProfile: profile.data, pixel: pixel)
+        let naive = try ImageDecoder.decode(plain), managed = try ImageDecoder.decode(tagged)
+        for (index, patch) in patches.enumerated() {
+            let k = 1 - Double(patch.k) / 255
+            let expected = [patch.c, patch.m, patch.y].map { (1 - Double($0) / 255) * k * 255 }
+            let a = naive.pixel(x: index * 16 + 8, y: 8), b = managed.pixel(x: index * 16 + 8, y: 8)
+            for c in 0..<3 {
+                #expect(abs(Double(a[c]) - expected[c]) <= 4, "naive patch \(index) channel \(c): \(a[c]) vs \(expected[c])")
+                #expect(abs(Double(b[c]) - 255 * pow(expected[c] / 255, 2)) <= 6, "profile patch \(index) channel \(c): \(b[c])")
+            }
+            #expect(a[3] == 255 && b[3] == 255)
+        }
+    }
+
+    @Test func damagedProfilesAreIgnoredAndOversizedOnesRefused() throws {
+        let good = try ImageEncoder.encode(Self.original, as: .jpeg(quality: 90))
+        let expected = try ImageDecoder.decode(good)
+        // Garbage where a profile should be: a log line, and the pixels as sRGB.
+        let garbage = try ImageEncoder.encode(Self.original, as: .jpeg(quality: 90), iccProfile: Data((0..<300).map { UInt8($0 & 0xFF) }))
+        guard case .damaged = try ImageDecoder.info(of: garbage).colorProfile else { Issue.record("garbage profile not damaged"); return }
+        #expect(Self.meanError(try ImageDecoder.decode(garbage), expected) == 0)
+        // A profile whose chunk count promises a second chunk that never comes.
+        var missing = try ImageEncoder.encode(Self.original, as: .jpeg(quality: 90), iccProfile: Self.displayP3.data)
+        let marker = try #require(missing.range(of: Data("ICC_PROFILE\0".utf8)))
+        missing[marker.upperBound + 1] = 2  // count: 2
+        guard case .damaged(let reason) = try ImageDecoder.info(of: missing).colorProfile else { Issue.record("missing chunk not seen"); return }
+        #expect(reason.contains("missing"))
+        _ = try ImageDecoder.decode(missing)
+        // Over the limit: refused as a limit, before decoding.
+        let tagged = try ImageEncoder.encode(Self.original, as: .jpeg(quality: 90), iccProfile: Self.adobeRGB.data)
+        let limits = DecodingLimits(maxProfileBytes: 100)
+        #expect(throws: CodecError.profileTooLarge(bytes: Self.adobeRGB.data.count, limit: 100)) {
+            try ImageDecoder.decode(tagged, limits: limits)
+        }
+    }
+
+    @Test func profilesInSeveralChunksAreReassembledInTheirOrder() throws {
+        // A 150 KB profile: libjpeg splits it into three APP2 chunks.
+        var large = Self.displayP3.data
+        large.append(Data(repeating: 0, count: 150_000))
+        let jpeg = try ImageEncoder.encode(Self.original, as: .jpeg(quality: 90), iccProfile: large)
+        #expect(jpeg.ranges(of: Data("ICC_PROFILE\0".utf8)).count == 3)
+        guard case .damaged = ICCProfileReader.read(jpeg: jpeg, limit: 4 << 20) else {
+            // A profile with trailing zeros past its declared size may parse: then its bytes must be the reassembled whole.
+            #expect(ICCProfileReader.read(jpeg: jpeg, limit: 4 << 20).profile?.data == large)
+            return
+        }
+    }
+
+    @Test func outputsCarryNoMetadata() throws {
+        // A camera JPEG: EXIF with GPS and a profile.
+        let source = TestExif.insert(into: try ImageEncoder.encode(Self.original, as: .jpeg(quality: 90), iccProfile: Self.displayP3.data),
+                                     orientation: 6, make: "Camera", gps: true)
+        let info = try ImageDecoder.info(of: source)
+        #expect(info.exif?.hasGPS == true && info.colorProfile.profile != nil)
+        let bitmap = try ImageDecoder.decode(source)
+        for options: ImageEncoder.Options in [.jpeg(quality: 80), .jpeg(quality: 80, progressive: true), .png(), .webp(quality: 80), .avif()] {
+            let output = try ImageEncoder.encode(bitmap, as: options)
+            let parsed = try ImageDecoder.info(of: output)
+            #expect(parsed.exif == nil, "\(options)")
+            #expect(parsed.colorProfile == .none, "\(options)")
+            for marker in ["Exif", "ICC_PROFILE", "http://ns.adobe.com/xap", "Photoshop 3.0", "eXIf", "iCCP"] {
+                #expect(output.range(of: Data(marker.utf8)) == nil, "\(options) carries \(marker)")
+            }
+            #expect(parsed.uprightWidth == bitmap.width)  // the orientation was applied, not carried
+        }
+    }
+}
