@@ -140,3 +140,263 @@ int easel_gif_decode_first_frame(const uint8_t *data, size_t size, uint8_t *pixe
     DGifCloseFile(gif, NULL);
     return result;
 }
+
+struct easel_gif_reader {
+    GifFileType *gif;
+    gif_source source;
+    int width;
+    int height;
+    /* The previous frame's disposal and rectangle, applied before the next frame is drawn. */
+    int previous_disposal;
+    int previous_left, previous_top, previous_width, previous_height;
+    uint8_t *saved;  /* the canvas before the previous frame, for disposal 3 */
+    int loop_count;
+};
+
+easel_gif_reader *easel_gif_reader_open(const uint8_t *data, size_t size, int width, int height, char *message) {
+    easel_gif_reader *reader = calloc(1, sizeof *reader);
+    if (!reader) {
+        set_message(message, "out of memory");
+        return NULL;
+    }
+    reader->gif = open_gif(data, size, &reader->source, message);
+    if (!reader->gif) {
+        free(reader);
+        return NULL;
+    }
+    reader->gif->UserData = &reader->source;  /* the source moved with the reader */
+    reader->width = width;
+    reader->height = height;
+    reader->loop_count = -1;
+    return reader;
+}
+
+void easel_gif_reader_close(easel_gif_reader *reader) {
+    if (!reader) return;
+    DGifCloseFile(reader->gif, NULL);
+    free(reader->saved);
+    free(reader);
+}
+
+static void clear_rect(uint8_t *canvas, size_t row_bytes, int canvas_width, int canvas_height, int left, int top, int width,
+                       int height) {
+    for (int y = top < 0 ? 0 : top; y < top + height && y < canvas_height; y++) {
+        int from = left < 0 ? 0 : left, to = left + width < canvas_width ? left + width : canvas_width;
+        if (to > from) memset(canvas + (size_t)y * row_bytes + (size_t)from * 4, 0, (size_t)(to - from) * 4);
+    }
+}
+
+int easel_gif_reader_next(easel_gif_reader *reader, uint8_t *canvas, size_t row_bytes, long max_frame_pixels,
+                          int *delay_ms, int *loop_count, char *message) {
+    GifFileType *gif = reader->gif;
+    int transparent = -1, disposal = 0, delay_cs = 0;
+    GifRecordType record;
+    for (;;) {
+        if (DGifGetRecordType(gif, &record) == GIF_ERROR) {
+            set_message(message, GifErrorString(gif->Error) ? GifErrorString(gif->Error) : "corrupt GIF");
+            return 0;
+        }
+        if (record == TERMINATE_RECORD_TYPE) return 2;
+        if (record == EXTENSION_RECORD_TYPE) {
+            int code;
+            GifByteType *extension;
+            if (DGifGetExtension(gif, &code, &extension) == GIF_ERROR) {
+                set_message(message, "corrupt GIF extension");
+                return 0;
+            }
+            int netscape = code == APPLICATION_EXT_FUNC_CODE && extension && extension[0] >= 11 &&
+                           (memcmp(extension + 1, "NETSCAPE2.0", 11) == 0 || memcmp(extension + 1, "ANIMEXTS1.0", 11) == 0);
+            if (code == GRAPHICS_EXT_FUNC_CODE && extension && extension[0] >= 4) {
+                disposal = (extension[1] >> 2) & 7;
+                delay_cs = extension[2] | (extension[3] << 8);
+                transparent = (extension[1] & 1) ? extension[4] : -1;
+            }
+            for (;;) {
+                if (DGifGetExtensionNext(gif, &extension) == GIF_ERROR) {
+                    set_message(message, "corrupt GIF extension");
+                    return 0;
+                }
+                if (!extension) break;
+                if (netscape && extension[0] >= 3 && extension[1] == 1) reader->loop_count = extension[2] | (extension[3] << 8);
+            }
+            continue;
+        }
+        if (record != IMAGE_DESC_RECORD_TYPE) continue;
+        if (DGifGetImageDesc(gif) == GIF_ERROR) {
+            set_message(message, "corrupt GIF image descriptor");
+            return 0;
+        }
+        GifImageDesc *desc = &gif->Image;
+        ColorMapObject *map = desc->ColorMap ? desc->ColorMap : gif->SColorMap;
+        if (!map || desc->Width <= 0 || desc->Height <= 0) {
+            set_message(message, "GIF frame without colours or size");
+            return 0;
+        }
+        if ((long)desc->Width * (long)desc->Height > max_frame_pixels) {
+            set_message(message, "GIF frame exceeds the pixel limit");
+            return 0;
+        }
+        /* What the previous frame asked to be done once it had been shown. */
+        if (reader->previous_disposal == 2) {
+            clear_rect(canvas, row_bytes, reader->width, reader->height, reader->previous_left, reader->previous_top,
+                       reader->previous_width, reader->previous_height);
+        } else if (reader->previous_disposal == 3 && reader->saved) {
+            for (int y = 0; y < reader->height; y++) {
+                memcpy(canvas + (size_t)y * row_bytes, reader->saved + (size_t)y * reader->width * 4, (size_t)reader->width * 4);
+            }
+        }
+        if (disposal == 3) {
+            if (!reader->saved) reader->saved = malloc((size_t)reader->width * reader->height * 4);
+            if (!reader->saved) {
+                set_message(message, "out of memory");
+                return 0;
+            }
+            for (int y = 0; y < reader->height; y++) {
+                memcpy(reader->saved + (size_t)y * reader->width * 4, canvas + (size_t)y * row_bytes, (size_t)reader->width * 4);
+            }
+        }
+        GifByteType *line = malloc((size_t)desc->Width);
+        if (!line) {
+            set_message(message, "out of memory");
+            return 0;
+        }
+        static const int starts[4] = {0, 4, 2, 1}, steps[4] = {8, 8, 4, 2};
+        int passes = desc->Interlace ? 4 : 1;
+        for (int pass = 0; pass < passes; pass++) {
+            int first = desc->Interlace ? starts[pass] : 0, step = desc->Interlace ? steps[pass] : 1;
+            for (int y = first; y < desc->Height; y += step) {
+                if (DGifGetLine(gif, line, desc->Width) == GIF_ERROR) {
+                    set_message(message, "the file ends before the image does");
+                    free(line);
+                    return 0;
+                }
+                int canvas_y = desc->Top + y;
+                if (canvas_y < 0 || canvas_y >= reader->height) continue;  /* read every line: the next frame follows */
+                uint8_t *row = canvas + (size_t)canvas_y * row_bytes;
+                for (int x = 0; x < desc->Width; x++) {
+                    int canvas_x = desc->Left + x, index = line[x];
+                    if (canvas_x < 0 || canvas_x >= reader->width || index == transparent || index >= map->ColorCount) continue;
+                    GifColorType color = map->Colors[index];
+                    row[4 * canvas_x] = color.Red;
+                    row[4 * canvas_x + 1] = color.Green;
+                    row[4 * canvas_x + 2] = color.Blue;
+                    row[4 * canvas_x + 3] = 255;
+                }
+            }
+        }
+        free(line);
+        reader->previous_disposal = disposal;
+        reader->previous_left = desc->Left;
+        reader->previous_top = desc->Top;
+        reader->previous_width = desc->Width;
+        reader->previous_height = desc->Height;
+        *delay_ms = delay_cs * 10;
+        *loop_count = reader->loop_count;
+        return 1;
+    }
+}
+
+typedef struct {
+    uint8_t *data;
+    size_t size;
+    size_t capacity;
+} gif_sink;
+
+static int write_memory(GifFileType *gif, const GifByteType *bytes, int length) {
+    gif_sink *sink = (gif_sink *)gif->UserData;
+    if (sink->size + (size_t)length > sink->capacity) {
+        size_t capacity = sink->capacity ? sink->capacity * 2 : 4096;
+        while (capacity < sink->size + (size_t)length) capacity *= 2;
+        uint8_t *grown = realloc(sink->data, capacity);
+        if (!grown) return 0;
+        sink->data = grown;
+        sink->capacity = capacity;
+    }
+    memcpy(sink->data + sink->size, bytes, (size_t)length);
+    sink->size += (size_t)length;
+    return length;
+}
+
+int easel_gif_encode_indexed(const uint8_t *indexes, int width, int height, int frame_count, const uint8_t *colors,
+                             int color_count, const int *delays_cs, uint8_t **output, size_t *output_size, char *message) {
+    gif_sink sink = {NULL, 0, 0};
+    int error = 0, ok = 0;
+    GifFileType *gif = EGifOpen(&sink, write_memory, &error);
+    ColorMapObject *map = NULL;
+    if (!gif) {
+        set_message(message, "EGifOpen failed");
+        return 0;
+    }
+    int map_size = 2;
+    while (map_size < color_count) map_size *= 2;
+    map = GifMakeMapObject(map_size, NULL);
+    if (!map) goto done;
+    for (int i = 0; i < color_count; i++) {
+        map->Colors[i].Red = colors[3 * i];
+        map->Colors[i].Green = colors[3 * i + 1];
+        map->Colors[i].Blue = colors[3 * i + 2];
+    }
+    EGifSetGifVersion(gif, true);
+    if (EGifPutScreenDesc(gif, width, height, 8, 0, map) == GIF_ERROR) goto done;
+    unsigned char loop[3] = {1, 0, 0};
+    if (EGifPutExtensionLeader(gif, APPLICATION_EXT_FUNC_CODE) == GIF_ERROR ||
+        EGifPutExtensionBlock(gif, 11, "NETSCAPE2.0") == GIF_ERROR || EGifPutExtensionBlock(gif, 3, loop) == GIF_ERROR ||
+        EGifPutExtensionTrailer(gif) == GIF_ERROR) goto done;
+    for (int f = 0; f < frame_count; f++) {
+        unsigned char control[4] = {0, (unsigned char)(delays_cs[f] & 255), (unsigned char)(delays_cs[f] >> 8), 0};
+        if (EGifPutExtension(gif, GRAPHICS_EXT_FUNC_CODE, 4, control) == GIF_ERROR) goto done;
+        if (EGifPutImageDesc(gif, 0, 0, width, height, false, NULL) == GIF_ERROR) goto done;
+        for (int y = 0; y < height; y++) {
+            if (EGifPutLine(gif, (GifPixelType *)(indexes + ((size_t)f * height + y) * width), width) == GIF_ERROR) goto done;
+        }
+    }
+    ok = 1;
+done:
+    if (map) GifFreeMapObject(map);
+    if (EGifCloseFile(gif, &error) == GIF_ERROR) ok = 0;
+    if (!ok) {
+        set_message(message, "could not write the GIF");
+        free(sink.data);
+        return 0;
+    }
+    *output = sink.data;
+    *output_size = sink.size;
+    return 1;
+}
+
+int easel_gif_count_frames(const uint8_t *data, size_t size, int stop_at, char *message) {
+    gif_source source;
+    GifFileType *gif = open_gif(data, size, &source, message);
+    if (!gif) return -1;
+    int count = 0;
+    GifRecordType record;
+    while (count < stop_at) {
+        if (DGifGetRecordType(gif, &record) == GIF_ERROR) {
+            /* Damage after the first frame still leaves an image to show. */
+            if (count == 0) count = -1;
+            set_message(message, "corrupt GIF");
+            break;
+        }
+        if (record == TERMINATE_RECORD_TYPE) break;
+        if (record == EXTENSION_RECORD_TYPE) {
+            int code;
+            GifByteType *extension;
+            if (DGifGetExtension(gif, &code, &extension) == GIF_ERROR) break;
+            while (extension) {
+                if (DGifGetExtensionNext(gif, &extension) == GIF_ERROR) { extension = NULL; break; }
+            }
+            continue;
+        }
+        if (record != IMAGE_DESC_RECORD_TYPE) continue;
+        if (DGifGetImageDesc(gif) == GIF_ERROR) break;
+        int code_size;
+        GifByteType *block;
+        if (DGifGetCode(gif, &code_size, &block) == GIF_ERROR) break;
+        while (block) {
+            if (DGifGetCodeNext(gif, &block) == GIF_ERROR) { block = NULL; break; }
+        }
+        count++;
+    }
+    DGifCloseFile(gif, NULL);
+    return count;
+}

@@ -19,6 +19,8 @@ public enum CodecError: Error, Sendable, Equatable, CustomStringConvertible {
     case profileTooLarge(bytes: Int, limit: Int)
     /// An animation or sequence has more frames than `DecodingLimits.maxFrames`.
     case tooManyFrames(limit: Int)
+    /// An animation's frames × canvas pixels exceed `DecodingLimits.maxAnimationPixels`.
+    case tooManyAnimationPixels(limit: Int)
     /// Encoding failed (the library's message).
     case encodingFailed(format: ImageFileType, reason: String)
     /// A processor was given parameters that do not fit the image.
@@ -35,6 +37,7 @@ public enum CodecError: Error, Sendable, Equatable, CustomStringConvertible {
         case .tooManyScans(let limit): "progressive JPEG with more than \(limit) scans"
         case .profileTooLarge(let bytes, let limit): "ICC profile of \(bytes) bytes exceeds the limit of \(limit) bytes"
         case .tooManyFrames(let limit): "animation with more than \(limit) frames"
+        case .tooManyAnimationPixels(let limit): "animation with more than \(limit) pixels over all its frames"
         case .encodingFailed(let format, let reason): "could not encode \(format): \(reason)"
         case .invalidParameters(let reason): "invalid parameters: \(reason)"
         }
@@ -56,14 +59,18 @@ public struct DecodingLimits: Sendable, Hashable {
     public var maxProfileBytes: Int
     /// Most frames an animation or image sequence may have. Default 256.
     public var maxFrames: Int
+    /// Most pixels an animation may have over all its frames (frames × canvas). Default 100
+    /// million (e.g. 100 frames of 1000×1000).
+    public var maxAnimationPixels: Int
 
     public init(maxPixels: Int = 50_000_000, maxInputBytes: Int = 64 << 20, maxProgressiveScans: Int = 100,
-                maxProfileBytes: Int = 4 << 20, maxFrames: Int = 256) {
+                maxProfileBytes: Int = 4 << 20, maxFrames: Int = 256, maxAnimationPixels: Int = 100_000_000) {
         self.maxPixels = maxPixels
         self.maxInputBytes = maxInputBytes
         self.maxProgressiveScans = maxProgressiveScans
         self.maxProfileBytes = maxProfileBytes
         self.maxFrames = maxFrames
+        self.maxAnimationPixels = maxAnimationPixels
     }
 
     public static let `default` = DecodingLimits()

@@ -9,10 +9,38 @@
 /* Logical screen size and frame count hint, from the header alone. */
 int easel_gif_read_header(const uint8_t *data, size_t size, int *width, int *height, char *message);
 
+/* Counts frames without decoding them (their compressed data is skipped), stopping at
+ * `stop_at`. Returns the count, or -1 with a message when the file is damaged before that. */
+int easel_gif_count_frames(const uint8_t *data, size_t size, int stop_at, char *message);
+
 /* Decodes the first frame, composed onto a transparent canvas of the logical screen size,
  * as RGBA (straight alpha) into `pixels` (height rows of row_bytes). A frame larger than
  * max_frame_pixels is refused (the canvas limit alone would not bound the work). */
 int easel_gif_decode_first_frame(const uint8_t *data, size_t size, uint8_t *pixels, size_t row_bytes,
                                  int width, int height, long max_frame_pixels, char *message);
+
+/* Every frame of an animation, in order, each composed on the canvas as browsers do (GIF89a
+ * disposal: keep, clear to transparent, or restore what was there). Reads one frame at a time:
+ * memory stays one canvas (plus one saved copy for "restore previous") and one line. */
+typedef struct easel_gif_reader easel_gif_reader;
+
+/* NULL with a message when the file does not open; *loop_count from a NETSCAPE2.0 extension
+ * is filled as frames are read (0: forever; -1: no loop extension seen, play once). */
+easel_gif_reader *easel_gif_reader_open(const uint8_t *data, size_t size, int width, int height, char *message);
+
+/* Composes the next frame onto `canvas` (height rows of row_bytes, RGBA; the caller keeps it
+ * between calls and starts it transparent). 1: a frame, with its delay in ms (as written:
+ * browsers show delays under 20 ms as 100 ms); 2: no more frames; 0: error; a frame larger
+ * than max_frame_pixels is an error. */
+int easel_gif_reader_next(easel_gif_reader *reader, uint8_t *canvas, size_t row_bytes, long max_frame_pixels,
+                          int *delay_ms, int *loop_count, char *message);
+
+void easel_gif_reader_close(easel_gif_reader *reader);
+
+/* For tests: an animated GIF of `frame_count` frames of width x height palette indexes, with
+ * a global palette (`colors` RGB triples) and a delay in centiseconds per frame; loops forever.
+ * *output is malloc'ed (free with free()). */
+int easel_gif_encode_indexed(const uint8_t *indexes, int width, int height, int frame_count, const uint8_t *colors,
+                             int color_count, const int *delays_cs, uint8_t **output, size_t *output_size, char *message);
 
 #endif

@@ -3,11 +3,16 @@ import Foundation
 
 /// GIF through giflib: the first frame, composed onto the logical screen, as RGBA.
 enum GIFCodec {
-    static func info(_ data: Data) throws -> ImageInfo {
+    /// The frame count is read by skipping each frame's compressed data (no decoding), up to
+    /// one past `limits.maxFrames`.
+    static func info(_ data: Data, limits: DecodingLimits = .default) throws -> ImageInfo {
         var width: Int32 = 0, height: Int32 = 0
         try call(data) { easel_gif_read_header($0, $1, &width, &height, $2) }
+        let frames = data.withUnsafeBytes { raw in
+            easel_gif_count_frames(raw.baseAddress!.assumingMemoryBound(to: UInt8.self), raw.count, Int32(clamping: limits.maxFrames + 1), nil)
+        }
         return ImageInfo(fileType: .gif, width: Int(width), height: Int(height), hasAlpha: true, isGrayscale: false,
-                         isProgressive: false)
+                         isProgressive: false, isAnimated: frames > 1, frameCount: max(1, Int(frames)))
     }
 
     static func decode(_ data: Data, info: ImageInfo, pixelFormat: Bitmap.PixelFormat, limits: DecodingLimits) throws -> Bitmap {
@@ -24,5 +29,24 @@ enum GIFCodec {
 
     private static func call(_ data: Data, _ body: (UnsafePointer<UInt8>, Int, UnsafeMutablePointer<CChar>) -> Int32) throws {
         _ = try callShim(data, format: .gif, messageSize: EASEL_GIF_MESSAGE_SIZE, body)
+    }
+}
+
+extension GIFCodec {
+    /// An animated GIF of `frames` (palette indexes, row by row) over one global palette of RGB
+    /// triples, each shown `delays[i]` centiseconds, looping forever. For tests and tools.
+    package static func encodeAnimation(width: Int, height: Int, frames: [[UInt8]], palette: [UInt8], delays: [Int]) throws -> Data {
+        let indexes = frames.flatMap { $0 }
+        let cDelays = delays.map { Int32($0) }
+        var output: UnsafeMutablePointer<UInt8>?
+        var size = 0
+        var message = [CChar](repeating: 0, count: Int(EASEL_GIF_MESSAGE_SIZE))
+        guard indexes.count == width * height * frames.count, delays.count == frames.count,
+              easel_gif_encode_indexed(indexes, Int32(width), Int32(height), Int32(frames.count), palette, Int32(palette.count / 3),
+                                       cDelays, &output, &size, &message) != 0, let output else {
+            throw CodecError.encodingFailed(format: .gif, reason: cMessage(message))
+        }
+        defer { free(output) }
+        return Data(bytes: output, count: size)
     }
 }

@@ -21,7 +21,7 @@ public enum ImageDecoder {
         case .jpeg: return try JPEGCodec.info(data, limits: limits)
         case .png: return try PNGCodec.info(data, limits: limits)
         case .webp: return try WebPCodec.info(data, limits: limits)
-        case .gif: return try GIFCodec.info(data)
+        case .gif: return try GIFCodec.info(data, limits: limits)
         case .avif: return try AVIFCodec.info(data, limits: limits)
         case .heic: return try HEIFCodec.info(data, limits: limits)
         }

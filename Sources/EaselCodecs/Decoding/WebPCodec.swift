@@ -12,10 +12,20 @@ enum WebPCodec {
         guard status == VP8_STATUS_OK else { throw CodecError.corrupt(format: .webp, reason: "unreadable header (status \(status.rawValue))") }
         // Only a lossy (VP8) image without an alpha chunk is certainly opaque: for lossless
         // data the header's alpha flag is a hint, and libwebp decodes whatever alpha is there.
+        var frames = 1
+        if features.has_animation != 0 {
+            // The frame count from the container (no frame decoded).
+            frames = data.withUnsafeBytes { raw -> Int in
+                var webp = WebPData(bytes: raw.baseAddress?.assumingMemoryBound(to: UInt8.self), size: raw.count)
+                guard let demux = WebPDemux(&webp) else { return 1 }
+                defer { WebPDemuxDelete(demux) }
+                return Int(WebPDemuxGetI(demux, WEBP_FF_FRAME_COUNT))
+            }
+        }
         return ImageInfo(fileType: .webp, width: Int(features.width), height: Int(features.height),
                          hasAlpha: features.has_alpha != 0 || features.format != 1, isGrayscale: false, isProgressive: false,
                          isAnimated: features.has_animation != 0, exif: ExifReader.read(webp: data),
-                         colorProfile: ICCProfileReader.read(webp: data, limit: limits.maxProfileBytes))
+                         colorProfile: ICCProfileReader.read(webp: data, limit: limits.maxProfileBytes), frameCount: max(1, frames))
     }
 
     static func decode(_ data: Data, info: ImageInfo, pixelFormat: Bitmap.PixelFormat) throws -> Bitmap {

@@ -31,6 +31,8 @@ struct ThumbnailCommand: ParsableCommand {
     @Option(help: "JPEG, WebP or AVIF quality, 1–100 (AVIF's scale is its own: 60 there looks like JPEG's 80).") var quality: Int?
     @Option(help: "JPEG chroma: 420 (half-resolution colour, the default) or 444 (full).") var chroma: Chroma = .c420
     @Option(help: "JPEG progressive: auto (over 256×256 pixels), on or off.") var progressive: Progressive = .auto
+    @Flag(name: .customLong("first-frame"), help: "Of an animated GIF or WebP, keep only the first frame (animations become animated WebP otherwise, with --format webp).")
+    var firstFrame = false
     @Flag(name: .customLong("keep-profile"), help: "Keep the source's ICC profile (embedded in JPEG and PNG outputs) instead of converting to sRGB.")
     var keepProfile = false
 
@@ -90,7 +92,8 @@ struct ThumbnailCommand: ParsableCommand {
                 }
                 let started = DispatchTime.now().uptimeNanoseconds
                 do {
-                    let size = try Self.thumbnail(input: input, output: output, resize: resize, encoding: encoding, keepProfile: keepProfile)
+                    let size = try Self.thumbnail(input: input, output: output, resize: resize, encoding: encoding, keepProfile: keepProfile,
+                                                  animate: !firstFrame)
                     let ms = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e6
                     results.set(index, "\(input) -> \(output) (\(size.width)×\(size.height), \(String(format: "%.1f", ms)) ms)", failed: false)
                 } catch {
@@ -137,9 +140,19 @@ struct ThumbnailCommand: ParsableCommand {
     /// Colour: converted to sRGB from an embedded profile, unless `keepProfile` (then the
     /// profile goes into JPEG and PNG outputs; WebP and AVIF outputs are always sRGB).
     static func thumbnail(input: String, output: String, resize: Resize, encoding: ImageEncoder.Options,
-                          keepProfile: Bool = false) throws -> (width: Int, height: Int) {
+                          keepProfile: Bool = false, animate: Bool = true) throws -> (width: Int, height: Int) {
         let data = try readInput(input, limit: DecodingLimits.default.maxInputBytes)
         let info = try ImageDecoder.info(of: data)
+        // An animation to WebP keeps every frame, each resized as it is read.
+        if animate, info.isAnimated, case .webp(let quality, let lossless) = encoding {
+            var frames: [AnimationFrame] = []
+            let loops = try AnimationReader.frames(of: data, info: info) { frame in
+                frames.append(AnimationFrame(image: try resize.process(frame.image), duration: frame.duration))
+            }
+            try AnimationWriter.webp(frames, loopCount: loops, quality: quality, lossless: lossless)
+                .write(to: URL(fileURLWithPath: output), options: .atomic)
+            return (frames.first?.image.width ?? 0, frames.first?.image.height ?? 0)
+        }
         let needed = resize.minimumSourceSize(sourceWidth: info.uprightWidth, sourceHeight: info.uprightHeight)
         // (A CMYK profile cannot describe RGB output: such sources are always converted.)
         let keep = keepProfile && (encoding.fileType == .jpeg || encoding.fileType == .png)
