@@ -54,15 +54,32 @@ public struct ImageEncoding: Sendable, Hashable, CustomStringConvertible {
     public static func avifQuality(forJPEGQuality quality: Int) -> Int { max(1, quality - 20) }
 
     public let format: Format
-    /// 1–100 for JPEG and WebP; PNG is lossless and ignores it.
+    /// 1–100 for JPEG, WebP and AVIF; PNG is lossless and ignores it.
     public let quality: Int
+    /// WebP of an animated GIF or WebP source: every frame, each processed (true, the default),
+    /// or the first frame only.
+    public let keepsAnimation: Bool
+    /// For other formats: an animated source is answered as animated WebP at this quality
+    /// instead (a client that takes AVIF and WebP gets its GIF animations as WebP, not as a
+    /// still AVIF); nil keeps the first frame in `format`.
+    public let animationAsWebP: Int?
     /// Identifies the encoding in cache keys (made once: every cache lookup uses it).
     public let description: String
 
-    public init(_ format: Format, quality: Int = 82) {
+    public init(_ format: Format, quality: Int = 82, keepsAnimation: Bool = true, animationAsWebP: Int? = nil) {
         self.format = format
         self.quality = min(100, max(1, quality))
-        description = format == .png ? "png" : "\(format.rawValue)-q\(self.quality)"
+        self.keepsAnimation = keepsAnimation && format == .webp
+        self.animationAsWebP = format == .webp ? nil : animationAsWebP.map { min(100, max(1, $0)) }
+        description = (format == .png ? "png" : "\(format.rawValue)-q\(self.quality)") + (format == .webp && !keepsAnimation ? "-still" : "")
+            + (self.animationAsWebP.map { "+anim-webp-q\($0)" } ?? "")
+    }
+
+    /// The encoding of an animated source's answer: this one (WebP keeping animations), the
+    /// WebP alternative, or nil (the first frame in `format`).
+    public var animationEncoding: ImageEncoding? {
+        if format == .webp { return keepsAnimation ? self : nil }
+        return animationAsWebP.map { ImageEncoding(.webp, quality: $0) }
     }
 
     /// The encoder's options.

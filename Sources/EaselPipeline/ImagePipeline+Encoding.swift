@@ -139,10 +139,18 @@ extension ImagePipeline {
         bitmapRequest.priority = handle.priority
         let inner = nextID()
         handle.observe { [weak self] priority in self?.setPriority(priority, id: inner) }
-        let bitmap = try await resolve(bitmapRequest, id: inner)
+        let animation = encoding.animationEncoding
+        let animates = animation != nil && animatedSources.contains(keys.source)
+        // An animation known as such goes straight to its frames; otherwise the bitmap, whose
+        // decode notes whether the source is animated (then its frames after all, once).
+        let bitmap = animates ? nil : try await resolve(bitmapRequest, id: inner)
         handle.observe(nil)
         if let hook = encodeHook.withLock({ $0 }) { await hook() }
         try Task.checkCancellation(orThrow: .cancelled)
+        if let animation, animates || animatedSources.contains(keys.source) {
+            return try await makeAnimation(request, keys: keys, encoding: animation, handle: handle, keeps: keeps)
+        }
+        guard let bitmap else { throw .noSource }
         let image = bitmap.image
         let data = try await decodes.run(priority: handle) { () async throws(PipelineError) -> Data in
             try await BlockingIOPool.decoding.perform { () throws(PipelineError) -> Data in
@@ -161,25 +169,86 @@ extension ImagePipeline {
         }
         let encoded = EncodedImage(data: data, encoding: encoding)
         if keeps, bitmap.storable {
-            let until = bitmap.freshUntil ?? Date().addingTimeInterval(configuration.defaultFreshness)
-            keep(encoded, keys: keys, until: until)
-            let record = VariantRecord.encode(data, freshUntil: until)
-            if let disk { try? await disk.set(record, forKey: keys.store, expiresAt: until) }
-            await undoIfPurged(keys, stored: encoded, record: record)
-            // Shared stores are filled after the answer, never delaying it.
-            let shared = disk == nil ? stores[...] : stores.dropFirst()
-            if !shared.isEmpty {
-                afterAnswer.run { [self] in
-                    for store in shared { try? await store.set(record, forKey: keys.store, expiresAt: until) }
-                    if !purges.isCurrent(keys.mark) {
-                        for store in shared where (try? await store.data(forKey: keys.store)) == record {
-                            try? await store.removeValue(forKey: keys.store)
-                        }
+            await store(encoded, data: data, keys: keys, until: bitmap.freshUntil ?? Date().addingTimeInterval(configuration.defaultFreshness))
+        }
+        return EncodedResponse(encoded: encoded, tier: bitmap.tier)
+    }
+
+    /// Keeps a new encoded answer: memory and the local disk now, the shared stores after the
+    /// answer; taken back where a purge began meanwhile.
+    private func store(_ encoded: EncodedImage, data: Data, keys: EncodedKeys, until: Date) async {
+        keep(encoded, keys: keys, until: until)
+        let record = VariantRecord.encode(data, freshUntil: until)
+        if let disk { try? await disk.set(record, forKey: keys.store, expiresAt: until) }
+        await undoIfPurged(keys, stored: encoded, record: record)
+        // Shared stores are filled after the answer, never delaying it.
+        let shared = disk == nil ? stores[...] : stores.dropFirst()
+        if !shared.isEmpty {
+            afterAnswer.run { [self] in
+                for store in shared { try? await store.set(record, forKey: keys.store, expiresAt: until) }
+                if !purges.isCurrent(keys.mark) {
+                    for store in shared where (try? await store.data(forKey: keys.store)) == record {
+                        try? await store.removeValue(forKey: keys.store)
                     }
                 }
             }
         }
-        return EncodedResponse(encoded: encoded, tier: bitmap.tier)
+    }
+
+    /// An animated WebP of an animated source: the original (one fetch, shared with other
+    /// work), every frame processed as the request asks, encoded with its delays.
+    private func makeAnimation(_ request: ImageRequest, keys: EncodedKeys, encoding: ImageEncoding, handle: PriorityHandle,
+                               keeps: Bool) async throws(PipelineError) -> EncodedResponse {
+        guard let url = request.url else { throw .noSource }
+        // The key `process` uses: one fetch whichever asks first.
+        let originalKey = keys.source + (request.cachePolicy == .reload ? "|reload" : request.cachePolicy == .cacheOnly ? "|cached" : "")
+            + keys.mark.suffix
+        let waiter = nextID()
+        let original = try await originals.value(for: originalKey, waiter: waiter, priority: handle.priority) { fetchHandle in
+            do throws(PipelineError) {
+                return .success(try await self.original(url: url, sourceKey: keys.source, policy: request.cachePolicy, handle: fetchHandle))
+            } catch {
+                return .failure(error)
+            }
+        }.get()
+        let limits = configuration.decodingLimits
+        let process: @Sendable (Bitmap) throws -> Bitmap
+        switch request.processing {
+        case .original: process = { $0 }
+        case .processors(let processors): process = { try processors.process($0) }
+        case .format(let name):
+            guard let format = formatsByName[name] else { throw .unknownFormat(name) }
+            process = { try format.process($0) }
+        }
+        let data = try await decodes.run(priority: handle) { () async throws(PipelineError) -> Data in
+            try await BlockingIOPool.decoding.perform { () throws(PipelineError) -> Data in
+                let start = ContinuousClock.now
+                do {
+                    let info = try ImageDecoder.info(of: original.data, limits: limits)
+                    var frames: [AnimationFrame] = []
+                    let loops = try AnimationReader.frames(of: original.data, info: info, limits: limits) { frame in
+                        frames.append(AnimationFrame(image: try process(frame.image), duration: frame.duration))
+                    }
+                    let data = try AnimationWriter.webp(frames, loopCount: loops, quality: encoding.quality)
+                    if let flag = original.pendingStore, flag.claim(), let disk = self.disk {
+                        try? disk.set(OriginalRecord.encode(original.data, original.metadata), forKey: StoreKey.original(keys.source))
+                    }
+                    self.metrics.decodes.increment()
+                    self.metrics.stage(.encode, since: start)
+                    self.metrics.encodes.increment()
+                    return data
+                } catch let error as CodecError {
+                    throw .decoding(error)
+                } catch {
+                    throw .processing("\(error)")
+                }
+            }
+        }
+        let encoded = EncodedImage(data: data, encoding: encoding)
+        if keeps, original.cacheable {
+            await store(encoded, data: data, keys: keys, until: original.freshUntil ?? Date().addingTimeInterval(configuration.defaultFreshness))
+        }
+        return EncodedResponse(encoded: encoded, tier: original.tier)
     }
 
     /// Puts encoded bytes in the memory tier and the source index (the index first, so a purge

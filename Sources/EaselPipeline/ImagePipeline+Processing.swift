@@ -83,6 +83,7 @@ extension ImagePipeline {
             throw .decoding(error)
         }
         let (info, decoded) = (family.info, family.decoded)
+        if info.isAnimated, info.fileType == .gif || info.fileType == .webp { animatedSources.insert(sourceKey) }
         metrics.decodes.increment()
         metrics.stage(.decode, since: decodeStart)
         if let flag = original.pendingStore, flag.claim(), let disk {

@@ -102,12 +102,15 @@ public final class ImagePipeline: Sendable {
     /// Copies to other stores made after an answer; `close()` waits for them.
     let afterAnswer = BackgroundTasks()
     let tables: [String: ImageTable]
-    private let formatsByName: [String: ImageFormat]
+    let formatsByName: [String: ImageFormat]
     /// Per named format, its name and every parameter that decides its pixels (encoded keys).
     let formatIdentifiers: [String: String]
     let downloads: WorkQueue
     let decodes: WorkQueue
     let originals = WorkCoalescer<String, Original>()
+    /// Sources whose original turned out to be an animation (GIF or WebP with several frames),
+    /// noted as they are decoded: WebP answers for them keep every frame.
+    let animatedSources = AnimatedSources()
     let processings = WorkCoalescer<String, Processed>()
     let suspensions = Locked(Suspensions())
     let observers = Observers<PipelineEvent>()

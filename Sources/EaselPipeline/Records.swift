@@ -111,3 +111,20 @@ final class PurgeMarks: Sendable {
         return try await body()
     }
 }
+
+/// Source keys known to be animations (bounded: past 10,000 it starts again empty, and a
+/// forgotten source is found again at its next decode).
+final class AnimatedSources: Sendable {
+    private let keys = Locked(Set<String>())
+    private static let limit = 10_000
+
+    func insert(_ key: String) {
+        keys.withLock { keys in
+            if keys.count >= Self.limit { keys.removeAll(keepingCapacity: true) }
+            keys.insert(key)
+        }
+    }
+
+    func remove(_ key: String) { _ = keys.withLock { $0.remove(key) } }
+    func contains(_ key: String) -> Bool { keys.withLock { $0.contains(key) } }
+}

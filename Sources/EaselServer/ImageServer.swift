@@ -226,7 +226,11 @@ public final class ImageServer: Sendable {
         // the encoding, so each answer has its own entry.
         let accept = request.headers[.accept].map(AcceptHeader.init)
         let output = ImageEncoding.negotiate(pinned: declared) { accept?.explicitlyAccepts($0) ?? false }
-        let encoding = ImageEncoding(output, quality: output == .avif ? ImageEncoding.avifQuality(forJPEGQuality: quality) : quality)
+        // Animated sources keep their frames as WebP for clients that take it, whatever else
+        // they take (AVIF and JPEG answers would be stills).
+        let webpForAnimations = output != .webp && output != .png && declared != .jpeg && (accept?.explicitlyAccepts("image/webp") ?? false)
+        let encoding = ImageEncoding(output, quality: output == .avif ? ImageEncoding.avifQuality(forJPEGQuality: quality) : quality,
+                                     animationAsWebP: webpForAnimations ? quality : nil)
         // The warm path answers from the pipeline's encoded memory tier once, before admission;
         // a file-origin source is looked up by its path, with no URL or request built.
         let key = sourceKey(path.source)

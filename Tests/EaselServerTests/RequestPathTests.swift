@@ -158,6 +158,33 @@ let coffeeJPEG = try! Data(contentsOf: sampleURL("coffee-cup.jpg"))
         #expect(server.server.metricsSnapshot()["encodedMemory"] == 5)
     }
 
+    /// An animated GIF: WebP clients get every frame (Chrome, which takes AVIF too, included);
+    /// others the first frame as JPEG.
+    @Test func animatedGIFsStayAnimatedForWebPClients() async throws {
+        let server = try TestServer()
+        let palette: [UInt8] = [255, 0, 0, 0, 0, 255, 255, 255, 255]
+        let frames = (0..<10).map { i in (0..<(400 * 300)).map { p -> UInt8 in p % 400 / 40 == i ? 1 : 2 } }
+        try GIFCodec.encodeAnimation(width: 400, height: 300, frames: frames, palette: palette, delays: Array(repeating: 8, count: 10))
+            .write(to: server.origin.child("anim.gif"))
+        try await server.test { (client: any TestClientProtocol) async throws in
+            for accept in ["image/webp,*/*", "image/avif,image/webp,image/apng,image/*,*/*;q=0.8", "image/webp,*/*"] {
+                let response = try await get(client, "/images/thumb/anim.gif", headers: [.accept: accept])
+                #expect(response.status == .ok && response.headers[.contentType] == "image/webp", "\(accept)")
+                let body = Data(buffer: response.body)
+                let info = try ImageDecoder.info(of: body)
+                #expect(info.isAnimated && info.frameCount == 10 && info.width == 256 && info.height == 192, "\(accept)")
+                var durations: [Int] = []
+                try AnimationReader.frames(of: body, info: info) { durations.append($0.duration) }
+                #expect(durations == Array(repeating: 80, count: 10))
+            }
+            let still = try await get(client, "/images/thumb/anim.gif")
+            #expect(still.headers[.contentType] == "image/jpeg")
+            #expect(try ImageDecoder.info(of: Data(buffer: still.body)).frameCount == 1)
+        }
+        // The repeat WebP request was a memory hit (the AVIF-and-WebP client's answer has its own key).
+        #expect(server.server.metricsSnapshot()["encodedMemory"] == 1)
+    }
+
     @Test func aRequestWhoseEncodeOutlastsTheTimeoutGets504() async throws {
         let server = try TestServer { $0.requestTimeout = 0.3 }
         let gate = Gate()

@@ -2,7 +2,7 @@ import CGIF
 import Foundation
 
 /// GIF through giflib: the first frame, composed onto the logical screen, as RGBA.
-enum GIFCodec {
+package enum GIFCodec {
     /// The frame count is read by skipping each frame's compressed data (no decoding), up to
     /// one past `limits.maxFrames`.
     static func info(_ data: Data, limits: DecodingLimits = .default) throws -> ImageInfo {
