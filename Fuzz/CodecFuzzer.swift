@@ -5,17 +5,25 @@
 import Foundation
 
 /// Small limits keep each run cheap; the code paths are the same as with the defaults.
-let fuzzLimits = DecodingLimits(maxPixels: 4_000_000, maxInputBytes: 1 << 20, maxProgressiveScans: 50)
+let fuzzLimits = DecodingLimits(maxPixels: 4_000_000, maxInputBytes: 1 << 20, maxProgressiveScans: 50, maxProfileBytes: 1 << 20,
+                                maxFrames: 16, maxAnimationPixels: 8_000_000)
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzOneInput(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {
     guard let start, count > 0 else { return 0 }
     let data = Data(bytes: start, count: count)
     _ = try? ImageFileType.sniff(data)
+    // The ICC parser on raw bytes (Little CMS through the shim), and as embedded below.
+    _ = ICCProfile(data: data)
     guard let info = try? ImageDecoder.info(of: data, limits: fuzzLimits) else { return 0 }
     _ = info.uprightWidth
     guard let bitmap = try? ImageDecoder.decode(data, covering: (32, 32), limits: fuzzLimits) else { return 0 }
     _ = try? Resize(width: 16, height: 16, mode: .fill).process(bitmap)
+    if info.isAnimated {
+        _ = try? AnimationReader.frames(of: data, info: info, limits: fuzzLimits) { frame in
+            _ = try Resize(width: 8, height: 8, mode: .fit).process(frame.image)
+        }
+    }
     return 0
 }
 
@@ -34,9 +42,31 @@ public func fuzzInitialize(_ argc: UnsafeMutablePointer<CInt>?, _ argv: UnsafeMu
     let seeds: [(String, ImageEncoder.Options)] = [
         ("seed.jpg", .jpeg(quality: 80)), ("seed-progressive.jpg", .jpeg(quality: 60, progressive: true)),
         ("seed.png", .png()), ("seed.webp", .webp(quality: 70)), ("seed-lossless.webp", .webp(lossless: true)),
+        ("seed.avif", .avif(quality: 40, speed: 10)),
     ]
     for (name, options) in seeds {
         try? ImageEncoder.encode(bitmap, as: options).write(to: URL(fileURLWithPath: directory + "/" + name))
+    }
+    // Embedded profiles: Display P3 in a JPEG and a PNG, a CMYK JPEG with a CMYK profile.
+    if let p3 = ICCProfile.displayP3 {
+        try? ImageEncoder.encode(bitmap, as: .jpeg(quality: 70), iccProfile: p3.data).write(to: URL(fileURLWithPath: directory + "/seed-p3.jpg"))
+        try? ImageEncoder.encode(bitmap, as: .png(), iccProfile: p3.data).write(to: URL(fileURLWithPath: directory + "/seed-p3.png"))
+        try? p3.data.write(to: URL(fileURLWithPath: directory + "/seed.icc"))
+    }
+    if let cmyk = ICCProfile.testCMYK(gamma: 1.5) {
+        try? JPEGCodec.encodeCMYK(width: 16, height: 8, quality: 70, iccProfile: cmyk.data) { x, y in (UInt8(x * 16), UInt8(y * 30), 40, 10) }
+            .write(to: URL(fileURLWithPath: directory + "/seed-cmyk.jpg"))
+    }
+    // Animations: a three-frame GIF and the same as animated WebP.
+    let frames = (0..<3).map { i in (0..<(12 * 8)).map { UInt8(($0 + i) % 3) } }
+    if let gif = try? GIFCodec.encodeAnimation(width: 12, height: 8, frames: frames, palette: [255, 0, 0, 0, 255, 0, 0, 0, 255],
+                                               delays: [5, 6, 7]) {
+        try? gif.write(to: URL(fileURLWithPath: directory + "/seed-animated.gif"))
+        if let info = try? ImageDecoder.info(of: gif) {
+            var decoded: [AnimationFrame] = []
+            _ = try? AnimationReader.frames(of: gif, info: info) { decoded.append($0) }
+            try? AnimationWriter.webp(decoded).write(to: URL(fileURLWithPath: directory + "/seed-animated.webp"))
+        }
     }
     // A 2×1 GIF89a with a two-colour table (LZW data written by hand).
     let gif: [UInt8] = [0x47, 0x49, 0x46, 0x38, 0x39, 0x61, 2, 0, 1, 0, 0x80, 0, 0, 255, 0, 0, 0, 0, 255,

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Fuzzes EaselCodecs' read path (sniff, info, decode, resize) with libFuzzer under
-# AddressSanitizer, for a set number of iterations.
+# Fuzzes EaselCodecs' read path (sniff, info with the ICC profile readers, decode with colour
+# conversion, animation frames, resize) and the ICC parser with libFuzzer under
+# AddressSanitizer, for a set number of iterations. Formats: JPEG, PNG, WebP (still and
+# animated), GIF (still and animated), AVIF, HEIC; profiles: JPEG APP2, PNG iCCP, WebP ICCP.
 # Usage: scripts/fuzz-codecs.sh [RUNS (default 200000)] [-- extra libFuzzer flags]
 # Needs clang with libFuzzer (the Swift toolchain's) and the codec -dev packages.
 set -euo pipefail
@@ -8,10 +10,13 @@ cd "$(dirname "$0")/.."
 RUNS="${1:-200000}"; shift || true
 [ "${1:-}" = "--" ] && shift
 scripts/install-deps.sh
+swift package resolve >/dev/null  # swift-log's sources (EaselCodecs logs ignored profiles)
 WORK=".build-fuzz"
+rm -rf "$WORK/modules" "$WORK"/*.o "$WORK"/*.a
 mkdir -p "$WORK/modules" "$WORK/corpus" "$WORK/seeds"
 SAN="-fsanitize=address,fuzzer-no-link"
-for shim in CJPEG CPNG CGIF CWebP; do
+SHIMS="CJPEG CPNG CGIF CWebP CLCMS CAVIF CHEIF"
+for shim in $SHIMS; do
   mkdir -p "$WORK/modules/$shim"
   header=$(ls "Sources/$shim/include/"*.h)
   cp "$header" "$WORK/modules/$shim/"
@@ -20,11 +25,22 @@ for shim in CJPEG CPNG CGIF CWebP; do
     clang -c -O1 -g $SAN -I "Sources/$shim/include" "$source" -o "$WORK/$(basename "$source" .c).o"
   done
 done
+# The two Swift modules EaselCodecs imports, as static libraries: swift-log's Logging and the
+# package's EaselSupport.
+swiftc -sanitize=address -parse-as-library -O -g -module-name Logging -package-name swift_log -emit-library -static \
+  -emit-module -emit-module-path "$WORK/modules/Logging.swiftmodule" \
+  $(find .build/checkouts/swift-log/Sources/Logging -name '*.swift') -o "$WORK/libLogging.a"
+swiftc -sanitize=address -parse-as-library -O -g -module-name EaselSupport -package-name easel -emit-library -static \
+  -emit-module -emit-module-path "$WORK/modules/EaselSupport.swiftmodule" \
+  $(find Sources/EaselSupport -name '*.swift') -o "$WORK/libEaselSupport.a"
 swiftc -sanitize=fuzzer,address -parse-as-library -O -g -module-name EaselCodecsFuzz -package-name easel \
-  $(for shim in CJPEG CPNG CGIF CWebP; do echo "-I $WORK/modules/$shim"; done) \
+  -I "$WORK/modules" $(for shim in $SHIMS; do echo "-I $WORK/modules/$shim"; done) \
   $(find Sources/EaselCodecs -name '*.swift') Fuzz/CodecFuzzer.swift \
-  "$WORK"/*.o -ljpeg -lpng16 -lspng -lwebp -lwebpdemux -lgif \
+  "$WORK"/*.o -L "$WORK" -lEaselSupport -lLogging \
+  -ljpeg -lpng16 -lspng -lwebp -lwebpdemux -lwebpmux -lgif -llcms2 -lavif -lheif \
   -o "$WORK/codec-fuzzer"
 EASEL_FUZZ_SEEDS="$WORK/seeds" "$WORK/codec-fuzzer" -runs=0 "$WORK/seeds" >/dev/null 2>&1 || true
+# A HEIC seed from Debian's encoder (Easel writes no HEIC).
+command -v heif-enc >/dev/null && [ -f "$WORK/seeds/seed.png" ] && heif-enc -q 50 -o "$WORK/seeds/seed.heic" "$WORK/seeds/seed.png" >/dev/null 2>&1 || true
 echo "fuzzing for $RUNS runs (corpus: $WORK/corpus, seeds: $WORK/seeds)"
 "$WORK/codec-fuzzer" -runs="$RUNS" -max_len=65536 -rss_limit_mb=2048 -timeout=10 "$@" "$WORK/corpus" "$WORK/seeds"
