@@ -181,3 +181,26 @@ import Testing
         }
     }
 }
+
+@Suite struct RightsMetadataTests {
+    @Test func artistAndCopyrightAreKeptOnlyWhenAskedAndNothingElseIs() throws {
+        let source = TestExif.insert(into: try ImageEncoder.encode(gradient(width: 64, height: 48), as: .jpeg(quality: 90)),
+                                     orientation: 6, make: "Camera", gps: true)
+        // TestExif writes no rights fields: add them as a camera would, next to the rest.
+        var exif = try #require(try ImageDecoder.info(of: source).exif)
+        exif.artist = "Ann Example"
+        exif.copyright = "(c) 2026 Ann Example"
+        let rights = try #require(RightsMetadata(exif))
+        let bitmap = try ImageDecoder.decode(source)
+        for options: ImageEncoder.Options in [.jpeg(quality: 80), .png(), .webp(quality: 80), .webp(lossless: true)] {
+            let plain = try ImageEncoder.encode(bitmap, as: options)
+            #expect(try ImageDecoder.info(of: plain).exif == nil, "\(options)")
+            let kept = try ImageEncoder.encode(bitmap, as: options, rights: rights)
+            let info = try ImageDecoder.info(of: kept)
+            #expect(info.exif?.artist == "Ann Example" && info.exif?.copyright == "(c) 2026 Ann Example", "\(options)")
+            #expect(info.exif?.hasGPS == false && info.exif?.make == nil && info.exif?.orientation == 1, "\(options)")
+            // Still a valid image with the same pixels.
+            #expect(try ImageDecoder.decode(kept).hasSamePixels(as: try ImageDecoder.decode(plain)), "\(options)")
+        }
+    }
+}

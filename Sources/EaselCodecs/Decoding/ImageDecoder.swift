@@ -143,10 +143,18 @@ public enum ImageEncoder {
         }
     }
 
-    /// - Parameter iccProfile: embedded as is (JPEG APP2, PNG iCCP); for pixels left in their
-    ///   source's encoding (`ColorHandling.keepSourceProfile`). WebP and AVIF outputs are sRGB.
+    /// - Parameters:
+    ///   - iccProfile: embedded as is (JPEG APP2, PNG iCCP); for pixels left in their source's
+    ///     encoding (`ColorHandling.keepSourceProfile`). WebP and AVIF outputs are sRGB.
+    ///   - rights: Artist and Copyright to keep (JPEG, PNG and WebP; see `RightsMetadata`).
     /// - Throws: `CodecError.encodingFailed`.
-    public static func encode(_ bitmap: Bitmap, as options: Options, iccProfile: Data? = nil) throws -> Data {
+    public static func encode(_ bitmap: Bitmap, as options: Options, iccProfile: Data? = nil, rights: RightsMetadata? = nil) throws -> Data {
+        let encoded = try encodePixels(bitmap, as: options, iccProfile: iccProfile)
+        guard let rights else { return encoded }
+        return rights.inserted(into: encoded, format: options.fileType)
+    }
+
+    private static func encodePixels(_ bitmap: Bitmap, as options: Options, iccProfile: Data?) throws -> Data {
         switch options {
         case .jpeg(let quality, let progressive, let chroma):
             try JPEGCodec.encode(bitmap, quality: quality,

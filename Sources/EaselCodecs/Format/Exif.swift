@@ -11,6 +11,9 @@ public struct ExifInfo: Sendable, Hashable {
     public var dateTaken: String?
     /// True when the file carries GPS data (its content is not read).
     public var hasGPS = false
+    /// IFD0's Artist and Copyright, the rights information an output may keep.
+    public var artist: String?
+    public var copyright: String?
 
     public init(orientation: Int = 1, make: String? = nil, model: String? = nil, dateTaken: String? = nil, hasGPS: Bool = false) {
         self.orientation = orientation
@@ -125,6 +128,8 @@ enum ExifReader {
                 if let value, (1...8).contains(value) { info.orientation = value }
             case 0x010F: info.make = ascii(type: type, count: count, field: field)
             case 0x0110: info.model = ascii(type: type, count: count, field: field)
+            case 0x013B: info.artist = ascii(type: type, count: count, field: field)
+            case 0x8298: info.copyright = ascii(type: type, count: count, field: field)
             case 0x8769: exifIFD = u32(field)
             case 0x8825: info.hasGPS = (u32(field) ?? 0) > 0
             default: break

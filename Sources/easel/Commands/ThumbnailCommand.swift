@@ -33,6 +33,8 @@ struct ThumbnailCommand: ParsableCommand {
     @Option(help: "JPEG progressive: auto (over 256×256 pixels), on or off.") var progressive: Progressive = .auto
     @Flag(name: .customLong("first-frame"), help: "Of an animated GIF or WebP, keep only the first frame (animations become animated WebP otherwise, with --format webp).")
     var firstFrame = false
+    @Flag(name: .customLong("keep-copyright"), help: "Keep the source's EXIF Artist and Copyright (JPEG, PNG and WebP outputs); outputs carry no other metadata.")
+    var keepCopyright = false
     @Flag(name: .customLong("keep-profile"), help: "Keep the source's ICC profile (embedded in JPEG and PNG outputs) instead of converting to sRGB.")
     var keepProfile = false
 
@@ -93,7 +95,7 @@ struct ThumbnailCommand: ParsableCommand {
                 let started = DispatchTime.now().uptimeNanoseconds
                 do {
                     let size = try Self.thumbnail(input: input, output: output, resize: resize, encoding: encoding, keepProfile: keepProfile,
-                                                  animate: !firstFrame)
+                                                  animate: !firstFrame, keepCopyright: keepCopyright)
                     let ms = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e6
                     results.set(index, "\(input) -> \(output) (\(size.width)×\(size.height), \(String(format: "%.1f", ms)) ms)", failed: false)
                 } catch {
@@ -140,7 +142,7 @@ struct ThumbnailCommand: ParsableCommand {
     /// Colour: converted to sRGB from an embedded profile, unless `keepProfile` (then the
     /// profile goes into JPEG and PNG outputs; WebP and AVIF outputs are always sRGB).
     static func thumbnail(input: String, output: String, resize: Resize, encoding: ImageEncoder.Options,
-                          keepProfile: Bool = false, animate: Bool = true) throws -> (width: Int, height: Int) {
+                          keepProfile: Bool = false, animate: Bool = true, keepCopyright: Bool = false) throws -> (width: Int, height: Int) {
         let data = try readInput(input, limit: DecodingLimits.default.maxInputBytes)
         let info = try ImageDecoder.info(of: data)
         // An animation to WebP keeps every frame, each resized as it is read.
@@ -160,7 +162,8 @@ struct ThumbnailCommand: ParsableCommand {
         var bitmap = try ImageDecoder.decode(data, info: info, covering: needed, color: keep ? .keepSourceProfile : .convertToSRGB)
         bitmap = try resize.process(bitmap)
         if encoding.fileType == .jpeg, !bitmap.isKnownOpaque { bitmap = try Flatten().process(bitmap) }
-        try ImageEncoder.encode(bitmap, as: encoding, iccProfile: keep ? info.colorProfile.profile?.data : nil)
+        try ImageEncoder.encode(bitmap, as: encoding, iccProfile: keep ? info.colorProfile.profile?.data : nil,
+                                rights: keepCopyright ? RightsMetadata(info.exif) : nil)
             .write(to: URL(fileURLWithPath: output), options: .atomic)
         return (bitmap.width, bitmap.height)
     }
