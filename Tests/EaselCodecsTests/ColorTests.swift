@@ -69,6 +69,16 @@ import Testing
         #expect(half.width == 200 && Self.meanError(half, halfReference) <= 2)
     }
 
+    @Test func a16BitPNGWithAProfileIsConverted() throws {
+        let wide = try #require(ColorConverter.convert(Self.original, from: nil, to: Self.displayP3))
+        let png = TestPNG.make(width: 96, height: 64, bitDepth: 16, colorType: 2, iccProfile: Self.displayP3.data) { x, y in
+            wide.pixel(x: x, y: y).prefix(3).map { Int($0) * 257 }
+        }
+        let info = try ImageDecoder.info(of: png)
+        #expect(info.bitDepth == 16 && info.colorProfile.profile?.description == "Display P3")
+        #expect(Self.meanError(try ImageDecoder.decode(png), Self.original) <= 1)
+    }
+
     @Test func aWebPWithAnICCPChunkIsConverted() throws {
         let wide = try #require(ColorConverter.convert(Self.original, from: nil, to: Self.displayP3))
         let webp = try ImageEncoder.encode(wide, as: .webp(quality: 100, lossless: true))

@@ -7,12 +7,14 @@ enum TestPNG {
     ///   - colorType: 0 gray, 2 RGB, 3 palette, 4 gray+alpha, 6 RGBA.
     ///   - samples: one array of channel values per pixel, row-major (palette: the index).
     static func make(width: Int, height: Int, bitDepth: Int, colorType: Int, interlaced: Bool = false,
-                     palette: [[UInt8]] = [], transparency: [UInt8]? = nil, samples: (Int, Int) -> [Int]) -> Data {
+                     palette: [[UInt8]] = [], transparency: [UInt8]? = nil, iccProfile: Data? = nil,
+                     samples: (Int, Int) -> [Int]) -> Data {
         var png = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])
         var ihdr = Data()
         ihdr.append(be32(width)); ihdr.append(be32(height))
         ihdr.append(contentsOf: [UInt8(bitDepth), UInt8(colorType), 0, 0, interlaced ? 1 : 0])
         png.append(chunk("IHDR", ihdr))
+        if let iccProfile { png.append(chunk("iCCP", Data("ICC\0".utf8) + Data([0]) + zlibStored(iccProfile))) }
         if colorType == 3 { png.append(chunk("PLTE", Data(palette.flatMap { $0 }))) }
         if let transparency { png.append(chunk("tRNS", Data(transparency))) }
         let channels = [0: 1, 2: 3, 3: 1, 4: 2, 6: 4][colorType]!
