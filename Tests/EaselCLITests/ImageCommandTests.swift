@@ -74,6 +74,39 @@ struct ImageCommandTests {
         #expect(info.fileType == .webp && info.height == 64 && info.hasAlpha)
     }
 
+    @Test func colourProfilesModernFormatsAndAnimations() async throws {
+        let directory = try makeInputs()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let p3 = try #require(ICCProfile.displayP3)
+        let photo = try ImageDecoder.decode(Data(contentsOf: directory.appendingPathComponent("photo.jpg")))
+        try ImageEncoder.encode(photo, as: .jpeg(quality: 90), iccProfile: p3.data).write(to: directory.appendingPathComponent("p3.jpg"))
+        let info = try await runEasel(["info", directory.appendingPathComponent("p3.jpg").path])
+        #expect(info.output.contains("ICC profile \"Display P3\" (RGB)"))
+        // Converted to sRGB by default (no profile in the output); kept when asked.
+        let out = directory.appendingPathComponent("out")
+        #expect(try await runEasel(["thumbnail", directory.appendingPathComponent("p3.jpg").path, "--output-dir", out.path]).status == 0)
+        #expect(try ImageDecoder.info(of: Data(contentsOf: out.appendingPathComponent("tn_p3.jpg"))).colorProfile == .none)
+        let kept = directory.appendingPathComponent("kept")
+        #expect(try await runEasel(["thumbnail", directory.appendingPathComponent("p3.jpg").path, "--keep-profile", "--output-dir", kept.path]).status == 0)
+        #expect(try ImageDecoder.info(of: Data(contentsOf: kept.appendingPathComponent("tn_p3.jpg"))).colorProfile.profile?.description == "Display P3")
+        // AVIF out.
+        #expect(try await runEasel(["thumbnail", directory.appendingPathComponent("photo.jpg").path, "--format", "avif", "--output-dir", out.path]).status == 0)
+        let avif = try ImageDecoder.info(of: Data(contentsOf: out.appendingPathComponent("tn_photo.avif")))
+        #expect(avif.fileType == .avif && avif.width == 256 && avif.height == 192)
+        // An animated GIF: every frame in WebP; --first-frame keeps one.
+        let frames = (0..<4).map { i in (0..<(80 * 60)).map { UInt8(($0 % 80) / 20 == i ? 0 : 1) } }
+        try GIFCodec.encodeAnimation(width: 80, height: 60, frames: frames, palette: [0, 0, 255, 255, 255, 255], delays: [10, 10, 10, 10])
+            .write(to: directory.appendingPathComponent("anim.gif"))
+        #expect(try await runEasel(["thumbnail", directory.appendingPathComponent("anim.gif").path, "--format", "webp", "--size", "40x40",
+                                    "--output-dir", out.path]).status == 0)
+        let animated = try ImageDecoder.info(of: Data(contentsOf: out.appendingPathComponent("tn_anim.webp")))
+        #expect(animated.isAnimated && animated.frameCount == 4 && animated.width == 40 && animated.height == 30)
+        let still = directory.appendingPathComponent("still")
+        #expect(try await runEasel(["thumbnail", directory.appendingPathComponent("anim.gif").path, "--format", "webp", "--first-frame",
+                                    "--output-dir", still.path]).status == 0)
+        #expect(try ImageDecoder.info(of: Data(contentsOf: still.appendingPathComponent("tn_anim.webp"))).isAnimated == false)
+    }
+
     @Test func badOptionsAreRefused() async throws {
         #expect(try await runEasel(["thumbnail", "x.jpg", "--size", "big"]).error.contains("not a size"))
         #expect(try await runEasel(["thumbnail", "x.jpg", "--quality", "0"]).status != 0)

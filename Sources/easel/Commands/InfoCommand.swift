@@ -37,6 +37,9 @@ struct InfoCommand: ParsableCommand {
         case .damaged: parts.append("damaged ICC profile (ignored)")
         case .tooLarge(let size): parts.append("ICC profile of \(size) bytes (over the limit)")
         }
+        if let turned = info.containerOrientation, turned != 1 {
+            parts.append("orientation \(turned) from the container (upright \(info.uprightWidth)×\(info.uprightHeight))")
+        }
         if info.containerOrientation == nil, let exif = info.exif {
             if exif.orientation != 1 { parts.append("orientation \(exif.orientation) (upright \(info.uprightWidth)×\(info.uprightHeight))") }
             if let make = exif.make { parts.append("make \(printable(make))") }
