@@ -107,6 +107,13 @@ let package = Package(
             dependencies: [.product(name: "EaselRemote", package: "easel")],
             path: "peers/SharedTierLookup"
         ),
+        // The Swift side of peers/color-and-formats.sh: ICC conversion cost, AVIF encodes, HEIC
+        // decodes, in process.
+        .executableTarget(
+            name: "ColorFormatsWorkload",
+            dependencies: [.product(name: "EaselCodecs", package: "easel")],
+            path: "peers/ColorFormatsWorkload"
+        ),
         // A bare Hummingbird route serving preloaded bytes: the framework's ceiling for the
         // warm path (serve-vs-nginx.sh).
         .executableTarget(

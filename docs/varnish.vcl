@@ -5,8 +5,9 @@
 # What it relies on from easel:
 # - `Cache-Control: public, max-age=N` on every image, and a strong `ETag` of the bytes: Varnish
 #   caches for N seconds, then revalidates with If-None-Match and easel answers 304 (no body);
-# - `Vary: Accept` where the answer depends on it (WebP for browsers that take it, JPEG or PNG
-#   otherwise): normalised below to one value per kind, so Varnish keeps one copy per kind;
+# - `Vary: Accept` where the answer depends on it (AVIF, then WebP, for browsers that name them;
+#   animations as WebP; JPEG or PNG otherwise): normalised below to one value per kind of
+#   client, so Varnish keeps one copy per kind;
 # - signed URLs (`?s=…`) are ordinary cacheable URLs: the signature is part of the key;
 # - purge: with `cdnBanURLs` pointing here, easel's `DELETE /images/…` also sends
 #   `BAN` with the source's `Surrogate-Key`, which every answer made from that source carries.
@@ -35,12 +36,27 @@ sub vcl_recv {
         return (synth(200, "Banned"));
     }
     if (req.url ~ "^/images/") {
-        # One Accept per kind of answer easel makes, unless WebP is refused with q=0.
+        # One Accept per kind of client easel tells apart: whether it takes AVIF, and whether
+        # it takes WebP (a type refused with q=0 is not taken).
+        unset req.http.X-Takes-AVIF;
+        unset req.http.X-Takes-WebP;
+        if (req.http.Accept ~ "image/avif" && req.http.Accept !~ "image/avif\s*;\s*q=0(\.0*)?\s*(,|$)") {
+            set req.http.X-Takes-AVIF = "1";
+        }
         if (req.http.Accept ~ "image/webp" && req.http.Accept !~ "image/webp\s*;\s*q=0(\.0*)?\s*(,|$)") {
+            set req.http.X-Takes-WebP = "1";
+        }
+        if (req.http.X-Takes-AVIF && req.http.X-Takes-WebP) {
+            set req.http.Accept = "image/avif,image/webp";
+        } elsif (req.http.X-Takes-AVIF) {
+            set req.http.Accept = "image/avif";
+        } elsif (req.http.X-Takes-WebP) {
             set req.http.Accept = "image/webp";
         } else {
             unset req.http.Accept;
         }
+        unset req.http.X-Takes-AVIF;
+        unset req.http.X-Takes-WebP;
         # Images are public: cookies never change them.
         unset req.http.Cookie;
     }

@@ -26,7 +26,7 @@ wait_for() {
   for _ in $(seq 1 200); do curl -fsS -o /dev/null "$1" 2>/dev/null && return 0; sleep 0.1; done
   echo "no answer from $1" >&2; return 1
 }
-fail() { echo "varnish test FAILED: $*" >&2; tail -5 "$work/easel.log" >&2; exit 1; }
+fail() { echo "varnish test FAILED: $*" >&2; tail -5 "$work/easel.log" >&2; for h in "$work"/*.h; do echo "== $h" >&2; head -12 "$h" >&2; done; exit 1; }
 header() { grep -i "^$1:" "$2" | head -1 | cut -d' ' -f2- | tr -d '\r'; }
 
 easel_port=$(free_port); varnish_port=$(free_port)
@@ -51,8 +51,12 @@ get() {  # get NAME URL [curl args…]: headers in $work/NAME.h, body in $work/N
   curl -sS -D "$work/$name.h" -o "$work/$name.b" "$@" "$url"
 }
 
-# 1. Vary: Accept keeps the kinds apart.
-get webp1 "$v/images/thumb/chelsea-cat.jpg" -H "Accept: image/avif,image/webp,*/*"
+# 1. Vary: Accept keeps the kinds apart: AVIF, WebP and JPEG, one cached copy each.
+get avif1 "$v/images/thumb/chelsea-cat.jpg" -H "Accept: image/avif,image/webp,image/apng,image/*,*/*;q=0.8"
+get avif2 "$v/images/thumb/chelsea-cat.jpg" -H "Accept: image/webp, image/avif"
+[ "$(header Content-Type "$work/avif1.h")" = image/avif ] || fail "no AVIF for an AVIF Accept"
+[ "$(header X-Cache "$work/avif1.h")" = MISS ] && [ "$(header X-Cache "$work/avif2.h")" = HIT ] || fail "AVIF not cached"
+get webp1 "$v/images/thumb/chelsea-cat.jpg" -H "Accept: image/avif;q=0,image/webp,*/*"
 get webp2 "$v/images/thumb/chelsea-cat.jpg" -H "Accept: image/webp,*/*;q=0.8"
 get jpeg1 "$v/images/thumb/chelsea-cat.jpg" -H "Accept: image/jpeg"
 get jpeg2 "$v/images/thumb/chelsea-cat.jpg"
@@ -102,4 +106,4 @@ get after "$v/images/thumb/chelsea-cat.jpg" -H "Accept: image/webp"
 # A ban from elsewhere than the ACL is refused: only loopback here, so check a malformed key instead.
 status=$(curl -s -o /dev/null -w '%{http_code}' -X BAN -H "Surrogate-Key: easel-x" "$v/")
 [ "$status" = 400 ] || fail "a malformed ban got $status"
-echo "varnish test: OK (Vary, Age, Cache-Control, 304 to clients and to Varnish, signed URLs cached, purge bans)"
+echo "varnish test: OK (Vary keeps AVIF, WebP and JPEG apart, Age, Cache-Control, 304 to clients and to Varnish, signed URLs cached, purge bans)"

@@ -3,6 +3,16 @@ import EaselSupport
 import Foundation
 import Logging
 
+/// Pixels converted between ICC profiles with Little CMS (relative colorimetric, black point
+/// compensation).
+public enum ColorConversion {
+    /// RGBA pixels from `source` to `target` (nil: sRGB) — e.g. sRGB pixels into Display P3.
+    /// Nil when Little CMS refuses a profile or it is not an RGB profile.
+    public static func convert(_ bitmap: Bitmap, from source: ICCProfile?, to target: ICCProfile?) -> Bitmap? {
+        ColorConverter.convert(bitmap, from: source, to: target)
+    }
+}
+
 /// What decoding does with an embedded ICC profile.
 public enum ColorHandling: Sendable, Hashable {
     /// Convert the pixels to sRGB with Little CMS (relative colorimetric intent with black point
@@ -104,7 +114,7 @@ enum ColorConverter {
 
     /// RGBA pixels converted from `source` to `target` (nil: sRGB), e.g. sRGB photos turned
     /// into Display P3 pixels for tests. Nil when Little CMS refuses the profiles.
-    package static func convert(_ bitmap: Bitmap, from source: ICCProfile?, to target: ICCProfile?) -> Bitmap? {
+    static func convert(_ bitmap: Bitmap, from source: ICCProfile?, to target: ICCProfile?) -> Bitmap? {
         var message = [CChar](repeating: 0, count: Int(EASEL_COLOR_MESSAGE_SIZE))
         let handle = withOptionalBytes(source?.data) { input, inputSize in
             withOptionalBytes(target?.data) { output, outputSize in

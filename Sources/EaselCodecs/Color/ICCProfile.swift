@@ -38,7 +38,7 @@ public struct ICCProfile: Sendable, Hashable {
 
     /// An RGB profile with the sRGB tone curve, D65 white and the given primaries (x, y of red,
     /// green and blue), e.g. `.displayP3`. For tests and tools that make wide-gamut images.
-    package static func rgb(primaries: [Double], description: String) -> ICCProfile? {
+    public static func rgb(primaries: [Double], description: String) -> ICCProfile? {
         var output: UnsafeMutablePointer<UInt8>?
         var size = 0
         guard primaries.count == 6, easel_icc_make_rgb(0.3127, 0.3290, primaries, description, &output, &size) != 0,
@@ -48,7 +48,7 @@ public struct ICCProfile: Sendable, Hashable {
     }
 
     /// Display P3 (DCI-P3 primaries, D65, sRGB's tone curve): what recent phones write.
-    package static var displayP3: ICCProfile? {
+    public static var displayP3: ICCProfile? {
         rgb(primaries: [0.680, 0.320, 0.265, 0.690, 0.150, 0.060], description: "Display P3")
     }
 

@@ -1,0 +1,98 @@
+import EaselCodecs
+import Foundation
+
+/// The Swift side of peers/color-and-formats.sh, in process, one thread, release build.
+///
+///     ColorFormatsWorkload prepare SAMPLE.jpg... OUTDIR   camera-size sRGB and Display P3 JPEGs (2560 wide)
+///     ColorFormatsWorkload icc REPS FILE...               256 px thumbnails of P3 JPEGs, converted vs not
+///     ColorFormatsWorkload avif QUALITY SPEED REPS FILE.png...   AVIF encodes of 256 px thumbnails
+///     ColorFormatsWorkload decode REPS FILE...            decodes (HEIC, AVIF…) at full size
+///
+/// Prints one JSON object.
+@main
+struct ColorFormatsWorkload {
+    static func seconds(_ body: () throws -> Void) rethrows -> Double {
+        let start = DispatchTime.now().uptimeNanoseconds
+        try body()
+        return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+    }
+
+    static func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
+
+    static func emit(_ object: [String: Any]) {
+        let data = try! JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
+        print(String(decoding: data, as: UTF8.self))
+    }
+
+    static func thumbnail(_ data: Data, color: ColorHandling) throws -> Data {
+        let info = try ImageDecoder.info(of: data)
+        let resize = Resize(width: 256, height: 256, mode: .fit)
+        let needed = resize.minimumSourceSize(sourceWidth: info.uprightWidth, sourceHeight: info.uprightHeight)
+        let bitmap = try resize.process(try ImageDecoder.decode(data, info: info, covering: needed, color: color))
+        return try ImageEncoder.encode(bitmap, as: .jpeg(quality: 80))
+    }
+
+    static func main() throws {
+        var arguments = Array(CommandLine.arguments.dropFirst())
+        guard !arguments.isEmpty else { FileHandle.standardError.write(Data("usage: see the source\n".utf8)); exit(2) }
+        let mode = arguments.removeFirst()
+        switch mode {
+        case "prepare":
+            let output = arguments.removeLast()
+            let p3 = ICCProfile.displayP3!
+            for path in arguments {
+                let name = URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent
+                let source = try ImageDecoder.decode(try Data(contentsOf: URL(fileURLWithPath: path)))
+                let large = try Resize(width: 2560, height: 2560 * source.height / source.width, mode: .exact).process(source)
+                try ImageEncoder.encode(large, as: .jpeg(quality: 90)).write(to: URL(fileURLWithPath: "\(output)/\(name)-srgb.jpg"))
+                let wide = ColorConversion.convert(large, from: nil, to: p3)!
+                try ImageEncoder.encode(wide, as: .jpeg(quality: 90), iccProfile: p3.data).write(to: URL(fileURLWithPath: "\(output)/\(name)-p3.jpg"))
+                let thumb = try Resize(width: 256, height: 256, mode: .fit).process(large)
+                try ImageEncoder.encode(thumb, as: .png()).write(to: URL(fileURLWithPath: "\(output)/\(name)-256.png"))
+            }
+            emit(["prepared": arguments.count])
+        case "icc":
+            let reps = Int(arguments.removeFirst())!
+            let files = try arguments.map { try Data(contentsOf: URL(fileURLWithPath: $0)) }
+            var converted: [Double] = [], kept: [Double] = []
+            for _ in 0..<reps {
+                for data in files {
+                    // Interleaved, so both see the same machine state.
+                    converted.append(try seconds { _ = try thumbnail(data, color: .convertToSRGB) })
+                    kept.append(try seconds { _ = try thumbnail(data, color: .keepSourceProfile) })
+                }
+            }
+            let total = (converted.reduce(0, +), kept.reduce(0, +))
+            emit(["thumbnails": converted.count, "convertedMedianMs": median(converted) * 1000, "unconvertedMedianMs": median(kept) * 1000,
+                  "convertedTotalS": total.0, "unconvertedTotalS": total.1, "overheadPercent": (total.0 / total.1 - 1) * 100])
+        case "avif":
+            let quality = Int(arguments.removeFirst())!, speed = Int(arguments.removeFirst())!, reps = Int(arguments.removeFirst())!
+            let bitmaps = try arguments.map { try ImageDecoder.decode(try Data(contentsOf: URL(fileURLWithPath: $0))) }
+            var times: [Double] = []
+            var bytes = 0
+            var outputs: [String] = []
+            for rep in 0..<reps {
+                for (index, bitmap) in bitmaps.enumerated() {
+                    var data = Data()
+                    times.append(try seconds { data = try ImageEncoder.encode(bitmap, as: .avif(quality: quality, speed: speed)) })
+                    if rep == 0 {
+                        bytes += data.count
+                        let path = arguments[index] + ".easel.avif"
+                        try data.write(to: URL(fileURLWithPath: path))
+                        outputs.append(path)
+                    }
+                }
+            }
+            emit(["encodes": times.count, "medianMs": median(times) * 1000, "totalS": times.reduce(0, +), "bytes": bytes, "outputs": outputs])
+        case "decode":
+            let reps = Int(arguments.removeFirst())!
+            let files = try arguments.map { try Data(contentsOf: URL(fileURLWithPath: $0)) }
+            var times: [Double] = []
+            for _ in 0..<reps { for data in files { times.append(try seconds { _ = try ImageDecoder.decode(data) }) } }
+            emit(["decodes": times.count, "medianMs": median(times) * 1000, "totalS": times.reduce(0, +)])
+        default:
+            FileHandle.standardError.write(Data("unknown mode \(mode)\n".utf8))
+            exit(2)
+        }
+    }
+}
