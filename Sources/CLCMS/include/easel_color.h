@@ -38,7 +38,8 @@ int easel_icc_read(const uint8_t *icc, size_t size, easel_icc_info *info, char *
                    size_t description_size, char *message);
 
 /* A transform from `input` (NULL: sRGB) to `output` (NULL: sRGB) with the given pixel layouts,
- * relative colorimetric intent with black point compensation. NULL with a message when the
+ * relative colorimetric intent with black point compensation (RGB matrix/TRC profiles to sRGB
+ * in RGBA take a table-driven fast path, see easel_color.c). NULL with a message when the
  * profiles do not fit the layouts or are damaged. Free with easel_color_transform_free. */
 void *easel_color_transform_create(const uint8_t *input, size_t input_size, int input_layout,
                                    const uint8_t *output, size_t output_size, int output_layout, char *message);
@@ -51,6 +52,11 @@ void easel_color_transform_apply(void *transform, const uint8_t *source, uint8_t
                                  size_t source_row_bytes, size_t target_row_bytes, int set_opaque);
 
 void easel_color_transform_free(void *transform);
+
+/* easel_color_transform_create without the matrix/TRC fast path: always Little CMS's own
+ * transform (tests compare the two). */
+void *easel_color_transform_create_general(const uint8_t *input, size_t input_size, int input_layout,
+                                           const uint8_t *output, size_t output_size, int output_layout, char *message);
 
 /* An RGB profile (v4, D65 white) from chromaticities and the sRGB tone curve, e.g. Display P3.
  * *output is malloc'ed (free with easel_color_free). For tests and tools. */

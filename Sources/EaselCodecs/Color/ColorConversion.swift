@@ -132,6 +132,25 @@ enum ColorConverter {
         return result
     }
 
+    /// RGBA pixels from `profile` to sRGB through Little CMS's own transform, never the
+    /// matrix/TRC fast path (for tests that compare the two).
+    package static func convertWithLittleCMS(_ bitmap: Bitmap, from profile: ICCProfile) -> Bitmap? {
+        var message = [CChar](repeating: 0, count: Int(EASEL_COLOR_MESSAGE_SIZE))
+        let handle = profile.data.withUnsafeBytes { raw in
+            easel_color_transform_create_general(raw.baseAddress?.assumingMemoryBound(to: UInt8.self), raw.count,
+                                                 Layout.rgba.rawValue, nil, 0, Layout.rgba.rawValue, &message)
+        }
+        guard let handle else { return nil }
+        let transform = Transform(handle: handle)
+        var result = bitmap
+        let width = result.width, height = result.height, rowBytes = result.rowBytes
+        result.withUnsafeMutableBytes { pixels in
+            let base = pixels.baseAddress!.assumingMemoryBound(to: UInt8.self)
+            easel_color_transform_apply(transform.handle, base, base, Int32(width), Int32(height), rowBytes, rowBytes, 0)
+        }
+        return result
+    }
+
     /// R = (1 − C)(1 − K) and so on, for CMYK without a usable profile.
     static func naiveCMYK(_ bitmap: inout Bitmap, inverted: Bool) {
         let width = bitmap.width, height = bitmap.height, rowBytes = bitmap.rowBytes
