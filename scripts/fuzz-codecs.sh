@@ -37,7 +37,7 @@ swiftc -sanitize=fuzzer,address -parse-as-library -O -g -module-name EaselCodecs
   -I "$WORK/modules" $(for shim in $SHIMS; do echo "-I $WORK/modules/$shim"; done) \
   $(find Sources/EaselCodecs -name '*.swift') Fuzz/CodecFuzzer.swift \
   "$WORK"/*.o -L "$WORK" -lEaselSupport -lLogging \
-  -ljpeg -lpng16 -lspng -lwebp -lwebpdemux -lwebpmux -lgif -llcms2 -lavif -lheif \
+  -ljpeg -lpng16 -lspng -lz -lwebp -lwebpdemux -lwebpmux -lgif -llcms2 -lavif -lheif \
   -o "$WORK/codec-fuzzer"
 EASEL_FUZZ_SEEDS="$WORK/seeds" "$WORK/codec-fuzzer" -runs=0 "$WORK/seeds" >/dev/null 2>&1 || true
 # A HEIC seed from Debian's encoder (Easel writes no HEIC).

@@ -65,7 +65,12 @@ int easel_avif_read_header(const uint8_t *data, size_t size, uint32_t max_pixels
     header->has_alpha = decoder->alphaPresent ? 1 : 0;
     header->frame_count = decoder->imageCount;
     header->rotation = (image->transformFlags & AVIF_TRANSFORM_IROT) ? (int)(image->irot.angle & 3) : 0;
+#if AVIF_VERSION_MAJOR >= 1
+    /* libavif 1.0 renamed mode to axis with the opposite meaning (0: left and right exchanged). */
+    header->mirror = (image->transformFlags & AVIF_TRANSFORM_IMIR) ? (int)(1 - (image->imir.axis & 1)) : -1;
+#else
     header->mirror = (image->transformFlags & AVIF_TRANSFORM_IMIR) ? (int)(image->imir.mode & 1) : -1;
+#endif
     if (image->icc.size > 0) {
         *icc_size = image->icc.size;
         if (image->icc.size <= max_icc && (*icc = malloc(image->icc.size))) memcpy(*icc, image->icc.data, image->icc.size);

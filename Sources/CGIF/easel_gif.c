@@ -151,6 +151,7 @@ struct easel_gif_reader {
     int previous_left, previous_top, previous_width, previous_height;
     uint8_t *saved;  /* the canvas before the previous frame, for disposal 3 */
     int loop_count;
+    long total_pixels;  /* the areas of the frames read so far */
 };
 
 easel_gif_reader *easel_gif_reader_open(const uint8_t *data, size_t size, int width, int height, char *message) {
@@ -187,7 +188,7 @@ static void clear_rect(uint8_t *canvas, size_t row_bytes, int canvas_width, int 
 }
 
 int easel_gif_reader_next(easel_gif_reader *reader, uint8_t *canvas, size_t row_bytes, long max_frame_pixels,
-                          int *delay_ms, int *loop_count, char *message) {
+                          long max_total_pixels, int *delay_ms, int *loop_count, char *message) {
     GifFileType *gif = reader->gif;
     int transparent = -1, disposal = 0, delay_cs = 0;
     GifRecordType record;
@@ -235,6 +236,11 @@ int easel_gif_reader_next(easel_gif_reader *reader, uint8_t *canvas, size_t row_
         if ((long)desc->Width * (long)desc->Height > max_frame_pixels) {
             set_message(message, "GIF frame exceeds the pixel limit");
             return 0;
+        }
+        reader->total_pixels += (long)desc->Width * (long)desc->Height;
+        if (reader->total_pixels > max_total_pixels) {
+            set_message(message, "GIF frames exceed the animation pixel limit");
+            return -1;
         }
         /* What the previous frame asked to be done once it had been shown. */
         if (reader->previous_disposal == 2) {

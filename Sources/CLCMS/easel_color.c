@@ -6,6 +6,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A transform: Little CMS's, or the table-driven matrix/TRC path (see matrix_shaper_tables). */
+typedef struct easel_transform easel_transform;
+struct easel_transform {
+    cmsHTRANSFORM lcms;      /* NULL for the matrix/TRC path */
+    float linear[3][256];
+    float matrix[9];
+    uint8_t encode[4097];
+};
+static int matrix_shaper_tables(cmsHPROFILE source, easel_transform *t);
+
 static void set_message(char *message, const char *text) {
     if (message) snprintf(message, EASEL_COLOR_MESSAGE_SIZE, "%s", text);
 }
@@ -74,7 +84,26 @@ int easel_icc_read(const uint8_t *icc, size_t size, easel_icc_info *info, char *
     char text[256] = {0};
     cmsGetProfileInfoASCII(profile, cmsInfoDescription, "en", "US", text, sizeof text);
     text[sizeof text - 1] = 0;
-    info->is_srgb_like = info->color_space == EASEL_ICC_RGB && strncmp(text, "sRGB", 4) == 0;
+    /* sRGB in all but name: a matrix/TRC profile whose conversion to sRGB is the identity
+     * (the matrix within 1e-3 of it, every level back to itself). Names are not trusted:
+     * "sRGB-elle-V4-g10" is linear. */
+    info->is_srgb_like = 0;
+    if (info->color_space == EASEL_ICC_RGB) {
+        easel_transform *tables = calloc(1, sizeof *tables);
+        if (tables && matrix_shaper_tables(profile, tables)) {
+            int identity = 1;
+            for (int i = 0; i < 9 && identity; i++) identity = fabsf(tables->matrix[i] - (i % 4 == 0 ? 1.0f : 0.0f)) < 1e-3f;
+            for (int c = 0; c < 3 && identity; c++) {
+                for (int i = 0; i < 256 && identity; i++) {
+                    float linear = tables->linear[c][i];
+                    float v = linear < 0 ? 0 : linear > 1 ? 1 : linear;
+                    identity = abs((int)tables->encode[(int)(v * 4096.0f + 0.5f)] - i) <= 0;
+                }
+            }
+            info->is_srgb_like = identity;
+        }
+        free(tables);
+    }
     if (description && description_size > 0) snprintf(description, description_size, "%s", text);
     cmsCloseProfile(profile);
     return 1;
@@ -89,12 +118,7 @@ static cmsHTRANSFORM lcms_transform(const uint8_t *input, size_t input_size, int
  * profiles' D50 colorants, and sRGB's inverse curve at 4096 linear steps. Three lookups, a
  * matrix and three lookups a pixel instead of Little CMS's general 8-bit path (about 3x
  * faster); within one level of Little CMS's own result (a test checks it). */
-typedef struct {
-    cmsHTRANSFORM lcms;      /* NULL for the matrix/TRC path */
-    float linear[3][256];
-    float matrix[9];
-    uint8_t encode[4097];
-} easel_transform;
+
 
 /* The RGB -> XYZ (D50) matrix of a matrix/TRC profile, rows X, Y, Z. */
 static int colorant_matrix(cmsHPROFILE profile, double m[9]) {

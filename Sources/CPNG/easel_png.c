@@ -1,6 +1,7 @@
 #include "easel_png.h"
 
 #include <png.h>
+#include <zlib.h>
 #include <spng.h>
 #include <setjmp.h>
 #include <stdio.h>
@@ -179,38 +180,73 @@ int easel_png_encode(const uint8_t *pixels, int width, int height, size_t row_by
 
 int easel_png_read_iccp(const uint8_t *data, size_t size, size_t max_size, uint8_t **profile, size_t *profile_size,
                         char *message) {
+    /* The iCCP chunk read here, not through libspng: its chunk limits apply to every chunk
+     * before IDAT, so a large text chunk would pass for a large profile. */
     *profile = NULL;
     *profile_size = 0;
-    spng_ctx *ctx = spng_ctx_new(0);
-    if (!ctx) {
-        set_message(message, "out of memory");
-        return 0;
-    }
-    int result = 0, error;
-    /* The inflated profile counts against the cache limit: a small chunk that inflates past
-     * max_size fails with SPNG_ECHUNK_LIMITS instead of allocating. */
-    spng_set_chunk_limits(ctx, max_size, max_size + (1 << 16));
-    struct spng_iccp iccp;
-    if ((error = spng_set_png_buffer(ctx, data, size)) || (error = spng_get_iccp(ctx, &iccp))) {
-        if (error == SPNG_ECHUNKAVAIL) {
-            result = 2;
-        } else if (error == SPNG_ECHUNK_LIMITS) {
-            result = -1;
-        } else {
-            set_message(message, spng_strerror(error));
+    size_t offset = 8;
+    while (offset + 12 <= size) {
+        uint32_t length = read_be32(data + offset);
+        const uint8_t *type = data + offset + 4;
+        if (length > size - offset - 12) break;
+        if (memcmp(type, "IDAT", 4) == 0 || memcmp(type, "IEND", 4) == 0) break;
+        if (memcmp(type, "iCCP", 4) != 0) {
+            offset += 12 + (size_t)length;
+            continue;
         }
-    } else if (iccp.profile_len > max_size) {
-        *profile_size = iccp.profile_len;
-        result = -1;
-    } else if ((*profile = malloc(iccp.profile_len ? iccp.profile_len : 1))) {
-        memcpy(*profile, iccp.profile, iccp.profile_len);
-        *profile_size = iccp.profile_len;
-        result = 1;
-    } else {
-        set_message(message, "out of memory");
+        const uint8_t *body = data + offset + 8;
+        /* A name of 1-79 bytes, a NUL, the compression method (0: zlib), the zlib stream. */
+        size_t name = 0;
+        while (name < length && name < 80 && body[name] != 0) name++;
+        if (name == 0 || name >= 80 || name + 2 > length || body[name + 1] != 0) {
+            set_message(message, "malformed iCCP chunk");
+            return 0;
+        }
+        z_stream stream;
+        memset(&stream, 0, sizeof stream);
+        if (inflateInit(&stream) != Z_OK) {
+            set_message(message, "out of memory");
+            return 0;
+        }
+        size_t capacity = 4096;
+        uint8_t *out = malloc(capacity);
+        int status = Z_OK;
+        stream.next_in = (Bytef *)(body + name + 2);
+        stream.avail_in = (uInt)(length - name - 2);
+        while (out && status == Z_OK) {
+            if (stream.total_out == capacity) {
+                if (capacity > max_size) break;  /* past the limit: stop inflating */
+                size_t grown_capacity = capacity * 2;
+                uint8_t *grown = realloc(out, grown_capacity);
+                if (!grown) { free(out); out = NULL; break; }
+                out = grown;
+                capacity = grown_capacity;
+            }
+            stream.next_out = out + stream.total_out;
+            stream.avail_out = (uInt)(capacity - stream.total_out);
+            status = inflate(&stream, Z_NO_FLUSH);
+        }
+        size_t produced = stream.total_out;
+        inflateEnd(&stream);
+        if (!out) {
+            set_message(message, "out of memory");
+            return 0;
+        }
+        if (produced > max_size || (status == Z_OK && stream.total_out == capacity)) {
+            free(out);
+            *profile_size = produced;
+            return -1;
+        }
+        if (status != Z_STREAM_END) {
+            free(out);
+            set_message(message, "damaged iCCP data");
+            return 0;
+        }
+        *profile = out;
+        *profile_size = produced;
+        return 1;
     }
-    spng_ctx_free(ctx);
-    return result;
+    return 2;
 }
 
 void easel_png_free(void *buffer) {

@@ -116,7 +116,11 @@ extension ImagePipeline {
                 guard let record = try? await store.data(forKey: keys.store), let (data, freshUntil) = VariantRecord.decode(record) else {
                     continue
                 }
-                let encoded = EncodedImage(data: data, encoding: encoding)
+                // An animation stored under a key that also serves stills (AVIF or JPEG with a
+                // WebP alternative) is WebP: its content type follows its bytes.
+                let stored = encoding.animationAsWebP != nil && (try? ImageFileType.sniff(data)) == .webp
+                    ? encoding.animationEncoding ?? encoding : encoding
+                let encoded = EncodedImage(data: data, encoding: stored)
                 if keeps {
                     keep(encoded, keys: keys, until: freshUntil)
                     await undoIfPurged(keys, stored: encoded, record: record)
@@ -140,16 +144,20 @@ extension ImagePipeline {
         let inner = nextID()
         handle.observe { [weak self] priority in self?.setPriority(priority, id: inner) }
         let animation = encoding.animationEncoding
-        let animates = animation != nil && animatedSources.contains(keys.source)
+        let animates = animation != nil ? await isAnimated(keys.source) : false
         // An animation known as such goes straight to its frames; otherwise the bitmap, whose
         // decode notes whether the source is animated (then its frames after all, once).
-        let bitmap = animates ? nil : try await resolve(bitmapRequest, id: inner)
-        handle.observe(nil)
+        var bitmap = animates ? nil : try await resolve(bitmapRequest, id: inner)
         if let hook = encodeHook.withLock({ $0 }) { await hook() }
         try Task.checkCancellation(orThrow: .cancelled)
-        if let animation, animates || animatedSources.contains(keys.source) {
-            return try await makeAnimation(request, keys: keys, encoding: animation, handle: handle, keeps: keeps)
+        if let animation, animates || animatedSources.contains(keys.source),
+           let response = try await makeAnimation(request, keys: keys, encoding: animation, handle: handle, keeps: keeps) {
+            handle.observe(nil)
+            return response
         }
+        // Not an animation, or one over the animation limits: its first frame, as before.
+        if bitmap == nil { bitmap = try await resolve(bitmapRequest, id: inner) }
+        handle.observe(nil)
         guard let bitmap else { throw .noSource }
         let image = bitmap.image
         let data = try await decodes.run(priority: handle) { () async throws(PipelineError) -> Data in
@@ -195,10 +203,21 @@ extension ImagePipeline {
         }
     }
 
+    /// Whether the source is known to be an animation: noted in memory by a decode, or by the
+    /// mark a decode left on the local disk.
+    private func isAnimated(_ source: String) async -> Bool {
+        if animatedSources.contains(source) { return true }
+        guard let disk, (try? await disk.data(forKey: StoreKey.animated(source))) != nil else { return false }
+        animatedSources.insert(source)
+        return true
+    }
+
     /// An animated WebP of an animated source: the original (one fetch, shared with other
-    /// work), every frame processed as the request asks, encoded with its delays.
+    /// work), every frame processed as the request asks and encoded as it is read, with its
+    /// delay. Nil when the animation is over the frame or animation-pixel limits: the caller
+    /// answers its first frame instead.
     private func makeAnimation(_ request: ImageRequest, keys: EncodedKeys, encoding: ImageEncoding, handle: PriorityHandle,
-                               keeps: Bool) async throws(PipelineError) -> EncodedResponse {
+                               keeps: Bool) async throws(PipelineError) -> EncodedResponse? {
         guard let url = request.url else { throw .noSource }
         // The key `process` uses: one fetch whichever asks first.
         let originalKey = keys.source + (request.cachePolicy == .reload ? "|reload" : request.cachePolicy == .cacheOnly ? "|cached" : "")
@@ -220,16 +239,18 @@ extension ImagePipeline {
             guard let format = formatsByName[name] else { throw .unknownFormat(name) }
             process = { try format.process($0) }
         }
-        let data = try await decodes.run(priority: handle) { () async throws(PipelineError) -> Data in
-            try await BlockingIOPool.decoding.perform { () throws(PipelineError) -> Data in
+        let made = try await decodes.run(priority: handle) { () async throws(PipelineError) -> Data? in
+            try await BlockingIOPool.decoding.perform { () throws(PipelineError) -> Data? in
                 let start = ContinuousClock.now
                 do {
                     let info = try ImageDecoder.info(of: original.data, limits: limits)
-                    var frames: [AnimationFrame] = []
-                    let loops = try AnimationReader.frames(of: original.data, info: info, limits: limits) { frame in
-                        frames.append(AnimationFrame(image: try process(frame.image), duration: frame.duration))
+                    let encoder = AnimatedWebPEncoder(quality: encoding.quality)
+                    try AnimationReader.frames(of: original.data, info: info, limits: limits) { frame in
+                        var processed = frame
+                        processed.image = try process(frame.image)
+                        try encoder.add(processed)
                     }
-                    let data = try AnimationWriter.webp(frames, loopCount: loops, quality: encoding.quality)
+                    let data = try encoder.finish()
                     if let flag = original.pendingStore, flag.claim(), let disk = self.disk {
                         try? disk.set(OriginalRecord.encode(original.data, original.metadata), forKey: StoreKey.original(keys.source))
                     }
@@ -237,6 +258,8 @@ extension ImagePipeline {
                     self.metrics.stage(.encode, since: start)
                     self.metrics.encodes.increment()
                     return data
+                } catch CodecError.tooManyFrames, CodecError.tooManyAnimationPixels {
+                    return nil
                 } catch let error as CodecError {
                     throw .decoding(error)
                 } catch {
@@ -244,6 +267,7 @@ extension ImagePipeline {
                 }
             }
         }
+        guard let data = made else { return nil }
         let encoded = EncodedImage(data: data, encoding: encoding)
         if keeps, original.cacheable {
             await store(encoded, data: data, keys: keys, until: original.freshUntil ?? Date().addingTimeInterval(configuration.defaultFreshness))

@@ -83,7 +83,10 @@ extension ImagePipeline {
             throw .decoding(error)
         }
         let (info, decoded) = (family.info, family.decoded)
-        if info.isAnimated, info.fileType == .gif || info.fileType == .webp { animatedSources.insert(sourceKey) }
+        if info.isAnimated, info.fileType == .gif || info.fileType == .webp {
+            animatedSources.insert(sourceKey)
+            if stores, original.cacheable { try? disk?.set(Data([1]), forKey: StoreKey.animated(sourceKey)) }
+        }
         metrics.decodes.increment()
         metrics.stage(.decode, since: decodeStart)
         if let flag = original.pendingStore, flag.claim(), let disk {

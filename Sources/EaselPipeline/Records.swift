@@ -64,6 +64,9 @@ enum StoreKey {
     static func original(_ source: String) -> String { prefix(source) + "original" }
     static func variant(_ processing: String, source: String) -> String { prefix(source) + "variant|" + processing }
     static func encoded(_ identity: String, source: String) -> String { prefix(source) + "encoded|" + identity }
+    /// Present when a decode found the source to be an animation (it outlives the memory tiers,
+    /// so WebP answers made later from a memory or table bitmap still know).
+    static func animated(_ source: String) -> String { prefix(source) + "animated" }
 }
 
 /// Tells work that began before or during a purge of its source not to keep what it made.
@@ -112,11 +115,11 @@ final class PurgeMarks: Sendable {
     }
 }
 
-/// Source keys known to be animations (bounded: past 10,000 it starts again empty, and a
-/// forgotten source is found again at its next decode).
+/// Source keys known to be animations, in memory (bounded: past 100,000 it starts again empty;
+/// the disk cache keeps a mark per animated source, `StoreKey.animated`, which answers then).
 final class AnimatedSources: Sendable {
     private let keys = Locked(Set<String>())
-    private static let limit = 10_000
+    private static let limit = 100_000
 
     func insert(_ key: String) {
         keys.withLock { keys in

@@ -31,9 +31,10 @@ easel_gif_reader *easel_gif_reader_open(const uint8_t *data, size_t size, int wi
 /* Composes the next frame onto `canvas` (height rows of row_bytes, RGBA; the caller keeps it
  * between calls and starts it transparent). 1: a frame, with its delay in ms (as written:
  * browsers show delays under 20 ms as 100 ms); 2: no more frames; 0: error; a frame larger
- * than max_frame_pixels is an error. */
+ * than max_frame_pixels is an error; -1 when the frames' areas so far add up past
+ * max_total_pixels (checked before the frame is decoded). */
 int easel_gif_reader_next(easel_gif_reader *reader, uint8_t *canvas, size_t row_bytes, long max_frame_pixels,
-                          int *delay_ms, int *loop_count, char *message);
+                          long max_total_pixels, int *delay_ms, int *loop_count, char *message);
 
 void easel_gif_reader_close(easel_gif_reader *reader);
 

@@ -45,9 +45,10 @@ enum ColorConverter {
         deinit { easel_color_transform_free(handle) }
     }
 
+    /// The profile's bytes themselves: equality compares them all, so no crafted profile can
+    /// share a transform with another (a checksum could collide).
     private struct Key: Hashable {
-        var checksum: UInt64
-        var count: Int
+        var profile: Data
         var input: Layout
         var output: Layout
     }
@@ -59,7 +60,7 @@ enum ColorConverter {
     /// The transform from `profile` (its pixels in `input`) to sRGB in `output`; a profile
     /// Little CMS refuses is logged once and remembered as refused.
     static func transform(_ profile: ICCProfile, input: Layout, output: Layout) -> Transform? {
-        let key = Key(checksum: profile.data.withUnsafeBytes { Checksum.compute($0) }, count: profile.data.count, input: input, output: output)
+        let key = Key(profile: profile.data, input: input, output: output)
         if let known = cache.withLock({ $0[key] }) { return try? known.get() }
         var message = [CChar](repeating: 0, count: Int(EASEL_COLOR_MESSAGE_SIZE))
         let handle = profile.data.withUnsafeBytes { raw in

@@ -7,10 +7,14 @@ public struct AnimationFrame: Sendable {
     public var image: Bitmap
     /// Milliseconds.
     public var duration: Int
+    /// How many times the animation plays (0: forever), as far as the reader knows it when it
+    /// hands this frame over (a GIF says it before its first frame).
+    public var loopCount: Int
 
-    public init(image: Bitmap, duration: Int) {
+    public init(image: Bitmap, duration: Int, loopCount: Int = 0) {
         self.image = image
         self.duration = duration
+        self.loopCount = loopCount
     }
 }
 
@@ -23,14 +27,16 @@ public enum AnimationReader {
     public static let shortestGIFDelay = 20
     public static let defaultGIFDelay = 100
 
-    /// Calls `body` with each frame in order. Returns the loop count (0: forever).
+    /// Calls `body` with each frame in order (colour converted from an embedded profile as
+    /// `color` says, like still images). Returns the loop count (0: forever; GIF's count of
+    /// repeats is turned into plays, as browsers play it).
     /// - Throws: `CodecError.tooManyFrames` (before anything is decoded when the container
     ///   says how many: WebP; GIF as soon as the count passes the limit),
-    ///   `.tooManyAnimationPixels` when frames × canvas pixels would pass
-    ///   `limits.maxAnimationPixels`, `.corrupt`.
+    ///   `.tooManyAnimationPixels` when frames × canvas pixels — or, for GIF, the frames' own
+    ///   areas — would pass `limits.maxAnimationPixels`, `.corrupt`.
     @discardableResult
     public static func frames(of data: Data, info: ImageInfo, limits: DecodingLimits = .default,
-                              _ body: (AnimationFrame) throws -> Void) throws -> Int {
+                              color: ColorHandling = .convertToSRGB, _ body: (AnimationFrame) throws -> Void) throws -> Int {
         guard info.pixelCount <= limits.maxPixels else {
             throw CodecError.tooManyPixels(width: info.width, height: info.height, limit: limits.maxPixels)
         }
@@ -43,7 +49,14 @@ public enum AnimationReader {
         try checkPixels(info.frameCount)
         switch info.fileType {
         case .gif: return try gifFrames(data, info: info, limits: limits, checkPixels: checkPixels, body)
-        case .webp: return try webpFrames(data, info: info, limits: limits, checkPixels: checkPixels, body)
+        case .webp:
+            let profile = color == .convertToSRGB ? info.colorProfile.profile : nil
+            return try webpFrames(data, info: info, limits: limits, checkPixels: checkPixels) { frame in
+                guard let profile else { return try body(frame) }
+                var converted = frame
+                ColorConverter.convertToSRGB(&converted.image, from: profile)
+                try body(converted)
+            }
         default:
             try body(AnimationFrame(image: try ImageDecoder.decode(data, info: info, limits: limits), duration: 0))
             return 0
@@ -66,9 +79,11 @@ public enum AnimationReader {
                 var delay: Int32 = 0
                 let result = canvas.withUnsafeMutableBytes { pixels in
                     easel_gif_reader_next(reader, pixels.baseAddress!.assumingMemoryBound(to: UInt8.self), rowBytes,
-                                          limits.maxPixels, &delay, &loops, &message)
+                                          limits.maxPixels, limits.maxAnimationPixels, &delay, &loops, &message)
                 }
                 if result == 2 { break }
+                // The frames' own areas add up past the limit (small canvas, huge frames).
+                if result == -1 { throw CodecError.tooManyAnimationPixels(limit: limits.maxAnimationPixels) }
                 guard result == 1 else {
                     // A damaged frame after good ones ends the animation there, as browsers do.
                     if count > 0 { break }
@@ -78,11 +93,16 @@ public enum AnimationReader {
                 guard count <= limits.maxFrames else { throw CodecError.tooManyFrames(limit: limits.maxFrames) }
                 try checkPixels(count)
                 let duration = Int(delay) < shortestGIFDelay ? defaultGIFDelay : Int(delay)
-                try body(AnimationFrame(image: canvas, duration: duration))  // copy-on-write: the next frame copies
+                // copy-on-write: the next frame copies
+                try body(AnimationFrame(image: canvas, duration: duration, loopCount: plays(gifLoops: Int(loops))))
             }
-            return loops < 0 ? 1 : Int(loops)
+            return plays(gifLoops: Int(loops))
         }
     }
+
+    /// A GIF's NETSCAPE loop count is how many times it repeats after the first play (0:
+    /// forever; none: play once); WebP's is how many times it plays.
+    static func plays(gifLoops: Int) -> Int { gifLoops < 0 ? 1 : gifLoops == 0 ? 0 : gifLoops + 1 }
 
     private static func webpFrames(_ data: Data, info: ImageInfo, limits: DecodingLimits, checkPixels: (Int) throws -> Void,
                                    _ body: (AnimationFrame) throws -> Void) throws -> Int {
@@ -110,11 +130,66 @@ public enum AnimationReader {
                 }
                 if result == 2 { break }
                 guard result == 1 else { throw CodecError.corrupt(format: .webp, reason: "undecodable animation frame") }
-                try body(AnimationFrame(image: canvas, duration: Int(timestamp - previous)))
+                try body(AnimationFrame(image: canvas, duration: Int(timestamp - previous), loopCount: Int(loops)))
                 previous = timestamp
             }
             return Int(loops)
         }
+    }
+}
+
+/// Writes an animated WebP one frame at a time (frames need not be kept until the end).
+public final class AnimatedWebPEncoder {
+    private var encoder: UnsafeMutableRawPointer?
+    private var size: (width: Int, height: Int)?
+    private var time = 0
+    private let quality: Int
+    private let lossless: Bool
+
+    /// Lossy at `quality` (0–100), or lossless.
+    public init(quality: Int = 80, lossless: Bool = false) {
+        self.quality = quality
+        self.lossless = lossless
+    }
+
+    deinit { easel_webp_anim_encoder_free(encoder) }
+
+    /// Adds a frame; every frame must have the first one's size. The first frame's
+    /// `loopCount` is the animation's.
+    public func add(_ frame: AnimationFrame) throws {
+        var message = [CChar](repeating: 0, count: Int(EASEL_WEBP_MESSAGE_SIZE))
+        if encoder == nil {
+            guard let created = easel_webp_anim_encoder_new(Int32(frame.image.width), Int32(frame.image.height),
+                                                            Int32(frame.loopCount), &message) else {
+                throw CodecError.encodingFailed(format: .webp, reason: cMessage(message))
+            }
+            encoder = created
+            size = (frame.image.width, frame.image.height)
+        }
+        guard let size, frame.image.width == size.width, frame.image.height == size.height else {
+            throw CodecError.invalidParameters("animation frames differ in size")
+        }
+        let rgba = frame.image.converted(to: .rgba8)
+        let ok = rgba.withUnsafeBytes { pixels in
+            easel_webp_anim_encoder_add(encoder, pixels.baseAddress!.assumingMemoryBound(to: UInt8.self), rgba.rowBytes, Int32(time),
+                                        Int32(quality), lossless ? 1 : 0, &message)
+        }
+        guard ok != 0 else { throw CodecError.encodingFailed(format: .webp, reason: cMessage(message)) }
+        time += max(frame.duration, 1)
+    }
+
+    /// The animation (the encoder is done with).
+    public func finish() throws -> Data {
+        guard let encoder else { throw CodecError.invalidParameters("an animation needs at least one frame") }
+        self.encoder = nil
+        var message = [CChar](repeating: 0, count: Int(EASEL_WEBP_MESSAGE_SIZE))
+        var output: UnsafeMutablePointer<UInt8>?
+        var size = 0
+        guard easel_webp_anim_encoder_finish(encoder, Int32(time), &output, &size, &message) != 0, let output else {
+            throw CodecError.encodingFailed(format: .webp, reason: cMessage(message))
+        }
+        defer { WebPFree(output) }
+        return Data(bytes: output, count: size)
     }
 }
 
@@ -123,34 +198,11 @@ public enum AnimationWriter {
     /// An animated WebP of `frames` (all of one size), lossy at `quality` or lossless; loops
     /// `loopCount` times (0: forever).
     public static func webp(_ frames: [AnimationFrame], loopCount: Int = 0, quality: Int = 80, lossless: Bool = false) throws -> Data {
-        guard let first = frames.first else { throw CodecError.invalidParameters("an animation needs at least one frame") }
-        var message = [CChar](repeating: 0, count: Int(EASEL_WEBP_MESSAGE_SIZE))
-        guard let encoder = easel_webp_anim_encoder_new(Int32(first.image.width), Int32(first.image.height), Int32(loopCount), &message) else {
-            throw CodecError.encodingFailed(format: .webp, reason: cMessage(message))
+        let encoder = AnimatedWebPEncoder(quality: quality, lossless: lossless)
+        for var frame in frames {
+            frame.loopCount = loopCount
+            try encoder.add(frame)
         }
-        var time = 0
-        for frame in frames {
-            guard frame.image.width == first.image.width, frame.image.height == first.image.height else {
-                easel_webp_anim_encoder_free(encoder)
-                throw CodecError.invalidParameters("animation frames differ in size")
-            }
-            let rgba = frame.image.converted(to: .rgba8)
-            let ok = rgba.withUnsafeBytes { pixels in
-                easel_webp_anim_encoder_add(encoder, pixels.baseAddress!.assumingMemoryBound(to: UInt8.self), rgba.rowBytes, Int32(time),
-                                            Int32(quality), lossless ? 1 : 0, &message)
-            }
-            guard ok != 0 else {
-                easel_webp_anim_encoder_free(encoder)
-                throw CodecError.encodingFailed(format: .webp, reason: cMessage(message))
-            }
-            time += max(frame.duration, 1)
-        }
-        var output: UnsafeMutablePointer<UInt8>?
-        var size = 0
-        guard easel_webp_anim_encoder_finish(encoder, Int32(time), &output, &size, &message) != 0, let output else {
-            throw CodecError.encodingFailed(format: .webp, reason: cMessage(message))
-        }
-        defer { WebPFree(output) }
-        return Data(bytes: output, count: size)
+        return try encoder.finish()
     }
 }

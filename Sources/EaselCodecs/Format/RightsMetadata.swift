@@ -42,6 +42,7 @@ public struct RightsMetadata: Sendable, Hashable {
             } else {
                 bytes += be32(8 + ifdSize + data.count)
                 data += value
+                if data.count % 2 == 1 { data.append(0) }  // values start on word boundaries
             }
         }
         return bytes + be32(0) + data

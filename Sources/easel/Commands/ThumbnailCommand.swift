@@ -145,20 +145,27 @@ struct ThumbnailCommand: ParsableCommand {
                           keepProfile: Bool = false, animate: Bool = true, keepCopyright: Bool = false) throws -> (width: Int, height: Int) {
         let data = try readInput(input, limit: DecodingLimits.default.maxInputBytes)
         let info = try ImageDecoder.info(of: data)
-        // An animation to WebP keeps every frame, each resized as it is read.
+        // An animation to WebP keeps every frame, each resized and encoded as it is read; one
+        // over the frame or animation-pixel limits is made from its first frame, as before.
         if animate, info.isAnimated, case .webp(let quality, let lossless) = encoding {
-            var frames: [AnimationFrame] = []
-            let loops = try AnimationReader.frames(of: data, info: info) { frame in
-                frames.append(AnimationFrame(image: try resize.process(frame.image), duration: frame.duration))
-            }
-            try AnimationWriter.webp(frames, loopCount: loops, quality: quality, lossless: lossless)
-                .write(to: URL(fileURLWithPath: output), options: .atomic)
-            return (frames.first?.image.width ?? 0, frames.first?.image.height ?? 0)
+            let encoder = AnimatedWebPEncoder(quality: quality, lossless: lossless)
+            var size = (width: 0, height: 0)
+            do {
+                try AnimationReader.frames(of: data, info: info) { frame in
+                    var resized = frame
+                    resized.image = try resize.process(frame.image)
+                    size = (resized.image.width, resized.image.height)
+                    try encoder.add(resized)
+                }
+                try encoder.finish().write(to: URL(fileURLWithPath: output), options: .atomic)
+                return size
+            } catch CodecError.tooManyFrames, CodecError.tooManyAnimationPixels {}
         }
         let needed = resize.minimumSourceSize(sourceWidth: info.uprightWidth, sourceHeight: info.uprightHeight)
-        // (A CMYK profile cannot describe RGB output: such sources are always converted.)
+        // (Only an RGB profile describes the RGB pixels written: gray and CMYK sources are
+        // always converted.)
         let keep = keepProfile && (encoding.fileType == .jpeg || encoding.fileType == .png)
-            && [.rgb, .gray].contains(info.colorProfile.profile?.colorSpace)
+            && info.colorProfile.profile?.colorSpace == .rgb
         var bitmap = try ImageDecoder.decode(data, info: info, covering: needed, color: keep ? .keepSourceProfile : .convertToSRGB)
         bitmap = try resize.process(bitmap)
         if encoding.fileType == .jpeg, !bitmap.isKnownOpaque { bitmap = try Flatten().process(bitmap) }
