@@ -323,8 +323,10 @@ static int write_memory(GifFileType *gif, const GifByteType *bytes, int length) 
     return length;
 }
 
-int easel_gif_encode_indexed(const uint8_t *indexes, int width, int height, int frame_count, const uint8_t *colors,
-                             int color_count, const int *delays_cs, uint8_t **output, size_t *output_size, char *message) {
+int easel_gif_encode_frames(int width, int height, int frame_count, const uint8_t *indexes, const size_t *frame_offsets,
+                            const int *lefts, const int *tops, const int *widths, const int *heights, const int *disposals,
+                            const int *transparent, const uint8_t *colors, int color_count, const int *delays_cs,
+                            uint8_t **output, size_t *output_size, char *message) {
     gif_sink sink = {NULL, 0, 0};
     int error = 0, ok = 0;
     GifFileType *gif = EGifOpen(&sink, write_memory, &error);
@@ -349,11 +351,13 @@ int easel_gif_encode_indexed(const uint8_t *indexes, int width, int height, int 
         EGifPutExtensionBlock(gif, 11, "NETSCAPE2.0") == GIF_ERROR || EGifPutExtensionBlock(gif, 3, loop) == GIF_ERROR ||
         EGifPutExtensionTrailer(gif) == GIF_ERROR) goto done;
     for (int f = 0; f < frame_count; f++) {
-        unsigned char control[4] = {0, (unsigned char)(delays_cs[f] & 255), (unsigned char)(delays_cs[f] >> 8), 0};
+        unsigned char packed = (unsigned char)((disposals[f] & 7) << 2) | (transparent[f] >= 0 ? 1 : 0);
+        unsigned char control[4] = {packed, (unsigned char)(delays_cs[f] & 255), (unsigned char)(delays_cs[f] >> 8),
+                                    (unsigned char)(transparent[f] >= 0 ? transparent[f] : 0)};
         if (EGifPutExtension(gif, GRAPHICS_EXT_FUNC_CODE, 4, control) == GIF_ERROR) goto done;
-        if (EGifPutImageDesc(gif, 0, 0, width, height, false, NULL) == GIF_ERROR) goto done;
-        for (int y = 0; y < height; y++) {
-            if (EGifPutLine(gif, (GifPixelType *)(indexes + ((size_t)f * height + y) * width), width) == GIF_ERROR) goto done;
+        if (EGifPutImageDesc(gif, lefts[f], tops[f], widths[f], heights[f], false, NULL) == GIF_ERROR) goto done;
+        for (int y = 0; y < heights[f]; y++) {
+            if (EGifPutLine(gif, (GifPixelType *)(indexes + frame_offsets[f] + (size_t)y * widths[f]), widths[f]) == GIF_ERROR) goto done;
         }
     }
     ok = 1;
@@ -368,6 +372,31 @@ done:
     *output = sink.data;
     *output_size = sink.size;
     return 1;
+}
+
+int easel_gif_encode_indexed(const uint8_t *indexes, int width, int height, int frame_count, const uint8_t *colors,
+                             int color_count, const int *delays_cs, uint8_t **output, size_t *output_size, char *message) {
+    size_t *offsets = malloc(sizeof(size_t) * (size_t)frame_count);
+    int *numbers = malloc(sizeof(int) * (size_t)frame_count * 6);
+    if (!offsets || !numbers) {
+        free(offsets);
+        free(numbers);
+        set_message(message, "out of memory");
+        return 0;
+    }
+    int *zeros = numbers, *widths = numbers + frame_count, *heights = numbers + 2 * frame_count, *none = numbers + 3 * frame_count;
+    for (int f = 0; f < frame_count; f++) {
+        offsets[f] = (size_t)f * (size_t)width * (size_t)height;
+        zeros[f] = 0;
+        widths[f] = width;
+        heights[f] = height;
+        none[f] = -1;
+    }
+    int ok = easel_gif_encode_frames(width, height, frame_count, indexes, offsets, zeros, zeros, widths, heights, zeros, none,
+                                     colors, color_count, delays_cs, output, output_size, message);
+    free(offsets);
+    free(numbers);
+    return ok;
 }
 
 int easel_gif_count_frames(const uint8_t *data, size_t size, int stop_at, char *message) {

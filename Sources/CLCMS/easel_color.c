@@ -311,12 +311,12 @@ static void set_description(cmsHPROFILE profile, const char *text) {
     cmsMLUfree(mlu);
 }
 
-int easel_icc_make_rgb(double white_x, double white_y, const double primaries[6], const char *description,
+int easel_icc_make_rgb(double white_x, double white_y, const double primaries[6], double gamma, const char *description,
                        uint8_t **output, size_t *output_size) {
     cmsCIExyY white = {white_x, white_y, 1.0};
     cmsCIExyYTRIPLE triple = {{primaries[0], primaries[1], 1.0}, {primaries[2], primaries[3], 1.0},
                               {primaries[4], primaries[5], 1.0}};
-    cmsToneCurve *curve = srgb_curve();
+    cmsToneCurve *curve = gamma > 0 ? cmsBuildGamma(NULL, gamma) : srgb_curve();
     if (!curve) return 0;
     cmsToneCurve *curves[3] = {curve, curve, curve};
     cmsHPROFILE profile = cmsCreateRGBProfile(&white, &triple, curves);
@@ -342,7 +342,7 @@ static cmsInt32Number sample_cmyk(const cmsUInt16Number in[], cmsUInt16Number ou
     return 1;
 }
 
-int easel_icc_make_test_cmyk(double gamma, uint8_t **output, size_t *output_size) {
+int easel_icc_make_test_cmyk(double gamma, int grid_points, uint8_t **output, size_t *output_size) {
     cmsHPROFILE srgb = cmsCreate_sRGBProfile(), lab = cmsCreateLab4Profile(NULL);
     cmyk_cargo cargo = {gamma, NULL};
     if (srgb && lab) {
@@ -354,7 +354,7 @@ int easel_icc_make_test_cmyk(double gamma, uint8_t **output, size_t *output_size
     int ok = 0;
     cmsHPROFILE profile = cmsCreateProfilePlaceholder(NULL);
     cmsPipeline *pipeline = cmsPipelineAlloc(NULL, 4, 3);
-    cmsStage *table = cmsStageAllocCLut16bit(NULL, 9, 4, 3, NULL);
+    cmsStage *table = cmsStageAllocCLut16bit(NULL, (cmsUInt32Number)(grid_points < 2 ? 2 : grid_points), 4, 3, NULL);
     /* lutAtoBType needs A curves, CLUT, B curves around the table: identity curves here. */
     cmsStage *a_curves = cmsStageAllocToneCurves(NULL, 4, NULL), *b_curves = cmsStageAllocToneCurves(NULL, 3, NULL);
     if (profile && pipeline && table && a_curves && b_curves && cmsStageSampleCLut16bit(table, sample_cmyk, &cargo, 0)) {

@@ -26,20 +26,24 @@ public struct ImageEncoding: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// The output for a client: a pinned format as it is (`.png`, `.jpeg`), else the best the
-    /// client names explicitly in `Accept`, AVIF before WebP (q-values above 0; wildcards do not
-    /// count, as a client that says `image/*` may not decode every new format), else JPEG.
-    /// `pinned` `.webp` or `.avif` means "that format when the client takes it".
-    /// - Parameter accepts: whether the client names a MIME type with a q-value above 0.
-    public static func negotiate(pinned: Format?, accepts: (String) -> Bool) -> Format {
+    /// The output for a client: a pinned format as it is (`.png`, `.jpeg`), else the format the
+    /// client rates highest — AVIF and WebP only when named explicitly (wildcards do not count:
+    /// a client that says `image/*` may not decode every new format), JPEG by any range that
+    /// covers it, and always possible as the fallback — with ties going to AVIF, then WebP, then
+    /// JPEG. `pinned` `.webp` or `.avif` means "that format when the client takes it".
+    /// - Parameter quality: the q-value the client gives a MIME type; `explicitly` false
+    ///   counts wildcards (`image/*`, `*/*`), true only the type named itself (0 when absent).
+    public static func negotiate(pinned: Format?, quality: (_ type: String, _ explicitly: Bool) -> Double) -> Format {
         switch pinned {
         case .png: return .png
         case .jpeg: return .jpeg
-        case .avif: return accepts(Format.avif.contentType) ? .avif : .jpeg
-        case .webp: return accepts(Format.webp.contentType) ? .webp : .jpeg
+        case .avif: return quality(Format.avif.contentType, true) > 0 ? .avif : .jpeg
+        case .webp: return quality(Format.webp.contentType, true) > 0 ? .webp : .jpeg
         case nil:
-            if accepts(Format.avif.contentType) { return .avif }
-            if accepts(Format.webp.contentType) { return .webp }
+            let avif = quality(Format.avif.contentType, true), webp = quality(Format.webp.contentType, true)
+            let jpeg = quality(Format.jpeg.contentType, false)
+            if avif > 0, avif >= webp, avif >= jpeg { return .avif }
+            if webp > 0, webp >= jpeg { return .webp }
             return .jpeg
         }
     }

@@ -225,7 +225,11 @@ public final class ImageServer: Sendable {
         // pins it (webp/avif: when the client takes it); JPEG otherwise. The cache key carries
         // the encoding, so each answer has its own entry.
         let accept = request.headers[.accept].map(AcceptHeader.init)
-        let output = ImageEncoding.negotiate(pinned: declared) { accept?.explicitlyAccepts($0) ?? false }
+        let output = ImageEncoding.negotiate(pinned: declared) { type, explicitly in
+            // No Accept at all: JPEG (the fallback) for everyone.
+            guard let accept else { return 0 }
+            return explicitly ? accept.explicitQuality(of: type) : accept.quality(of: type)
+        }
         // Animated sources keep their frames as WebP for clients that take it, whatever else
         // they take (AVIF and JPEG answers would be stills).
         let webpForAnimations = output != .webp && output != .png && declared != .jpeg && (accept?.explicitlyAccepts("image/webp") ?? false)

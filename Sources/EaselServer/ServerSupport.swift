@@ -101,6 +101,12 @@ struct AcceptHeader: Sendable {
         return ranges.last(where: { $0.type == "*/*" })?.quality ?? 0
     }
 
+    /// The q-value of `type` named itself (no wildcard); 0 when it is not named.
+    func explicitQuality(of type: String) -> Double {
+        let type = type.lowercased()
+        return ranges.last(where: { $0.type == type })?.quality ?? 0
+    }
+
     /// True when `type` is named explicitly with a q-value above 0 (wildcards do not count:
     /// a client that says `image/*` may not decode every new format).
     func explicitlyAccepts(_ type: String) -> Bool {

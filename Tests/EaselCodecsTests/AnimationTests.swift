@@ -85,4 +85,52 @@ import Testing
         try AnimationReader.frames(of: Data(truncated), info: try ImageDecoder.info(of: Data(truncated))) { _ in kept += 1 }
         #expect(kept >= 1 && kept < 6)
     }
+
+    /// Disposal as browsers do it: 2 clears the frame's rectangle to transparent before the next
+    /// frame, 3 restores what was under it; transparent pixels leave the canvas as it was; a
+    /// frame partly off the screen is clipped.
+    @Test func disposalMethodsComposeTheCanvasAsBrowsersDo() throws {
+        // Palette: 0 red, 1 blue, 2 green, 3 white (transparent in frames 2 and 3).
+        let palette: [UInt8] = [255, 0, 0, 0, 0, 255, 0, 255, 0, 255, 255, 255]
+        func square(_ index: UInt8, _ side: Int) -> [UInt8] { [UInt8](repeating: index, count: side * side) }
+        let frames: [GIFCodec.TestFrame] = [
+            // 1. The whole 30×20 screen red; then "restore to background": cleared.
+            .init(width: 30, height: 20, indexes: [UInt8](repeating: 0, count: 600), disposal: 2),
+            // 2. A blue 6×6 at (2, 2), its corner pixel transparent; then "restore previous".
+            .init(left: 2, top: 2, width: 6, height: 6, indexes: [3] + square(1, 6).dropFirst(), disposal: 3, transparent: 3),
+            // 3. A green 6×6 at (27, 16): clipped to 3×4 by the screen; kept.
+            .init(left: 27, top: 16, width: 6, height: 6, indexes: square(2, 6), disposal: 1),
+        ]
+        let gif = try GIFCodec.encodeFrames(width: 30, height: 20, frames: frames, palette: palette)
+        var canvases: [Bitmap] = []
+        try AnimationReader.frames(of: gif, info: try ImageDecoder.info(of: gif)) { canvases.append($0.image) }
+        #expect(canvases.count == 3)
+        #expect(canvases[0].pixel(x: 15, y: 10) == [255, 0, 0, 255])
+        // Frame 2 on a cleared canvas: blue square, its transparent corner and the rest clear.
+        #expect(canvases[1].pixel(x: 4, y: 4) == [0, 0, 255, 255])
+        #expect(canvases[1].pixel(x: 2, y: 2)[3] == 0 && canvases[1].pixel(x: 15, y: 10)[3] == 0)
+        // Frame 3: the blue square restored away (to the cleared canvas), green clipped in the corner.
+        #expect(canvases[2].pixel(x: 4, y: 4)[3] == 0)
+        #expect(canvases[2].pixel(x: 28, y: 18) == [0, 255, 0, 255] && canvases[2].pixel(x: 26, y: 18)[3] == 0)
+    }
+
+    /// A small screen with huge frames: the frames' own areas count against the limit, before
+    /// each is decoded.
+    @Test func hugeFramesOnASmallScreenAreRefused() throws {
+        let big = GIFCodec.TestFrame(width: 400, height: 400, indexes: [UInt8](repeating: 0, count: 160_000))
+        let gif = try GIFCodec.encodeFrames(width: 2, height: 2, frames: Array(repeating: big, count: 4), palette: Self.palette)
+        let info = try ImageDecoder.info(of: gif)
+        #expect(info.frameCount == 4 && info.pixelCount == 4)
+        var seen = 0
+        #expect(throws: CodecError.tooManyAnimationPixels(limit: 300_000)) {
+            try AnimationReader.frames(of: gif, info: info, limits: DecodingLimits(maxAnimationPixels: 300_000)) { _ in seen += 1 }
+        }
+        #expect(seen == 1)  // the second frame's area passed the limit before it was decoded
+    }
+
+    @Test func gifLoopCountsBecomePlays() throws {
+        #expect(AnimationReader.plays(gifLoops: -1) == 1)  // no loop extension: once
+        #expect(AnimationReader.plays(gifLoops: 0) == 0)   // forever
+        #expect(AnimationReader.plays(gifLoops: 2) == 3)   // repeated twice: three plays
+    }
 }

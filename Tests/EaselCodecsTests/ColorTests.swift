@@ -188,16 +188,40 @@ import Testing
     }
 
     @Test func profilesInSeveralChunksAreReassembledInTheirOrder() throws {
-        // A 150 KB profile: libjpeg splits it into three APP2 chunks.
-        var large = Self.displayP3.data
-        large.append(Data(repeating: 0, count: 150_000))
-        let jpeg = try ImageEncoder.encode(Self.original, as: .jpeg(quality: 90), iccProfile: large)
-        #expect(jpeg.ranges(of: Data("ICC_PROFILE\0".utf8)).count == 3)
-        guard case .damaged = ICCProfileReader.read(jpeg: jpeg, limit: 4 << 20) else {
-            // A profile with trailing zeros past its declared size may parse: then its bytes must be the reassembled whole.
-            #expect(ICCProfileReader.read(jpeg: jpeg, limit: 4 << 20).profile?.data == large)
-            return
+        // A real 500 KB profile (a CMYK table of 17^4 points): libjpeg writes it in 8 APP2 chunks.
+        let large = try #require(ICCProfile.testCMYK(gamma: 1.8, gridPoints: 17))
+        #expect(large.data.count > 400_000)
+        let jpeg = try ImageEncoder.encode(Self.original, as: .jpeg(quality: 90), iccProfile: large.data)
+        let chunks = jpeg.ranges(of: Data("ICC_PROFILE\0".utf8))
+        #expect(chunks.count == 8)
+        #expect(ICCProfileReader.read(jpeg: jpeg, limit: 4 << 20).profile?.data == large.data)
+        // The same chunks in another order (writers may do that): reassembled by their sequence numbers.
+        var segments: [Data] = []
+        var rest = Data()
+        var offset = jpeg.startIndex + 2
+        while offset + 4 <= jpeg.endIndex, jpeg[offset] == 0xFF, jpeg[offset + 1] != 0xDA {
+            let length = Int(jpeg[offset + 2]) << 8 | Int(jpeg[offset + 3])
+            let segment = jpeg[offset..<(offset + 2 + length)]
+            if jpeg[offset + 1] == 0xE2 { segments.append(Data(segment)) } else { rest.append(segment) }
+            offset += 2 + length
         }
+        let shuffled = Data([0xFF, 0xD8]) + rest + Data(segments.reversed().joined()) + jpeg[offset...]
+        #expect(ICCProfileReader.read(jpeg: shuffled, limit: 4 << 20).profile?.data == large.data)
+        #expect(try ImageDecoder.decode(shuffled).width == 96)
+        // Over the limit while reassembling: refused as a limit, not as damage.
+        guard case .tooLarge = ICCProfileReader.read(jpeg: jpeg, limit: 100_000) else { Issue.record("limit not applied"); return }
+    }
+
+    @Test func sRGBProfilesAreToldByTheirContentsNotTheirNames() throws {
+        let debian = try #require(ICCProfile(data: try Data(contentsOf: URL(fileURLWithPath: "/usr/share/color/icc/sRGB.icc"))))
+        #expect(debian.isSRGB)
+        // Named sRGB, but linear (gamma 1): converted, not skipped.
+        let linear = try #require(ICCProfile.rgb(primaries: [0.64, 0.33, 0.30, 0.60, 0.15, 0.06], description: "sRGB linear", gamma: 1))
+        #expect(!linear.isSRGB)
+        #expect(!Self.displayP3.isSRGB && !Self.adobeRGB.isSRGB)
+        // sRGB's own primaries and curve under another name: skipped (nothing to change).
+        let renamed = try #require(ICCProfile.rgb(primaries: [0.64, 0.33, 0.30, 0.60, 0.15, 0.06], description: "Camera RGB"))
+        #expect(renamed.isSRGB)
     }
 
     @Test func outputsCarryNoMetadata() throws {
@@ -230,7 +254,11 @@ import Testing
         exif.copyright = "(c) 2026 Ann Example"
         let rights = try #require(RightsMetadata(exif))
         let bitmap = try ImageDecoder.decode(source)
-        for options: ImageEncoder.Options in [.jpeg(quality: 80), .png(), .webp(quality: 80), .webp(lossless: true)] {
+        var translucent = bitmap
+        translucent.withUnsafeMutableBytes { bytes in bytes[3] = 128 }  // lossy WebP with alpha: already extended (VP8X)
+        for (options, image): (ImageEncoder.Options, Bitmap) in [(.jpeg(quality: 80), bitmap), (.png(), bitmap), (.webp(quality: 80), bitmap),
+                                                                 (.webp(lossless: true), bitmap), (.webp(quality: 80), translucent)] {
+            let bitmap = image
             let plain = try ImageEncoder.encode(bitmap, as: options)
             #expect(try ImageDecoder.info(of: plain).exif == nil, "\(options)")
             let kept = try ImageEncoder.encode(bitmap, as: options, rights: rights)
@@ -239,6 +267,24 @@ import Testing
             #expect(info.exif?.hasGPS == false && info.exif?.make == nil && info.exif?.orientation == 1, "\(options)")
             // Still a valid image with the same pixels.
             #expect(try ImageDecoder.decode(kept).hasSamePixels(as: try ImageDecoder.decode(plain)), "\(options)")
+            if case .png = options {
+                // The eXIf chunk's CRC is right (libpng would only warn about a wrong one).
+                let start = try #require(kept.range(of: Data("eXIf".utf8))).lowerBound
+                let length = kept[(start - 4)..<start].reduce(0) { $0 << 8 | Int($1) }
+                let crc = kept[(start + 4 + length)..<(start + 8 + length)].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+                #expect(CRC32.compute(Array(kept[start..<(start + 4 + length)])) == crc)
+                #expect(crc == zlibCRC(Array(kept[start..<(start + 4 + length)])))
+            }
         }
     }
+}
+
+/// CRC-32 computed bit by bit (an independent check of the table-driven one).
+func zlibCRC(_ bytes: [UInt8]) -> UInt32 {
+    var crc: UInt32 = 0xFFFF_FFFF
+    for byte in bytes {
+        crc ^= UInt32(byte)
+        for _ in 0..<8 { crc = crc & 1 == 1 ? (crc >> 1) ^ 0xEDB8_8320 : crc >> 1 }
+    }
+    return ~crc
 }

@@ -135,6 +135,8 @@ let coffeeJPEG = try! Data(contentsOf: sampleURL("coffee-cup.jpg"))
                 ("image/avif,image/webp,image/apng,image/*,*/*;q=0.8", "image/avif", .avif),  // Chrome
                 ("image/webp,*/*", "image/webp", .webp),
                 ("image/avif;q=0, image/webp;q=0.0, image/*", "image/jpeg", .jpeg),            // q=0: not acceptable
+                ("image/avif;q=0.1, image/webp, */*;q=0.5", "image/webp", .webp),              // relative q-values
+                ("image/avif;q=0.4, image/webp;q=0.3, image/jpeg", "image/jpeg", .jpeg),
                 (nil, "image/jpeg", .jpeg),
             ]
             var bodies: [String: Data] = [:]
@@ -152,10 +154,12 @@ let coffeeJPEG = try! Data(contentsOf: sampleURL("coffee-cup.jpg"))
                 }
             }
         }
-        // One decode for the source, one encode per output kind; every repeat a memory hit.
+        // One decode for the source, one encode per kind of answer; every repeat a memory hit.
+        // (Four kinds: AVIF, WebP, JPEG, and JPEG for a client that also takes WebP — that key
+        // would hold an animated WebP if the source were an animation.)
         #expect(server.server.pipeline.counters.decodes == 1)
-        #expect(server.server.pipeline.counters.encodes == 3)
-        #expect(server.server.metricsSnapshot()["encodedMemory"] == 5)
+        #expect(server.server.pipeline.counters.encodes == 4)
+        #expect(server.server.metricsSnapshot()["encodedMemory"] == 8)
     }
 
     /// An animated GIF: WebP clients get every frame (Chrome, which takes AVIF too, included);
@@ -183,6 +187,45 @@ let coffeeJPEG = try! Data(contentsOf: sampleURL("coffee-cup.jpg"))
         }
         // The repeat WebP request was a memory hit (the AVIF-and-WebP client's answer has its own key).
         #expect(server.server.metricsSnapshot()["encodedMemory"] == 1)
+    }
+
+    /// After a restart the answers come from the disk (the animation under the AVIF key keeps
+    /// its WebP content type), and a new kind of answer made from a table or memory bitmap still
+    /// knows the source is animated (the disk's mark). An animation over the frame limit is
+    /// answered with its first frame, as before.
+    @Test func animationsSurviveARestartAndOversizedOnesBecomeStills() async throws {
+        let cache = try TemporaryDirectory()
+        let first = try TestServer { $0.cacheDirectory = cache.path }
+        let palette: [UInt8] = [255, 0, 0, 0, 0, 255]
+        let frames = (0..<3).map { i in (0..<(300 * 200)).map { p -> UInt8 in p % 300 / 100 == i ? 1 : 0 } }
+        try GIFCodec.encodeAnimation(width: 300, height: 200, frames: frames, palette: palette, delays: [10, 10, 10])
+            .write(to: first.origin.child("anim.gif"))
+        // 300 frames of 8×8: over the default limit of 256.
+        try GIFCodec.encodeAnimation(width: 8, height: 8, frames: (0..<300).map { i in [UInt8](repeating: UInt8(i % 2), count: 64) },
+                                     palette: palette, delays: Array(repeating: 2, count: 300))
+            .write(to: first.origin.child("long.gif"))
+        let chrome = "image/avif,image/webp,image/apng,image/*,*/*;q=0.8"
+        try await first.test { (client: any TestClientProtocol) async throws in
+            let answer = try await get(client, "/images/thumb/anim.gif", headers: [.accept: chrome])
+            #expect(answer.headers[.contentType] == "image/webp")
+            let long = try await get(client, "/images/thumb/long.gif", headers: [.accept: chrome])
+            #expect(long.status == .ok && long.headers[.contentType] == "image/avif")  // the first frame, as a still
+            #expect(try ImageDecoder.info(of: Data(buffer: long.body)).frameCount == 1)
+        }
+        let second = try TestServer { $0.cacheDirectory = cache.path; $0.origin = first.origin.path }
+        try await second.test { (client: any TestClientProtocol) async throws in
+            let again = try await get(client, "/images/thumb/anim.gif", headers: [.accept: chrome])
+            #expect(again.headers[.contentType] == "image/webp", "a disk hit of an animation")
+            #expect(try ImageDecoder.info(of: Data(buffer: again.body)).frameCount == 3)
+            // The JPEG answer first (it leaves the first frame's bitmap in memory), then a
+            // WebP-only client: the animation, though no decode happens in this process.
+            let jpeg = try await get(client, "/images/small/anim.gif")
+            #expect(jpeg.headers[.contentType] == "image/jpeg")
+            let webp = try await get(client, "/images/small/anim.gif", headers: [.accept: "image/webp"])
+            #expect(webp.headers[.contentType] == "image/webp")
+            #expect(try ImageDecoder.info(of: Data(buffer: webp.body)).frameCount == 3)
+        }
+        #expect(second.server.metricsSnapshot()["encodedDisk"] == 1)
     }
 
     @Test func aRequestWhoseEncodeOutlastsTheTimeoutGets504() async throws {

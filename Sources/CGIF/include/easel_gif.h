@@ -38,6 +38,14 @@ int easel_gif_reader_next(easel_gif_reader *reader, uint8_t *canvas, size_t row_
 
 void easel_gif_reader_close(easel_gif_reader *reader);
 
+/* For tests: frames at their own rectangles (lefts, tops, widths, heights; indexes of frame f
+ * start at frame_offsets[f]), each with a disposal method (0-3) and a transparent index (-1:
+ * none), on a width x height screen. */
+int easel_gif_encode_frames(int width, int height, int frame_count, const uint8_t *indexes, const size_t *frame_offsets,
+                            const int *lefts, const int *tops, const int *widths, const int *heights, const int *disposals,
+                            const int *transparent, const uint8_t *colors, int color_count, const int *delays_cs,
+                            uint8_t **output, size_t *output_size, char *message);
+
 /* For tests: an animated GIF of `frame_count` frames of width x height palette indexes, with
  * a global palette (`colors` RGB triples) and a delay in centiseconds per frame; loops forever.
  * *output is malloc'ed (free with free()). */

@@ -58,15 +58,16 @@ void easel_color_transform_free(void *transform);
 void *easel_color_transform_create_general(const uint8_t *input, size_t input_size, int input_layout,
                                            const uint8_t *output, size_t output_size, int output_layout, char *message);
 
-/* An RGB profile (v4, D65 white) from chromaticities and the sRGB tone curve, e.g. Display P3.
+/* An RGB profile (v4, D65 white) from chromaticities and the sRGB tone curve (or, with gamma
+ * above 0, a pure power curve), e.g. Display P3.
  * *output is malloc'ed (free with easel_color_free). For tests and tools. */
-int easel_icc_make_rgb(double white_x, double white_y, const double primaries[6], const char *description,
+int easel_icc_make_rgb(double white_x, double white_y, const double primaries[6], double gamma, const char *description,
                        uint8_t **output, size_t *output_size);
 
 /* A CMYK input profile whose lookup table maps ink to colour by the naive formula
  * (R = (1 - C)(1 - K) ...) with every channel then raised to `gamma` (1: the naive formula).
  * For tests: a profile whose result differs measurably from the naive conversion. */
-int easel_icc_make_test_cmyk(double gamma, uint8_t **output, size_t *output_size);
+int easel_icc_make_test_cmyk(double gamma, int grid_points, uint8_t **output, size_t *output_size);
 
 void easel_color_free(void *buffer);
 

@@ -38,10 +38,11 @@ public struct ICCProfile: Sendable, Hashable {
 
     /// An RGB profile with the sRGB tone curve, D65 white and the given primaries (x, y of red,
     /// green and blue), e.g. `.displayP3`. For tests and tools that make wide-gamut images.
-    public static func rgb(primaries: [Double], description: String) -> ICCProfile? {
+    /// `gamma` other than nil: a pure power curve instead of sRGB's.
+    public static func rgb(primaries: [Double], description: String, gamma: Double? = nil) -> ICCProfile? {
         var output: UnsafeMutablePointer<UInt8>?
         var size = 0
-        guard primaries.count == 6, easel_icc_make_rgb(0.3127, 0.3290, primaries, description, &output, &size) != 0,
+        guard primaries.count == 6, easel_icc_make_rgb(0.3127, 0.3290, primaries, gamma ?? 0, description, &output, &size) != 0,
               let output else { return nil }
         defer { easel_color_free(output) }
         return ICCProfile(data: Data(bytes: output, count: size))
@@ -53,10 +54,10 @@ public struct ICCProfile: Sendable, Hashable {
     }
 
     /// A CMYK profile whose table is the naive ink formula raised to `gamma` (for tests).
-    package static func testCMYK(gamma: Double) -> ICCProfile? {
+    package static func testCMYK(gamma: Double, gridPoints: Int = 9) -> ICCProfile? {
         var output: UnsafeMutablePointer<UInt8>?
         var size = 0
-        guard easel_icc_make_test_cmyk(gamma, &output, &size) != 0, let output else { return nil }
+        guard easel_icc_make_test_cmyk(gamma, Int32(gridPoints), &output, &size) != 0, let output else { return nil }
         defer { easel_color_free(output) }
         return ICCProfile(data: Data(bytes: output, count: size))
     }

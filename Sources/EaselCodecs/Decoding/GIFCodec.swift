@@ -50,3 +50,46 @@ extension GIFCodec {
         return Data(bytes: output, count: size)
     }
 }
+
+extension GIFCodec {
+    /// One frame of a test GIF: its rectangle on the screen, palette indexes row by row, its
+    /// disposal method (0-3) and transparent index.
+    package struct TestFrame {
+        package var left: Int, top: Int, width: Int, height: Int
+        package var indexes: [UInt8]
+        package var disposal: Int
+        package var transparent: Int?
+        package var delay: Int  // centiseconds
+
+        package init(left: Int = 0, top: Int = 0, width: Int, height: Int, indexes: [UInt8], disposal: Int = 0,
+                     transparent: Int? = nil, delay: Int = 10) {
+            (self.left, self.top, self.width, self.height) = (left, top, width, height)
+            self.indexes = indexes
+            self.disposal = disposal
+            self.transparent = transparent
+            self.delay = delay
+        }
+    }
+
+    /// A GIF of frames at their own rectangles, with disposal methods and transparency.
+    package static func encodeFrames(width: Int, height: Int, frames: [TestFrame], palette: [UInt8]) throws -> Data {
+        var offsets: [Int] = []
+        var indexes: [UInt8] = []
+        for frame in frames {
+            offsets.append(indexes.count)
+            indexes += frame.indexes
+        }
+        var output: UnsafeMutablePointer<UInt8>?
+        var size = 0
+        var message = [CChar](repeating: 0, count: Int(EASEL_GIF_MESSAGE_SIZE))
+        func ints(_ key: (TestFrame) -> Int) -> [Int32] { frames.map { Int32(key($0)) } }
+        guard easel_gif_encode_frames(Int32(width), Int32(height), Int32(frames.count), indexes, offsets, ints(\.left), ints(\.top),
+                                      ints(\.width), ints(\.height), ints(\.disposal), ints { $0.transparent ?? -1 },
+                                      palette, Int32(palette.count / 3), ints(\.delay), &output, &size, &message) != 0,
+              let output else {
+            throw CodecError.encodingFailed(format: .gif, reason: cMessage(message))
+        }
+        defer { free(output) }
+        return Data(bytes: output, count: size)
+    }
+}
