@@ -71,6 +71,8 @@ int easel_avif_read_header(const uint8_t *data, size_t size, uint32_t max_pixels
 #else
     header->mirror = (image->transformFlags & AVIF_TRANSFORM_IMIR) ? (int)(image->imir.mode & 1) : -1;
 #endif
+    header->color_primaries = (int)image->colorPrimaries;
+    header->transfer = (int)image->transferCharacteristics;
     if (image->icc.size > 0) {
         *icc_size = image->icc.size;
         if (image->icc.size <= max_icc && (*icc = malloc(image->icc.size))) memcpy(*icc, image->icc.data, image->icc.size);

@@ -43,6 +43,14 @@ int easel_heif_read_header(const uint8_t *data, size_t size, easel_heif_header *
     header->has_alpha = heif_image_handle_has_alpha_channel(handle);
     header->depth = heif_image_handle_get_luma_bits_per_pixel(handle);
     header->image_count = heif_context_get_number_of_top_level_images(context);
+    header->color_primaries = 2;
+    header->transfer = 2;
+    struct heif_color_profile_nclx *nclx = NULL;
+    if (heif_image_handle_get_nclx_color_profile(handle, &nclx).code == heif_error_Ok && nclx) {
+        header->color_primaries = (int)nclx->color_primaries;
+        header->transfer = (int)nclx->transfer_characteristics;
+        heif_nclx_color_profile_free(nclx);
+    }
     size_t length = heif_image_handle_get_raw_color_profile_size(handle);
     if (length > 0) {
         *icc_size = length;

@@ -88,6 +88,19 @@ import Testing
         #expect(try ImageDecoder.decode(data, applyOrientation: false).width == 40)
     }
 
+    /// An AVIF that says Display P3 with an nclx box (no ICC profile), as encoders of phone and
+    /// camera pictures write it: converted to sRGB like an embedded profile.
+    @Test func anAVIFTaggedDisplayP3ByNCLXIsConvertedToSRGB() throws {
+        let original = ColorTests.original
+        let p3 = try #require(ColorConversion.convert(original, from: nil, to: ICCProfile.displayP3))
+        let data = try Self.avif(p3, ["--cicp", "12/13/6", "--min", "0", "--max", "0", "-y", "444"])
+        let info = try ImageDecoder.info(of: data)
+        #expect(info.colorProfile.profile?.colorSpace == .rgb)
+        let converted = try ImageDecoder.decode(data)
+        #expect(ColorTests.meanError(converted, original) <= 2)
+        #expect(ColorTests.meanError(try ImageDecoder.decode(data, color: .keepSourceProfile), original) > 5)
+    }
+
     @Test func aHEICDecodesWithItsSizeAndAlpha() throws {
         let directory = try TemporaryDirectory()
         let original = gradient(width: 128, height: 96) { x, y in UInt8((x + y) % 256) }

@@ -18,6 +18,8 @@ typedef struct {
     int frame_count;
     int rotation;     /* irot: counter-clockwise quarter turns 0-3 */
     int mirror;       /* imir: -1 none, 0 top and bottom exchanged, 1 left and right exchanged */
+    int color_primaries;  /* nclx / CICP code points (ITU-T H.273): 1 BT.709, 9 BT.2020, 12 P3 (D65)… */
+    int transfer;         /* 13 sRGB, 1/6/14/15 BT.709-like, 8 linear, 16 PQ, 18 HLG… */
 } easel_avif_header;
 
 /* Parses the container (no pixel decoding). *icc, when the file carries an ICC profile of at

@@ -15,6 +15,8 @@ typedef struct {
     int has_alpha;
     int depth;        /* luma bits per sample */
     int image_count;  /* top-level images */
+    int color_primaries;  /* from an nclx colr box (H.273 code points), 2 (unspecified) without one */
+    int transfer;
 } easel_heif_header;
 
 /* The primary image's header; *icc as in easel_avif_read_header. */

@@ -1,5 +1,6 @@
 import CLCMS
 import CPNG
+import EaselSupport
 import Foundation
 
 /// An ICC profile embedded in an image: its bytes and what Little CMS reads from its header.
@@ -52,6 +53,39 @@ public struct ICCProfile: Sendable, Hashable {
     public static var displayP3: ICCProfile? {
         rgb(primaries: [0.680, 0.320, 0.265, 0.690, 0.150, 0.060], description: "Display P3")
     }
+
+    /// The profile an nclx colour box (H.273 code points, as AVIF and HEIF carry when they have
+    /// no ICC profile) describes, when it is not sRGB: BT.2020 or Display P3 primaries with the
+    /// sRGB curve (for sRGB and the BT.709-family transfers, as browsers show them), a linear
+    /// or pure-gamma curve. Nil for sRGB itself, unspecified values, and HDR transfers (PQ,
+    /// HLG), which would need tone mapping.
+    static func nclx(primaries: Int, transfer: Int) -> ICCProfile? {
+        let chromaticities: [Double]
+        switch primaries {
+        case 9: chromaticities = [0.708, 0.292, 0.170, 0.797, 0.131, 0.046]   // BT.2020
+        case 12: chromaticities = [0.680, 0.320, 0.265, 0.690, 0.150, 0.060]  // SMPTE EG 432-1 (Display P3)
+        case 1, 2: chromaticities = [0.64, 0.33, 0.30, 0.60, 0.15, 0.06]      // BT.709 (sRGB's), or unspecified
+        default: return nil
+        }
+        let gamma: Double?
+        switch transfer {
+        case 1, 2, 6, 13, 14, 15: gamma = nil  // sRGB's curve
+        case 4: gamma = 2.2
+        case 5: gamma = 2.8
+        case 8: gamma = 1
+        default: return nil
+        }
+        if chromaticities[0] == 0.64, gamma == nil { return nil }  // sRGB: nothing to convert
+        return nclxCache.withLock { cache in
+            let key = primaries << 8 | transfer
+            if let known = cache[key] { return known }
+            let made = rgb(primaries: chromaticities, description: "nclx \(primaries)/\(transfer)", gamma: gamma)
+            cache[key] = made
+            return made
+        }
+    }
+
+    private static let nclxCache = Locked<[Int: ICCProfile?]>([:])
 
     /// A CMYK profile whose table is the naive ink formula raised to `gamma` (for tests).
     package static func testCMYK(gamma: Double, gridPoints: Int = 9) -> ICCProfile? {
