@@ -91,6 +91,7 @@ int easel_icc_read(const uint8_t *icc, size_t size, easel_icc_info *info, char *
     if (info->color_space == EASEL_ICC_RGB) {
         easel_transform *tables = calloc(1, sizeof *tables);
         if (tables && matrix_shaper_tables(profile, tables)) {
+            /* (matrix_shaper_tables refuses NaN and infinity, so the lookups below stay in range.) */
             int identity = 1;
             for (int i = 0; i < 9 && identity; i++) identity = fabsf(tables->matrix[i] - (i % 4 == 0 ? 1.0f : 0.0f)) < 1e-3f;
             for (int c = 0; c < 3 && identity; c++) {
@@ -161,14 +162,17 @@ static int matrix_shaper_tables(cmsHPROFILE source, easel_transform *t) {
     if (ok && reverse) {
         for (int c = 0; c < 3; c++) {
             for (int i = 0; i < 256; i++) t->linear[c][i] = cmsEvalToneCurveFloat(curves[c], (float)i / 255.0f);
-            /* Black must stay black (else black point compensation would matter): Little CMS then. */
+            /* Black must stay black (else black point compensation would matter), and every value
+             * must be a number (a hostile curve can make NaN or infinity): Little CMS then. */
             if (fabsf(t->linear[c][0]) > 1e-4f) ok = 0;
+            for (int i = 0; i < 256; i++) if (!isfinite(t->linear[c][i])) ok = 0;
         }
         for (int row = 0; row < 3; row++) {
             for (int column = 0; column < 3; column++) {
                 double sum = 0;
                 for (int k = 0; k < 3; k++) sum += inverse[row * 3 + k] * from[k * 3 + column];
                 t->matrix[row * 3 + column] = (float)sum;
+                if (!isfinite(t->matrix[row * 3 + column])) ok = 0;
             }
         }
         for (int i = 0; i <= 4096; i++) {
@@ -194,7 +198,8 @@ static void apply_matrix_shaper(const easel_transform *t, const uint8_t *source,
             float v[3] = {m[0] * r + m[1] * g + m[2] * b, m[3] * r + m[4] * g + m[5] * b, m[6] * r + m[7] * g + m[8] * b};
             uint8_t alpha = in[4 * x + 3];
             for (int c = 0; c < 3; c++) {
-                float clamped = v[c] < 0 ? 0 : v[c] > 1 ? 1 : v[c];
+                /* `!(x >= 0)` also catches NaN, which no table index may come from. */
+                float clamped = !(v[c] >= 0) ? 0 : v[c] > 1 ? 1 : v[c];
                 out[4 * x + c] = t->encode[(int)(clamped * 4096.0f + 0.5f)];
             }
             out[4 * x + 3] = alpha;

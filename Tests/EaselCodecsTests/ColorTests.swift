@@ -212,6 +212,33 @@ import Testing
         guard case .tooLarge = ICCProfileReader.read(jpeg: jpeg, limit: 100_000) else { Issue.record("limit not applied"); return }
     }
 
+    /// Found by the fuzzer: a JPEG whose matrix/TRC profile makes NaN in the tables (a table
+    /// index from NaN read out of bounds). Such tables now go to Little CMS, and NaN is clamped.
+    @Test func aProfileThatMakesNaNIsHandled() throws {
+        let parts = [
+        "/9j/4AAQSkZJRgABAQAAAQABAAD/4gJUSUNDX1BST0ZJTEUAAQEAAAJEbGNtcwRAAABtbnRyUkdCIFhZWiAH6gALABkACAA2AAFh",
+        "Y3NwQVBQTAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA9tYAAQAAAADTLWxjbXMAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
+        "AAAAAAAAAAAAAAAAAAAAAAAAAAtkZXNjAAABCAAAADBjcHJ0AAABOAAAAEx3dHB0AAABhAAAABRjaGFkAAABmAAAACxyWFlaAAAB",
+        "xAAAABRiWFlaAAAB2AAAABRnWFlaAAAB7AAAABRyVFJDAAACAAAAACBnVFJDAAACAAAAACBiVFJDAAACAAAAACBjaHJtAAACIAAA",
+        "ACRtbHVjAAAAAAAAAAEAAAAMZW5VUwAAABQAAAAcAEQAaQBzAHAA/v//jHkAIABQADNtbHVjAAAAAAAAAAEAAAAMZW5VUwAAADAA",
+        "AAAcAE4AbwAgbwAAYwBwAHkAcgBpAGcAaAB0ACwAIAB1AHMAZQAgAGYAcgBlAGUAbAB5WFlaIAAAAAAAAPbWAAEAAAAA0y1zZjMy",
+        "AAAAAAABDEIAAAXe///zJQAAB5MAAP2Q///7of///aIAAAPcAADAblhZWiAAAAAAAACD3wAAPb////+7WFlaIAAAAAAAACg4AAAR",
+        "CwAAyLlYWVogAAAAAAAASr8AALE3AAAKuXBhcmEAAAAAAAP///8DZmYAAPKnAAANWQAAE9AAAApbY2hybQAAAAAAAwAAAACuFAAA",
+        "UewAAEPXAACwpAAAJmYAAA9c/9sAQwAKBwcIBwYKCAgICwoKCw4YEA4NDQ4dFRYRGCMfJSQiHyIhJis3LyYpNCkhIjBBMTQ5Oz4+",
+        "PiUuRElDPEg3PT47/9sAQwEKCwsODQ4cEBAcOygiKDs7Ozs7Ozs7Ozs7Ozs7Ozs7Ozs7Ozs7Ozs7Ozs7Ozs7Ozs7Ozs7Ozs7Ozs7",
+        "Ozs7Ozs7/8AAEQgAEAAYAwEiAAIRAQMRAf/EAB8AAAEFAQEBAQEBAAAAAAAAAAABAgMEBQYHCAkKC//EALUQAAIBAwMCBAMFBQQE",
+        "AAABfQECAwAEEQUSITFBBhNRYQcicRQygZGhCCNCscEVUtHwJDNicoIJChYXGBkaJSYnKCkqNDU2Nzg5OkNERUZHSElKU1RVVldY",
+        "WVpjZGVmZ2hpanN0dXZ3eHl6g4SFhoeIiYqSk2xqaWhnZmVYo6Slpqeoqaqys7S1tre4Nzg5OkNERUZHSElKU1RVVldYWVpjZGVm",
+        "Z2hpanN0dXZ3eHl6goMvhYaHiImKkpOUlZaXmJmaoqOkpaanqKmqsrO0tba3uLm6wsPExcbHyMnK0tPU1dbX2Nna4uPk5ebn6Onq",
+        "8vP09fb3+Pn6/9oADAMBAAIRAxEAPwDg7fSOny1p2+kdPlrpbfSOny1p2+kdPloq5h5nDl2a7anNW+kdPloruLfSOjm0V5ksx13P",
+        "t8Pmvubn/9k=",
+        ]
+        let jpeg = try #require(Data(base64Encoded: parts.joined()))
+        if let info = try? ImageDecoder.info(of: jpeg) {
+            _ = try? ImageDecoder.decode(jpeg, info: info, covering: (32, 32))
+        }
+    }
+
     @Test func sRGBProfilesAreToldByTheirContentsNotTheirNames() throws {
         let debian = try #require(ICCProfile(data: try Data(contentsOf: URL(fileURLWithPath: "/usr/share/color/icc/sRGB.icc"))))
         #expect(debian.isSRGB)

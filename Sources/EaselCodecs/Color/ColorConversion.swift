@@ -45,23 +45,29 @@ enum ColorConverter {
         deinit { easel_color_transform_free(handle) }
     }
 
-    /// The profile's bytes themselves: equality compares them all, so no crafted profile can
-    /// share a transform with another (a checksum could collide).
-    private struct Key: Hashable {
-        var profile: Data
+    /// Transforms by a checksum of the profile and layouts; each entry keeps the profile's bytes
+    /// and is used only when they are equal, so no crafted profile can share a transform with
+    /// another (a checksum can collide). The bytes are kept as an array: a `Data` held in a
+    /// global table carries tag bits in its reference, which LeakSanitizer cannot follow.
+    private struct Entry {
+        var profile: [UInt8]
         var input: Layout
         var output: Layout
+        var result: Result<Transform, CodecError>
     }
 
-    private static let cache = Locked<[Key: Result<Transform, CodecError>]>([:])
+    private static let cache = Locked<[UInt64: [Entry]]>([:])
     private static let cacheLimit = 64
     static let logger = Logger(label: "easel.color")
 
     /// The transform from `profile` (its pixels in `input`) to sRGB in `output`; a profile
     /// Little CMS refuses is logged once and remembered as refused.
     static func transform(_ profile: ICCProfile, input: Layout, output: Layout) -> Transform? {
-        let key = Key(profile: profile.data, input: input, output: output)
-        if let known = cache.withLock({ $0[key] }) { return try? known.get() }
+        let key = profile.data.withUnsafeBytes { Checksum.compute($0, seed: UInt64(input.rawValue) << 8 | UInt64(output.rawValue)) }
+        let known = cache.withLock { cache in
+            cache[key]?.first { $0.input == input && $0.output == output && profile.data.elementsEqual($0.profile) }?.result
+        }
+        if let known { return try? known.get() }
         var message = [CChar](repeating: 0, count: Int(EASEL_COLOR_MESSAGE_SIZE))
         let handle = profile.data.withUnsafeBytes { raw in
             easel_color_transform_create(raw.baseAddress?.assumingMemoryBound(to: UInt8.self), raw.count, input.rawValue,
@@ -75,7 +81,7 @@ enum ColorConverter {
         }
         cache.withLock { cache in
             if cache.count >= cacheLimit { cache.removeAll(keepingCapacity: true) }
-            cache[key] = result
+            cache[key, default: []].append(Entry(profile: Array(profile.data), input: input, output: output, result: result))
         }
         return try? result.get()
     }

@@ -76,16 +76,15 @@ public struct ICCProfile: Sendable, Hashable {
         default: return nil
         }
         if chromaticities[0] == 0.64, gamma == nil { return nil }  // sRGB: nothing to convert
-        return nclxCache.withLock { cache in
-            let key = primaries << 8 | transfer
-            if let known = cache[key] { return known }
-            let made = rgb(primaries: chromaticities, description: "nclx \(primaries)/\(transfer)", gamma: gamma)
-            cache[key] = made
-            return made
-        }
+        // The profile's bytes are made once per pair (kept as an array: see ColorConverter's cache).
+        let key = primaries << 8 | transfer
+        if let known = nclxCache.withLock({ $0[key] }) { return ICCProfile(data: Data(known)) }
+        guard let made = rgb(primaries: chromaticities, description: "nclx \(primaries)/\(transfer)", gamma: gamma) else { return nil }
+        nclxCache.withLock { $0[key] = Array(made.data) }
+        return made
     }
 
-    private static let nclxCache = Locked<[Int: ICCProfile?]>([:])
+    private static let nclxCache = Locked<[Int: [UInt8]]>([:])
 
     /// A CMYK profile whose table is the naive ink formula raised to `gamma` (for tests).
     package static func testCMYK(gamma: Double, gridPoints: Int = 9) -> ICCProfile? {
