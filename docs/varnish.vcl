@@ -37,7 +37,9 @@ sub vcl_recv {
     }
     if (req.url ~ "^/images/") {
         # One Accept per kind of client easel tells apart: whether it takes AVIF, and whether
-        # it takes WebP (a type refused with q=0 is not taken).
+        # it takes WebP (a type refused with q=0 is not taken). Other q-values are not kept: a
+        # client that rates AVIF low but above 0 gets AVIF here, where easel alone would weigh
+        # it against JPEG (both are formats the client takes).
         unset req.http.X-Takes-AVIF;
         unset req.http.X-Takes-WebP;
         if (req.http.Accept ~ "image/avif" && req.http.Accept !~ "image/avif\s*;\s*q=0(\.0*)?\s*(,|$)") {

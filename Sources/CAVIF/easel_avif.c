@@ -66,8 +66,8 @@ int easel_avif_read_header(const uint8_t *data, size_t size, uint32_t max_pixels
     header->frame_count = decoder->imageCount;
     header->rotation = (image->transformFlags & AVIF_TRANSFORM_IROT) ? (int)(image->irot.angle & 3) : 0;
 #if AVIF_VERSION_MAJOR >= 1
-    /* libavif 1.0 renamed mode to axis with the opposite meaning (0: left and right exchanged). */
-    header->mirror = (image->transformFlags & AVIF_TRANSFORM_IMIR) ? (int)(1 - (image->imir.axis & 1)) : -1;
+    /* libavif 1.0 renamed the field back to axis, with the same meaning (0: top and bottom exchanged). */
+    header->mirror = (image->transformFlags & AVIF_TRANSFORM_IMIR) ? (int)(image->imir.axis & 1) : -1;
 #else
     header->mirror = (image->transformFlags & AVIF_TRANSFORM_IMIR) ? (int)(image->imir.mode & 1) : -1;
 #endif

@@ -216,7 +216,7 @@ int easel_png_read_iccp(const uint8_t *data, size_t size, size_t max_size, uint8
         while (out && status == Z_OK) {
             if (stream.total_out == capacity) {
                 if (capacity > max_size) break;  /* past the limit: stop inflating */
-                size_t grown_capacity = capacity * 2;
+                size_t grown_capacity = capacity * 2 > max_size + 1 ? max_size + 1 : capacity * 2;
                 uint8_t *grown = realloc(out, grown_capacity);
                 if (!grown) { free(out); out = NULL; break; }
                 out = grown;

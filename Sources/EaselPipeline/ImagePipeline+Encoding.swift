@@ -244,6 +244,13 @@ extension ImagePipeline {
                 let start = ContinuousClock.now
                 do {
                     let info = try ImageDecoder.info(of: original.data, limits: limits)
+                    // Marked animated, but a still now (replaced without a purge): unmark it and
+                    // let the caller make the still.
+                    guard info.isAnimated, info.fileType == .gif || info.fileType == .webp else {
+                        self.animatedSources.remove(keys.source)
+                        try? self.disk?.removeValue(forKey: StoreKey.animated(keys.source))
+                        return nil
+                    }
                     let encoder = AnimatedWebPEncoder(quality: encoding.quality)
                     try AnimationReader.frames(of: original.data, info: info, limits: limits) { frame in
                         var processed = frame
@@ -253,6 +260,8 @@ extension ImagePipeline {
                     let data = try encoder.finish()
                     if let flag = original.pendingStore, flag.claim(), let disk = self.disk {
                         try? disk.set(OriginalRecord.encode(original.data, original.metadata), forKey: StoreKey.original(keys.source))
+                        // As the processing path does: a purge that began meanwhile takes it back.
+                        self.undoIfPurged(keys.mark, sourceKey: keys.source, entityID: Self.entityIDs(request, sourceKey: keys.source).0)
                     }
                     self.metrics.decodes.increment()
                     self.metrics.stage(.encode, since: start)

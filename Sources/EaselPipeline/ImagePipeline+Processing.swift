@@ -86,6 +86,10 @@ extension ImagePipeline {
         if info.isAnimated, info.fileType == .gif || info.fileType == .webp {
             animatedSources.insert(sourceKey)
             if stores, original.cacheable { try? disk?.set(Data([1]), forKey: StoreKey.animated(sourceKey)) }
+        } else {
+            // A source that was an animation and is a still now (replaced without a purge).
+            animatedSources.remove(sourceKey)
+            if let disk, (try? disk.data(forKey: StoreKey.animated(sourceKey))) != nil { try? disk.removeValue(forKey: StoreKey.animated(sourceKey)) }
         }
         metrics.decodes.increment()
         metrics.stage(.decode, since: decodeStart)

@@ -132,5 +132,6 @@ import Testing
         #expect(AnimationReader.plays(gifLoops: -1) == 1)  // no loop extension: once
         #expect(AnimationReader.plays(gifLoops: 0) == 0)   // forever
         #expect(AnimationReader.plays(gifLoops: 2) == 3)   // repeated twice: three plays
+        #expect(AnimationReader.plays(gifLoops: 65_535) == 65_535)  // WebP's 16-bit field
     }
 }

@@ -228,6 +228,25 @@ let coffeeJPEG = try! Data(contentsOf: sampleURL("coffee-cup.jpg"))
         #expect(second.server.metricsSnapshot()["encodedDisk"] == 1)
     }
 
+    /// An animation replaced by a still without a purge: the next new answer finds the still
+    /// (the animated mark is dropped), never a one-frame "animation" of it.
+    @Test func anAnimationReplacedByAStillIsUnmarked() async throws {
+        let server = try TestServer()
+        let palette: [UInt8] = [255, 0, 0, 0, 0, 255]
+        let frames = (0..<3).map { i in (0..<(120 * 80)).map { p -> UInt8 in p % 120 / 40 == i ? 1 : 0 } }
+        try GIFCodec.encodeAnimation(width: 120, height: 80, frames: frames, palette: palette, delays: [10, 10, 10])
+            .write(to: server.origin.child("swap.gif"))
+        try await server.test { (client: any TestClientProtocol) async throws in
+            let animated = try await get(client, "/images/thumb/swap.gif", headers: [.accept: "image/webp"])
+            #expect(try ImageDecoder.info(of: Data(buffer: animated.body)).frameCount == 3)
+            try GIFCodec.encodeAnimation(width: 120, height: 80, frames: [frames[0]], palette: palette, delays: [10])
+                .write(to: server.origin.child("swap.gif"))
+            let still = try await get(client, "/images/small/swap.gif", headers: [.accept: "image/avif,image/webp"])
+            #expect(still.status == .ok && still.headers[.contentType] == "image/avif")
+            #expect(try ImageDecoder.info(of: Data(buffer: still.body)).frameCount == 1)
+        }
+    }
+
     @Test func aRequestWhoseEncodeOutlastsTheTimeoutGets504() async throws {
         let server = try TestServer { $0.requestTimeout = 0.3 }
         let gate = Gate()

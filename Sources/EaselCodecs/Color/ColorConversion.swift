@@ -56,8 +56,10 @@ enum ColorConverter {
         var result: Result<Transform, CodecError>
     }
 
-    private static let cache = Locked<[UInt64: [Entry]]>([:])
-    private static let cacheLimit = 64
+    private static let cache = Locked<(entries: [UInt64: [Entry]], count: Int, bytes: Int)>(([:], 0, 0))
+    /// At most 64 transforms and 16 MiB of profiles kept (then it starts again empty), and at
+    /// most 4 per checksum (a crafted collision cannot grow one list).
+    private static let cacheLimit = (entries: 64, bytes: 16 << 20, perChecksum: 4)
     static let logger = Logger(label: "easel.color")
 
     /// The transform from `profile` (its pixels in `input`) to sRGB in `output`; a profile
@@ -65,7 +67,10 @@ enum ColorConverter {
     static func transform(_ profile: ICCProfile, input: Layout, output: Layout) -> Transform? {
         let key = profile.data.withUnsafeBytes { Checksum.compute($0, seed: UInt64(input.rawValue) << 8 | UInt64(output.rawValue)) }
         let known = cache.withLock { cache in
-            cache[key]?.first { $0.input == input && $0.output == output && profile.data.elementsEqual($0.profile) }?.result
+            cache.entries[key]?.first { entry in
+                entry.input == input && entry.output == output && entry.profile.count == profile.data.count
+                    && entry.profile.withUnsafeBytes { stored in profile.data.withUnsafeBytes { stored.elementsEqual($0) } }
+            }?.result
         }
         if let known { return try? known.get() }
         var message = [CChar](repeating: 0, count: Int(EASEL_COLOR_MESSAGE_SIZE))
@@ -80,8 +85,11 @@ enum ColorConverter {
                 "profile": "\(profile.description)", "reason": "\(cMessage(message))"])
         }
         cache.withLock { cache in
-            if cache.count >= cacheLimit { cache.removeAll(keepingCapacity: true) }
-            cache[key, default: []].append(Entry(profile: Array(profile.data), input: input, output: output, result: result))
+            if cache.count >= cacheLimit.entries || cache.bytes + profile.data.count > cacheLimit.bytes { cache = ([:], 0, 0) }
+            guard (cache.entries[key]?.count ?? 0) < cacheLimit.perChecksum, profile.data.count <= cacheLimit.bytes else { return }
+            cache.entries[key, default: []].append(Entry(profile: Array(profile.data), input: input, output: output, result: result))
+            cache.count += 1
+            cache.bytes += profile.data.count
         }
         return try? result.get()
     }

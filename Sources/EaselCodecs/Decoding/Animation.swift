@@ -102,7 +102,8 @@ public enum AnimationReader {
 
     /// A GIF's NETSCAPE loop count is how many times it repeats after the first play (0:
     /// forever; none: play once); WebP's is how many times it plays.
-    static func plays(gifLoops: Int) -> Int { gifLoops < 0 ? 1 : gifLoops == 0 ? 0 : gifLoops + 1 }
+    /// (At most 65,535: WebP's field has 16 bits.)
+    static func plays(gifLoops: Int) -> Int { gifLoops < 0 ? 1 : gifLoops == 0 ? 0 : min(gifLoops + 1, 65_535) }
 
     private static func webpFrames(_ data: Data, info: ImageInfo, limits: DecodingLimits, checkPixels: (Int) throws -> Void,
                                    _ body: (AnimationFrame) throws -> Void) throws -> Int {
