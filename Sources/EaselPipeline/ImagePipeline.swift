@@ -187,6 +187,10 @@ public final class ImagePipeline: Sendable {
     /// before this returns, so a new pipeline on the same cache directory opens at once (with
     /// the last reference dropped instead, a table stays locked until its deinit runs). Later
     /// requests still work from memory, disk and fetchers, but no longer read or fill tables.
+    /// Waits for the copies that answers left behind (to shared stores, or to the local disk
+    /// after a shared hit), those started meanwhile included.
+    public func waitForBackgroundWork() async { await afterAnswer.drain() }
+
     public func close() async {
         await afterAnswer.drain()
         await shutdown()

@@ -101,6 +101,16 @@ final class PurgeRelay: Sendable {
     private func retryLoop() async {
         while true {
             try? await Task.sleep(for: Self.retryInterval)
+            guard await retryRound(endingTheLoop: true) else { return }
+        }
+    }
+
+    /// One round of retries now, as the background loop makes every `retryInterval` (tests call
+    /// it rather than wait for the timer). False when nothing is left or on shutdown; only the
+    /// loop (`endingTheLoop`) then marks itself ended, under the lock.
+    @discardableResult
+    func retryRound(endingTheLoop: Bool = false) async -> Bool {
+        do {
             let now = ContinuousClock.now
             let due = pending.withLock { state -> [String: [Waiting]]? in
                 for url in state.order where state.relays[url].map({ now > $0.until }) ?? true {
@@ -109,12 +119,12 @@ final class PurgeRelay: Sendable {
                 }
                 state.order.removeAll { state.relays[$0] == nil }
                 if state.closed || state.relays.isEmpty {
-                    state.retrying = nil
+                    if endingTheLoop { state.retrying = nil }
                     return nil
                 }
                 return Dictionary(grouping: state.order.compactMap { state.relays[$0] }, by: \.peer)
             }
-            guard let due else { return }
+            guard let due else { return false }
             await withTaskGroup(of: Void.self) { group in
                 for (_, relays) in due {
                     group.addTask { [self] in
@@ -134,6 +144,7 @@ final class PurgeRelay: Sendable {
                 }
             }
         }
+        return true
     }
 
     /// Relays `DELETE path` to every peer and bans `surrogateKey` in every CDN; returns what could
