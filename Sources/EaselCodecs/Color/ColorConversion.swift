@@ -118,12 +118,7 @@ enum ColorConverter {
             if let cmyk { naiveCMYK(&bitmap, inverted: cmyk == .cmykInverted) }
             return false
         }
-        let width = bitmap.width, height = bitmap.height, rowBytes = bitmap.rowBytes
-        bitmap.withUnsafeMutableBytes { pixels in
-            let base = pixels.baseAddress!.assumingMemoryBound(to: UInt8.self)
-            easel_color_transform_apply(transform.handle, base, base, Int32(width), Int32(height), rowBytes, rowBytes,
-                                        cmyk != nil ? 1 : 0)
-        }
+        apply(transform, to: &bitmap, settingOpaque: cmyk != nil)
         return true
     }
 
@@ -139,11 +134,7 @@ enum ColorConverter {
         guard let handle else { return nil }
         let transform = Transform(handle: handle)
         var result = bitmap.converted(to: .rgba8)
-        let width = result.width, height = result.height, rowBytes = result.rowBytes
-        result.withUnsafeMutableBytes { pixels in
-            let base = pixels.baseAddress!.assumingMemoryBound(to: UInt8.self)
-            easel_color_transform_apply(transform.handle, base, base, Int32(width), Int32(height), rowBytes, rowBytes, 0)
-        }
+        apply(transform, to: &result)
         return result
     }
 
@@ -158,12 +149,19 @@ enum ColorConverter {
         guard let handle else { return nil }
         let transform = Transform(handle: handle)
         var result = bitmap
-        let width = result.width, height = result.height, rowBytes = result.rowBytes
-        result.withUnsafeMutableBytes { pixels in
-            let base = pixels.baseAddress!.assumingMemoryBound(to: UInt8.self)
-            easel_color_transform_apply(transform.handle, base, base, Int32(width), Int32(height), rowBytes, rowBytes, 0)
-        }
+        apply(transform, to: &result)
         return result
+    }
+
+    /// Converts `bitmap`'s pixels in place (`settingOpaque`: the 4th byte of each becomes 255,
+    /// as CMYK converted in place leaves K there).
+    private static func apply(_ transform: Transform, to bitmap: inout Bitmap, settingOpaque: Bool = false) {
+        let width = bitmap.width, height = bitmap.height, rowBytes = bitmap.rowBytes
+        bitmap.withUnsafeMutableBytes { pixels in
+            let base = pixels.baseAddress!.assumingMemoryBound(to: UInt8.self)
+            easel_color_transform_apply(transform.handle, base, base, Int32(width), Int32(height), rowBytes, rowBytes,
+                                        settingOpaque ? 1 : 0)
+        }
     }
 
     /// R = (1 − C)(1 − K) and so on, for CMYK without a usable profile.

@@ -195,11 +195,13 @@ enum ICCProfileReader {
         }
     }
 
-    /// A profile handed over by a container library (AVIF, HEIC).
-    static func read(bytes: Data?, limit: Int) -> EmbeddedProfile {
-        guard let bytes, !bytes.isEmpty else { return .none }
-        guard bytes.count <= limit else { return .tooLarge(bytes: bytes.count) }
-        return parse(bytes)
+    /// The profile of an AVIF or HEIC: the ICC bytes its library handed over (`size` is the
+    /// profile's size even when it was over the limit and not copied), else the profile its
+    /// nclx primaries and transfer describe when they are not sRGB's.
+    static func read(container icc: UnsafePointer<UInt8>?, size: Int, limit: Int, primaries: Int, transfer: Int) -> EmbeddedProfile {
+        if size > limit { return .tooLarge(bytes: size) }
+        if let icc, size > 0 { return parse(Data(bytes: icc, count: size)) }
+        return ICCProfile.nclx(primaries: primaries, transfer: transfer).map { .profile($0) } ?? .none
     }
 
     static func parse(_ data: Data) -> EmbeddedProfile {

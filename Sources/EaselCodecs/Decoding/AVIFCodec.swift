@@ -16,12 +16,8 @@ enum AVIFCodec {
         }
         defer { easel_avif_free(icc) }
         if result < 0 { throw limitError(result, width: Int(header.width), height: Int(header.height), limits: limits) }
-        var profile: EmbeddedProfile = iccSize > limits.maxProfileBytes ? .tooLarge(bytes: iccSize)
-            : ICCProfileReader.read(bytes: icc.map { Data(bytes: $0, count: iccSize) }, limit: limits.maxProfileBytes)
-        // No ICC profile: the nclx primaries and transfer, when they are not sRGB's.
-        if profile == .none, let described = ICCProfile.nclx(primaries: Int(header.color_primaries), transfer: Int(header.transfer)) {
-            profile = .profile(described)
-        }
+        let profile = ICCProfileReader.read(container: icc, size: iccSize, limit: limits.maxProfileBytes,
+                                            primaries: Int(header.color_primaries), transfer: Int(header.transfer))
         // The container's transform as one EXIF orientation: irot turns the image a quarter
         // turn counter-clockwise per step, then imir mirrors it (mode 0: top and bottom
         // exchanged, 1: left and right).
@@ -91,11 +87,8 @@ enum HEIFCodec {
             easel_heif_read_header(bytes, count, &header, limits.maxProfileBytes, &icc, &iccSize, message)
         }
         defer { easel_heif_free(icc) }
-        var profile: EmbeddedProfile = iccSize > limits.maxProfileBytes ? .tooLarge(bytes: iccSize)
-            : ICCProfileReader.read(bytes: icc.map { Data(bytes: $0, count: iccSize) }, limit: limits.maxProfileBytes)
-        if profile == .none, let described = ICCProfile.nclx(primaries: Int(header.color_primaries), transfer: Int(header.transfer)) {
-            profile = .profile(described)
-        }
+        let profile = ICCProfileReader.read(container: icc, size: iccSize, limit: limits.maxProfileBytes,
+                                            primaries: Int(header.color_primaries), transfer: Int(header.transfer))
         return ImageInfo(fileType: .heic, width: Int(header.width), height: Int(header.height), hasAlpha: header.has_alpha != 0,
                          isGrayscale: false, isProgressive: false, colorProfile: profile, frameCount: Int(header.image_count),
                          bitDepth: Int(header.depth), containerOrientation: 1)
