@@ -1,5 +1,5 @@
 # The two commands of the README, plus the ones CI adds. Each installs what it needs first.
-.PHONY: run test test-tsan deps crash-test table-disk-full disk-cache-full browser-test load cluster cluster-test varnish-test
+.PHONY: run test test-tsan deps crash-test table-disk-full disk-cache-full browser-test load cluster cluster-test varnish-test compat-test
 
 deps:
 	@scripts/install-deps.sh
@@ -57,3 +57,9 @@ cluster-test: deps
 varnish-test: deps
 	swift build --product easel -Xswiftc -warnings-as-errors  # the flags of `make test`: nothing rebuilt after it
 	scripts/varnish-test.sh
+
+# imgproxy- and thumbor-compatible URLs made by their real Python clients (imgproxy 1.0.0,
+# libthumbor 2.0.2), against a running easel serve (see scripts/compat-test.sh).
+compat-test: deps
+	swift build --product easel -Xswiftc -warnings-as-errors  # the flags of `make test`: nothing rebuilt after it
+	scripts/compat-test.sh

@@ -28,3 +28,14 @@ if ! python3 -c "$check" >/dev/null 2>&1 && ! { [ -x .venv-tools/bin/python3 ] &
   python3 -m venv .venv-tools
   .venv-tools/bin/pip install --quiet "moto[server]>=5,<6"
 fi
+
+# The reference client libraries of the compatibility tests (imgproxy's and thumbor's URL
+# builders) and the reference placeholder encoders (BlurHash, ThumbHash), pinned, in
+# .venv-compat/ (scripts/compat-test.sh and the placeholder tests look there).
+compat='import imgproxy, libthumbor, blurhash, PIL; from thumbhash.encode import rgba_to_thumbhash'
+if ! { [ -x .venv-compat/bin/python3 ] && .venv-compat/bin/python3 -c "$compat" >/dev/null 2>&1; }; then
+  echo "installing imgproxy, libthumbor, blurhash, thumbhash and Pillow into .venv-compat/"
+  python3 -m venv .venv-compat
+  .venv-compat/bin/pip install --quiet imgproxy==1.0.0 libthumbor==2.0.2 blurhash==1.1.5 \
+    thumbhash-python==1.0.1 "pillow>=10,<12"
+fi

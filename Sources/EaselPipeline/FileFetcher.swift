@@ -9,11 +9,16 @@ public struct FileFetcher: ImageFetcher {
     /// Files larger than this are refused (default 20 MB, like downloads).
     public let maximumBytes: Int
     private let resolvedRoot: String
+    /// Single files outside the root that may be read too (resolved paths, compared exactly).
+    private let extraFiles: Set<[UInt8]>
 
-    public init(root: URL, maximumBytes: Int = 20_000_000) {
+    /// - Parameter files: files outside `root` that may also be read (e.g. a configured
+    ///   watermark image); nothing else beside them is.
+    public init(root: URL, maximumBytes: Int = 20_000_000, alsoAllowing files: [URL] = []) {
         self.root = root
         self.maximumBytes = maximumBytes
         resolvedRoot = Self.realPath(root.path) ?? root.standardizedFileURL.path
+        extraFiles = Set(files.map { Array((Self.realPath($0.path) ?? $0.standardizedFileURL.path).utf8) })
     }
 
     public func canFetch(_ url: URL) -> Bool { url.isFileURL }
@@ -38,7 +43,7 @@ public struct FileFetcher: ImageFetcher {
     /// Unicode forms (NFC `café`, NFD `café`) as equal, and they are different directories.
     func isInsideRoot(_ resolved: String) -> Bool {
         let prefix = resolvedRoot.hasSuffix("/") ? resolvedRoot : resolvedRoot + "/"
-        return resolved.utf8.starts(with: prefix.utf8)
+        return resolved.utf8.starts(with: prefix.utf8) || extraFiles.contains(Array(resolved.utf8))
     }
 
     public func fetch(_ request: FetchRequest, into sink: FetchSink) async throws(PipelineError) -> FetchResponse {

@@ -38,7 +38,12 @@ public final class ImageServer: Sendable {
     /// "file://" and the root path, escaped as `sourceKey` escapes (made once).
     let fileKeyPrefix: String
     private let formatsByName: [String: ServerConfiguration.Format]
-    private let cacheControl: String
+    /// One signer per imgproxy key/salt pair.
+    let imgproxySigners: [URLSigner]
+    let imgproxyPresets: [String: [Substring]]
+    /// The configured watermark image (`watermark`): read through the pipeline like a source.
+    let configuredMark: URL?
+    let cacheControl: String
     private let logger = Logger(label: "easel.server")
 
     /// The S3 client of an S3 origin and the shared tier (nil when neither is configured).
@@ -60,6 +65,11 @@ public final class ImageServer: Sendable {
     public init(configuration: ServerConfiguration, registry: PrometheusCollectorRegistry = PrometheusMetricsFactory.defaultRegistry,
                 environment: [String: String] = ProcessInfo.processInfo.environment) throws {
         try configuration.validate()
+        let markURL = configuration.watermark.map { URL(fileURLWithPath: $0).standardizedFileURL }
+        if let markURL, !FileManager.default.isReadableFile(atPath: markURL.path) {
+            throw ServerConfigurationError.invalidValue(name: "watermark", value: "\(markURL.path) (not a readable file)")
+        }
+        configuredMark = markURL
         self.configuration = configuration
         self.registry = registry
         let originText = configuration.origin ?? ImageServer.bundledSamples.path
@@ -96,7 +106,14 @@ public final class ImageServer: Sendable {
             deadline: .milliseconds(Int64(configuration.downloadTimeout * 1000)), maximumBytes: configuration.maxSourceBytes,
             urlPolicy: { url throws(PipelineError) in try await policy.check(url) }))
         var fetchers: [any ImageFetcher] = [fetcher]
-        if case .directory(let root) = origin { fetchers.append(FileFetcher(root: root, maximumBytes: configuration.maxSourceBytes)) }
+        // The configured watermark is read by the file fetcher as one more file (the origin's,
+        // or one confined to the watermark alone).
+        if case .directory(let root) = origin {
+            fetchers.append(FileFetcher(root: root, maximumBytes: configuration.maxSourceBytes, alsoAllowing: markURL.map { [$0] } ?? []))
+        } else if let markURL {
+            fetchers.append(FileFetcher(root: markURL.appendingPathComponent("only-this-file"), maximumBytes: configuration.maxSourceBytes,
+                                        alsoAllowing: [markURL]))
+        }
         if let s3Configuration {
             let client = S3Client(configuration: s3Configuration)
             s3 = client
@@ -131,6 +148,11 @@ public final class ImageServer: Sendable {
             }
             throw error
         }
+        imgproxySigners = zip(configuration.imgproxyKeys, configuration.imgproxySalts).compactMap { key, salt in
+            guard let key = Data(hex: key), let salt = Data(hex: salt) else { return nil }
+            return URLSigner(keys: [key], salt: salt)
+        }
+        imgproxyPresets = configuration.imgproxyPresets.mapValues { $0.split(separator: "/") }
         signer = URLSigner(keys: configuration.signingKeys.compactMap { Data(hex: $0) }, salt: Data(hex: configuration.signingSalt) ?? Data())
         admission = Admission(limit: configuration.processingConcurrency + configuration.maxQueue)
         metrics = ServerMetrics(registry: registry)
@@ -184,6 +206,11 @@ public final class ImageServer: Sendable {
         router.get("/images/**") { request, context in try await self.image(request, context, head: false) }
         router.head("/images/**") { request, context in try await self.image(request, context, head: true) }
         router.delete("/images/**") { request, context in try await self.purge(request, context) }
+        router.get("/imgproxy/**") { request, context in try await self.imgproxy(request, context, head: false) }
+        router.head("/imgproxy/**") { request, context in try await self.imgproxy(request, context, head: true) }
+        router.get("/thumbor/**") { request, context in try await self.thumbor(request, context, head: false) }
+        router.head("/thumbor/**") { request, context in try await self.thumbor(request, context, head: true) }
+        router.get("/info/**") { request, context in try await self.info(request, context) }
         return router
     }
 
@@ -198,7 +225,7 @@ public final class ImageServer: Sendable {
     struct ImagePath {
         enum Processing {
             case named(ServerConfiguration.Format)
-            case adHoc(width: Int, height: Int, fit: ResizeMode, quality: Int, output: OutputType?)
+            case adHoc(ProcessingOptions)
         }
         var processing: Processing
         var source: Source
@@ -209,23 +236,52 @@ public final class ImageServer: Sendable {
         let (spec, source) = try Self.split(request.uri.path, prefix: "/images/")
         guard let spec else { throw HTTPError(.notFound, message: "no such image") }
         let path = try parse(spec: spec, source: source)
-        let signed = signer.isEnabled && signer.verify(path: request.uri.path, signature: request.uri.queryParameters["s"].map(String.init))
+        let signed = try checkNativeSignature(request)
         switch path.processing {
-        case .named:
+        case .named(let format):
             if configuration.signNamedFormats, !signed { throw HTTPError(.forbidden, message: "missing or bad signature") }
-        case .adHoc:
+            return try await answer(request, context, head: head, source: path.source, processing: .format(format.name),
+                                    quality: format.quality ?? 82, declared: format.output.flatMap(OutputType.init(name:)))
+        case .adHoc(let options):
             if !signed, !configuration.allowUnsignedAdHoc { throw HTTPError(.forbidden, message: "missing or bad signature") }
+            return try await answer(request, context, head: head, source: path.source, options: options, defaultQuality: 82)
         }
-        let (processing, quality, declared): (ImageRequest.Processing, Int, OutputType?) = switch path.processing {
-        case .named(let format): (.format(format.name), format.quality ?? 82, format.output.flatMap(OutputType.init(name:)))
-        case .adHoc(let width, let height, let fit, let quality, let output):
-            (.processors([Resize(width: width, height: height, mode: fit)]), quality, output)
+    }
+
+    /// Whether a native URL carries a valid `s` (over the path, and `?exp=` when present). An
+    /// `exp` in the past is 410, signed or not: the URL says it has expired.
+    func checkNativeSignature(_ request: Request) throws -> Bool {
+        let expiry = request.uri.queryParameters["exp"].map(String.init)
+        if let expiry {
+            guard let seconds = Int64(expiry) else { throw HTTPError(.badRequest, message: "exp is a UNIX time in seconds") }
+            guard seconds > Int64(Date().timeIntervalSince1970) else { throw HTTPError(.gone, message: "this URL has expired") }
         }
+        guard signer.isEnabled else { return false }
+        let signedPath = request.uri.path + (expiry.map { "?exp=" + $0 } ?? "")
+        return signer.verify(path: signedPath, signature: request.uri.queryParameters["s"].map(String.init))
+    }
+
+    /// An ad-hoc answer: the options' processor chain (with the watermark image they name).
+    /// - Parameter strictFormat: an asked format is answered whatever `Accept` says (imgproxy's and
+    ///   thumbor's rule); native URLs send WebP and AVIF only to clients that take them.
+    func answer(_ request: Request, _ context: EaselRequestContext, head: Bool, source: Source, options: ProcessingOptions,
+                defaultQuality: Int, strictFormat: Bool = false) async throws -> Response {
+        var mark: ProcessingOptions.Mark?
+        if let watermark = options.watermark { mark = try await watermarkImage(watermark.image) }
+        let processors = try options.processors(limit: configuration.maxAdHocSize, maxPixels: configuration.maxOutputPixels, mark: mark)
+        return try await answer(request, context, head: head, source: source, processing: .processors(processors),
+                                quality: options.quality ?? defaultQuality, declared: options.format, strictFormat: strictFormat)
+    }
+
+    /// The answer for `processing` of `source`, in the output negotiated with the client's
+    /// `Accept` (unless `declared` pins it): every URL style ends here.
+    func answer(_ request: Request, _ context: EaselRequestContext, head: Bool, source: Source,
+                processing: ImageRequest.Processing, quality: Int, declared: OutputType?, strictFormat: Bool = false) async throws -> Response {
         // Output: AVIF, then WebP, for clients that name them in Accept; a format's own output
         // pins it (webp/avif: when the client takes it); JPEG otherwise. The cache key carries
         // the encoding, so each answer has its own entry.
         let accept = request.headers[.accept].map(AcceptHeader.init)
-        let output = ImageEncoding.negotiate(pinned: declared) { type, explicitly in
+        let output = strictFormat && declared != nil ? declared! : ImageEncoding.negotiate(pinned: declared) { type, explicitly in
             // No Accept at all: JPEG (the fallback) for everyone.
             guard let accept else { return 0 }
             return explicitly ? accept.explicitQuality(of: type) : accept.quality(of: type)
@@ -237,13 +293,13 @@ public final class ImageServer: Sendable {
                                      animationAsWebP: webpForAnimations ? quality : nil)
         // The warm path answers from the pipeline's encoded memory tier once, before admission;
         // a file-origin source is looked up by its path, with no URL or request built.
-        let key = sourceKey(path.source)
+        let key = sourceKey(source)
         let encoded: EncodedImage
         if let hit = key.flatMap({ pipeline.cachedEncodedImage(sourceKey: $0, processing: processing, encoding: encoding) }) {
             metrics.hit(ImageTier.encodedMemory.rawValue)
             encoded = hit
         } else {
-            var pipelineRequest = ImageRequest(url: try resolve(path.source), processing: processing, cacheKey: key)
+            var pipelineRequest = ImageRequest(url: try resolve(source), processing: processing, cacheKey: key)
             pipelineRequest.encoding = encoding
             pipelineRequest.deadline = .milliseconds(Int64(configuration.requestTimeout * 1000))
             if key == nil, let hit = pipeline.cachedEncodedImage(for: pipelineRequest) {
@@ -258,9 +314,11 @@ public final class ImageServer: Sendable {
             .eTag: encoded.etag,
             .cacheControl: cacheControl,
         ]
-        if ImageEncoding.variesWithAccept(pinned: declared) { headers[.vary] = "Accept" }  // the answer depends on Accept
+        if declared == nil || (!strictFormat && ImageEncoding.variesWithAccept(pinned: declared)) {
+            headers[.vary] = "Accept"  // the answer depends on Accept
+        }
         if let purgeRelay, !purgeRelay.banURLs.isEmpty {
-            headers[Self.surrogateField] = PurgeRelay.surrogateKey(forSource: try key ?? resolve(path.source).absoluteString)
+            headers[Self.surrogateField] = PurgeRelay.surrogateKey(forSource: try key ?? resolve(source).absoluteString)
         }
         // Weak comparison, as RFC 9110 asks for If-None-Match (a CDN may send W/"…").
         if let match = request.headers[.ifNoneMatch], match.split(separator: ",").contains(where: {
@@ -273,25 +331,56 @@ public final class ImageServer: Sendable {
         return Response(status: .ok, headers: headers, body: head ? .init() : .init(byteBuffer: encoded.bytes))
     }
 
+    /// A native spec: a format's name, or ad-hoc options `w=…,h=…` with `fit` (fit, fill,
+    /// fill-down, auto, exact), `q`, `f`, `dpr`, `g` (gravity: c, n, s, e, w, ne, nw, se, sw,
+    /// sm, entropy, fp:X:Y), `blur`, `sharpen`.
     func parse(spec: String, source: Source) throws -> ImagePath {
         if let format = formatsByName[spec] { return ImagePath(processing: .named(format), source: source, spec: spec) }
         guard spec.contains("=") else { throw HTTPError(.notFound, message: "no format named \(spec)") }
-        var width: Int?, height: Int?, fit = ResizeMode.fit, quality = 82, output: OutputType?
+        var options = ProcessingOptions()
+        var width: Int?, height: Int?
         for part in spec.split(separator: ",") {
-            let pair = part.split(separator: "=", maxSplits: 1).map(String.init)
+            let pair = part.split(separator: "=", maxSplits: 1)
             guard pair.count == 2 else { throw HTTPError(.badRequest, message: "bad option \(part)") }
+            let value = pair[1]
+            func number(_ name: String, _ range: ClosedRange<Double>) throws -> Double {
+                guard let number = Double(value), range.contains(number) else {
+                    throw HTTPError(.badRequest, message: "\(name) is \(range.lowerBound.formatted())–\(range.upperBound.formatted())")
+                }
+                return number
+            }
             switch pair[0] {
-            case "w": width = Int(pair[1])
-            case "h": height = Int(pair[1])
+            case "w": width = Int(value)
+            case "h": height = Int(value)
             case "fit":
-                guard let mode = ResizeMode(rawValue: pair[1]) else { throw HTTPError(.badRequest, message: "fit is fit, fill or exact") }
-                fit = mode
+                guard let mode = ResizeMode(rawValue: String(value)) else {
+                    throw HTTPError(.badRequest, message: "fit is fit, fill, fill-down, auto or exact")
+                }
+                options.mode = mode
             case "q":
-                guard let value = Int(pair[1]), (1...100).contains(value) else { throw HTTPError(.badRequest, message: "q is 1–100") }
-                quality = value
+                guard let quality = Int(value), (1...100).contains(quality) else { throw HTTPError(.badRequest, message: "q is 1–100") }
+                options.quality = quality
             case "f":
-                guard let type = OutputType(rawValue: pair[1] == "jpg" ? "jpeg" : pair[1]) else { throw HTTPError(.badRequest, message: "f is jpeg, png or webp") }
-                output = type
+                guard let type = OutputType(rawValue: value == "jpg" ? "jpeg" : String(value)) else {
+                    throw HTTPError(.badRequest, message: "f is jpeg, png, webp or avif")
+                }
+                options.format = type
+            case "dpr": options.dpr = try number("dpr", 0.1...8)
+            case "g":
+                if value.hasPrefix("fp:") {
+                    let parts = value.split(separator: ":")
+                    guard parts.count == 3, let x = Double(parts[1]), let y = Double(parts[2]), (0...1).contains(x), (0...1).contains(y) else {
+                        throw HTTPError(.badRequest, message: "g=fp:X:Y takes fractions 0–1")
+                    }
+                    options.gravity = .focalPoint(x: x, y: y)
+                } else {
+                    guard let gravity = ProcessingOptions.gravity(named: value) else {
+                        throw HTTPError(.badRequest, message: "g is c, n, s, e, w, ne, nw, se, sw, sm, entropy or fp:X:Y")
+                    }
+                    options.gravity = gravity
+                }
+            case "blur": options.blur = try number("blur", 0.1...250)
+            case "sharpen": options.sharpen = try number("sharpen", 0.1...10)
             default: throw HTTPError(.badRequest, message: "unknown option \(pair[0])")
             }
         }
@@ -302,7 +391,9 @@ public final class ImageServer: Sendable {
         guard width * height <= configuration.maxOutputPixels else {
             throw HTTPError(.badRequest, message: "w × h is at most \(configuration.maxOutputPixels) pixels")
         }
-        return ImagePath(processing: .adHoc(width: width, height: height, fit: fit, quality: quality, output: output), source: source, spec: spec)
+        options.width = width
+        options.height = height
+        return ImagePath(processing: .adHoc(options), source: source, spec: spec)
     }
 
     /// The pipeline's encoded answer on a memory miss: admitted (or 429) and awaited — and abandoned when the client closes its connection

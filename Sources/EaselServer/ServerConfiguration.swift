@@ -107,6 +107,17 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
     public var gallery: Bool = true
     /// Images per gallery page (`/?page=N`).
     public var galleryPageSize: Int = 100
+    /// imgproxy-compatible URLs (`/imgproxy/…`): key/salt pairs (hex), as imgproxy's
+    /// `IMGPROXY_KEY`/`IMGPROXY_SALT` (or `IMGPROXY_KEYS`/`IMGPROXY_SALTS`); the first signs.
+    public var imgproxyKeys: [String] = []
+    public var imgproxySalts: [String] = []
+    /// imgproxy presets: name → options (`"thumb": "rs:fill:200:200/q:75"`); `default` applies
+    /// to every imgproxy URL.
+    public var imgproxyPresets: [String: String] = [:]
+    /// thumbor-compatible URLs (`/thumbor/…`): thumbor's `SECURITY_KEY` (text, not hex).
+    public var thumborSecurityKey: String?
+    /// The watermark image of imgproxy's `watermark` option: a file path.
+    public var watermark: String?
 
     public init() {}
 
@@ -123,7 +134,7 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         case host, port, origin, sharedCache, sharedCacheTimeout, peers, cdnBanURLs, cacheDirectory, allowHosts, formats, maxAge, signingKeys, signingSalt, signNamedFormats
         case allowUnsignedAdHoc, adminToken, maxSourcePixels, maxSourceBytes, downloadTimeout, processingConcurrency
         case maxQueue, requestTimeout, memoryLimit, diskLimit, maxAdHocSize, maxOutputPixels, idleTimeout, maxConnections
-        case gallery, galleryPageSize
+        case gallery, galleryPageSize, imgproxyKeys, imgproxySalts, imgproxyPresets, thumborSecurityKey, watermark
     }
 
     /// Every key is optional: a file may set only what it changes.
@@ -161,6 +172,11 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         maxConnections = try value(.maxConnections, defaults.maxConnections)
         gallery = try value(.gallery, defaults.gallery)
         galleryPageSize = try value(.galleryPageSize, defaults.galleryPageSize)
+        imgproxyKeys = try value(.imgproxyKeys, defaults.imgproxyKeys)
+        imgproxySalts = try value(.imgproxySalts, defaults.imgproxySalts)
+        imgproxyPresets = try value(.imgproxyPresets, defaults.imgproxyPresets)
+        thumborSecurityKey = try container.decodeIfPresent(String.self, forKey: .thumborSecurityKey)
+        watermark = try container.decodeIfPresent(String.self, forKey: .watermark)
     }
 
     /// Reads a JSON configuration file.
@@ -177,7 +193,9 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
     /// Applies `EASEL_HOST`, `EASEL_PORT`, `EASEL_ORIGIN`, `EASEL_SHARED_CACHE`, `EASEL_PEERS`
     /// (comma-separated), `EASEL_CDN_BAN_URLS` (comma-separated), `EASEL_CACHE_DIR`,
     /// `EASEL_ALLOW_HOSTS` (comma-separated), `EASEL_SIGNING_KEYS` (comma-separated),
-    /// `EASEL_SIGNING_SALT` and `EASEL_ADMIN_TOKEN`.
+    /// `EASEL_SIGNING_SALT` and `EASEL_ADMIN_TOKEN`; and imgproxy's and thumbor's own:
+    /// `IMGPROXY_KEY`, `IMGPROXY_SALT` (or the comma-separated `IMGPROXY_KEYS`,
+    /// `IMGPROXY_SALTS`), `IMGPROXY_PRESETS`, `IMGPROXY_WATERMARK_PATH`, `THUMBOR_SECURITY_KEY`.
     public mutating func apply(environment: [String: String]) throws(ServerConfigurationError) {
         if let host = environment["EASEL_HOST"] { self.host = host }
         if let port = environment["EASEL_PORT"] {
@@ -193,6 +211,13 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         if let keys = environment["EASEL_SIGNING_KEYS"] { signingKeys = keys.split(separator: ",").map(String.init) }
         if let salt = environment["EASEL_SIGNING_SALT"] { signingSalt = salt }
         if let token = environment["EASEL_ADMIN_TOKEN"] { adminToken = token }
+        if let keys = environment["IMGPROXY_KEYS"] ?? environment["IMGPROXY_KEY"] { imgproxyKeys = Self.list(keys) }
+        if let salts = environment["IMGPROXY_SALTS"] ?? environment["IMGPROXY_SALT"] { imgproxySalts = Self.list(salts) }
+        if let presets = environment["IMGPROXY_PRESETS"] {
+            for (name, options) in ImgproxyURL.presets(presets) { imgproxyPresets[name] = options.joined(separator: "/") }
+        }
+        if let path = environment["IMGPROXY_WATERMARK_PATH"] { watermark = path.isEmpty ? nil : path }
+        if let key = environment["THUMBOR_SECURITY_KEY"] { thumborSecurityKey = key.isEmpty ? nil : key }
     }
 
     private static func list(_ text: String) -> [String] {
@@ -233,6 +258,10 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
             }
         }
         for key in signingKeys where Data(hex: key) == nil || key.isEmpty { throw .invalidValue(name: "signing key", value: "(not hex)") }
+        guard imgproxyKeys.count == imgproxySalts.count, imgproxyKeys.allSatisfy({ Data(hex: $0) != nil }),
+              imgproxySalts.allSatisfy({ Data(hex: $0) != nil }) else {
+            throw .invalidValue(name: "imgproxy keys and salts", value: "(pairs of hex strings, as many keys as salts)")
+        }
         if let adminToken, adminToken.count < 16 { throw .invalidValue(name: "admin token", value: "(shorter than 16 characters)") }
         guard signingSalt.isEmpty || Data(hex: signingSalt) != nil else { throw .invalidValue(name: "signing salt", value: "(not hex)") }
         guard maxSourcePixels > 0, maxSourceBytes > 0, downloadTimeout > 0, processingConcurrency > 0, maxQueue >= 0,

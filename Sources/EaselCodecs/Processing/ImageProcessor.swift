@@ -21,10 +21,74 @@ extension Array where Element == any ImageProcessor {
 public enum ResizeMode: String, Sendable, Hashable, CaseIterable {
     /// Scale to fit inside the box, keeping the aspect ratio (one side may be smaller).
     case fit
-    /// Scale to cover the box, keeping the aspect ratio, then crop the centre to the box.
+    /// Scale to cover the box, keeping the aspect ratio, then crop to the box (where `gravity`
+    /// says).
     case fill
+    /// As `fill`; but when the source is too small to cover the box and may not be enlarged,
+    /// the result is still cropped to the box's aspect ratio (imgproxy's `fill-down`).
+    case fillDown = "fill-down"
+    /// `fill` when the source and the box are both landscape or both portrait, else `fit`
+    /// (imgproxy's `auto`).
+    case auto
     /// Scale to exactly the box, ignoring the aspect ratio.
     case exact
+}
+
+/// Where a crop lands in the image it is cut from.
+public enum Gravity: Sendable, Hashable {
+    case center, north, south, east, west, northEast, northWest, southEast, southWest
+    /// The crop is centred on this point (fractions of the width and height, 0...1), as close
+    /// as the image's edges allow.
+    case focalPoint(x: Double, y: Double)
+    /// The crop is centred on this pixel of the source as decoded upright at full size (a
+    /// resize with it is never shrunk on load, so its pixels are the source's).
+    case focalPixel(x: Int, y: Int)
+    /// The most interesting region, found by `SmartCrop`.
+    case smart(SmartCrop.Strategy)
+
+    /// Stable text for identifiers (`c`, `n`, …, `fp:0.25:0.75`, `sm`, `entropy`).
+    public var identifier: String {
+        switch self {
+        case .center: "c"
+        case .north: "n"
+        case .south: "s"
+        case .east: "e"
+        case .west: "w"
+        case .northEast: "ne"
+        case .northWest: "nw"
+        case .southEast: "se"
+        case .southWest: "sw"
+        case .focalPoint(let x, let y): "fp:\(x):\(y)"
+        case .focalPixel(let x, let y): "fpx:\(x):\(y)"
+        case .smart(let strategy): strategy == .attention ? "sm" : strategy.rawValue
+        }
+    }
+
+    /// The top-left corner of a `width × height` window placed in `bitmap` by this gravity.
+    public func place(width: Int, height: Int, in bitmap: Bitmap) -> (x: Int, y: Int) {
+        let freeX = bitmap.width - width, freeY = bitmap.height - height
+        switch self {
+        case .center: return (freeX / 2, freeY / 2)
+        case .north: return (freeX / 2, 0)
+        case .south: return (freeX / 2, freeY)
+        case .east: return (freeX, freeY / 2)
+        case .west: return (0, freeY / 2)
+        case .northEast: return (freeX, 0)
+        case .northWest: return (0, 0)
+        case .southEast: return (freeX, freeY)
+        case .southWest: return (0, freeY)
+        case .focalPoint(let fx, let fy):
+            let x = Int((fx * Double(bitmap.width) - Double(width) / 2).rounded())
+            let y = Int((fy * Double(bitmap.height) - Double(height) / 2).rounded())
+            return (min(max(0, x), freeX), min(max(0, y), freeY))
+        case .focalPixel(let px, let py):
+            return (min(max(0, px - width / 2), freeX), min(max(0, py - height / 2), freeY))
+        case .smart(let strategy):
+            guard freeX > 0 || freeY > 0 else { return (0, 0) }
+            let region = SmartCrop.region(in: bitmap, width: width, height: height, strategy: strategy)
+            return (min(max(0, region.x), freeX), min(max(0, region.y), freeY))
+        }
+    }
 }
 
 /// Resizes with Lanczos-3.
@@ -32,54 +96,100 @@ public struct Resize: ImageProcessor, Hashable {
     public var width: Int
     public var height: Int
     public var mode: ResizeMode
-    /// When false (default), a source smaller than the box is left at its size by `fit`.
+    /// Whether a source smaller than the box may be enlarged. Defaults: `fill` and `exact`
+    /// enlarge, `fit`, `fill-down` and `auto` do not. Without it, `fill` crops a small source
+    /// to at most the box and `fill-down` to the box's aspect ratio, at the source's scale.
     public var upscale: Bool
+    /// Where `fill` (and `fill-down`, `auto`) crop.
+    public var gravity: Gravity
 
-    public init(width: Int, height: Int, mode: ResizeMode = .fit, upscale: Bool = false) {
+    public init(width: Int, height: Int, mode: ResizeMode = .fit, upscale: Bool? = nil, gravity: Gravity = .center) {
         precondition(width > 0 && height > 0, "a resize needs a positive size")
         self.width = width
         self.height = height
         self.mode = mode
-        self.upscale = upscale
+        self.upscale = upscale ?? (mode == .fill || mode == .exact)
+        self.gravity = gravity
     }
 
-    public var identifier: String { "resize(\(width)x\(height),\(mode.rawValue)\(upscale ? ",up" : ""))" }
+    /// Only what decides the pixels: the default enlargement and the centre are left out (so
+    /// identifiers made before they existed are unchanged), a gravity that cannot crop too.
+    public var identifier: String {
+        var text = "resize(\(width)x\(height),\(mode.rawValue)"
+        switch mode {
+        case .fit: if upscale { text += ",up" }
+        case .fill: if !upscale { text += ",noup" }
+        case .fillDown, .auto: text += upscale ? ",up" : ",noup"
+        case .exact: break
+        }
+        if mode != .fit, mode != .exact, gravity != .center { text += ",g=" + gravity.identifier }
+        return text + ")"
+    }
+
+    /// The mode used for a `sourceWidth × sourceHeight` source (`auto` decided).
+    public func effectiveMode(sourceWidth: Int, sourceHeight: Int) -> ResizeMode {
+        guard mode == .auto else { return mode }
+        let sourceLandscape = sourceWidth >= sourceHeight, boxLandscape = width >= height
+        return sourceLandscape == boxLandscape ? .fill : .fit
+    }
 
     /// The size `fit` and `fill` scale a `sourceWidth × sourceHeight` image to before any crop.
     public func scaledSize(sourceWidth: Int, sourceHeight: Int) -> (width: Int, height: Int) {
-        switch mode {
+        switch effectiveMode(sourceWidth: sourceWidth, sourceHeight: sourceHeight) {
         case .exact:
             return (width, height)
-        case .fit:
+        case .fit, .auto:
             let scale = min(Double(width) / Double(sourceWidth), Double(height) / Double(sourceHeight))
             if scale >= 1, !upscale { return (sourceWidth, sourceHeight) }
             return (max(1, Int((Double(sourceWidth) * scale).rounded())), max(1, Int((Double(sourceHeight) * scale).rounded())))
-        case .fill:
+        case .fill, .fillDown:
             let scale = max(Double(width) / Double(sourceWidth), Double(height) / Double(sourceHeight))
+            if scale > 1, !upscale { return (sourceWidth, sourceHeight) }
             return (max(width, Int((Double(sourceWidth) * scale).rounded())), max(height, Int((Double(sourceHeight) * scale).rounded())))
         }
     }
 
-    /// The smallest decoded size that still makes this resize exact (for shrink-on-load).
+    /// The smallest decoded size that still makes this resize exact (for shrink-on-load): the
+    /// source's own size for a gravity in source pixels.
     public func minimumSourceSize(sourceWidth: Int, sourceHeight: Int) -> (width: Int, height: Int) {
-        scaledSize(sourceWidth: sourceWidth, sourceHeight: sourceHeight)
+        if case .focalPixel = gravity { return (sourceWidth, sourceHeight) }
+        return scaledSize(sourceWidth: sourceWidth, sourceHeight: sourceHeight)
     }
 
     public func process(_ bitmap: Bitmap) throws -> Bitmap {
-        guard mode == .fill else {
+        let mode = effectiveMode(sourceWidth: bitmap.width, sourceHeight: bitmap.height)
+        guard mode == .fill || mode == .fillDown else {
             let size = scaledSize(sourceWidth: bitmap.width, sourceHeight: bitmap.height)
             return Resampler.resize(bitmap, width: size.width, height: size.height)
         }
         // Crop the source to the box's aspect ratio first, then resize to exactly the box: the
-        // same pixels as scaling to cover and cropping the centre, without ever building the
-        // (possibly enormous, for extreme aspect ratios) covering image.
-        let scale = max(Double(width) / Double(bitmap.width), Double(height) / Double(bitmap.height))
-        let cropWidth = min(bitmap.width, max(1, Int((Double(width) / scale).rounded())))
-        let cropHeight = min(bitmap.height, max(1, Int((Double(height) / scale).rounded())))
-        let cropped = cropWidth == bitmap.width && cropHeight == bitmap.height ? bitmap
-            : try Crop(x: (bitmap.width - cropWidth) / 2, y: (bitmap.height - cropHeight) / 2,
-                       width: cropWidth, height: cropHeight).process(bitmap)
-        return Resampler.resize(cropped, width: width, height: height)
+        // same pixels as scaling to cover and cropping, without ever building the (possibly
+        // enormous, for extreme aspect ratios) covering image.
+        var scale = max(Double(width) / Double(bitmap.width), Double(height) / Double(bitmap.height))
+        var outputWidth = width, outputHeight = height
+        if scale > 1, !upscale {
+            if mode == .fill {
+                // No enlargement: at most the box, at the source's scale.
+                scale = 1
+                outputWidth = min(width, bitmap.width)
+                outputHeight = min(height, bitmap.height)
+            } else {
+                // The largest window of the box's aspect ratio inside the source.
+                scale = min(Double(bitmap.width) / Double(width), Double(bitmap.height) / Double(height))
+                outputWidth = min(bitmap.width, max(1, Int((Double(width) * scale).rounded())))
+                outputHeight = min(bitmap.height, max(1, Int((Double(height) * scale).rounded())))
+                scale = 1
+            }
+        }
+        let cropWidth = min(bitmap.width, max(1, Int((Double(outputWidth) / scale).rounded())))
+        let cropHeight = min(bitmap.height, max(1, Int((Double(outputHeight) / scale).rounded())))
+        var cropped = bitmap
+        if cropWidth != bitmap.width || cropHeight != bitmap.height {
+            let origin = gravity.place(width: cropWidth, height: cropHeight, in: bitmap)
+            cropped = try Crop(x: origin.x, y: origin.y, width: cropWidth, height: cropHeight).process(bitmap)
+        }
+        guard cropped.width != outputWidth || cropped.height != outputHeight else { return cropped }
+        return Resampler.resize(cropped, width: outputWidth, height: outputHeight)
     }
 }
 

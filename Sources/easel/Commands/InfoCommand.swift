@@ -8,6 +8,8 @@ struct InfoCommand: ParsableCommand {
 
     @Argument(help: "Image files.") var files: [String]
     @Flag(help: "Print one JSON object per line.") var json = false
+    @Flag(help: "Also decode a tiny preview (≤ 100 px, shrink-on-load) and print the dominant colour, BlurHash and ThumbHash.")
+    var hash = false
 
     func run() throws {
         var failed: [String] = []
@@ -15,7 +17,20 @@ struct InfoCommand: ParsableCommand {
             do {
                 let data = try readInput(path, limit: DecodingLimits.default.maxInputBytes)
                 let info = try ImageDecoder.info(of: data)
-                print(json ? Self.json(path: path, info: info, bytes: data.count) : Self.text(path: path, info: info, bytes: data.count))
+                var hashes: [String: String] = [:]
+                if hash {
+                    let side = 100
+                    let decoded = try ImageDecoder.decode(data, covering: Resize(width: side, height: side)
+                        .minimumSourceSize(sourceWidth: info.uprightWidth, sourceHeight: info.uprightHeight))
+                    let preview = try Resize(width: side, height: side).process(decoded)
+                    let colour = Placeholder.dominantColor(preview)
+                    hashes["dominantColor"] = String(format: "#%02x%02x%02x", colour.red, colour.green, colour.blue)
+                    hashes["blurhash"] = try Placeholder.blurHash(preview)
+                    hashes["thumbhash"] = try Placeholder.thumbHashBase64(preview)
+                }
+                print(json ? Self.json(path: path, info: info, bytes: data.count, hashes: hashes)
+                      : Self.text(path: path, info: info, bytes: data.count)
+                        + hashes.sorted { $0.key < $1.key }.map { ", \($0.key) \($0.value)" }.joined())
             } catch {
                 failed.append(path)
                 FileHandle.standardError.write(Data("\(path): \(error)\n".utf8))
@@ -55,7 +70,7 @@ struct InfoCommand: ParsableCommand {
         String(text.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? "?" : Character($0) })
     }
 
-    static func json(path: String, info: ImageInfo, bytes: Int) -> String {
+    static func json(path: String, info: ImageInfo, bytes: Int, hashes: [String: String] = [:]) -> String {
         var object: [String: Any] = [
             "path": path, "format": info.fileType.rawValue, "width": info.width, "height": info.height, "bytes": bytes,
             "grayscale": info.isGrayscale, "alpha": info.hasAlpha, "progressive": info.isProgressive,
@@ -74,6 +89,7 @@ struct InfoCommand: ParsableCommand {
             object["exif"] = ["make": exif.make ?? NSNull(), "model": exif.model ?? NSNull(),
                               "dateTaken": exif.dateTaken ?? NSNull(), "gps": exif.hasGPS] as [String: Any]
         }
+        object.merge(hashes) { $1 }
         let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
         return String(decoding: data, as: UTF8.self)
     }

@@ -1,0 +1,141 @@
+/// Mirrors the image horizontally, vertically or both.
+public struct Flip: ImageProcessor, Hashable {
+    public var horizontal: Bool
+    public var vertical: Bool
+
+    public init(horizontal: Bool, vertical: Bool) {
+        self.horizontal = horizontal
+        self.vertical = vertical
+    }
+
+    public var identifier: String { "flip(\(horizontal ? "h" : "")\(vertical ? "v" : ""))" }
+
+    public func process(_ bitmap: Bitmap) throws -> Bitmap {
+        guard horizontal || vertical else { return bitmap }
+        var result = Bitmap(width: bitmap.width, height: bitmap.height, pixelFormat: bitmap.pixelFormat)
+        let bpp = bitmap.pixelFormat.bytesPerPixel, width = bitmap.width, height = bitmap.height
+        let sourceRowBytes = bitmap.rowBytes, rowBytes = result.rowBytes
+        bitmap.withUnsafeBytes { source in
+            result.withUnsafeMutableBytes { destination in
+                for y in 0..<height {
+                    let from = source.baseAddress! + (vertical ? height - 1 - y : y) * sourceRowBytes
+                    let to = destination.baseAddress! + y * rowBytes
+                    guard horizontal else {
+                        to.copyMemory(from: from, byteCount: width * bpp)
+                        continue
+                    }
+                    for x in 0..<width {
+                        (to + x * bpp).copyMemory(from: from + (width - 1 - x) * bpp, byteCount: bpp)
+                    }
+                }
+            }
+        }
+        if bitmap.isKnownOpaque { result.markOpaque() }
+        return result
+    }
+}
+
+/// Cuts out a region that is clamped to the image (never an error): a rectangle in the
+/// image's pixels, or a size — in pixels, or a fraction of the image's side when below 1 —
+/// placed by a gravity. imgproxy's `crop` and thumbor's manual crop.
+public struct RegionCrop: ImageProcessor, Hashable {
+    public enum Region: Sendable, Hashable {
+        /// Left, top, right, bottom edges in the image's pixels (right and bottom exclusive).
+        case edges(left: Int, top: Int, right: Int, bottom: Int)
+        /// `width × height` (0: the whole side; below 1: a fraction of it) placed by `gravity`.
+        case size(width: Double, height: Double, gravity: Gravity)
+    }
+
+    public var region: Region
+
+    public init(_ region: Region) { self.region = region }
+
+    public var identifier: String {
+        switch region {
+        case .edges(let left, let top, let right, let bottom): "regioncrop(\(left),\(top),\(right),\(bottom))"
+        case .size(let width, let height, let gravity): "regioncrop(\(width)x\(height),\(gravity.identifier))"
+        }
+    }
+
+    /// The rectangle cut from a `width × height` image, clamped inside it (at least 1×1).
+    public func rectangle(in bitmap: Bitmap) -> (x: Int, y: Int, width: Int, height: Int) {
+        switch region {
+        case .edges(let left, let top, let right, let bottom):
+            let x0 = min(max(0, left), bitmap.width - 1), y0 = min(max(0, top), bitmap.height - 1)
+            let x1 = min(max(x0 + 1, right), bitmap.width), y1 = min(max(y0 + 1, bottom), bitmap.height)
+            return (x0, y0, x1 - x0, y1 - y0)
+        case .size(let width, let height, let gravity):
+            func side(_ value: Double, _ full: Int) -> Int {
+                if value <= 0 { return full }
+                let pixels = value < 1 ? Int((value * Double(full)).rounded()) : Int(value.rounded())
+                return min(full, max(1, pixels))
+            }
+            let w = side(width, bitmap.width), h = side(height, bitmap.height)
+            let origin = gravity.place(width: w, height: h, in: bitmap)
+            return (origin.x, origin.y, w, h)
+        }
+    }
+
+    public func process(_ bitmap: Bitmap) throws -> Bitmap {
+        let rect = rectangle(in: bitmap)
+        if rect.x == 0, rect.y == 0, rect.width == bitmap.width, rect.height == bitmap.height { return bitmap }
+        return try Crop(x: rect.x, y: rect.y, width: rect.width, height: rect.height).process(bitmap)
+    }
+}
+
+/// Places the image on a `width × height` canvas of one colour (centred, or where `gravity`
+/// says); an image larger than the canvas on a side keeps its size on that side. thumbor's
+/// `fill` filter with `fit-in`, imgproxy's `extend`.
+public struct Pad: ImageProcessor, Hashable {
+    public var width: Int, height: Int
+    public var red: UInt8, green: UInt8, blue: UInt8, alpha: UInt8
+    public var gravity: Gravity
+
+    public init(width: Int, height: Int, red: UInt8, green: UInt8, blue: UInt8, alpha: UInt8 = 255, gravity: Gravity = .center) {
+        precondition(width > 0 && height > 0, "a canvas needs a positive size")
+        self.width = width
+        self.height = height
+        self.red = red
+        self.green = green
+        self.blue = blue
+        self.alpha = alpha
+        self.gravity = gravity
+    }
+
+    public var identifier: String { "pad(\(width)x\(height),\(red),\(green),\(blue),\(alpha),\(gravity.identifier))" }
+
+    public func process(_ bitmap: Bitmap) throws -> Bitmap {
+        let canvasWidth = max(width, bitmap.width), canvasHeight = max(height, bitmap.height)
+        guard canvasWidth != bitmap.width || canvasHeight != bitmap.height else { return bitmap }
+        let source = bitmap.converted(to: .rgba8)
+        var canvas = Bitmap(width: canvasWidth, height: canvasHeight, pixelFormat: .rgba8)
+        let freeX = canvasWidth - source.width, freeY = canvasHeight - source.height
+        let (left, top): (Int, Int) = switch gravity {
+        case .north: (freeX / 2, 0)
+        case .south: (freeX / 2, freeY)
+        case .east: (freeX, freeY / 2)
+        case .west: (0, freeY / 2)
+        case .northEast: (freeX, 0)
+        case .northWest: (0, 0)
+        case .southEast: (freeX, freeY)
+        case .southWest: (0, freeY)
+        default: (freeX / 2, freeY / 2)
+        }
+        let rowBytes = canvas.rowBytes, colour: [UInt8] = [red, green, blue, alpha]
+        source.withUnsafeBytes { pixels in
+            canvas.withUnsafeMutableBytes { bytes in
+                for y in 0..<canvasHeight {
+                    let row = bytes.baseAddress! + y * rowBytes
+                    for x in 0..<canvasWidth {
+                        for c in 0..<4 { row.storeBytes(of: colour[c], toByteOffset: x * 4 + c, as: UInt8.self) }
+                    }
+                    let sy = y - top
+                    guard sy >= 0, sy < source.height else { continue }
+                    (row + left * 4).copyMemory(from: pixels.baseAddress! + sy * source.rowBytes, byteCount: source.width * 4)
+                }
+            }
+        }
+        if alpha == 255, source.isKnownOpaque { canvas.markOpaque() }
+        return canvas
+    }
+}

@@ -1,0 +1,132 @@
+import EaselCodecs
+import EaselPipeline
+import EaselSupport
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+
+/// imgproxy- and thumbor-compatible URLs, and the info endpoint: each parses its URL into
+/// `ProcessingOptions` and ends in the same `answer`, so every style shares one cache entry
+/// per image, one purge and one set of limits.
+extension ImageServer {
+    func imgproxy(_ request: Request, _ context: EaselRequestContext, head: Bool) async throws -> Response {
+        let path = request.uri.path
+        if path.hasPrefix("/imgproxy/info/") { return try await imgproxyInfo(request, context) }
+        let url = try ImgproxyURL.parse(path.dropFirst("/imgproxy".count), presets: imgproxyPresets)
+        try checkImgproxySignature(url.signature, url.signedPath)
+        return try await answer(request, context, head: head, source: url.source, options: url.options,
+                                defaultQuality: ImgproxyURL.defaultQuality, strictFormat: true)
+    }
+
+    func thumbor(_ request: Request, _ context: EaselRequestContext, head: Bool) async throws -> Response {
+        let url = try ThumborURL.parse(request.uri.path.dropFirst("/thumbor".count))
+        let valid = configuration.thumborSecurityKey.map { ThumborURL.verify(signature: url.signature, path: url.signedPath, key: $0) } ?? false
+        if !valid, !(url.signature == "unsafe" && configuration.allowUnsignedAdHoc) {
+            throw HTTPError(.forbidden, message: "missing or bad signature")
+        }
+        return try await answer(request, context, head: head, source: url.source, options: url.options,
+                                defaultQuality: ThumborURL.defaultQuality, strictFormat: true)
+    }
+
+    /// A valid signature with any configured key/salt pair, or `insecure` when unsigned URLs
+    /// are served.
+    func checkImgproxySignature(_ signature: Substring, _ signedPath: Substring) throws {
+        let path = String(signedPath)
+        var valid = false
+        for signer in imgproxySigners { valid = signer.verify(path: path, signature: String(signature)) || valid }
+        if !valid, !(signature == "insecure" && configuration.allowUnsignedAdHoc) {
+            throw HTTPError(.forbidden, message: "missing or bad signature")
+        }
+    }
+
+    // MARK: Info
+
+    /// `GET /info/{source}`: facts of a source as JSON (signed like named formats).
+    func info(_ request: Request, _ context: EaselRequestContext) async throws -> Response {
+        let (_, source) = try Self.split(request.uri.path, prefix: "/info/", withSpec: false)
+        let signed = try checkNativeSignature(request)
+        if configuration.signNamedFormats, !signed { throw HTTPError(.forbidden, message: "missing or bad signature") }
+        return try await infoAnswer(source, context)
+    }
+
+    /// `GET /imgproxy/info/{signature}/{options}/plain/{source}` (or a base64 source): imgproxy's
+    /// info form; the options are checked and otherwise not used.
+    func imgproxyInfo(_ request: Request, _ context: EaselRequestContext) async throws -> Response {
+        let url = try ImgproxyURL.parse(request.uri.path.dropFirst("/imgproxy/info".count), presets: imgproxyPresets)
+        try checkImgproxySignature(url.signature, url.signedPath)
+        return try await infoAnswer(url.source, context)
+    }
+
+    func infoAnswer(_ source: Source, _ context: EaselRequestContext) async throws -> Response {
+        var pipelineRequest = ImageRequest(url: try resolve(source), cacheKey: sourceKey(source))
+        pipelineRequest.deadline = .milliseconds(Int64(configuration.requestTimeout * 1000))
+        guard admission.enter() else { throw HTTPError(.tooManyRequests, headers: [.retryAfter: "1"], message: "too many requests; try again shortly") }
+        defer { admission.leave() }
+        let details = try await pipeline.sourceDetails(for: pipelineRequest)
+        let body = try await BlockingIOPool.decoding.perform { () throws -> Data in try Self.infoJSON(details) }
+        return Response(status: .ok, headers: [.contentType: "application/json", .cacheControl: cacheControl],
+                        body: .init(byteBuffer: ByteBuffer(bytes: body)))
+    }
+
+    /// The info document: the header's facts, the dominant colour and the placeholders.
+    static func infoJSON(_ details: SourceDetails) throws -> Data {
+        let info = details.info
+        var object: [String: Any] = [
+            "format": info.fileType.rawValue.lowercased(), "width": info.width, "height": info.height, "size": details.byteCount,
+            "orientation": info.orientation, "uprightWidth": info.uprightWidth, "uprightHeight": info.uprightHeight,
+            "alpha": info.hasAlpha, "progressive": info.isProgressive, "bitDepth": info.bitDepth, "frames": info.frameCount,
+        ]
+        object.merge(placeholders(details.preview)) { $1 }
+        switch info.colorProfile {
+        case .none: break
+        case .profile(let profile): object["icc"] = ["description": profile.description, "colorSpace": profile.colorSpace.rawValue]
+        case .damaged(let reason): object["icc"] = ["damaged": reason]
+        case .tooLarge(let size): object["icc"] = ["tooLarge": size]
+        }
+        if let exif = info.exif {
+            object["exif"] = ["make": exif.make ?? NSNull(), "model": exif.model ?? NSNull(),
+                              "dateTaken": exif.dateTaken ?? NSNull(), "gps": exif.hasGPS] as [String: Any]
+        }
+        return try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
+    }
+
+    /// `dominantColor` (`#rrggbb`), `blurhash` (4×3 components) and `thumbhash` (base64).
+    package static func placeholders(_ preview: Bitmap) -> [String: Any] {
+        let colour = Placeholder.dominantColor(preview)
+        var result: [String: Any] = ["dominantColor": String(format: "#%02x%02x%02x", colour.red, colour.green, colour.blue)]
+        if let blurHash = try? Placeholder.blurHash(preview) { result["blurhash"] = blurHash }
+        if let thumbHash = try? Placeholder.thumbHashBase64(preview) { result["thumbhash"] = thumbHash }
+        return result
+    }
+
+    // MARK: Watermarks
+
+    /// The watermark image and its identity (its pixels' checksum: a new image under the same
+    /// name is a new cache key).
+    func watermarkImage(_ image: ProcessingOptions.WatermarkOptions.Image) async throws -> ProcessingOptions.Mark {
+        var request: ImageRequest
+        switch image {
+        case .configured:
+            guard let configuredMark else { throw HTTPError(.badRequest, message: "no watermark image is configured") }
+            request = ImageRequest(url: configuredMark)
+        case .source(let source):
+            request = ImageRequest(url: try resolve(source), cacheKey: sourceKey(source))
+        }
+        request.deadline = .milliseconds(Int64(configuration.requestTimeout * 1000))
+        let bitmap = try await pipeline.image(for: request).image
+        guard bitmap.width <= Self.largestMark, bitmap.height <= Self.largestMark else {
+            throw HTTPError(.badRequest, message: "a watermark image is at most \(Self.largestMark) pixels a side")
+        }
+        return Self.mark(bitmap)
+    }
+
+    /// Watermark images are at most this many pixels a side.
+    static let largestMark = 2048
+
+    static func mark(_ bitmap: Bitmap) -> ProcessingOptions.Mark {
+        let rgba = bitmap.converted(to: .rgba8)
+        let checksum = rgba.withUnsafeBytes { Checksum.compute($0) }
+        return ProcessingOptions.Mark(bitmap: rgba, identifier: String(checksum, radix: 16))
+    }
+}

@@ -1,0 +1,251 @@
+import Crypto
+import EaselCodecs
+import EaselPipeline
+import Foundation
+import Hummingbird
+
+/// imgproxy-compatible URLs (under `/imgproxy/`):
+/// `/{signature}/{option}/{option}…/plain/{source}[@{extension}]` and
+/// `/{signature}/{option}…/{base64url source, may be split by /}[.{extension}]`.
+///
+/// The signature is base64url(HMAC-SHA256(key, salt ‖ path)) over the path after the signature,
+/// as imgproxy computes it, with key/salt pairs as imgproxy reads them (`IMGPROXY_KEY` and
+/// `IMGPROXY_SALT`, or the lists `IMGPROXY_KEYS`/`IMGPROXY_SALTS`, hex). Options are imgproxy's
+/// names and short forms; one this server does not implement is a 400 that names it.
+struct ImgproxyURL {
+    var options: ProcessingOptions
+    var source: ImageServer.Source
+    /// The signature segment as written (`insecure`, or anything when unsigned URLs are served).
+    var signature: Substring
+    /// What the signature covers: `/` and everything after the signature segment.
+    var signedPath: Substring
+
+    /// imgproxy's default quality (`IMGPROXY_QUALITY`).
+    static let defaultQuality = 80
+
+    /// - Parameter path: the request path after the `/imgproxy` prefix (starting with `/`).
+    /// - Parameter presets: option lists by name (`pr:name`); `default` applies to every URL.
+    static func parse(_ path: Substring, presets: [String: [Substring]]) throws -> ImgproxyURL {
+        var rest = path.drop { $0 == "/" }
+        guard let slash = rest.firstIndex(of: "/") else { throw HTTPError(.notFound, message: "no such image") }
+        let signature = rest[..<slash]
+        let signedPath = rest[slash...]
+        rest = rest[rest.index(after: slash)...]
+        var segments = rest.split(separator: "/", omittingEmptySubsequences: false)
+        var options = ProcessingOptions()
+        options.quality = nil
+        if let defaults = presets["default"] { try apply(defaults, to: &options, presets: presets, depth: 0) }
+        var optionSegments: [Substring] = []
+        while let first = segments.first, first != "plain", first.contains(":") {
+            optionSegments.append(first)
+            segments.removeFirst()
+        }
+        try apply(optionSegments, to: &options, presets: presets, depth: 0)
+        guard !segments.isEmpty else { throw HTTPError(.notFound, message: "no source in the URL") }
+        var sourceText: String
+        var fileExtension: Substring?
+        if segments.first == "plain" {
+            var plain = segments.dropFirst().joined(separator: "/")[...]
+            if let at = plain.lastIndex(of: "@") {
+                fileExtension = plain[plain.index(after: at)...]
+                plain = plain[..<at]
+            }
+            sourceText = String(plain)
+        } else {
+            var encoded = segments.joined()[...]
+            if let dot = encoded.lastIndex(of: ".") {
+                fileExtension = encoded[encoded.index(after: dot)...]
+                encoded = encoded[..<dot]
+            }
+            guard let data = URLSigner.decodeBase64URL(String(encoded)), let text = String(data: data, encoding: .utf8) else {
+                throw HTTPError(.badRequest, message: "the source is not base64url")
+            }
+            sourceText = text
+        }
+        if let fileExtension, !fileExtension.isEmpty {
+            options.format = try outputFormat(fileExtension)
+        }
+        return ImgproxyURL(options: options, source: try source(sourceText), signature: signature, signedPath: signedPath)
+    }
+
+    /// `local:///path` (the file origin), or an absolute http(s) or s3 URL.
+    static func source(_ text: String) throws -> ImageServer.Source {
+        if text.lowercased().hasPrefix("local://") {
+            let path = text.dropFirst("local://".count).drop { $0 == "/" }
+            return .path(try ImageServer.decodedSegments(path.split(separator: "/", omittingEmptySubsequences: false)))
+        }
+        guard let scheme = text.split(separator: ":", maxSplits: 1).first?.lowercased(),
+              scheme == "http" || scheme == "https" || scheme == "s3" || scheme.hasPrefix("http%3a") || scheme.hasPrefix("https%3a") || scheme.hasPrefix("s3%3a") else {
+            throw HTTPError(.notFound, message: "sources are local:///, http(s):// or s3:// URLs")
+        }
+        return try ImageServer.split("/" + text, prefix: "/", withSpec: false).1
+    }
+
+    static func outputFormat(_ name: Substring) throws -> OutputType {
+        switch name.lowercased() {
+        case "jpg", "jpeg": return .jpeg
+        case "png": return .png
+        case "webp": return .webp
+        case "avif": return .avif
+        default: throw HTTPError(.badRequest, message: "output format \(name) is not supported (jpg, png, webp, avif)")
+        }
+    }
+
+    static func apply(_ segments: [Substring], to options: inout ProcessingOptions, presets: [String: [Substring]], depth: Int) throws {
+        for segment in segments where !segment.isEmpty {
+            let parts = segment.split(separator: ":", omittingEmptySubsequences: false)
+            let name = parts[0], args = Array(parts.dropFirst())
+            func arg(_ index: Int) -> Substring? { index < args.count && !args[index].isEmpty ? args[index] : nil }
+            func int(_ index: Int, _ what: String) throws -> Int? {
+                guard let text = arg(index) else { return nil }
+                guard let value = Int(text), value >= 0 else { throw HTTPError(.badRequest, message: "\(name): \(what) is a whole number ≥ 0") }
+                return value
+            }
+            func double(_ index: Int, _ what: String) throws -> Double? {
+                guard let text = arg(index) else { return nil }
+                guard let value = Double(text), value.isFinite else { throw HTTPError(.badRequest, message: "\(name): \(what) is a number") }
+                return value
+            }
+            func bool(_ index: Int) throws -> Bool? {
+                guard let text = arg(index) else { return nil }
+                switch text.lowercased() {
+                case "1", "t", "true": return true
+                case "0", "f", "false": return false
+                default: throw HTTPError(.badRequest, message: "\(name): \(text) is not a boolean")
+                }
+            }
+            func resizingType(_ text: Substring) throws -> ResizeMode {
+                switch text {
+                case "fit": return .fit
+                case "fill": return .fill
+                case "fill-down": return .fillDown
+                case "force": return .exact
+                case "auto": return .auto
+                default: throw HTTPError(.badRequest, message: "resizing type \(text) is not fit, fill, fill-down, force or auto")
+                }
+            }
+            guard !args.isEmpty else { throw HTTPError(.badRequest, message: "option \(name) needs arguments") }
+            switch name {
+            case "resize", "rs":
+                if let type = arg(0) { options.mode = try resizingType(type) }
+                if let width = try int(1, "width") { options.width = width }
+                if let height = try int(2, "height") { options.height = height }
+                if let enlarge = try bool(3) { options.enlarge = enlarge }
+                if let extend = try bool(4) { options.extend = extend }
+            case "size", "s":
+                if let width = try int(0, "width") { options.width = width }
+                if let height = try int(1, "height") { options.height = height }
+                if let enlarge = try bool(2) { options.enlarge = enlarge }
+                if let extend = try bool(3) { options.extend = extend }
+            case "resizing_type", "rt": options.mode = try resizingType(args[0])
+            case "width", "w": options.width = try int(0, "width") ?? 0
+            case "height", "h": options.height = try int(0, "height") ?? 0
+            case "dpr":
+                guard let dpr = try double(0, "dpr"), dpr > 0 else { throw HTTPError(.badRequest, message: "dpr is above 0") }
+                options.dpr = dpr
+            case "enlarge", "el": options.enlarge = try bool(0) ?? false
+            case "extend", "ex":
+                options.extend = try bool(0) ?? false
+                if let gravity = arg(1) { options.gravity = try self.gravity(gravity, Array(args.dropFirst(2)), option: name) }
+            case "gravity", "g": options.gravity = try gravity(args[0], Array(args.dropFirst()), option: name)
+            case "quality", "q":
+                guard let quality = try int(0, "quality"), quality <= 100 else { throw HTTPError(.badRequest, message: "quality is 0–100") }
+                options.quality = quality == 0 ? nil : quality
+            case "format", "f", "ext": options.format = try outputFormat(args[0])
+            case "crop", "c":
+                let width = try double(0, "width") ?? 0, height = try double(1, "height") ?? 0
+                guard width >= 0, height >= 0 else { throw HTTPError(.badRequest, message: "crop sizes are ≥ 0") }
+                var cropGravity = options.gravity
+                if let name = arg(2) { cropGravity = try gravity(name, Array(args.dropFirst(3)), option: "crop") }
+                options.crop = .size(width: width, height: height, gravity: cropGravity)
+            case "blur", "bl":
+                let sigma = try double(0, "sigma") ?? 0
+                options.blur = sigma > 0 ? sigma : nil
+            case "sharpen", "sh":
+                let sigma = try double(0, "sigma") ?? 0
+                options.sharpen = sigma > 0 ? sigma : nil
+            case "watermark", "wm":
+                let opacity = try double(0, "opacity") ?? 0
+                guard opacity > 0 else { options.watermark = nil; break }
+                var mark = ProcessingOptions.WatermarkOptions()
+                mark.opacity = min(1, opacity)
+                if let position = arg(1) {
+                    switch position {
+                    case "re": mark.position = .tiled
+                    default:
+                        guard let gravity = ProcessingOptions.gravity(named: position), let place = Watermark.Position(gravity) else {
+                            throw HTTPError(.badRequest, message: "watermark position \(position) is not ce, no, so, ea, we, noea, nowe, soea, sowe or re")
+                        }
+                        mark.position = place
+                    }
+                }
+                mark.offsetX = Int(try double(2, "x offset") ?? 0)
+                mark.offsetY = Int(try double(3, "y offset") ?? 0)
+                mark.scale = try double(4, "scale") ?? 0
+                options.watermark = mark
+            case "strip_metadata", "sm":
+                // Every answer is stripped of metadata; asking to keep it is not supported.
+                if try bool(0) == false { throw HTTPError(.badRequest, message: "strip_metadata:0 is not supported: answers never carry metadata") }
+            case "strip_color_profile", "scp":
+                // Colour is converted to sRGB and no profile is embedded, whichever is asked.
+                _ = try bool(0)
+            case "cachebuster", "cb":
+                break  // changes the URL (for CDNs), not the image
+            case "background", "bg":
+                if args.count >= 3 {
+                    guard let r = UInt8(args[0]), let g = UInt8(args[1]), let b = UInt8(args[2]) else {
+                        throw HTTPError(.badRequest, message: "background is R:G:B (0–255) or a hex colour")
+                    }
+                    options.background = (r, g, b)
+                } else if let colour = ProcessingOptions.colour(args[0]) {
+                    options.background = colour
+                } else if args[0].isEmpty {
+                    options.background = nil
+                } else {
+                    throw HTTPError(.badRequest, message: "background is R:G:B (0–255) or a hex colour")
+                }
+            case "preset", "pr":
+                guard depth < 4 else { throw HTTPError(.badRequest, message: "presets nest too deeply") }
+                for presetName in args {
+                    guard let preset = presets[String(presetName)] else { throw HTTPError(.badRequest, message: "unknown preset \(presetName)") }
+                    try apply(preset, to: &options, presets: presets, depth: depth + 1)
+                }
+            default:
+                throw HTTPError(.badRequest, message: "unknown option \(name)")
+            }
+        }
+    }
+
+    /// `g:TYPE[:x:y]`: the nine directions and `sm` (offsets 0 only), `fp:x:y` (fractions).
+    static func gravity(_ type: Substring, _ rest: [Substring], option: Substring) throws -> Gravity {
+        if type == "fp" {
+            guard rest.count >= 2, let x = Double(rest[0]), let y = Double(rest[1]), (0...1).contains(x), (0...1).contains(y) else {
+                throw HTTPError(.badRequest, message: "\(option): fp takes x and y between 0 and 1")
+            }
+            return .focalPoint(x: x, y: y)
+        }
+        guard let gravity = ProcessingOptions.gravity(named: type) else {
+            throw HTTPError(.badRequest, message: "\(option): unknown gravity \(type)")
+        }
+        guard rest.allSatisfy({ $0.isEmpty || Double($0) == 0 }) else {
+            throw HTTPError(.badRequest, message: "\(option): gravity offsets are not supported")
+        }
+        return gravity
+    }
+
+    /// Presets as imgproxy reads `IMGPROXY_PRESETS`: `name=option/option,name2=…`.
+    static func presets(_ text: String) -> [String: [Substring]] {
+        var result: [String: [Substring]] = [:]
+        for entry in text.split(separator: ",") {
+            let pair = entry.split(separator: "=", maxSplits: 1)
+            guard pair.count == 2 else { continue }
+            result[pair[0].trimmingCharacters(in: .whitespaces)] = pair[1].split(separator: "/").map { Substring($0.trimmingCharacters(in: .whitespaces)) }
+        }
+        return result
+    }
+
+    /// Signs `path` (what follows the signature, from its `/`) as imgproxy does.
+    static func signature(path: String, key: Data, salt: Data) -> String {
+        URLSigner(keys: [key], salt: salt).signature(path: path)
+    }
+}

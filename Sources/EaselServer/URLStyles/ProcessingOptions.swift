@@ -1,0 +1,186 @@
+import EaselCodecs
+import EaselPipeline
+import Hummingbird
+
+/// What an image URL asks for, whichever of the three URL styles (native, imgproxy, thumbor)
+/// wrote it: one model, turned into one processor chain, so equal requests in any style share
+/// one cache entry, one purge and one set of limits.
+struct ProcessingOptions: Sendable {
+    /// Requested size; 0 follows the other side (both 0: the source's size, within the limits).
+    var width = 0
+    var height = 0
+    var mode: ResizeMode = .fit
+    /// nil: the mode's default (`fill` and `exact` enlarge, the others do not).
+    var enlarge: Bool?
+    var gravity: Gravity = .center
+    /// Multiplies the size (never past the source's size unless enlarging is allowed).
+    var dpr: Double = 1
+    /// Extends the result to the requested size with `background` (imgproxy `extend`, thumbor
+    /// `fill` with `fit-in`).
+    var extend = false
+    /// Cut before the resize.
+    var crop: RegionCrop.Region?
+    /// Tolerance of a uniform border removed first (thumbor `trim`).
+    var trim: Int?
+    var flipHorizontal = false
+    var flipVertical = false
+    var blur: Double?
+    var sharpen: Double?
+    var grayscale = false
+    /// Rounded corners with this radius (thumbor `round_corner`).
+    var cornerRadius: Double?
+    var watermark: WatermarkOptions?
+    /// Composited under transparent pixels (and the colour of `extend`).
+    var background: (red: UInt8, green: UInt8, blue: UInt8)?
+    /// `extend` with a transparent canvas.
+    var transparentExtend = false
+    var quality: Int?
+    var format: OutputType?
+
+    struct WatermarkOptions: Sendable {
+        enum Image: Sendable {
+            /// The server's configured watermark (`watermark` setting, `IMGPROXY_WATERMARK_PATH`).
+            case configured
+            /// An image source, read like any source.
+            case source(ImageServer.Source)
+        }
+        var image: Image = .configured
+        var opacity: Double = 1
+        var position: Watermark.Position = .center
+        var offsetX = 0
+        var offsetY = 0
+        /// 0: the mark's own size; else its width as a fraction of the image's width.
+        var scale: Double = 0
+        /// thumbor: the mark's largest size as fractions of the image's (0: not limited).
+        var widthRatio: Double = 0
+        var heightRatio: Double = 0
+    }
+
+    /// A watermark image ready to composite, with an identity for cache keys.
+    struct Mark: Sendable {
+        var bitmap: Bitmap
+        var identifier: String
+    }
+
+    /// Whether the chain needs a watermark image.
+    var needsMark: Bool { watermark != nil }
+
+    /// The processor chain, checked against the limits (`limit` per side, `maxPixels` in all).
+    /// A request that is just a size with `fit`, `fill` or `exact` becomes exactly the native
+    /// ad-hoc chain (`[Resize(w, h, mode)]`), so it shares that cache entry.
+    func processors(limit: Int, maxPixels: Int, mark: Mark?) throws -> [any ImageProcessor] {
+        var chain: [any ImageProcessor] = []
+        if let trim { chain.append(Trim(tolerance: trim)) }
+        if let crop { chain.append(RegionCrop(crop)) }
+        guard dpr > 0, dpr <= 8, dpr.isFinite else { throw HTTPError(.badRequest, message: "dpr is above 0 and at most 8") }
+        guard width >= 0, height >= 0 else { throw HTTPError(.badRequest, message: "width and height are 0 or more") }
+        var w = Int((Double(width) * dpr).rounded()), h = Int((Double(height) * dpr).rounded())
+        guard w <= limit, h <= limit, w * h <= maxPixels else {
+            throw HTTPError(.badRequest, message: "the result is at most \(limit) pixels a side and \(maxPixels) pixels in all")
+        }
+        var mode = self.mode
+        if w == 0 || h == 0 {
+            // One side follows the other (scaled to the given side); none: the source's size,
+            // within the limit.
+            if w == 0 && h == 0 { w = limit; h = limit; mode = .fit }
+            else if mode != .exact { mode = .fit }
+            if w == 0 { w = mode == .exact ? h : limit }
+            if h == 0 { h = mode == .exact ? w : limit }
+            if w * h > maxPixels { h = max(1, maxPixels / w) }
+        }
+        let upscale = (width == 0 && height == 0) ? false : enlarge
+        chain.append(Resize(width: w, height: h, mode: mode, upscale: upscale,
+                            gravity: mode == .fit || mode == .exact ? .center : gravity))
+        if extend, width > 0, height > 0 {
+            let colour = background ?? (255, 255, 255)
+            chain.append(Pad(width: w, height: h, red: colour.red, green: colour.green, blue: colour.blue,
+                             alpha: transparentExtend ? 0 : 255, gravity: gravity))
+        }
+        if flipHorizontal || flipVertical { chain.append(Flip(horizontal: flipHorizontal, vertical: flipVertical)) }
+        if let blur {
+            guard blur > 0, blur <= 250 else { throw HTTPError(.badRequest, message: "blur is above 0 and at most 250") }
+            chain.append(GaussianBlur(sigma: blur))
+        }
+        if let sharpen {
+            guard sharpen > 0, sharpen <= 10, let step = try? Sharpen.validated(sigma: sharpen) else {
+                throw HTTPError(.badRequest, message: "sharpen is above 0 and at most 10")
+            }
+            chain.append(step)
+        }
+        if grayscale { chain.append(Grayscale()) }
+        if let cornerRadius {
+            guard cornerRadius >= 0, cornerRadius <= Double(limit) else { throw HTTPError(.badRequest, message: "bad corner radius") }
+            chain.append(RoundedCorners(radius: cornerRadius))
+        }
+        if let watermark, let mark {
+            guard (0...1).contains(watermark.opacity), watermark.scale >= 0, watermark.scale <= 1 else {
+                throw HTTPError(.badRequest, message: "watermark opacity and scale are 0–1")
+            }
+            let scale = watermark.scale > 0 ? watermark.scale : watermark.widthRatio
+            do {
+                chain.append(try Watermark.validated(mark: mark.bitmap, markIdentifier: mark.identifier, opacity: watermark.opacity,
+                                                     position: watermark.position, offsetX: watermark.offsetX, offsetY: watermark.offsetY,
+                                                     scale: scale))
+            } catch {
+                throw HTTPError(.badRequest, message: "bad watermark: \(error)")
+            }
+        }
+        if let background, !transparentExtend {
+            chain.append(Flatten(red: background.red, green: background.green, blue: background.blue))
+        }
+        return chain
+    }
+
+    /// Gravity names shared by the URL styles: imgproxy's (`ce`, `no`, `so`, `ea`, `we`,
+    /// `noea`, `nowe`, `soea`, `sowe`, `sm`) and the native ones (`c`, `n`, …, `entropy`).
+    static func gravity(named name: Substring) -> Gravity? {
+        switch name {
+        case "ce", "c", "center", "centre": .center
+        case "no", "n", "north": .north
+        case "so", "s", "south": .south
+        case "ea", "e", "east": .east
+        case "we", "w", "west": .west
+        case "noea", "ne": .northEast
+        case "nowe", "nw": .northWest
+        case "soea", "se": .southEast
+        case "sowe", "sw": .southWest
+        case "sm", "smart", "attention": .smart(.attention)
+        case "entropy": .smart(.entropy)
+        default: nil
+        }
+    }
+
+    /// A colour as `RRGGBB`, `RGB` (hex, an optional `#`) or a CSS basic colour name.
+    static func colour(_ text: Substring) -> (red: UInt8, green: UInt8, blue: UInt8)? {
+        let named: [Substring: (UInt8, UInt8, UInt8)] = [
+            "white": (255, 255, 255), "black": (0, 0, 0), "red": (255, 0, 0), "green": (0, 128, 0), "blue": (0, 0, 255),
+            "yellow": (255, 255, 0), "gray": (128, 128, 128), "grey": (128, 128, 128), "silver": (192, 192, 192),
+            "orange": (255, 165, 0), "purple": (128, 0, 128), "navy": (0, 0, 128), "teal": (0, 128, 128),
+        ]
+        let lower = Substring(text.lowercased())
+        if let colour = named[lower] { return colour }
+        let hex = lower.hasPrefix("#") ? lower.dropFirst() : lower
+        guard hex.count == 3 || hex.count == 6, hex.allSatisfy(\.isHexDigit) else { return nil }
+        let digits = hex.count == 3 ? hex.flatMap { [$0, $0] } : Array(hex)
+        func byte(_ i: Int) -> UInt8 { UInt8(String(digits[i...i + 1]), radix: 16)! }
+        return (byte(0), byte(2), byte(4))
+    }
+}
+
+extension Watermark.Position {
+    /// The position of a gravity (the nine directions; nil for the others).
+    init?(_ gravity: Gravity) {
+        switch gravity {
+        case .center: self = .center
+        case .north: self = .north
+        case .south: self = .south
+        case .east: self = .east
+        case .west: self = .west
+        case .northEast: self = .northEast
+        case .northWest: self = .northWest
+        case .southEast: self = .southEast
+        case .southWest: self = .southWest
+        default: return nil
+        }
+    }
+}

@@ -1,0 +1,43 @@
+import Foundation
+
+/// Signed URLs in the three styles `easel serve` answers (what `easel sign` prints).
+public enum SignedURLs {
+    public enum SigningError: Error, CustomStringConvertible {
+        case notHex(String)
+        case missingKey(String)
+
+        public var description: String {
+            switch self {
+            case .notHex(let what): "\(what) is not hex"
+            case .missingKey(let what): "no \(what) given"
+            }
+        }
+    }
+
+    /// A native path (`/images/{format or options}/{source}`) with `?exp=UNIX&s=…` (or just
+    /// `?s=…`): the signature covers the path and the expiry.
+    public static func native(path: String, keyHex: String, saltHex: String, expires: Int64?) throws -> String {
+        guard let key = Data(hex: keyHex), !keyHex.isEmpty else { throw SigningError.notHex("the key") }
+        guard let salt = Data(hex: saltHex) else { throw SigningError.notHex("the salt") }
+        let plain = path.hasPrefix("/") ? path : "/" + path
+        let signed = plain + (expires.map { "?exp=\($0)" } ?? "")
+        let signature = URLSigner(keys: [key], salt: salt).signature(path: signed)
+        return signed + (expires == nil ? "?" : "&") + "s=" + signature
+    }
+
+    /// `/imgproxy/{signature}/{options…/source}` for `path` (options and source, as imgproxy
+    /// URLs write them after the signature).
+    public static func imgproxy(path: String, keyHex: String, saltHex: String) throws -> String {
+        guard let key = Data(hex: keyHex), !keyHex.isEmpty else { throw SigningError.notHex("the imgproxy key") }
+        guard let salt = Data(hex: saltHex) else { throw SigningError.notHex("the imgproxy salt") }
+        let plain = path.hasPrefix("/") ? path : "/" + path
+        return "/imgproxy/" + ImgproxyURL.signature(path: plain, key: key, salt: salt) + plain
+    }
+
+    /// `/thumbor/{signature}/{path}` with thumbor's HMAC-SHA1 signature.
+    public static func thumbor(path: String, key: String) throws -> String {
+        guard !key.isEmpty else { throw SigningError.missingKey("thumbor security key") }
+        let plain = path.drop { $0 == "/" }
+        return "/thumbor/" + ThumborURL.signature(path: plain, key: key) + "/" + plain
+    }
+}

@@ -1,0 +1,150 @@
+import EaselCodecs
+import EaselPipeline
+@testable import EaselServer
+import EaselTestSupport
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Testing
+
+/// imgproxy and thumbor URLs map onto the native model; expiring native signatures; the info
+/// endpoint. (The real client libraries drive a running server in scripts/compat-test.sh.)
+@Suite(.timeLimit(.minutes(2))) struct URLStyleTests {
+    func chain(_ options: ProcessingOptions) throws -> String {
+        try options.processors(limit: 2048, maxPixels: 16_777_216, mark: nil).identifier
+    }
+
+    @Test func oneRequestInThreeStylesIsOneProcessorChain() throws {
+        let native = Resize(width: 300, height: 200, mode: .fill).identifier
+        let imgproxy = try ImgproxyURL.parse("/sig/g:ce/rs:fill:300:200:1/q:80/plain/local:///a.jpg@jpg", presets: [:])
+        let thumbor = try ThumborURL.parse("/sig/300x200/filters:quality(80)/a.jpg")
+        #expect(try chain(imgproxy.options) == native)
+        #expect(try chain(thumbor.options) == native)
+        // fit without enlarging: thumbor's fit-in, imgproxy's fit, the native fit.
+        let fit = Resize(width: 300, height: 300, mode: .fit).identifier
+        #expect(try chain(ThumborURL.parse("/sig/fit-in/300x300/a.jpg").options) == fit)
+        #expect(try chain(ImgproxyURL.parse("/sig/rs:fit:300:300/plain/local:///a.jpg", presets: [:]).options) == fit)
+        guard case .path(let segments) = imgproxy.source else { Issue.record("local:/// is a path"); return }
+        #expect(segments == ["a.jpg"])
+        #expect(imgproxy.options.quality == 80 && imgproxy.options.format == .jpeg)
+    }
+
+    @Test func imgproxySourcesSignaturesAndOptions() throws {
+        // A base64url source split by slashes, with an extension.
+        let path = "/rs:fill:300:400:0/g:sm/aHR0cDovL2V4YW1w/bGUuY29tL2ltYWdl/cy9jdXJpb3NpdHku/anBn.png"
+        let url = try ImgproxyURL.parse("/sig" + path, presets: [:])
+        guard case .remote(let remote) = url.source else { Issue.record("an http source"); return }
+        #expect(remote.absoluteString == "http://example.com/images/curiosity.jpg")
+        #expect(url.options.format == .png && url.options.gravity == .smart(.attention) && url.options.enlarge == false)
+        #expect(url.signedPath == path)
+        // HMAC-SHA256(key, salt ‖ path), base64url without padding (Python's hmac gives the same).
+        let key = Data(hex: "943b421c9eb07c830af81030552c86009268de4e532ba2ee2eab8247c6da0881")!
+        let salt = Data(hex: "520f986b998545b4785e0defbc4f3c1203f22de2374a3d53cb7a7fe9fea309c5")!
+        #expect(ImgproxyURL.signature(path: path, key: key, salt: salt) == "90UxdwGRAI2bpLSHKkZculJau5ahfxfS0h3fMuQAf40")
+        // Unknown options and bad values are 400s that say what is wrong.
+        for (bad, word) in [("/s/foo:1/plain/local:///a.jpg", "foo"), ("/s/rs:stretch:1:1/plain/local:///a.jpg", "stretch"),
+                            ("/s/q:101/plain/local:///a.jpg", "quality"), ("/s/g:no:10:0/plain/local:///a.jpg", "offsets"),
+                            ("/s/pr:missing/plain/local:///a.jpg", "missing"), ("/s/w:10/plain/local:///a.jpg@gif", "gif")] {
+            #expect(throws: HTTPError.self, "\(bad)") { try ImgproxyURL.parse(Substring(bad), presets: [:]) }
+            do { _ = try ImgproxyURL.parse(Substring(bad), presets: [:]) } catch let error as HTTPError {
+                #expect(error.status == .badRequest && (error.body ?? "").contains(word), "\(bad): \(error.body ?? "")")
+            }
+        }
+        // Presets expand where they are named; `default` applies first.
+        let presets = ImgproxyURL.presets("default=q:60,thumb=rs:fill:100:100/g:sm")
+        let preset = try ImgproxyURL.parse("/s/pr:thumb/plain/local:///a.jpg", presets: presets)
+        #expect(preset.options.width == 100 && preset.options.mode == .fill && preset.options.quality == 60)
+        // DPR multiplies; past the limits is a 400.
+        let dpr = try ImgproxyURL.parse("/s/rs:fit:300:200/dpr:2/plain/local:///a.jpg", presets: [:])
+        #expect(try chain(dpr.options) == Resize(width: 600, height: 400, mode: .fit).identifier)
+        let huge = try ImgproxyURL.parse("/s/rs:fit:2000:2000/dpr:3/plain/local:///a.jpg", presets: [:])
+        #expect(throws: HTTPError.self) { try chain(huge.options) }
+    }
+
+    @Test func thumborPathsAndSignatures() throws {
+        let url = try ThumborURL.parse("/sig/trim/10x20:110x220/fit-in/-300x0/left/top/smart/filters:quality(70):grayscale():watermark(http://h/m.png,-10,-10,50)/https://h/a.jpg")
+        #expect(url.options.trim == 0 && url.options.crop == .edges(left: 10, top: 20, right: 110, bottom: 220))
+        #expect(url.options.mode == .fit && url.options.width == 300 && url.options.height == 0 && url.options.flipHorizontal)
+        #expect(url.options.gravity == .smart(.attention) && url.options.quality == 70 && url.options.grayscale)
+        #expect(url.options.watermark?.opacity == 0.5 && url.options.watermark?.position == .southEast)
+        #expect(url.options.watermark?.offsetX == 10 && url.options.watermark?.offsetY == 10)
+        guard case .remote(let remote) = url.source else { Issue.record("an http source"); return }
+        #expect(remote.absoluteString == "https://h/a.jpg")
+        // thumbor's signature: urlsafe base64 (padded) of HMAC-SHA1 over the rest of the path.
+        #expect(ThumborURL.signature(path: "300x200/smart/a.jpg", key: "MY_SECURE_KEY") == "-pbN-LgPydve6xPqcsf6gGKHYvM=")
+        #expect(ThumborURL.verify(signature: "-pbN-LgPydve6xPqcsf6gGKHYvM", path: "300x200/smart/a.jpg", key: "MY_SECURE_KEY"))
+        #expect(!ThumborURL.verify(signature: "-pbN-LgPydve6xPqcsf6gGKHYvM=", path: "300x201/smart/a.jpg", key: "MY_SECURE_KEY"))
+        let focal = try ThumborURL.parse("/sig/300x200/filters:focal(100x100:200x300)/a.jpg")
+        #expect(focal.options.gravity == .focalPixel(x: 150, y: 200))
+        #expect(throws: HTTPError.self) { try ThumborURL.parse("/sig/300x200/filters:sepia()/a.jpg") }
+        #expect(throws: HTTPError.self) { try ThumborURL.parse("/sig/full-fit-in/300x200/a.jpg") }
+    }
+
+    @Test func expiringNativeURLs() async throws {
+        let server = try TestServer { $0.signingKeys = [keyA]; $0.signingSalt = salt }
+        try await server.test { (client: any TestClientProtocol) async throws in
+            let path = "/images/w=64,h=64/cat.jpg"
+            let future = Int64(Date().timeIntervalSince1970) + 600, past = Int64(Date().timeIntervalSince1970) - 5
+            let fresh = try SignedURLs.native(path: path, keyHex: keyA, saltHex: salt, expires: future)
+            #expect(fresh.hasPrefix(path + "?exp=\(future)&s="))
+            #expect(try await get(client, fresh).status == .ok)
+            let stale = try SignedURLs.native(path: path, keyHex: keyA, saltHex: salt, expires: past)
+            #expect(try await get(client, stale).status == .gone)
+            // The expiry is signed: moving it forward breaks the signature.
+            #expect(try await get(client, fresh.replacingOccurrences(of: "exp=\(future)", with: "exp=\(future + 1)")).status == .forbidden)
+            // A signature without exp does not cover one added later.
+            let plain = try SignedURLs.native(path: path, keyHex: keyA, saltHex: salt, expires: nil)
+            #expect(try await get(client, plain).status == .ok)
+            #expect(try await get(client, plain + "&exp=\(future)").status == .forbidden)
+            #expect(try await get(client, path + "?exp=soon").status == .badRequest)
+        }
+    }
+
+    @Test func theInfoEndpointDescribesASourceWithItsPlaceholders() async throws {
+        let server = try TestServer { $0.allowUnsignedAdHoc = true }
+        try await server.test { (client: any TestClientProtocol) async throws in
+            let response = try await get(client, "/info/cat.jpg")
+            #expect(response.status == .ok && response.headers[.contentType] == "application/json")
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(buffer: response.body)) as? [String: Any])
+            let info = try ImageDecoder.info(of: catJPEG)
+            #expect(object["width"] as? Int == info.width && object["height"] as? Int == info.height)
+            #expect(object["format"] as? String == "jpeg" && object["size"] as? Int == catJPEG.count)
+            // The placeholders are those of the same tiny decode the library makes.
+            let decoded = try ImageDecoder.decode(catJPEG, covering: Resize(width: 100, height: 100)
+                .minimumSourceSize(sourceWidth: info.uprightWidth, sourceHeight: info.uprightHeight))
+            let preview = try Resize(width: 100, height: 100).process(decoded)
+            #expect(object["blurhash"] as? String == (try Placeholder.blurHash(preview)))
+            #expect(object["thumbhash"] as? String == (try Placeholder.thumbHashBase64(preview)))
+            #expect((object["dominantColor"] as? String)?.count == 7)
+            // The imgproxy form answers the same document.
+            let imgproxy = try await get(client, "/imgproxy/info/insecure/plain/local:///cat.jpg")
+            #expect(imgproxy.status == .ok)
+            #expect(try await get(client, "/info/missing.jpg").status == .notFound)
+            #expect(try await get(client, "/info/corrupt.jpg").status.code >= 400)
+        }
+    }
+
+    @Test func compatibleURLsAreSignedUnlessUnsignedURLsAreServed() async throws {
+        let key = "943b421c9eb07c830af81030552c86009268de4e532ba2ee2eab8247c6da0881", saltHex = "520f"
+        let server = try TestServer { $0.imgproxyKeys = [key]; $0.imgproxySalts = [saltHex]; $0.thumborSecurityKey = "k" }
+        try await server.test { (client: any TestClientProtocol) async throws in
+            let signed = try SignedURLs.imgproxy(path: "rs:fit:64:64/plain/local:///cat.jpg@png", keyHex: key, saltHex: saltHex)
+            let answer = try await get(client, signed)
+            #expect(answer.status == .ok && answer.headers[.contentType] == "image/png")
+            #expect(try await get(client, "/imgproxy/insecure/rs:fit:64:64/plain/local:///cat.jpg@png").status == .forbidden)
+            let thumbor = try SignedURLs.thumbor(path: "64x64/cat.jpg", key: "k")
+            #expect(try await get(client, thumbor).status == .ok)
+            #expect(try await get(client, "/thumbor/unsafe/64x64/cat.jpg").status == .forbidden)
+            // Hostile paths stay out of the origin.
+            let escape = try SignedURLs.imgproxy(path: "rs:fit:64:64/plain/local:///../etc/passwd@png", keyHex: key, saltHex: saltHex)
+            #expect(try await get(client, escape).status == .notFound)
+        }
+        let open = try TestServer { $0.allowUnsignedAdHoc = true }
+        try await open.test { (client: any TestClientProtocol) async throws in
+            #expect(try await get(client, "/imgproxy/insecure/rs:fit:64:64/plain/local:///cat.jpg@png").status == .ok)
+            #expect(try await get(client, "/thumbor/unsafe/64x64/cat.jpg").status == .ok)
+            // A wrong signature is still refused when unsigned URLs are served.
+            #expect(try await get(client, "/thumbor/AAAA/64x64/cat.jpg").status == .forbidden)
+        }
+    }
+}
