@@ -1,3 +1,4 @@
+import Crypto
 import EaselCodecs
 import EaselPipeline
 import EaselSupport
@@ -13,31 +14,35 @@ extension ImageServer {
     func imgproxy(_ request: Request, _ context: EaselRequestContext, head: Bool) async throws -> Response {
         let path = request.uri.path
         if path.hasPrefix("/imgproxy/info/") { return try await imgproxyInfo(request, context) }
+        // The signature first: nothing of an unsigned URL is parsed.
+        try checkImgproxySignature(path.dropFirst("/imgproxy".count))
         let url = try ImgproxyURL.parse(path.dropFirst("/imgproxy".count), presets: imgproxyPresets)
-        try checkImgproxySignature(url.signature, url.signedPath)
         return try await answer(request, context, head: head, source: url.source, options: url.options,
                                 defaultQuality: ImgproxyURL.defaultQuality, strictFormat: true)
     }
 
     func thumbor(_ request: Request, _ context: EaselRequestContext, head: Bool) async throws -> Response {
-        let url = try ThumborURL.parse(request.uri.path.dropFirst("/thumbor".count))
-        let valid = configuration.thumborSecurityKey.map { ThumborURL.verify(signature: url.signature, path: url.signedPath, key: $0) } ?? false
-        if !valid, !(url.signature == "unsafe" && configuration.allowUnsignedAdHoc) {
+        let path = request.uri.path.dropFirst("/thumbor".count)
+        // The signature first: nothing of an unsigned URL is parsed.
+        guard let (signature, signedPath) = ThumborURL.signatureAndPath(path) else { throw HTTPError(.notFound, message: "no such image") }
+        let valid = configuration.thumborSecurityKey.map { ThumborURL.verify(signature: signature, path: signedPath, key: $0) } ?? false
+        if !valid, !(signature == "unsafe" && configuration.allowUnsignedAdHoc) {
             throw HTTPError(.forbidden, message: "missing or bad signature")
         }
+        let url = try ThumborURL.parse(path)
         return try await answer(request, context, head: head, source: url.source, options: url.options,
                                 defaultQuality: ThumborURL.defaultQuality, strictFormat: true)
     }
 
-    /// A valid signature with any configured key/salt pair, or `insecure` when unsigned URLs
-    /// are served.
-    func checkImgproxySignature(_ signature: Substring, _ signedPath: Substring) throws {
-        let path = String(signedPath)
+    /// A valid signature with any configured key/salt pair; when unsigned URLs are served,
+    /// also `insecure` — or, with no key configured, anything (as imgproxy without a key).
+    func checkImgproxySignature(_ path: Substring) throws {
+        guard let (signature, signedPath) = ImgproxyURL.signatureAndPath(path) else { throw HTTPError(.notFound, message: "no such image") }
+        let text = String(signedPath)
         var valid = false
-        for signer in imgproxySigners { valid = signer.verify(path: path, signature: String(signature)) || valid }
-        if !valid, !(signature == "insecure" && configuration.allowUnsignedAdHoc) {
-            throw HTTPError(.forbidden, message: "missing or bad signature")
-        }
+        for signer in imgproxySigners { valid = signer.verify(path: text, signature: String(signature)) || valid }
+        if valid || (configuration.allowUnsignedAdHoc && (signature == "insecure" || imgproxySigners.isEmpty)) { return }
+        throw HTTPError(.forbidden, message: "missing or bad signature")
     }
 
     // MARK: Info
@@ -53,8 +58,8 @@ extension ImageServer {
     /// `GET /imgproxy/info/{signature}/{options}/plain/{source}` (or a base64 source): imgproxy's
     /// info form; the options are checked and otherwise not used.
     func imgproxyInfo(_ request: Request, _ context: EaselRequestContext) async throws -> Response {
+        try checkImgproxySignature(request.uri.path.dropFirst("/imgproxy/info".count))
         let url = try ImgproxyURL.parse(request.uri.path.dropFirst("/imgproxy/info".count), presets: imgproxyPresets)
-        try checkImgproxySignature(url.signature, url.signedPath)
         return try await infoAnswer(url.source, context)
     }
 
@@ -113,20 +118,37 @@ extension ImageServer {
         case .source(let source):
             request = ImageRequest(url: try resolve(source), cacheKey: sourceKey(source))
         }
+        // Made once per watermark source (until it is purged): the warm path pays a lookup.
+        guard let key = request.sourceKey else { throw HTTPError(.notFound, message: "no such image") }
+        if let mark = marks.withLock({ $0[key] }) { return mark }
         request.deadline = .milliseconds(Int64(configuration.requestTimeout * 1000))
         let bitmap = try await pipeline.image(for: request).image
         guard bitmap.width <= Self.largestMark, bitmap.height <= Self.largestMark else {
             throw HTTPError(.badRequest, message: "a watermark image is at most \(Self.largestMark) pixels a side")
         }
-        return Self.mark(bitmap)
+        let mark = try await BlockingIOPool.decoding.perform { () throws -> ProcessingOptions.Mark in Self.mark(bitmap) }
+        marks.withLock { marks in
+            if marks.count >= 64 { marks.removeAll() }
+            marks[key] = mark
+        }
+        return mark
     }
 
     /// Watermark images are at most this many pixels a side.
     static let largestMark = 2048
 
+    /// The mark in RGBA and its identity: SHA-256 of its size and pixels (rows without their
+    /// padding), so no two marks share a cache key.
     static func mark(_ bitmap: Bitmap) -> ProcessingOptions.Mark {
         let rgba = bitmap.converted(to: .rgba8)
-        let checksum = rgba.withUnsafeBytes { Checksum.compute($0) }
-        return ProcessingOptions.Mark(bitmap: rgba, identifier: String(checksum, radix: 16))
+        var hasher = SHA256()
+        withUnsafeBytes(of: (UInt64(rgba.width).littleEndian, UInt64(rgba.height).littleEndian)) { hasher.update(bufferPointer: $0) }
+        rgba.withUnsafeBytes { bytes in
+            for y in 0..<rgba.height {
+                hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: bytes[y * rgba.rowBytes..<y * rgba.rowBytes + rgba.width * 4]))
+            }
+        }
+        let identifier = hasher.finalize().prefix(16).map { String(format: "%02x", $0) }.joined()
+        return ProcessingOptions.Mark(bitmap: rgba, identifier: identifier)
     }
 }

@@ -43,6 +43,8 @@ public final class ImageServer: Sendable {
     let imgproxyPresets: [String: [Substring]]
     /// The configured watermark image (`watermark`): read through the pipeline like a source.
     let configuredMark: URL?
+    /// Watermark images ready to composite, by source key (dropped when their source is purged).
+    let marks = Mutex<[String: ProcessingOptions.Mark]>([:])
     let cacheControl: String
     private let logger = Logger(label: "easel.server")
 
@@ -237,15 +239,24 @@ public final class ImageServer: Sendable {
         guard let spec else { throw HTTPError(.notFound, message: "no such image") }
         let path = try parse(spec: spec, source: source)
         let signed = try checkNativeSignature(request)
+        let lifetime = Self.remainingLifetime(request)
         switch path.processing {
         case .named(let format):
             if configuration.signNamedFormats, !signed { throw HTTPError(.forbidden, message: "missing or bad signature") }
             return try await answer(request, context, head: head, source: path.source, processing: .format(format.name),
-                                    quality: format.quality ?? 82, declared: format.output.flatMap(OutputType.init(name:)))
+                                    quality: format.quality ?? 82, declared: format.output.flatMap(OutputType.init(name:)),
+                                    lifetime: lifetime)
         case .adHoc(let options):
             if !signed, !configuration.allowUnsignedAdHoc { throw HTTPError(.forbidden, message: "missing or bad signature") }
-            return try await answer(request, context, head: head, source: path.source, options: options, defaultQuality: 82)
+            return try await answer(request, context, head: head, source: path.source, options: options, defaultQuality: 82,
+                                    lifetime: lifetime)
         }
+    }
+
+    /// Seconds until a URL's `exp` (nil without one): caches must not keep the answer longer.
+    static func remainingLifetime(_ request: Request) -> Int64? {
+        guard let text = request.uri.queryParameters["exp"], let expiry = Int64(text) else { return nil }
+        return max(0, expiry - Int64(Date().timeIntervalSince1970))
     }
 
     /// Whether a native URL carries a valid `s` (over the path, and `?exp=` when present). An
@@ -265,18 +276,20 @@ public final class ImageServer: Sendable {
     /// - Parameter strictFormat: an asked format is answered whatever `Accept` says (imgproxy's and
     ///   thumbor's rule); native URLs send WebP and AVIF only to clients that take them.
     func answer(_ request: Request, _ context: EaselRequestContext, head: Bool, source: Source, options: ProcessingOptions,
-                defaultQuality: Int, strictFormat: Bool = false) async throws -> Response {
+                defaultQuality: Int, strictFormat: Bool = false, lifetime: Int64? = nil) async throws -> Response {
         var mark: ProcessingOptions.Mark?
         if let watermark = options.watermark { mark = try await watermarkImage(watermark.image) }
         let processors = try options.processors(limit: configuration.maxAdHocSize, maxPixels: configuration.maxOutputPixels, mark: mark)
         return try await answer(request, context, head: head, source: source, processing: .processors(processors),
-                                quality: options.quality ?? defaultQuality, declared: options.format, strictFormat: strictFormat)
+                                quality: options.quality ?? defaultQuality, declared: options.format, strictFormat: strictFormat,
+                                lifetime: lifetime)
     }
 
     /// The answer for `processing` of `source`, in the output negotiated with the client's
     /// `Accept` (unless `declared` pins it): every URL style ends here.
     func answer(_ request: Request, _ context: EaselRequestContext, head: Bool, source: Source,
-                processing: ImageRequest.Processing, quality: Int, declared: OutputType?, strictFormat: Bool = false) async throws -> Response {
+                processing: ImageRequest.Processing, quality: Int, declared: OutputType?, strictFormat: Bool = false,
+                lifetime: Int64? = nil) async throws -> Response {
         // Output: AVIF, then WebP, for clients that name them in Accept; a format's own output
         // pins it (webp/avif: when the client takes it); JPEG otherwise. The cache key carries
         // the encoding, so each answer has its own entry.
@@ -288,7 +301,7 @@ public final class ImageServer: Sendable {
         }
         // Animated sources keep their frames as WebP for clients that take it, whatever else
         // they take (AVIF and JPEG answers would be stills).
-        let webpForAnimations = output != .webp && output != .png && declared != .jpeg && (accept?.explicitlyAccepts("image/webp") ?? false)
+        let webpForAnimations = !(strictFormat && declared != nil) && output != .webp && output != .png && declared != .jpeg && (accept?.explicitlyAccepts("image/webp") ?? false)
         let encoding = ImageEncoding(output, quality: output == .avif ? ImageEncoding.avifQuality(forJPEGQuality: quality) : quality,
                                      animationAsWebP: webpForAnimations ? quality : nil)
         // The warm path answers from the pipeline's encoded memory tier once, before admission;
@@ -312,7 +325,7 @@ public final class ImageServer: Sendable {
         var headers: HTTPFields = [
             .contentType: encoded.contentType,
             .eTag: encoded.etag,
-            .cacheControl: cacheControl,
+            .cacheControl: lifetime.map { "public, max-age=\(min(Int64(configuration.maxAge), $0))" } ?? cacheControl,
         ]
         if declared == nil || (!strictFormat && ImageEncoding.variesWithAccept(pinned: declared)) {
             headers[.vary] = "Accept"  // the answer depends on Accept
@@ -478,6 +491,10 @@ public final class ImageServer: Sendable {
         // A failing local disk is this instance's failure (500). A shared tier that failed or
         // did not answer in time is named in a 202 (the local tiers are purged; the peers and
         // the CDN are told either way): never a 5xx a balancer would retry elsewhere.
+        marks.withLock { marks in
+            marks[key ?? url.absoluteString] = nil
+            if let configuredMark, url == configuredMark { marks[configuredMark.absoluteString] = nil }
+        }
         let report = try await pipeline.purge(ImageRequest(url: url, cacheKey: key), scope: relayed ? .local : .everywhere,
                                               sharedStoreTimeLimit: Self.sharedPurgeTimeLimit)
         var unreached = report.unreachedSharedStores.map { "shared tier (\($0))" }

@@ -28,9 +28,13 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         public var output: String?
         public var quality: Int?
         public var maximumCount: Int?
+        /// An unsharp mask after the resize, with this sigma (0.3–2 suits strong downscales;
+        /// nil: none). Opt-in per format.
+        public var sharpen: Double?
 
         public init(name: String, width: Int, height: Int, fit: String = "fit", family: String? = nil, output: String? = nil,
-                    quality: Int? = nil, maximumCount: Int? = nil) {
+                    quality: Int? = nil, maximumCount: Int? = nil, sharpen: Double? = nil) {
+            self.sharpen = sharpen
             self.name = name
             self.width = width
             self.height = height
@@ -253,14 +257,20 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
             guard format.output == nil || OutputType(name: format.output!) != nil else {
                 throw .invalidValue(name: "format \(format.name) output", value: format.output!)
             }
+            if let sharpen = format.sharpen, !(sharpen > 0 && sharpen <= 10) {
+                throw .invalidValue(name: "format \(format.name) sharpen", value: "\(sharpen) (above 0, at most 10)")
+            }
             if let quality = format.quality, !(1...100).contains(quality) {
                 throw .invalidValue(name: "format \(format.name) quality", value: "\(quality)")
             }
         }
         for key in signingKeys where Data(hex: key) == nil || key.isEmpty { throw .invalidValue(name: "signing key", value: "(not hex)") }
-        guard imgproxyKeys.count == imgproxySalts.count, imgproxyKeys.allSatisfy({ Data(hex: $0) != nil }),
+        guard imgproxyKeys.count == imgproxySalts.count, imgproxyKeys.allSatisfy({ !$0.isEmpty && Data(hex: $0) != nil }),
               imgproxySalts.allSatisfy({ Data(hex: $0) != nil }) else {
-            throw .invalidValue(name: "imgproxy keys and salts", value: "(pairs of hex strings, as many keys as salts)")
+            throw .invalidValue(name: "imgproxy keys and salts", value: "(pairs of hex strings, keys not empty, as many keys as salts)")
+        }
+        if let thumborSecurityKey, thumborSecurityKey.isEmpty {
+            throw .invalidValue(name: "thumborSecurityKey", value: "(empty)")
         }
         if let adminToken, adminToken.count < 16 { throw .invalidValue(name: "admin token", value: "(shorter than 16 characters)") }
         guard signingSalt.isEmpty || Data(hex: signingSalt) != nil else { throw .invalidValue(name: "signing salt", value: "(not hex)") }
@@ -282,6 +292,7 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         formats.map { format in
             ImageFormat(name: format.name, family: format.family, width: format.width, height: format.height,
                         fit: ResizeMode(rawValue: format.fit) ?? .fit,
+                        processors: format.sharpen.map { [Sharpen(sigma: $0)] } ?? [],
                         maximumCount: format.maximumCount ?? max(100, min(10_000, (512 << 20) / (format.width * format.height * 4))))
         }
     }

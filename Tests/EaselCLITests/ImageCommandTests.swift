@@ -39,6 +39,34 @@ struct ImageCommandTests {
         #expect(object?["width"] as? Int == 640 && object?["format"] as? String == "JPEG")
     }
 
+    @Test func infoHashPrintsThePlaceholdersOfATinyDecode() async throws {
+        let directory = try makeInputs()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("photo.jpg").path
+        let json = try await runEasel(["info", "--json", "--hash", path])
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [String: Any])
+        // The same pixels as the library's preview: decoded to cover 100 px, then fitted.
+        let data = try Data(contentsOf: URL(fileURLWithPath: path))
+        let info = try ImageDecoder.info(of: data)
+        let preview = try Resize(width: 100, height: 100).process(try ImageDecoder.decode(data, covering: Resize(width: 100, height: 100)
+            .minimumSourceSize(sourceWidth: info.uprightWidth, sourceHeight: info.uprightHeight)))
+        #expect(object["blurhash"] as? String == (try Placeholder.blurHash(preview)))
+        #expect(object["thumbhash"] as? String == (try Placeholder.thumbHashBase64(preview)))
+        #expect((object["dominantColor"] as? String)?.hasPrefix("#") == true)
+        let text = try await runEasel(["info", "--hash", path])
+        #expect(text.status == 0 && text.output.contains("blurhash ") && text.output.contains("thumbhash "))
+    }
+
+    @Test func signPrintsURLsInTheThreeStyles() async throws {
+        let native = try await runEasel(["sign", "native", "/images/w=10,h=10/a.jpg", "--key", "00ff", "--salt", "", "--expires-at", "4000000000"])
+        #expect(native.status == 0 && native.output.hasPrefix("/images/w=10,h=10/a.jpg?exp=4000000000&s="))
+        // thumbor's own example key and path, signed as libthumbor signs (checked against it in make compat-test).
+        let thumbor = try await runEasel(["sign", "thumbor", "300x200/smart/a.jpg", "--key", "MY_SECURE_KEY"])
+        #expect(thumbor.output.trimmingCharacters(in: .whitespacesAndNewlines) == "/thumbor/-pbN-LgPydve6xPqcsf6gGKHYvM=/300x200/smart/a.jpg")
+        let imgproxy = try await runEasel(["sign", "imgproxy", "rs:fit:10:10/plain/local:///a.jpg", "--key", "zz", "--salt", "00"])
+        #expect(imgproxy.status != 0 && imgproxy.error.contains("hex"))
+    }
+
     @Test func thumbnailWritesOneFilePerInputAndFailsForBadOnes() async throws {
         let directory = try makeInputs()
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -4,6 +4,7 @@ import EaselPipeline
 import EaselTestSupport
 import Foundation
 import Hummingbird
+import Synchronization
 import HummingbirdTesting
 import Testing
 
@@ -146,5 +147,70 @@ import Testing
             // A wrong signature is still refused when unsigned URLs are served.
             #expect(try await get(client, "/thumbor/AAAA/64x64/cat.jpg").status == .forbidden)
         }
+    }
+
+    /// Found by review: each of these trapped (the process died) before; now each is a 4xx, or
+    /// an answer, and nothing of an unsigned URL is parsed at all.
+    @Test func hostileCompatibleURLsAreRefusedNotFatal() async throws {
+        let open = try TestServer { $0.allowUnsignedAdHoc = true; $0.watermark = sampleURL("coffee-cup-cutout.png").path }
+        try await open.test { (client: any TestClientProtocol) async throws in
+            for path in ["/thumbor/unsafe/10x10/filters:quality(1e300)/cat.jpg", "/thumbor/unsafe/10x10/filters:round_corner(%7C,0,0,0)/cat.jpg",
+                         "/thumbor/unsafe/10x10/filters:focal(9223372036854775807x0:9223372036854775807x0)/cat.jpg",
+                         "/thumbor/unsafe/10x10/filters:watermark(cat.jpg,-9223372036854775808,0,0)/cat.jpg",
+                         "/thumbor/unsafe/10x10/filters:fill(%EF%BC%A6%EF%BC%A6%EF%BC%A6)/cat.jpg",
+                         "/thumbor/unsafe/9223372036854775807x1/cat.jpg", "/thumbor/unsafe/99999999999999999999x1/cat.jpg",
+                         "/imgproxy/insecure/wm:1:ce:1e300/plain/local:///cat.jpg", "/imgproxy/insecure/w:9223372036854775807/plain/local:///cat.jpg",
+                         "/imgproxy/insecure/c:1e300:1e300/plain/local:///cat.jpg", "/imgproxy/insecure/rs:fit:2048:2048/dpr:8/plain/local:///cat.jpg",
+                         "/images/w=2048,h=2048,dpr=8/cat.jpg"] {
+                let status = try await get(client, path).status
+                #expect((400..<500).contains(status.code), "\(path): \(status)")
+            }
+            // Tolerances and sizes at the edges still answer.
+            #expect(try await get(client, "/thumbor/unsafe/trim:442/20x20/cat.jpg").status == .ok)
+            let tiny = try await get(client, "/imgproxy/insecure/rs:fit:100:100/dpr:0.001/plain/local:///cat.jpg@png")
+            #expect(tiny.status == .ok)
+            let bitmap = try ImageDecoder.decode(Data(buffer: tiny.body))
+            #expect(bitmap.width == 1 && bitmap.height == 1, "a side asked for stays ≥ 1 px")
+            // imgproxy's force does not enlarge without `enlarge` (native exact still does).
+            let force = try ImageDecoder.decode(Data(buffer: try await get(client, "/imgproxy/insecure/rs:force:2000:10/plain/local:///cat.jpg@png").body))
+            let info = try ImageDecoder.info(of: catJPEG)
+            #expect(force.width == info.width && force.height == 10)
+            // The configured watermark (outside the origin) composites; other files beside it stay unreadable.
+            #expect(try await get(client, "/imgproxy/insecure/rs:fit:200:200/wm:0.5:soea/plain/local:///cat.jpg@png").status == .ok)
+        }
+        let signed = try TestServer { $0.thumborSecurityKey = "k"; $0.imgproxyKeys = ["00ff"]; $0.imgproxySalts = ["00"] }
+        try await signed.test { (client: any TestClientProtocol) async throws in
+            #expect(try await get(client, "/thumbor/AAAA/10x10/filters:quality(1e300)/cat.jpg").status == .forbidden)
+            #expect(try await get(client, "/imgproxy/AAAA/wm:1:ce:1e300/plain/local:///cat.jpg").status == .forbidden)
+            #expect(try await get(client, "/imgproxy/insecure/rs:fit:10:10/plain/local:///cat.jpg").status == .forbidden)
+        }
+        #expect(throws: ServerConfigurationError.self) { try TestServer { $0.imgproxyKeys = [""]; $0.imgproxySalts = [""] } }
+    }
+
+    @Test func anExpiringURLIsNotCachedPastItsExpiry() async throws {
+        let server = try TestServer { $0.signingKeys = [keyA]; $0.signingSalt = salt; $0.maxAge = 86_400 }
+        try await server.test { (client: any TestClientProtocol) async throws in
+            let expiry = Int64(Date().timeIntervalSince1970) + 120
+            let response = try await get(client, try SignedURLs.native(path: "/images/thumb/cat.jpg", keyHex: keyA, saltHex: salt, expires: expiry))
+            let maxAge = try #require(response.headers[.cacheControl]?.split(separator: "=").last.flatMap { Int($0) })
+            #expect(response.status == .ok && maxAge <= 120 && maxAge >= 100)
+        }
+    }
+
+    @Test func aFormatMaySharpenAfterItsResize() async throws {
+        let plain = try TestServer { $0.formats = [.init(name: "t", width: 128, height: 128)] }
+        let sharp = try TestServer { $0.formats = [.init(name: "t", width: 128, height: 128, sharpen: 1)] }
+        let collected = Mutex<[Data]>([])
+        for server in [plain, sharp] {
+            try await server.test { (client: any TestClientProtocol) async throws in
+                let response = try await get(client, "/images/t/cat.jpg", headers: [.accept: "image/png"])
+                #expect(response.status == .ok)
+                collected.withLock { $0.append(Data(buffer: response.body)) }
+            }
+        }
+        let bodies = collected.withLock { $0 }
+        let a = try ImageDecoder.decode(bodies[0]), b = try ImageDecoder.decode(bodies[1])
+        #expect(a.width == b.width && !a.hasSamePixels(as: b), "the sharpened format differs")
+        #expect(throws: ServerConfigurationError.self) { try TestServer { $0.formats = [.init(name: "t", width: 8, height: 8, sharpen: 99)] } }
     }
 }

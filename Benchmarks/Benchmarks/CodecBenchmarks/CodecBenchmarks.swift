@@ -64,4 +64,29 @@ let benchmarks: @Sendable () -> Void = {
         benchmark.startMeasurement()
         for _ in benchmark.scaledIterations { blackHole(try Resize(width: 256, height: 144, mode: .exact).process(small)) }
     }
+
+    // Smart crop on what a 256×256 fill of a 1920×1080 JPEG decodes to with shrink-on-load
+    // (1/4 scale: 480×270): where to put the 270×270 window.
+    for strategy in [SmartCrop.Strategy.attention, .entropy] {
+        Benchmark("Smart crop \(strategy.rawValue) 480x270, window 270x270", configuration: configuration) { benchmark in
+            let decoded = try Resize(width: 480, height: 270, mode: .exact).process(photo)
+            benchmark.startMeasurement()
+            for _ in benchmark.scaledIterations { blackHole(SmartCrop.region(in: decoded, width: 270, height: 270, strategy: strategy)) }
+        }
+    }
+
+    // A whole 256×256 fill thumbnail, centred and smart: the smart crop's share of a thumbnail.
+    for gravity in [Gravity.center, .smart(.attention)] {
+        Benchmark("Thumbnail JPEG 1920x1080 to 256x256 fill g=\(gravity.identifier)", configuration: configuration) { (benchmark: Benchmark, jpeg: Data) in
+            let resize = Resize(width: 256, height: 256, mode: .fill, gravity: gravity)
+            for _ in benchmark.scaledIterations {
+                let info = try ImageDecoder.info(of: jpeg)
+                let needed = resize.minimumSourceSize(sourceWidth: info.uprightWidth, sourceHeight: info.uprightHeight)
+                let thumbnail = try resize.process(try ImageDecoder.decode(jpeg, info: info, covering: needed))
+                blackHole(try ImageEncoder.encode(thumbnail, as: .jpeg(quality: 80)))
+            }
+        } setup: {
+            try ImageEncoder.encode(photo, as: .jpeg(quality: 85))
+        }
+    }
 }

@@ -66,9 +66,9 @@ public struct RegionCrop: ImageProcessor, Hashable {
             return (x0, y0, x1 - x0, y1 - y0)
         case .size(let width, let height, let gravity):
             func side(_ value: Double, _ full: Int) -> Int {
-                if value <= 0 { return full }
-                let pixels = value < 1 ? Int((value * Double(full)).rounded()) : Int(value.rounded())
-                return min(full, max(1, pixels))
+                guard value > 0, value.isFinite else { return full }
+                let pixels = value < 1 ? (value * Double(full)).rounded() : min(value, Double(full)).rounded()
+                return min(full, max(1, Int(pixels)))
             }
             let w = side(width, bitmap.width), h = side(height, bitmap.height)
             let origin = gravity.place(width: w, height: h, in: bitmap)

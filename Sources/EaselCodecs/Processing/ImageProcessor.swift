@@ -120,7 +120,7 @@ public struct Resize: ImageProcessor, Hashable {
         case .fit: if upscale { text += ",up" }
         case .fill: if !upscale { text += ",noup" }
         case .fillDown, .auto: text += upscale ? ",up" : ",noup"
-        case .exact: break
+        case .exact: if !upscale { text += ",noup" }
         }
         if mode != .fit, mode != .exact, gravity != .center { text += ",g=" + gravity.identifier }
         return text + ")"
@@ -137,7 +137,8 @@ public struct Resize: ImageProcessor, Hashable {
     public func scaledSize(sourceWidth: Int, sourceHeight: Int) -> (width: Int, height: Int) {
         switch effectiveMode(sourceWidth: sourceWidth, sourceHeight: sourceHeight) {
         case .exact:
-            return (width, height)
+            // Without enlarging, each side at most the source's (imgproxy's force).
+            return upscale ? (width, height) : (min(width, sourceWidth), min(height, sourceHeight))
         case .fit, .auto:
             let scale = min(Double(width) / Double(sourceWidth), Double(height) / Double(sourceHeight))
             if scale >= 1, !upscale { return (sourceWidth, sourceHeight) }

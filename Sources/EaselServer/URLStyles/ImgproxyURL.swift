@@ -20,6 +20,13 @@ struct ImgproxyURL {
     /// What the signature covers: `/` and everything after the signature segment.
     var signedPath: Substring
 
+    /// The signature segment and what it covers (`/` and the rest), or nil without them.
+    static func signatureAndPath(_ path: Substring) -> (Substring, Substring)? {
+        let rest = path.drop { $0 == "/" }
+        guard let slash = rest.firstIndex(of: "/") else { return nil }
+        return (rest[..<slash], rest[slash...])
+    }
+
     /// imgproxy's default quality (`IMGPROXY_QUALITY`).
     static let defaultQuality = 80
 
@@ -33,7 +40,8 @@ struct ImgproxyURL {
         rest = rest[rest.index(after: slash)...]
         var segments = rest.split(separator: "/", omittingEmptySubsequences: false)
         var options = ProcessingOptions()
-        options.quality = nil
+        // imgproxy enlarges in no resizing type unless asked (`enlarge`).
+        options.enlarge = false
         if let defaults = presets["default"] { try apply(defaults, to: &options, presets: presets, depth: 0) }
         var optionSegments: [Substring] = []
         while let first = segments.first, first != "plain", first.contains(":") {
@@ -146,7 +154,7 @@ struct ImgproxyURL {
             case "enlarge", "el": options.enlarge = try bool(0) ?? false
             case "extend", "ex":
                 options.extend = try bool(0) ?? false
-                if let gravity = arg(1) { options.gravity = try self.gravity(gravity, Array(args.dropFirst(2)), option: name) }
+                if let gravity = arg(1) { options.extendGravity = try self.gravity(gravity, Array(args.dropFirst(2)), option: name) }
             case "gravity", "g": options.gravity = try gravity(args[0], Array(args.dropFirst()), option: name)
             case "quality", "q":
                 guard let quality = try int(0, "quality"), quality <= 100 else { throw HTTPError(.badRequest, message: "quality is 0–100") }
@@ -155,9 +163,8 @@ struct ImgproxyURL {
             case "crop", "c":
                 let width = try double(0, "width") ?? 0, height = try double(1, "height") ?? 0
                 guard width >= 0, height >= 0 else { throw HTTPError(.badRequest, message: "crop sizes are ≥ 0") }
-                var cropGravity = options.gravity
-                if let name = arg(2) { cropGravity = try gravity(name, Array(args.dropFirst(3)), option: "crop") }
-                options.crop = .size(width: width, height: height, gravity: cropGravity)
+                options.cropGravity = try arg(2).map { try gravity($0, Array(args.dropFirst(3)), option: "crop") }
+                options.crop = .size(width: width, height: height, gravity: .center)
             case "blur", "bl":
                 let sigma = try double(0, "sigma") ?? 0
                 options.blur = sigma > 0 ? sigma : nil
@@ -179,8 +186,10 @@ struct ImgproxyURL {
                         mark.position = place
                     }
                 }
-                mark.offsetX = Int(try double(2, "x offset") ?? 0)
-                mark.offsetY = Int(try double(3, "y offset") ?? 0)
+                let dx = try double(2, "x offset") ?? 0, dy = try double(3, "y offset") ?? 0
+                guard dx.magnitude <= 1_048_576, dy.magnitude <= 1_048_576 else { throw HTTPError(.badRequest, message: "watermark offsets are at most 1048576") }
+                mark.offsetX = Int(dx)
+                mark.offsetY = Int(dy)
                 mark.scale = try double(4, "scale") ?? 0
                 options.watermark = mark
             case "strip_metadata", "sm":

@@ -20,6 +20,11 @@ struct ProcessingOptions: Sendable {
     var extend = false
     /// Cut before the resize.
     var crop: RegionCrop.Region?
+    /// Where a `crop` given as a size is placed (nil: `gravity`, resolved when the chain is made,
+    /// so a later `g` applies as in imgproxy).
+    var cropGravity: Gravity?
+    /// Where `extend` places the image (nil: the centre).
+    var extendGravity: Gravity?
     /// Tolerance of a uniform border removed first (thumbor `trim`).
     var trim: Int?
     var flipHorizontal = false
@@ -70,22 +75,36 @@ struct ProcessingOptions: Sendable {
     /// ad-hoc chain (`[Resize(w, h, mode)]`), so it shares that cache entry.
     func processors(limit: Int, maxPixels: Int, mark: Mark?) throws -> [any ImageProcessor] {
         var chain: [any ImageProcessor] = []
-        if let trim { chain.append(Trim(tolerance: trim)) }
-        if let crop { chain.append(RegionCrop(crop)) }
+        if let trim {
+            guard let step = try? Trim.validated(tolerance: min(255, max(0, trim))) else { throw HTTPError(.badRequest, message: "bad trim tolerance") }
+            chain.append(step)
+        }
+        if var crop {
+            if case .size(let width, let height, _) = crop {
+                guard width >= 0, height >= 0, width <= Double(limit) * 8, height <= Double(limit) * 8 else {
+                    throw HTTPError(.badRequest, message: "crop sizes are 0–\(limit * 8)")
+                }
+                crop = .size(width: width, height: height, gravity: cropGravity ?? gravity)
+            }
+            chain.append(RegionCrop(crop))
+        }
         guard dpr > 0, dpr <= 8, dpr.isFinite else { throw HTTPError(.badRequest, message: "dpr is above 0 and at most 8") }
         guard width >= 0, height >= 0 else { throw HTTPError(.badRequest, message: "width and height are 0 or more") }
-        var w = Int((Double(width) * dpr).rounded()), h = Int((Double(height) * dpr).rounded())
-        guard w <= limit, h <= limit, w * h <= maxPixels else {
+        // In Double first: sides far past the limit are refused before any integer conversion.
+        let scaledWidth = (Double(width) * dpr).rounded(), scaledHeight = (Double(height) * dpr).rounded()
+        guard scaledWidth <= Double(limit), scaledHeight <= Double(limit), scaledWidth * scaledHeight <= Double(maxPixels) else {
             throw HTTPError(.badRequest, message: "the result is at most \(limit) pixels a side and \(maxPixels) pixels in all")
         }
+        // A side that was asked for stays at least 1 pixel, however small the dpr.
+        var w = width > 0 ? max(1, Int(scaledWidth)) : 0, h = height > 0 ? max(1, Int(scaledHeight)) : 0
         var mode = self.mode
         if w == 0 || h == 0 {
-            // One side follows the other (scaled to the given side); none: the source's size,
-            // within the limit.
-            if w == 0 && h == 0 { w = limit; h = limit; mode = .fit }
-            else if mode != .exact { mode = .fit }
-            if w == 0 { w = mode == .exact ? h : limit }
-            if h == 0 { h = mode == .exact ? w : limit }
+            // One side follows the other (scaled to the given side, in every mode); none: the
+            // source's size, within the limit.
+            if w == 0 && h == 0 { w = limit; h = limit }
+            mode = .fit
+            if w == 0 { w = limit }
+            if h == 0 { h = limit }
             if w * h > maxPixels { h = max(1, maxPixels / w) }
         }
         let upscale = (width == 0 && height == 0) ? false : enlarge
@@ -94,7 +113,7 @@ struct ProcessingOptions: Sendable {
         if extend, width > 0, height > 0 {
             let colour = background ?? (255, 255, 255)
             chain.append(Pad(width: w, height: h, red: colour.red, green: colour.green, blue: colour.blue,
-                             alpha: transparentExtend ? 0 : 255, gravity: gravity))
+                             alpha: transparentExtend ? 0 : 255, gravity: extendGravity ?? .center))
         }
         if flipHorizontal || flipVertical { chain.append(Flip(horizontal: flipHorizontal, vertical: flipVertical)) }
         if let blur {
@@ -160,9 +179,11 @@ struct ProcessingOptions: Sendable {
         let lower = Substring(text.lowercased())
         if let colour = named[lower] { return colour }
         let hex = lower.hasPrefix("#") ? lower.dropFirst() : lower
-        guard hex.count == 3 || hex.count == 6, hex.allSatisfy(\.isHexDigit) else { return nil }
-        let digits = hex.count == 3 ? hex.flatMap { [$0, $0] } : Array(hex)
-        func byte(_ i: Int) -> UInt8 { UInt8(String(digits[i...i + 1]), radix: 16)! }
+        // ASCII hex digits only (`isHexDigit` also takes fullwidth forms).
+        let values = hex.compactMap { $0.isASCII ? $0.hexDigitValue : nil }
+        guard values.count == hex.count, values.count == 3 || values.count == 6 else { return nil }
+        let digits = values.count == 3 ? values.flatMap { [$0, $0] } : values
+        func byte(_ i: Int) -> UInt8 { UInt8(digits[i] * 16 + digits[i + 1]) }
         return (byte(0), byte(2), byte(4))
     }
 }

@@ -18,6 +18,13 @@ struct ThumborURL {
     /// What the signature covers: everything after `/{signature}/`.
     var signedPath: Substring
 
+    /// The signature segment and what it covers (everything after `/{signature}/`).
+    static func signatureAndPath(_ path: Substring) -> (Substring, Substring)? {
+        let rest = path.drop { $0 == "/" }
+        guard let slash = rest.firstIndex(of: "/") else { return nil }
+        return (rest[..<slash], rest[rest.index(after: slash)...])
+    }
+
     /// thumbor's default quality (`QUALITY`).
     static let defaultQuality = 80
 
@@ -103,9 +110,9 @@ struct ThumborURL {
                 }
                 switch name {
                 case "quality":
-                    let quality = Int(try number(0))
+                    let quality = try number(0)
                     guard (1...100).contains(quality) else { throw HTTPError(.badRequest, message: "quality is 1–100") }
-                    options.quality = quality
+                    options.quality = Int(quality)
                 case "format":
                     guard let type = args.first else { throw HTTPError(.badRequest, message: "format needs a name") }
                     options.format = try ImgproxyURL.outputFormat(Substring(type))
@@ -122,7 +129,7 @@ struct ThumborURL {
                 case "round_corner":
                     // round_corner(a|b, r, g, b[, transparent]): one radius (the first).
                     guard let first = args.first else { throw HTTPError(.badRequest, message: "round_corner needs a radius") }
-                    guard let radius = Double(first.split(separator: "|")[0]), radius >= 0 else {
+                    guard let text = first.split(separator: "|").first, let radius = Double(text), radius >= 0, radius <= 8192 else {
                         throw HTTPError(.badRequest, message: "bad round_corner radius \(first)")
                     }
                     options.cornerRadius = radius
@@ -140,8 +147,13 @@ struct ThumborURL {
                         throw HTTPError(.badRequest, message: "focal takes AxB:CxD")
                     }
                     let n = region.split(whereSeparator: { $0 == "x" || $0 == ":" }).compactMap { Int($0) }
-                    guard n.count == 4 else { throw HTTPError(.badRequest, message: "focal takes AxB:CxD") }
-                    options.gravity = .focalPixel(x: (n[0] + n[2]) / 2, y: (n[1] + n[3]) / 2)
+                    guard n.count == 4, n.allSatisfy({ (0...(1 << 20)).contains($0) }) else {
+                        throw HTTPError(.badRequest, message: "focal takes AxB:CxD (pixels up to 1048576)")
+                    }
+                    // In the pixels of the source; a manual crop before it moves them.
+                    var (left, top) = (0, 0)
+                    if case .edges(let l, let t, _, _) = options.crop { (left, top) = (l, t) }
+                    options.gravity = .focalPixel(x: (n[0] + n[2]) / 2 - left, y: (n[1] + n[3]) / 2 - top)
                 case "strip_exif", "strip_icc":
                     break  // answers never carry metadata or a profile (colour is converted to sRGB)
                 case "fill", "background_color":
@@ -197,8 +209,8 @@ struct ThumborURL {
             // (`-0` included), or centred.
             func axis(_ text: String, _ name: String) throws -> (side: Int, margin: Int) {
                 if text == "center" { return (1, 0) }
-                guard let value = Int(text) else { throw HTTPError(.badRequest, message: "bad watermark \(name) \(text)") }
-                return (text.hasPrefix("-") ? 2 : 0, abs(value))
+                guard let value = Int(text), value.magnitude <= 1 << 20 else { throw HTTPError(.badRequest, message: "bad watermark \(name) \(text)") }
+                return (text.hasPrefix("-") ? 2 : 0, Int(value.magnitude))
             }
             let (h, dx) = try axis(x, "x"), (v, dy) = try axis(y, "y")
             let positions: [[Watermark.Position]] = [[.northWest, .north, .northEast], [.west, .center, .east], [.southWest, .south, .southEast]]
@@ -214,6 +226,9 @@ struct ThumborURL {
             }
             mark.widthRatio = try ratio(args[4])
             mark.heightRatio = try ratio(args[5])
+            guard mark.heightRatio == 0 else {
+                throw HTTPError(.badRequest, message: "watermark h_ratio is not supported (give none); w_ratio sets the mark's width")
+            }
         }
         return mark
     }
