@@ -491,10 +491,7 @@ public final class ImageServer: Sendable {
         // A failing local disk is this instance's failure (500). A shared tier that failed or
         // did not answer in time is named in a 202 (the local tiers are purged; the peers and
         // the CDN are told either way): never a 5xx a balancer would retry elsewhere.
-        marks.withLock { marks in
-            marks[key ?? url.absoluteString] = nil
-            if let configuredMark, url == configuredMark { marks[configuredMark.absoluteString] = nil }
-        }
+        marks.withLock { $0[key ?? url.absoluteString] = nil }
         let report = try await pipeline.purge(ImageRequest(url: url, cacheKey: key), scope: relayed ? .local : .everywhere,
                                               sharedStoreTimeLimit: Self.sharedPurgeTimeLimit)
         var unreached = report.unreachedSharedStores.map { "shared tier (\($0))" }
