@@ -19,6 +19,16 @@ public func fuzzOneInput(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {
     _ = info.uprightWidth
     guard let bitmap = try? ImageDecoder.decode(data, covering: (32, 32), limits: fuzzLimits) else { return 0 }
     _ = try? Resize(width: 16, height: 16, mode: .fill).process(bitmap)
+    // The DC-only path of progressive JPEGs at 1/8: stripping never crashes, and whenever the
+    // stripped and the full decode both succeed they agree to the byte (differential check).
+    if info.fileType == .jpeg, info.isProgressive {
+        _ = JPEGCodec.dcOnlyStream(data)
+        for format in [Bitmap.PixelFormat.rgba8, .gray8] {
+            let fast = try? JPEGCodec.decode(data, info: info, covering: (1, 1), pixelFormat: format, limits: fuzzLimits).0
+            let full = try? JPEGCodec.decode(data, info: info, covering: (1, 1), pixelFormat: format, limits: fuzzLimits, dcOnlyScans: false).0
+            if let fast, let full, !fast.hasSamePixels(as: full) { fatalError("DC-only decode differs from the full decode") }
+        }
+    }
     if info.isAnimated {
         _ = try? AnimationReader.frames(of: data, info: info, limits: fuzzLimits) { frame in
             _ = try Resize(width: 8, height: 8, mode: .fit).process(frame.image)
@@ -46,6 +56,14 @@ public func fuzzInitialize(_ argc: UnsafeMutablePointer<CInt>?, _ argv: UnsafeMu
     ]
     for (name, options) in seeds {
         try? ImageEncoder.encode(bitmap, as: options).write(to: URL(fileURLWithPath: directory + "/" + name))
+    }
+    // Progressive JPEGs big enough to decode at 1/8 (the DC-only path): 4:2:0, 4:4:4 and gray.
+    if let large = try? Resize(width: 96, height: 64, mode: .exact, upscale: true).process(bitmap) {
+        try? JPEGCodec.encode(large, quality: 75, progressive: true).write(to: URL(fileURLWithPath: directory + "/seed-progressive-420.jpg"))
+        try? JPEGCodec.encode(large, quality: 75, progressive: true, fullChroma: true)
+            .write(to: URL(fileURLWithPath: directory + "/seed-progressive-444.jpg"))
+        try? JPEGCodec.encode(large.converted(to: .gray8), quality: 75, progressive: true)
+            .write(to: URL(fileURLWithPath: directory + "/seed-progressive-gray.jpg"))
     }
     // Embedded profiles: Display P3 in a JPEG and a PNG, a CMYK JPEG with a CMYK profile.
     if let p3 = ICCProfile.displayP3 {

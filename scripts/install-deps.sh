@@ -5,9 +5,10 @@ needed=()
 # nginx and varnish: the cluster recipe and the CDN test (scripts/cluster.sh, scripts/varnish-test.sh).
 # liblcms2-dev, libavif-dev, libheif-dev: colour management, AVIF and HEIC. libavif-bin and
 # libheif-examples (avifenc, heif-enc) and icc-profiles-free (an Adobe RGB-compatible profile):
-# the tests make their AVIF, HEIC and wide-gamut files with them.
+# the tests make their AVIF, HEIC and wide-gamut files with them; libjpeg-turbo-progs (cjpeg,
+# jpegtran): progressive JPEGs with custom scan scripts for the DC-only decoding test.
 for package in libsqlite3-dev libjpeg62-turbo-dev libpng-dev libspng-dev libwebp-dev libgif-dev liblcms2-dev libavif-dev \
-    libheif-dev libavif-bin libheif-examples icc-profiles-free nginx varnish; do
+    libheif-dev libavif-bin libheif-examples icc-profiles-free libjpeg-turbo-progs nginx varnish; do
   dpkg -s "$package" >/dev/null 2>&1 || needed+=("$package")
 done
 if [ ${#needed[@]} -gt 0 ]; then

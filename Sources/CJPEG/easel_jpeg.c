@@ -87,10 +87,267 @@ int easel_jpeg_read_header(const uint8_t *data, size_t size, easel_jpeg_header *
     return 1;
 }
 
+/* ---- DC-only decoding of progressive JPEGs at scale 1/8 ----
+ *
+ * Rule (libjpeg-turbo jdmaster.c, jpeg_calc_output_dimensions; IJG libjpeg 9 differs): at
+ * scale 1/8 a component gets DCT_scaled_size = ssize, where ssize starts at 1 and doubles while
+ * ssize < 8 && max_h % (h*ssize*2) == 0 && max_v % (v*ssize*2) == 0. So a component uses
+ * jpeg_idct_1x1 (coefficient 0 only) iff !(max_h % (2h) == 0 && max_v % (2v) == 0).
+ * The stripped stream must be decoded with do_block_smoothing = FALSE: libjpeg smooths (and
+ * rewrites DC) while coefficients 1..9 of a component are unknown. The original is only
+ * stripped when every component is fully refined in coefficients 1..9, so libjpeg does not
+ * smooth the original either; both then give identical pixels (checked on 310 files from
+ * Pillow, cjpeg, jpegtran and custom scan scripts, and by a differential fuzzer). */
+#define EASEL_STRIP_OK 0
+#define EASEL_STRIP_NOT_APPLICABLE 1
+#define EASEL_STRIP_ERROR (-1)
+
+int easel_jpeg_strip_dc_only(const unsigned char *in, size_t len,
+                             unsigned char *out, size_t *out_len)
+{
+  enum { MAXC = 10, NSAVED = 10 };
+  int have_sof = 0, nc = 0, nscans = 0, stripped = 0;
+  int comp_id[MAXC], dc_only[MAXC], latched[MAXC];
+  int coef_bits[MAXC][NSAVED];          /* mirrors cinfo->coef_bits[ci][0..9] */
+  int ac_tbl[4] = { 0, 0, 0, 0 };       /* 0 undefined, 1 valid, 2 invalid */
+  size_t p, o;
+  int ci, k;
+
+  if (out_len) *out_len = 0;
+  if (!in || !out || !out_len) return EASEL_STRIP_ERROR;
+  if (len < 4 || in[0] != 0xFF || in[1] != 0xD8) return EASEL_STRIP_ERROR;
+  out[0] = 0xFF; out[1] = 0xD8;
+  o = 2; p = 2;
+  for (ci = 0; ci < MAXC; ci++) {
+    comp_id[ci] = -1; dc_only[ci] = 0; latched[ci] = 0;
+    for (k = 0; k < NSAVED; k++) coef_bits[ci][k] = -1;
+  }
+
+  for (;;) {
+    unsigned m;
+    size_t seglen, slen;
+    const unsigned char *seg;
+
+    if (p >= len) return EASEL_STRIP_ERROR;             /* no EOI */
+    if (in[p] != 0xFF) return EASEL_STRIP_NOT_APPLICABLE; /* junk bytes */
+    while (p < len && in[p] == 0xFF) p++;               /* fill bytes */
+    if (p >= len) return EASEL_STRIP_ERROR;
+    m = in[p++];
+    if (m == 0x00) return EASEL_STRIP_NOT_APPLICABLE;   /* junk FF00 */
+
+    if (m == 0xD9) {                                    /* EOI */
+      if (o + 2 > len) return EASEL_STRIP_ERROR;
+      out[o++] = 0xFF; out[o++] = 0xD9;
+      break;
+    }
+    if (m == 0x01 || (m >= 0xD0 && m <= 0xD7)) {        /* TEM, stray RSTn */
+      if (o + 2 > len) return EASEL_STRIP_ERROR;
+      out[o++] = 0xFF; out[o++] = (unsigned char)m;
+      continue;
+    }
+    if (m == 0xD8) return EASEL_STRIP_NOT_APPLICABLE;   /* 2nd SOI: lib error */
+
+    /* Marker segment with a length field. */
+    if (len - p < 2) return EASEL_STRIP_ERROR;
+    seglen = ((size_t)in[p] << 8) | in[p + 1];
+    if (seglen < 2) return EASEL_STRIP_NOT_APPLICABLE;
+    if (seglen > len - p) return EASEL_STRIP_ERROR;     /* truncated */
+    seg = in + p + 2;
+    slen = seglen - 2;
+
+    if (m == 0xC2) {                                    /* SOF2 */
+      int maxh = 1, maxv = 1, hs[MAXC], vs[MAXC], j;
+      if (have_sof) return EASEL_STRIP_NOT_APPLICABLE;
+      if (slen < 6) return EASEL_STRIP_NOT_APPLICABLE;
+      if (seg[0] != 8) return EASEL_STRIP_NOT_APPLICABLE;   /* precision */
+      if ((seg[1] | seg[2]) == 0 || (seg[3] | seg[4]) == 0)
+        return EASEL_STRIP_NOT_APPLICABLE;                   /* DNL/empty */
+      nc = seg[5];
+      if (nc < 1 || nc > MAXC || slen != 6 + 3 * (size_t)nc)
+        return EASEL_STRIP_NOT_APPLICABLE;
+      for (ci = 0; ci < nc; ci++) {
+        comp_id[ci] = seg[6 + 3 * ci];
+        hs[ci] = seg[7 + 3 * ci] >> 4;
+        vs[ci] = seg[7 + 3 * ci] & 15;
+        if (hs[ci] < 1 || hs[ci] > 4 || vs[ci] < 1 || vs[ci] > 4)
+          return EASEL_STRIP_NOT_APPLICABLE;
+        for (j = 0; j < ci; j++)
+          if (comp_id[j] == comp_id[ci]) return EASEL_STRIP_NOT_APPLICABLE;
+        if (hs[ci] > maxh) maxh = hs[ci];
+        if (vs[ci] > maxv) maxv = vs[ci];
+      }
+      for (ci = 0; ci < nc; ci++)
+        dc_only[ci] = !(maxh % (2 * hs[ci]) == 0 && maxv % (2 * vs[ci]) == 0);
+      have_sof = 1;
+    } else if ((m >= 0xC0 && m <= 0xCF && m != 0xC4 && m != 0xCC)) {
+      return EASEL_STRIP_NOT_APPLICABLE;   /* other SOFn / JPG */
+    } else if (m == 0xC4) {                /* DHT: track AC table validity */
+      size_t q = 0, rem = slen;
+      while (rem > 16) {
+        unsigned idx = seg[q], count = 0, l, n;
+        unsigned long code = 0;
+        int bad = 0;
+        for (l = 1; l <= 16; l++) count += seg[q + l];
+        rem -= 17;
+        if (count > 256 || count > rem) return EASEL_STRIP_NOT_APPLICABLE;
+        /* Kraft check exactly as jpeg_make_d_derived_tbl */
+        for (l = 1; l <= 16; l++) {
+          n = seg[q + l];
+          code += n;
+          if (code >= (1UL << l)) bad = 1;
+          code <<= 1;
+        }
+        if (idx & 0x10) {
+          idx -= 0x10;
+          if (idx >= 4) return EASEL_STRIP_NOT_APPLICABLE;
+          ac_tbl[idx] = bad ? 2 : 1;
+        } else if (idx >= 4) {
+          return EASEL_STRIP_NOT_APPLICABLE;
+        }
+        q += 17 + count;
+        rem -= count;
+      }
+      if (rem != 0) return EASEL_STRIP_NOT_APPLICABLE;
+    } else if (m == 0xDD) {                /* DRI */
+      if (slen != 2) return EASEL_STRIP_NOT_APPLICABLE;
+      if (seg[0] | seg[1]) return EASEL_STRIP_NOT_APPLICABLE;
+    } else if (m == 0xDA) {                /* SOS */
+      int n, Ss, Se, Ah, Al, scomp[4], i, j, strip;
+      size_t e;
+      if (!have_sof || slen < 1) return EASEL_STRIP_NOT_APPLICABLE;
+      n = seg[0];
+      if (n < 1 || n > 4 || slen != (size_t)(4 + 2 * n))
+        return EASEL_STRIP_NOT_APPLICABLE;
+      for (i = 0; i < n; i++) {
+        int id = seg[1 + 2 * i];
+        /* libjpeg only matches the first MAX_COMPS_IN_SCAN (4) components */
+        for (ci = 0; ci < nc && ci < 4; ci++)
+          if (comp_id[ci] == id) break;
+        if (ci == nc || ci == 4) return EASEL_STRIP_NOT_APPLICABLE;
+        for (j = 0; j < i; j++)
+          if (scomp[j] == ci) return EASEL_STRIP_NOT_APPLICABLE;
+        scomp[i] = ci;
+      }
+      Ss = seg[1 + 2 * n];
+      Se = seg[2 + 2 * n];
+      Ah = seg[3 + 2 * n] >> 4;
+      Al = seg[3 + 2 * n] & 15;
+      /* jdphuff.c start_pass_phuff_decoder validation (fatal there) */
+      if (Ss == 0) {
+        if (Se != 0) return EASEL_STRIP_NOT_APPLICABLE;
+      } else if (Ss > Se || Se > 63 || n != 1) {
+        return EASEL_STRIP_NOT_APPLICABLE;
+      }
+      if ((Ah != 0 && Al != Ah - 1) || Al > 13)
+        return EASEL_STRIP_NOT_APPLICABLE;
+      for (i = 0; i < n; i++)
+        for (k = Ss; k <= Se && k < NSAVED; k++) coef_bits[scomp[i]][k] = Al;
+
+      strip = 0;
+      if (Ss > 0) {
+        ci = scomp[0];
+        /* only strip once the component's quant table is latched by a
+         * kept scan, and only if libjpeg would accept the AC table */
+        if (dc_only[ci] && latched[ci]) {
+          int ta = seg[2 + 2 * 0] & 15;
+          if (ta >= 4 || ac_tbl[ta] != 1) return EASEL_STRIP_NOT_APPLICABLE;
+          strip = 1;
+        }
+      }
+      if (!strip)
+        for (i = 0; i < n; i++) latched[scomp[i]] = 1;
+      nscans++;
+
+      /* Find the end of the entropy-coded data: the first 0xFF of the
+       * 0xFF run that is followed by a byte other than 0x00 / RSTn. */
+      e = p + seglen;
+      for (;;) {
+        size_t f;
+        const unsigned char *ff;
+        if (e >= len) return EASEL_STRIP_ERROR;
+        ff = (const unsigned char *)memchr(in + e, 0xFF, len - e);
+        if (!ff) return EASEL_STRIP_ERROR;
+        e = (size_t)(ff - in);
+        f = e + 1;
+        while (f < len && in[f] == 0xFF) f++;
+        if (f >= len) return EASEL_STRIP_ERROR;
+        if (in[f] == 0x00 || (in[f] >= 0xD0 && in[f] <= 0xD7)) {
+          e = f + 1;
+          continue;
+        }
+        break;          /* e is at a marker (possibly preceded by fills) */
+      }
+      if (strip) {
+        stripped++;
+      } else {
+        size_t nbytes = e - (p - 2);     /* FF DA + segment + data */
+        if (nbytes > len - o) return EASEL_STRIP_ERROR;
+        out[o++] = 0xFF; out[o++] = 0xDA;
+        memcpy(out + o, in + p, e - p);
+        o += e - p;
+      }
+      p = e;
+      continue;
+    } else if (m == 0xCC || m == 0xDB || m == 0xDC || m == 0xFE ||
+               (m >= 0xE0 && m <= 0xEF)) {
+      /* DAC, DQT, DNL, COM, APPn: copied verbatim */
+    } else {
+      return EASEL_STRIP_NOT_APPLICABLE;   /* libjpeg: unknown marker */
+    }
+
+    /* copy the segment */
+    if (seglen + 2 > len - o) return EASEL_STRIP_ERROR;
+    out[o++] = 0xFF; out[o++] = (unsigned char)m;
+    memcpy(out + o, in + p, seglen);
+    o += seglen;
+    p += seglen;
+  }
+
+  if (!have_sof || nscans == 0 || stripped == 0)
+    return EASEL_STRIP_NOT_APPLICABLE;
+  /* The original must not be block-smoothed: every component fully
+   * refined in coefficients 1..9 (smoothing_ok() would return FALSE). */
+  for (ci = 0; ci < nc; ci++)
+    for (k = 1; k < NSAVED; k++)
+      if (coef_bits[ci][k] != 0) return EASEL_STRIP_NOT_APPLICABLE;
+  *out_len = o;
+  return EASEL_STRIP_OK;
+}
+
+static int easel_jpeg_decode_checked_stream(const uint8_t *data, size_t size, int scale_denom, int dc_only, int gray_output,
+                                            int width, int height, int output_width, int output_height,
+                                            uint8_t *pixels, size_t row_bytes, int max_scans, int raw_cmyk,
+                                            int *cmyk_layout, char *message);
+
 int easel_jpeg_decode_checked(const uint8_t *data, size_t size, int scale_denom, int gray_output,
                               int width, int height, int output_width, int output_height,
                               uint8_t *pixels, size_t row_bytes, int max_scans, int raw_cmyk, int *cmyk_layout,
-                              char *message) {
+                              int dc_only_scans, char *message) {
+    /* At 1/8, a progressive file's unused AC scans are dropped before libjpeg sees it. */
+    unsigned char *stripped = NULL;
+    /* EASEL_JPEG_DC_ONLY=0 turns it off (side-by-side benchmarks: Benchmarks/peers/progressive.sh). */
+    const char *setting = getenv("EASEL_JPEG_DC_ONLY");
+    if (setting && setting[0] == '0') dc_only_scans = 0;
+    if (dc_only_scans && scale_denom == 8 && size > 4) {
+        stripped = malloc(size);
+        size_t stripped_size = 0;
+        if (stripped && easel_jpeg_strip_dc_only(data, size, stripped, &stripped_size) == EASEL_STRIP_OK) {
+            int result = easel_jpeg_decode_checked_stream(stripped, stripped_size, 8, 1, gray_output, width, height, output_width,
+                                                          output_height, pixels, row_bytes, max_scans, raw_cmyk, cmyk_layout, message);
+            free(stripped);
+            return result;
+        }
+        free(stripped);
+    }
+    return easel_jpeg_decode_checked_stream(data, size, scale_denom, 0, gray_output, width, height, output_width, output_height,
+                                            pixels, row_bytes, max_scans, raw_cmyk, cmyk_layout, message);
+}
+
+/* One decode; `dc_only` marks a stream from easel_jpeg_strip_dc_only (scale 1/8, no smoothing). */
+static int easel_jpeg_decode_checked_stream(const uint8_t *data, size_t size, int scale_denom, int dc_only, int gray_output,
+                                            int width, int height, int output_width, int output_height,
+                                            uint8_t *pixels, size_t row_bytes, int max_scans, int raw_cmyk,
+                                            int *cmyk_layout, char *message) {
     struct jpeg_decompress_struct cinfo;
     easel_error_mgr errors;
     easel_progress_mgr progress;
@@ -124,6 +381,8 @@ int easel_jpeg_decode_checked(const uint8_t *data, size_t size, int scale_denom,
     cinfo.scale_num = 1;
     cinfo.scale_denom = (unsigned int)scale_denom;
     cinfo.dct_method = JDCT_ISLOW;
+    /* A stripped stream lacks AC scans on purpose: smoothing would estimate them (and move DC). */
+    if (dc_only) cinfo.do_block_smoothing = FALSE;
     if (cmyk) {
         cinfo.out_color_space = JCS_CMYK;
     } else if (gray_output) {

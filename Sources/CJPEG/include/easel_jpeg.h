@@ -27,10 +27,21 @@ int easel_jpeg_read_header(const uint8_t *data, size_t size, easel_jpeg_header *
  * those. A file that ends early is an error; more than max_scans progressive scans returns -1.
  * With raw_cmyk (and 4-byte output), CMYK/YCCK files are left as CMYK bytes for the caller to
  * convert with their profile: *cmyk_layout is then 1 (0 = no ink) or 2 (Adobe's inverted), else 0. */
+/* dc_only_scans: at scale 1/8, a progressive file is decoded without the AC scans libjpeg-turbo
+ * would not use (see easel_jpeg_strip_dc_only): the same pixels, several times faster. */
 int easel_jpeg_decode_checked(const uint8_t *data, size_t size, int scale_denom, int gray_output,
                               int width, int height, int output_width, int output_height,
                               uint8_t *pixels, size_t row_bytes, int max_scans, int raw_cmyk, int *cmyk_layout,
-                              char *message);
+                              int dc_only_scans, char *message);
+
+/* Copies a progressive JPEG into `out` (room for `len` bytes) without the AC scans of the
+ * components that libjpeg-turbo decodes with its 1x1 IDCT at scale 1/8 (luma, and every
+ * component of gray, 4:4:4, 4:2:2, 4:4:0 and 4:1:1 files). The result, decoded at 1/8 with
+ * do_block_smoothing off, has exactly the pixels of the original decoded at 1/8. Returns 0 with
+ * *out_len set; 1 when it does not apply (baseline, arithmetic coding, restart intervals,
+ * incomplete progressions, nothing to remove, anything unusual); -1 for malformed or truncated
+ * input. On a nonzero return, decode the original. */
+int easel_jpeg_strip_dc_only(const unsigned char *in, size_t len, unsigned char *out, size_t *out_len);
 
 /* Encodes RGBA (components 4, alpha ignored) or gray (components 1) pixels; chroma at full
  * resolution (4:4:4) when full_chroma, else 4:2:0; an ICC profile

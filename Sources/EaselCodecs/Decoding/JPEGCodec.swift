@@ -29,7 +29,7 @@ package enum JPEGCodec {
     /// or gray.
     static func decode(_ data: Data, info: ImageInfo, covering minimumSize: (width: Int, height: Int)?,
                        pixelFormat: Bitmap.PixelFormat, rawCMYK: Bool = false,
-                       limits: DecodingLimits) throws -> (Bitmap, ColorConverter.Layout?) {
+                       limits: DecodingLimits, dcOnlyScans: Bool = true) throws -> (Bitmap, ColorConverter.Layout?) {
         let denominator = scaleDenominator(width: info.width, height: info.height, covering: minimumSize)
         // libjpeg's output size at 1/denominator: jdiv_round_up(size, denominator).
         let width = (info.width + denominator - 1) / denominator, height = (info.height + denominator - 1) / denominator
@@ -42,7 +42,8 @@ package enum JPEGCodec {
                 easel_jpeg_decode_checked(bytes, count, Int32(denominator), pixelFormat == .gray8 ? 1 : 0,
                                           Int32(info.width), Int32(info.height), Int32(width), Int32(height),
                                           pixels.baseAddress!.assumingMemoryBound(to: UInt8.self), rowBytes,
-                                          Int32(clamping: limits.maxProgressiveScans), rawCMYK ? 1 : 0, &layout, message)
+                                          Int32(clamping: limits.maxProgressiveScans), rawCMYK ? 1 : 0, &layout,
+                                          dcOnlyScans && info.isProgressive ? 1 : 0, message)
             }
         }
         bitmap.markOpaque()
@@ -94,5 +95,21 @@ package enum JPEGCodec {
         if try callShim(data, format: .jpeg, messageSize: EASEL_JPEG_MESSAGE_SIZE, body) == -1 {
             throw CodecError.tooManyScans(limit: scanLimit)
         }
+    }
+
+    /// `data` without the AC scans a decode at 1/8 does not use (`easel_jpeg_strip_dc_only`),
+    /// or nil when that does not apply: for tests and the fuzzer.
+    package static func dcOnlyStream(_ data: Data) -> Data? {
+        guard data.count > 4 else { return nil }
+        var output = Data(count: data.count)
+        var length = 0
+        let status = data.withUnsafeBytes { input in
+            output.withUnsafeMutableBytes { out in
+                easel_jpeg_strip_dc_only(input.baseAddress!.assumingMemoryBound(to: UInt8.self), input.count,
+                                         out.baseAddress!.assumingMemoryBound(to: UInt8.self), &length)
+            }
+        }
+        guard status == 0 else { return nil }
+        return output.prefix(length)
     }
 }
