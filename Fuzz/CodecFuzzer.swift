@@ -26,6 +26,7 @@ public func fuzzOneInput(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {
         for format in [Bitmap.PixelFormat.rgba8, .gray8] {
             let fast = try? JPEGCodec.decode(data, info: info, covering: (1, 1), pixelFormat: format, limits: fuzzLimits).0
             let full = try? JPEGCodec.decode(data, info: info, covering: (1, 1), pixelFormat: format, limits: fuzzLimits, dcOnlyScans: false).0
+            if (fast == nil) != (full == nil) { fatalError("the DC-only and the full decode disagree on success") }
             if let fast, let full, !fast.hasSamePixels(as: full) { fatalError("DC-only decode differs from the full decode") }
         }
     }

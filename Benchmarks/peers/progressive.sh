@@ -38,7 +38,7 @@ time_of() {  # seconds of the fastest of RUNS runs of the command
     local best=999999
     for _ in $(seq "$RUNS"); do
         local start end
-        start=$(date +%s.%N); "$@" >/dev/null 2>&1; end=$(date +%s.%N)
+        start=$(date +%s.%N); "$@" >/dev/null 2>&1 || { echo "failed: $*" >&2; exit 1; }; end=$(date +%s.%N)
         best=$(python3 -c "print(min($best, $end - $start))")
     done
     echo "$best"
@@ -47,8 +47,11 @@ mkdir -p "$work/dc" "$work/full" "$work/floor"
 dc=$(time_of env EASEL_JPEG_DC_ONLY=1 taskset -c "$CPU" "$easel" thumbnail "${files[@]}" --size 256x256 --fit contain --format jpeg --quality 80 --jobs 1 --output-dir "$work/dc")
 full=$(time_of env EASEL_JPEG_DC_ONLY=0 taskset -c "$CPU" "$easel" thumbnail "${files[@]}" --size 256x256 --fit contain --format jpeg --quality 80 --jobs 1 --output-dir "$work/full")
 floor=$(time_of taskset -c "$CPU" "$work/thumbfloor" -s 256x256 -q 80 "$work/floor" "${files[@]}")
-for f in "$work"/dc/*; do cmp -s "$f" "$work/full/$(basename "$f")" || { echo "DC-only and full thumbnails differ: $(basename "$f")" >&2; exit 1; }; done
 n=${#files[@]}
+for dir in dc full floor; do
+    [ "$(ls "$work/$dir" | wc -l)" -eq "$n" ] || { echo "$dir: not $n thumbnails" >&2; exit 1; }
+done
+for f in "$work"/dc/*; do cmp -s "$f" "$work/full/$(basename "$f")" || { echo "DC-only and full thumbnails differ: $(basename "$f")" >&2; exit 1; }; done
 printf '%d progressive JPEGs (3000 and 4000 px wide, 4:2:0 and 4:4:4), 256x256 contain, JPEG q80, one core, best of %d\n' "$n" "$RUNS"
 printf '%-28s %10s %12s %14s\n' tool seconds images/s "easel-dc/this"
 for row in "easel (DC-only decode):$dc" "easel (full decode):$full" "C floor (full decode):$floor"; do

@@ -1,6 +1,8 @@
 #include "easel_jpeg.h"
 
+#include <pthread.h>
 #include <setjmp.h>
+#include <strings.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,7 +105,7 @@ int easel_jpeg_read_header(const uint8_t *data, size_t size, easel_jpeg_header *
 #define EASEL_STRIP_ERROR (-1)
 
 int easel_jpeg_strip_dc_only(const unsigned char *in, size_t len,
-                             unsigned char *out, size_t *out_len)
+                             unsigned char *out, size_t *out_len, int max_scans)
 {
   enum { MAXC = 10, NSAVED = 10 };
   int have_sof = 0, nc = 0, nscans = 0, stripped = 0;
@@ -305,6 +307,9 @@ int easel_jpeg_strip_dc_only(const unsigned char *in, size_t len,
 
   if (!have_sof || nscans == 0 || stripped == 0)
     return EASEL_STRIP_NOT_APPLICABLE;
+  /* A file over the scan limit is refused as a whole, whatever the scale: decode the original. */
+  if (max_scans > 0 && nscans > max_scans)
+    return EASEL_STRIP_NOT_APPLICABLE;
   /* The original must not be block-smoothed: every component fully
    * refined in coefficients 1..9 (smoothing_ok() would return FALSE). */
   for (ci = 0; ci < nc; ci++)
@@ -319,19 +324,33 @@ static int easel_jpeg_decode_checked_stream(const uint8_t *data, size_t size, in
                                             uint8_t *pixels, size_t row_bytes, int max_scans, int raw_cmyk,
                                             int *cmyk_layout, char *message);
 
+static pthread_once_t dc_only_once = PTHREAD_ONCE_INIT;
+static int dc_only_enabled = 1;
+
+static void read_dc_only_setting(void) {
+    const char *setting = getenv("EASEL_JPEG_DC_ONLY");
+    if (setting && (strcmp(setting, "0") == 0 || strcasecmp(setting, "false") == 0 || strcasecmp(setting, "off") == 0)) {
+        dc_only_enabled = 0;
+    }
+}
+
 int easel_jpeg_decode_checked(const uint8_t *data, size_t size, int scale_denom, int gray_output,
                               int width, int height, int output_width, int output_height,
                               uint8_t *pixels, size_t row_bytes, int max_scans, int raw_cmyk, int *cmyk_layout,
                               int dc_only_scans, char *message) {
     /* At 1/8, a progressive file's unused AC scans are dropped before libjpeg sees it. */
     unsigned char *stripped = NULL;
-    /* EASEL_JPEG_DC_ONLY=0 turns it off (side-by-side benchmarks: Benchmarks/peers/progressive.sh). */
-    const char *setting = getenv("EASEL_JPEG_DC_ONLY");
-    if (setting && setting[0] == '0') dc_only_scans = 0;
+    /* The IDCT-size rule is libjpeg-turbo's (IJG libjpeg 9 scales each axis on its own). */
+#ifndef LIBJPEG_TURBO_VERSION
+    dc_only_scans = 0;
+#endif
+    /* EASEL_JPEG_DC_ONLY=0 (or false, off) turns it off: side-by-side benchmarks. */
+    pthread_once(&dc_only_once, read_dc_only_setting);
+    if (!dc_only_enabled) dc_only_scans = 0;
     if (dc_only_scans && scale_denom == 8 && size > 4) {
         stripped = malloc(size);
         size_t stripped_size = 0;
-        if (stripped && easel_jpeg_strip_dc_only(data, size, stripped, &stripped_size) == EASEL_STRIP_OK) {
+        if (stripped && easel_jpeg_strip_dc_only(data, size, stripped, &stripped_size, max_scans) == EASEL_STRIP_OK) {
             int result = easel_jpeg_decode_checked_stream(stripped, stripped_size, 8, 1, gray_output, width, height, output_width,
                                                           output_height, pixels, row_bytes, max_scans, raw_cmyk, cmyk_layout, message);
             free(stripped);

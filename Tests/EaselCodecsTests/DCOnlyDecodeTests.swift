@@ -48,7 +48,8 @@ struct DCOnlyDecodeTests {
         try #require(FileManager.default.isExecutableFile(atPath: cjpeg) && FileManager.default.isExecutableFile(atPath: jpegtran),
                      "cjpeg and jpegtran (libjpeg-turbo-progs) are missing: run `make deps`")
         let scans = try FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent("Tests/Fixtures/jpeg-scans").path).sorted()
-        let samplings = ["1x1", "2x1", "2x2", "1x2", "4x1", "2x2,1x1,1x1"]
+        // 3x1: a factor where libjpeg-turbo's `%` rule is all that decides.
+        let samplings = ["1x1", "2x1", "2x2", "1x2", "4x1", "2x2,1x1,1x1", "3x1", "1x1,2x2,1x1"]
         for (index, name) in samples.enumerated() {
             let sample = root.appendingPathComponent("Samples/\(name)")
             let original = try Data(contentsOf: sample)
@@ -77,6 +78,15 @@ struct DCOnlyDecodeTests {
             let transcoded = directory.appendingPathComponent("jpegtran-\(index).jpg")
             if try run(jpegtran, ["-progressive", "-outfile", transcoded.path, sample.path]) { files.append(transcoded) }
         }
+        // Four components: CMYK (Adobe, inverted) made progressive by jpegtran.
+        for (index, size) in [(0, (203, 151)), (1, (640, 480))].map({ ($0.0, $0.1) }) {
+            let cmyk = directory.appendingPathComponent("cmyk-base-\(index).jpg")
+            try JPEGCodec.encodeCMYK(width: size.0, height: size.1, quality: 80) { x, y in
+                (UInt8((x * 7) & 255), UInt8((y * 5) & 255), UInt8(((x + y) * 3) & 255), UInt8((x ^ y) & 255))
+            }.write(to: cmyk)
+            let file = directory.appendingPathComponent("cmyk-\(index).jpg")
+            if try run(jpegtran, ["-progressive", "-outfile", file.path, cmyk.path]) { files.append(file) }
+        }
         // Pillow's progressive writer, when the test virtualenv has it.
         let python = root.appendingPathComponent(".venv-compat/bin/python3").path
         try #require(FileManager.default.isExecutableFile(atPath: python), "no \(python): run `make deps`")
@@ -100,6 +110,7 @@ struct DCOnlyDecodeTests {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("easel-dconly-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
+        try #require(ProcessInfo.processInfo.environment["EASEL_JPEG_DC_ONLY"] == nil, "EASEL_JPEG_DC_ONLY would turn off what is tested")
         let files = try Self.corpus(in: directory)
         #expect(files.count >= 100, "\(files.count) files")
         var stripped = 0
@@ -111,12 +122,12 @@ struct DCOnlyDecodeTests {
                 stripped += 1
                 #expect(smaller.count < data.count)
             }
-            // At 1/8 (covering 1×1), and gray output too.
-            for format in [Bitmap.PixelFormat.rgba8, .gray8] {
-                let fast = try JPEGCodec.decode(data, info: info, covering: (1, 1), pixelFormat: format, limits: .default).0
-                let full = try JPEGCodec.decode(data, info: info, covering: (1, 1), pixelFormat: format, limits: .default,
+            // At 1/8 (covering 1×1), gray output too, and raw CMYK for CMYK files.
+            for (format, raw) in [(Bitmap.PixelFormat.rgba8, false), (.gray8, false), (.rgba8, true)] {
+                let fast = try JPEGCodec.decode(data, info: info, covering: (1, 1), pixelFormat: format, rawCMYK: raw, limits: .default).0
+                let full = try JPEGCodec.decode(data, info: info, covering: (1, 1), pixelFormat: format, rawCMYK: raw, limits: .default,
                                                 dcOnlyScans: false).0
-                #expect(fast.width == (info.width + 7) / 8 && fast.hasSamePixels(as: full), "\(file.lastPathComponent) \(format)")
+                #expect(fast.width == (info.width + 7) / 8 && fast.hasSamePixels(as: full), "\(file.lastPathComponent) \(format) raw \(raw)")
             }
         }
         // Nearly all apply (the rest: layouts or scripts it leaves alone).
@@ -137,5 +148,15 @@ struct DCOnlyDecodeTests {
         // A stream with its last AC scans removed (an incomplete progression) is left alone:
         // libjpeg would smooth that original.
         #expect(JPEGCodec.dcOnlyStream(stripped) == nil)
+        // The scan limit holds at 1/8 too: a file over it is refused as a whole, not decoded
+        // from the scans that would be left.
+        #expect(JPEGCodec.dcOnlyStream(progressive, maxScans: 5) == nil)
+        let info = try ImageDecoder.info(of: progressive)
+        for denominator in [(1, 1), (info.width, info.height)] {
+            #expect(throws: CodecError.self) {
+                try JPEGCodec.decode(progressive, info: info, covering: denominator, pixelFormat: .rgba8,
+                                     limits: DecodingLimits(maxProgressiveScans: 5))
+            }
+        }
     }
 }

@@ -40,8 +40,8 @@ int easel_jpeg_decode_checked(const uint8_t *data, size_t size, int scale_denom,
  * do_block_smoothing off, has exactly the pixels of the original decoded at 1/8. Returns 0 with
  * *out_len set; 1 when it does not apply (baseline, arithmetic coding, restart intervals,
  * incomplete progressions, nothing to remove, anything unusual); -1 for malformed or truncated
- * input. On a nonzero return, decode the original. */
-int easel_jpeg_strip_dc_only(const unsigned char *in, size_t len, unsigned char *out, size_t *out_len);
+ * input, or more than max_scans scans (when positive). On a nonzero return, decode the original. */
+int easel_jpeg_strip_dc_only(const unsigned char *in, size_t len, unsigned char *out, size_t *out_len, int max_scans);
 
 /* Encodes RGBA (components 4, alpha ignored) or gray (components 1) pixels; chroma at full
  * resolution (4:4:4) when full_chroma, else 4:2:0; an ICC profile

@@ -99,14 +99,14 @@ package enum JPEGCodec {
 
     /// `data` without the AC scans a decode at 1/8 does not use (`easel_jpeg_strip_dc_only`),
     /// or nil when that does not apply: for tests and the fuzzer.
-    package static func dcOnlyStream(_ data: Data) -> Data? {
+    package static func dcOnlyStream(_ data: Data, maxScans: Int = 0) -> Data? {
         guard data.count > 4 else { return nil }
         var output = Data(count: data.count)
         var length = 0
         let status = data.withUnsafeBytes { input in
             output.withUnsafeMutableBytes { out in
                 easel_jpeg_strip_dc_only(input.baseAddress!.assumingMemoryBound(to: UInt8.self), input.count,
-                                         out.baseAddress!.assumingMemoryBound(to: UInt8.self), &length)
+                                         out.baseAddress!.assumingMemoryBound(to: UInt8.self), &length, Int32(clamping: maxScans))
             }
         }
         guard status == 0 else { return nil }
