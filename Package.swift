@@ -53,7 +53,7 @@ let package = Package(
         .target(name: "CLCMS", linkerSettings: [.linkedLibrary("lcms2")]),
         .target(name: "CAVIF", linkerSettings: [.linkedLibrary("avif")]),
         .target(name: "CHEIF", linkerSettings: [.linkedLibrary("heif")]),
-        // glibc allocator tuning for the long-running server (mallopt is a macro-heavy C API).
+        // glibc allocator tuning for batch decoding (`easel thumbnail`; mallopt is a macro-heavy C API).
         .target(name: "CMalloc"),
         .target(
             name: "EaselCodecs",

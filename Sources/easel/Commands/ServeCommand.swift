@@ -1,5 +1,4 @@
 import ArgumentParser
-import CMalloc
 import EaselServer
 import Foundation
 import Hummingbird
@@ -53,7 +52,6 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.allowHosts += allowHost
         if allowUnsignedAdHoc { configuration.allowUnsignedAdHoc = true }
 
-        easel_tune_malloc_for_server()
         let registry = PrometheusCollectorRegistry()
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
         let server: ImageServer

@@ -1,5 +1,6 @@
 import EaselSupport
 import ArgumentParser
+import CMalloc
 import Dispatch
 import Easel
 import EaselCodecs
@@ -65,6 +66,7 @@ struct ThumbnailCommand: ParsableCommand {
     }
 
     func run() throws {
+        easel_tune_malloc_for_batch()
         if let outputDir { try FileManager.default.createDirectory(atPath: outputDir, withIntermediateDirectories: true) }
         let resize = Resize(width: size.width, height: size.height, mode: fit.mode)
         let progression: Bool? = switch progressive {
