@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Scaling with cores: `easel thumbnail --jobs N` against N Pillow processes on the same files,
+# for N = 1, 2, 4, … up to the cores present (or JOBS="1 2 4 8 16"). Each prints images/s and
+# its speed-up over N = 1; the goal is easel's speed-up at N = cores close to the processes'.
+#
+#   Benchmarks/peers/jobs-scaling.sh     (needs a release build: swift build -c release --product easel)
+#
+# Corpus: every Samples/*.jpg scaled to 1920 and 2560 px wide (baseline JPEG q85, 4:2:0, by
+# Pillow), repeated REPEAT times (default 4) so every worker has work; 256×256 contain, JPEG q80.
+# Environment: RUNS=3 REPEAT=4 JOBS="1 2 …" SKIP_BUILD=1
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+cd "$ROOT"
+RUNS="${RUNS:-3}"; REPEAT="${REPEAT:-4}"
+cores=$(nproc)
+if [ -z "${JOBS:-}" ]; then JOBS=""; n=1; while [ "$n" -le "$cores" ]; do JOBS="$JOBS $n"; n=$((n * 2)); done; fi
+[ "${SKIP_BUILD:-}" = 1 ] || swift build -c release --product easel >&2
+python="${EASEL_COMPAT_PYTHON:-.venv-compat/bin/python3}"
+[ -x "$python" ] || scripts/install-deps.sh >&2
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/corpus"
+"$python" - "$work/corpus" <<'PY'
+import sys, glob, os
+from PIL import Image
+out = sys.argv[1]
+for path in sorted(glob.glob("Samples/*.jpg")):
+    image = Image.open(path).convert("RGB")
+    name = os.path.splitext(os.path.basename(path))[0]
+    for width in (1920, 2560):
+        height = round(image.height * width / image.width)
+        image.resize((width, height), Image.LANCZOS).save(os.path.join(out, f"{name}-{width}.jpg"), quality=85)
+PY
+files=()
+for _ in $(seq "$REPEAT"); do files+=("$work"/corpus/*.jpg); done
+n=${#files[@]}
+printf '%s\n' "${files[@]}" > "$work/list"
+cat > "$work/pillow.py" <<'PY'
+import sys
+from PIL import Image
+worker, workers, listfile, out = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
+paths = open(listfile).read().split()
+for i, path in enumerate(paths):
+    if i % workers != worker: continue
+    image = Image.open(path)
+    image.draft("RGB", (256, 256))
+    image.thumbnail((256, 256), Image.LANCZOS)
+    image.save(f"{out}/{i}.jpg", quality=80)
+PY
+best_of() {  # seconds of the fastest of RUNS runs of "$@"
+    local best=999999
+    for _ in $(seq "$RUNS"); do
+        local start end
+        start=$(date +%s.%N); "$@" || { echo "failed: $*" >&2; exit 1; }; end=$(date +%s.%N)
+        best=$(python3 -c "print(min($best, $end - $start))")
+    done
+    echo "$best"
+}
+easel_run() { rm -rf "$work/e"; mkdir -p "$work/e"; .build/release/easel thumbnail "${files[@]}" --size 256x256 --fit contain --format jpeg --quality 80 --jobs "$1" --output-dir "$work/e" >/dev/null 2>&1; }
+pillow_run() {
+    rm -rf "$work/p"; mkdir -p "$work/p"
+    local pids=()
+    for w in $(seq 0 $(($1 - 1))); do "$python" "$work/pillow.py" "$w" "$1" "$work/list" "$work/p" & pids+=($!); done
+    for pid in "${pids[@]}"; do wait "$pid"; done
+}
+printf '%d images (%d cores), best of %d\n' "$n" "$cores" "$RUNS"
+printf '%-6s %14s %10s %16s %10s\n' N "easel img/s" speed-up "Pillow procs img/s" speed-up
+e1=""; p1=""
+for j in $JOBS; do
+    e=$(best_of easel_run "$j"); p=$(best_of pillow_run "$j")
+    [ -n "$e1" ] || { e1=$e; p1=$p; }
+    printf '%-6s %14.1f %9.2fx %16.1f %9.2fx\n' "$j" "$(python3 -c "print($n/$e)")" "$(python3 -c "print($e1/$e)")" \
+        "$(python3 -c "print($n/$p)")" "$(python3 -c "print($p1/$p)")"
+done
