@@ -62,11 +62,15 @@ def main():
     parser.add_argument("--mode", choices=["empty", "full"], required=True)
     parser.add_argument("--limit", type=int, default=0)
     parser.add_argument("--pool", type=int, default=64)
+    # default: diskcache's own default policy (least-recently-stored: gets never write);
+    # lru: least-recently-used, where every get updates the entry's access time.
+    parser.add_argument("--policy", choices=["default", "lru"], default="lru")
     args = parser.parse_args()
     if args.mode == "full" and args.limit <= 0:
         parser.error("--mode full needs --limit > 0")
 
     values = values_pool(args.size, args.pool)
+    policy = "least-recently-used" if args.policy == "lru" else "least-recently-stored"
     perf = time.perf_counter_ns
 
     if args.mode == "full":
@@ -76,7 +80,7 @@ def main():
         cache = diskcache.Cache(
             args.dir,
             size_limit=args.limit,
-            eviction_policy="least-recently-used",
+            eviction_policy=policy,
             cull_limit=1,
         )
     else:
@@ -84,7 +88,7 @@ def main():
         cache = diskcache.Cache(
             args.dir,
             size_limit=2**62,
-            eviction_policy="least-recently-used",
+            eviction_policy=policy,
         )
 
     try:
@@ -101,7 +105,7 @@ def main():
             t0 = perf()
             cache.set(key, value)
             durations[i] = perf() - t0
-        print(json.dumps(summarize("diskcache", "set", args, durations, 0, cache.volume())), flush=True)
+        print(json.dumps(summarize("diskcache-" + args.policy, "set", args, durations, 0, cache.volume())), flush=True)
 
         if args.mode == "full":
             # The most recently set keys are present; cycle over the newest
@@ -118,7 +122,7 @@ def main():
             durations[i] = perf() - t0
             if value is None or len(value) != args.size:
                 misses += 1
-        print(json.dumps(summarize("diskcache", "get", args, durations, misses, cache.volume())), flush=True)
+        print(json.dumps(summarize("diskcache-" + args.policy, "get", args, durations, misses, cache.volume())), flush=True)
     finally:
         cache.close()
     return 0
