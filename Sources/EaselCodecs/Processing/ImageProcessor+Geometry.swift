@@ -110,17 +110,8 @@ public struct Pad: ImageProcessor, Hashable {
         let source = bitmap.converted(to: .rgba8)
         var canvas = Bitmap(width: canvasWidth, height: canvasHeight, pixelFormat: .rgba8)
         let freeX = canvasWidth - source.width, freeY = canvasHeight - source.height
-        let (left, top): (Int, Int) = switch gravity {
-        case .north: (freeX / 2, 0)
-        case .south: (freeX / 2, freeY)
-        case .east: (freeX, freeY / 2)
-        case .west: (0, freeY / 2)
-        case .northEast: (freeX, 0)
-        case .northWest: (0, 0)
-        case .southEast: (freeX, freeY)
-        case .southWest: (0, freeY)
-        default: (freeX / 2, freeY / 2)
-        }
+        // The nine directions; anything else centres the image.
+        let (left, top) = gravity.offset(freeX: freeX, freeY: freeY) ?? (freeX / 2, freeY / 2)
         let rowBytes = canvas.rowBytes, colour: [UInt8] = [red, green, blue, alpha]
         source.withUnsafeBytes { pixels in
             canvas.withUnsafeMutableBytes { bytes in

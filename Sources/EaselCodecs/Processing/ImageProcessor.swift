@@ -64,19 +64,27 @@ public enum Gravity: Sendable, Hashable {
         }
     }
 
+    /// The offset of one of the nine directions in `freeX × freeY` of free space (nil for a
+    /// focal point or a smart crop, which need the image).
+    public func offset(freeX: Int, freeY: Int) -> (x: Int, y: Int)? {
+        switch self {
+        case .center: (freeX / 2, freeY / 2)
+        case .north: (freeX / 2, 0)
+        case .south: (freeX / 2, freeY)
+        case .east: (freeX, freeY / 2)
+        case .west: (0, freeY / 2)
+        case .northEast: (freeX, 0)
+        case .northWest: (0, 0)
+        case .southEast: (freeX, freeY)
+        case .southWest: (0, freeY)
+        case .focalPoint, .focalPixel, .smart: nil
+        }
+    }
+
     /// The top-left corner of a `width × height` window placed in `bitmap` by this gravity.
     public func place(width: Int, height: Int, in bitmap: Bitmap) -> (x: Int, y: Int) {
         let freeX = bitmap.width - width, freeY = bitmap.height - height
         switch self {
-        case .center: return (freeX / 2, freeY / 2)
-        case .north: return (freeX / 2, 0)
-        case .south: return (freeX / 2, freeY)
-        case .east: return (freeX, freeY / 2)
-        case .west: return (0, freeY / 2)
-        case .northEast: return (freeX, 0)
-        case .northWest: return (0, 0)
-        case .southEast: return (freeX, freeY)
-        case .southWest: return (0, freeY)
         case .focalPoint(let fx, let fy):
             let x = Int((fx * Double(bitmap.width) - Double(width) / 2).rounded())
             let y = Int((fy * Double(bitmap.height) - Double(height) / 2).rounded())
@@ -87,6 +95,8 @@ public enum Gravity: Sendable, Hashable {
             guard freeX > 0 || freeY > 0 else { return (0, 0) }
             let region = SmartCrop.region(in: bitmap, width: width, height: height, strategy: strategy)
             return (min(max(0, region.x), freeX), min(max(0, region.y), freeY))
+        default:
+            return offset(freeX: freeX, freeY: freeY) ?? (freeX / 2, freeY / 2)
         }
     }
 }
