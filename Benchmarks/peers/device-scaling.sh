@@ -22,7 +22,7 @@ for i, p in enumerate(open(lf).read().split()):
     if i % ws != w: continue
     im = Image.open(p); im.draft("RGB", (256, 256)); im.thumbnail((256, 256), Image.LANCZOS); im.save(f"{out}/{i}.jpg", quality=80)
 PY
-best() { local b=999; for k in 1 2 3; do s=$(date +%s.%N); "$@" >/dev/null 2>&1 || echo "failed $*" >&2; e=$(date +%s.%N); b=$(python3 -c "print(min($b,$e-$s))"); done; echo $b; }
+best() { local b=999; for k in 1 2 3; do s=$(date +%s.%N); "$@" >/dev/null 2>&1 || { echo "failed $*" >&2; exit 1; }; e=$(date +%s.%N); b=$(python3 -c "print(min($b,$e-$s))"); done; echo $b; }
 er() { rm -rf /tmp/e; mkdir -p /tmp/e; $B/easel thumbnail "${files[@]}" --size 256x256 --fit contain --format jpeg --quality 80 --jobs $1 --output-dir /tmp/e; }
 pr() { rm -rf /tmp/p; mkdir -p /tmp/p; pids=(); for w in $(seq 0 $(($1-1))); do PYTHONPATH=/tmp/pil $PY /tmp/pillow.py $w $1 /tmp/list /tmp/p & pids+=($!); done; for p in "${pids[@]}"; do wait $p; done; }
 echo "$n images"

@@ -9,7 +9,8 @@ extension ImageServer {
     /// Seconds until a URL's `exp` (nil without one): caches must not keep the answer longer.
     static func remainingLifetime(_ request: Request) -> Int64? {
         guard let text = request.uri.queryParameters["exp"], let expiry = Int64(text) else { return nil }
-        return max(0, expiry - Int64(Date().timeIntervalSince1970))
+        let now = Int64(Date().timeIntervalSince1970)
+        return expiry <= now ? 0 : expiry - now  // no overflow: now ≥ 0
     }
 
     /// Whether a native URL carries a valid `s` (over the path, and `?exp=` when present). An

@@ -52,7 +52,7 @@ extension ImageServer {
         let (_, source) = try Self.split(request.uri.path, prefix: "/info/", withSpec: false)
         let signed = try checkNativeSignature(request)
         if configuration.signNamedFormats, !signed { throw HTTPError(.forbidden, message: "missing or bad signature") }
-        return try await infoAnswer(source, context)
+        return try await infoAnswer(source, context, lifetime: Self.remainingLifetime(request))
     }
 
     /// `GET /imgproxy/info/{signature}/{options}/plain/{source}` (or a base64 source): imgproxy's
@@ -63,14 +63,15 @@ extension ImageServer {
         return try await infoAnswer(url.source, context)
     }
 
-    func infoAnswer(_ source: Source, _ context: EaselRequestContext) async throws -> Response {
+    func infoAnswer(_ source: Source, _ context: EaselRequestContext, lifetime: Int64? = nil) async throws -> Response {
         var pipelineRequest = ImageRequest(url: try resolve(source), cacheKey: sourceKey(source))
         pipelineRequest.deadline = .milliseconds(Int64(configuration.requestTimeout * 1000))
         guard admission.enter() else { throw HTTPError(.tooManyRequests, headers: [.retryAfter: "1"], message: "too many requests; try again shortly") }
         defer { admission.leave() }
         let details = try await pipeline.sourceDetails(for: pipelineRequest)
         let body = try await BlockingIOPool.decoding.perform { () throws -> Data in try Self.infoJSON(details) }
-        return Response(status: .ok, headers: [.contentType: "application/json", .cacheControl: cacheControl],
+        let caching = lifetime.map { "public, max-age=\(min(Int64(configuration.maxAge), $0))" } ?? cacheControl
+        return Response(status: .ok, headers: [.contentType: "application/json", .cacheControl: caching],
                         body: .init(byteBuffer: ByteBuffer(bytes: body)))
     }
 
@@ -114,23 +115,25 @@ extension ImageServer {
         switch image {
         case .configured:
             guard let configuredMark else { throw HTTPError(.badRequest, message: "no watermark image is configured") }
-            request = ImageRequest(url: configuredMark)
+            // Keyed as a file-origin source is, so a purge of its path reaches it.
+            request = ImageRequest(url: configuredMark, cacheKey: "file://" + Self.escapingNonASCII(configuredMark.path))
         case .source(let source):
             request = ImageRequest(url: try resolve(source), cacheKey: sourceKey(source))
         }
         // Made once per watermark source (until it is purged): the warm path pays a lookup.
         guard let key = request.sourceKey else { throw HTTPError(.notFound, message: "no such image") }
-        if let mark = marks.withLock({ $0[key] }) { return mark }
+        let (cached, epoch) = marks.withLock { ($0.entries[key], $0.epoch) }
+        if let cached { return cached }
         request.deadline = .milliseconds(Int64(configuration.requestTimeout * 1000))
+        // A fetch and decode: under the same admission as any other work.
+        guard admission.enter() else { throw HTTPError(.tooManyRequests, headers: [.retryAfter: "1"], message: "too many requests; try again shortly") }
+        defer { admission.leave() }
         let bitmap = try await pipeline.image(for: request).image
         guard bitmap.width <= Self.largestMark, bitmap.height <= Self.largestMark else {
             throw HTTPError(.badRequest, message: "a watermark image is at most \(Self.largestMark) pixels a side")
         }
         let mark = try await BlockingIOPool.decoding.perform { () throws -> ProcessingOptions.Mark in Self.mark(bitmap) }
-        marks.withLock { marks in
-            if marks.count >= 64 { marks.removeAll() }
-            marks[key] = mark
-        }
+        marks.withLock { $0.keep(mark, forKey: key, loadedAt: epoch) }
         return mark
     }
 
@@ -150,5 +153,33 @@ extension ImageServer {
         }
         let identifier = hasher.finalize().prefix(16).map { String(format: "%02x", $0) }.joined()
         return ProcessingOptions.Mark(bitmap: rgba, identifier: identifier)
+    }
+}
+
+/// Prepared watermark images by source key, bounded in bytes. `epoch` moves on every purge: a
+/// mark whose load began before a purge is not kept (it may be the purged image).
+struct MarkMemo: Sendable {
+    var entries: [String: ProcessingOptions.Mark] = [:]
+    var bytes = 0
+    var epoch: UInt64 = 0
+
+    /// The memo's byte budget (marks are at most 16 MiB each).
+    static let byteLimit = 64 << 20
+
+    mutating func keep(_ mark: ProcessingOptions.Mark, forKey key: String, loadedAt loadEpoch: UInt64) {
+        guard loadEpoch == epoch, entries[key] == nil else { return }
+        let size = mark.bitmap.rowBytes * mark.bitmap.height
+        guard size <= Self.byteLimit else { return }
+        if bytes + size > Self.byteLimit {
+            entries.removeAll()
+            bytes = 0
+        }
+        entries[key] = mark
+        bytes += size
+    }
+
+    mutating func forget(_ key: String) {
+        if let mark = entries.removeValue(forKey: key) { bytes -= mark.bitmap.rowBytes * mark.bitmap.height }
+        epoch &+= 1
     }
 }

@@ -44,7 +44,7 @@ public final class ImageServer: Sendable {
     /// The configured watermark image (`watermark`): read through the pipeline like a source.
     let configuredMark: URL?
     /// Watermark images ready to composite, by source key (dropped when their source is purged).
-    let marks = Mutex<[String: ProcessingOptions.Mark]>([:])
+    let marks = Mutex(MarkMemo())
     let cacheControl: String
     private let logger = Logger(label: "easel.server")
 
@@ -407,7 +407,11 @@ public final class ImageServer: Sendable {
         // A failing local disk is this instance's failure (500). A shared tier that failed or
         // did not answer in time is named in a 202 (the local tiers are purged; the peers and
         // the CDN are told either way): never a 5xx a balancer would retry elsewhere.
-        marks.withLock { $0[key ?? url.absoluteString] = nil }
+        // The memo forgets the source's mark before and after the tiers do: a mark loaded from
+        // a tier in between is not kept (see MarkMemo.epoch).
+        let markKey = ImageRequest(url: url, cacheKey: key).sourceKey ?? url.absoluteString
+        marks.withLock { $0.forget(markKey) }
+        defer { marks.withLock { $0.forget(markKey) } }
         let report = try await pipeline.purge(ImageRequest(url: url, cacheKey: key), scope: relayed ? .local : .everywhere,
                                               sharedStoreTimeLimit: Self.sharedPurgeTimeLimit)
         var unreached = report.unreachedSharedStores.map { "shared tier (\($0))" }

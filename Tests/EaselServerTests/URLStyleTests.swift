@@ -176,7 +176,12 @@ import Testing
             let info = try ImageDecoder.info(of: catJPEG)
             #expect(force.width == info.width && force.height == 10)
             // The configured watermark (outside the origin) composites; other files beside it stay unreadable.
-            #expect(try await get(client, "/imgproxy/insecure/rs:fit:200:200/wm:0.5:soea/plain/local:///cat.jpg@png").status == .ok)
+            let marked = try await get(client, "/imgproxy/insecure/rs:fit:200:200/wm:0.5:soea:0:0:0.2/plain/local:///cat.jpg@png")
+            let plain = try await get(client, "/imgproxy/insecure/rs:fit:200:200/plain/local:///cat.jpg@png")
+            #expect(marked.status == .ok && plain.status == .ok)
+            let a = try ImageDecoder.decode(Data(buffer: marked.body)), b = try ImageDecoder.decode(Data(buffer: plain.body))
+            #expect(a.width == b.width && !a.hasSamePixels(as: b), "the configured mark is composited")
+            #expect(a.pixel(x: 0, y: 0) == b.pixel(x: 0, y: 0), "…in the south-east corner only")
         }
         let signed = try TestServer { $0.thumborSecurityKey = "k"; $0.imgproxyKeys = ["00ff"]; $0.imgproxySalts = ["00"] }
         try await signed.test { (client: any TestClientProtocol) async throws in
@@ -194,6 +199,11 @@ import Testing
             let response = try await get(client, try SignedURLs.native(path: "/images/thumb/cat.jpg", keyHex: keyA, saltHex: salt, expires: expiry))
             let maxAge = try #require(response.headers[.cacheControl]?.split(separator: "=").last.flatMap { Int($0) })
             #expect(response.status == .ok && maxAge <= 120 && maxAge >= 100)
+            // The info document of an expiring URL too.
+            let info = try await get(client, try SignedURLs.native(path: "/info/cat.jpg", keyHex: keyA, saltHex: salt, expires: expiry))
+            let infoAge = try #require(info.headers[.cacheControl]?.split(separator: "=").last.flatMap { Int($0) })
+            #expect(info.status == .ok && infoAge <= 120)
+            #expect(throws: (any Error).self) { try SignedURLs.native(path: "/images/thumb/cat.jpg?x=1", keyHex: keyA, saltHex: salt, expires: nil) }
         }
     }
 

@@ -5,11 +5,13 @@ public enum SignedURLs {
     public enum SigningError: Error, CustomStringConvertible {
         case notHex(String)
         case missingKey(String)
+        case query
 
         public var description: String {
             switch self {
             case .notHex(let what): "\(what) is not hex"
             case .missingKey(let what): "no \(what) given"
+            case .query: "a native path is signed without a query (the server checks the path and exp only)"
             }
         }
     }
@@ -20,6 +22,8 @@ public enum SignedURLs {
         guard let key = Data(hex: keyHex), !keyHex.isEmpty else { throw SigningError.notHex("the key") }
         guard let salt = Data(hex: saltHex) else { throw SigningError.notHex("the salt") }
         let plain = path.hasPrefix("/") ? path : "/" + path
+        // The server verifies the path (and exp): a query of the caller's would break the signature.
+        guard !plain.contains("?") else { throw SigningError.query }
         let signed = plain + (expires.map { "?exp=\($0)" } ?? "")
         let signature = URLSigner(keys: [key], salt: salt).signature(path: signed)
         return signed + (expires == nil ? "?" : "&") + "s=" + signature

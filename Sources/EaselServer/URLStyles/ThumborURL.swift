@@ -152,7 +152,7 @@ struct ThumborURL {
                     }
                     // In the pixels of the source; a manual crop before it moves them.
                     var (left, top) = (0, 0)
-                    if case .edges(let l, let t, _, _) = options.crop { (left, top) = (l, t) }
+                    if case .edges(let l, let t, _, _) = options.crop { (left, top) = (min(max(0, l), 1 << 20), min(max(0, t), 1 << 20)) }
                     options.gravity = .focalPixel(x: (n[0] + n[2]) / 2 - left, y: (n[1] + n[3]) / 2 - top)
                 case "strip_exif", "strip_icc":
                     break  // answers never carry metadata or a profile (colour is converted to sRGB)

@@ -39,7 +39,12 @@ struct SignCommand: ParsableCommand {
             switch style {
             case .native:
                 guard expiresIn == nil || expiresAt == nil else { throw ValidationError("give --expires-in or --expires-at, not both") }
-                let expires = expiresAt ?? expiresIn.map { Int64(Date().timeIntervalSince1970) + $0 }
+                var expires = expiresAt
+                if let expiresIn {
+                    let (sum, overflow) = Int64(Date().timeIntervalSince1970).addingReportingOverflow(expiresIn)
+                    guard !overflow, expiresIn > 0 else { throw ValidationError("--expires-in must be a positive number of seconds") }
+                    expires = sum
+                }
                 guard let key = key ?? first("EASEL_SIGNING_KEYS") else { throw ValidationError("no key: --key or EASEL_SIGNING_KEYS") }
                 signed = try SignedURLs.native(path: path, keyHex: key, saltHex: salt ?? environment["EASEL_SIGNING_SALT"] ?? "", expires: expires)
             case .imgproxy:
