@@ -29,17 +29,8 @@ extension ImagePipeline {
         // First the preview: a fetched original is stored once it has decoded, so the header
         // read below finds it on disk.
         let preview = try await image(for: previewRequest).image
-        let waiter = nextID()
-        let mark = purges.mark(sourceKey)
-        let originalKey = sourceKey + (request.cachePolicy == .reload ? "|reload" : request.cachePolicy == .cacheOnly ? "|cached" : "")
-            + mark.suffix
-        let original = try await originals.value(for: originalKey, waiter: waiter, priority: request.priority) { handle in
-            do throws(PipelineError) {
-                return .success(try await self.original(url: url, sourceKey: sourceKey, policy: request.cachePolicy, handle: handle))
-            } catch {
-                return .failure(error)
-            }
-        }.get()
+        let original = try await sharedOriginal(url: url, sourceKey: sourceKey, policy: request.cachePolicy,
+                                                mark: purges.mark(sourceKey), waiter: nextID(), priority: request.priority)
         let limits = configuration.decodingLimits
         let info = try await BlockingIOPool.decoding.perform { () throws(PipelineError) -> ImageInfo in
             do { return try ImageDecoder.info(of: original.data, limits: limits) } catch {

@@ -18,6 +18,20 @@ extension ImagePipeline {
         var cacheable = true
     }
 
+    /// The original through the coalescer: one fetch (or disk read) per original, cache policy
+    /// and purge mark, however many requests wait for it.
+    func sharedOriginal(url: URL, sourceKey: String, policy: ImageRequest.CachePolicy, mark: PurgeMarks.Mark,
+                        waiter: UInt64, priority: ImageRequest.Priority) async throws(PipelineError) -> Original {
+        let key = sourceKey + (policy == .reload ? "|reload" : policy == .cacheOnly ? "|cached" : "") + mark.suffix
+        return try await originals.value(for: key, waiter: waiter, priority: priority) { handle in
+            do throws(PipelineError) {
+                return .success(try await self.original(url: url, sourceKey: sourceKey, policy: policy, handle: handle))
+            } catch {
+                return .failure(error)
+            }
+        }.get()
+    }
+
     func original(url: URL, sourceKey: String, policy: ImageRequest.CachePolicy,
                           handle: PriorityHandle) async throws(PipelineError) -> Original {
         let key = StoreKey.original(sourceKey)

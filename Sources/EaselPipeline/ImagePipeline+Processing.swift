@@ -43,15 +43,8 @@ extension ImagePipeline {
         // 4 and 5. The original, from the disk cache or the fetcher (one fetch per original).
         let fetchWaiter = nextID()
         handle.observe { [originals] priority in originals.setPriority(waiter: fetchWaiter, priority) }
-        let originalKey = sourceKey + (request.cachePolicy == .reload ? "|reload" : request.cachePolicy == .cacheOnly ? "|cached" : "")
-            + mark.suffix
-        let original = try await originals.value(for: originalKey, waiter: fetchWaiter, priority: handle.priority) { fetchHandle in
-            do throws(PipelineError) {
-                return .success(try await self.original(url: url, sourceKey: sourceKey, policy: request.cachePolicy, handle: fetchHandle))
-            } catch {
-                return .failure(error)
-            }
-        }.get()
+        let original = try await sharedOriginal(url: url, sourceKey: sourceKey, policy: request.cachePolicy, mark: mark,
+                                                waiter: fetchWaiter, priority: handle.priority)
         handle.observe(nil)
         // 6. Decode once, make every format of the family, store each.
         let targets: [ImageFormat] = format.map { format in configuration.formats.filter { $0.family == format.family } } ?? []

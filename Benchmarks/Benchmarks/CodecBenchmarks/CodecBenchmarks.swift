@@ -27,6 +27,13 @@ func syntheticPhoto(width: Int, height: Int) -> Bitmap {
 
 let photo = syntheticPhoto(width: 1920, height: 1080)
 
+/// A thumbnail as `easel thumbnail` makes one: shrink-on-load decode, `resize`, JPEG q80.
+func thumbnail(_ jpeg: Data, _ resize: Resize) throws -> Data {
+    let info = try ImageDecoder.info(of: jpeg)
+    let needed = resize.minimumSourceSize(sourceWidth: info.uprightWidth, sourceHeight: info.uprightHeight)
+    return try ImageEncoder.encode(try resize.process(try ImageDecoder.decode(jpeg, info: info, covering: needed)), as: .jpeg(quality: 80))
+}
+
 let benchmarks: @Sendable () -> Void = {
     let configuration = Benchmark.Configuration(
         metrics: [.wallClock, .mallocCountTotal, .throughput],
@@ -43,12 +50,7 @@ let benchmarks: @Sendable () -> Void = {
 
     Benchmark("Thumbnail JPEG 1920x1080 to 256 JPEG q80", configuration: configuration) { (benchmark: Benchmark, jpeg: Data) in
         let resize = Resize(width: 256, height: 256, mode: .fit)
-        for _ in benchmark.scaledIterations {
-            let info = try ImageDecoder.info(of: jpeg)
-            let needed = resize.minimumSourceSize(sourceWidth: info.uprightWidth, sourceHeight: info.uprightHeight)
-            let thumbnail = try resize.process(try ImageDecoder.decode(jpeg, info: info, covering: needed))
-            blackHole(try ImageEncoder.encode(thumbnail, as: .jpeg(quality: 80)))
-        }
+        for _ in benchmark.scaledIterations { blackHole(try thumbnail(jpeg, resize)) }
     } setup: {
         try ImageEncoder.encode(photo, as: .jpeg(quality: 85))
     }
@@ -79,12 +81,7 @@ let benchmarks: @Sendable () -> Void = {
     for gravity in [Gravity.center, .smart(.attention)] {
         Benchmark("Thumbnail JPEG 1920x1080 to 256x256 fill g=\(gravity.identifier)", configuration: configuration) { (benchmark: Benchmark, jpeg: Data) in
             let resize = Resize(width: 256, height: 256, mode: .fill, gravity: gravity)
-            for _ in benchmark.scaledIterations {
-                let info = try ImageDecoder.info(of: jpeg)
-                let needed = resize.minimumSourceSize(sourceWidth: info.uprightWidth, sourceHeight: info.uprightHeight)
-                let thumbnail = try resize.process(try ImageDecoder.decode(jpeg, info: info, covering: needed))
-                blackHole(try ImageEncoder.encode(thumbnail, as: .jpeg(quality: 80)))
-            }
+            for _ in benchmark.scaledIterations { blackHole(try thumbnail(jpeg, resize)) }
         } setup: {
             try ImageEncoder.encode(photo, as: .jpeg(quality: 85))
         }
