@@ -6,9 +6,12 @@
 #                                            # also makes 3 venvs, ~1 min, pillow-simd compiles from source)
 #
 # What it does:
-#   1. Corpus: each Samples/*.jpg is converted to RGB, cover-cropped (scaled with Lanczos to cover, then
-#      centre-cropped) to 1920x1080 and to 2560x1600, and saved as JPEG q85 (Pillow: baseline, 4:2:0).
-#      10 samples give 20 files. Each run passes the list REPEAT times (default 3, so 60 thumbnails a run).
+#   1. The mixed corpus: each Samples/*.jpg is converted to RGB, cover-cropped (scaled with Lanczos to
+#      cover, then centre-cropped) to three of 1280x853, 1920x1080, 2048x1536, 2560x1600, 3000x2000 and
+#      4000x3000 (rotating), given a light grain (so upscaled samples keep a photo's entropy) and saved as
+#      JPEG q85 4:2:0 with Pillow; every third file is progressive (Pillow's progressive script, optimised
+#      Huffman tables). 10 samples give 30 files, 10 of them progressive. Each run passes the list REPEAT
+#      times (default 2, so 60 thumbnails a run).
 #   2. Venvs under Benchmarks/ (gitignored .venv*), made on first use:
 #        .venv-thumb-pillow  Pillow (also builds the corpus and computes PSNR and the table)
 #        .venv-thumb-vips    pyvips + pyvips-binary (libvips wheel). If the wheel cannot be installed,
@@ -28,14 +31,14 @@
 #      run kept. The Python tools also report their time inside the loop (after imports).
 #   4. Quality: PSNR (RGB) of each tool's thumbnails against a reference, which is Pillow's full-size
 #      decode resized with LANCZOS to that tool's own output size, averaged over the corpus.
-#   5. PNG decode: the 1920x1080 files re-saved as PNG (compress_level 6), decoded with pyvips
-#      (new_from_file(access='sequential').copy_memory()) and Pillow (load()). easel has no decode-only
-#      command, so it is not in that table: that benchmark belongs in the Swift benchmark suite.
+#   5. PNG decode: one baseline file per sample cover-cropped to 1920x1080 and saved as PNG (compress_level
+#      6), decoded with easel (Benchmarks' DecodeFiles), pyvips (new_from_file(access='sequential')
+#      .copy_memory()) and Pillow (load()).
 #   6. A table: tool, images/s, in-process images/s, easel/tool (>1: easel faster), mean PSNR.
 #
 # Environment (all optional):
 #   RUNS=2              timed runs of each tool (best kept)
-#   REPEAT=3            passes over the corpus within one run (pyvips runs with its operation cache off)
+#   REPEAT=2            passes over the corpus within one run (pyvips runs with its operation cache off)
 #   CPU=0               the core for taskset
 #   BOX=256x256 QUALITY=80
 #   SKIP_BUILD=1        do not run `swift build`; use the existing release binary (or EASEL_BIN)
@@ -53,7 +56,7 @@ SAMPLES="$ROOT/Samples"
 HELPER="$PEERS_DIR/thumbnail_workload.py"
 
 RUNS="${RUNS:-2}"
-REPEAT="${REPEAT:-3}"
+REPEAT="${REPEAT:-2}"
 CPU="${CPU:-0}"
 BOX="${BOX:-256x256}"
 QUALITY="${QUALITY:-80}"
@@ -158,7 +161,7 @@ for _ in $(seq "$REPEAT"); do FILES+=("${CORPUS_FILES[@]}"); done
 N=${#FILES[@]}
 
 echo "== thumbnail throughput: $BOX contain, JPEG q$QUALITY, one core (taskset -c $CPU) =="
-echo "corpus: ${#CORPUS_FILES[@]} JPEGs (Samples cover-cropped to 1920x1080 and 2560x1600, q85), $REPEAT passes = $N thumbnails per run, best of $RUNS runs"
+echo "corpus: ${#CORPUS_FILES[@]} JPEGs, $(printf '%s\n' "${CORPUS_FILES[@]}" | grep -c -- '-prog\.jpg$') progressive (Samples cover-cropped to 1280x853 .. 4000x3000, grain, q85), $REPEAT passes = $N thumbnails per run, best of $RUNS runs"
 echo "easel:       $EASEL (git $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?')), $(ldd "$EASEL" | grep -o 'libjpeg[^ ]*' | head -1)"
 echo "c-floor:     cc -O2 thumbfloor.c -ljpeg ($(ldd "$FLOOR" | grep -o 'libjpeg[^ ]*' | head -1))"
 echo "pillow:      $("$PIL_VENV/bin/python" "$HELPER" versions)"
@@ -232,7 +235,7 @@ if [ "${SKIP_BUILD:-0}" != "1" ]; then
 fi
 DECODE_FILES="$(cd "$ROOT/Benchmarks" && swift build -c release --show-bin-path ${SWIFT_BUILD_FLAGS:-})/DecodeFiles"
 PNG="$WORK/png"
-mapfile -t SMALL < <(printf '%s\n' "${CORPUS_FILES[@]}" | grep -- '-1920x1080\.jpg$')
+mapfile -t SMALL < <(printf '%s\n' "${CORPUS_FILES[@]}" | grep -- '-base\.jpg$' | awk -F/ '{ s = $NF; sub(/-[0-9]+x[0-9]+-base\.jpg$/, "", s); if (!seen[s]++) print }')
 "$PIL_VENV/bin/python" "$HELPER" pngcorpus "$PNG" "${SMALL[@]}" >&2
 mapfile -t PNG_ONCE < <(find "$PNG" -name '*.png' | sort)
 PNG_FILES=()

@@ -1,7 +1,8 @@
 """Python side of peers/thumbnail.sh. Each subcommand runs in whichever venv the script picks.
 
-  corpus SAMPLES_DIR OUT_DIR        Samples/*.jpg cover-cropped (Lanczos) to 1920x1080 and 2560x1600, q85 (Pillow)
-  pngcorpus OUT_DIR JPEG...         the given JPEGs re-saved as PNG (Pillow, compress_level 6)
+  corpus SAMPLES_DIR OUT_DIR        the mixed corpus: Samples/*.jpg cover-cropped (Lanczos) to three sizes each from
+                                    1280x853 to 4000x3000, light grain, q85, every third file progressive (Pillow)
+  pngcorpus OUT_DIR JPEG...         the given JPEGs cover-cropped to 1920x1080 and saved as PNG (compress_level 6)
   pyvips OUT_DIR BOX QUALITY JPEG...   pyvips.Image.thumbnail(path, W, height=H) -> OUT_DIR/tn_<stem>.jpg, Q=QUALITY
   pillow OUT_DIR BOX QUALITY JPEG...   Image.open, draft('RGB', box), thumbnail(box, LANCZOS), save JPEG quality=QUALITY
                                        (Pillow and Pillow-SIMD alike: whichever PIL the venv has)
@@ -30,29 +31,45 @@ def parse_box(text):
     return int(w), int(h)
 
 
+# The mixed corpus: real-photo sizes from 1280x853 to 4000x3000, every third file progressive
+# (Pillow's progressive script, as a camera app or an image CDN writes it), the rest baseline.
+MIXED_SIZES = ((1280, 853), (1920, 1080), (2048, 1536), (2560, 1600), (3000, 2000), (4000, 3000))
+
+
 def cmd_corpus(samples, out):
-    from PIL import Image, ImageOps
+    """Each sample, cover-cropped with Lanczos to three of MIXED_SIZES (rotating through them), with a
+    light grain (Gaussian, sigma 4) so that upscaled samples keep a photo's entropy, saved at q85 4:2:0."""
+    from PIL import Image, ImageChops, ImageOps
 
     os.makedirs(out, exist_ok=True)
     names = sorted(n for n in os.listdir(samples) if n.lower().endswith((".jpg", ".jpeg")))
-    made = 0
-    for name in names:
+    made = progressive = 0
+    for index, name in enumerate(names):
         with Image.open(os.path.join(samples, name)) as im:
             rgb = im.convert("RGB")
-        for w, h in ((1920, 1080), (2560, 1600)):
+        for step in range(3):
+            w, h = MIXED_SIZES[(index + 2 * step) % len(MIXED_SIZES)]
             big = ImageOps.fit(rgb, (w, h), Image.LANCZOS)
-            big.save(os.path.join(out, f"{stem(name)}-{w}x{h}.jpg"), "JPEG", quality=85)
+            grain = Image.effect_noise((w, h), 4).convert("RGB")  # centred on 128
+            big = ImageChops.add(big, grain, scale=1.0, offset=-128)
+            is_progressive = made % 3 == 2
+            kind = "prog" if is_progressive else "base"
+            big.save(os.path.join(out, f"{stem(name)}-{w}x{h}-{kind}.jpg"), "JPEG", quality=85,
+                     progressive=is_progressive, optimize=is_progressive)
             made += 1
-    print(f"corpus: {made} JPEGs from {len(names)} samples in {out}")
+            progressive += is_progressive
+    print(f"corpus: {made} JPEGs ({progressive} progressive) from {len(names)} samples in {out}")
 
 
 def cmd_pngcorpus(out, files):
-    from PIL import Image
+    """The given JPEGs cover-cropped to 1920x1080 and saved as PNG (compress_level 6)."""
+    from PIL import Image, ImageOps
 
     os.makedirs(out, exist_ok=True)
     for path in files:
         with Image.open(path) as im:
-            im.save(os.path.join(out, stem(path) + ".png"), "PNG", compress_level=6)
+            ImageOps.fit(im.convert("RGB"), (1920, 1080), Image.LANCZOS).save(
+                os.path.join(out, stem(path) + ".png"), "PNG", compress_level=6)
     print(f"png corpus: {len(files)} PNGs in {out}")
 
 
