@@ -53,11 +53,13 @@ let package = Package(
         .target(name: "CLCMS", linkerSettings: [.linkedLibrary("lcms2")]),
         .target(name: "CAVIF", linkerSettings: [.linkedLibrary("avif")]),
         .target(name: "CHEIF", linkerSettings: [.linkedLibrary("heif")]),
+        // Resampling passes in 16-bit fixed point with SSE2 (our code; no library).
+        .target(name: "CResample"),
         // glibc allocator tuning for batch decoding (`easel thumbnail`; mallopt is a macro-heavy C API).
         .target(name: "CMalloc"),
         .target(
             name: "EaselCodecs",
-            dependencies: ["EaselSupport", "CJPEG", "CPNG", "CWebP", "CGIF", "CLCMS", "CAVIF", "CHEIF",
+            dependencies: ["EaselSupport", "CJPEG", "CPNG", "CWebP", "CGIF", "CLCMS", "CAVIF", "CHEIF", "CResample",
                            .product(name: "Logging", package: "swift-log")]
         ),
         .target(

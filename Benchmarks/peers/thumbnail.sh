@@ -22,6 +22,8 @@
 #   3. Every tool runs under `taskset -c $CPU` (and VIPS_CONCURRENCY=1 for libvips), box 256x256,
 #      "contain" fit, JPEG q80, into its own output dir:
 #        easel        easel thumbnail FILES --size 256x256 --fit contain --format jpeg --quality 80 --jobs 1
+#        easel-float  the same with EASEL_RESAMPLE=float: Lanczos in floats, the reference for the
+#                     default 16-bit fixed-point resampler (PSNR within 0.1 dB of it is the goal)
 #        c-floor      thumbfloor.c: DCT-scaled decode (denominator chosen as easel chooses it: the largest
 #                     of 8/4/2/1 whose output still covers the fit size), box shrink, encode q80
 #        pyvips       pyvips.Image.thumbnail(path, 256, height=256).write_to_file(out, Q=80), operation cache off
@@ -192,7 +194,7 @@ run_tool() {
     fi
 }
 
-TOOLS=(easel c-floor)
+TOOLS=(easel easel-float c-floor)
 [ "$VIPS_OK" = 1 ] && TOOLS+=(pyvips)
 TOOLS+=(pillow)
 TOOLS+=(pillow-simd)
@@ -202,6 +204,8 @@ for run in $(seq "$RUNS"); do
         case "$tool" in
         easel) run_tool easel taskset -c "$CPU" "$EASEL" thumbnail "${FILES[@]}" --size "$BOX" --fit contain \
                    --format jpeg --quality "$QUALITY" --output-dir "$OUT/easel" --jobs 1 ;;
+        easel-float) run_tool easel-float env EASEL_RESAMPLE=float taskset -c "$CPU" "$EASEL" thumbnail "${FILES[@]}" --size "$BOX" \
+                   --fit contain --format jpeg --quality "$QUALITY" --output-dir "$OUT/easel-float" --jobs 1 ;;
         c-floor) run_tool c-floor taskset -c "$CPU" "$FLOOR" -s "$BOX" -q "$QUALITY" "$OUT/c-floor" "${FILES[@]}" ;;
         pyvips) run_tool pyvips env VIPS_CONCURRENCY=1 taskset -c "$CPU" "$VIPS_VENV/bin/python" "$HELPER" pyvips \
                     "$OUT/pyvips" "$BOX" "$QUALITY" "${FILES[@]}" ;;

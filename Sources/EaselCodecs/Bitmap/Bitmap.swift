@@ -40,6 +40,11 @@ public struct Bitmap: Sendable {
     /// it, since the writer may change alpha.
     public private(set) var isKnownOpaque: Bool
 
+    /// Set by a decoder that shrank the image on load by a factor that does not divide its size:
+    /// how much of this bitmap is image (`Resampler.Extent`), so that a resize maps exactly that.
+    /// Writes keep it; a new bitmap (a crop, a rotation) starts without it.
+    var imageExtent: Resampler.Extent?
+
     /// Row alignment, so that SIMD loads of any row start on a cache line.
     public static let rowAlignment = 64
 

@@ -47,6 +47,10 @@ package enum JPEGCodec {
             }
         }
         bitmap.markOpaque()
+        if info.width % denominator != 0 || info.height % denominator != 0 {
+            bitmap.imageExtent = Resampler.Extent(width: Double(info.width) / Double(denominator),
+                                                  height: Double(info.height) / Double(denominator))
+        }
         return (bitmap, layout == 1 ? .cmyk : layout == 2 ? .cmykInverted : nil)
     }
 

@@ -171,7 +171,7 @@ public struct Resize: ImageProcessor, Hashable {
         let mode = effectiveMode(sourceWidth: bitmap.width, sourceHeight: bitmap.height)
         guard mode == .fill || mode == .fillDown else {
             let size = scaledSize(sourceWidth: bitmap.width, sourceHeight: bitmap.height)
-            return Resampler.resize(bitmap, width: size.width, height: size.height)
+            return Resampler.resize(bitmap, width: size.width, height: size.height, extent: bitmap.imageExtent)
         }
         // Crop the source to the box's aspect ratio first, then resize to exactly the box: the
         // same pixels as scaling to cover and cropping, without ever building the (possibly
@@ -200,7 +200,12 @@ public struct Resize: ImageProcessor, Hashable {
             cropped = try Crop(x: origin.x, y: origin.y, width: cropWidth, height: cropHeight).process(bitmap)
         }
         guard cropped.width != outputWidth || cropped.height != outputHeight else { return cropped }
-        return Resampler.resize(cropped, width: outputWidth, height: outputHeight)
+        // A side left whole keeps the decoder's extent (the part of its last pixel that is image).
+        let extent = bitmap.imageExtent.map {
+            Resampler.Extent(width: cropWidth == bitmap.width ? $0.width : Double(cropWidth),
+                             height: cropHeight == bitmap.height ? $0.height : Double(cropHeight))
+        }
+        return Resampler.resize(cropped, width: outputWidth, height: outputHeight, extent: extent)
     }
 }
 
