@@ -45,7 +45,7 @@ let package = Package(
         ),
         // libjpeg-turbo and libpng behind small C shims that catch their longjmp errors.
         .target(name: "CJPEG", linkerSettings: [.linkedLibrary("jpeg")]),
-        .target(name: "CPNG", linkerSettings: [.linkedLibrary("png16"), .linkedLibrary("spng"), .linkedLibrary("z")]),
+        .target(name: "CPNG", linkerSettings: [.linkedLibrary("png16"), .linkedLibrary("spng"), .linkedLibrary("z"), .linkedLibrary("deflate")]),
         .target(name: "CWebP", linkerSettings: [.linkedLibrary("webp"), .linkedLibrary("webpdemux"), .linkedLibrary("webpmux")]),
         .target(name: "CGIF", linkerSettings: [.linkedLibrary("gif")]),
         // Little CMS (ICC profiles to sRGB), libavif (AVIF: dav1d decodes, aom encodes) and

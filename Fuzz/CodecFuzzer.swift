@@ -30,6 +30,19 @@ public func fuzzOneInput(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {
             if let fast, let full, !fast.hasSamePixels(as: full) { fatalError("DC-only decode differs from the full decode") }
         }
     }
+    // The PNG fast path (libdeflate, SSE2 unfiltering): whenever libspng decodes a file, the
+    // fast path decodes it too, to the byte (differential check). It may accept a file libspng
+    // refuses only for reasons it does not read (ancillary chunks).
+    if info.fileType == .png {
+        for format in [Bitmap.PixelFormat.rgba8, .gray8] {
+            let fast = try? PNGCodec.decode(data, info: info, pixelFormat: format, fastPath: true)
+            let reference = try? PNGCodec.decode(data, info: info, pixelFormat: format, fastPath: false)
+            if let reference {
+                guard let fast else { fatalError("libspng decodes a PNG the fast path refuses") }
+                if !fast.hasSamePixels(as: reference) { fatalError("the PNG fast path differs from libspng") }
+            }
+        }
+    }
     if info.isAnimated {
         _ = try? AnimationReader.frames(of: data, info: info, limits: fuzzLimits) { frame in
             _ = try Resize(width: 8, height: 8, mode: .fit).process(frame.image)
@@ -57,6 +70,11 @@ public func fuzzInitialize(_ argc: UnsafeMutablePointer<CInt>?, _ argv: UnsafeMu
     ]
     for (name, options) in seeds {
         try? ImageEncoder.encode(bitmap, as: options).write(to: URL(fileURLWithPath: directory + "/" + name))
+    }
+    // PNGs the fast path takes as they are: RGB (from an opaque bitmap) and gray (RGBA is seed.png).
+    if let jpeg = try? ImageEncoder.encode(bitmap, as: .jpeg(quality: 90)), let opaque = try? ImageDecoder.decode(jpeg) {
+        try? ImageEncoder.encode(opaque, as: .png()).write(to: URL(fileURLWithPath: directory + "/seed-rgb.png"))
+        try? ImageEncoder.encode(opaque.converted(to: .gray8), as: .png()).write(to: URL(fileURLWithPath: directory + "/seed-gray.png"))
     }
     // Progressive JPEGs big enough to decode at 1/8 (the DC-only path): 4:2:0, 4:4:4 and gray.
     if let large = try? Resize(width: 96, height: 64, mode: .exact, upscale: true).process(bitmap) {

@@ -3,6 +3,8 @@
 # conversion, animation frames, resize) and the ICC parser with libFuzzer under
 # AddressSanitizer, for a set number of iterations. Formats: JPEG, PNG, WebP (still and
 # animated), GIF (still and animated), AVIF, HEIC; profiles: JPEG APP2, PNG iCCP, WebP ICCP.
+# Differential checks: progressive JPEGs' DC-only decode against the full one, and the PNG fast
+# path (libdeflate) against libspng.
 # Usage: scripts/fuzz-codecs.sh [RUNS (default 200000)] [-- extra libFuzzer flags]
 # Needs clang with libFuzzer (the Swift toolchain's) and the codec -dev packages.
 set -euo pipefail
@@ -37,7 +39,7 @@ swiftc -sanitize=fuzzer,address -parse-as-library -O -g -module-name EaselCodecs
   -I "$WORK/modules" $(for shim in $SHIMS; do echo "-I $WORK/modules/$shim"; done) \
   $(find Sources/EaselCodecs -name '*.swift') Fuzz/CodecFuzzer.swift \
   "$WORK"/*.o -L "$WORK" -lEaselSupport -lLogging \
-  -ljpeg -lpng16 -lspng -lz -lwebp -lwebpdemux -lwebpmux -lgif -llcms2 -lavif -lheif \
+  -ljpeg -lpng16 -lspng -lz -ldeflate -lwebp -lwebpdemux -lwebpmux -lgif -llcms2 -lavif -lheif \
   -o "$WORK/codec-fuzzer"
 EASEL_FUZZ_SEEDS="$WORK/seeds" "$WORK/codec-fuzzer" -runs=0 "$WORK/seeds" >/dev/null 2>&1 || true
 # A HEIC seed from Debian's encoder (Easel writes no HEIC).

@@ -31,6 +31,7 @@
 #        pillow-simd  the same code with Pillow-SIMD
 #      Wall time of the whole process over the corpus, RUNS times each (default 2, interleaved), best
 #      run kept. The Python tools also report their time inside the loop (after imports).
+#      Then easel and the C floor again on the baseline files alone and on the progressive ones alone.
 #   4. Quality: PSNR (RGB) of each tool's thumbnails against a reference, which is Pillow's full-size
 #      decode resized with LANCZOS to that tool's own output size, averaged over the corpus.
 #   5. PNG decode: one baseline file per sample cover-cropped to 1920x1080 and saved as PNG (compress_level
@@ -223,6 +224,25 @@ for run in $(seq "$RUNS"); do
 done
 [ "$VIPS_OK" = 1 ] || { WALL[pyvips]="-"; LOOP[pyvips]="-"; TOOLS+=(pyvips); }
 
+# ---------------------------------------------------------------- baseline and progressive apart
+# easel against the floor on each third of the corpus alone: the progressive files are where easel
+# passes the floor (it skips their AC scans at 1/8); the baseline ones show the rest of the gap.
+CLASS_LINES=()
+for class in base prog; do
+    mapfile -t CLASS_ONCE < <(printf '%s\n' "${CORPUS_FILES[@]}" | grep -- "-$class\.jpg\$")
+    CLASS_FILES=()
+    for _ in $(seq "$REPEAT"); do CLASS_FILES+=("${CLASS_ONCE[@]}"); done
+    for run in $(seq "$RUNS"); do
+        run_tool "easel-$class" taskset -c "$CPU" "$EASEL" thumbnail "${CLASS_FILES[@]}" --size "$BOX" --fit contain \
+            --format jpeg --quality "$QUALITY" --output-dir "$OUT/easel-$class" --jobs 1
+        run_tool "c-floor-$class" taskset -c "$CPU" "$FLOOR" -s "$BOX" -q "$QUALITY" "$OUT/c-floor-$class" "${CLASS_FILES[@]}"
+    done
+    CLASS_LINES+=("$(awk -v c="$class" -v n="${#CLASS_FILES[@]}" -v e="${WALL[easel-$class]}" -v f="${WALL[c-floor-$class]}" \
+        'BEGIN { name = c == "base" ? "baseline files only   " : "progressive files only"
+                 if (e == "-" || f == "-") { printf "%s  failed\n", name; exit }
+                 printf "%s  easel %6.1f images/s, c-floor %6.1f images/s, easel/c-floor %.2f\n", name, n / e, n / f, f / e }')")
+done
+
 # ---------------------------------------------------------------- quality
 log "PSNR against Pillow LANCZOS of the full decode"
 PAIRS=()
@@ -269,6 +289,9 @@ for tool in "${PNG_TOOLS[@]}"; do
     printf 'png\t%s\t%s\t%s\t%s\t-\n' "$tool" "$NPNG" "${WALL[$tool]}" "${LOOP[$tool]:--}" >>"$RESULTS"
 done
 "$PIL_VENV/bin/python" "$HELPER" report "$RESULTS"
+echo
+echo "Each third alone (same settings, best of $RUNS runs, $REPEAT passes):"
+printf '%s\n' "${CLASS_LINES[@]}"
 echo
 echo "total time $(($(date +%s) - STARTED)) s"
 exit 0

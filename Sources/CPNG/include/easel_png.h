@@ -27,9 +27,17 @@ int easel_png_read_header(const uint8_t *data, size_t size, easel_png_header *he
 
 /* Decodes to RGBA (straight alpha) when gray_output is 0, else 8-bit gray (alpha dropped).
  * `pixels` holds height rows of row_bytes; the caller checks the size against its limits
- * (from easel_png_read_header) before allocating them. */
+ * (from easel_png_read_header) before allocating them. With `fast_path`, 8-bit gray, RGB and
+ * RGBA files that are not interlaced and have no tRNS are inflated with libdeflate and
+ * unfiltered here (the same pixels); every other file, and any file that path finds anything
+ * wrong with, is decoded by libspng. */
+/* The fast path alone: 1 when it decoded the file, -1 when it stepped aside (nothing written
+ * that counts, no message). */
+int easel_png_decode_fast(const uint8_t *data, size_t size, int gray_output, uint8_t *pixels, size_t row_bytes,
+                          int width, int height);
+
 int easel_png_decode(const uint8_t *data, size_t size, int gray_output, uint8_t *pixels, size_t row_bytes,
-                     int expected_width, int expected_height, char *message);
+                     int expected_width, int expected_height, int fast_path, char *message);
 
 /* Encodes RGBA (components 4) or gray (components 1); compression level 0-9; an iCCP chunk
  * when icc is not NULL. */

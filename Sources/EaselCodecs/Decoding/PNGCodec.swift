@@ -13,14 +13,22 @@ enum PNGCodec {
                          colorProfile: ICCProfileReader.read(png: data, limit: limits.maxProfileBytes), bitDepth: Int(header.bit_depth))
     }
 
-    static func decode(_ data: Data, info: ImageInfo, pixelFormat: Bitmap.PixelFormat) throws -> Bitmap {
+    /// Whether 8-bit gray, RGB and RGBA files take the libdeflate path (`easel_png_decode`):
+    /// yes, unless `EASEL_PNG_FAST=0` (side-by-side benchmarks).
+    static let fastPathByDefault: Bool = {
+        guard let setting = ProcessInfo.processInfo.environment["EASEL_PNG_FAST"]?.lowercased() else { return true }
+        return !["0", "false", "off"].contains(setting)
+    }()
+
+    /// `fastPath: false`: libspng for every file (the reference the fast path is checked against).
+    static func decode(_ data: Data, info: ImageInfo, pixelFormat: Bitmap.PixelFormat, fastPath: Bool = fastPathByDefault) throws -> Bitmap {
         var bitmap = Bitmap(width: info.width, height: info.height, pixelFormat: pixelFormat)
         let rowBytes = bitmap.rowBytes
         try bitmap.withUnsafeMutableBytes { pixels in
             try call(data) { bytes, count, message in
                 easel_png_decode(bytes, count, pixelFormat == .gray8 ? 1 : 0,
                                  pixels.baseAddress!.assumingMemoryBound(to: UInt8.self), rowBytes,
-                                 Int32(info.width), Int32(info.height), message)
+                                 Int32(info.width), Int32(info.height), fastPath ? 1 : 0, message)
             }
         }
         if !info.hasAlpha { bitmap.markOpaque() }

@@ -1,0 +1,174 @@
+import CPNG
+@testable import EaselCodecs
+import Foundation
+import Testing
+
+/// The PNG fast path (libdeflate inflate, SSE2 Paeth, Sources/CPNG) gives exactly libspng's
+/// pixels, and steps aside for everything it does not handle or finds wrong.
+@Suite("PNG fast path")
+struct PNGFastPathTests {
+    /// Rows filtered with `filters[y % filters.count]` (0 none, 1 sub, 2 up, 3 average, 4 Paeth),
+    /// the stream stored (no compression) and split into `chunks` IDAT chunks.
+    static func filtered(width: Int, height: Int, colorType: Int, filters: [Int], chunks: Int = 1,
+                         sample: (Int, Int, Int) -> UInt8) -> Data {
+        let bpp = [0: 1, 2: 3, 6: 4][colorType]!
+        let rowLength = width * bpp
+        var previous = [UInt8](repeating: 0, count: rowLength)
+        var raw = Data()
+        for y in 0..<height {
+            let row = (0..<rowLength).map { sample($0 / bpp, y, $0 % bpp) }
+            let filter = filters[y % filters.count]
+            raw.append(UInt8(filter))
+            for i in 0..<rowLength {
+                let a = i >= bpp ? Int(row[i - bpp]) : 0, b = Int(previous[i]), c = i >= bpp ? Int(previous[i - bpp]) : 0
+                let predicted: Int
+                switch filter {
+                case 1: predicted = a
+                case 2: predicted = b
+                case 3: predicted = (a + b) / 2
+                case 4:
+                    let p = a + b - c, pa = abs(p - a), pb = abs(p - b), pc = abs(p - c)
+                    predicted = pa <= pb && pa <= pc ? a : (pb <= pc ? b : c)
+                default: predicted = 0
+                }
+                raw.append(UInt8(truncatingIfNeeded: Int(row[i]) - predicted))
+            }
+            previous = row
+        }
+        var png = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])
+        png.append(TestPNG.chunk("IHDR", TestPNG.be32(width) + TestPNG.be32(height) + Data([8, UInt8(colorType), 0, 0, 0])))
+        let stream = TestPNG.zlibStored(raw)
+        let piece = (stream.count + chunks - 1) / chunks
+        for start in stride(from: 0, to: stream.count, by: piece) {
+            png.append(TestPNG.chunk("IDAT", stream.subdata(in: start..<min(stream.count, start + piece))))
+        }
+        png.append(TestPNG.chunk("IEND", Data()))
+        return png
+    }
+
+    /// `png` (one stored IDAT, as `filtered` makes it) with row `row`'s filter byte replaced,
+    /// the stream's Adler-32 and the chunk's CRC rewritten.
+    static func withFilter(_ filter: UInt8, atRow row: Int, width: Int, bpp: Int, height: Int, in png: Data) -> Data {
+        let idat = 8 + 25, body = idat + 8
+        let length = Int(png[idat]) << 24 | Int(png[idat + 1]) << 16 | Int(png[idat + 2]) << 8 | Int(png[idat + 3])
+        var stream = png.subdata(in: body..<(body + length))
+        var raw = Data()
+        var offset = 2
+        while offset < stream.count - 4 { // stored blocks: 1 header byte, LEN, NLEN, data
+            let count = Int(stream[offset + 1]) | Int(stream[offset + 2]) << 8
+            raw.append(stream.subdata(in: (offset + 5)..<(offset + 5 + count)))
+            offset += 5 + count
+        }
+        raw[row * (width * bpp + 1)] = filter
+        stream = TestPNG.zlibStored(raw)
+        var out = png.prefix(idat)
+        out.append(TestPNG.chunk("IDAT", stream))
+        out.append(TestPNG.chunk("IEND", Data()))
+        return out
+    }
+
+    /// Whether the fast path alone decodes `png` (rather than stepping aside).
+    static func fastPathTakes(_ png: Data, _ format: Bitmap.PixelFormat) throws -> Bool {
+        let info = try PNGCodec.info(png)
+        var bitmap = Bitmap(width: info.width, height: info.height, pixelFormat: format)
+        let rowBytes = bitmap.rowBytes
+        return bitmap.withUnsafeMutableBytes { pixels in
+            png.withUnsafeBytes { bytes in
+                easel_png_decode_fast(bytes.baseAddress!.assumingMemoryBound(to: UInt8.self), bytes.count, format == .gray8 ? 1 : 0,
+                                      pixels.baseAddress!.assumingMemoryBound(to: UInt8.self), rowBytes,
+                                      Int32(info.width), Int32(info.height)) == 1
+            }
+        }
+    }
+
+    static func bothWays(_ png: Data, _ format: Bitmap.PixelFormat) throws -> (fast: Bitmap, reference: Bitmap) {
+        let info = try PNGCodec.info(png)
+        return (try PNGCodec.decode(png, info: info, pixelFormat: format, fastPath: true),
+                try PNGCodec.decode(png, info: info, pixelFormat: format, fastPath: false))
+    }
+
+    /// Every filter, alone and mixed, for gray, RGB and RGBA, at widths that leave partial
+    /// vectors, in one IDAT chunk or several: the same pixels as libspng, to the byte.
+    @Test(arguments: [0, 2, 6])
+    func everyFilterGivesLibspngsPixels(colorType: Int) throws {
+        // Values that make every Paeth choice (a, b and c) and every wrap-around happen.
+        let noisy: (Int, Int, Int) -> UInt8 = { x, y, c in UInt8(truncatingIfNeeded: (x * 73 + y * 151 + c * 29) ^ (x * y)) }
+        let smooth: (Int, Int, Int) -> UInt8 = { x, y, c in UInt8(truncatingIfNeeded: x * 2 + y + c * 40) }
+        for filters in [[0], [1], [2], [3], [4], [0, 1, 2, 3, 4], [4, 3, 2, 1]] {
+            for (width, height) in [(1, 1), (3, 5), (17, 9), (64, 33)] {
+                for (sample, chunks) in [(noisy, 1), (smooth, 3)] {
+                    let png = Self.filtered(width: width, height: height, colorType: colorType, filters: filters, chunks: chunks, sample: sample)
+                    for format in colorType == 0 ? [Bitmap.PixelFormat.gray8, .rgba8] : [.rgba8] {
+                        let (fast, reference) = try Self.bothWays(png, format)
+                        #expect(fast.hasSamePixels(as: reference), "type \(colorType) filters \(filters) \(width)x\(height) \(format)")
+                        #expect(try Self.fastPathTakes(png, format))
+                    }
+                }
+            }
+        }
+    }
+
+    /// Files from libpng's own encoder (adaptive filters, real deflate) and the sample photo.
+    @Test func encodedPhotosGiveLibspngsPixels() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let photo = try ImageDecoder.decode(try Data(contentsOf: root.appendingPathComponent("Samples/chelsea-cat.jpg")), covering: (300, 200))
+        for image in [photo, photo.converted(to: .gray8)] {
+            for level in [1, 6, 9] {
+                let png = try ImageEncoder.encode(image, as: .png(compressionLevel: level))
+                let (fast, reference) = try Self.bothWays(png, image.pixelFormat)
+                #expect(fast.hasSamePixels(as: reference))
+                #expect(fast.hasSamePixels(as: image))
+                #expect(try Self.fastPathTakes(png, image.pixelFormat))
+            }
+        }
+        let cutout = try Data(contentsOf: root.appendingPathComponent("Samples/coffee-cup-cutout.png"))
+        let (fast, reference) = try Self.bothWays(cutout, .rgba8)
+        #expect(fast.hasSamePixels(as: reference))
+    }
+
+    /// A bad CRC, a damaged or short stream, an unknown filter, extra data: the fast path steps
+    /// aside and libspng's answer (its pixels or its error) is the answer.
+    @Test func anythingWrongIsLibspngsToDecide() throws {
+        let good = Self.filtered(width: 20, height: 10, colorType: 2, filters: [4]) { x, y, c in UInt8(truncatingIfNeeded: x * 9 + y * 5 + c) }
+        var badCRC = good
+        badCRC[good.count - 13] ^= 0x55 // the IDAT chunk's CRC (IEND's 12 bytes follow it)
+        var badStream = good
+        badStream[60] ^= 0xFF // inside the stored block's data
+        // An unknown filter type (9) in the third row, with a correct stream and CRC.
+        var rows = Self.filtered(width: 20, height: 10, colorType: 2, filters: [1]) { x, y, c in UInt8(truncatingIfNeeded: x + y + c) }
+        rows = Self.withFilter(9, atRow: 2, width: 20, bpp: 3, height: 10, in: rows)
+        let cases: [(String, Data)] = [
+            ("bad CRC", badCRC), ("damaged stream", badStream), ("unknown filter", rows),
+            ("short stream", Self.filtered(width: 20, height: 10, colorType: 2, filters: [0]) { _, _, _ in 7 }.prefix(70) + Data()),
+            ("truncated", good.prefix(good.count / 2)),
+        ]
+        for (name, png) in cases {
+            guard let info = try? PNGCodec.info(png) else { continue }
+            #expect(try !Self.fastPathTakes(png, .rgba8), "\(name)")
+            let fast = Result { try PNGCodec.decode(png, info: info, pixelFormat: .rgba8, fastPath: true) }
+            let reference = Result { try PNGCodec.decode(png, info: info, pixelFormat: .rgba8, fastPath: false) }
+            switch (fast, reference) {
+            case (.success(let a), .success(let b)): #expect(a.hasSamePixels(as: b), "\(name)")
+            case (.failure(let a), .failure(let b)): #expect("\(a)" == "\(b)", "\(name)")
+            default: Issue.record("\(name): the fast path and libspng disagree (\(fast), \(reference))")
+            }
+        }
+    }
+
+    /// Interlaced, 16-bit, palette, gray+alpha and tRNS files never take the fast path, and
+    /// decode as before.
+    @Test func otherKindsGoToLibspng() throws {
+        let kinds: [Data] = [
+            TestPNG.make(width: 9, height: 7, bitDepth: 8, colorType: 2, interlaced: true) { x, y in [x * 20, y * 30, 99] },
+            TestPNG.make(width: 9, height: 7, bitDepth: 16, colorType: 2) { x, y in [x * 2000, y * 3000, 9999] },
+            TestPNG.make(width: 9, height: 7, bitDepth: 8, colorType: 3, palette: [[1, 2, 3], [200, 100, 0]]) { x, _ in [x % 2] },
+            TestPNG.make(width: 9, height: 7, bitDepth: 8, colorType: 4) { x, y in [x * 20, y * 30] },
+            TestPNG.make(width: 9, height: 7, bitDepth: 8, colorType: 2, transparency: [0, 1, 0, 2, 0, 3]) { x, y in [x, y, 3] },
+        ]
+        for png in kinds {
+            #expect(try !Self.fastPathTakes(png, .rgba8))
+            let (fast, reference) = try Self.bothWays(png, .rgba8)
+            #expect(fast.hasSamePixels(as: reference))
+        }
+    }
+}
