@@ -139,11 +139,15 @@ struct PNGFastPathTests {
         rows = Self.withFilter(9, atRow: 2, width: 20, bpp: 3, height: 10, in: rows)
         let cases: [(String, Data)] = [
             ("bad CRC", badCRC), ("damaged stream", badStream), ("unknown filter", rows),
-            ("short stream", Self.filtered(width: 20, height: 10, colorType: 2, filters: [0]) { _, _, _ in 7 }.prefix(70) + Data()),
+            // A stream one row short, in a chunk with a correct CRC.
+            ("short stream", Self.filtered(width: 20, height: 9, colorType: 2, filters: [0]) { _, _, _ in 7 }
+                .replacingHeight(10)),
+            // A critical chunk neither path knows, before the image data.
+            ("unknown critical chunk", good.prefix(33) + TestPNG.chunk("ABCD", Data([1, 2, 3])) + good.dropFirst(33)),
             ("truncated", good.prefix(good.count / 2)),
         ]
         for (name, png) in cases {
-            guard let info = try? PNGCodec.info(png) else { continue }
+            let info = try #require(try? PNGCodec.info(png), "\(name)")
             #expect(try !Self.fastPathTakes(png, .rgba8), "\(name)")
             let fast = Result { try PNGCodec.decode(png, info: info, pixelFormat: .rgba8, fastPath: true) }
             let reference = Result { try PNGCodec.decode(png, info: info, pixelFormat: .rgba8, fastPath: false) }
@@ -170,5 +174,14 @@ struct PNGFastPathTests {
             let (fast, reference) = try Self.bothWays(png, .rgba8)
             #expect(fast.hasSamePixels(as: reference))
         }
+    }
+}
+
+private extension Data {
+    /// A PNG with IHDR's height replaced (and its CRC rewritten).
+    func replacingHeight(_ height: Int) -> Data {
+        var ihdr = subdata(in: 16..<29)
+        ihdr.replaceSubrange(4..<8, with: TestPNG.be32(height))
+        return prefix(8) + TestPNG.chunk("IHDR", ihdr) + dropFirst(33)
     }
 }

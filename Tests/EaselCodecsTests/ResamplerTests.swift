@@ -74,6 +74,9 @@ struct ResamplerTests {
             }
             #expect(Self.psnr(fixed, float) >= 50, "\(name) \(size): fixed vs float \(Self.psnr(fixed, float)) dB")
             #expect(Self.maximumDifference(fixed, float) <= 2, "\(name) \(size)")
+            if decoded.width != size.width || decoded.height != size.height {
+                #expect(!fixed.hasSamePixels(as: float), "\(name) \(size): the fixed-point path did not run")
+            }
             #expect(fixed.isKnownOpaque)
         }
     }
@@ -146,8 +149,15 @@ struct ResamplerTests {
         let ignoringExtent = Resampler.resize(decoded, width: 256, height: 171)
         let withExtent = Self.psnr(thumbnail, truth), without = Self.psnr(ignoringExtent, truth)
         #expect(withExtent > without + 1, "with the extent \(withExtent) dB, without \(without) dB")
-        // A fill that crops the width keeps the height's extent.
+        // Sizes come from the extent too: a fit into 300x200 is 300x200, as from the full decode
+        // (the padded 320x214 would make it 299x200).
+        let fitted = try Resize(width: 300, height: 200, mode: .fit).process(decoded)
+        #expect(fitted.width == 300 && fitted.height == 200)
+        #expect(Resize(width: 300, height: 200, mode: .fit).scaledSize(sourceWidth: 1280, sourceHeight: 853) == (300, 200))
+        // A fill crops in whole pixels and maps whole pixels, as before the extent existed.
         let fill = try Resize(width: 200, height: 171, mode: .fill).process(decoded)
-        #expect(fill.width == 200 && fill.height == 171)
+        var padded = decoded
+        padded.imageExtent = nil
+        #expect(fill.hasSamePixels(as: try Resize(width: 200, height: 171, mode: .fill).process(padded)))
     }
 }

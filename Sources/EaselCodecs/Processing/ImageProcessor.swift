@@ -145,18 +145,28 @@ public struct Resize: ImageProcessor, Hashable {
 
     /// The size `fit` and `fill` scale a `sourceWidth × sourceHeight` image to before any crop.
     public func scaledSize(sourceWidth: Int, sourceHeight: Int) -> (width: Int, height: Int) {
-        switch effectiveMode(sourceWidth: sourceWidth, sourceHeight: sourceHeight) {
+        scaledSize(sourceWidth: sourceWidth, sourceHeight: sourceHeight,
+                   extent: Resampler.Extent(width: Double(sourceWidth), height: Double(sourceHeight)))
+    }
+
+    /// `scaledSize` for a bitmap whose image covers `extent` of its pixels (a shrink-on-load
+    /// decode whose scale did not divide the size: `Bitmap.imageExtent`), so the size is the one
+    /// the full image would get.
+    func scaledSize(sourceWidth: Int, sourceHeight: Int, extent: Resampler.Extent) -> (width: Int, height: Int) {
+        let sourceWidth = extent.width, sourceHeight = extent.height
+        let whole = (width: Int(sourceWidth.rounded()), height: Int(sourceHeight.rounded()))
+        switch effectiveMode(sourceWidth: whole.width, sourceHeight: whole.height) {
         case .exact:
             // Without enlarging, each side at most the source's (imgproxy's force).
-            return upscale ? (width, height) : (min(width, sourceWidth), min(height, sourceHeight))
+            return upscale ? (width, height) : (min(width, whole.width), min(height, whole.height))
         case .fit, .auto:
-            let scale = min(Double(width) / Double(sourceWidth), Double(height) / Double(sourceHeight))
-            if scale >= 1, !upscale { return (sourceWidth, sourceHeight) }
-            return (max(1, Int((Double(sourceWidth) * scale).rounded())), max(1, Int((Double(sourceHeight) * scale).rounded())))
+            let scale = min(Double(width) / sourceWidth, Double(height) / sourceHeight)
+            if scale >= 1, !upscale { return whole }
+            return (max(1, Int((sourceWidth * scale).rounded())), max(1, Int((sourceHeight * scale).rounded())))
         case .fill, .fillDown:
-            let scale = max(Double(width) / Double(sourceWidth), Double(height) / Double(sourceHeight))
-            if scale > 1, !upscale { return (sourceWidth, sourceHeight) }
-            return (max(width, Int((Double(sourceWidth) * scale).rounded())), max(height, Int((Double(sourceHeight) * scale).rounded())))
+            let scale = max(Double(width) / sourceWidth, Double(height) / sourceHeight)
+            if scale > 1, !upscale { return whole }
+            return (max(width, Int((sourceWidth * scale).rounded())), max(height, Int((sourceHeight * scale).rounded())))
         }
     }
 
@@ -169,13 +179,18 @@ public struct Resize: ImageProcessor, Hashable {
 
     public func process(_ bitmap: Bitmap) throws -> Bitmap {
         let mode = effectiveMode(sourceWidth: bitmap.width, sourceHeight: bitmap.height)
+        // A shrink-on-load decode may hold a fraction of a pixel of padding at its right and
+        // bottom: sizes and scales come from the image's exact extent.
+        let extent = bitmap.imageExtent ?? Resampler.Extent(width: Double(bitmap.width), height: Double(bitmap.height))
         guard mode == .fill || mode == .fillDown else {
-            let size = scaledSize(sourceWidth: bitmap.width, sourceHeight: bitmap.height)
+            let size = scaledSize(sourceWidth: bitmap.width, sourceHeight: bitmap.height, extent: extent)
             return Resampler.resize(bitmap, width: size.width, height: size.height, extent: bitmap.imageExtent)
         }
         // Crop the source to the box's aspect ratio first, then resize to exactly the box: the
         // same pixels as scaling to cover and cropping, without ever building the (possibly
         // enormous, for extreme aspect ratios) covering image.
+        // (The crop below is in whole pixels, so a fill maps whole pixels: the extent is for fit
+        // and exact only. Mixing it into a crop measured worse than leaving it out.)
         var scale = max(Double(width) / Double(bitmap.width), Double(height) / Double(bitmap.height))
         var outputWidth = width, outputHeight = height
         if scale > 1, !upscale {
@@ -200,12 +215,7 @@ public struct Resize: ImageProcessor, Hashable {
             cropped = try Crop(x: origin.x, y: origin.y, width: cropWidth, height: cropHeight).process(bitmap)
         }
         guard cropped.width != outputWidth || cropped.height != outputHeight else { return cropped }
-        // A side left whole keeps the decoder's extent (the part of its last pixel that is image).
-        let extent = bitmap.imageExtent.map {
-            Resampler.Extent(width: cropWidth == bitmap.width ? $0.width : Double(cropWidth),
-                             height: cropHeight == bitmap.height ? $0.height : Double(cropHeight))
-        }
-        return Resampler.resize(cropped, width: outputWidth, height: outputHeight, extent: extent)
+        return Resampler.resize(cropped, width: outputWidth, height: outputHeight)
     }
 }
 

@@ -147,7 +147,7 @@ public final class DiskCache: Sendable {
     let synchronousWrites: Bool
     let accessTimeResolution: TimeInterval
     let reservedBytes: Int
-    let index: Locked<DiskIndex>
+    let index: GuardedIndex
     let limits: Locked<Limits>
     /// The background checkpoint's own connection, and whether a checkpoint is queued.
     let checkpointConnection = Locked<SQLiteConnection?>(nil)
@@ -225,7 +225,7 @@ public final class DiskCache: Sendable {
         self.synchronousWrites = configuration.synchronousWrites
         self.accessTimeResolution = max(0, configuration.accessTimeResolution)
         self.reservedBytes = max(0, configuration.reservedBytes)
-        self.index = Locked(try Self.openIndex(paths: paths, files: files, durable: configuration.synchronousWrites,
+        self.index = GuardedIndex(try Self.openIndex(paths: paths, files: files, durable: configuration.synchronousWrites,
                                                mappedBytes: configuration.memoryMappedIndexBytes, logger: configuration.logger))
         self.limits = Locked(Limits(byteLimit: max(0, configuration.byteLimit), ageLimit: 0, ageTask: nil))
         self.ageLimit = configuration.ageLimit

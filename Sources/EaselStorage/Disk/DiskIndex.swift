@@ -34,7 +34,7 @@ final class DiskIndex {
 
     let connection: SQLiteConnection
     private let lookup: SQLiteStatement
-    private let lookupBlob: SQLiteStatement
+    private let lookupWithValue: SQLiteStatement
     private let upsert: SQLiteStatement
     private let insertBlob: SQLiteStatement
     private let deleteBlob: SQLiteStatement
@@ -45,7 +45,11 @@ final class DiskIndex {
     private let touch: SQLiteStatement
     private let begin: SQLiteStatement
     private let commit: SQLiteStatement
-    private let rollback: SQLiteStatement
+    let rollback: SQLiteStatement
+    /// `BEGIN` (deferred) and `COMMIT` for the read transaction gets share (`HeldRead`).
+    let beginDeferred: SQLiteStatement
+    let endTransaction: SQLiteStatement
+    var heldRead = HeldRead()
 
     /// Statements prepared on first use and kept, for SQL not known at `init`.
     private var prepared: [String: SQLiteStatement] = [:]
@@ -140,7 +144,11 @@ final class DiskIndex {
             throw DiskCacheError.incompatibleIndex(path: path, found: Int(version), expected: Int(Self.schemaVersion))
         }
         lookup = try connection.prepare("SELECT id, size, checksum, accessed, expires, file FROM entries WHERE key = ?1")
-        lookupBlob = try connection.prepare("SELECT value FROM blobs WHERE id = ?1")
+        // A get's one statement: the row and, for an inline entry, its value (column 6).
+        lookupWithValue = try connection.prepare("""
+            SELECT e.id, e.size, e.checksum, e.accessed, e.expires, e.file, b.value
+            FROM entries e LEFT JOIN blobs b ON b.id = e.id AND e.file IS NULL WHERE e.key = ?1
+            """)
         upsert = try connection.prepare("""
             INSERT OR REPLACE INTO entries(key, size, checksum, created, accessed, expires, file)
             VALUES (?1, ?2, ?3, ?4, ?4, ?5, ?6)
@@ -156,7 +164,10 @@ final class DiskIndex {
         begin = try connection.prepare("BEGIN IMMEDIATE")
         commit = try connection.prepare("COMMIT")
         rollback = try connection.prepare("ROLLBACK")
+        beginDeferred = try connection.prepare("BEGIN")
+        endTransaction = try connection.prepare("COMMIT")
         _ = try totals()
+        heldRead.find(in: connection)
     }
 
     private static func userVersion(_ connection: SQLiteConnection) throws -> Int32 {
@@ -174,6 +185,7 @@ final class DiskIndex {
 
     /// Runs `body` in one write transaction; rolls back if it throws.
     func transaction<R>(_ body: () throws -> R) throws -> R {
+        endHeldRead()
         try begin.run()
         do {
             let result = try body()
@@ -191,6 +203,7 @@ final class DiskIndex {
     /// restart. The pages a checkpoint copies into the database file may need as many new
     /// blocks, so on a nearly full disk this must stay below the reserve.
     func limitLog(to bytes: Int) {
+        endHeldRead()
         let pages = max(16, min(Self.autocheckpointPages, bytes / Self.pageSize))
         guard pages != logLimitPages else { return }
         logLimitPages = pages
@@ -202,6 +215,7 @@ final class DiskIndex {
     /// back.
     /// - Throws: `SQLiteError` when a reader or a full disk kept it from completing.
     func checkpointAndTruncate() throws {
+        endHeldRead()
         let rc = sqlite3_wal_checkpoint_v2(connection.handle, nil, SQLITE_CHECKPOINT_TRUNCATE, nil, nil)
         guard rc == SQLITE_OK else { throw connection.error(rc) }
         walBytesSinceCheckpoint = 0
@@ -220,17 +234,14 @@ final class DiskIndex {
 
     /// The row for `key`; `inline` receives the inline value's bytes while they are valid.
     func row(forKey key: String, inline: ((UnsafeRawBufferPointer) -> Void)? = nil) throws -> Row? {
-        defer { lookup.reset() }
-        lookup.bind(1, key)
-        guard try lookup.step() else { return nil }
+        let statement = inline == nil ? lookup : lookupWithValue
+        defer { statement.reset() }
+        statement.bind(1, key)
+        guard try statement.step() else { return nil }
         let row = Row(
-            id: lookup.int64(0), size: lookup.int(1), checksum: UInt64(bitPattern: lookup.int64(2)),
-            accessed: lookup.double(3), expires: lookup.optionalDouble(4), file: lookup.string(5))
-        if row.file == nil, let inline {
-            defer { lookupBlob.reset() }
-            lookupBlob.bind(1, row.id)
-            if try lookupBlob.step(), let bytes = lookupBlob.blob(0) { inline(bytes) }
-        }
+            id: statement.int64(0), size: statement.int(1), checksum: UInt64(bitPattern: statement.int64(2)),
+            accessed: statement.double(3), expires: statement.optionalDouble(4), file: statement.string(5))
+        if row.file == nil, let inline, let bytes = statement.blob(6) { inline(bytes) }
         return row
     }
 
