@@ -1,8 +1,9 @@
 import CPNG
 import Foundation
 
-/// PNG through libpng: every colour type and bit depth, palettes, tRNS and interlacing come
-/// out as 8-bit RGBA (straight alpha) or gray.
+/// PNG decoding through libspng (with a libdeflate fast path for 8-bit gray, RGB and RGBA,
+/// `easel_png_decode`) and encoding through libpng: every colour type and bit depth, palettes,
+/// tRNS and interlacing come out as 8-bit RGBA (straight alpha) or gray.
 enum PNGCodec {
     static func info(_ data: Data, limits: DecodingLimits = .default) throws -> ImageInfo {
         var header = easel_png_header()
