@@ -15,3 +15,14 @@ static inline const volatile void *csqlite_wal_index(sqlite3 *db) {
     if (file->pMethods->xShmMap(file, 0, 32768, 0, &region) != SQLITE_OK) return 0;
     return region;
 }
+
+// The WAL-index header's first 48 bytes (six words; `words` has room for eight, the last two
+// are zeroed) and nBackfill (the u32 at byte 96), read with relaxed atomic loads as other
+// connections write them.
+static inline void csqlite_wal_words(const void *index, unsigned long long *words, unsigned int *backfill) {
+    const unsigned long long *source = (const unsigned long long *)index;
+    for (int i = 0; i < 6; i++) words[i] = __atomic_load_n(source + i, __ATOMIC_RELAXED);
+    words[6] = 0;
+    words[7] = 0;
+    *backfill = __atomic_load_n((const unsigned int *)((const char *)index + 96), __ATOMIC_RELAXED);
+}

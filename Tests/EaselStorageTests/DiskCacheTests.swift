@@ -346,4 +346,27 @@ struct DiskCacheTests {
         #expect(try await cache.data(forKey: "a") == nil)
         try await cache.removeAll()
     }
+
+    /// Gets keep one read transaction open across calls (`HeldRead`): a value another connection
+    /// commits right after a get — well inside the 2 ms the transaction may stay open — is what
+    /// the very next get returns, inline or in a file, replaced or removed.
+    @Test func aGetSeesWhatAnotherConnectionCommittedJustBefore() throws {
+        let directory = try TemporaryDirectory()
+        let reader = try openCache(directory.url)
+        let writer = try openCache(directory.url)
+        for round in 0..<300 {
+            let value = Data("value \(round)".utf8) + Data(repeating: UInt8(round % 256), count: round % 3 == 0 ? 40_000 : 100)
+            try writer.set(value, forKey: "shared")
+            #expect(try reader.data(forKey: "shared") == value, "round \(round)")
+            #expect(try reader.contains("shared"))
+            if round % 50 == 49 {
+                try writer.removeValue(forKey: "shared")
+                #expect(try reader.data(forKey: "shared") == nil, "round \(round): removed")
+            }
+        }
+        // The reader's own writes end its held transaction first and are seen at once.
+        try reader.set(Data("mine".utf8), forKey: "shared")
+        #expect(try writer.data(forKey: "shared") == Data("mine".utf8))
+        #expect(try reader.data(forKey: "shared") == Data("mine".utf8))
+    }
 }

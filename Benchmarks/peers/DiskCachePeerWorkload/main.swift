@@ -31,10 +31,12 @@ struct Arguments {
     /// Trim ratio and access-time resolution (nil: the library's defaults).
     var trimRatio: Double?
     var accessResolution: Double?
+    /// How much of the index SQLite may read through mmap (nil: the library's default).
+    var mappedIndexBytes: Int?
 }
 
 func usage(_ message: String) -> Never {
-    FileHandle.standardError.write(Data("DiskCachePeerWorkload: \(message)\nusage: DiskCachePeerWorkload --dir PATH --size BYTES --count N --mode empty|full [--limit BYTES] [--pool K] [--inline-limit BYTES] [--trim-ratio R] [--access-resolution SECONDS]\n".utf8))
+    FileHandle.standardError.write(Data("DiskCachePeerWorkload: \(message)\nusage: DiskCachePeerWorkload --dir PATH --size BYTES --count N --mode empty|full [--limit BYTES] [--pool K] [--inline-limit BYTES] [--trim-ratio R] [--access-resolution SECONDS] [--mapped-index-bytes BYTES]\n".utf8))
     exit(2)
 }
 
@@ -56,6 +58,7 @@ func parseArguments() -> Arguments {
         case "--pool": result.pool = int()
         case "--inline-limit": result.inlineLimit = int()
         case "--trim-ratio": result.trimRatio = Double(value) ?? { usage("--trim-ratio needs a number") }()
+        case "--mapped-index-bytes": result.mappedIndexBytes = int()
         case "--access-resolution": result.accessResolution = Double(value) ?? { usage("--access-resolution needs a number") }()
         default: usage("unknown argument \(flag)")
         }
@@ -108,6 +111,7 @@ func run(_ arguments: Arguments) throws {
     if let inlineLimit = arguments.inlineLimit { configuration.inlineLimit = inlineLimit }
     if let trimRatio = arguments.trimRatio { configuration.trimRatio = trimRatio }
     if let resolution = arguments.accessResolution { configuration.accessTimeResolution = resolution }
+    if let mapped = arguments.mappedIndexBytes { configuration.memoryMappedIndexBytes = mapped }
     let cache = try DiskCache(directory: directory, configuration: configuration)
 
     if arguments.mode == "full" {

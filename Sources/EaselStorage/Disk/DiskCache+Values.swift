@@ -55,7 +55,7 @@ extension DiskCache {
         let ageLimit = self.ageLimit
         let resolution = accessTimeResolution
         do {
-            return try index.withHeldRead(now: now) { index -> Lookup in
+            return try index.withHeldRead { index -> Lookup in
                 var inline: Data?
                 guard let row = try index.row(forKey: key, inline: { inline = Data($0) }) else { return .miss }
                 let victim = DiskIndex.Victim(id: row.id, key: key, size: row.size, file: row.file)
@@ -130,7 +130,7 @@ extension DiskCache {
         let now = clock()
         let ageLimit = self.ageLimit
         do {
-            return try index.withHeldRead(now: now) { index in
+            return try index.withHeldRead { index in
                 guard let row = try index.row(forKey: key) else { return false }
                 if let expires = row.expires, expires <= now { return false }
                 if ageLimit > 0, index.lastAccess(key, stored: row.accessed) < now - ageLimit { return false }

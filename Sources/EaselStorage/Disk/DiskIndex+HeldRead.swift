@@ -1,7 +1,6 @@
 import CSQLite
 import EaselSupport
 import Foundation
-import Synchronization
 
 /// A read transaction kept open across gets.
 ///
@@ -13,11 +12,14 @@ import Synchronization
 /// through the connection's own mapping of it: SQLite rewrites them at every commit, with a new
 /// frame count and checksum, and at every log restart, with a new salt). The header is read
 /// before the transaction starts, so a commit that lands in between is seen as a change at the
-/// next get, never missed.
+/// next get, never missed. The checkpoint progress (`nBackfill`, at byte 96) is compared too:
+/// a transaction begun before a checkpoint holds a read mark that keeps other processes' writers
+/// from restarting the log, so after any checkpoint progress the next get begins a new one.
 ///
 /// Ended before anything else uses the connection (`GuardedIndex.withLock`, `transaction`,
-/// checkpoints), after about 2 ms without a get (so another process's truncating checkpoint never
-/// waits on an idle reader for long), and renewed at least every 50 ms under a steady stream of gets.
+/// checkpoints), when a get throws, about 2 ms after the last get (a timer, so another process's
+/// truncating checkpoint never waits on an idle reader for long), and renewed by the first get
+/// after it is 50 ms old. Those times are monotonic (`DispatchTime`), not the cache's clock.
 ///
 /// The mapping is SQLite's own (`csqlite_wal_index`, through the VFS): the file is never opened a
 /// second time, which would drop this process's POSIX locks on it when closed, and the mapping
@@ -26,8 +28,14 @@ struct HeldRead {
     /// The first 48 bytes of the WAL index; nil when it is not mapped (then every get runs in a
     /// transaction of its own, as before).
     var header: UnsafeRawPointer?
+    /// The WAL-index header (bytes 0..<48) and checkpoint progress (`nBackfill`, bytes 96..<100).
+    struct Header: Equatable {
+        var words: SIMD8<UInt64>
+        var backfill: UInt32
+    }
+
     /// The header as it was just before the held transaction began.
-    var seen: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0)
+    var seen = Header(words: .zero, backfill: 0)
     var isOpen = false
     var openedAt = 0.0
     var lastUse = 0.0
@@ -42,21 +50,31 @@ struct HeldRead {
         header = csqlite_wal_index(connection.handle).map { UnsafeRawPointer($0) }
     }
 
-    func current() -> (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64)? {
+    func current() -> Header? {
         guard let header else { return nil }
-        let value = (header.loadUnaligned(fromByteOffset: 0, as: UInt64.self), header.loadUnaligned(fromByteOffset: 8, as: UInt64.self),
-                     header.loadUnaligned(fromByteOffset: 16, as: UInt64.self), header.loadUnaligned(fromByteOffset: 24, as: UInt64.self),
-                     header.loadUnaligned(fromByteOffset: 32, as: UInt64.self), header.loadUnaligned(fromByteOffset: 40, as: UInt64.self))
-        // Loads of the header before anything the transaction reads.
-        atomicMemoryFence(ordering: .acquiring)
-        return value
+        // Relaxed atomic loads (csqlite_wal_words), as SQLite itself reads memory that other
+        // connections write; the transaction's own reads re-read the header under SQLite's locks.
+        var words = SIMD8<UInt64>.zero
+        var backfill: UInt32 = 0
+        withUnsafeMutableBytes(of: &words) { buffer in
+            csqlite_wal_words(header, buffer.baseAddress!.assumingMemoryBound(to: UInt64.self), &backfill)
+        }
+        return Header(words: words, backfill: backfill)
     }
+
+    /// Seconds on a monotonic clock.
+    static func monotonicNow() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
 }
 
 extension DiskIndex {
     /// Begins (or keeps) the read transaction gets share; falls back to a transaction per
     /// statement when the header cannot be read or `BEGIN` fails.
     func holdRead(now: Double) {
+        // SQLite may have ended the transaction by itself (a rollback after an I/O error), or be
+        // inside one this code does not know of (a failed rollback): trust SQLite's own state.
+        let inTransaction = sqlite3_get_autocommit(connection.handle) == 0
+        if heldRead.isOpen, !inTransaction { heldRead.isOpen = false }
+        if !heldRead.isOpen, inTransaction { try? rollback.run() }
         if heldRead.isOpen {
             if let header = heldRead.current(), header == heldRead.seen, now - heldRead.openedAt < HeldRead.ageLimit {
                 heldRead.lastUse = now
@@ -100,11 +118,15 @@ final class GuardedIndex: Sendable {
     }
 
     /// `body` inside the read transaction gets share (see `HeldRead`). `body` may still write:
-    /// `transaction` ends the held read first.
-    func withHeldRead<R>(now: Double, _ body: (DiskIndex) throws -> R) rethrows -> R {
+    /// `transaction` ends the held read first. A `body` that throws ends it too.
+    func withHeldRead<R>(_ body: (DiskIndex) throws -> R) rethrows -> R {
         let (result, schedule) = try locked.withLock { index -> (R, Bool) in
-            index.holdRead(now: now)
-            let result = try body(index)
+            index.holdRead(now: HeldRead.monotonicNow())
+            let result: R
+            do { result = try body(index) } catch {
+                index.endHeldRead()
+                throw error
+            }
             guard index.heldRead.isOpen, !index.heldRead.closerScheduled else { return (result, false) }
             index.heldRead.closerScheduled = true
             return (result, true)
@@ -113,14 +135,17 @@ final class GuardedIndex: Sendable {
         return result
     }
 
+    /// The timer only hands the check to `BlockingIOPool`: it may wait for the lock behind a
+    /// writer's busy wait, which must not hold a thread of Dispatch's shared pool.
     private func scheduleCloser(after delay: Double) {
         DispatchQueue.global().asyncAfter(deadline: .now() + delay) { [weak self] in
-            self?.closeIfIdle()
+            guard let self else { return }
+            BlockingIOPool.shared.submit { [weak self] in self?.closeIfIdle() }
         }
     }
 
     private func closeIfIdle() {
-        let now = WallClock.now()
+        let now = HeldRead.monotonicNow()
         let again: Double? = locked.withLock { index in
             guard index.heldRead.isOpen else {
                 index.heldRead.closerScheduled = false
