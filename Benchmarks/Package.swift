@@ -9,6 +9,7 @@ let package = Package(
     dependencies: [
         .package(name: "easel", path: ".."),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.0"),
         .package(
             url: "https://github.com/ordo-one/benchmark",
             from: "1.38.1",
@@ -120,6 +121,17 @@ let package = Package(
             name: "BareRoute",
             dependencies: [.product(name: "Hummingbird", package: "hummingbird")],
             path: "peers/BareRoute"
+        ),
+        // The same answers from a plain SwiftNIO handler, no framework: the ceiling of answering
+        // repeat requests in the channel pipeline (serve-vs-nginx.sh).
+        .executableTarget(
+            name: "BareNIO",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            path: "peers/BareNIO"
         ),
     ],
     swiftLanguageModes: [.v6]

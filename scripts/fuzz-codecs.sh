@@ -17,7 +17,7 @@ WORK=".build-fuzz"
 rm -rf "$WORK/modules" "$WORK"/*.o "$WORK"/*.a
 mkdir -p "$WORK/modules" "$WORK/corpus" "$WORK/seeds"
 SAN="-fsanitize=address,fuzzer-no-link"
-SHIMS="CJPEG CPNG CGIF CWebP CLCMS CAVIF CHEIF"
+SHIMS="CJPEG CPNG CGIF CWebP CLCMS CAVIF CHEIF CResample"
 for shim in $SHIMS; do
   mkdir -p "$WORK/modules/$shim"
   header=$(ls "Sources/$shim/include/"*.h)

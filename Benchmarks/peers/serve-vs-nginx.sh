@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Warm path, side by side: requests/s for cached thumbnails from `easel serve`, from a bare
 # Hummingbird route returning the very same bytes from memory (Benchmarks/peers/BareRoute: the
-# framework's ceiling, with easel's headers and nothing else), and from nginx (Debian's package,
+# framework's ceiling, with easel's headers and nothing else), from a plain SwiftNIO handler
+# doing the same without the framework (Benchmarks/peers/BareNIO: the ceiling of answering
+# repeat requests in the channel pipeline), and from nginx (Debian's package,
 # installed when missing) serving them as static files. Same machine, same client (wrk, 2
 # threads, CONNECTIONS connections, DURATION s), runs interleaved, best of RUNS each. Servers and
 # wrk share the cores. nginx runs 2 workers, sendfile on, access log off.
@@ -19,15 +21,17 @@ done
 if [ "${SKIP_BUILD:-}" != 1 ]; then
     swift build -c release --product easel >&2
     swift build --package-path Benchmarks -c release --product BareRoute >&2
+    swift build --package-path Benchmarks -c release --product BareNIO >&2
 fi
 bare_bin="$(swift build --package-path Benchmarks -c release --show-bin-path)/BareRoute"
+nio_bin="$(swift build --package-path Benchmarks -c release --show-bin-path)/BareNIO"
 work="$(mktemp -d)"
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-easel_port=$(free_port); nginx_port=$(free_port); bare_port=$(free_port)
+easel_port=$(free_port); nginx_port=$(free_port); bare_port=$(free_port); nio_port=$(free_port)
 .build/release/easel serve --port "$easel_port" --cache-dir "$work/cache" > "$work/easel.log" 2>&1 &
 easel_pid=$!
-bare_pid=""
-trap 'kill $easel_pid $bare_pid 2>/dev/null || true; [ -f "$work/nginx.pid" ] && kill $(cat "$work/nginx.pid") 2>/dev/null || true; rm -rf "$work"' EXIT
+bare_pid=""; nio_pid=""
+trap 'kill $easel_pid $bare_pid $nio_pid 2>/dev/null || true; [ -f "$work/nginx.pid" ] && kill $(cat "$work/nginx.pid") 2>/dev/null || true; rm -rf "$work"' EXIT
 for _ in $(seq 100); do curl -sf "http://127.0.0.1:$easel_port/health" >/dev/null && break; sleep 0.2; done
 
 # Warm easel and copy its thumbnails (the exact bytes it serves) into nginx's root.
@@ -38,6 +42,8 @@ for name in $names; do
 done
 "$bare_bin" "$work/static" "$bare_port" > "$work/bare.log" 2>&1 &
 bare_pid=$!
+"$nio_bin" "$work/static" "$nio_port" > "$work/nio.log" 2>&1 &
+nio_pid=$!
 cat > "$work/nginx.conf" <<CONF
 worker_processes 2;
 daemon on;
@@ -56,6 +62,12 @@ chmod -R a+rX "$work"   # nginx's workers run as www-data
 nginx -c "$work/nginx.conf" -p "$work"
 for _ in $(seq 50); do curl -sf -o /dev/null "http://127.0.0.1:$nginx_port/$(echo $names | cut -d' ' -f1)" && break; sleep 0.1; done
 for _ in $(seq 100); do curl -sf -o /dev/null "http://127.0.0.1:$bare_port/images/thumb/$(echo $names | cut -d' ' -f1)" && break; sleep 0.1; done
+for _ in $(seq 100); do curl -sf -o /dev/null "http://127.0.0.1:$nio_port/images/thumb/$(echo $names | cut -d' ' -f1)" && break; sleep 0.1; done
+# The same bytes from all four, or the comparison means nothing.
+first=$(echo $names | cut -d' ' -f1)
+for url in "http://127.0.0.1:$bare_port/images/thumb/$first" "http://127.0.0.1:$nio_port/images/thumb/$first" "http://127.0.0.1:$nginx_port/$first"; do
+    curl -sf "$url" | cmp -s - "$work/static/$first" || { echo "FAIL: $url does not serve easel's bytes" >&2; exit 1; }
+done
 
 cat > "$work/paths.lua" <<'LUA'
 local paths = {}
@@ -69,19 +81,21 @@ LUA
 easel_paths=$(for n in $names; do printf '/images/thumb/%s,' "$n"; done)
 nginx_paths=$(for n in $names; do printf '/%s,' "$n"; done)
 rps() { grep 'Requests/sec' "$1" | awk '{print $2}'; }
-best_easel=0; best_nginx=0; best_bare=0
+best_easel=0; best_nginx=0; best_bare=0; best_nio=0
 for run in $(seq "$RUNS"); do
     PATHS="$easel_paths" wrk -t 2 -c "$CONNECTIONS" -d "${DURATION}s" -s "$work/paths.lua" "http://127.0.0.1:$easel_port" > "$work/easel-$run.txt"
     PATHS="$easel_paths" wrk -t 2 -c "$CONNECTIONS" -d "${DURATION}s" -s "$work/paths.lua" "http://127.0.0.1:$bare_port" > "$work/bare-$run.txt"
+    PATHS="$easel_paths" wrk -t 2 -c "$CONNECTIONS" -d "${DURATION}s" -s "$work/paths.lua" "http://127.0.0.1:$nio_port" > "$work/nio-$run.txt"
     PATHS="$nginx_paths" wrk -t 2 -c "$CONNECTIONS" -d "${DURATION}s" -s "$work/paths.lua" "http://127.0.0.1:$nginx_port" > "$work/nginx-$run.txt"
-    e=$(rps "$work/easel-$run.txt"); b=$(rps "$work/bare-$run.txt"); n=$(rps "$work/nginx-$run.txt")
-    echo "run $run: easel $e req/s, bare route $b req/s, nginx $n req/s" >&2
+    e=$(rps "$work/easel-$run.txt"); b=$(rps "$work/bare-$run.txt"); n=$(rps "$work/nginx-$run.txt"); o=$(rps "$work/nio-$run.txt")
+    echo "run $run: easel $e req/s, bare route $b req/s, bare NIO $o req/s, nginx $n req/s" >&2
+    best_nio=$(echo "if ($o > $best_nio) $o else $best_nio" | bc -l)
     best_easel=$(echo "if ($e > $best_easel) $e else $best_easel" | bc -l)
     best_bare=$(echo "if ($b > $best_bare) $b else $best_bare" | bc -l)
     best_nginx=$(echo "if ($n > $best_nginx) $n else $best_nginx" | bc -l)
 done
-if grep -q "Non-2xx" "$work"/easel-*.txt "$work"/bare-*.txt "$work"/nginx-*.txt; then
-    grep -H "Non-2xx" "$work"/easel-*.txt "$work"/bare-*.txt "$work"/nginx-*.txt >&2
+if grep -q "Non-2xx" "$work"/easel-*.txt "$work"/bare-*.txt "$work"/nio-*.txt "$work"/nginx-*.txt; then
+    grep -H "Non-2xx" "$work"/easel-*.txt "$work"/bare-*.txt "$work"/nio-*.txt "$work"/nginx-*.txt >&2
     echo "FAIL: error answers; the comparison would be meaningless" >&2
     exit 1
 fi
@@ -90,5 +104,7 @@ echo "Warm thumbnails ($(echo $names | wc -w) files, 256 px JPEG), wrk -t2 -c$CO
 echo "| server | requests/s | easel / this |"
 echo "|---|---|---|"
 echo "| nginx $(nginx -v 2>&1 | sed 's/.*nginx\///') (static files) | $best_nginx | $(echo "scale=2; $best_easel / $best_nginx" | bc -l) |"
+echo "| bare SwiftNIO handler (same bytes from memory, no framework) | $best_nio | $(echo "scale=2; $best_easel / $best_nio" | bc -l) |"
 echo "| bare Hummingbird route (same bytes from memory) | $best_bare | $(echo "scale=2; $best_easel / $best_bare" | bc -l) |"
+echo "bare NIO / nginx: $(echo "scale=2; $best_nio / $best_nginx" | bc -l); bare route / nginx: $(echo "scale=2; $best_bare / $best_nginx" | bc -l)"
 echo "| easel serve | $best_easel | |"
