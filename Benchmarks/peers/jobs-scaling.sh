@@ -6,12 +6,15 @@
 #   Benchmarks/peers/jobs-scaling.sh     (needs a release build: swift build -c release --product easel)
 #
 # Corpus: every Samples/*.jpg scaled to 1920 and 2560 px wide (baseline JPEG q85, 4:2:0, by
-# Pillow), repeated REPEAT times (default 4) so every worker has work; 256×256 contain, JPEG q80.
-# Environment: RUNS=3 REPEAT=4 JOBS="1 2 …" SKIP_BUILD=1
+# Pillow; with FORMAT=png, PNG at compress_level 6: full-size decodes, large pixel buffers),
+# repeated REPEAT times (default 4) so every worker has work; 256×256 contain, JPEG q80.
+# Environment: RUNS=3 REPEAT=4 JOBS="1 2 …" SKIP_BUILD=1 FORMAT=jpg|png EASEL_BIN=path (another
+# easel binary, e.g. an older build for a before/after)
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT"
-RUNS="${RUNS:-3}"; REPEAT="${REPEAT:-4}"
+RUNS="${RUNS:-3}"; REPEAT="${REPEAT:-4}"; FORMAT="${FORMAT:-jpg}"
+EASEL="${EASEL_BIN:-.build/release/easel}"
 cores=$(nproc)
 if [ -z "${JOBS:-}" ]; then JOBS=""; n=1; while [ "$n" -le "$cores" ]; do JOBS="$JOBS $n"; n=$((n * 2)); done; fi
 [ "${SKIP_BUILD:-}" = 1 ] || swift build -c release --product easel >&2
@@ -20,19 +23,23 @@ python="${EASEL_COMPAT_PYTHON:-.venv-compat/bin/python3}"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/corpus"
-"$python" - "$work/corpus" <<'PY'
+"$python" - "$work/corpus" "$FORMAT" <<'PY'
 import sys, glob, os
 from PIL import Image
-out = sys.argv[1]
+out, kind = sys.argv[1], sys.argv[2]
 for path in sorted(glob.glob("Samples/*.jpg")):
     image = Image.open(path).convert("RGB")
     name = os.path.splitext(os.path.basename(path))[0]
     for width in (1920, 2560):
         height = round(image.height * width / image.width)
-        image.resize((width, height), Image.LANCZOS).save(os.path.join(out, f"{name}-{width}.jpg"), quality=85)
+        resized = image.resize((width, height), Image.LANCZOS)
+        if kind == "png":
+            resized.save(os.path.join(out, f"{name}-{width}.png"), compress_level=6)
+        else:
+            resized.save(os.path.join(out, f"{name}-{width}.jpg"), quality=85)
 PY
 files=()
-for _ in $(seq "$REPEAT"); do files+=("$work"/corpus/*.jpg); done
+for _ in $(seq "$REPEAT"); do files+=("$work"/corpus/*."$FORMAT"); done
 n=${#files[@]}
 printf '%s\n' "${files[@]}" > "$work/list"
 cat > "$work/pillow.py" <<'PY'
@@ -56,7 +63,7 @@ best_of() {  # seconds of the fastest of RUNS runs of "$@"
     done
     echo "$best"
 }
-easel_run() { rm -rf "$work/e"; mkdir -p "$work/e"; .build/release/easel thumbnail "${files[@]}" --size 256x256 --fit contain --format jpeg --quality 80 --jobs "$1" --output-dir "$work/e" >/dev/null 2>&1; }
+easel_run() { rm -rf "$work/e"; mkdir -p "$work/e"; "$EASEL" thumbnail "${files[@]}" --size 256x256 --fit contain --format jpeg --quality 80 --jobs "$1" --output-dir "$work/e" >/dev/null 2>&1; }
 pillow_run() {
     rm -rf "$work/p"; mkdir -p "$work/p"
     local pids=()

@@ -33,10 +33,12 @@ struct Arguments {
     var accessResolution: Double?
     /// How much of the index SQLite may read through mmap (nil: the library's default).
     var mappedIndexBytes: Int?
+    /// Extra untimed passes of the get phase afterwards (for profiling gets with `perf`).
+    var extraGetPasses = 0
 }
 
 func usage(_ message: String) -> Never {
-    FileHandle.standardError.write(Data("DiskCachePeerWorkload: \(message)\nusage: DiskCachePeerWorkload --dir PATH --size BYTES --count N --mode empty|full [--limit BYTES] [--pool K] [--inline-limit BYTES] [--trim-ratio R] [--access-resolution SECONDS] [--mapped-index-bytes BYTES]\n".utf8))
+    FileHandle.standardError.write(Data("DiskCachePeerWorkload: \(message)\nusage: DiskCachePeerWorkload --dir PATH --size BYTES --count N --mode empty|full [--limit BYTES] [--pool K] [--inline-limit BYTES] [--trim-ratio R] [--access-resolution SECONDS] [--mapped-index-bytes BYTES] [--extra-get-passes N]\n".utf8))
     exit(2)
 }
 
@@ -59,6 +61,7 @@ func parseArguments() -> Arguments {
         case "--inline-limit": result.inlineLimit = int()
         case "--trim-ratio": result.trimRatio = Double(value) ?? { usage("--trim-ratio needs a number") }()
         case "--mapped-index-bytes": result.mappedIndexBytes = int()
+        case "--extra-get-passes": result.extraGetPasses = int()
         case "--access-resolution": result.accessResolution = Double(value) ?? { usage("--access-resolution needs a number") }()
         default: usage("unknown argument \(flag)")
         }
@@ -151,6 +154,9 @@ func run(_ arguments: Arguments) throws {
         if value?.count != arguments.size { misses += 1 }
     }
     print(jsonLine(op: "get", arguments: arguments, durations: durations, misses: misses, storedBytes: cache.byteCount))
+    for _ in 0..<arguments.extraGetPasses {
+        for key in getKeys { _ = try cache.data(forKey: key) }
+    }
 }
 
 do {

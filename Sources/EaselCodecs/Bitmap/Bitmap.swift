@@ -1,4 +1,5 @@
 import EaselSupport
+import Synchronization
 
 /// Decoded pixels: 8 bits per channel, rows padded to a multiple of 64 bytes.
 ///
@@ -57,6 +58,14 @@ public struct Bitmap: Sendable {
         rowBytes = Self.rowBytes(width: width, pixelFormat: pixelFormat)
         storage = Storage(byteCount: rowBytes * height)
         isKnownOpaque = pixelFormat == .gray8
+    }
+
+    /// Pixel buffers up to `bytes` come from malloc (and so, with glibc tuned for a batch, from
+    /// its arenas, reused from one image to the next) instead of being mapped and unmapped per
+    /// bitmap. For batch tools that decode one image after another on every core; a server keeps
+    /// the default (1 MiB), so that freed pixels go back to the system.
+    public static func keepPixelBuffersInArenas(upTo bytes: Int) {
+        Storage.mapThresholdStorage.store(max(1 << 20, bytes), ordering: .relaxed)
     }
 
     /// Records that every alpha value is 255 (decoders of opaque formats, `Flatten`).
@@ -154,8 +163,11 @@ extension Bitmap {
         /// Pixel buffers this large are mapped directly and unmapped when freed. From malloc,
         /// glibc would serve them from its arenas once its adaptive mmap threshold has risen, and
         /// a server decoding images on several threads would keep hundreds of megabytes of
-        /// freed pixels that it never returns to the system.
-        static let mapThreshold = 1 << 20
+        /// freed pixels that it never returns to the system. A batch (`easel thumbnail`) raises
+        /// it with `Bitmap.keepPixelBuffersInArenas(upTo:)`: there each image would otherwise map,
+        /// fault in and unmap its buffers, page faults and TLB shootdowns on every thread.
+        static var mapThreshold: Int { mapThresholdStorage.load(ordering: .relaxed) }
+        static let mapThresholdStorage = Atomic<Int>(1 << 20)
 
         init(borrowing pointer: UnsafeMutableRawPointer, byteCount: Int, owner: any BitmapMemoryOwner, token: Int) {
             self.pointer = pointer

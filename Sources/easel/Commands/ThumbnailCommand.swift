@@ -67,6 +67,8 @@ struct ThumbnailCommand: ParsableCommand {
 
     func run() throws {
         easel_tune_malloc_for_batch()
+        // And pixel buffers up to the same 32 MiB from those arenas, not mapped per image.
+        Bitmap.keepPixelBuffersInArenas(upTo: 32 << 20)
         if let outputDir { try FileManager.default.createDirectory(atPath: outputDir, withIntermediateDirectories: true) }
         let resize = Resize(width: size.width, height: size.height, mode: fit.mode)
         let progression: Bool? = switch progressive {
