@@ -115,6 +115,33 @@ static int has_sse4(void) {
 }
 #endif
 
+static void unfilter_paeth_plain(uint8_t *row, const uint8_t *previous, size_t length, int bpp) {
+    for (size_t i = 0; i < length; i++) {
+        int a = i >= (size_t)bpp ? row[i - bpp] : 0, b = previous[i], c = i >= (size_t)bpp ? previous[i - bpp] : 0;
+        int p = a + b - c, pa = abs(p - a), pb = abs(p - b), pc = abs(p - c);
+        row[i] = (uint8_t)(row[i] + (pa <= pb && pa <= pc ? a : (pb <= pc ? b : c)));
+    }
+}
+
+int easel_png_unfilter_paeth_variant(uint8_t *row, const uint8_t *previous, size_t length, int bpp, int variant) {
+    if (variant == 0) {
+        unfilter_paeth_plain(row, previous, length, bpp);
+        return 1;
+    }
+#if defined(__x86_64__)
+    if (bpp != 3 && bpp != 4) return 0;
+    if (variant == 1) {
+        (bpp == 3 ? paeth3_sse2 : paeth4_sse2)(row, previous, length);
+        return 1;
+    }
+    if (variant == 2 && has_sse4()) {
+        (bpp == 3 ? paeth3_sse4 : paeth4_sse4)(row, previous, length);
+        return 1;
+    }
+#endif
+    return 0;
+}
+
 static void unfilter_paeth(uint8_t *row, const uint8_t *previous, size_t length, int bpp) {
 #if defined(__x86_64__)
     if (bpp == 3) {
@@ -126,11 +153,7 @@ static void unfilter_paeth(uint8_t *row, const uint8_t *previous, size_t length,
         return;
     }
 #endif
-    for (size_t i = 0; i < length; i++) {
-        int a = i >= (size_t)bpp ? row[i - bpp] : 0, b = previous[i], c = i >= (size_t)bpp ? previous[i - bpp] : 0;
-        int p = a + b - c, pa = abs(p - a), pb = abs(p - b), pc = abs(p - c);
-        row[i] = (uint8_t)(row[i] + (pa <= pb && pa <= pc ? a : (pb <= pc ? b : c)));
-    }
+    unfilter_paeth_plain(row, previous, length, bpp);
 }
 
 /* Undoes one row's filter in place; `previous` is the row above, already unfiltered (zeros for

@@ -175,6 +175,29 @@ struct PNGFastPathTests {
             #expect(fast.hasSamePixels(as: reference))
         }
     }
+    /// Every form of the Paeth unfilter (plain C, SSE2, SSSE3/SSE4.1) gives the same bytes on
+    /// random rows and rows full of ties (the decoder uses only the best one this CPU has).
+    @Test(arguments: [3, 4])
+    func everyPaethFormAgrees(bpp: Int) {
+        var generator = SystemRandomNumberGenerator()
+        for round in 0..<200 {
+            let length = bpp * Int.random(in: 1...97, using: &generator)
+            let levels: ClosedRange<UInt8> = round % 2 == 0 ? 0...255 : 100...103 // ties on the odd rounds
+            let previous = (0..<length).map { _ in UInt8.random(in: levels, using: &generator) }
+            let filtered = (0..<length).map { _ in UInt8.random(in: levels, using: &generator) }
+            var plain = filtered
+            #expect(easel_png_unfilter_paeth_variant(&plain, previous, length, Int32(bpp), 0) == 1)
+            for variant: Int32 in [1, 2] {
+                var row = filtered
+                guard easel_png_unfilter_paeth_variant(&row, previous, length, Int32(bpp), variant) == 1 else { continue }
+                #expect(row == plain, "bpp \(bpp) variant \(variant) round \(round)")
+            }
+        }
+        #if arch(x86_64)
+        var row = [UInt8](repeating: 1, count: 12)
+        #expect(easel_png_unfilter_paeth_variant(&row, [UInt8](repeating: 2, count: 12), 12, Int32(bpp), 1) == 1, "SSE2 is part of x86-64")
+        #endif
+    }
 }
 
 private extension Data {

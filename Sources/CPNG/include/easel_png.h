@@ -36,6 +36,11 @@ int easel_png_read_header(const uint8_t *data, size_t size, easel_png_header *he
 int easel_png_decode_fast(const uint8_t *data, size_t size, int gray_output, uint8_t *pixels, size_t row_bytes,
                           int width, int height);
 
+/* One row of Paeth unfiltering in place with a chosen form, for tests: 0 plain C, 1 SSE2,
+ * 2 SSSE3/SSE4.1 (what the decoder picks at run time). Returns 0 when that form is not
+ * available here (another architecture, a CPU without SSE4.1, bpp other than 3 or 4). */
+int easel_png_unfilter_paeth_variant(uint8_t *row, const uint8_t *previous, size_t length, int bpp, int variant);
+
 int easel_png_decode(const uint8_t *data, size_t size, int gray_output, uint8_t *pixels, size_t row_bytes,
                      int expected_width, int expected_height, int fast_path, char *message);
 
