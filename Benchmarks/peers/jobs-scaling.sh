@@ -12,9 +12,11 @@
 # easel binary, e.g. an older build for a before/after)
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+[ -z "${EASEL_BIN:-}" ] || EASEL_BIN="$(realpath "$EASEL_BIN")"   # relative to where it was run from
 cd "$ROOT"
 RUNS="${RUNS:-3}"; REPEAT="${REPEAT:-4}"; FORMAT="${FORMAT:-jpg}"
-EASEL="${EASEL_BIN:-.build/release/easel}"
+case "$FORMAT" in jpg|png) ;; *) echo "FORMAT must be jpg or png" >&2; exit 2 ;; esac
+EASEL="${EASEL_BIN:-$ROOT/.build/release/easel}"
 cores=$(nproc)
 if [ -z "${JOBS:-}" ]; then JOBS=""; n=1; while [ "$n" -le "$cores" ]; do JOBS="$JOBS $n"; n=$((n * 2)); done; fi
 [ "${SKIP_BUILD:-}" = 1 ] || swift build -c release --product easel >&2

@@ -63,10 +63,11 @@ nginx -c "$work/nginx.conf" -p "$work"
 for _ in $(seq 50); do curl -sf -o /dev/null "http://127.0.0.1:$nginx_port/$(echo $names | cut -d' ' -f1)" && break; sleep 0.1; done
 for _ in $(seq 100); do curl -sf -o /dev/null "http://127.0.0.1:$bare_port/images/thumb/$(echo $names | cut -d' ' -f1)" && break; sleep 0.1; done
 for _ in $(seq 100); do curl -sf -o /dev/null "http://127.0.0.1:$nio_port/images/thumb/$(echo $names | cut -d' ' -f1)" && break; sleep 0.1; done
-# The same bytes from all four, or the comparison means nothing.
-first=$(echo $names | cut -d' ' -f1)
-for url in "http://127.0.0.1:$bare_port/images/thumb/$first" "http://127.0.0.1:$nio_port/images/thumb/$first" "http://127.0.0.1:$nginx_port/$first"; do
-    curl -sf "$url" | cmp -s - "$work/static/$first" || { echo "FAIL: $url does not serve easel's bytes" >&2; exit 1; }
+# The same bytes from all four (easel's are the reference), or the comparison means nothing.
+for name in $names; do
+    for url in "http://127.0.0.1:$bare_port/images/thumb/$name" "http://127.0.0.1:$nio_port/images/thumb/$name" "http://127.0.0.1:$nginx_port/$name"; do
+        curl -sf "$url" | cmp -s - "$work/static/$name" || { echo "FAIL: $url does not serve easel's bytes" >&2; exit 1; }
+    done
 done
 
 cat > "$work/paths.lua" <<'LUA'
@@ -106,5 +107,6 @@ echo "|---|---|---|"
 echo "| nginx $(nginx -v 2>&1 | sed 's/.*nginx\///') (static files) | $best_nginx | $(echo "scale=2; $best_easel / $best_nginx" | bc -l) |"
 echo "| bare SwiftNIO handler (same bytes from memory, no framework) | $best_nio | $(echo "scale=2; $best_easel / $best_nio" | bc -l) |"
 echo "| bare Hummingbird route (same bytes from memory) | $best_bare | $(echo "scale=2; $best_easel / $best_bare" | bc -l) |"
-echo "bare NIO / nginx: $(echo "scale=2; $best_nio / $best_nginx" | bc -l); bare route / nginx: $(echo "scale=2; $best_bare / $best_nginx" | bc -l)"
 echo "| easel serve | $best_easel | |"
+echo
+echo "bare NIO / nginx: $(echo "scale=3; $best_nio / $best_nginx" | bc -l); bare route / nginx: $(echo "scale=3; $best_bare / $best_nginx" | bc -l)"

@@ -124,6 +124,7 @@ static void unfilter_paeth_plain(uint8_t *row, const uint8_t *previous, size_t l
 }
 
 int easel_png_unfilter_paeth_variant(uint8_t *row, const uint8_t *previous, size_t length, int bpp, int variant) {
+    if (bpp <= 0 || length % (size_t)bpp != 0) return 0;
     if (variant == 0) {
         unfilter_paeth_plain(row, previous, length, bpp);
         return 1;

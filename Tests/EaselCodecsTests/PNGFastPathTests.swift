@@ -182,14 +182,21 @@ struct PNGFastPathTests {
         var generator = SystemRandomNumberGenerator()
         for round in 0..<200 {
             let length = bpp * Int.random(in: 1...97, using: &generator)
-            let levels: ClosedRange<UInt8> = round % 2 == 0 ? 0...255 : 100...103 // ties on the odd rounds
-            let previous = (0..<length).map { _ in UInt8.random(in: levels, using: &generator) }
-            let filtered = (0..<length).map { _ in UInt8.random(in: levels, using: &generator) }
+            // Odd rounds: rows within 100...103 (filtered bytes of 0, 1 and 255 keep a row near
+            // the one above), where a, b and c tie often and the tie order decides.
+            let ties = round % 2 == 1
+            let previous = (0..<length).map { _ in ties ? UInt8.random(in: 100...103, using: &generator) : UInt8.random(in: 0...255, using: &generator) }
+            let filtered = (0..<length).map { _ in ties ? [0, 1, 255].randomElement(using: &generator)! : UInt8.random(in: 0...255, using: &generator) }
             var plain = filtered
             #expect(easel_png_unfilter_paeth_variant(&plain, previous, length, Int32(bpp), 0) == 1)
             for variant: Int32 in [1, 2] {
                 var row = filtered
-                guard easel_png_unfilter_paeth_variant(&row, previous, length, Int32(bpp), variant) == 1 else { continue }
+                guard easel_png_unfilter_paeth_variant(&row, previous, length, Int32(bpp), variant) == 1 else {
+                    #if arch(x86_64)
+                    if round == 0 { Issue.record("variant \(variant) is not available on this CPU: not checked") }
+                    #endif
+                    continue
+                }
                 #expect(row == plain, "bpp \(bpp) variant \(variant) round \(round)")
             }
         }

@@ -1,9 +1,9 @@
 // The ceiling of answering `easel serve`'s warm path inside the SwiftNIO channel pipeline (the
 // experiment of issue 14): a plain NIO HTTP/1.1 server, no framework, whose one handler answers
-// `GET /images/thumb/{name}` from bytes preloaded from a directory, with the headers easel sends
-// (type, length, strong ETag, Cache-Control, Vary) plus Date and Server as every server here
-// sends them — no router, no concurrency-pool hop, no cache lookup, no metrics. One event loop
-// per core. Used by Benchmarks/peers/serve-vs-nginx.sh next to BareRoute (the same through
+// `GET` (and `HEAD`) `/images/thumb/{name}` from bytes preloaded from a directory, with the
+// headers easel sends (type, length, strong ETag, Cache-Control, Vary, X-Content-Type-Options)
+// plus Date and Server as every server here sends them — no router, no concurrency-pool hop, no
+// cache lookup, no metrics. One event loop per core. Used by Benchmarks/peers/serve-vs-nginx.sh next to BareRoute (the same through
 // Hummingbird), easel and nginx.
 //
 //   BareNIO DIRECTORY PORT
@@ -18,7 +18,7 @@ struct Entry: Sendable {
     var etag: String
 }
 
-/// The HTTP date, formatted at most once a second per event loop.
+/// The HTTP date, formatted at most once a second per connection.
 final class DateCache {
     private var second = 0
     private var text = ""
@@ -73,20 +73,26 @@ final class ThumbnailHandler: ChannelInboundHandler {
         headers.add(name: "date", value: dates.now())
         let status: HTTPResponseStatus
         var body: ByteBuffer?
-        if request.method == .GET, request.uri.hasPrefix(prefix), let entry = table[String(request.uri.dropFirst(prefix.count))] {
+        if request.method == .GET || request.method == .HEAD, request.uri.hasPrefix(prefix),
+           let entry = table[String(request.uri.dropFirst(prefix.count))] {
             status = .ok
             headers.add(name: "content-type", value: "image/jpeg")
             headers.add(name: "content-length", value: String(entry.body.readableBytes))
             headers.add(name: "etag", value: entry.etag)
             headers.add(name: "cache-control", value: "public, max-age=86400")
             headers.add(name: "vary", value: "Accept")
-            body = entry.body
+            headers.add(name: "x-content-type-options", value: "nosniff")
+            if request.method == .GET { body = entry.body }
         } else {
             status = .notFound
             headers.add(name: "content-length", value: "0")
         }
         let keepAlive = request.isKeepAlive
-        if !keepAlive { headers.add(name: "connection", value: "close") }
+        if !keepAlive {
+            headers.add(name: "connection", value: "close")
+        } else if request.version == .http1_0 {
+            headers.add(name: "connection", value: "keep-alive")
+        }
         context.write(wrapOutboundOut(.head(HTTPResponseHead(version: request.version, status: status, headers: headers))), promise: nil)
         if let body { context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil) }
         if keepAlive {
@@ -110,7 +116,9 @@ struct BareNIO {
         var files: [String: Entry] = [:]
         for name in try FileManager.default.contentsOfDirectory(atPath: directory.path) {
             let data = try Data(contentsOf: directory.appendingPathComponent(name))
-            files[name] = Entry(body: ByteBuffer(bytes: data), etag: "\"\(String(data.hashValue, radix: 16))\"")
+            // FNV-1a of the bytes: stable from run to run (unlike `hashValue`).
+            let hash = data.reduce(UInt64(0xcbf2_9ce4_8422_2325)) { ($0 ^ UInt64($1)) &* 0x100_0000_01b3 }
+            files[name] = Entry(body: ByteBuffer(bytes: data), etag: "\"\(String(hash, radix: 16))\"")
         }
         let table = files
         let group = MultiThreadedEventLoopGroup(numberOfThreads: System.coreCount)

@@ -69,12 +69,19 @@ struct HeldRead {
 extension DiskIndex {
     /// Begins (or keeps) the read transaction gets share; falls back to a transaction per
     /// statement when the header cannot be read or `BEGIN` fails.
-    func holdRead(now: Double) {
+    /// - Throws: `SQLiteError` when the connection is stuck in a transaction it cannot leave
+    ///   (a read there could see an old snapshot: an error, never stale data).
+    func holdRead(now: Double) throws {
         // SQLite may have ended the transaction by itself (a rollback after an I/O error), or be
         // inside one this code does not know of (a failed rollback): trust SQLite's own state.
         let inTransaction = sqlite3_get_autocommit(connection.handle) == 0
         if heldRead.isOpen, !inTransaction { heldRead.isOpen = false }
-        if !heldRead.isOpen, inTransaction { try? rollback.run() }
+        if !heldRead.isOpen, inTransaction {
+            try? rollback.run()
+            if sqlite3_get_autocommit(connection.handle) == 0 {
+                throw SQLiteError(code: SQLITE_ERROR, message: "the index connection is stuck in a transaction")
+            }
+        }
         if heldRead.isOpen {
             if let header = heldRead.current(), header == heldRead.seen, now - heldRead.openedAt < HeldRead.ageLimit {
                 heldRead.lastUse = now
@@ -121,7 +128,7 @@ final class GuardedIndex: Sendable {
     /// `transaction` ends the held read first. A `body` that throws ends it too.
     func withHeldRead<R>(_ body: (DiskIndex) throws -> R) rethrows -> R {
         let (result, schedule) = try locked.withLock { index -> (R, Bool) in
-            index.holdRead(now: HeldRead.monotonicNow())
+            try index.holdRead(now: HeldRead.monotonicNow())
             let result: R
             do { result = try body(index) } catch {
                 index.endHeldRead()
@@ -135,18 +142,19 @@ final class GuardedIndex: Sendable {
         return result
     }
 
-    /// The timer only hands the check to `BlockingIOPool`: it may wait for the lock behind a
-    /// writer's busy wait, which must not hold a thread of Dispatch's shared pool.
+    /// The check runs on the timer's thread but never waits for the lock: a writer may hold it
+    /// through a busy wait, and a thread of Dispatch's shared pool must not block on that. A taken
+    /// lock means the index is in use — which ends the held read, or is a get that keeps it
+    /// fresh — so the timer simply looks again later.
     private func scheduleCloser(after delay: Double) {
         DispatchQueue.global().asyncAfter(deadline: .now() + delay) { [weak self] in
-            guard let self else { return }
-            BlockingIOPool.shared.submit { [weak self] in self?.closeIfIdle() }
+            self?.closeIfIdle()
         }
     }
 
     private func closeIfIdle() {
         let now = HeldRead.monotonicNow()
-        let again: Double? = locked.withLock { index in
+        let attempt: Double?? = locked.withLockIfAvailable { index -> Double? in
             guard index.heldRead.isOpen else {
                 index.heldRead.closerScheduled = false
                 return nil
@@ -159,6 +167,7 @@ final class GuardedIndex: Sendable {
             }
             return HeldRead.idleLimit - idle
         }
-        if let again { scheduleCloser(after: again) }
+        guard let outcome = attempt else { return scheduleCloser(after: HeldRead.idleLimit) }
+        if let again = outcome { scheduleCloser(after: again) }
     }
 }

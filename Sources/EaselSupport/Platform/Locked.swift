@@ -60,4 +60,13 @@ package final class Locked<Value>: @unchecked Sendable {
         defer { pthread_mutex_unlock(mutex) }
         return try body(&value)
     }
+
+    /// Runs `body` with exclusive access if the lock is free right now; nil (without waiting)
+    /// when another thread holds it.
+    @inlinable
+    package func withLockIfAvailable<R>(_ body: (inout Value) throws -> R) rethrows -> R? {
+        guard pthread_mutex_trylock(mutex) == 0 else { return nil }
+        defer { pthread_mutex_unlock(mutex) }
+        return try body(&value)
+    }
 }
