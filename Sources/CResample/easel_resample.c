@@ -49,12 +49,14 @@ void easel_resample_rows4(const uint8_t *src, size_t src_stride, int16_t *dst, s
     const __m128i zero = _mm_setzero_si128();
     const int shift = precision - FRACTION;
     const __m128i round = _mm_set1_epi32(1 << (shift - 1));
+#endif
     for (int y = 0; y < rows; y++) {
         const uint8_t *row = src + (size_t)y * src_stride;
         int16_t *out = dst + (size_t)y * dst_stride;
         for (int x = 0; x < dst_width; x++) {
             const uint8_t *p = row + (size_t)starts[x] * 4;
             const int16_t *w = weights + (size_t)x * taps;
+#if defined(__SSE2__)
             __m128i sum0 = round, sum1 = zero;
             int k = 0;
             for (; k + 4 <= taps; k += 4) {
@@ -74,15 +76,7 @@ void easel_resample_rows4(const uint8_t *src, size_t src_stride, int16_t *dst, s
             }
             __m128i sum = _mm_srai_epi32(_mm_add_epi32(sum0, sum1), shift);
             _mm_storel_epi64((__m128i *)(out + (size_t)x * 4), _mm_packs_epi32(sum, sum));
-        }
-    }
 #else
-    for (int y = 0; y < rows; y++) {
-        const uint8_t *row = src + (size_t)y * src_stride;
-        int16_t *out = dst + (size_t)y * dst_stride;
-        for (int x = 0; x < dst_width; x++) {
-            const uint8_t *p = row + (size_t)starts[x] * 4;
-            const int16_t *w = weights + (size_t)x * taps;
             int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
             for (int k = 0; k < taps; k++) {
                 s0 += p[k * 4] * w[k];
@@ -90,13 +84,13 @@ void easel_resample_rows4(const uint8_t *src, size_t src_stride, int16_t *dst, s
                 s2 += p[k * 4 + 2] * w[k];
                 s3 += p[k * 4 + 3] * w[k];
             }
-            out[x * 4] = to_middle(s0, precision);
-            out[x * 4 + 1] = to_middle(s1, precision);
-            out[x * 4 + 2] = to_middle(s2, precision);
-            out[x * 4 + 3] = to_middle(s3, precision);
+            out[(size_t)x * 4] = to_middle(s0, precision);
+            out[(size_t)x * 4 + 1] = to_middle(s1, precision);
+            out[(size_t)x * 4 + 2] = to_middle(s2, precision);
+            out[(size_t)x * 4 + 3] = to_middle(s3, precision);
+#endif
         }
     }
-#endif
 }
 
 void easel_resample_rows1(const uint8_t *src, size_t src_stride, int16_t *dst, size_t dst_stride,
