@@ -5,6 +5,7 @@ import Dispatch
 import Easel
 import EaselCodecs
 import Foundation
+import Synchronization
 
 struct ThumbnailCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -82,18 +83,19 @@ struct ThumbnailCommand: ParsableCommand {
         case .webp: .webp(quality: quality ?? 80)
         case .avif: .avif(quality: quality ?? 60)
         }
-        let results = ThumbnailResults(count: inputs.count)
+        let workers = min(jobs, inputs.count)
+        let results = ThumbnailResults(count: inputs.count, workers: workers)
         let next = NextIndex()
         let inputs = self.inputs
         let outputs = Self.outputPaths(for: inputs, outputDir: outputDir, fileExtension: format == .jpeg ? "jpg" : format.rawValue)
-        DispatchQueue.concurrentPerform(iterations: min(jobs, inputs.count)) { _ in
+        DispatchQueue.concurrentPerform(iterations: workers) { worker in
             while let index = next.take(below: inputs.count) {
                 let input = inputs[index]
                 let output: String
                 switch outputs[index] {
                 case .success(let path): output = path
                 case .failure(let reason):
-                    results.set(index, "\(input): \(reason.message)", failed: true)
+                    results.set(index, "\(input): \(reason.message)", failed: true, worker: worker)
                     continue
                 }
                 let started = DispatchTime.now().uptimeNanoseconds
@@ -101,9 +103,9 @@ struct ThumbnailCommand: ParsableCommand {
                     let size = try Self.thumbnail(input: input, output: output, resize: resize, encoding: encoding, keepProfile: keepProfile,
                                                   animate: !firstFrame, keepCopyright: keepCopyright)
                     let ms = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e6
-                    results.set(index, "\(input) -> \(output) (\(size.width)×\(size.height), \(String(format: "%.1f", ms)) ms)", failed: false)
+                    results.set(index, "\(input) -> \(output) (\(size.width)×\(size.height), \(String(format: "%.1f", ms)) ms)", failed: false, worker: worker)
                 } catch {
-                    results.set(index, "\(input): \(error)", failed: true)
+                    results.set(index, "\(input): \(error)", failed: true, worker: worker)
                 }
             }
         }
@@ -190,28 +192,32 @@ func readInput(_ path: String, limit: Int) throws -> Data {
     return data
 }
 
-/// The next input for a worker to take.
+/// The next input for a worker to take: one atomic add per image, no lock shared by the workers.
 final class NextIndex: Sendable {
-    private let value = Locked(0)
+    private let value = Atomic<Int>(0)
     func take(below count: Int) -> Int? {
-        value.withLock { value in
-            guard value < count else { return nil }
-            value += 1
-            return value - 1
-        }
+        let index = value.wrappingAdd(1, ordering: .relaxed).oldValue
+        return index < count ? index : nil
     }
 }
 
-/// Result lines in input order, written by several workers.
+/// Result lines in input order. Each worker writes only its own list (its lock is never
+/// contended), so no lock is shared across workers per image; the lists are merged at the end.
 final class ThumbnailResults: Sendable {
-    private let state: Locked<(lines: [String], failures: [Int])>
-    init(count: Int) { state = Locked((Array(repeating: "", count: count), [])) }
-    func set(_ index: Int, _ line: String, failed: Bool) {
-        state.withLock { state in
-            state.lines[index] = line
-            if failed { state.failures.append(index) }
-        }
+    private let perWorker: [Locked<[(index: Int, line: String, failed: Bool)]>]
+    private let count: Int
+    init(count: Int, workers: Int) {
+        self.count = count
+        perWorker = (0..<max(1, workers)).map { _ in Locked([]) }
     }
-    var lines: [String] { state.withLock { $0.lines } }
-    var failures: [Int] { state.withLock { $0.failures.sorted() } }
+    func set(_ index: Int, _ line: String, failed: Bool, worker: Int) {
+        perWorker[worker].withLock { $0.append((index, line, failed)) }
+    }
+    private var all: [(index: Int, line: String, failed: Bool)] { perWorker.flatMap { list in list.withLock { $0 } } }
+    var lines: [String] {
+        var lines = Array(repeating: "", count: count)
+        for entry in all { lines[entry.index] = entry.line }
+        return lines
+    }
+    var failures: [Int] { all.filter(\.failed).map(\.index).sorted() }
 }
