@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Warm path, side by side: requests/s for cached thumbnails from `easel serve`, from a bare
+# Warm path, side by side: requests/s for cached thumbnails from `easel serve` (and from
+# `easel serve` with its ready answers off, `"readyAnswerLimit": 0`: every request through the
+# router), from a bare
 # Hummingbird route returning the very same bytes from memory (Benchmarks/peers/BareRoute: the
 # framework's ceiling, with easel's headers and nothing else), from a plain SwiftNIO handler
 # doing the same without the framework (Benchmarks/peers/BareNIO: the ceiling of answering
@@ -27,18 +29,23 @@ bare_bin="$(swift build --package-path Benchmarks -c release --show-bin-path)/Ba
 nio_bin="$(swift build --package-path Benchmarks -c release --show-bin-path)/BareNIO"
 work="$(mktemp -d)"
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-easel_port=$(free_port); nginx_port=$(free_port); bare_port=$(free_port); nio_port=$(free_port)
+easel_port=$(free_port); nginx_port=$(free_port); bare_port=$(free_port); nio_port=$(free_port); off_port=$(free_port)
 .build/release/easel serve --port "$easel_port" --cache-dir "$work/cache" > "$work/easel.log" 2>&1 &
 easel_pid=$!
+echo '{"readyAnswerLimit": 0}' > "$work/off.json"
+.build/release/easel serve --port "$off_port" --cache-dir "$work/cache-off" --config "$work/off.json" > "$work/easel-off.log" 2>&1 &
+off_pid=$!
 bare_pid=""; nio_pid=""
-trap 'kill $easel_pid $bare_pid $nio_pid 2>/dev/null || true; [ -f "$work/nginx.pid" ] && kill $(cat "$work/nginx.pid") 2>/dev/null || true; rm -rf "$work"' EXIT
+trap 'kill $easel_pid $off_pid $bare_pid $nio_pid 2>/dev/null || true; [ -f "$work/nginx.pid" ] && kill $(cat "$work/nginx.pid") 2>/dev/null || true; rm -rf "$work"' EXIT
 for _ in $(seq 100); do curl -sf "http://127.0.0.1:$easel_port/health" >/dev/null && break; sleep 0.2; done
+for _ in $(seq 100); do curl -sf "http://127.0.0.1:$off_port/health" >/dev/null && break; sleep 0.2; done
 
 # Warm easel and copy its thumbnails (the exact bytes it serves) into nginx's root.
 mkdir -p "$work/static"
 names=$(ls Samples | grep -iE '\.(jpe?g|png)$')
 for name in $names; do
     curl -sf -o "$work/static/$name" "http://127.0.0.1:$easel_port/images/thumb/$name"
+    curl -sf -o /dev/null "http://127.0.0.1:$off_port/images/thumb/$name"
 done
 "$bare_bin" "$work/static" "$bare_port" > "$work/bare.log" 2>&1 &
 bare_pid=$!
@@ -65,7 +72,7 @@ for _ in $(seq 100); do curl -sf -o /dev/null "http://127.0.0.1:$bare_port/image
 for _ in $(seq 100); do curl -sf -o /dev/null "http://127.0.0.1:$nio_port/images/thumb/$(echo $names | cut -d' ' -f1)" && break; sleep 0.1; done
 # The same bytes from all four (easel's are the reference), or the comparison means nothing.
 for name in $names; do
-    for url in "http://127.0.0.1:$bare_port/images/thumb/$name" "http://127.0.0.1:$nio_port/images/thumb/$name" "http://127.0.0.1:$nginx_port/$name"; do
+    for url in "http://127.0.0.1:$easel_port/images/thumb/$name" "http://127.0.0.1:$off_port/images/thumb/$name" "http://127.0.0.1:$bare_port/images/thumb/$name" "http://127.0.0.1:$nio_port/images/thumb/$name" "http://127.0.0.1:$nginx_port/$name"; do
         curl -sf "$url" | cmp -s - "$work/static/$name" || { echo "FAIL: $url does not serve easel's bytes" >&2; exit 1; }
     done
 done
@@ -82,21 +89,23 @@ LUA
 easel_paths=$(for n in $names; do printf '/images/thumb/%s,' "$n"; done)
 nginx_paths=$(for n in $names; do printf '/%s,' "$n"; done)
 rps() { grep 'Requests/sec' "$1" | awk '{print $2}'; }
-best_easel=0; best_nginx=0; best_bare=0; best_nio=0
+best_easel=0; best_nginx=0; best_bare=0; best_nio=0; best_off=0
 for run in $(seq "$RUNS"); do
     PATHS="$easel_paths" wrk -t 2 -c "$CONNECTIONS" -d "${DURATION}s" -s "$work/paths.lua" "http://127.0.0.1:$easel_port" > "$work/easel-$run.txt"
+    PATHS="$easel_paths" wrk -t 2 -c "$CONNECTIONS" -d "${DURATION}s" -s "$work/paths.lua" "http://127.0.0.1:$off_port" > "$work/off-$run.txt"
     PATHS="$easel_paths" wrk -t 2 -c "$CONNECTIONS" -d "${DURATION}s" -s "$work/paths.lua" "http://127.0.0.1:$bare_port" > "$work/bare-$run.txt"
     PATHS="$easel_paths" wrk -t 2 -c "$CONNECTIONS" -d "${DURATION}s" -s "$work/paths.lua" "http://127.0.0.1:$nio_port" > "$work/nio-$run.txt"
     PATHS="$nginx_paths" wrk -t 2 -c "$CONNECTIONS" -d "${DURATION}s" -s "$work/paths.lua" "http://127.0.0.1:$nginx_port" > "$work/nginx-$run.txt"
-    e=$(rps "$work/easel-$run.txt"); b=$(rps "$work/bare-$run.txt"); n=$(rps "$work/nginx-$run.txt"); o=$(rps "$work/nio-$run.txt")
-    echo "run $run: easel $e req/s, bare route $b req/s, bare NIO $o req/s, nginx $n req/s" >&2
+    e=$(rps "$work/easel-$run.txt"); b=$(rps "$work/bare-$run.txt"); n=$(rps "$work/nginx-$run.txt"); o=$(rps "$work/nio-$run.txt"); f=$(rps "$work/off-$run.txt")
+    echo "run $run: easel $e req/s, easel (ready answers off) $f req/s, bare route $b req/s, bare NIO $o req/s, nginx $n req/s, easel/nginx $(echo "scale=3; $e / $n" | bc -l)" >&2
+    best_off=$(echo "if ($f > $best_off) $f else $best_off" | bc -l)
     best_nio=$(echo "if ($o > $best_nio) $o else $best_nio" | bc -l)
     best_easel=$(echo "if ($e > $best_easel) $e else $best_easel" | bc -l)
     best_bare=$(echo "if ($b > $best_bare) $b else $best_bare" | bc -l)
     best_nginx=$(echo "if ($n > $best_nginx) $n else $best_nginx" | bc -l)
 done
-if grep -q "Non-2xx" "$work"/easel-*.txt "$work"/bare-*.txt "$work"/nio-*.txt "$work"/nginx-*.txt; then
-    grep -H "Non-2xx" "$work"/easel-*.txt "$work"/bare-*.txt "$work"/nio-*.txt "$work"/nginx-*.txt >&2
+if grep -q "Non-2xx" "$work"/easel-*.txt "$work"/off-*.txt "$work"/bare-*.txt "$work"/nio-*.txt "$work"/nginx-*.txt; then
+    grep -H "Non-2xx" "$work"/easel-*.txt "$work"/off-*.txt "$work"/bare-*.txt "$work"/nio-*.txt "$work"/nginx-*.txt >&2
     echo "FAIL: error answers; the comparison would be meaningless" >&2
     exit 1
 fi
@@ -107,6 +116,7 @@ echo "|---|---|---|"
 echo "| nginx $(nginx -v 2>&1 | sed 's/.*nginx\///') (static files) | $best_nginx | $(echo "scale=2; $best_easel / $best_nginx" | bc -l) |"
 echo "| bare SwiftNIO handler (same bytes from memory, no framework) | $best_nio | $(echo "scale=2; $best_easel / $best_nio" | bc -l) |"
 echo "| bare Hummingbird route (same bytes from memory) | $best_bare | $(echo "scale=2; $best_easel / $best_bare" | bc -l) |"
-echo "| easel serve | $best_easel | |"
+echo "| easel serve, ready answers off (every request through the router) | $best_off | $(echo "scale=2; $best_easel / $best_off" | bc -l) |"
+echo "| easel serve (ready answers) | $best_easel | |"
 echo
-echo "bare NIO / nginx: $(echo "scale=3; $best_nio / $best_nginx" | bc -l); bare route / nginx: $(echo "scale=3; $best_bare / $best_nginx" | bc -l)"
+echo "easel / nginx: $(echo "scale=3; $best_easel / $best_nginx" | bc -l); ready answers off / nginx: $(echo "scale=3; $best_off / $best_nginx" | bc -l); bare NIO / nginx: $(echo "scale=3; $best_nio / $best_nginx" | bc -l); bare route / nginx: $(echo "scale=3; $best_bare / $best_nginx" | bc -l)"

@@ -140,16 +140,24 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     }
 }
 
-/// Hummingbird's HTTP/1 channel with a `ConnectionGuard` in front of its type conversion.
+/// Hummingbird's HTTP/1 channel with a `ConnectionGuard` in front of its type conversion and,
+/// when ready answers are on, a `ReadyAnswerHandler` last before the framework.
 struct GuardedHTTP1Channel: ServerChildChannel {
     typealias Value = HTTP1Channel.Value
     let inner: HTTP1Channel
     let registry: ConnectionRegistry
+    var ready: (answers: ReadyAnswers, metrics: ServerMetrics)?
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
-        inner.setup(channel: channel, logger: logger).flatMapThrowing { [registry] value in
-            let codec = try channel.pipeline.syncOperations.handler(type: HTTP1ToHTTPServerCodec.self)
-            try channel.pipeline.syncOperations.addHandler(ConnectionGuard(registry: registry), position: .before(codec))
+        inner.setup(channel: channel, logger: logger).flatMapThrowing { [registry, ready] value in
+            let operations = channel.pipeline.syncOperations
+            let codec = try operations.handler(type: HTTP1ToHTTPServerCodec.self)
+            try operations.addHandler(ConnectionGuard(registry: registry), position: .before(codec))
+            if let ready, ready.answers.isEnabled {
+                let state = try operations.handler(type: HTTPConnectionStateHandler.self)
+                let handler = ReadyAnswerHandler(answers: ready.answers, shard: ready.answers.shard(for: channel.eventLoop), metrics: ready.metrics)
+                try operations.addHandler(handler, position: .after(state))
+            }
             return value
         }
     }

@@ -57,14 +57,15 @@ final class DisconnectWatcher: ChannelInboundHandler, RemovableChannelHandler, @
 }
 
 extension ImageServer {
-    /// HTTP/1.1 with a `DisconnectWatcher` on every connection, the idle timeout, and the
-    /// connection cap (`ConnectionGuard`).
+    /// HTTP/1.1 with a `DisconnectWatcher` on every connection, the idle timeout, the
+    /// connection cap (`ConnectionGuard`) and the warm path's ready answers (`ReadyAnswerHandler`).
     public func httpServer() -> HTTPServerBuilder {
         let configuration = HTTP1Channel.Configuration(additionalChannelHandlers: [DisconnectWatcher()],
                                                        idleTimeout: .milliseconds(Int64(self.configuration.idleTimeout * 1000)))
         let registry = connections
+        let ready = (answers: readyAnswers, metrics: metrics)
         return HTTPServerBuilder { responder in
-            GuardedHTTP1Channel(inner: HTTP1Channel(responder: responder, configuration: configuration), registry: registry)
+            GuardedHTTP1Channel(inner: HTTP1Channel(responder: responder, configuration: configuration), registry: registry, ready: ready)
         }
     }
 }

@@ -110,7 +110,8 @@ extension ImageServer {
 
     /// The watermark image and its identity (its pixels' checksum: a new image under the same
     /// name is a new cache key).
-    func watermarkImage(_ image: ProcessingOptions.WatermarkOptions.Image) async throws -> ProcessingOptions.Mark {
+    /// The watermark image, and the source key a purge of it names.
+    func watermarkImage(_ image: ProcessingOptions.WatermarkOptions.Image) async throws -> (mark: ProcessingOptions.Mark, sourceKey: String) {
         var request: ImageRequest
         switch image {
         case .configured:
@@ -123,7 +124,7 @@ extension ImageServer {
         // Made once per watermark source (until it is purged): the warm path pays a lookup.
         guard let key = request.sourceKey else { throw HTTPError(.notFound, message: "no such image") }
         let (cached, epoch) = marks.withLock { ($0.entries[key], $0.epoch) }
-        if let cached { return cached }
+        if let cached { return (cached, key) }
         request.deadline = .milliseconds(Int64(configuration.requestTimeout * 1000))
         // A fetch and decode: under the same admission as any other work.
         guard admission.enter() else { throw HTTPError(.tooManyRequests, headers: [.retryAfter: "1"], message: "too many requests; try again shortly") }
@@ -134,7 +135,7 @@ extension ImageServer {
         }
         let mark = try await BlockingIOPool.decoding.perform { () throws -> ProcessingOptions.Mark in Self.mark(bitmap) }
         marks.withLock { $0.keep(mark, forKey: key, loadedAt: epoch) }
-        return mark
+        return (mark, key)
     }
 
     /// Watermark images are at most this many pixels a side.

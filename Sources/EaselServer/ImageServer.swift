@@ -46,6 +46,8 @@ public final class ImageServer: Sendable {
     /// Watermark images ready to composite, by source key (dropped when their source is purged).
     let marks = Mutex(MarkMemo())
     let cacheControl: String
+    /// Complete answers replayed for repeat requests in the channel pipeline (`ReadyAnswerHandler`).
+    let readyAnswers: ReadyAnswers
     private let logger = Logger(label: "easel.server")
 
     /// The S3 client of an S3 origin and the shared tier (nil when neither is configured).
@@ -162,6 +164,7 @@ public final class ImageServer: Sendable {
         for format in configuration.formats { byName[format.name] = format }
         formatsByName = byName
         cacheControl = "public, max-age=\(configuration.maxAge)"
+        readyAnswers = ReadyAnswers(limit: configuration.readyAnswerLimit)
         // As servers do at start: the soft descriptor limit up to the hard one, then the
         // connection cap below it.
         Platform.raiseOpenFileLimit()
@@ -258,19 +261,42 @@ public final class ImageServer: Sendable {
     ///   thumbor's rule); native URLs send WebP and AVIF only to clients that take them.
     func answer(_ request: Request, _ context: EaselRequestContext, head: Bool, source: Source, options: ProcessingOptions,
                 defaultQuality: Int, strictFormat: Bool = false, lifetime: Int64? = nil) async throws -> Response {
+        // The epoch before the mark is read: a purge of the mark after this refuses the answer.
+        var ready = readyFill(request)
         var mark: ProcessingOptions.Mark?
-        if let watermark = options.watermark { mark = try await watermarkImage(watermark.image) }
+        if let watermark = options.watermark {
+            let loaded = try await watermarkImage(watermark.image)
+            mark = loaded.mark
+            ready?.sources.append(loaded.sourceKey)
+        }
         let processors = try options.processors(limit: configuration.maxAdHocSize, maxPixels: configuration.maxOutputPixels, mark: mark)
         return try await answer(request, context, head: head, source: source, processing: .processors(processors),
                                 quality: options.quality ?? defaultQuality, declared: options.format, strictFormat: strictFormat,
-                                lifetime: lifetime)
+                                lifetime: lifetime, ready: ready)
     }
+
+    /// What the route needs to mark its answer storable: the epoch it began in and the sources
+    /// the answer is made from besides the image itself. Nil unless the ready-answer handler
+    /// marked the request.
+    struct ReadyFill {
+        var epoch: UInt64
+        var sources: [String] = []
+    }
+
+    func readyFill(_ request: Request) -> ReadyFill? {
+        guard readyAnswers.isEnabled, let mark = request.headers[ReadyAnswers.fillField], mark == readyAnswers.nonce else { return nil }
+        return ReadyFill(epoch: readyAnswers.epoch)
+    }
+
+    /// The identity a purge of `source` removes (the pipeline's source key), as a purge computes it.
+    func purgeIdentity(url: URL, key: String?) -> String { ImageRequest(url: url, cacheKey: key).sourceKey ?? url.absoluteString }
 
     /// The answer for `processing` of `source`, in the output negotiated with the client's
     /// `Accept` (unless `declared` pins it): every URL style ends here.
     func answer(_ request: Request, _ context: EaselRequestContext, head: Bool, source: Source,
                 processing: ImageRequest.Processing, quality: Int, declared: OutputType?, strictFormat: Bool = false,
-                lifetime: Int64? = nil) async throws -> Response {
+                lifetime: Int64? = nil, ready: ReadyFill? = nil) async throws -> Response {
+        let ready = ready ?? readyFill(request)
         // Output: AVIF, then WebP, for clients that name them in Accept; a format's own output
         // pins it (webp/avif: when the client takes it); JPEG otherwise. The cache key carries
         // the encoding, so each answer has its own entry.
@@ -322,6 +348,11 @@ public final class ImageServer: Sendable {
             return Response(status: .notModified, headers: headers)
         }
         headers[.contentLength] = String(encoded.count)
+        // Kept for repeat requests unless the headers depend on the time (expiring URLs).
+        if let ready, lifetime == nil {
+            let sources = [purgeIdentity(url: try resolve(source), key: key)] + ready.sources
+            headers[ReadyAnswers.fillField] = ReadyAnswers.Ticket(epoch: ready.epoch, sources: sources.map { ReadyAnswers.sourceHash($0) }).headerValue
+        }
         return Response(status: .ok, headers: headers, body: head ? .init() : .init(byteBuffer: encoded.bytes))
     }
 
@@ -409,11 +440,22 @@ public final class ImageServer: Sendable {
         // the CDN are told either way): never a 5xx a balancer would retry elsewhere.
         // The memo forgets the source's mark before and after the tiers do: a mark loaded from
         // a tier in between is not kept (see MarkMemo.epoch).
-        let markKey = ImageRequest(url: url, cacheKey: key).sourceKey ?? url.absoluteString
+        let markKey = purgeIdentity(url: url, key: key)
         marks.withLock { $0.forget(markKey) }
         defer { marks.withLock { $0.forget(markKey) } }
-        let report = try await pipeline.purge(ImageRequest(url: url, cacheKey: key), scope: relayed ? .local : .everywhere,
+        // Ready answers made from the source go too, before the tiers and as soon as they are
+        // purged: one made meanwhile is removed, one still being made is refused (see
+        // ReadyAnswers.store).
+        readyAnswers.invalidate(sources: [markKey])
+        let report: ImagePipeline.PurgeReport
+        do {
+            report = try await pipeline.purge(ImageRequest(url: url, cacheKey: key), scope: relayed ? .local : .everywhere,
                                               sharedStoreTimeLimit: Self.sharedPurgeTimeLimit)
+        } catch {
+            readyAnswers.invalidate(sources: [markKey])
+            throw error
+        }
+        readyAnswers.invalidate(sources: [markKey])
         var unreached = report.unreachedSharedStores.map { "shared tier (\($0))" }
         if let purgeRelay, !relayed {
             var target = path

@@ -94,6 +94,10 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
     public var requestTimeout: Double = 30
     /// Bytes of decoded and encoded images kept in memory.
     public var memoryLimit: Int = 256 << 20
+    /// Bytes of ready answers for the warm path (complete responses replayed in the channel
+    /// pipeline for repeat requests; their bodies are shared with the memory tier's): 0 turns
+    /// them off.
+    public var readyAnswerLimit: Int = 64 << 20
     /// Bytes on disk (originals and variants; tables come on top, sized by the formats).
     public var diskLimit: Int = 2 << 30
     /// Largest ad-hoc width or height (at most `ServerConfiguration.largestSide`).
@@ -137,7 +141,7 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
     enum CodingKeys: String, CodingKey {
         case host, port, origin, sharedCache, sharedCacheTimeout, peers, cdnBanURLs, cacheDirectory, allowHosts, formats, maxAge, signingKeys, signingSalt, signNamedFormats
         case allowUnsignedAdHoc, adminToken, maxSourcePixels, maxSourceBytes, downloadTimeout, processingConcurrency
-        case maxQueue, requestTimeout, memoryLimit, diskLimit, maxAdHocSize, maxOutputPixels, idleTimeout, maxConnections
+        case maxQueue, requestTimeout, memoryLimit, readyAnswerLimit, diskLimit, maxAdHocSize, maxOutputPixels, idleTimeout, maxConnections
         case gallery, galleryPageSize, imgproxyKeys, imgproxySalts, imgproxyPresets, thumborSecurityKey, watermark
     }
 
@@ -169,6 +173,7 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         maxQueue = try value(.maxQueue, defaults.maxQueue)
         requestTimeout = try value(.requestTimeout, defaults.requestTimeout)
         memoryLimit = try value(.memoryLimit, defaults.memoryLimit)
+        readyAnswerLimit = try value(.readyAnswerLimit, defaults.readyAnswerLimit)
         diskLimit = try value(.diskLimit, defaults.diskLimit)
         maxAdHocSize = try value(.maxAdHocSize, defaults.maxAdHocSize)
         maxOutputPixels = try value(.maxOutputPixels, defaults.maxOutputPixels)
@@ -275,7 +280,7 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         if let adminToken, adminToken.count < 16 { throw .invalidValue(name: "admin token", value: "(shorter than 16 characters)") }
         guard signingSalt.isEmpty || Data(hex: signingSalt) != nil else { throw .invalidValue(name: "signing salt", value: "(not hex)") }
         guard maxSourcePixels > 0, maxSourceBytes > 0, downloadTimeout > 0, processingConcurrency > 0, maxQueue >= 0,
-              requestTimeout > 0, memoryLimit >= 0, diskLimit > 0, maxAdHocSize > 0, maxOutputPixels > 0, idleTimeout > 0,
+              requestTimeout > 0, memoryLimit >= 0, readyAnswerLimit >= 0, diskLimit > 0, maxAdHocSize > 0, maxOutputPixels > 0, idleTimeout > 0,
               maxConnections > 0, galleryPageSize > 0 else {
             throw .invalidValue(name: "limits", value: "every limit must be positive")
         }

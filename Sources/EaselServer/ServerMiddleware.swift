@@ -80,9 +80,12 @@ struct MetricsMiddleware<Context: RequestContext>: RouterMiddleware {
     static var noSniff: HTTPField.Name { HTTPField.Name("X-Content-Type-Options")! }
 
     /// The route label: images, purge or gallery (health and metrics are not counted).
-    static func route(_ request: Request) -> String? {
-        let path = request.uri.path
-        if path.hasPrefix("/images/") { return request.method == .delete ? "purge" : "images" }
+    static func route(_ request: Request) -> String? { route(path: Substring(request.uri.path), method: request.method) }
+
+    /// The route label of a request for `path` (without the query); the ready-answer handler
+    /// counts its replays with it.
+    static func route(path: Substring, method: HTTPRequest.Method) -> String? {
+        if path.hasPrefix("/images/") { return method == .delete ? "purge" : "images" }
         return path == "/" ? "gallery" : nil
     }
 }

@@ -1,0 +1,258 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#elseif canImport(Musl)
+@preconcurrency import Musl
+#endif
+import HTTPTypes
+import NIOCore
+import Synchronization
+
+/// Ready answers for the warm path: complete `200` responses that the normal request path
+/// produced (verified, negotiated, encoded, with every header it sends), kept so that a repeat
+/// of the same request is answered in the channel pipeline (`ReadyAnswerHandler`) with no hop to
+/// the concurrency pool and no router.
+///
+/// Nothing here decides what a request gets: an answer is stored only when the route marked it
+/// storable (see `fillField`), and it is replayed only for a request with the same method, target
+/// (path and query) and `Accept`, unconditional and without a body. A stored answer names the
+/// sources it was made from (the image and its watermark), and `invalidate(sources:)` — which
+/// every purge calls — removes the answers made from them and rejects answers still being made
+/// when it ran (`epoch`). Answers whose headers depend on the time (expiring URLs cap max-age)
+/// are never stored. The server's configuration does not change while it runs; a new server
+/// starts with an empty table.
+///
+/// One shard per event loop: a connection's handler reads and fills its own loop's shard, so the
+/// hot path takes an uncontended lock; a purge visits every shard.
+final class ReadyAnswers: Sendable {
+    /// The request header the handler puts on a request it could answer next time (any such
+    /// header from a client is removed first), and the response header the route answers with
+    /// when the answer may be kept (removed before it is sent).
+    static let fillField = HTTPField.Name("Easel-Ready-Answer")!
+
+    struct Key: Hashable, Sendable {
+        var head: Bool
+        var target: String
+        var accept: String?
+
+        /// A request's key, or nil when a ready answer could not be what the route would send:
+        /// not a GET or HEAD, conditional or ranged, a target not in origin form (`/…`), or a
+        /// target or `Accept` too long to keep.
+        init?(_ request: HTTPRequest) {
+            guard request.method == .get || request.method == .head, let target = request.path, target.utf8.first == UInt8(ascii: "/"),
+                  target.utf8.count <= Self.longestTarget else { return nil }
+            let fields = request.headerFields
+            for name in Self.conditionalFields where fields[name] != nil { return nil }
+            let accept = fields[.accept]
+            if let accept, accept.utf8.count > Self.longestAccept { return nil }
+            self.head = request.method == .head
+            self.target = target
+            self.accept = accept
+        }
+
+        init(head: Bool, target: String, accept: String?) {
+            self.head = head
+            self.target = target
+            self.accept = accept
+        }
+
+        static let longestTarget = 2048
+        static let longestAccept = 1024
+        /// Requests carrying any of these go the normal way (the route answers `If-None-Match`
+        /// with 304; the others it ignores, but a replay need not know that).
+        static let conditionalFields: [HTTPField.Name] = [.ifNoneMatch, .ifModifiedSince, .ifMatch, .ifUnmodifiedSince, .ifRange, .range]
+    }
+
+    /// A stored answer: the response's header fields as the route and the framework sent them
+    /// (`Date` is set anew, in its place, for each replay), the body (shared with the memory tier's
+    /// buffer, not copied), and what the metrics need.
+    struct Answer: Sendable {
+        var fields: HTTPFields
+        var body: ByteBuffer?
+        /// The metrics route label (`MetricsMiddleware.route`), nil when the route is not counted.
+        var route: String?
+        /// Hashes of the source keys the answer was made from.
+        var sources: [Int]
+        var cost: Int
+        var sequence: UInt64
+    }
+
+    /// What the route says when it marks an answer storable: the epoch it started in and its sources.
+    struct Ticket: Equatable {
+        var epoch: UInt64
+        var sources: [Int]
+
+        var headerValue: String { ([String(epoch)] + sources.map { String($0) }).joined(separator: " ") }
+
+        init(epoch: UInt64, sources: [Int]) {
+            self.epoch = epoch
+            self.sources = sources
+        }
+
+        init?(headerValue: String) {
+            let numbers = headerValue.split(separator: " ")
+            guard let first = numbers.first, let epoch = UInt64(first) else { return nil }
+            var sources: [Int] = []
+            for number in numbers.dropFirst() {
+                guard let value = Int(number) else { return nil }
+                sources.append(value)
+            }
+            self.init(epoch: epoch, sources: sources)
+        }
+    }
+
+    final class Shard: Sendable {
+        let state: Mutex<ShardState>
+        init(limit: Int) { state = Mutex(ShardState(limit: limit)) }
+    }
+
+    struct ShardState: Sendable {
+        let limit: Int
+        var answers: [Key: Answer] = [:]
+        /// Keys in the order they were stored (with the sequence they were stored under; a
+        /// replaced or removed answer leaves a stale pair, skipped when reached).
+        var order: [(key: Key, sequence: UInt64)] = []
+        var orderStart = 0
+        var bytes = 0
+        var sequence: UInt64 = 0
+        var date = HTTPDate()
+
+        init(limit: Int) { self.limit = limit }
+
+        mutating func store(_ key: Key, _ answer: Answer) {
+            guard answer.cost <= limit else { return }
+            remove(key)
+            var answer = answer
+            sequence += 1
+            answer.sequence = sequence
+            answers[key] = answer
+            order.append((key, sequence))
+            bytes += answer.cost
+            // Oldest first, until the shard is within its budget.
+            while bytes > limit, orderStart < order.count {
+                let (oldest, stored) = order[orderStart]
+                orderStart += 1
+                if answers[oldest]?.sequence == stored { remove(oldest) }
+            }
+            if orderStart > 1024, orderStart * 2 > order.count {
+                order.removeFirst(orderStart)
+                orderStart = 0
+            }
+        }
+
+        mutating func remove(_ key: Key) {
+            if let old = answers.removeValue(forKey: key) { bytes -= old.cost }
+        }
+
+        mutating func removeAll(where shouldRemove: (Answer) -> Bool) {
+            for (key, answer) in answers where shouldRemove(answer) { remove(key) }
+            if answers.isEmpty {
+                order.removeAll()
+                orderStart = 0
+            }
+        }
+    }
+
+    /// Bytes all shards may keep together (bodies, fields and keys).
+    let limit: Int
+    private let perShard: Int
+    private let shards = Mutex<[ObjectIdentifier: Shard]>([:])
+    /// Incremented by every purge: an answer whose route began in an older epoch is not stored.
+    private let currentEpoch = Atomic<UInt64>(0)
+    /// A random number per process: the handler's request mark, which a client cannot guess.
+    let nonce: String
+    private let replays = Atomic<Int>(0)
+
+    init(limit: Int, loops: Int = System.coreCount) {
+        self.limit = limit
+        perShard = limit / max(1, loops)
+        nonce = String(UInt64.random(in: 1...UInt64.max))
+    }
+
+    var isEnabled: Bool { perShard > 0 }
+    var epoch: UInt64 { currentEpoch.load(ordering: .acquiring) }
+    /// Requests answered from the table so far.
+    var replayCount: Int { replays.load(ordering: .relaxed) }
+
+    func shard(for loop: any EventLoop) -> Shard {
+        shards.withLock { shards in
+            if let shard = shards[ObjectIdentifier(loop)] { return shard }
+            let shard = Shard(limit: perShard)
+            shards[ObjectIdentifier(loop)] = shard
+            return shard
+        }
+    }
+
+    /// The hash a source key is named by in tickets (this process's `Hasher`: tickets never
+    /// leave it; a collision only removes one more answer than needed).
+    static func sourceHash(_ sourceKey: String) -> Int { sourceKey.hashValue }
+
+    /// The answer for `key`, with a `Date` for now.
+    func replay(_ key: Key, from shard: Shard) -> Answer? {
+        shard.state.withLock { state -> Answer? in
+            guard var answer = state.answers[key] else { return nil }
+            answer.fields[.date] = state.date.now()
+            return answer
+        }.map { answer in
+            replays.add(1, ordering: .relaxed)
+            return answer
+        }
+    }
+
+    /// Keeps an answer the route marked with `ticket`, unless a purge ran since its route began.
+    func store(_ key: Key, fields: HTTPFields, body: ByteBuffer?, route: String?, ticket: Ticket, in shard: Shard) {
+        var cost = 256 + key.target.utf8.count + (key.accept?.utf8.count ?? 0) + (body?.readableBytes ?? 0)
+        for field in fields { cost += field.name.rawName.utf8.count + field.value.utf8.count + 32 }
+        let answer = Answer(fields: fields, body: body, route: route, sources: ticket.sources, cost: cost, sequence: 0)
+        shard.state.withLock { state in
+            // Checked under the shard's lock: a purge advances the epoch before it visits the
+            // shards, so an answer from before it is either refused here or removed there.
+            guard ticket.epoch == currentEpoch.load(ordering: .acquiring) else { return }
+            state.store(key, answer)
+        }
+    }
+
+    /// Removes every answer made from one of `sourceKeys` and refuses the ones in the making.
+    func invalidate(sources sourceKeys: [String]) {
+        currentEpoch.add(1, ordering: .acquiringAndReleasing)
+        let hashes = Set(sourceKeys.map(Self.sourceHash))
+        let all = shards.withLock { Array($0.values) }
+        for shard in all {
+            shard.state.withLock { $0.removeAll { !hashes.isDisjoint(with: $0.sources) } }
+        }
+    }
+
+    /// Answers kept and their bytes, over all shards.
+    var usage: (answers: Int, bytes: Int) {
+        let all = shards.withLock { Array($0.values) }
+        return all.reduce((0, 0)) { total, shard in
+            shard.state.withLock { (total.0 + $0.answers.count, total.1 + $0.bytes) }
+        }
+    }
+}
+
+/// An HTTP date (RFC 9110 IMF-fixdate), formatted once per second.
+struct HTTPDate: Sendable {
+    private var second = 0
+    private var text = ""
+
+    mutating func now() -> String {
+        var current = time_t()
+        time(&current)
+        if Int(current) != second || text.isEmpty {
+            second = Int(current)
+            text = Self.format(current)
+        }
+        return text
+    }
+
+    static func format(_ seconds: time_t) -> String {
+        var value = seconds
+        var parts = tm()
+        gmtime_r(&value, &parts)
+        let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
+        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        return "\(days[Int(parts.tm_wday)]), \(two(parts.tm_mday)) \(months[Int(parts.tm_mon)]) \(parts.tm_year + 1900) "
+            + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)) GMT"
+    }
+}

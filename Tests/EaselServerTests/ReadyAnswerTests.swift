@@ -1,0 +1,400 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#elseif canImport(Musl)
+@preconcurrency import Musl
+#endif
+import EaselCodecs
+import EaselPipeline
+@testable import EaselServer
+import EaselSupport
+import EaselTestSupport
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import NIOPosix
+import Testing
+
+/// Runs `body` against `server` on a real loopback socket served by one event loop, so that
+/// every connection reads and fills the same shard of ready answers (named as `easel serve` is).
+func liveOnOneLoop(_ server: TestServer, _ body: @escaping @Sendable (Int) async throws -> Void) async throws {
+    let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+    let app = Application(router: server.server.router(), server: server.server.httpServer(),
+                          configuration: .init(address: .hostname("127.0.0.1", port: 0), serverName: "easel"), eventLoopGroupProvider: .shared(group))
+    do {
+        try await app.test(.live) { client in try await body(client.port!) }
+    } catch {
+        await server.server.shutdown()
+        try? await group.shutdownGracefully()
+        throw error
+    }
+    await server.server.shutdown()
+    try await group.shutdownGracefully()
+}
+
+/// Threads for the blocking client sockets of these tests: never the server's own I/O pool,
+/// which a test waiting for an answer would otherwise keep from making it.
+let wirePool = BlockingIOPool(threadCount: 12)
+
+/// One HTTP/1.1 answer as it came over the wire: header fields in their order.
+struct WireAnswer: Sendable {
+    var status: Int
+    var fields: [(name: String, value: String)]
+    var body: [UInt8]
+
+    func field(_ name: String) -> String? { fields.first { $0.name.lowercased() == name.lowercased() }?.value }
+    /// The fields with `Date`'s value left out (it is made anew for each answer).
+    var fieldsWithoutDateValue: [String] { fields.map { $0.name.lowercased() == "date" ? "date" : "\($0.name.lowercased()): \($0.value)" } }
+}
+
+/// Reads answers one by one from a keep-alive connection (blocking: use it from `BlockingIOPool`).
+struct WireReader {
+    let socket: RawSocket
+    private var pending: [UInt8] = []
+
+    init(_ socket: RawSocket) { self.socket = socket }
+
+    private mutating func fill(_ deadline: ContinuousClock.Instant) throws {
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while ContinuousClock.now < deadline {
+            var poller = pollfd(fd: socket.fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&poller, 1, 100) > 0 else { continue }
+            let count = buffer.withUnsafeMutableBytes { recv(socket.fd, $0.baseAddress, $0.count, 0) }
+            guard count > 0 else { throw POSIXError(.ECONNRESET) }
+            pending += buffer[..<count]
+            return
+        }
+        throw POSIXError(.ETIMEDOUT)
+    }
+
+    /// The next answer; `head` for an answer to HEAD (no body whatever Content-Length says).
+    mutating func next(head: Bool = false, within limit: Duration = .seconds(30)) throws -> WireAnswer {
+        let deadline = ContinuousClock.now + limit
+        let separator: [UInt8] = Array("\r\n\r\n".utf8)
+        var end: Int?
+        while end == nil {
+            if pending.count >= 4 {
+                end = (0...(pending.count - 4)).first { pending[$0..<$0 + 4].elementsEqual(separator) }
+            }
+            if end == nil { try fill(deadline) }
+        }
+        let headText = String(decoding: pending[..<end!], as: UTF8.self)
+        pending.removeFirst(end! + 4)
+        var lines = headText.components(separatedBy: "\r\n")
+        let status = Int(lines.removeFirst().split(separator: " ")[1]) ?? 0
+        let fields = lines.map { line -> (name: String, value: String) in
+            let colon = line.firstIndex(of: ":")!
+            return (String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
+        }
+        var answer = WireAnswer(status: status, fields: fields, body: [])
+        let length = head || status == 304 ? 0 : Int(answer.field("content-length") ?? "0") ?? 0
+        while pending.count < length { try fill(deadline) }
+        answer.body = Array(pending[..<length])
+        pending.removeFirst(length)
+        return answer
+    }
+}
+
+func wireRequest(_ method: String = "GET", _ target: String, _ fields: [String] = []) -> String {
+    "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\n" + fields.map { $0 + "\r\n" }.joined() + "\r\n"
+}
+
+@Suite struct ReadyAnswerTests {
+    @Test func aRepeatRequestIsAnsweredInThePipelineWithTheSameHeadersAndBytes() async throws {
+        let server = try TestServer()
+        let ready = server.server.readyAnswers
+        try await liveOnOneLoop(server) { port in
+            try await wirePool.run {
+                let socket = try RawSocket(port: port)
+                var reader = WireReader(socket)
+                var gets: [WireAnswer] = []
+                for _ in 0..<3 {
+                    try socket.send(wireRequest("GET", "/images/thumb/cat.jpg"))
+                    gets.append(try reader.next())
+                }
+                #expect(ready.replayCount == 2, "the second and third GET were replayed")
+                #expect(gets.allSatisfy { $0.status == 200 && $0.body == gets[0].body && $0.fieldsWithoutDateValue == gets[0].fieldsWithoutDateValue },
+                        "\(gets.map(\.fieldsWithoutDateValue))")
+                #expect(gets[0].field("content-type") == "image/jpeg" && gets[0].field("x-content-type-options") == "nosniff")
+                #expect(gets[0].field("server") == "easel" && gets[0].field("vary") == "Accept")
+                for answer in gets {
+                    #expect(answer.field("easel-ready-answer") == nil, "the route's mark never leaves the server")
+                    let date = try #require(answer.field("date"))
+                    #expect(date.range(of: #"^(Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} GMT$"#,
+                                       options: .regularExpression) != nil, "\(date)")
+                }
+                // HEAD is its own answer: the same fields, no body.
+                try socket.send(wireRequest("HEAD", "/images/thumb/cat.jpg"))
+                let firstHead = try reader.next(head: true)
+                try socket.send(wireRequest("HEAD", "/images/thumb/cat.jpg"))
+                let secondHead = try reader.next(head: true)
+                #expect(ready.replayCount == 3)
+                #expect(firstHead.fieldsWithoutDateValue == secondHead.fieldsWithoutDateValue)
+                #expect(secondHead.field("content-length") == gets[0].field("content-length"))
+                // Another Accept is another answer (negotiated by the route, then replayed).
+                for _ in 0..<2 {
+                    try socket.send(wireRequest("GET", "/images/thumb/cat.jpg", ["Accept: image/webp,*/*"]))
+                    let webp = try reader.next()
+                    #expect(webp.field("content-type") == "image/webp")
+                }
+                #expect(ready.replayCount == 4)
+                // Replays are counted like the route's answers.
+                try socket.send(wireRequest("GET", "/metrics"))
+                let metrics = String(decoding: try reader.next().body, as: UTF8.self)
+                #expect(metrics.contains(#"easel_http_requests_total{route="images",status="200"} 7"#), "\(metrics)")
+                #expect(metrics.contains(#"easel_answers_total{tier="encodedMemory"} 5"#), "\(metrics)")
+                #expect(metrics.contains(#"easel_http_request_duration_seconds_count{route="images"} 7"#))
+            }
+        }
+    }
+
+    @Test func aPurgeRemovesTheAnswersMadeFromTheSource() async throws {
+        let server = try TestServer { $0.adminToken = "ready-answers-admin-0123" }
+        let ready = server.server.readyAnswers
+        let other = try Data(contentsOf: sampleURL("astronaut.jpg"))
+        try await liveOnOneLoop(server) { port in
+            try await wirePool.run {
+                let socket = try RawSocket(port: port)
+                var reader = WireReader(socket)
+                try socket.send(wireRequest("GET", "/images/thumb/cat.jpg"))
+                let before = try reader.next()
+                try socket.send(wireRequest("GET", "/images/thumb/sub%20dir/cat%202.jpg"))
+                let untouched = try reader.next()
+                try socket.send(wireRequest("GET", "/images/thumb/cat.jpg"))
+                #expect(try reader.next().field("etag") == before.field("etag"))
+                #expect(ready.replayCount == 1)
+                // The file changes: the cached answer stands until the source is purged.
+                try other.write(to: server.origin.child("cat.jpg"))
+                try socket.send(wireRequest("GET", "/images/thumb/cat.jpg"))
+                #expect(try reader.next().field("etag") == before.field("etag"))
+                try socket.send(wireRequest("DELETE", "/images/cat.jpg", ["Authorization: Bearer ready-answers-admin-0123"]))
+                #expect(try reader.next().status == 200)
+                #expect(ready.usage.answers == 1, "only the other source's answer is left")
+                try socket.send(wireRequest("GET", "/images/thumb/cat.jpg"))
+                let after = try reader.next()
+                #expect(after.status == 200 && after.field("etag") != before.field("etag") && after.body != before.body)
+                #expect(ready.replayCount == 2, "made again after the purge, not replayed")
+                try socket.send(wireRequest("GET", "/images/thumb/cat.jpg"))
+                #expect(try reader.next().field("etag") == after.field("etag"))
+                try socket.send(wireRequest("GET", "/images/thumb/sub%20dir/cat%202.jpg"))
+                #expect(try reader.next().field("etag") == untouched.field("etag"))
+                #expect(ready.replayCount == 4)
+            }
+        }
+    }
+
+    @Test func aWatermarkPurgeRemovesTheAnswersThatUseIt() async throws {
+        let server = try TestServer { $0.allowUnsignedAdHoc = true; $0.adminToken = "ready-answers-admin-0123" }
+        @Sendable func mark(_ rgb: [UInt8]) throws -> Data {
+            var bitmap = Bitmap(width: 20, height: 10, pixelFormat: .rgba8)
+            let rowBytes = bitmap.rowBytes
+            bitmap.withUnsafeMutableBytes { bytes in
+                for y in 0..<10 { for x in 0..<20 { for (c, v) in (rgb + [255]).enumerated() { bytes[y * rowBytes + x * 4 + c] = v } } }
+            }
+            return try ImageEncoder.encode(bitmap, as: .png())
+        }
+        try mark([0, 0, 255]).write(to: server.origin.child("mark.png"))
+        let ready = server.server.readyAnswers
+        try await liveOnOneLoop(server) { port in
+            try await wirePool.run {
+                let socket = try RawSocket(port: port)
+                var reader = WireReader(socket)
+                let url = "/thumbor/unsafe/fit-in/100x100/filters:watermark(mark.png,-0,-0,0):format(png)/cat.jpg"
+                func corner() throws -> [UInt8] {
+                    try socket.send(wireRequest("GET", url))
+                    let image = try ImageDecoder.decode(Data(try reader.next().body))
+                    return image.pixel(x: image.width - 1, y: image.height - 1)
+                }
+                #expect(try corner() == [0, 0, 255, 255])
+                #expect(try corner() == [0, 0, 255, 255])
+                #expect(ready.replayCount == 1)
+                try mark([255, 0, 0]).write(to: server.origin.child("mark.png"))
+                try socket.send(wireRequest("DELETE", "/images/mark.png", ["Authorization: Bearer ready-answers-admin-0123"]))
+                #expect(try reader.next().status == 200)
+                #expect(try corner() == [255, 0, 0, 255], "the answer made with the old mark is gone")
+                #expect(try corner() == [255, 0, 0, 255])
+                #expect(ready.replayCount == 2)
+            }
+        }
+    }
+
+    @Test func conditionalRequestsAndRequestsWithABodyGoTheNormalWay() async throws {
+        let server = try TestServer()
+        let ready = server.server.readyAnswers
+        try await liveOnOneLoop(server) { port in
+            try await wirePool.run {
+                let socket = try RawSocket(port: port)
+                var reader = WireReader(socket)
+                try socket.send(wireRequest("GET", "/images/thumb/cat.jpg"))
+                let first = try reader.next()
+                let etag = try #require(first.field("etag"))
+                try socket.send(wireRequest("GET", "/images/thumb/cat.jpg", ["If-None-Match: \(etag)"]))
+                let revalidated = try reader.next()
+                #expect(revalidated.status == 304 && revalidated.body.isEmpty)
+                try socket.send("GET /images/thumb/cat.jpg HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc")
+                let withBody = try reader.next()
+                #expect(withBody.status == 200 && withBody.body == first.body)
+                #expect(ready.replayCount == 0)
+                // A client's own mark is removed: the answer is stored and replayed as usual.
+                try socket.send(wireRequest("GET", "/images/thumb/cat.jpg", ["Easel-Ready-Answer: \(ready.nonce)"]))
+                #expect(try reader.next().field("easel-ready-answer") == nil)
+                #expect(ready.replayCount == 1)
+            }
+        }
+    }
+
+    @Test func pipelinedRequestsAreAnsweredInOrder() async throws {
+        let server = try TestServer()
+        let ready = server.server.readyAnswers
+        try await liveOnOneLoop(server) { port in
+            try await wirePool.run {
+                let socket = try RawSocket(port: port)
+                var reader = WireReader(socket)
+                try socket.send(wireRequest("GET", "/images/thumb/cat.jpg"))
+                let thumb = try reader.next()
+                try socket.send(wireRequest("GET", "/images/thumb/cat.jpg"))
+                _ = try reader.next()
+                #expect(ready.replayCount == 1)
+                // A request still being made, then one that is ready, then the first again:
+                // three answers in the order asked.
+                try socket.send(wireRequest("GET", "/images/small/cat.jpg") + wireRequest("GET", "/images/thumb/cat.jpg")
+                                + wireRequest("HEAD", "/images/small/cat.jpg"))
+                let small = try reader.next()
+                let thumbAgain = try reader.next()
+                let smallHead = try reader.next(head: true)
+                #expect(small.status == 200 && small.body != thumb.body && small.field("etag") != thumb.field("etag"))
+                #expect(thumbAgain.body == thumb.body && thumbAgain.field("etag") == thumb.field("etag"))
+                #expect(smallHead.field("etag") == small.field("etag"))
+            }
+        }
+    }
+
+    @Test func connectionCloseAndHTTP10ApplyToReplays() async throws {
+        let server = try TestServer()
+        let ready = server.server.readyAnswers
+        try await liveOnOneLoop(server) { port in
+            try await wirePool.run {
+                let socket = try RawSocket(port: port)
+                var reader = WireReader(socket)
+                try socket.send(wireRequest("GET", "/images/thumb/cat.jpg"))
+                let first = try reader.next()
+                try socket.send(wireRequest("GET", "/images/thumb/cat.jpg", ["Connection: close"]))
+                let closing = socket.readUntilClosed(within: .seconds(10))
+                #expect(ready.replayCount == 1)
+                #expect(closing.closed && closing.text.lowercased().contains("connection: close"), "\(closing.text.prefix(400))")
+                // HTTP/1.0 without keep-alive: the answer, then the server closes.
+                let old = try RawSocket(port: port)
+                try old.send("GET /images/thumb/cat.jpg HTTP/1.0\r\n\r\n")
+                let answer = old.readUntilClosed(within: .seconds(10))
+                #expect(ready.replayCount == 2)
+                #expect(answer.closed && answer.text.lowercased().contains("connection: close"))
+                #expect(answer.text.contains(" 200 OK\r\n") && answer.text.contains(first.field("etag")!))
+            }
+        }
+    }
+
+    @Test func answersWhoseHeadersDependOnTheTimeAreNeverKept() async throws {
+        let server = try TestServer { $0.signingKeys = [keyA]; $0.signingSalt = salt }
+        let ready = server.server.readyAnswers
+        let expires = Int64(Date().timeIntervalSince1970) + 3600
+        let url = try SignedURLs.native(path: "/images/w=120,h=80/cat.jpg", keyHex: keyA, saltHex: salt, expires: expires)
+        try await liveOnOneLoop(server) { port in
+            try await wirePool.run {
+                let socket = try RawSocket(port: port)
+                var reader = WireReader(socket)
+                for _ in 0..<3 {
+                    try socket.send(wireRequest("GET", url))
+                    let answer = try reader.next()
+                    #expect(answer.status == 200)
+                    let maxAge = Int64(answer.field("cache-control")!.split(separator: "=").last!)!
+                    #expect(maxAge <= 3600 && maxAge > 3500)
+                }
+                #expect(ready.replayCount == 0 && ready.usage.answers == 0)
+            }
+        }
+    }
+
+    @Test func aLimitOfZeroTurnsReadyAnswersOff() async throws {
+        let server = try TestServer { $0.readyAnswerLimit = 0 }
+        let ready = server.server.readyAnswers
+        #expect(!ready.isEnabled)
+        try await liveOnOneLoop(server) { port in
+            try await wirePool.run {
+                let socket = try RawSocket(port: port)
+                var reader = WireReader(socket)
+                for _ in 0..<3 {
+                    try socket.send(wireRequest("GET", "/images/thumb/cat.jpg", ["Easel-Ready-Answer: \(ready.nonce)"]))
+                    let answer = try reader.next()
+                    #expect(answer.status == 200 && answer.field("easel-ready-answer") == nil)
+                }
+                #expect(ready.replayCount == 0)
+            }
+        }
+    }
+
+    @Test func theRouterAloneNeverMarksAnAnswer() async throws {
+        let server = try TestServer()
+        try await server.test { (client: any TestClientProtocol) async throws in
+            // No handler in front: a client's guess at the mark gets nothing back.
+            let answer = try await get(client, "/images/thumb/cat.jpg", headers: [ReadyAnswers.fillField: "1"])
+            #expect(answer.status == .ok && answer.headers[ReadyAnswers.fillField] == nil)
+        }
+    }
+
+    // MARK: The table alone
+
+    static func answer(_ bytes: Int) -> ByteBuffer { ByteBuffer(repeating: 7, count: bytes) }
+
+    @Test func theTableKeepsToItsBudgetOldestFirst() throws {
+        let answers = ReadyAnswers(limit: 100_000, loops: 1)
+        let shard = answers.shard(for: MultiThreadedEventLoopGroup.singleton.any())
+        let ticket = ReadyAnswers.Ticket(epoch: answers.epoch, sources: [1])
+        for index in 0..<20 {
+            answers.store(.init(head: false, target: "/images/thumb/\(index).jpg", accept: nil), fields: [.contentType: "image/jpeg"],
+                          body: Self.answer(10_000), route: "images", ticket: ticket, in: shard)
+            #expect(answers.usage.bytes <= 100_000)
+        }
+        #expect(answers.usage.answers == 9)
+        #expect(answers.replay(.init(head: false, target: "/images/thumb/0.jpg", accept: nil), from: shard) == nil, "the oldest went first")
+        let newest = try #require(answers.replay(.init(head: false, target: "/images/thumb/19.jpg", accept: nil), from: shard))
+        #expect(newest.body?.readableBytes == 10_000 && newest.fields[.date] != nil && newest.route == "images")
+        // Larger than the whole budget: never kept.
+        answers.store(.init(head: false, target: "/big", accept: nil), fields: [:], body: Self.answer(200_000), route: nil, ticket: ticket, in: shard)
+        #expect(answers.replay(.init(head: false, target: "/big", accept: nil), from: shard) == nil)
+        #expect(answers.usage.answers == 9)
+    }
+
+    @Test func anAnswerMadeBeforeAPurgeIsRefusedAndOnlyItsSourcesAreRemoved() throws {
+        let answers = ReadyAnswers(limit: 1 << 20, loops: 1)
+        let shard = answers.shard(for: MultiThreadedEventLoopGroup.singleton.any())
+        let a = ReadyAnswers.sourceHash("file:///a.jpg"), b = ReadyAnswers.sourceHash("file:///b.jpg")
+        let key = { (name: String) in ReadyAnswers.Key(head: false, target: "/images/thumb/" + name, accept: nil) }
+        let early = ReadyAnswers.Ticket(epoch: answers.epoch, sources: [a])
+        answers.store(key("a"), fields: [:], body: Self.answer(10), route: nil, ticket: early, in: shard)
+        answers.store(key("b"), fields: [:], body: Self.answer(10), route: nil, ticket: .init(epoch: answers.epoch, sources: [b]), in: shard)
+        answers.store(key("ab"), fields: [:], body: Self.answer(10), route: nil, ticket: .init(epoch: answers.epoch, sources: [b, a]), in: shard)
+        answers.invalidate(sources: ["file:///a.jpg"])
+        #expect(answers.replay(key("a"), from: shard) == nil && answers.replay(key("ab"), from: shard) == nil)
+        #expect(answers.replay(key("b"), from: shard) != nil)
+        // Begun before the purge, finished after it: refused.
+        answers.store(key("a"), fields: [:], body: Self.answer(10), route: nil, ticket: early, in: shard)
+        #expect(answers.replay(key("a"), from: shard) == nil)
+        answers.store(key("a"), fields: [:], body: Self.answer(10), route: nil, ticket: .init(epoch: answers.epoch, sources: [a]), in: shard)
+        #expect(answers.replay(key("a"), from: shard) != nil)
+    }
+
+    @Test func ticketsAndKeysReadWhatTheyWrite() throws {
+        let ticket = ReadyAnswers.Ticket(epoch: 42, sources: [-3, Int.max, 0])
+        #expect(ReadyAnswers.Ticket(headerValue: ticket.headerValue) == ticket)
+        #expect(ReadyAnswers.Ticket(headerValue: "x 1") == nil && ReadyAnswers.Ticket(headerValue: "1 y") == nil)
+        var request = HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/images/thumb/cat.jpg?s=1")
+        #expect(ReadyAnswers.Key(request)?.target == "/images/thumb/cat.jpg?s=1")
+        request.headerFields[.ifNoneMatch] = "\"x\""
+        #expect(ReadyAnswers.Key(request) == nil)
+        #expect(ReadyAnswers.Key(HTTPRequest(method: .post, scheme: nil, authority: nil, path: "/images/thumb/cat.jpg")) == nil)
+        #expect(ReadyAnswers.Key(HTTPRequest(method: .get, scheme: nil, authority: nil, path: "http://host/images/thumb/cat.jpg")) == nil)
+        #expect(ReadyAnswers.Key(HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/" + String(repeating: "a", count: 3000))) == nil)
+        #expect(HTTPDate.format(784_111_777) == "Sun, 06 Nov 1994 08:49:37 GMT")
+    }
+}
