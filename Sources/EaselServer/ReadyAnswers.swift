@@ -63,17 +63,38 @@ final class ReadyAnswers: Sendable {
     }
 
     /// A stored answer: the response's header fields as the route and the framework sent them
-    /// (`Date` is set anew, in its place, for each replay), the body (shared with the memory tier's
-    /// buffer, not copied), and what the metrics need.
-    struct Answer: Sendable {
-        var fields: HTTPFields
-        var body: ByteBuffer?
+    /// (`Date` set anew, in its place, for the current second), the body (shared with the memory
+    /// tier's buffer, not copied), and what the metrics need. Immutable: a replay hands out a
+    /// reference, and a new second makes a new answer.
+    final class Answer: Sendable {
+        let fields: HTTPFields
+        let body: ByteBuffer?
         /// The metrics route label (`MetricsMiddleware.route`), nil when the route is not counted.
-        var route: String?
+        let route: String?
         /// Hashes of the source keys the answer was made from.
-        var sources: [Int]
-        var cost: Int
-        var sequence: UInt64
+        let sources: [Int]
+        let cost: Int
+        let sequence: UInt64
+        /// The second (UNIX time) of the `Date` in `fields`.
+        let second: Int
+
+        init(fields: HTTPFields, body: ByteBuffer?, route: String?, sources: [Int], cost: Int, sequence: UInt64, second: Int) {
+            self.fields = fields
+            self.body = body
+            self.route = route
+            self.sources = sources
+            self.cost = cost
+            self.sequence = sequence
+            self.second = second
+        }
+
+        /// This answer with another sequence number or `Date`.
+        func with(sequence: UInt64? = nil, date: (second: Int, text: String)? = nil) -> Answer {
+            var fields = self.fields
+            if let date { fields[.date] = date.text }
+            return Answer(fields: fields, body: body, route: route, sources: sources, cost: cost, sequence: sequence ?? self.sequence,
+                          second: date?.second ?? second)
+        }
     }
 
     /// What the route says when it marks an answer storable: the epoch it started in and its sources.
@@ -121,9 +142,8 @@ final class ReadyAnswers: Sendable {
         mutating func store(_ key: Key, _ answer: Answer) {
             guard answer.cost <= limit else { return }
             remove(key)
-            var answer = answer
             sequence += 1
-            answer.sequence = sequence
+            let answer = answer.with(sequence: sequence)
             answers[key] = answer
             order.append((key, sequence))
             bytes += answer.cost
@@ -137,6 +157,16 @@ final class ReadyAnswers: Sendable {
                 order.removeFirst(orderStart)
                 orderStart = 0
             }
+        }
+
+        /// The answer for `key`, its `Date` the current second's.
+        mutating func replay(_ key: Key) -> Answer? {
+            guard let answer = answers[key] else { return nil }
+            let now = date.now()
+            guard answer.second != now.second else { return answer }
+            let current = answer.with(date: now)
+            answers[key] = current
+            return current
         }
 
         mutating func remove(_ key: Key) {
@@ -188,11 +218,7 @@ final class ReadyAnswers: Sendable {
 
     /// The answer for `key`, with a `Date` for now.
     func replay(_ key: Key, from shard: Shard) -> Answer? {
-        shard.state.withLock { state -> Answer? in
-            guard var answer = state.answers[key] else { return nil }
-            answer.fields[.date] = state.date.now()
-            return answer
-        }.map { answer in
+        shard.state.withLock { $0.replay(key) }.map { answer in
             replays.add(1, ordering: .relaxed)
             return answer
         }
@@ -202,7 +228,7 @@ final class ReadyAnswers: Sendable {
     func store(_ key: Key, fields: HTTPFields, body: ByteBuffer?, route: String?, ticket: Ticket, in shard: Shard) {
         var cost = 256 + key.target.utf8.count + (key.accept?.utf8.count ?? 0) + (body?.readableBytes ?? 0)
         for field in fields { cost += field.name.rawName.utf8.count + field.value.utf8.count + 32 }
-        let answer = Answer(fields: fields, body: body, route: route, sources: ticket.sources, cost: cost, sequence: 0)
+        let answer = Answer(fields: fields, body: body, route: route, sources: ticket.sources, cost: cost, sequence: 0, second: -1)
         shard.state.withLock { state in
             // Checked under the shard's lock: a purge advances the epoch before it visits the
             // shards, so an answer from before it is either refused here or removed there.
@@ -232,17 +258,18 @@ final class ReadyAnswers: Sendable {
 
 /// An HTTP date (RFC 9110 IMF-fixdate), formatted once per second.
 struct HTTPDate: Sendable {
-    private var second = 0
+    private var second = -1
     private var text = ""
 
-    mutating func now() -> String {
+    /// The current second and its date.
+    mutating func now() -> (second: Int, text: String) {
         var current = time_t()
         time(&current)
-        if Int(current) != second || text.isEmpty {
+        if Int(current) != second {
             second = Int(current)
             text = Self.format(current)
         }
-        return text
+        return (second, text)
     }
 
     static func format(_ seconds: time_t) -> String {
