@@ -44,6 +44,17 @@ extension ImagePipeline {
         return encodedMemory.value(forKey: key)
     }
 
+    /// The encoded memory tier's key of an answer, for a caller that keeps the answer elsewhere
+    /// and must know it is still the tier's (the server's ready answers): see
+    /// `cachedEncodedImage(memoryKey:)`.
+    public func encodedMemoryKey(sourceKey: String, processing: ImageRequest.Processing, encoding: ImageEncoding) -> String? {
+        encodedKey(processing: processing, encoding: encoding, sourceKey: sourceKey)
+    }
+
+    /// The encoded memory tier's entry under `key` (never an expired one; a hit counts as a use
+    /// for the tier's eviction order).
+    public func cachedEncodedImage(memoryKey key: String) -> EncodedImage? { encodedMemory.value(forKey: key) }
+
     /// The encoded memory tier's key: "encoded|" + `encodedIdentity` + "|" + source.
     func encodedKey(processing: ImageRequest.Processing, encoding: ImageEncoding, sourceKey: String) -> String? {
         encodedIdentity(processing: processing, encoding: encoding).map { "encoded|" + $0 + "|" + sourceKey }

@@ -164,7 +164,10 @@ public final class ImageServer: Sendable {
         for format in configuration.formats { byName[format.name] = format }
         formatsByName = byName
         cacheControl = "public, max-age=\(configuration.maxAge)"
-        readyAnswers = ReadyAnswers(limit: configuration.readyAnswerLimit)
+        let tiers = pipeline
+        readyAnswers = ReadyAnswers(limit: configuration.readyAnswerLimit) { memoryKey, etag in
+            tiers.cachedEncodedImage(memoryKey: memoryKey)?.etag == etag
+        }
         // As servers do at start: the soft descriptor limit up to the hard one, then the
         // connection cap below it.
         Platform.raiseOpenFileLimit()
@@ -348,10 +351,15 @@ public final class ImageServer: Sendable {
             return Response(status: .notModified, headers: headers)
         }
         headers[.contentLength] = String(encoded.count)
-        // Kept for repeat requests unless the headers depend on the time (expiring URLs).
+        // Kept for repeat requests while the memory tier holds the same bytes (not for answers
+        // it may not keep), unless the headers depend on the time (expiring URLs).
         if let ready, lifetime == nil {
-            let sources = [purgeIdentity(url: try resolve(source), key: key)] + ready.sources
-            headers[ReadyAnswers.fillField] = ReadyAnswers.Ticket(epoch: ready.epoch, sources: sources.map { ReadyAnswers.sourceHash($0) }).headerValue
+            let identity = purgeIdentity(url: try resolve(source), key: key)
+            if let memoryKey = pipeline.encodedMemoryKey(sourceKey: identity, processing: processing, encoding: encoding),
+               pipeline.cachedEncodedImage(memoryKey: memoryKey)?.etag == encoded.etag {
+                let sources = ([identity] + ready.sources).map { ReadyAnswers.sourceHash($0) }
+                headers[ReadyAnswers.fillField] = ReadyAnswers.Ticket(epoch: ready.epoch, memoryKey: memoryKey, sources: sources).headerValue
+            }
         }
         return Response(status: .ok, headers: headers, body: head ? .init() : .init(byteBuffer: encoded.bytes))
     }
@@ -442,10 +450,14 @@ public final class ImageServer: Sendable {
         // a tier in between is not kept (see MarkMemo.epoch).
         let markKey = purgeIdentity(url: url, key: key)
         marks.withLock { $0.forget(markKey) }
-        defer { marks.withLock { $0.forget(markKey) } }
-        // Ready answers made from the source go too, before the tiers and as soon as they are
-        // purged: one made meanwhile is removed, one still being made is refused (see
-        // ReadyAnswers.store).
+        // Ready answers made from the source go too: before the tiers, as soon as they are purged,
+        // and last of all after the memo's second forget (a mark read from a tier in between may
+        // have made an answer); one made meanwhile is removed, one still being made is refused
+        // (see ReadyAnswers.store).
+        defer {
+            marks.withLock { $0.forget(markKey) }
+            readyAnswers.invalidate(sources: [markKey])
+        }
         readyAnswers.invalidate(sources: [markKey])
         let report: ImagePipeline.PurgeReport
         do {

@@ -36,7 +36,7 @@ final class ReadyAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
         var fields = HTTPFields()
         var body: ByteBuffer?
     }
-    private var passed: [Passed] = []
+    private var passed = CircularBuffer<Passed>()
     /// A request head that may be replayed, held until its end (or a body) arrives.
     private var held: (request: HTTPRequest, key: ReadyAnswers.Key, start: ContinuousClock.Instant)?
     private var unflushed = false
@@ -51,7 +51,11 @@ final class ReadyAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
         switch unwrapInboundIn(data) {
         case .head(var request):
             if request.headerFields[ReadyAnswers.fillField] != nil { request.headerFields[ReadyAnswers.fillField] = nil }
-            if passed.isEmpty, held == nil, let key = ReadyAnswers.Key(request) {
+            // Held until its end only when no body can follow (a client waiting on
+            // `Expect: 100-continue`, or sending a body slowly, is not kept waiting).
+            let fields = request.headerFields
+            if passed.isEmpty, held == nil, fields[.expect] == nil, fields[.transferEncoding] == nil,
+               fields[.contentLength] == nil || fields[.contentLength] == "0", let key = ReadyAnswers.Key(request) {
                 held = (request, key, .now)
                 return
             }
@@ -69,7 +73,7 @@ final class ReadyAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 return
             }
             self.held = nil
-            if context.channel.isWritable, let answer = answers.replay(held.key, from: shard) {
+            if context.channel.isActive, context.channel.isWritable, let answer = answers.replay(held.key, from: shard) {
                 context.write(wrapOutboundOut(.head(HTTPResponse(status: .ok, headerFields: answer.fields))), promise: nil)
                 if !held.key.head, let body = answer.body { context.write(wrapOutboundOut(.body(body)), promise: nil) }
                 context.write(wrapOutboundOut(.end(nil)), promise: nil)
@@ -103,23 +107,23 @@ final class ReadyAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
         case .head(var response):
             guard let mark = response.headerFields[ReadyAnswers.fillField] else { break }
             response.headerFields[ReadyAnswers.fillField] = nil
-            if !passed.isEmpty, passed[0].key != nil, response.status == .ok, let ticket = ReadyAnswers.Ticket(headerValue: mark) {
-                passed[0].ticket = ticket
-                passed[0].fields = response.headerFields
+            if !passed.isEmpty, passed[passed.startIndex].key != nil, response.status == .ok, let ticket = ReadyAnswers.Ticket(headerValue: mark) {
+                passed[passed.startIndex].ticket = ticket
+                passed[passed.startIndex].fields = response.headerFields
             }
             context.write(wrapOutboundOut(.head(response)), promise: promise)
             return
         case .body(let buffer):
-            guard !passed.isEmpty, passed[0].ticket != nil else { break }
-            if passed[0].body == nil {
-                passed[0].body = buffer
+            guard !passed.isEmpty, passed[passed.startIndex].ticket != nil else { break }
+            if passed[passed.startIndex].body == nil {
+                passed[passed.startIndex].body = buffer
             } else {
-                var whole = passed[0].body!
+                var whole = passed[passed.startIndex].body!
                 var more = buffer
                 whole.writeBuffer(&more)
-                passed[0].body = whole
+                passed[passed.startIndex].body = whole
             }
-            if passed[0].body!.readableBytes > answers.limit { passed[0].ticket = nil }  // never kept: do not gather it
+            if passed[passed.startIndex].body!.readableBytes > answers.perShard { passed[passed.startIndex].ticket = nil }  // never kept: do not gather it
         case .end:
             guard !passed.isEmpty else { break }
             let done = passed.removeFirst()

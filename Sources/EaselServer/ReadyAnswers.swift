@@ -3,6 +3,7 @@
 #elseif canImport(Musl)
 @preconcurrency import Musl
 #endif
+import Foundation
 import HTTPTypes
 import NIOCore
 import Synchronization
@@ -14,7 +15,10 @@ import Synchronization
 ///
 /// Nothing here decides what a request gets: an answer is stored only when the route marked it
 /// storable (see `fillField`), and it is replayed only for a request with the same method, target
-/// (path and query) and `Accept`, unconditional and without a body. A stored answer names the
+/// (path and query) and `Accept`, unconditional and without a body, and only while the
+/// pipeline's encoded memory tier still holds the same bytes under the answer's key (`isCurrent`):
+/// an entry that expired (the origin's freshness), was evicted or replaced takes its ready answer
+/// with it, and every replay is a use of the tier's entry. A stored answer names the
 /// sources it was made from (the image and its watermark), and `invalidate(sources:)` — which
 /// every purge calls — removes the answers made from them and rejects answers still being made
 /// when it ran (`epoch`). Answers whose headers depend on the time (expiring URLs cap max-age)
@@ -73,16 +77,22 @@ final class ReadyAnswers: Sendable {
         let route: String?
         /// Hashes of the source keys the answer was made from.
         let sources: [Int]
+        /// The encoded memory tier's key and the answer's ETag there.
+        let memoryKey: String
+        let etag: String
         let cost: Int
         let sequence: UInt64
         /// The second (UNIX time) of the `Date` in `fields`.
         let second: Int
 
-        init(fields: HTTPFields, body: ByteBuffer?, route: String?, sources: [Int], cost: Int, sequence: UInt64, second: Int) {
+        init(fields: HTTPFields, body: ByteBuffer?, route: String?, sources: [Int], memoryKey: String, etag: String, cost: Int,
+             sequence: UInt64, second: Int) {
             self.fields = fields
             self.body = body
             self.route = route
             self.sources = sources
+            self.memoryKey = memoryKey
+            self.etag = etag
             self.cost = cost
             self.sequence = sequence
             self.second = second
@@ -92,32 +102,38 @@ final class ReadyAnswers: Sendable {
         func with(sequence: UInt64? = nil, date: (second: Int, text: String)? = nil) -> Answer {
             var fields = self.fields
             if let date { fields[.date] = date.text }
-            return Answer(fields: fields, body: body, route: route, sources: sources, cost: cost, sequence: sequence ?? self.sequence,
-                          second: date?.second ?? second)
+            return Answer(fields: fields, body: body, route: route, sources: sources, memoryKey: memoryKey, etag: etag, cost: cost,
+                          sequence: sequence ?? self.sequence, second: date?.second ?? second)
         }
     }
 
-    /// What the route says when it marks an answer storable: the epoch it started in and its sources.
+    /// What the route says when it marks an answer storable: the epoch it started in, the encoded
+    /// memory tier's key of the answer, and its sources.
     struct Ticket: Equatable {
         var epoch: UInt64
+        var memoryKey: String
         var sources: [Int]
 
-        var headerValue: String { ([String(epoch)] + sources.map { String($0) }).joined(separator: " ") }
+        /// `epoch base64(memoryKey) source…` (the key in base64: any bytes, a valid field value).
+        var headerValue: String {
+            ([String(epoch), Data(memoryKey.utf8).base64EncodedString()] + sources.map { String($0) }).joined(separator: " ")
+        }
 
-        init(epoch: UInt64, sources: [Int]) {
+        init(epoch: UInt64, memoryKey: String, sources: [Int]) {
             self.epoch = epoch
+            self.memoryKey = memoryKey
             self.sources = sources
         }
 
         init?(headerValue: String) {
-            let numbers = headerValue.split(separator: " ")
-            guard let first = numbers.first, let epoch = UInt64(first) else { return nil }
+            let words = headerValue.split(separator: " ")
+            guard words.count >= 2, let epoch = UInt64(words[0]), let key = Data(base64Encoded: String(words[1])) else { return nil }
             var sources: [Int] = []
-            for number in numbers.dropFirst() {
+            for number in words.dropFirst(2) {
                 guard let value = Int(number) else { return nil }
                 sources.append(value)
             }
-            self.init(epoch: epoch, sources: sources)
+            self.init(epoch: epoch, memoryKey: String(decoding: key, as: UTF8.self), sources: sources)
         }
     }
 
@@ -153,8 +169,9 @@ final class ReadyAnswers: Sendable {
                 orderStart += 1
                 if answers[oldest]?.sequence == stored { remove(oldest) }
             }
-            if orderStart > 1024, orderStart * 2 > order.count {
-                order.removeFirst(orderStart)
+            // Replaced and removed answers leave stale pairs: drop them once they outnumber the rest.
+            if order.count - orderStart > 2 * answers.count + 64 {
+                order = order[orderStart...].filter { answers[$0.key]?.sequence == $0.sequence }
                 orderStart = 0
             }
         }
@@ -184,7 +201,10 @@ final class ReadyAnswers: Sendable {
 
     /// Bytes all shards may keep together (bodies, fields and keys).
     let limit: Int
-    private let perShard: Int
+    /// Bytes one shard may keep.
+    let perShard: Int
+    /// Whether the encoded memory tier still holds these bytes under this key (counting a use).
+    private let isCurrent: @Sendable (_ memoryKey: String, _ etag: String) -> Bool
     private let shards = Mutex<[ObjectIdentifier: Shard]>([:])
     /// Incremented by every purge: an answer whose route began in an older epoch is not stored.
     private let currentEpoch = Atomic<UInt64>(0)
@@ -192,8 +212,9 @@ final class ReadyAnswers: Sendable {
     let nonce: String
     private let replays = Atomic<Int>(0)
 
-    init(limit: Int, loops: Int = System.coreCount) {
+    init(limit: Int, loops: Int = System.coreCount, isCurrent: @escaping @Sendable (_ memoryKey: String, _ etag: String) -> Bool) {
         self.limit = limit
+        self.isCurrent = isCurrent
         perShard = limit / max(1, loops)
         nonce = String(UInt64.random(in: 1...UInt64.max))
     }
@@ -216,19 +237,26 @@ final class ReadyAnswers: Sendable {
     /// leave it; a collision only removes one more answer than needed).
     static func sourceHash(_ sourceKey: String) -> Int { sourceKey.hashValue }
 
-    /// The answer for `key`, with a `Date` for now.
+    /// The answer for `key`, with a `Date` for now, while the memory tier still holds it (else it
+    /// is removed).
     func replay(_ key: Key, from shard: Shard) -> Answer? {
-        shard.state.withLock { $0.replay(key) }.map { answer in
-            replays.add(1, ordering: .relaxed)
-            return answer
+        guard let answer = shard.state.withLock({ $0.replay(key) }) else { return nil }
+        guard isCurrent(answer.memoryKey, answer.etag) else {
+            shard.state.withLock { state in
+                if state.answers[key]?.sequence == answer.sequence { state.remove(key) }
+            }
+            return nil
         }
+        replays.add(1, ordering: .relaxed)
+        return answer
     }
 
     /// Keeps an answer the route marked with `ticket`, unless a purge ran since its route began.
     func store(_ key: Key, fields: HTTPFields, body: ByteBuffer?, route: String?, ticket: Ticket, in shard: Shard) {
         var cost = 256 + key.target.utf8.count + (key.accept?.utf8.count ?? 0) + (body?.readableBytes ?? 0)
         for field in fields { cost += field.name.rawName.utf8.count + field.value.utf8.count + 32 }
-        let answer = Answer(fields: fields, body: body, route: route, sources: ticket.sources, cost: cost, sequence: 0, second: -1)
+        let answer = Answer(fields: fields, body: body, route: route, sources: ticket.sources, memoryKey: ticket.memoryKey,
+                            etag: fields[.eTag] ?? "", cost: cost + ticket.memoryKey.utf8.count, sequence: 0, second: -1)
         shard.state.withLock { state in
             // Checked under the shard's lock: a purge advances the epoch before it visits the
             // shards, so an answer from before it is either refused here or removed there.

@@ -14,6 +14,7 @@ import Hummingbird
 import HummingbirdTesting
 import NIOCore
 import NIOPosix
+import Synchronization
 import Testing
 
 /// Runs `body` against `server` on a real loopback socket served by one event loop, so that
@@ -164,7 +165,8 @@ func wireRequest(_ method: String = "GET", _ target: String, _ fields: [String] 
                 try socket.send(wireRequest("GET", "/images/thumb/cat.jpg"))
                 #expect(try reader.next().field("etag") == before.field("etag"))
                 #expect(ready.replayCount == 1)
-                // The file changes: the cached answer stands until the source is purged.
+                // The file changes: the memory tier's answer (fresh for an hour, as for any file
+                // origin) stands until the source is purged, and so does the ready one.
                 try other.write(to: server.origin.child("cat.jpg"))
                 try socket.send(wireRequest("GET", "/images/thumb/cat.jpg"))
                 #expect(try reader.next().field("etag") == before.field("etag"))
@@ -256,13 +258,16 @@ func wireRequest(_ method: String = "GET", _ target: String, _ fields: [String] 
                 try socket.send(wireRequest("GET", "/images/thumb/cat.jpg"))
                 _ = try reader.next()
                 #expect(ready.replayCount == 1)
-                // A request still being made, then one that is ready, then the first again:
-                // three answers in the order asked.
-                try socket.send(wireRequest("GET", "/images/small/cat.jpg") + wireRequest("GET", "/images/thumb/cat.jpg")
-                                + wireRequest("HEAD", "/images/small/cat.jpg"))
+                // Ready (replayed: nothing before it), one still to be made (the router), ready
+                // again (behind it: the router too), the second again: four answers in the order asked.
+                try socket.send(wireRequest("GET", "/images/thumb/cat.jpg") + wireRequest("GET", "/images/small/cat.jpg")
+                                + wireRequest("GET", "/images/thumb/cat.jpg") + wireRequest("HEAD", "/images/small/cat.jpg"))
+                let thumbFirst = try reader.next()
                 let small = try reader.next()
                 let thumbAgain = try reader.next()
                 let smallHead = try reader.next(head: true)
+                #expect(ready.replayCount == 2, "only the first of the four was replayed")
+                #expect(thumbFirst.body == thumb.body && thumbFirst.field("etag") == thumb.field("etag"))
                 #expect(small.status == 200 && small.body != thumb.body && small.field("etag") != thumb.field("etag"))
                 #expect(thumbAgain.body == thumb.body && thumbAgain.field("etag") == thumb.field("etag"))
                 #expect(smallHead.field("etag") == small.field("etag"))
@@ -333,12 +338,50 @@ func wireRequest(_ method: String = "GET", _ target: String, _ fields: [String] 
         }
     }
 
-    @Test func theRouterAloneNeverMarksAnAnswer() async throws {
+    @Test func theRouteMarksOnlyRequestsCarryingTheProcessNonce() async throws {
         let server = try TestServer()
+        let nonce = server.server.readyAnswers.nonce
         try await server.test { (client: any TestClientProtocol) async throws in
-            // No handler in front: a client's guess at the mark gets nothing back.
-            let answer = try await get(client, "/images/thumb/cat.jpg", headers: [ReadyAnswers.fillField: "1"])
-            #expect(answer.status == .ok && answer.headers[ReadyAnswers.fillField] == nil)
+            // The router alone (no handler in front): a guess at the mark gets nothing back ...
+            let guessed = try await get(client, "/images/thumb/cat.jpg", headers: [ReadyAnswers.fillField: "1"])
+            #expect(guessed.status == .ok && guessed.headers[ReadyAnswers.fillField] == nil)
+            // ... the nonce gets a ticket (which the handler, in front of it, always removes).
+            let marked = try await get(client, "/images/thumb/cat.jpg", headers: [ReadyAnswers.fillField: nonce])
+            let ticket = try #require(marked.headers[ReadyAnswers.fillField].flatMap(ReadyAnswers.Ticket.init(headerValue:)))
+            #expect(ticket.memoryKey.hasPrefix("encoded|") && ticket.sources.count == 1)
+        }
+    }
+
+    @Test func answersTheMemoryTierMayNotKeepAreNeverReplayed() async throws {
+        let origin = Origin()
+        origin.serve("/private.jpg", .file(catJPEG, headers: ["Cache-Control": "no-store"]))
+        try await origin.run { base in
+            let server = try TestServer { $0.origin = base.absoluteString }
+            let ready = server.server.readyAnswers
+            try await liveOnOneLoop(server) { port in
+                try await wirePool.run {
+                    let socket = try RawSocket(port: port)
+                    var reader = WireReader(socket)
+                    for _ in 0..<3 {
+                        try socket.send(wireRequest("GET", "/images/thumb/private.jpg"))
+                        #expect(try reader.next().status == 200)
+                    }
+                    #expect(ready.replayCount == 0 && ready.usage.answers == 0)
+                }
+            }
+            #expect(origin.count("/private.jpg") == 3, "fetched for every request, as the origin asked")
+        }
+    }
+
+    @Test func aGetAnnouncingABodyIsAnsweredWithoutWaitingForIt() async throws {
+        let server = try TestServer()
+        try await liveOnOneLoop(server) { port in
+            try await wirePool.run {
+                let socket = try RawSocket(port: port)
+                var reader = WireReader(socket)
+                try socket.send("GET /images/thumb/cat.jpg HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nExpect: 100-continue\r\n\r\n")
+                #expect(try reader.next(within: .seconds(10)).status == 200, "answered before the body was sent")
+            }
         }
     }
 
@@ -347,9 +390,9 @@ func wireRequest(_ method: String = "GET", _ target: String, _ fields: [String] 
     static func answer(_ bytes: Int) -> ByteBuffer { ByteBuffer(repeating: 7, count: bytes) }
 
     @Test func theTableKeepsToItsBudgetOldestFirst() throws {
-        let answers = ReadyAnswers(limit: 100_000, loops: 1)
+        let answers = ReadyAnswers(limit: 100_000, loops: 1) { _, _ in true }
         let shard = answers.shard(for: MultiThreadedEventLoopGroup.singleton.any())
-        let ticket = ReadyAnswers.Ticket(epoch: answers.epoch, sources: [1])
+        let ticket = ReadyAnswers.Ticket(epoch: answers.epoch, memoryKey: "m", sources: [1])
         for index in 0..<20 {
             answers.store(.init(head: false, target: "/images/thumb/\(index).jpg", accept: nil), fields: [.contentType: "image/jpeg"],
                           body: Self.answer(10_000), route: "images", ticket: ticket, in: shard)
@@ -358,36 +401,59 @@ func wireRequest(_ method: String = "GET", _ target: String, _ fields: [String] 
         #expect(answers.usage.answers == 9)
         #expect(answers.replay(.init(head: false, target: "/images/thumb/0.jpg", accept: nil), from: shard) == nil, "the oldest went first")
         let newest = try #require(answers.replay(.init(head: false, target: "/images/thumb/19.jpg", accept: nil), from: shard))
-        #expect(newest.body?.readableBytes == 10_000 && newest.fields[.date] != nil && newest.route == "images")
+        #expect(newest.body?.readableBytes == 10_000 && newest.route == "images")
+        let second = Int(Date().timeIntervalSince1970)
+        #expect([HTTPDate.format(time_t(second)), HTTPDate.format(time_t(second - 1))].contains(newest.fields[.date] ?? ""), "a Date for now")
+        // Storing one key again and again leaves no trail of stale pairs behind.
+        for _ in 0..<5_000 {
+            answers.store(.init(head: false, target: "/again", accept: nil), fields: [:], body: Self.answer(10), route: nil, ticket: ticket, in: shard)
+        }
+        #expect(shard.state.withLock { $0.order.count - $0.orderStart } <= 2 * shard.state.withLock { $0.answers.count } + 65)
         // Larger than the whole budget: never kept.
         answers.store(.init(head: false, target: "/big", accept: nil), fields: [:], body: Self.answer(200_000), route: nil, ticket: ticket, in: shard)
         #expect(answers.replay(.init(head: false, target: "/big", accept: nil), from: shard) == nil)
-        #expect(answers.usage.answers == 9)
+        #expect(answers.usage.answers == 10, "the nine and /again")
+    }
+
+    @Test func anAnswerGoesWithItsMemoryTierEntry() throws {
+        let current = Atomic<Bool>(true)
+        let answers = ReadyAnswers(limit: 1 << 20, loops: 1) { key, etag in key == "m" && etag == "\"e\"" && current.load(ordering: .relaxed) }
+        let shard = answers.shard(for: MultiThreadedEventLoopGroup.singleton.any())
+        let key = ReadyAnswers.Key(head: false, target: "/images/thumb/a.jpg", accept: nil)
+        answers.store(key, fields: [.eTag: "\"e\""], body: Self.answer(10), route: nil,
+                      ticket: .init(epoch: answers.epoch, memoryKey: "m", sources: [1]), in: shard)
+        #expect(answers.replay(key, from: shard) != nil)
+        current.store(false, ordering: .relaxed)  // expired, evicted or replaced in the tier
+        #expect(answers.replay(key, from: shard) == nil && answers.usage.answers == 0, "removed with it")
+        current.store(true, ordering: .relaxed)
+        #expect(answers.replay(key, from: shard) == nil, "not back by itself")
     }
 
     @Test func anAnswerMadeBeforeAPurgeIsRefusedAndOnlyItsSourcesAreRemoved() throws {
-        let answers = ReadyAnswers(limit: 1 << 20, loops: 1)
+        let answers = ReadyAnswers(limit: 1 << 20, loops: 1) { _, _ in true }
         let shard = answers.shard(for: MultiThreadedEventLoopGroup.singleton.any())
         let a = ReadyAnswers.sourceHash("file:///a.jpg"), b = ReadyAnswers.sourceHash("file:///b.jpg")
         let key = { (name: String) in ReadyAnswers.Key(head: false, target: "/images/thumb/" + name, accept: nil) }
-        let early = ReadyAnswers.Ticket(epoch: answers.epoch, sources: [a])
+        let early = ReadyAnswers.Ticket(epoch: answers.epoch, memoryKey: "m", sources: [a])
         answers.store(key("a"), fields: [:], body: Self.answer(10), route: nil, ticket: early, in: shard)
-        answers.store(key("b"), fields: [:], body: Self.answer(10), route: nil, ticket: .init(epoch: answers.epoch, sources: [b]), in: shard)
-        answers.store(key("ab"), fields: [:], body: Self.answer(10), route: nil, ticket: .init(epoch: answers.epoch, sources: [b, a]), in: shard)
+        answers.store(key("b"), fields: [:], body: Self.answer(10), route: nil, ticket: .init(epoch: answers.epoch, memoryKey: "m", sources: [b]), in: shard)
+        answers.store(key("ab"), fields: [:], body: Self.answer(10), route: nil, ticket: .init(epoch: answers.epoch, memoryKey: "m", sources: [b, a]), in: shard)
         answers.invalidate(sources: ["file:///a.jpg"])
         #expect(answers.replay(key("a"), from: shard) == nil && answers.replay(key("ab"), from: shard) == nil)
         #expect(answers.replay(key("b"), from: shard) != nil)
         // Begun before the purge, finished after it: refused.
         answers.store(key("a"), fields: [:], body: Self.answer(10), route: nil, ticket: early, in: shard)
         #expect(answers.replay(key("a"), from: shard) == nil)
-        answers.store(key("a"), fields: [:], body: Self.answer(10), route: nil, ticket: .init(epoch: answers.epoch, sources: [a]), in: shard)
+        answers.store(key("a"), fields: [:], body: Self.answer(10), route: nil, ticket: .init(epoch: answers.epoch, memoryKey: "m", sources: [a]), in: shard)
         #expect(answers.replay(key("a"), from: shard) != nil)
     }
 
     @Test func ticketsAndKeysReadWhatTheyWrite() throws {
-        let ticket = ReadyAnswers.Ticket(epoch: 42, sources: [-3, Int.max, 0])
+        let ticket = ReadyAnswers.Ticket(epoch: 42, memoryKey: "encoded|jpeg q80|fmt\r\n|file:///a b.jpg", sources: [-3, Int.max, 0])
         #expect(ReadyAnswers.Ticket(headerValue: ticket.headerValue) == ticket)
-        #expect(ReadyAnswers.Ticket(headerValue: "x 1") == nil && ReadyAnswers.Ticket(headerValue: "1 y") == nil)
+        #expect(!ticket.headerValue.contains("\r") && !ticket.headerValue.contains("|"))
+        #expect(ReadyAnswers.Ticket(headerValue: "x 1") == nil && ReadyAnswers.Ticket(headerValue: "1 bQ== y") == nil)
+        #expect(ReadyAnswers.Ticket(headerValue: "1") == nil)
         var request = HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/images/thumb/cat.jpg?s=1")
         #expect(ReadyAnswers.Key(request)?.target == "/images/thumb/cat.jpg?s=1")
         request.headerFields[.ifNoneMatch] = "\"x\""
