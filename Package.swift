@@ -34,7 +34,9 @@ let package = Package(
         ),
         // Internal (no product): locks, the one Coalescer, the I/O pools, checksums, binary
         // records and the platform file, the only place that imports the C library.
-        .target(name: "EaselSupport"),
+        // XXH3 from xxHash's header (libxxhash-dev), AVX2 chosen at run time: inline values' checksum.
+        .target(name: "CXXHash"),
+        .target(name: "EaselSupport", dependencies: ["CXXHash"]),
         .target(
             name: "EaselStorage",
             dependencies: [

@@ -7,8 +7,9 @@ needed=()
 # libheif-examples (avifenc, heif-enc) and icc-profiles-free (an Adobe RGB-compatible profile):
 # the tests make their AVIF, HEIC and wide-gamut files with them; libjpeg-turbo-progs (cjpeg,
 # jpegtran): progressive JPEGs with custom scan scripts for the DC-only decoding test.
-# libdeflate-dev: whole-stream inflate for PNG decoding.
-for package in libsqlite3-dev libjpeg62-turbo-dev libpng-dev libspng-dev libdeflate-dev libwebp-dev libgif-dev liblcms2-dev libavif-dev \
+# libdeflate-dev: whole-stream inflate for PNG decoding. libxxhash-dev: xxHash's header (XXH3, the
+# disk cache's checksum of inline values).
+for package in libsqlite3-dev libjpeg62-turbo-dev libpng-dev libspng-dev libdeflate-dev libxxhash-dev libwebp-dev libgif-dev liblcms2-dev libavif-dev \
     libheif-dev libavif-bin libheif-examples icc-profiles-free libjpeg-turbo-progs nginx varnish; do
   dpkg -s "$package" >/dev/null 2>&1 || needed+=("$package")
 done

@@ -24,4 +24,33 @@ struct ChecksumTests {
         // The same bytes at another alignment give the same checksum.
         #expect(Checksum.compute(Array(bytes[1..<101])) == Checksum.compute(Array(Array(bytes[1..<101]))))
     }
+
+    /// XXH3-64 (the checksum of inline values): xxHash's own values, and its AVX2 and baseline
+    /// forms agreeing on every length class (0–16, 17–128, 129–240, long inputs with partial
+    /// stripes and blocks) at every alignment.
+    @Test func xxh3MatchesXXHashAndItsFormsAgree() {
+        #expect(Checksum.xxh3(Data()) == 0x2D06_8005_38D3_94C2)
+        #expect(Checksum.xxh3(Data("a".utf8)) == 0xE6C6_32B6_1E96_4E1F)
+        #expect(Checksum.xxh3(Data("abc".utf8)) == 0x78AF_5F94_892F_3950)
+        let bytes = (0..<(110_000)).map { UInt8(truncatingIfNeeded: $0 &* 2_654_435_761 >> 13) }
+        let lengths = Array(0...300) + [1_023, 1_024, 1_025, 4_095, 4_096, 4_097, 102_400, 102_401, 109_990]
+        bytes.withUnsafeBytes { all in
+            for length in lengths {
+                for offset in 0..<4 {
+                    let slice = UnsafeRawBufferPointer(rebasing: all[offset..<offset + length])
+                    let plain = Checksum.xxh3(slice, avx2: false)
+                    #expect(Checksum.xxh3(slice, avx2: true) == plain, "length \(length), offset \(offset)")
+                    #expect(Checksum.xxh3(slice) == plain)
+                }
+            }
+        }
+        // Different inputs, different sums (one flipped bit anywhere in a 100 KB value).
+        var value = Data(bytes.prefix(102_400))
+        let sum = Checksum.xxh3(value)
+        for index in stride(from: 0, to: value.count, by: 9_973) {
+            value[index] ^= 0x10
+            #expect(Checksum.xxh3(value) != sum)
+            value[index] ^= 0x10
+        }
+    }
 }

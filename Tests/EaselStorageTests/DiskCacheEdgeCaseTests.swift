@@ -1,4 +1,5 @@
 import CSQLite
+import EaselSupport
 import EaselStorage
 import Foundation
 import Testing
@@ -114,6 +115,36 @@ struct DiskCacheEdgeCaseTests {
             return true
         }
         #expect(FileManager.default.fileExists(atPath: directory.path + "/index.sqlite"))
+    }
+
+    @Test func aVersion3IndexIsUpgradedInPlaceAndKeepsItsEntries() throws {
+        let directory = try TemporaryDirectory()
+        let inline = randomData(5_000, seed: 3), large = randomData(50_000, seed: 4)
+        do {
+            let cache = try openCache(directory.url)
+            try cache.set(inline, forKey: "inline")
+            try cache.set(large, forKey: "file")
+        }
+        #expect(queryIndex(directory, "SELECT sum FROM entries WHERE key = 'inline'") == 1, "inline values carry XXH3")
+        #expect(queryIndex(directory, "SELECT sum FROM entries WHERE key = 'file'") == 0, "value files carry XXH64")
+        // What version 3 wrote: no `sum` column, XXH64 in every row.
+        let xxh64 = Int64(bitPattern: Checksum.compute(inline))
+        #expect(executeOnIndex(directory, """
+            ALTER TABLE entries DROP COLUMN sum; UPDATE entries SET checksum = \(xxh64) WHERE key = 'inline';
+            PRAGMA user_version = 3
+            """) == SQLITE_OK)
+        let cache = try openCache(directory.url)
+        #expect(queryIndex(directory, "PRAGMA user_version") == 4)
+        #expect(try cache.data(forKey: "inline") == inline, "an old row is read with its own checksum")
+        #expect(try cache.data(forKey: "file") == large)
+        try cache.set(inline, forKey: "new")
+        #expect(queryIndex(directory, "SELECT sum FROM entries WHERE key = 'new'") == 1)
+        #expect(try cache.data(forKey: "new") == inline)
+        // An old row whose value was damaged is still caught (by XXH64).
+        #expect(executeOnIndex(directory, "UPDATE blobs SET value = zeroblob(5000) WHERE id = (SELECT id FROM entries WHERE key = 'inline')") == SQLITE_OK)
+        #expect(try cache.data(forKey: "inline") == nil)
+        // A second process opening it after the upgrade finds nothing to do.
+        #expect(try openCache(directory.url).data(forKey: "new") == inline)
     }
 
     @Test func aRebuildCutShortIsDoneAgainAtTheNextOpen() throws {

@@ -41,6 +41,19 @@ func openCache(_ directory: URL, byteLimit: Int = 0, trimRatio: Double = 1, inli
 /// Runs `sql` on a cache's index through a connection of its own, the way another program (or
 /// damage) would change it; waits for locks held by a cache that is still closing.
 @discardableResult
+/// The first column of the first row of `sql` on the index, as an integer (nil on error or no row).
+func queryIndex(_ directory: TemporaryDirectory, _ sql: String) -> Int64? {
+    var db: OpaquePointer?
+    guard sqlite3_open(directory.path + "/index.sqlite", &db) == SQLITE_OK else { return nil }
+    defer { sqlite3_close(db) }
+    sqlite3_busy_timeout(db, 10_000)
+    var statement: OpaquePointer?
+    guard sqlite3_prepare_v2(db, sql, -1, &statement, nil) == SQLITE_OK else { return nil }
+    defer { sqlite3_finalize(statement) }
+    guard sqlite3_step(statement) == SQLITE_ROW else { return nil }
+    return sqlite3_column_int64(statement, 0)
+}
+
 func executeOnIndex(_ directory: TemporaryDirectory, _ sql: String) -> Int32 {
     var db: OpaquePointer?
     guard sqlite3_open(directory.path + "/index.sqlite", &db) == SQLITE_OK else { return -1 }

@@ -129,9 +129,12 @@ extension DiskCache {
                     try files.makeDirectory(paths.data)
                     try files.makeDirectory(paths.directory(of: name))
                     try files.rename(tmpPath, to: destination)
-                    try index.statement("UPDATE entries SET file = ?1 WHERE id = ?2").run { s in
+                    // The file's trailer carries XXH64, and so must the row that names it now.
+                    try index.statement("UPDATE entries SET file = ?1, checksum = ?3, sum = ?4 WHERE id = ?2").run { s in
                         s.bind(1, name)
                         s.bind(2, rowID)
+                        s.bind(3, Int64(bitPattern: checksum))
+                        s.bind(4, DiskIndex.ChecksumKind.xxh64.rawValue)
                     }
                     try index.statement("DELETE FROM blobs WHERE id = ?1").run { $0.bind(1, rowID) }
                 }

@@ -62,7 +62,8 @@ extension DiskCache {
                 if let expires = row.expires, expires <= now { return .expired(victim) }
                 if ageLimit > 0, index.lastAccess(key, stored: row.accessed) < now - ageLimit { return .expired(victim) }
                 if row.file == nil {
-                    guard let data = inline, data.count == row.size, Checksum.compute(data) == row.checksum else {
+                    guard let data = inline, data.count == row.size,
+                          data.withUnsafeBytes({ row.checksumKind.of($0) }) == row.checksum else {
                         return .damaged(victim)
                     }
                     if now - row.accessed >= resolution { index.recordAccess(key, now: now) }
@@ -153,7 +154,10 @@ extension DiskCache {
     public func set(_ data: Data, forKey key: String, expiresAt: Date? = nil) throws {
         let limit = byteLimit
         if limit > 0, data.count > limit { throw DiskCacheError.valueTooLarge(size: data.count, limit: limit) }
-        let checksum = Checksum.compute(data)
+        // Inline values carry XXH3 (their get pays for it on every read); value files carry
+        // XXH64 in their trailer, as they always have.
+        let checksumKind: DiskIndex.ChecksumKind = data.count > inlineLimit ? .xxh64 : .xxh3
+        let checksum = data.withUnsafeBytes { checksumKind.of($0) }
         observers.emit(.willAdd(key: key, size: data.count))
 
         var fileName: String?
@@ -185,7 +189,7 @@ extension DiskCache {
                 try index.transaction {
                     if let fileName { try self.moveIntoPlace(tmpPath, fileName) }
                     let old = try data.withUnsafeBytes { bytes in
-                        try index.store(key: key, size: data.count, checksum: checksum, now: now, expires: expires,
+                        try index.store(key: key, size: data.count, checksum: checksum, checksumKind: checksumKind, now: now, expires: expires,
                                         file: fileName, inline: fileName == nil ? bytes : nil)
                     }
                     index.pendingAccess[CacheKey(key)] = nil

@@ -12,7 +12,23 @@ import Foundation
 /// file under `data/` in `file`. `meta` keeps the running byte and entry counts, changed in the
 /// same transaction as the rows, so opening never has to sum or stat anything.
 final class DiskIndex {
-    static let schemaVersion: Int32 = 3
+    /// 4: `entries.sum` says which checksum a row carries (version 3 indexes gain the column,
+    /// every old row reading as XXH64, when they are opened).
+    static let schemaVersion: Int32 = 4
+
+    /// The checksum in a row's `checksum` (column `sum`). Value files' trailers always carry
+    /// XXH64, so a row that names a file does too.
+    enum ChecksumKind: Int {
+        case xxh64 = 0
+        case xxh3 = 1
+
+        func of(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
+            switch self {
+            case .xxh64: Checksum.compute(bytes)
+            case .xxh3: Checksum.xxh3(bytes)
+            }
+        }
+    }
 
     struct Row {
         var id: Int64
@@ -21,6 +37,7 @@ final class DiskIndex {
         var accessed: Double
         var expires: Double?
         var file: String?
+        var checksumKind: ChecksumKind = .xxh64
     }
 
     /// An entry chosen for removal, identified by its row id so a concurrent replacement of the
@@ -126,7 +143,8 @@ final class DiskIndex {
                     created REAL NOT NULL,
                     accessed REAL NOT NULL,
                     expires REAL,
-                    file TEXT);
+                    file TEXT,
+                    sum INTEGER NOT NULL DEFAULT 0);
                 CREATE TABLE IF NOT EXISTS blobs(id INTEGER PRIMARY KEY, value BLOB NOT NULL);
                 CREATE INDEX IF NOT EXISTS entries_by_access ON entries(accessed);
                 CREATE INDEX IF NOT EXISTS entries_by_expiry ON entries(expires) WHERE expires IS NOT NULL;
@@ -138,20 +156,37 @@ final class DiskIndex {
                 PRAGMA user_version = \(Self.schemaVersion);
                 COMMIT;
                 """)
+        } else if version == 3 {
+            // The one change since 3: a column whose default (0, XXH64) is what every existing
+            // row carries. Checked again inside the write lock: another process may have done it.
+            try connection.execute("BEGIN IMMEDIATE")
+            do {
+                if try Self.userVersion(connection) == 3 {
+                    try connection.execute("ALTER TABLE entries ADD COLUMN sum INTEGER NOT NULL DEFAULT 0")
+                    try connection.execute("PRAGMA user_version = \(Self.schemaVersion)")
+                }
+                try connection.execute("COMMIT")
+            } catch {
+                try? connection.execute("ROLLBACK")
+                throw error
+            }
+            guard try Self.userVersion(connection) == Self.schemaVersion else {
+                throw DiskCacheError.incompatibleIndex(path: path, found: Int(try Self.userVersion(connection)), expected: Int(Self.schemaVersion))
+            }
         } else if version != Self.schemaVersion {
             // Not damage: another version of Easel may be using this index right now, so it is
             // never moved aside here.
             throw DiskCacheError.incompatibleIndex(path: path, found: Int(version), expected: Int(Self.schemaVersion))
         }
-        lookup = try connection.prepare("SELECT id, size, checksum, accessed, expires, file FROM entries WHERE key = ?1")
+        lookup = try connection.prepare("SELECT id, size, checksum, accessed, expires, file, sum FROM entries WHERE key = ?1")
         // A get's one statement: the row and, for an inline entry, its value (column 6).
         lookupWithValue = try connection.prepare("""
-            SELECT e.id, e.size, e.checksum, e.accessed, e.expires, e.file, b.value
+            SELECT e.id, e.size, e.checksum, e.accessed, e.expires, e.file, e.sum, b.value
             FROM entries e LEFT JOIN blobs b ON b.id = e.id AND e.file IS NULL WHERE e.key = ?1
             """)
         upsert = try connection.prepare("""
-            INSERT OR REPLACE INTO entries(key, size, checksum, created, accessed, expires, file)
-            VALUES (?1, ?2, ?3, ?4, ?4, ?5, ?6)
+            INSERT OR REPLACE INTO entries(key, size, checksum, created, accessed, expires, file, sum)
+            VALUES (?1, ?2, ?3, ?4, ?4, ?5, ?6, ?7)
             """)
         insertBlob = try connection.prepare("INSERT OR REPLACE INTO blobs(id, value) VALUES (?1, ?2)")
         deleteBlob = try connection.prepare("DELETE FROM blobs WHERE id = ?1")
@@ -240,13 +275,14 @@ final class DiskIndex {
         guard try statement.step() else { return nil }
         let row = Row(
             id: statement.int64(0), size: statement.int(1), checksum: UInt64(bitPattern: statement.int64(2)),
-            accessed: statement.double(3), expires: statement.optionalDouble(4), file: statement.string(5))
-        if row.file == nil, let inline, let bytes = statement.blob(6) { inline(bytes) }
+            accessed: statement.double(3), expires: statement.optionalDouble(4), file: statement.string(5),
+            checksumKind: ChecksumKind(rawValue: statement.int(6)) ?? .xxh64)
+        if row.file == nil, let inline, let bytes = statement.blob(7) { inline(bytes) }
         return row
     }
 
     /// Inserts or replaces the row for `key`; returns the replaced row's size and file, if any.
-    func store(key: String, size: Int, checksum: UInt64, now: Double, expires: Double?,
+    func store(key: String, size: Int, checksum: UInt64, checksumKind: ChecksumKind = .xxh64, now: Double, expires: Double?,
                file: String?, inline: UnsafeRawBufferPointer?) throws -> Row? {
         let old = try row(forKey: key)
         try upsert.run { s in
@@ -256,6 +292,7 @@ final class DiskIndex {
             s.bind(4, now)
             s.bind(5, expires)
             s.bind(6, file)
+            s.bind(7, checksumKind.rawValue)
         }
         if let old, old.file == nil { try deleteBlob.run { $0.bind(1, old.id) } }
         if file == nil {
