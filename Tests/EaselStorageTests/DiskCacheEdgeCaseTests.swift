@@ -147,6 +147,27 @@ struct DiskCacheEdgeCaseTests {
         #expect(try openCache(directory.url).data(forKey: "new") == inline)
     }
 
+    @Test func largeInlineValuesAreReadFromTheirPagesAndStillVerified() throws {
+        let directory = try TemporaryDirectory()
+        let cache = try openCache(directory.url, inlineLimit: 256 * 1024)
+        // Both sides of the blob-read threshold, a value over many overflow pages, and empty.
+        let sizes = [0, 1, 16 * 1024, 16 * 1024 + 1, 100_000, 256 * 1024]
+        for (index, size) in sizes.enumerated() { try cache.set(randomData(size, seed: UInt64(index)), forKey: "v\(size)") }
+        #expect(try cache.entries().allSatisfy(\.isInline))
+        for (index, size) in sizes.enumerated() { #expect(try cache.data(forKey: "v\(size)") == randomData(size, seed: UInt64(index))) }
+        // One byte changed in the middle of a large value: caught, removed, a miss.
+        #expect(executeOnIndex(directory, """
+            UPDATE blobs SET value = substr(value, 1, 50000) || x'00' || substr(value, 50002)
+            WHERE id = (SELECT id FROM entries WHERE key = 'v100000')
+            """) == SQLITE_OK)
+        #expect(try cache.data(forKey: "v100000") == nil)
+        #expect(try cache.contains("v100000") == false)
+        // A large value whose blob row is gone: a miss too, never a crash.
+        #expect(executeOnIndex(directory, "DELETE FROM blobs WHERE id = (SELECT id FROM entries WHERE key = 'v262144')") == SQLITE_OK)
+        #expect(try cache.data(forKey: "v262144") == nil)
+        #expect(try cache.data(forKey: "v16385") == randomData(16 * 1024 + 1, seed: 3))
+    }
+
     @Test func aRebuildCutShortIsDoneAgainAtTheNextOpen() throws {
         let directory = try TemporaryDirectory()
         do {

@@ -57,7 +57,7 @@ extension DiskCache {
         do {
             return try index.withHeldRead { index -> Lookup in
                 var inline: Data?
-                guard let row = try index.row(forKey: key, inline: { inline = Data($0) }) else { return .miss }
+                guard let row = try index.row(forKey: key, inline: { inline = $0 }) else { return .miss }
                 let victim = DiskIndex.Victim(id: row.id, key: key, size: row.size, file: row.file)
                 if let expires = row.expires, expires <= now { return .expired(victim) }
                 if ageLimit > 0, index.lastAccess(key, stored: row.accessed) < now - ageLimit { return .expired(victim) }

@@ -179,9 +179,11 @@ final class DiskIndex {
             throw DiskCacheError.incompatibleIndex(path: path, found: Int(version), expected: Int(Self.schemaVersion))
         }
         lookup = try connection.prepare("SELECT id, size, checksum, accessed, expires, file, sum FROM entries WHERE key = ?1")
-        // A get's one statement: the row and, for an inline entry, its value (column 6).
+        // A get's one statement: the row and, for an inline entry up to `blobReadThreshold`
+        // bytes, its value (column 7; a larger one is read with `sqlite3_blob_read`).
         lookupWithValue = try connection.prepare("""
-            SELECT e.id, e.size, e.checksum, e.accessed, e.expires, e.file, e.sum, b.value
+            SELECT e.id, e.size, e.checksum, e.accessed, e.expires, e.file, e.sum,
+                   CASE WHEN e.size <= \(Self.blobReadThreshold) THEN b.value END
             FROM entries e LEFT JOIN blobs b ON b.id = e.id AND e.file IS NULL WHERE e.key = ?1
             """)
         upsert = try connection.prepare("""
@@ -267,8 +269,13 @@ final class DiskIndex {
 
     // MARK: Rows
 
-    /// The row for `key`; `inline` receives the inline value's bytes while they are valid.
-    func row(forKey key: String, inline: ((UnsafeRawBufferPointer) -> Void)? = nil) throws -> Row? {
+    /// Inline values larger than this are read with `sqlite3_blob_read`, straight from the
+    /// pages into the returned buffer; smaller ones come with the row (one statement), where
+    /// opening a blob handle would cost more than the copy it saves.
+    static let blobReadThreshold = 16 * 1024
+
+    /// The row for `key`; `inline` receives an inline value (nil when its blob is missing).
+    func row(forKey key: String, inline: ((Data?) -> Void)? = nil) throws -> Row? {
         let statement = inline == nil ? lookup : lookupWithValue
         defer { statement.reset() }
         statement.bind(1, key)
@@ -277,8 +284,34 @@ final class DiskIndex {
             id: statement.int64(0), size: statement.int(1), checksum: UInt64(bitPattern: statement.int64(2)),
             accessed: statement.double(3), expires: statement.optionalDouble(4), file: statement.string(5),
             checksumKind: ChecksumKind(rawValue: statement.int(6)) ?? .xxh64)
-        if row.file == nil, let inline, let bytes = statement.blob(7) { inline(bytes) }
+        guard row.file == nil, let inline else { return row }
+        if row.size <= Self.blobReadThreshold {
+            inline(statement.blob(7).map { Data($0) })
+        } else {
+            inline(readBlob(id: row.id))
+        }
         return row
+    }
+
+    /// The inline value of row `id` read from its pages into a new buffer (one copy, where the
+    /// column would take two: SQLite assembling the overflow chain, then the `Data`); nil when
+    /// the blob is missing or unreadable (the caller treats the entry as damaged).
+    private func readBlob(id: Int64) -> Data? {
+        var handle: OpaquePointer?
+        guard sqlite3_blob_open(connection.handle, "main", "blobs", "value", id, 0, &handle) == SQLITE_OK, let handle else {
+            if let handle { sqlite3_blob_close(handle) }
+            return nil
+        }
+        defer { sqlite3_blob_close(handle) }
+        let count = Int(sqlite3_blob_bytes(handle))
+        guard count > 0 else { return Data() }
+        // Not `Data(count:)`: that zeroes what the read overwrites at once.
+        guard let buffer = malloc(count) else { return nil }
+        guard sqlite3_blob_read(handle, buffer, Int32(count), 0) == SQLITE_OK else {
+            free(buffer)
+            return nil
+        }
+        return Data(bytesNoCopy: buffer, count: count, deallocator: .free)
     }
 
     /// Inserts or replaces the row for `key`; returns the replaced row's size and file, if any.
