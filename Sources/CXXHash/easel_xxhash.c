@@ -9,7 +9,6 @@ int easel_xxh3_uses_avx2(void) {
     static int known = -1;
     int value = __atomic_load_n(&known, __ATOMIC_RELAXED);
     if (value < 0) {
-        __builtin_cpu_init();
         value = __builtin_cpu_supports("avx2") ? 1 : 0;
         __atomic_store_n(&known, value, __ATOMIC_RELAXED);
     }

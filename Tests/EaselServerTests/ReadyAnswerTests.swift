@@ -38,6 +38,18 @@ func liveOnOneLoop(_ server: TestServer, _ body: @escaping @Sendable (Int) async
 /// which a test waiting for an answer would otherwise keep from making it.
 let wirePool = BlockingIOPool(threadCount: 12)
 
+/// Runs `body` on one keep-alive connection to `server` (served by one event loop; its port given
+/// for more), on a thread of `wirePool`.
+func onOneConnection(_ server: TestServer, _ body: @escaping @Sendable (RawSocket, inout WireReader, _ port: Int) throws -> Void) async throws {
+    try await liveOnOneLoop(server) { port in
+        try await wirePool.run {
+            let socket = try RawSocket(port: port)
+            var reader = WireReader(socket)
+            try body(socket, &reader, port)
+        }
+    }
+}
+
 /// One HTTP/1.1 answer as it came over the wire: header fields in their order.
 struct WireAnswer: Sendable {
     var status: Int
@@ -105,48 +117,44 @@ func wireRequest(_ method: String = "GET", _ target: String, _ fields: [String] 
     @Test func aRepeatRequestIsAnsweredInThePipelineWithTheSameHeadersAndBytes() async throws {
         let server = try TestServer()
         let ready = server.server.readyAnswers
-        try await liveOnOneLoop(server) { port in
-            try await wirePool.run {
-                let socket = try RawSocket(port: port)
-                var reader = WireReader(socket)
-                var gets: [WireAnswer] = []
-                for _ in 0..<3 {
-                    try socket.send(wireRequest("GET", "/images/thumb/cat.jpg"))
-                    gets.append(try reader.next())
-                }
-                #expect(ready.replayCount == 2, "the second and third GET were replayed")
-                #expect(gets.allSatisfy { $0.status == 200 && $0.body == gets[0].body && $0.fieldsWithoutDateValue == gets[0].fieldsWithoutDateValue },
-                        "\(gets.map(\.fieldsWithoutDateValue))")
-                #expect(gets[0].field("content-type") == "image/jpeg" && gets[0].field("x-content-type-options") == "nosniff")
-                #expect(gets[0].field("server") == "easel" && gets[0].field("vary") == "Accept")
-                for answer in gets {
-                    #expect(answer.field("easel-ready-answer") == nil, "the route's mark never leaves the server")
-                    let date = try #require(answer.field("date"))
-                    #expect(date.range(of: #"^(Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} GMT$"#,
-                                       options: .regularExpression) != nil, "\(date)")
-                }
-                // HEAD is its own answer: the same fields, no body.
-                try socket.send(wireRequest("HEAD", "/images/thumb/cat.jpg"))
-                let firstHead = try reader.next(head: true)
-                try socket.send(wireRequest("HEAD", "/images/thumb/cat.jpg"))
-                let secondHead = try reader.next(head: true)
-                #expect(ready.replayCount == 3)
-                #expect(firstHead.fieldsWithoutDateValue == secondHead.fieldsWithoutDateValue)
-                #expect(secondHead.field("content-length") == gets[0].field("content-length"))
-                // Another Accept is another answer (negotiated by the route, then replayed).
-                for _ in 0..<2 {
-                    try socket.send(wireRequest("GET", "/images/thumb/cat.jpg", ["Accept: image/webp,*/*"]))
-                    let webp = try reader.next()
-                    #expect(webp.field("content-type") == "image/webp")
-                }
-                #expect(ready.replayCount == 4)
-                // Replays are counted like the route's answers.
-                try socket.send(wireRequest("GET", "/metrics"))
-                let metrics = String(decoding: try reader.next().body, as: UTF8.self)
-                #expect(metrics.contains(#"easel_http_requests_total{route="images",status="200"} 7"#), "\(metrics)")
-                #expect(metrics.contains(#"easel_answers_total{tier="encodedMemory"} 5"#), "\(metrics)")
-                #expect(metrics.contains(#"easel_http_request_duration_seconds_count{route="images"} 7"#))
+        try await onOneConnection(server) { socket, reader, port in
+            var gets: [WireAnswer] = []
+            for _ in 0..<3 {
+                try socket.send(wireRequest("GET", "/images/thumb/cat.jpg"))
+                gets.append(try reader.next())
             }
+            #expect(ready.replayCount == 2, "the second and third GET were replayed")
+            #expect(gets.allSatisfy { $0.status == 200 && $0.body == gets[0].body && $0.fieldsWithoutDateValue == gets[0].fieldsWithoutDateValue },
+                    "\(gets.map(\.fieldsWithoutDateValue))")
+            #expect(gets[0].field("content-type") == "image/jpeg" && gets[0].field("x-content-type-options") == "nosniff")
+            #expect(gets[0].field("server") == "easel" && gets[0].field("vary") == "Accept")
+            for answer in gets {
+                #expect(answer.field("easel-ready-answer") == nil, "the route's mark never leaves the server")
+                let date = try #require(answer.field("date"))
+                #expect(date.range(of: #"^(Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} GMT$"#,
+                                   options: .regularExpression) != nil, "\(date)")
+            }
+            // HEAD is its own answer: the same fields, no body.
+            try socket.send(wireRequest("HEAD", "/images/thumb/cat.jpg"))
+            let firstHead = try reader.next(head: true)
+            try socket.send(wireRequest("HEAD", "/images/thumb/cat.jpg"))
+            let secondHead = try reader.next(head: true)
+            #expect(ready.replayCount == 3)
+            #expect(firstHead.fieldsWithoutDateValue == secondHead.fieldsWithoutDateValue)
+            #expect(secondHead.field("content-length") == gets[0].field("content-length"))
+            // Another Accept is another answer (negotiated by the route, then replayed).
+            for _ in 0..<2 {
+                try socket.send(wireRequest("GET", "/images/thumb/cat.jpg", ["Accept: image/webp,*/*"]))
+                let webp = try reader.next()
+                #expect(webp.field("content-type") == "image/webp")
+            }
+            #expect(ready.replayCount == 4)
+            // Replays are counted like the route's answers.
+            try socket.send(wireRequest("GET", "/metrics"))
+            let metrics = String(decoding: try reader.next().body, as: UTF8.self)
+            #expect(metrics.contains(#"easel_http_requests_total{route="images",status="200"} 7"#), "\(metrics)")
+            #expect(metrics.contains(#"easel_answers_total{tier="encodedMemory"} 5"#), "\(metrics)")
+            #expect(metrics.contains(#"easel_http_request_duration_seconds_count{route="images"} 7"#))
         }
     }
 
@@ -154,148 +162,120 @@ func wireRequest(_ method: String = "GET", _ target: String, _ fields: [String] 
         let server = try TestServer { $0.adminToken = "ready-answers-admin-0123" }
         let ready = server.server.readyAnswers
         let other = try Data(contentsOf: sampleURL("astronaut.jpg"))
-        try await liveOnOneLoop(server) { port in
-            try await wirePool.run {
-                let socket = try RawSocket(port: port)
-                var reader = WireReader(socket)
-                try socket.send(wireRequest("GET", "/images/thumb/cat.jpg"))
-                let before = try reader.next()
-                try socket.send(wireRequest("GET", "/images/thumb/sub%20dir/cat%202.jpg"))
-                let untouched = try reader.next()
-                try socket.send(wireRequest("GET", "/images/thumb/cat.jpg"))
-                #expect(try reader.next().field("etag") == before.field("etag"))
-                #expect(ready.replayCount == 1)
-                // The file changes: the memory tier's answer (fresh for an hour, as for any file
-                // origin) stands until the source is purged, and so does the ready one.
-                try other.write(to: server.origin.child("cat.jpg"))
-                try socket.send(wireRequest("GET", "/images/thumb/cat.jpg"))
-                #expect(try reader.next().field("etag") == before.field("etag"))
-                try socket.send(wireRequest("DELETE", "/images/cat.jpg", ["Authorization: Bearer ready-answers-admin-0123"]))
-                #expect(try reader.next().status == 200)
-                #expect(ready.usage.answers == 1, "only the other source's answer is left")
-                try socket.send(wireRequest("GET", "/images/thumb/cat.jpg"))
-                let after = try reader.next()
-                #expect(after.status == 200 && after.field("etag") != before.field("etag") && after.body != before.body)
-                #expect(ready.replayCount == 2, "made again after the purge, not replayed")
-                try socket.send(wireRequest("GET", "/images/thumb/cat.jpg"))
-                #expect(try reader.next().field("etag") == after.field("etag"))
-                try socket.send(wireRequest("GET", "/images/thumb/sub%20dir/cat%202.jpg"))
-                #expect(try reader.next().field("etag") == untouched.field("etag"))
-                #expect(ready.replayCount == 4)
-            }
+        try await onOneConnection(server) { socket, reader, port in
+            try socket.send(wireRequest("GET", "/images/thumb/cat.jpg"))
+            let before = try reader.next()
+            try socket.send(wireRequest("GET", "/images/thumb/sub%20dir/cat%202.jpg"))
+            let untouched = try reader.next()
+            try socket.send(wireRequest("GET", "/images/thumb/cat.jpg"))
+            #expect(try reader.next().field("etag") == before.field("etag"))
+            #expect(ready.replayCount == 1)
+            // The file changes: the memory tier's answer (fresh for an hour, as for any file
+            // origin) stands until the source is purged, and so does the ready one.
+            try other.write(to: server.origin.child("cat.jpg"))
+            try socket.send(wireRequest("GET", "/images/thumb/cat.jpg"))
+            #expect(try reader.next().field("etag") == before.field("etag"))
+            try socket.send(wireRequest("DELETE", "/images/cat.jpg", ["Authorization: Bearer ready-answers-admin-0123"]))
+            #expect(try reader.next().status == 200)
+            #expect(ready.usage.answers == 1, "only the other source's answer is left")
+            try socket.send(wireRequest("GET", "/images/thumb/cat.jpg"))
+            let after = try reader.next()
+            #expect(after.status == 200 && after.field("etag") != before.field("etag") && after.body != before.body)
+            #expect(ready.replayCount == 2, "made again after the purge, not replayed")
+            try socket.send(wireRequest("GET", "/images/thumb/cat.jpg"))
+            #expect(try reader.next().field("etag") == after.field("etag"))
+            try socket.send(wireRequest("GET", "/images/thumb/sub%20dir/cat%202.jpg"))
+            #expect(try reader.next().field("etag") == untouched.field("etag"))
+            #expect(ready.replayCount == 4)
         }
     }
 
     @Test func aWatermarkPurgeRemovesTheAnswersThatUseIt() async throws {
         let server = try TestServer { $0.allowUnsignedAdHoc = true; $0.adminToken = "ready-answers-admin-0123" }
-        @Sendable func mark(_ rgb: [UInt8]) throws -> Data {
-            var bitmap = Bitmap(width: 20, height: 10, pixelFormat: .rgba8)
-            let rowBytes = bitmap.rowBytes
-            bitmap.withUnsafeMutableBytes { bytes in
-                for y in 0..<10 { for x in 0..<20 { for (c, v) in (rgb + [255]).enumerated() { bytes[y * rowBytes + x * 4 + c] = v } } }
-            }
-            return try ImageEncoder.encode(bitmap, as: .png())
-        }
-        try mark([0, 0, 255]).write(to: server.origin.child("mark.png"))
+        try solidMark([0, 0, 255]).write(to: server.origin.child("mark.png"))
         let ready = server.server.readyAnswers
-        try await liveOnOneLoop(server) { port in
-            try await wirePool.run {
-                let socket = try RawSocket(port: port)
-                var reader = WireReader(socket)
-                let url = "/thumbor/unsafe/fit-in/100x100/filters:watermark(mark.png,-0,-0,0):format(png)/cat.jpg"
-                func corner() throws -> [UInt8] {
-                    try socket.send(wireRequest("GET", url))
-                    let image = try ImageDecoder.decode(Data(try reader.next().body))
-                    return image.pixel(x: image.width - 1, y: image.height - 1)
-                }
-                #expect(try corner() == [0, 0, 255, 255])
-                #expect(try corner() == [0, 0, 255, 255])
-                #expect(ready.replayCount == 1)
-                try mark([255, 0, 0]).write(to: server.origin.child("mark.png"))
-                try socket.send(wireRequest("DELETE", "/images/mark.png", ["Authorization: Bearer ready-answers-admin-0123"]))
-                #expect(try reader.next().status == 200)
-                #expect(try corner() == [255, 0, 0, 255], "the answer made with the old mark is gone")
-                #expect(try corner() == [255, 0, 0, 255])
-                #expect(ready.replayCount == 2)
+        try await onOneConnection(server) { socket, reader, port in
+            let url = "/thumbor/unsafe/fit-in/100x100/filters:watermark(mark.png,-0,-0,0):format(png)/cat.jpg"
+            func corner() throws -> [UInt8] {
+                try socket.send(wireRequest("GET", url))
+                let image = try ImageDecoder.decode(Data(try reader.next().body))
+                return image.pixel(x: image.width - 1, y: image.height - 1)
             }
+            #expect(try corner() == [0, 0, 255, 255])
+            #expect(try corner() == [0, 0, 255, 255])
+            #expect(ready.replayCount == 1)
+            try solidMark([255, 0, 0]).write(to: server.origin.child("mark.png"))
+            try socket.send(wireRequest("DELETE", "/images/mark.png", ["Authorization: Bearer ready-answers-admin-0123"]))
+            #expect(try reader.next().status == 200)
+            #expect(try corner() == [255, 0, 0, 255], "the answer made with the old mark is gone")
+            #expect(try corner() == [255, 0, 0, 255])
+            #expect(ready.replayCount == 2)
         }
     }
 
     @Test func conditionalRequestsAndRequestsWithABodyGoTheNormalWay() async throws {
         let server = try TestServer()
         let ready = server.server.readyAnswers
-        try await liveOnOneLoop(server) { port in
-            try await wirePool.run {
-                let socket = try RawSocket(port: port)
-                var reader = WireReader(socket)
-                try socket.send(wireRequest("GET", "/images/thumb/cat.jpg"))
-                let first = try reader.next()
-                let etag = try #require(first.field("etag"))
-                try socket.send(wireRequest("GET", "/images/thumb/cat.jpg", ["If-None-Match: \(etag)"]))
-                let revalidated = try reader.next()
-                #expect(revalidated.status == 304 && revalidated.body.isEmpty)
-                try socket.send("GET /images/thumb/cat.jpg HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc")
-                let withBody = try reader.next()
-                #expect(withBody.status == 200 && withBody.body == first.body)
-                #expect(ready.replayCount == 0)
-                // A client's own mark is removed: the answer is stored and replayed as usual.
-                try socket.send(wireRequest("GET", "/images/thumb/cat.jpg", ["Easel-Ready-Answer: \(ready.nonce)"]))
-                #expect(try reader.next().field("easel-ready-answer") == nil)
-                #expect(ready.replayCount == 1)
-            }
+        try await onOneConnection(server) { socket, reader, port in
+            try socket.send(wireRequest("GET", "/images/thumb/cat.jpg"))
+            let first = try reader.next()
+            let etag = try #require(first.field("etag"))
+            try socket.send(wireRequest("GET", "/images/thumb/cat.jpg", ["If-None-Match: \(etag)"]))
+            let revalidated = try reader.next()
+            #expect(revalidated.status == 304 && revalidated.body.isEmpty)
+            try socket.send("GET /images/thumb/cat.jpg HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc")
+            let withBody = try reader.next()
+            #expect(withBody.status == 200 && withBody.body == first.body)
+            #expect(ready.replayCount == 0)
+            // A client's own mark is removed: the answer is stored and replayed as usual.
+            try socket.send(wireRequest("GET", "/images/thumb/cat.jpg", ["Easel-Ready-Answer: \(ready.nonce)"]))
+            #expect(try reader.next().field("easel-ready-answer") == nil)
+            #expect(ready.replayCount == 1)
         }
     }
 
     @Test func pipelinedRequestsAreAnsweredInOrder() async throws {
         let server = try TestServer()
         let ready = server.server.readyAnswers
-        try await liveOnOneLoop(server) { port in
-            try await wirePool.run {
-                let socket = try RawSocket(port: port)
-                var reader = WireReader(socket)
-                try socket.send(wireRequest("GET", "/images/thumb/cat.jpg"))
-                let thumb = try reader.next()
-                try socket.send(wireRequest("GET", "/images/thumb/cat.jpg"))
-                _ = try reader.next()
-                #expect(ready.replayCount == 1)
-                // Ready (replayed: nothing before it), one still to be made (the router), ready
-                // again (behind it: the router too), the second again: four answers in the order asked.
-                try socket.send(wireRequest("GET", "/images/thumb/cat.jpg") + wireRequest("GET", "/images/small/cat.jpg")
-                                + wireRequest("GET", "/images/thumb/cat.jpg") + wireRequest("HEAD", "/images/small/cat.jpg"))
-                let thumbFirst = try reader.next()
-                let small = try reader.next()
-                let thumbAgain = try reader.next()
-                let smallHead = try reader.next(head: true)
-                #expect(ready.replayCount == 2, "only the first of the four was replayed")
-                #expect(thumbFirst.body == thumb.body && thumbFirst.field("etag") == thumb.field("etag"))
-                #expect(small.status == 200 && small.body != thumb.body && small.field("etag") != thumb.field("etag"))
-                #expect(thumbAgain.body == thumb.body && thumbAgain.field("etag") == thumb.field("etag"))
-                #expect(smallHead.field("etag") == small.field("etag"))
-            }
+        try await onOneConnection(server) { socket, reader, port in
+            try socket.send(wireRequest("GET", "/images/thumb/cat.jpg"))
+            let thumb = try reader.next()
+            try socket.send(wireRequest("GET", "/images/thumb/cat.jpg"))
+            _ = try reader.next()
+            #expect(ready.replayCount == 1)
+            // Ready (replayed: nothing before it), one still to be made (the router), ready
+            // again (behind it: the router too), the second again: four answers in the order asked.
+            try socket.send(wireRequest("GET", "/images/thumb/cat.jpg") + wireRequest("GET", "/images/small/cat.jpg")
+                            + wireRequest("GET", "/images/thumb/cat.jpg") + wireRequest("HEAD", "/images/small/cat.jpg"))
+            let thumbFirst = try reader.next()
+            let small = try reader.next()
+            let thumbAgain = try reader.next()
+            let smallHead = try reader.next(head: true)
+            #expect(ready.replayCount == 2, "only the first of the four was replayed")
+            #expect(thumbFirst.body == thumb.body && thumbFirst.field("etag") == thumb.field("etag"))
+            #expect(small.status == 200 && small.body != thumb.body && small.field("etag") != thumb.field("etag"))
+            #expect(thumbAgain.body == thumb.body && thumbAgain.field("etag") == thumb.field("etag"))
+            #expect(smallHead.field("etag") == small.field("etag"))
         }
     }
 
     @Test func connectionCloseAndHTTP10ApplyToReplays() async throws {
         let server = try TestServer()
         let ready = server.server.readyAnswers
-        try await liveOnOneLoop(server) { port in
-            try await wirePool.run {
-                let socket = try RawSocket(port: port)
-                var reader = WireReader(socket)
-                try socket.send(wireRequest("GET", "/images/thumb/cat.jpg"))
-                let first = try reader.next()
-                try socket.send(wireRequest("GET", "/images/thumb/cat.jpg", ["Connection: close"]))
-                let closing = socket.readUntilClosed(within: .seconds(10))
-                #expect(ready.replayCount == 1)
-                #expect(closing.closed && closing.text.lowercased().contains("connection: close"), "\(closing.text.prefix(400))")
-                // HTTP/1.0 without keep-alive: the answer, then the server closes.
-                let old = try RawSocket(port: port)
-                try old.send("GET /images/thumb/cat.jpg HTTP/1.0\r\n\r\n")
-                let answer = old.readUntilClosed(within: .seconds(10))
-                #expect(ready.replayCount == 2)
-                #expect(answer.closed && answer.text.lowercased().contains("connection: close"))
-                #expect(answer.text.contains(" 200 OK\r\n") && answer.text.contains(first.field("etag")!))
-            }
+        try await onOneConnection(server) { socket, reader, port in
+            try socket.send(wireRequest("GET", "/images/thumb/cat.jpg"))
+            let first = try reader.next()
+            try socket.send(wireRequest("GET", "/images/thumb/cat.jpg", ["Connection: close"]))
+            let closing = socket.readUntilClosed(within: .seconds(10))
+            #expect(ready.replayCount == 1)
+            #expect(closing.closed && closing.text.lowercased().contains("connection: close"), "\(closing.text.prefix(400))")
+            // HTTP/1.0 without keep-alive: the answer, then the server closes.
+            let old = try RawSocket(port: port)
+            try old.send("GET /images/thumb/cat.jpg HTTP/1.0\r\n\r\n")
+            let answer = old.readUntilClosed(within: .seconds(10))
+            #expect(ready.replayCount == 2)
+            #expect(answer.closed && answer.text.lowercased().contains("connection: close"))
+            #expect(answer.text.contains(" 200 OK\r\n") && answer.text.contains(first.field("etag")!))
         }
     }
 
@@ -304,19 +284,15 @@ func wireRequest(_ method: String = "GET", _ target: String, _ fields: [String] 
         let ready = server.server.readyAnswers
         let expires = Int64(Date().timeIntervalSince1970) + 3600
         let url = try SignedURLs.native(path: "/images/w=120,h=80/cat.jpg", keyHex: keyA, saltHex: salt, expires: expires)
-        try await liveOnOneLoop(server) { port in
-            try await wirePool.run {
-                let socket = try RawSocket(port: port)
-                var reader = WireReader(socket)
-                for _ in 0..<3 {
-                    try socket.send(wireRequest("GET", url))
-                    let answer = try reader.next()
-                    #expect(answer.status == 200)
-                    let maxAge = Int64(answer.field("cache-control")!.split(separator: "=").last!)!
-                    #expect(maxAge <= 3600 && maxAge > 3500)
-                }
-                #expect(ready.replayCount == 0 && ready.usage.answers == 0)
+        try await onOneConnection(server) { socket, reader, port in
+            for _ in 0..<3 {
+                try socket.send(wireRequest("GET", url))
+                let answer = try reader.next()
+                #expect(answer.status == 200)
+                let maxAge = Int64(answer.field("cache-control")!.split(separator: "=").last!)!
+                #expect(maxAge <= 3600 && maxAge > 3500)
             }
+            #expect(ready.replayCount == 0 && ready.usage.answers == 0)
         }
     }
 
@@ -324,17 +300,13 @@ func wireRequest(_ method: String = "GET", _ target: String, _ fields: [String] 
         let server = try TestServer { $0.readyAnswerLimit = 0 }
         let ready = server.server.readyAnswers
         #expect(!ready.isEnabled)
-        try await liveOnOneLoop(server) { port in
-            try await wirePool.run {
-                let socket = try RawSocket(port: port)
-                var reader = WireReader(socket)
-                for _ in 0..<3 {
-                    try socket.send(wireRequest("GET", "/images/thumb/cat.jpg", ["Easel-Ready-Answer: \(ready.nonce)"]))
-                    let answer = try reader.next()
-                    #expect(answer.status == 200 && answer.field("easel-ready-answer") == nil)
-                }
-                #expect(ready.replayCount == 0)
+        try await onOneConnection(server) { socket, reader, port in
+            for _ in 0..<3 {
+                try socket.send(wireRequest("GET", "/images/thumb/cat.jpg", ["Easel-Ready-Answer: \(ready.nonce)"]))
+                let answer = try reader.next()
+                #expect(answer.status == 200 && answer.field("easel-ready-answer") == nil)
             }
+            #expect(ready.replayCount == 0)
         }
     }
 
@@ -358,16 +330,12 @@ func wireRequest(_ method: String = "GET", _ target: String, _ fields: [String] 
         try await origin.run { base in
             let server = try TestServer { $0.origin = base.absoluteString }
             let ready = server.server.readyAnswers
-            try await liveOnOneLoop(server) { port in
-                try await wirePool.run {
-                    let socket = try RawSocket(port: port)
-                    var reader = WireReader(socket)
-                    for _ in 0..<3 {
-                        try socket.send(wireRequest("GET", "/images/thumb/private.jpg"))
-                        #expect(try reader.next().status == 200)
-                    }
-                    #expect(ready.replayCount == 0 && ready.usage.answers == 0)
+            try await onOneConnection(server) { socket, reader, port in
+                for _ in 0..<3 {
+                    try socket.send(wireRequest("GET", "/images/thumb/private.jpg"))
+                    #expect(try reader.next().status == 200)
                 }
+                #expect(ready.replayCount == 0 && ready.usage.answers == 0)
             }
             #expect(origin.count("/private.jpg") == 3, "fetched for every request, as the origin asked")
         }
@@ -375,13 +343,9 @@ func wireRequest(_ method: String = "GET", _ target: String, _ fields: [String] 
 
     @Test func aGetAnnouncingABodyIsAnsweredWithoutWaitingForIt() async throws {
         let server = try TestServer()
-        try await liveOnOneLoop(server) { port in
-            try await wirePool.run {
-                let socket = try RawSocket(port: port)
-                var reader = WireReader(socket)
-                try socket.send("GET /images/thumb/cat.jpg HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nExpect: 100-continue\r\n\r\n")
-                #expect(try reader.next(within: .seconds(10)).status == 200, "answered before the body was sent")
-            }
+        try await onOneConnection(server) { socket, reader, port in
+            try socket.send("GET /images/thumb/cat.jpg HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nExpect: 100-continue\r\n\r\n")
+            #expect(try reader.next(within: .seconds(10)).status == 200, "answered before the body was sent")
         }
     }
 

@@ -226,24 +226,26 @@ import Testing
 
     @Test func aReplacedWatermarkIsUsedOnceItIsPurged() async throws {
         let server = try TestServer { $0.allowUnsignedAdHoc = true; $0.adminToken = "watermark-admin-token-0123" }
-        @Sendable func mark(_ rgb: [UInt8]) throws -> Data {
-            var bitmap = Bitmap(width: 20, height: 10, pixelFormat: .rgba8)
-            let rowBytes = bitmap.rowBytes
-            bitmap.withUnsafeMutableBytes { bytes in
-                for y in 0..<10 { for x in 0..<20 { for (c, v) in (rgb + [255]).enumerated() { bytes[y * rowBytes + x * 4 + c] = v } } }
-            }
-            return try ImageEncoder.encode(bitmap, as: .png())
-        }
-        try mark([0, 0, 255]).write(to: server.origin.child("mark.png"))
+        try solidMark([0, 0, 255]).write(to: server.origin.child("mark.png"))
         try await server.test { (client: any TestClientProtocol) async throws in
             let url = "/thumbor/unsafe/fit-in/100x100/filters:watermark(mark.png,-0,-0,0):format(png)/cat.jpg"
             let blue = try ImageDecoder.decode(Data(buffer: try await get(client, url).body))
             #expect(blue.pixel(x: blue.width - 1, y: blue.height - 1) == [0, 0, 255, 255])
-            try mark([255, 0, 0]).write(to: server.origin.child("mark.png"))
+            try solidMark([255, 0, 0]).write(to: server.origin.child("mark.png"))
             let bearer: HTTPFields = [.authorization: "Bearer watermark-admin-token-0123"]
             #expect(try await get(client, "/images/mark.png", headers: bearer, method: .delete).status == .ok)
             let red = try ImageDecoder.decode(Data(buffer: try await get(client, url).body))
             #expect(red.pixel(x: red.width - 1, y: red.height - 1) == [255, 0, 0, 255])
         }
     }
+}
+
+/// A 20×10 opaque PNG of one colour: a watermark whose pixels a test can recognise.
+func solidMark(_ rgb: [UInt8]) throws -> Data {
+    var bitmap = Bitmap(width: 20, height: 10, pixelFormat: .rgba8)
+    let rowBytes = bitmap.rowBytes
+    bitmap.withUnsafeMutableBytes { bytes in
+        for y in 0..<10 { for x in 0..<20 { for (c, v) in (rgb + [255]).enumerated() { bytes[y * rowBytes + x * 4 + c] = v } } }
+    }
+    return try ImageEncoder.encode(bitmap, as: .png())
 }

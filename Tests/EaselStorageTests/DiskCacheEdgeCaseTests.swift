@@ -117,7 +117,7 @@ struct DiskCacheEdgeCaseTests {
         #expect(FileManager.default.fileExists(atPath: directory.path + "/index.sqlite"))
     }
 
-    @Test func aVersion3IndexIsUpgradedInPlaceAndKeepsItsEntries() throws {
+    @Test func anIndexFromBeforeXXH3GainsTheColumnAndEveryVersionKeepsReadingIt() throws {
         let directory = try TemporaryDirectory()
         let inline = randomData(5_000, seed: 3), large = randomData(50_000, seed: 4)
         do {
@@ -125,25 +125,31 @@ struct DiskCacheEdgeCaseTests {
             try cache.set(inline, forKey: "inline")
             try cache.set(large, forKey: "file")
         }
-        #expect(queryIndex(directory, "SELECT sum FROM entries WHERE key = 'inline'") == 1, "inline values carry XXH3")
-        #expect(queryIndex(directory, "SELECT sum FROM entries WHERE key = 'file'") == 0, "value files carry XXH64")
-        // What version 3 wrote: no `sum` column, XXH64 in every row.
-        let xxh64 = Int64(bitPattern: Checksum.compute(inline))
-        #expect(executeOnIndex(directory, """
-            ALTER TABLE entries DROP COLUMN sum; UPDATE entries SET checksum = \(xxh64) WHERE key = 'inline';
-            PRAGMA user_version = 3
-            """) == SQLITE_OK)
+        // Every row carries XXH64 (what earlier versions verify); inline ones XXH3 as well.
+        #expect(queryIndex(directory, "SELECT checksum FROM entries WHERE key = 'inline'") == Int64(bitPattern: Checksum.compute(inline)))
+        #expect(queryIndex(directory, "SELECT xxh3 FROM entries WHERE key = 'inline'") == Int64(bitPattern: Checksum.xxh3(inline)))
+        #expect(queryIndex(directory, "SELECT xxh3 IS NULL FROM entries WHERE key = 'file'") == 1)
+        // An index as earlier versions made it: no `xxh3` column.
+        #expect(executeOnIndex(directory, "ALTER TABLE entries DROP COLUMN xxh3") == SQLITE_OK)
         let cache = try openCache(directory.url)
-        #expect(queryIndex(directory, "PRAGMA user_version") == 4)
-        #expect(try cache.data(forKey: "inline") == inline, "an old row is read with its own checksum")
+        #expect(queryIndex(directory, "SELECT count(*) FROM pragma_table_info('entries') WHERE name = 'xxh3'") == 1)
+        #expect(queryIndex(directory, "PRAGMA user_version") == 3, "the schema version an earlier version accepts")
+        #expect(try cache.data(forKey: "inline") == inline, "a row without XXH3 is read with XXH64")
         #expect(try cache.data(forKey: "file") == large)
         try cache.set(inline, forKey: "new")
-        #expect(queryIndex(directory, "SELECT sum FROM entries WHERE key = 'new'") == 1)
         #expect(try cache.data(forKey: "new") == inline)
-        // An old row whose value was damaged is still caught (by XXH64).
-        #expect(executeOnIndex(directory, "UPDATE blobs SET value = zeroblob(5000) WHERE id = (SELECT id FROM entries WHERE key = 'inline')") == SQLITE_OK)
+        // What an earlier version writes meanwhile (its statements name no `xxh3`): NULL.
+        #expect(executeOnIndex(directory, "UPDATE entries SET xxh3 = NULL WHERE key = 'new'") == SQLITE_OK)
+        #expect(try cache.data(forKey: "new") == inline)
+        // A damaged old row is still caught (by XXH64), and a damaged new one (by XXH3).
+        try cache.set(large.prefix(20_000), forKey: "newer")
+        #expect(executeOnIndex(directory, """
+            UPDATE blobs SET value = zeroblob(5000) WHERE id = (SELECT id FROM entries WHERE key = 'inline');
+            UPDATE blobs SET value = CAST(zeroblob(20000) AS BLOB) WHERE id = (SELECT id FROM entries WHERE key = 'newer')
+            """) == SQLITE_OK)
         #expect(try cache.data(forKey: "inline") == nil)
-        // A second process opening it after the upgrade finds nothing to do.
+        #expect(try cache.data(forKey: "newer") == nil)
+        // Another process opening it finds the column there.
         #expect(try openCache(directory.url).data(forKey: "new") == inline)
     }
 
@@ -157,7 +163,7 @@ struct DiskCacheEdgeCaseTests {
         for (index, size) in sizes.enumerated() { #expect(try cache.data(forKey: "v\(size)") == randomData(size, seed: UInt64(index))) }
         // One byte changed in the middle of a large value: caught, removed, a miss.
         #expect(executeOnIndex(directory, """
-            UPDATE blobs SET value = substr(value, 1, 50000) || x'00' || substr(value, 50002)
+            UPDATE blobs SET value = CAST(substr(value, 1, 50000) || x'00' || substr(value, 50002) AS BLOB)
             WHERE id = (SELECT id FROM entries WHERE key = 'v100000')
             """) == SQLITE_OK)
         #expect(try cache.data(forKey: "v100000") == nil)

@@ -38,9 +38,6 @@ func openCache(_ directory: URL, byteLimit: Int = 0, trimRatio: Double = 1, inli
                          files: files, clock: time)
 }
 
-/// Runs `sql` on a cache's index through a connection of its own, the way another program (or
-/// damage) would change it; waits for locks held by a cache that is still closing.
-@discardableResult
 /// The first column of the first row of `sql` on the index, as an integer (nil on error or no row).
 func queryIndex(_ directory: TemporaryDirectory, _ sql: String) -> Int64? {
     var db: OpaquePointer?
@@ -54,6 +51,9 @@ func queryIndex(_ directory: TemporaryDirectory, _ sql: String) -> Int64? {
     return sqlite3_column_int64(statement, 0)
 }
 
+/// Runs `sql` on a cache's index through a connection of its own, the way another program (or
+/// damage) would change it; waits for locks held by a cache that is still closing.
+@discardableResult
 func executeOnIndex(_ directory: TemporaryDirectory, _ sql: String) -> Int32 {
     var db: OpaquePointer?
     guard sqlite3_open(directory.path + "/index.sqlite", &db) == SQLITE_OK else { return -1 }

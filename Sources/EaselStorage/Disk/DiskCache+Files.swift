@@ -129,12 +129,13 @@ extension DiskCache {
                     try files.makeDirectory(paths.data)
                     try files.makeDirectory(paths.directory(of: name))
                     try files.rename(tmpPath, to: destination)
-                    // The file's trailer carries XXH64, and so must the row that names it now.
-                    try index.statement("UPDATE entries SET file = ?1, checksum = ?3, sum = ?4 WHERE id = ?2").run { s in
+                    // The row names the file now: its XXH64 is the trailer's (as before), and a
+                    // value file has no XXH3.
+                    try index.statement(index.hasXXH3 ? "UPDATE entries SET file = ?1, checksum = ?3, xxh3 = NULL WHERE id = ?2"
+                                                      : "UPDATE entries SET file = ?1, checksum = ?3 WHERE id = ?2").run { s in
                         s.bind(1, name)
                         s.bind(2, rowID)
                         s.bind(3, Int64(bitPattern: checksum))
-                        s.bind(4, DiskIndex.ChecksumKind.xxh64.rawValue)
                     }
                     try index.statement("DELETE FROM blobs WHERE id = ?1").run { $0.bind(1, rowID) }
                 }

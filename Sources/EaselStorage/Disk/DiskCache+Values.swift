@@ -62,8 +62,9 @@ extension DiskCache {
                 if let expires = row.expires, expires <= now { return .expired(victim) }
                 if ageLimit > 0, index.lastAccess(key, stored: row.accessed) < now - ageLimit { return .expired(victim) }
                 if row.file == nil {
+                    // XXH3 where the row has it, else XXH64 (rows of earlier versions).
                     guard let data = inline, data.count == row.size,
-                          data.withUnsafeBytes({ row.checksumKind.of($0) }) == row.checksum else {
+                          row.xxh3.map({ Checksum.xxh3(data) == $0 }) ?? (Checksum.compute(data) == row.checksum) else {
                         return .damaged(victim)
                     }
                     if now - row.accessed >= resolution { index.recordAccess(key, now: now) }
@@ -154,10 +155,11 @@ extension DiskCache {
     public func set(_ data: Data, forKey key: String, expiresAt: Date? = nil) throws {
         let limit = byteLimit
         if limit > 0, data.count > limit { throw DiskCacheError.valueTooLarge(size: data.count, limit: limit) }
-        // Inline values carry XXH3 (their get pays for it on every read); value files carry
-        // XXH64 in their trailer, as they always have.
-        let checksumKind: DiskIndex.ChecksumKind = data.count > inlineLimit ? .xxh64 : .xxh3
-        let checksum = data.withUnsafeBytes { checksumKind.of($0) }
+        // XXH64 in every row (and in a value file's trailer): processes of earlier versions
+        // verify with it. Inline values also carry XXH3, which is what gets verify here (they
+        // pay for a checksum on every read; a set pays for both once).
+        let checksum = Checksum.compute(data)
+        let xxh3 = data.count > inlineLimit ? nil : Checksum.xxh3(data)
         observers.emit(.willAdd(key: key, size: data.count))
 
         var fileName: String?
@@ -189,7 +191,7 @@ extension DiskCache {
                 try index.transaction {
                     if let fileName { try self.moveIntoPlace(tmpPath, fileName) }
                     let old = try data.withUnsafeBytes { bytes in
-                        try index.store(key: key, size: data.count, checksum: checksum, checksumKind: checksumKind, now: now, expires: expires,
+                        try index.store(key: key, size: data.count, checksum: checksum, xxh3: xxh3, now: now, expires: expires,
                                         file: fileName, inline: fileName == nil ? bytes : nil)
                     }
                     index.pendingAccess[CacheKey(key)] = nil
