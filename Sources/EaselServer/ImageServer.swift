@@ -251,7 +251,7 @@ public final class ImageServer: Sendable {
             if configuration.signNamedFormats, !signed { throw HTTPError(.forbidden, message: "missing or bad signature") }
             return try await answer(request, context, head: head, source: path.source, processing: .format(format.name),
                                     quality: format.quality ?? 82, declared: format.output.flatMap(OutputType.init(name:)),
-                                    lifetime: lifetime)
+                                    lifetime: lifetime, ready: readyFill(request))
         case .adHoc(let options):
             if !signed, !configuration.allowUnsignedAdHoc { throw HTTPError(.forbidden, message: "missing or bad signature") }
             return try await answer(request, context, head: head, source: path.source, options: options, defaultQuality: 82,
@@ -296,10 +296,10 @@ public final class ImageServer: Sendable {
 
     /// The answer for `processing` of `source`, in the output negotiated with the client's
     /// `Accept` (unless `declared` pins it): every URL style ends here.
+    /// - Parameter ready: `readyFill(request)`, taken by the caller before it read anything.
     func answer(_ request: Request, _ context: EaselRequestContext, head: Bool, source: Source,
                 processing: ImageRequest.Processing, quality: Int, declared: OutputType?, strictFormat: Bool = false,
-                lifetime: Int64? = nil, ready: ReadyFill? = nil) async throws -> Response {
-        let ready = ready ?? readyFill(request)
+                lifetime: Int64? = nil, ready: ReadyFill?) async throws -> Response {
         // Output: AVIF, then WebP, for clients that name them in Accept; a format's own output
         // pins it (webp/avif: when the client takes it); JPEG otherwise. The cache key carries
         // the encoding, so each answer has its own entry.
@@ -354,7 +354,7 @@ public final class ImageServer: Sendable {
         // Kept for repeat requests while the memory tier holds the same bytes (not for answers
         // it may not keep), unless the headers depend on the time (expiring URLs).
         if let ready, lifetime == nil {
-            let identity = purgeIdentity(url: try resolve(source), key: key)
+            let identity = try key ?? purgeIdentity(url: resolve(source), key: nil)
             if let memoryKey = pipeline.encodedMemoryKey(sourceKey: identity, processing: processing, encoding: encoding),
                pipeline.cachedEncodedImage(memoryKey: memoryKey)?.etag == encoded.etag {
                 let sources = ([identity] + ready.sources).map { ReadyAnswers.sourceHash($0) }
@@ -452,21 +452,15 @@ public final class ImageServer: Sendable {
         marks.withLock { $0.forget(markKey) }
         // Ready answers made from the source go too: before the tiers, as soon as they are purged,
         // and last of all after the memo's second forget (a mark read from a tier in between may
-        // have made an answer); one made meanwhile is removed, one still being made is refused
-        // (see ReadyAnswers.store).
+        // have made an answer; a purge that throws ends there too); one made meanwhile is
+        // removed, one still being made is refused (see ReadyAnswers.store).
         defer {
             marks.withLock { $0.forget(markKey) }
             readyAnswers.invalidate(sources: [markKey])
         }
         readyAnswers.invalidate(sources: [markKey])
-        let report: ImagePipeline.PurgeReport
-        do {
-            report = try await pipeline.purge(ImageRequest(url: url, cacheKey: key), scope: relayed ? .local : .everywhere,
+        let report = try await pipeline.purge(ImageRequest(url: url, cacheKey: key), scope: relayed ? .local : .everywhere,
                                               sharedStoreTimeLimit: Self.sharedPurgeTimeLimit)
-        } catch {
-            readyAnswers.invalidate(sources: [markKey])
-            throw error
-        }
         readyAnswers.invalidate(sources: [markKey])
         var unreached = report.unreachedSharedStores.map { "shared tier (\($0))" }
         if let purgeRelay, !relayed {

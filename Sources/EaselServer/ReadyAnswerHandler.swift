@@ -51,11 +51,7 @@ final class ReadyAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
         switch unwrapInboundIn(data) {
         case .head(var request):
             if request.headerFields[ReadyAnswers.fillField] != nil { request.headerFields[ReadyAnswers.fillField] = nil }
-            // Held until its end only when no body can follow (a client waiting on
-            // `Expect: 100-continue`, or sending a body slowly, is not kept waiting).
-            let fields = request.headerFields
-            if passed.isEmpty, held == nil, fields[.expect] == nil, fields[.transferEncoding] == nil,
-               fields[.contentLength] == nil || fields[.contentLength] == "0", let key = ReadyAnswers.Key(request) {
+            if passed.isEmpty, held == nil, let key = ReadyAnswers.Key(request) {
                 held = (request, key, .now)
                 return
             }

@@ -39,13 +39,17 @@ final class ReadyAnswers: Sendable {
         var accept: String?
 
         /// A request's key, or nil when a ready answer could not be what the route would send:
-        /// not a GET or HEAD, conditional or ranged, a target not in origin form (`/…`), or a
-        /// target or `Accept` too long to keep.
+        /// not a GET or HEAD, conditional or ranged, a target not in origin form (`/…`), a
+        /// target or `Accept` too long to keep — or when a body may follow (its head is held
+        /// until its end, and a client waiting on `Expect: 100-continue` or sending a body slowly
+        /// must not be kept waiting).
         init?(_ request: HTTPRequest) {
             guard request.method == .get || request.method == .head, let target = request.path, target.utf8.first == UInt8(ascii: "/"),
                   target.utf8.count <= Self.longestTarget else { return nil }
             let fields = request.headerFields
             for name in Self.conditionalFields where fields[name] != nil { return nil }
+            guard fields[.expect] == nil, fields[.transferEncoding] == nil, fields[.contentLength] == nil || fields[.contentLength] == "0"
+            else { return nil }
             let accept = fields[.accept]
             if let accept, accept.utf8.count > Self.longestAccept { return nil }
             self.head = request.method == .head
