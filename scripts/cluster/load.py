@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """A bounded load client for scripts/cluster.sh: GETs URLs round-robin from several threads and
 reports every status. Optionally runs a command (killing an instance) after a given number of
-requests. Prints a JSON summary; exits 1 if any request failed."""
+requests; the requests after that number start only once the command has finished, so however
+fast the answers are, they all meet what the command did. Prints a JSON summary; exits 1 if any
+request failed."""
 import argparse
 import json
 import subprocess
@@ -27,10 +29,19 @@ def main() -> int:
     lock = threading.Lock()
     done = 0
     fired = threading.Event()
+    command_done = threading.Event()
+    if args.after < 0 or not args.command:
+        command_done.set()
 
     def one(index: int) -> None:
         nonlocal done
         path = paths[index % len(paths)]
+        # The pool takes requests in order, so every request before `after` is already running
+        # or done when one after it waits here: the wait always ends (and is bounded anyway).
+        if index >= args.after and not command_done.wait(timeout=60):
+            with lock:
+                failures.append(f"{path}: the command after {args.after} requests never finished")
+            return
         try:
             with urllib.request.urlopen(args.base + path, timeout=30) as response:
                 response.read()
@@ -50,7 +61,10 @@ def main() -> int:
             if fire:
                 fired.set()
         if fire and args.command:
-            subprocess.run(args.command, shell=True, check=True)
+            try:
+                subprocess.run(args.command, shell=True, check=True)
+            finally:
+                command_done.set()
 
     with ThreadPoolExecutor(max_workers=args.threads) as pool:
         list(pool.map(one, range(args.requests)))
