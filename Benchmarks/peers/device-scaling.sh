@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The scaling table on a machine without Swift (the lent 16-core device): `easel thumbnail
-# --jobs N` against N Pillow processes (each taking every N-th file), N = 1, 2, 4, 8, 16, best of
-# 3. Needs device-pack/ from Benchmarks/peers/device-pack.sh (a stripped release easel with the
+# --jobs N` against N independent `easel thumbnail --jobs 1` processes and N Pillow processes
+# (each process taking every N-th file), N = 1, 2, 4, 8, 16, best of 3. Needs device-pack/ from Benchmarks/peers/device-pack.sh (a stripped release easel with the
 # shared libraries it links, the corpus, a Pillow wheel for the device's Python), carried along:
 #
 #   Benchmarks/peers/device-pack.sh                       # here
@@ -24,14 +24,17 @@ for i, p in enumerate(open(lf).read().split()):
 PY
 best() { local b=999; for k in 1 2 3; do s=$(date +%s.%N); "$@" >/dev/null 2>&1 || { echo "failed $*" >&2; exit 1; }; e=$(date +%s.%N); b=$(python3 -c "print(min($b,$e-$s))"); done; echo $b; }
 er() { rm -rf /tmp/e; mkdir -p /tmp/e; $B/easel thumbnail "${files[@]}" --size 256x256 --fit contain --format jpeg --quality 80 --jobs $1 --output-dir /tmp/e; }
+qr() { rm -rf /tmp/q; pids=(); for w in $(seq 0 $(($1-1))); do share=(); for i in "${!files[@]}"; do [ $((i % $1)) -eq $w ] && share+=("${files[$i]}"); done
+  mkdir -p /tmp/q/$w; $B/easel thumbnail "${share[@]}" --size 256x256 --fit contain --format jpeg --quality 80 --jobs 1 --output-dir /tmp/q/$w & pids+=($!); done
+  for p in "${pids[@]}"; do wait $p || return 1; done; }
 pr() { rm -rf /tmp/p; mkdir -p /tmp/p; pids=(); for w in $(seq 0 $(($1-1))); do PYTHONPATH=/tmp/pil $PY /tmp/pillow.py $w $1 /tmp/list /tmp/p & pids+=($!); done; for p in "${pids[@]}"; do wait $p; done; }
 echo "$n images"
-printf '%-4s %12s %9s %14s %9s\n' N easel_img/s speedup pillow_img/s speedup
-e1=; p1=
+printf '%-4s %12s %9s %17s %9s %14s %9s\n' N easel_img/s speedup easel_procs_img/s speedup pillow_img/s speedup
+e1=; q1=; p1=
 for j in 1 2 4 8 16; do
-  e=$(best er $j); if [ -n "$PY" ]; then p=$(best pr $j); else p=0; fi
-  [ -n "$e1" ] || { e1=$e; p1=$p; }
+  e=$(best er $j); q=$(best qr $j); if [ -n "$PY" ]; then p=$(best pr $j); else p=0; fi
+  [ -n "$e1" ] || { e1=$e; q1=$q; p1=$p; }
   python3 -c "
-n=$n; e=$e; p=$p; e1=$e1; p1=$p1
-print('%-4d %12.1f %8.2fx %14.1f %8.2fx' % ($j, n/e, e1/e, (n/p if p else 0), (p1/p if p else 0)))"
+n=$n; e=$e; q=$q; p=$p; e1=$e1; q1=$q1; p1=$p1
+print('%-4d %12.1f %8.2fx %17.1f %8.2fx %14.1f %8.2fx' % ($j, n/e, e1/e, n/q, q1/q, (n/p if p else 0), (p1/p if p else 0)))"
 done

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Scaling with cores: `easel thumbnail --jobs N` against N Pillow processes on the same files,
-# for N = 1, 2, 4, … up to the cores present (or JOBS="1 2 4 8 16"). Each prints images/s and
-# its speed-up over N = 1; the goal is easel's speed-up at N = cores close to the processes'.
+# for N = 1, 2, 4, … up to the cores present (or JOBS="1 2 4 8 16"), and against N independent
+# `easel thumbnail --jobs 1` processes each given every N-th file (what the machine allows
+# without sharing anything in one process). Each prints images/s and its speed-up over N = 1; the
+# goal is easel's speed-up at N = cores close to the processes'.
 #
 #   Benchmarks/peers/jobs-scaling.sh     (needs a release build: swift build -c release --product easel)
 #
@@ -66,6 +68,17 @@ best_of() {  # seconds of the fastest of RUNS runs of "$@"
     echo "$best"
 }
 easel_run() { rm -rf "$work/e"; mkdir -p "$work/e"; "$EASEL" thumbnail "${files[@]}" --size 256x256 --fit contain --format jpeg --quality 80 --jobs "$1" --output-dir "$work/e" >/dev/null 2>&1; }
+easel_procs_run() {  # N processes, one job each, every N-th file
+    rm -rf "$work/q"; mkdir -p "$work/q"
+    local pids=()
+    for w in $(seq 0 $(($1 - 1))); do
+        local share=()
+        for i in "${!files[@]}"; do [ $((i % $1)) -eq "$w" ] && share+=("${files[$i]}"); done
+        mkdir -p "$work/q/$w"
+        "$EASEL" thumbnail "${share[@]}" --size 256x256 --fit contain --format jpeg --quality 80 --jobs 1 --output-dir "$work/q/$w" >/dev/null 2>&1 & pids+=($!)
+    done
+    for pid in "${pids[@]}"; do wait "$pid" || return 1; done
+}
 pillow_run() {
     rm -rf "$work/p"; mkdir -p "$work/p"
     local pids=()
@@ -73,11 +86,11 @@ pillow_run() {
     for pid in "${pids[@]}"; do wait "$pid"; done
 }
 printf '%d images (%d cores), best of %d\n' "$n" "$cores" "$RUNS"
-printf '%-6s %14s %10s %16s %10s\n' N "easel img/s" speed-up "Pillow procs img/s" speed-up
-e1=""; p1=""
+printf '%-6s %14s %10s %18s %10s %18s %10s\n' N "easel img/s" speed-up "easel procs img/s" speed-up "Pillow procs img/s" speed-up
+e1=""; q1=""; p1=""
 for j in $JOBS; do
-    e=$(best_of easel_run "$j"); p=$(best_of pillow_run "$j")
-    [ -n "$e1" ] || { e1=$e; p1=$p; }
-    printf '%-6s %14.1f %9.2fx %16.1f %9.2fx\n' "$j" "$(python3 -c "print($n/$e)")" "$(python3 -c "print($e1/$e)")" \
-        "$(python3 -c "print($n/$p)")" "$(python3 -c "print($p1/$p)")"
+    e=$(best_of easel_run "$j"); q=$(best_of easel_procs_run "$j"); p=$(best_of pillow_run "$j")
+    [ -n "$e1" ] || { e1=$e; q1=$q; p1=$p; }
+    printf '%-6s %14.1f %9.2fx %18.1f %9.2fx %18.1f %9.2fx\n' "$j" "$(python3 -c "print($n/$e)")" "$(python3 -c "print($e1/$e)")" \
+        "$(python3 -c "print($n/$q)")" "$(python3 -c "print($q1/$q)")" "$(python3 -c "print($n/$p)")" "$(python3 -c "print($p1/$p)")"
 done
