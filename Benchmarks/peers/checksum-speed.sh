@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The per-value costs of a disk-cache get besides SQLite (see docs/benchmarks.md, "Disk cache
 # gets"): XXH64 (the checksum entries carry today), XXH3-64 (xxhash.h, Debian libxxhash-dev, in
-# its SSE2 and AVX2 forms) and a plain copy, for one value size (default 102400 bytes).
+# its SSE2 and AVX2 forms) and a plain copy, from the processor's cache and from memory (values
+# scattered over 256 MB), for one value size (default 102400 bytes).
 #
 #   Benchmarks/peers/checksum-speed.sh [BYTES]
 set -euo pipefail
