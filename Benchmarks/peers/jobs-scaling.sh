@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # Scaling with cores: `easel thumbnail --jobs N` against N Pillow processes on the same files,
 # for N = 1, 2, 4, … up to the cores present (or JOBS="1 2 4 8 16"), and against N independent
-# `easel thumbnail --jobs 1` processes each given every N-th file (what the machine allows
+# `easel thumbnail --jobs 1` processes each given its share of the files (what the machine allows
 # without sharing anything in one process). Each prints images/s and its speed-up over N = 1; the
-# goal is easel's speed-up at N = cores close to the processes'.
+# goal is easel's speed-up at N = cores close to the processes'. Each process takes a contiguous
+# share of the list (REPEAT passes over the corpus), the same for easel's and Pillow's.
 #
 #   Benchmarks/peers/jobs-scaling.sh     (needs a release build: swift build -c release --product easel)
 #
 # Corpus: every Samples/*.jpg scaled to 1920 and 2560 px wide (baseline JPEG q85, 4:2:0, by
 # Pillow; with FORMAT=png, PNG at compress_level 6: full-size decodes, large pixel buffers),
 # repeated REPEAT times (default 4) so every worker has work; 256×256 contain, JPEG q80.
+# (Until this split, processes took every N-th file: with an even N some took only 2560 px ones.)
 # Environment: RUNS=3 REPEAT=4 JOBS="1 2 …" SKIP_BUILD=1 FORMAT=jpg|png EASEL_BIN=path (another
 # easel binary, e.g. an older build for a before/after)
 set -euo pipefail
@@ -51,8 +53,10 @@ import sys
 from PIL import Image
 worker, workers, listfile, out = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
 paths = open(listfile).read().split()
+# A contiguous share: the list alternates 1920 and 2560 px files, so every N-th file would give
+# some workers only the larger ones.
 for i, path in enumerate(paths):
-    if i % workers != worker: continue
+    if not worker * len(paths) // workers <= i < (worker + 1) * len(paths) // workers: continue
     image = Image.open(path)
     image.draft("RGB", (256, 256))
     image.thumbnail((256, 256), Image.LANCZOS)
@@ -68,16 +72,16 @@ best_of() {  # seconds of the fastest of RUNS runs of "$@"
     echo "$best"
 }
 easel_run() { rm -rf "$work/e"; mkdir -p "$work/e"; "$EASEL" thumbnail "${files[@]}" --size 256x256 --fit contain --format jpeg --quality 80 --jobs "$1" --output-dir "$work/e" >/dev/null 2>&1; }
-easel_procs_run() {  # N processes, one job each, every N-th file
+easel_procs_run() {  # N processes, one job each, each a contiguous share of the files
     rm -rf "$work/q"; mkdir -p "$work/q"
-    local pids=()
+    local pids=() failed=0
     for w in $(seq 0 $(($1 - 1))); do
-        local share=()
-        for i in "${!files[@]}"; do [ $((i % $1)) -eq "$w" ] && share+=("${files[$i]}"); done
+        local start=$((w * n / $1)) end=$(((w + 1) * n / $1))
         mkdir -p "$work/q/$w"
-        "$EASEL" thumbnail "${share[@]}" --size 256x256 --fit contain --format jpeg --quality 80 --jobs 1 --output-dir "$work/q/$w" >/dev/null 2>&1 & pids+=($!)
+        "$EASEL" thumbnail "${files[@]:start:end-start}" --size 256x256 --fit contain --format jpeg --quality 80 --jobs 1 --output-dir "$work/q/$w" >/dev/null 2>&1 & pids+=($!)
     done
-    for pid in "${pids[@]}"; do wait "$pid" || return 1; done
+    for pid in "${pids[@]}"; do wait "$pid" || failed=1; done
+    return "$failed"
 }
 pillow_run() {
     rm -rf "$work/p"; mkdir -p "$work/p"

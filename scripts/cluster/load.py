@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
 """A bounded load client for scripts/cluster.sh: GETs URLs round-robin from several threads and
 reports every status. Optionally runs a command (killing an instance) after a given number of
-requests; the requests after that number start only once the command has finished, so however
-fast the answers are, they all meet what the command did. Prints a JSON summary; exits 1 if any
-request failed."""
+requests: the command runs while the requests already started are in flight, and the requests
+after those start only once it has finished, so however fast the answers are, most of them meet
+what the command did. Prints a JSON summary; exits 1 if any request failed (or the command did)."""
 import argparse
 import json
 import subprocess
 import sys
 import threading
+import time
 import urllib.error
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
@@ -23,6 +24,8 @@ def main() -> int:
     parser.add_argument("--after", type=int, default=-1, help="run --command after this many requests")
     parser.add_argument("--command", default="")
     args = parser.parse_args()
+    if args.command and not 0 < args.after < args.requests:
+        parser.error("--command needs 0 < --after < --requests")
     paths = [line.strip() for line in open(args.paths) if line.strip()]
     statuses: dict[str, int] = {}
     failures: list[str] = []
@@ -30,17 +33,21 @@ def main() -> int:
     done = 0
     fired = threading.Event()
     command_done = threading.Event()
-    if args.after < 0 or not args.command:
+    if not args.command:
         command_done.set()
+    # Requests from `held` on wait for the command. The pool takes requests in order, so every
+    # request before `held` is already running or done when one after it waits: `after` of them
+    # finish and the command runs, with up to `threads` of them still in flight. One deadline
+    # bounds every wait together (the command itself has a timeout within it).
+    held = args.after + args.threads
+    deadline = time.monotonic() + 90
 
     def one(index: int) -> None:
         nonlocal done
         path = paths[index % len(paths)]
-        # The pool takes requests in order, so every request before `after` is already running
-        # or done when one after it waits here: the wait always ends (and is bounded anyway).
-        if index >= args.after and not command_done.wait(timeout=60):
+        if index >= held and not command_done.wait(timeout=max(0.0, deadline - time.monotonic())):
             with lock:
-                failures.append(f"{path}: the command after {args.after} requests never finished")
+                failures.append(f"{path}: not sent, the command after {args.after} requests had not finished")
             return
         try:
             with urllib.request.urlopen(args.base + path, timeout=30) as response:
@@ -62,7 +69,10 @@ def main() -> int:
                 fired.set()
         if fire and args.command:
             try:
-                subprocess.run(args.command, shell=True, check=True)
+                subprocess.run(args.command, shell=True, check=True, timeout=60)
+            except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as error:
+                with lock:
+                    failures.append(f"the command failed: {error}")
             finally:
                 command_done.set()
 
