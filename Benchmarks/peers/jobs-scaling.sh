@@ -71,14 +71,18 @@ best_of() {  # seconds of the fastest of RUNS runs of "$@"
     done
     echo "$best"
 }
-easel_run() { rm -rf "$work/e"; mkdir -p "$work/e"; "$EASEL" thumbnail "${files[@]}" --size 256x256 --fit contain --format jpeg --quality 80 --jobs "$1" --output-dir "$work/e" >/dev/null 2>&1; }
+thumbnails() {  # JOBS OUTPUT-DIR FILE…: one easel run, the same options everywhere
+    local jobs=$1 out=$2; shift 2
+    "$EASEL" thumbnail "$@" --size 256x256 --fit contain --format jpeg --quality 80 --jobs "$jobs" --output-dir "$out" >/dev/null 2>&1
+}
+easel_run() { rm -rf "$work/e"; mkdir -p "$work/e"; thumbnails "$1" "$work/e" "${files[@]}"; }
 easel_procs_run() {  # N processes, one job each, each a contiguous share of the files
     rm -rf "$work/q"; mkdir -p "$work/q"
     local pids=() failed=0
     for w in $(seq 0 $(($1 - 1))); do
         local start=$((w * n / $1)) end=$(((w + 1) * n / $1))
         mkdir -p "$work/q/$w"
-        "$EASEL" thumbnail "${files[@]:start:end-start}" --size 256x256 --fit contain --format jpeg --quality 80 --jobs 1 --output-dir "$work/q/$w" >/dev/null 2>&1 & pids+=($!)
+        thumbnails 1 "$work/q/$w" "${files[@]:start:end-start}" & pids+=($!)
     done
     for pid in "${pids[@]}"; do wait "$pid" || failed=1; done
     return "$failed"

@@ -5,15 +5,9 @@ uint64_t easel_xxh3_64_default(const void *bytes, size_t length);
 #if defined(__x86_64__) && defined(__clang__)
 uint64_t easel_xxh3_64_avx2(const void *bytes, size_t length);
 
-int easel_xxh3_uses_avx2(void) {
-    static int known = -1;
-    int value = __atomic_load_n(&known, __ATOMIC_RELAXED);
-    if (value < 0) {
-        value = __builtin_cpu_supports("avx2") ? 1 : 0;
-        __atomic_store_n(&known, value, __ATOMIC_RELAXED);
-    }
-    return value;
-}
+// The processor's features are read once, before main, by the compiler's runtime: this is a load
+// and a test of what it found.
+int easel_xxh3_uses_avx2(void) { return __builtin_cpu_supports("avx2") ? 1 : 0; }
 
 uint64_t easel_xxh3_64(const void *bytes, size_t length) {
     return easel_xxh3_uses_avx2() ? easel_xxh3_64_avx2(bytes, length) : easel_xxh3_64_default(bytes, length);

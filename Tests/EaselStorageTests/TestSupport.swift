@@ -40,26 +40,30 @@ func openCache(_ directory: URL, byteLimit: Int = 0, trimRatio: Double = 1, inli
 
 /// The first column of the first row of `sql` on the index, as an integer (nil on error or no row).
 func queryIndex(_ directory: TemporaryDirectory, _ sql: String) -> Int64? {
-    var db: OpaquePointer?
-    guard sqlite3_open(directory.path + "/index.sqlite", &db) == SQLITE_OK else { return nil }
-    defer { sqlite3_close(db) }
-    sqlite3_busy_timeout(db, 10_000)
-    var statement: OpaquePointer?
-    guard sqlite3_prepare_v2(db, sql, -1, &statement, nil) == SQLITE_OK else { return nil }
-    defer { sqlite3_finalize(statement) }
-    guard sqlite3_step(statement) == SQLITE_ROW else { return nil }
-    return sqlite3_column_int64(statement, 0)
+    withIndexConnection(directory, unopened: nil) { db in
+        var statement: OpaquePointer?
+        guard sqlite3_prepare_v2(db, sql, -1, &statement, nil) == SQLITE_OK else { return nil }
+        defer { sqlite3_finalize(statement) }
+        guard sqlite3_step(statement) == SQLITE_ROW else { return nil }
+        return sqlite3_column_int64(statement, 0)
+    }
 }
 
 /// Runs `sql` on a cache's index through a connection of its own, the way another program (or
 /// damage) would change it; waits for locks held by a cache that is still closing.
 @discardableResult
 func executeOnIndex(_ directory: TemporaryDirectory, _ sql: String) -> Int32 {
+    withIndexConnection(directory, unopened: -1) { db in sqlite3_exec(db, sql, nil, nil, nil) }
+}
+
+/// `body` with a connection of its own to a cache's index (waiting up to 10 s for locks), or
+/// `unopened` when the index cannot be opened.
+private func withIndexConnection<R>(_ directory: TemporaryDirectory, unopened: R, _ body: (OpaquePointer?) -> R) -> R {
     var db: OpaquePointer?
-    guard sqlite3_open(directory.path + "/index.sqlite", &db) == SQLITE_OK else { return -1 }
+    guard sqlite3_open(directory.path + "/index.sqlite", &db) == SQLITE_OK else { return unopened }
     defer { sqlite3_close(db) }
     sqlite3_busy_timeout(db, 10_000)
-    return sqlite3_exec(db, sql, nil, nil, nil)
+    return body(db)
 }
 
 import CSQLite

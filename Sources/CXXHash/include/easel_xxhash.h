@@ -5,7 +5,7 @@
 #include <stdint.h>
 
 /// XXH3-64 (seed 0) of `length` bytes, from xxHash's own header (Debian libxxhash-dev): its AVX2
-/// form where the processor has AVX2 (chosen once, at the first call), else its SSE2 form (the
+/// form where the processor has AVX2 (as the compiler's runtime found at start-up), else its SSE2 form (the
 /// x86-64 baseline) or, elsewhere, its scalar form. Every form gives the same value.
 uint64_t easel_xxh3_64(const void *bytes, size_t length);
 

@@ -153,13 +153,13 @@ final class DiskIndex {
             throw DiskCacheError.incompatibleIndex(path: path, found: Int(version), expected: Int(Self.schemaVersion))
         }
         hasXXH3 = Self.addXXH3Column(connection)
-        let xxh3 = hasXXH3 ? "xxh3" : "NULL"
+        let xxh3 = hasXXH3 ? "xxh3" : "NULL"  // only `entries` has a column of that name
         lookup = try connection.prepare("SELECT id, size, checksum, accessed, expires, file, \(xxh3) FROM entries WHERE key = ?1")
         // A get's one statement: the row and, for an inline entry up to `blobReadThreshold`
         // bytes, its value (column 7; a larger one is read with `sqlite3_blob_read`), and whether
         // its blob row exists (column 8).
         lookupWithValue = try connection.prepare("""
-            SELECT e.id, e.size, e.checksum, e.accessed, e.expires, e.file, \(hasXXH3 ? "e.xxh3" : "NULL"),
+            SELECT e.id, e.size, e.checksum, e.accessed, e.expires, e.file, \(xxh3),
                    CASE WHEN e.size <= \(Self.blobReadThreshold) THEN b.value END, b.id IS NOT NULL
             FROM entries e LEFT JOIN blobs b ON b.id = e.id AND e.file IS NULL WHERE e.key = ?1
             """)
