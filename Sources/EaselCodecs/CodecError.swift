@@ -1,3 +1,4 @@
+import EaselSupport
 import Foundation
 
 /// Why an image could not be read or written. Every refusal names its cause and, for limits,
@@ -9,8 +10,12 @@ public enum CodecError: Error, Sendable, Equatable, CustomStringConvertible {
     case unknownFormat
     /// The image is damaged or truncated.
     case corrupt(format: ImageFileType, reason: String)
+    /// The header declares a side of 0: the image has no pixels.
+    case noPixels(width: Int, height: Int)
     /// The declared size exceeds `DecodingLimits.maxPixels`; nothing was allocated.
     case tooManyPixels(width: Int, height: Int, limit: Int)
+    /// A declared side exceeds `DecodingLimits.maxSide`; nothing was allocated.
+    case sideTooLong(width: Int, height: Int, limit: Int)
     /// The input exceeds `DecodingLimits.maxInputBytes`.
     case inputTooLarge(bytes: Int, limit: Int)
     /// A progressive JPEG has more scans than `DecodingLimits.maxProgressiveScans`.
@@ -25,14 +30,19 @@ public enum CodecError: Error, Sendable, Equatable, CustomStringConvertible {
     case encodingFailed(format: ImageFileType, reason: String)
     /// A processor was given parameters that do not fit the image.
     case invalidParameters(String)
+    /// The work was stopped: its deadline passed or nobody waits for it any more.
+    case cancelled
 
     public var description: String {
         switch self {
         case .unsupportedFormat(let name): "unsupported image format: \(name)"
         case .unknownFormat: "not a known image format"
         case .corrupt(let format, let reason): "corrupt \(format) image: \(reason)"
+        case .noPixels(let width, let height): "image of \(width)×\(height) pixels has no pixels"
         case .tooManyPixels(let width, let height, let limit):
             "image of \(width)×\(height) pixels exceeds the limit of \(limit) pixels"
+        case .sideTooLong(let width, let height, let limit):
+            "image of \(width)×\(height) pixels exceeds the limit of \(limit) pixels a side"
         case .inputTooLarge(let bytes, let limit): "input of \(bytes) bytes exceeds the limit of \(limit) bytes"
         case .tooManyScans(let limit): "progressive JPEG with more than \(limit) scans"
         case .profileTooLarge(let bytes, let limit): "ICC profile of \(bytes) bytes exceeds the limit of \(limit) bytes"
@@ -40,6 +50,7 @@ public enum CodecError: Error, Sendable, Equatable, CustomStringConvertible {
         case .tooManyAnimationPixels(let limit): "animation with more than \(limit) pixels over all its frames"
         case .encodingFailed(let format, let reason): "could not encode \(format): \(reason)"
         case .invalidParameters(let reason): "invalid parameters: \(reason)"
+        case .cancelled: "cancelled"
         }
     }
 }
@@ -63,9 +74,15 @@ public struct DecodingLimits: Sendable, Hashable {
     /// million (e.g. 100 frames of 1000×1000).
     public var maxAnimationPixels: Int
 
+    /// Longest side accepted (width or height), checked from the header with `maxPixels`.
+    /// Default: no limit beyond `maxPixels` (a caller with a use for one sets it, e.g. watermark
+    /// images).
+    public var maxSide: Int
+
     public init(maxPixels: Int = 50_000_000, maxInputBytes: Int = 64 << 20, maxProgressiveScans: Int = 100,
-                maxProfileBytes: Int = 4 << 20, maxFrames: Int = 256, maxAnimationPixels: Int = 100_000_000) {
+                maxProfileBytes: Int = 4 << 20, maxFrames: Int = 256, maxAnimationPixels: Int = 100_000_000, maxSide: Int = .max) {
         self.maxPixels = maxPixels
+        self.maxSide = maxSide
         self.maxInputBytes = maxInputBytes
         self.maxProgressiveScans = maxProgressiveScans
         self.maxProfileBytes = maxProfileBytes
@@ -74,6 +91,26 @@ public struct DecodingLimits: Sendable, Hashable {
     }
 
     public static let `default` = DecodingLimits()
+
+    /// Each limit the tighter of the two.
+    public func tightened(by other: DecodingLimits) -> DecodingLimits {
+        DecodingLimits(maxPixels: min(maxPixels, other.maxPixels), maxInputBytes: min(maxInputBytes, other.maxInputBytes),
+                       maxProgressiveScans: min(maxProgressiveScans, other.maxProgressiveScans),
+                       maxProfileBytes: min(maxProfileBytes, other.maxProfileBytes), maxFrames: min(maxFrames, other.maxFrames),
+                       maxAnimationPixels: min(maxAnimationPixels, other.maxAnimationPixels), maxSide: min(maxSide, other.maxSide))
+    }
+
+    /// Checks a size read from a header, before anything is computed from it: each side at
+    /// least 1 (`noPixels`), at most `maxSide`, and width × height within `maxPixels` (computed
+    /// without overflow: header sides reach 2³²−1).
+    /// - Throws: `CodecError.noPixels`, `.sideTooLong` or `.tooManyPixels`.
+    public func check(width: Int, height: Int) throws(CodecError) {
+        guard width >= 1, height >= 1 else { throw .noPixels(width: width, height: height) }
+        guard width <= maxSide, height <= maxSide else { throw .sideTooLong(width: width, height: height, limit: maxSide) }
+        guard let pixels = Int.checkedProduct(width, height), pixels <= maxPixels else {
+            throw .tooManyPixels(width: width, height: height, limit: maxPixels)
+        }
+    }
 }
 
 /// The text of a NUL-terminated message buffer filled by a C shim.

@@ -1,3 +1,4 @@
+import EaselSupport
 import EaselStorage
 import Foundation
 import Metrics
@@ -69,7 +70,7 @@ final class PipelineMetrics: Sendable {
     }
 
     func stage(_ stage: Stage, took duration: Duration) {
-        stages[stage]?.recordNanoseconds(Int64(duration.seconds * 1e9))
+        stages[stage]?.recordNanoseconds(Int64(checked: duration.seconds * 1e9))
     }
 }
 

@@ -54,7 +54,7 @@ public struct FileFetcher: ImageFetcher {
         sink.reset()
         sink.expect(data.count)
         sink.append(data)
-        return FetchResponse(outcome: .complete, metadata: HTTPMetadata(lastModified: String(Int(modified))))
+        return FetchResponse(outcome: .complete, metadata: HTTPMetadata(lastModified: String(Int(checked: modified))))
     }
 
     /// Opens the file and checks the root on the open descriptor (what /proc says it is), so a

@@ -1,3 +1,4 @@
+import EaselSupport
 import AsyncHTTPClient
 import EaselStorage
 import Foundation
@@ -43,7 +44,7 @@ public final class HTTPFetcher: ImageFetcher {
         self.configuration = configuration
         var clientConfiguration = HTTPClient.Configuration(
             redirectConfiguration: .disallow,
-            timeout: .init(connect: .nanoseconds(Int64(configuration.connectTimeout.seconds * 1e9))),
+            timeout: .init(connect: .nanoseconds(Int64(checked: configuration.connectTimeout.seconds * 1e9))),
             decompression: .enabled(limit: .size(configuration.maximumBytes + 1)))
         clientConfiguration.httpVersion = .automatic
         client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)

@@ -1,6 +1,7 @@
 import EaselSupport
 import EaselCodecs
 import EaselStorage
+import EaselTables
 import Foundation
 
 /// What the caches hold.
@@ -251,7 +252,7 @@ extension ImagePipeline {
             process = { try format.process($0) }
         }
         let made = try await decodes.run(priority: handle) { () async throws(PipelineError) -> Data? in
-            try await BlockingIOPool.decoding.perform { () throws(PipelineError) -> Data? in
+            try await BlockingIOPool.decoding.performCancellable { () throws(PipelineError) -> Data? in
                 let start = ContinuousClock.now
                 do {
                     let info = try ImageDecoder.info(of: original.data, limits: limits)
@@ -280,6 +281,8 @@ extension ImagePipeline {
                     return data
                 } catch CodecError.tooManyFrames, CodecError.tooManyAnimationPixels {
                     return nil
+                } catch CodecError.cancelled, ImageTableError.cancelled {
+                    throw .cancelled
                 } catch let error as CodecError {
                     throw .decoding(error)
                 } catch {

@@ -49,7 +49,7 @@ extension ImagePipeline {
         // 6. Decode once, make every format of the family, store each.
         let targets: [ImageFormat] = format.map { format in configuration.formats.filter { $0.family == format.family } } ?? []
         let processed = try await decodes.run(priority: handle) { () async throws(PipelineError) -> Processed in
-            try await BlockingIOPool.decoding.perform { () throws(PipelineError) -> Processed in
+            try await BlockingIOPool.decoding.performCancellable { () throws(PipelineError) -> Processed in
                 let processed = try self.decodeAndProcess(original, request: request, targets: targets, name: name,
                                                           entityID: entityID, sourceID: sourceID, sourceKey: sourceKey, stores: stores)
                 self.undoIfPurged(mark, sourceKey: sourceKey, entityID: entityID)
@@ -95,10 +95,10 @@ extension ImagePipeline {
         case .original:
             images[name] = decoded
         case .processors(let processors):
-            do { images[name] = try processors.process(decoded) } catch { throw .processing("\(error)") }
+            do { images[name] = try processors.process(decoded) } catch CodecError.cancelled { throw .cancelled } catch { throw .processing("\(error)") }
         case .format:
             for (name, result) in FamilyDecode.make(targets, from: decoded, { (target, decoded) throws(ImageTableError) in try target.process(decoded) }) {
-                do { images[name] = try result.get() } catch { throw .processing(error.description) }
+                do { images[name] = try result.get() } catch .cancelled { throw .cancelled } catch { throw .processing(error.description) }
             }
         }
         metrics.stage(.process, since: processStart)

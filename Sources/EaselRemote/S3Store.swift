@@ -210,7 +210,7 @@ enum ObjectRecord {
         writer.append(version)
         writer.append(UInt32(key.utf8.count))
         writer.append(text: key)
-        writer.append(Int64(((expiresAt?.timeIntervalSince1970 ?? 0) * 1000).rounded()))
+        writer.append(Int64(checked: ((expiresAt?.timeIntervalSince1970 ?? 0) * 1000).rounded()))
         writer.append(bytes: payload)
         let checksum = writer.bytes.withUnsafeBytes { Checksum.compute($0) }
         writer.append(checksum)

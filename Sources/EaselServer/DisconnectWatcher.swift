@@ -1,3 +1,4 @@
+import EaselSupport
 import Hummingbird
 import HummingbirdCore
 import NIOCore
@@ -61,7 +62,7 @@ extension ImageServer {
     /// connection cap (`ConnectionGuard`) and the warm path's ready answers (`ReadyAnswerHandler`).
     public func httpServer() -> HTTPServerBuilder {
         let configuration = HTTP1Channel.Configuration(additionalChannelHandlers: [DisconnectWatcher()],
-                                                       idleTimeout: .milliseconds(Int64(self.configuration.idleTimeout * 1000)))
+                                                       idleTimeout: .milliseconds(Int64(checked: self.configuration.idleTimeout * 1000)))
         let registry = connections
         let ready = (answers: readyAnswers, metrics: metrics)
         return HTTPServerBuilder { responder in

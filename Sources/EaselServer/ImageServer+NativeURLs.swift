@@ -1,3 +1,4 @@
+import EaselSupport
 import EaselCodecs
 import EaselPipeline
 import Foundation
@@ -9,7 +10,7 @@ extension ImageServer {
     /// Seconds until a URL's `exp` (nil without one): caches must not keep the answer longer.
     static func remainingLifetime(_ request: Request) -> Int64? {
         guard let text = request.uri.queryParameters["exp"], let expiry = Int64(text) else { return nil }
-        let now = Int64(Date().timeIntervalSince1970)
+        let now = Int64(checked: Date().timeIntervalSince1970)
         return expiry <= now ? 0 : expiry - now  // no overflow: now ≥ 0
     }
 
@@ -19,7 +20,7 @@ extension ImageServer {
         let expiry = request.uri.queryParameters["exp"].map(String.init)
         if let expiry {
             guard let seconds = Int64(expiry) else { throw HTTPError(.badRequest, message: "exp is a UNIX time in seconds") }
-            guard seconds > Int64(Date().timeIntervalSince1970) else { throw HTTPError(.gone, message: "this URL has expired") }
+            guard seconds > Int64(checked: Date().timeIntervalSince1970) else { throw HTTPError(.gone, message: "this URL has expired") }
         }
         guard signer.isEnabled else { return false }
         let signedPath = request.uri.path + (expiry.map { "?exp=" + $0 } ?? "")

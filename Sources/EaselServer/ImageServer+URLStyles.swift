@@ -65,7 +65,7 @@ extension ImageServer {
 
     func infoAnswer(_ source: Source, _ context: EaselRequestContext, lifetime: Int64? = nil) async throws -> Response {
         var pipelineRequest = ImageRequest(url: try resolve(source), cacheKey: sourceKey(source))
-        pipelineRequest.deadline = .milliseconds(Int64(configuration.requestTimeout * 1000))
+        pipelineRequest.deadline = .milliseconds(Int64(checked: configuration.requestTimeout * 1000))
         guard admission.enter() else { throw HTTPError(.tooManyRequests, headers: [.retryAfter: "1"], message: "too many requests; try again shortly") }
         defer { admission.leave() }
         let details = try await pipeline.sourceDetails(for: pipelineRequest)
@@ -125,7 +125,7 @@ extension ImageServer {
         guard let key = request.sourceKey else { throw HTTPError(.notFound, message: "no such image") }
         let (cached, epoch) = marks.withLock { ($0.entries[key], $0.epoch) }
         if let cached { return (cached, key) }
-        request.deadline = .milliseconds(Int64(configuration.requestTimeout * 1000))
+        request.deadline = .milliseconds(Int64(checked: configuration.requestTimeout * 1000))
         // A fetch and decode: under the same admission as any other work.
         guard admission.enter() else { throw HTTPError(.tooManyRequests, headers: [.retryAfter: "1"], message: "too many requests; try again shortly") }
         defer { admission.leave() }

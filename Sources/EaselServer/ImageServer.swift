@@ -104,10 +104,10 @@ public final class ImageServer: Sendable {
             do { s3Configuration = try .fromEnvironment(environment) } catch {
                 throw ServerConfigurationError.invalidValue(name: "S3 settings", value: "\(error)")
             }
-            s3Configuration?.requestTimeout = .milliseconds(Int64(configuration.downloadTimeout * 1000))
+            s3Configuration?.requestTimeout = .milliseconds(Int64(checked: configuration.downloadTimeout * 1000))
         }
         let fetcher = HTTPFetcher(configuration: .init(
-            deadline: .milliseconds(Int64(configuration.downloadTimeout * 1000)), maximumBytes: configuration.maxSourceBytes,
+            deadline: .milliseconds(Int64(checked: configuration.downloadTimeout * 1000)), maximumBytes: configuration.maxSourceBytes,
             urlPolicy: { url throws(PipelineError) in try await policy.check(url) }))
         var fetchers: [any ImageFetcher] = [fetcher]
         // The configured watermark is read by the file fetcher as one more file (the origin's,
@@ -123,7 +123,7 @@ public final class ImageServer: Sendable {
             s3 = client
             fetchers.append(S3Fetcher(client: client, maximumBytes: configuration.maxSourceBytes))
             sharedStore = sharedLocation.map {
-                S3Store(location: $0, client: client, readTimeout: .milliseconds(Int64(configuration.sharedCacheTimeout * 1000)))
+                S3Store(location: $0, client: client, readTimeout: .milliseconds(Int64(checked: configuration.sharedCacheTimeout * 1000)))
             }
         } else {
             s3 = nil
@@ -324,7 +324,7 @@ public final class ImageServer: Sendable {
         } else {
             var pipelineRequest = ImageRequest(url: try resolve(source), processing: processing, cacheKey: key)
             pipelineRequest.encoding = encoding
-            pipelineRequest.deadline = .milliseconds(Int64(configuration.requestTimeout * 1000))
+            pipelineRequest.deadline = .milliseconds(Int64(checked: configuration.requestTimeout * 1000))
             if key == nil, let hit = pipeline.cachedEncodedImage(for: pipelineRequest) {
                 metrics.hit(ImageTier.encodedMemory.rawValue)
                 encoded = hit

@@ -86,6 +86,8 @@ public struct ImageFormat: Sendable, CustomStringConvertible {
             return try fitted(processors.process(resized))
         } catch let error as ImageTableError {
             throw error
+        } catch CodecError.cancelled {
+            throw ImageTableError.cancelled
         } catch let error as CodecError {
             throw ImageTableError.processingFailed(format: name, reason: error.description)
         } catch {

@@ -91,7 +91,7 @@ struct TableState {
         slots[Int(slot)].sequence = sequence
         let record = base + geometry.recordOffset(slot: Int(slot))
         record.storeLittleEndian(sequence, at: 40)
-        record.storeLittleEndian(UInt32(truncatingIfNeeded: Int(WallClock.now())), at: 48)
+        record.storeLittleEndian(UInt32(truncatingIfNeeded: Int(checked: WallClock.now())), at: 48)
         // A new entry's record becomes valid last, after its pixels and sequence.
         if write { Record.write(slots[Int(slot)], to: record) }
     }

@@ -1,3 +1,4 @@
+import EaselSupport
 import CGIF
 import CWebP
 import Foundation
@@ -37,12 +38,10 @@ public enum AnimationReader {
     @discardableResult
     public static func frames(of data: Data, info: ImageInfo, limits: DecodingLimits = .default,
                               color: ColorHandling = .convertToSRGB, _ body: (AnimationFrame) throws -> Void) throws -> Int {
-        guard info.pixelCount <= limits.maxPixels else {
-            throw CodecError.tooManyPixels(width: info.width, height: info.height, limit: limits.maxPixels)
-        }
+        try limits.check(width: info.width, height: info.height)
         guard info.frameCount <= limits.maxFrames else { throw CodecError.tooManyFrames(limit: limits.maxFrames) }
         func checkPixels(_ frames: Int) throws {
-            if frames * info.pixelCount > limits.maxAnimationPixels {
+            if (Int.checkedProduct(frames, info.pixelCount) ?? .max) > limits.maxAnimationPixels {
                 throw CodecError.tooManyAnimationPixels(limit: limits.maxAnimationPixels)
             }
         }

@@ -11,20 +11,29 @@ import Foundation
 /// Decoding is CPU-bound and synchronous: async callers run it on their own executor or pool,
 /// never on the cooperative pool's few threads.
 public enum ImageDecoder {
-    /// Format, size and flags from the header alone.
-    /// - Throws: `CodecError` (unknown, unsupported or corrupt input; input over the byte limit).
+    /// Format, size and flags from the header alone — the one place every image's size is
+    /// checked, for every format and every caller, before anything is computed from it: each
+    /// side at least 1, at most `limits.maxSide`, the pixels within `limits.maxPixels`, the
+    /// frames within `limits.maxFrames`. Decoders then allocate only this size and refuse a
+    /// codestream whose real size differs from it.
+    /// - Throws: `CodecError` (unknown, unsupported or corrupt input; input over the byte limit;
+    ///   `noPixels`, `sideTooLong`, `tooManyPixels`, `tooManyFrames`).
     public static func info(of data: Data, limits: DecodingLimits = .default) throws -> ImageInfo {
         guard data.count <= limits.maxInputBytes else {
             throw CodecError.inputTooLarge(bytes: data.count, limit: limits.maxInputBytes)
         }
+        let info: ImageInfo
         switch try ImageFileType.sniff(data) {
-        case .jpeg: return try JPEGCodec.info(data, limits: limits)
-        case .png: return try PNGCodec.info(data, limits: limits)
-        case .webp: return try WebPCodec.info(data, limits: limits)
-        case .gif: return try GIFCodec.info(data, limits: limits)
-        case .avif: return try AVIFCodec.info(data, limits: limits)
-        case .heic: return try HEIFCodec.info(data, limits: limits)
+        case .jpeg: info = try JPEGCodec.info(data, limits: limits)
+        case .png: info = try PNGCodec.info(data, limits: limits)
+        case .webp: info = try WebPCodec.info(data, limits: limits)
+        case .gif: info = try GIFCodec.info(data, limits: limits)
+        case .avif: info = try AVIFCodec.info(data, limits: limits)
+        case .heic: info = try HEIFCodec.info(data, limits: limits)
         }
+        try limits.check(width: info.width, height: info.height)
+        guard info.frameCount <= limits.maxFrames else { throw CodecError.tooManyFrames(limit: limits.maxFrames) }
+        return info
     }
 
     /// Decodes `data` to a bitmap.
@@ -55,9 +64,8 @@ public enum ImageDecoder {
         guard data.count <= limits.maxInputBytes else {
             throw CodecError.inputTooLarge(bytes: data.count, limit: limits.maxInputBytes)
         }
-        guard info.width > 0, info.height > 0, info.pixelCount <= limits.maxPixels else {
-            throw CodecError.tooManyPixels(width: info.width, height: info.height, limit: limits.maxPixels)
-        }
+        // `info` may come from a caller with other limits: checked again against these.
+        try limits.check(width: info.width, height: info.height)
         var profile: ICCProfile?
         switch info.colorProfile {
         case .none: break

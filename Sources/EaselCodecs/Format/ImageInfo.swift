@@ -1,3 +1,4 @@
+import EaselSupport
 /// What the header says about an image, read without decoding its pixels (OGImage's metadata).
 public struct ImageInfo: Sendable, Hashable {
     public var fileType: ImageFileType
@@ -21,7 +22,8 @@ public struct ImageInfo: Sendable, Hashable {
     /// Bits per sample as stored (AVIF and HEIC: 8, 10 or 12); 8 otherwise.
     public var bitDepth: Int
 
-    public var pixelCount: Int { width * height }
+    /// width × height (`Int.max` if that overflows: `ImageDecoder.info` refuses such sizes).
+    public var pixelCount: Int { Int.checkedProduct(width, height) ?? .max }
     /// An orientation the container gives (AVIF's `irot`/`imir` as the equivalent EXIF value;
     /// HEIC's 1, as libheif decodes it upright), which wins over EXIF.
     public var containerOrientation: Int?

@@ -1,3 +1,4 @@
+import EaselSupport
 import Foundation
 
 /// Gaussian blur with standard deviation `sigma` pixels (separable, premultiplied, edges clamped).
@@ -11,24 +12,52 @@ public struct GaussianBlur: ImageProcessor, Hashable {
 
     public var identifier: String { "blur(\(sigma))" }
 
+    /// - Throws: `CodecError.cancelled` when the work is cancelled (checked every row).
+    /// - Complexity: O(pixels × sigma) up to `BoxBlur.exactSigmaLimit` (an exact kernel), O(pixels)
+    ///   past it (three box passes), so no sigma costs more than a small one.
     public func process(_ bitmap: Bitmap) throws -> Bitmap {
-        let radius = max(1, Int((3 * sigma).rounded(.up)))
-        var weights = (-radius...radius).map { Float(exp(-Double($0 * $0) / (2 * sigma * sigma))) }
-        let total = weights.reduce(0, +)
-        weights = weights.map { $0 / total }
         let width = bitmap.width, height = bitmap.height
         let channels = bitmap.pixelFormat == .rgba8 && bitmap.isKnownOpaque ? 3 : bitmap.pixelFormat.bytesPerPixel
-        var horizontal = [SIMD4<Float>](repeating: .zero, count: width * height)
-        bitmap.withUnsafeBytes { source in
+        var plane = [SIMD4<Float>](repeating: .zero, count: width * height)
+        if sigma > BoxBlur.exactSigmaLimit {
+            try plane.withUnsafeMutableBufferPointer { plane in
+                bitmap.withUnsafeBytes { source in
+                    for y in 0..<height {
+                        let row = source.baseAddress! + y * bitmap.rowBytes
+                        for x in 0..<width { plane[y * width + x] = Resampler.load(row, index: x, channels: channels) }
+                    }
+                }
+                try BoxBlur.blur(plane.baseAddress!, width: width, height: height, sigma: sigma)
+            }
+        } else {
+            let radius = max(1, Int(checked: (3 * sigma).rounded(.up)))
+            var weights = (-radius...radius).map { Float(exp(-Double($0 * $0) / (2 * sigma * sigma))) }
+            let total = weights.reduce(0, +)
+            weights = weights.map { $0 / total }
+            var horizontal = [SIMD4<Float>](repeating: .zero, count: width * height)
+            try bitmap.withUnsafeBytes { source in
+                for y in 0..<height {
+                    if WorkCancellation.isCancelled { throw CodecError.cancelled }
+                    let row = source.baseAddress! + y * bitmap.rowBytes
+                    for x in 0..<width {
+                        var sum = SIMD4<Float>.zero
+                        for (k, weight) in weights.enumerated() {
+                            let sx = min(width - 1, max(0, x + k - radius))
+                            sum += Resampler.load(row, index: sx, channels: channels) * weight
+                        }
+                        horizontal[y * width + x] = sum
+                    }
+                }
+            }
             for y in 0..<height {
-                let row = source.baseAddress! + y * bitmap.rowBytes
+                if WorkCancellation.isCancelled { throw CodecError.cancelled }
                 for x in 0..<width {
                     var sum = SIMD4<Float>.zero
                     for (k, weight) in weights.enumerated() {
-                        let sx = min(width - 1, max(0, x + k - radius))
-                        sum += Resampler.load(row, index: sx, channels: channels) * weight
+                        let sy = min(height - 1, max(0, y + k - radius))
+                        sum += horizontal[sy * width + x] * weight
                     }
-                    horizontal[y * width + x] = sum
+                    plane[y * width + x] = sum
                 }
             }
         }
@@ -37,14 +66,7 @@ public struct GaussianBlur: ImageProcessor, Hashable {
         result.withUnsafeMutableBytes { destination in
             for y in 0..<height {
                 let row = destination.baseAddress! + y * rowBytes
-                for x in 0..<width {
-                    var sum = SIMD4<Float>.zero
-                    for (k, weight) in weights.enumerated() {
-                        let sy = min(height - 1, max(0, y + k - radius))
-                        sum += horizontal[sy * width + x] * weight
-                    }
-                    Resampler.store(sum, to: row, index: x, channels: channels)
-                }
+                for x in 0..<width { Resampler.store(plane[y * width + x], to: row, index: x, channels: channels) }
             }
         }
         if bitmap.isKnownOpaque { result.markOpaque() }
@@ -80,7 +102,7 @@ public struct RoundedCorners: ImageProcessor, Hashable {
                     let coverage = self.coverage(x: Double(x) + 0.5, y: Double(y) + 0.5, width: width, height: height)
                     guard coverage < 1 else { continue }
                     let o = y * rowBytes + x * 4 + 3
-                    bytes[o] = UInt8((Double(bytes[o]) * coverage).rounded())
+                    bytes[o] = UInt8(checked: (Double(bytes[o]) * coverage).rounded())
                 }
             }
         }

@@ -1,3 +1,4 @@
+import EaselSupport
 /// Mirrors the image horizontally, vertically or both.
 public struct Flip: ImageProcessor, Hashable {
     public var horizontal: Bool
@@ -68,7 +69,7 @@ public struct RegionCrop: ImageProcessor, Hashable {
             func side(_ value: Double, _ full: Int) -> Int {
                 guard value > 0, value.isFinite else { return full }
                 let pixels = value < 1 ? (value * Double(full)).rounded() : min(value, Double(full)).rounded()
-                return min(full, max(1, Int(pixels)))
+                return min(full, max(1, Int(checked: pixels)))
             }
             let w = side(width, bitmap.width), h = side(height, bitmap.height)
             let origin = gravity.place(width: w, height: h, in: bitmap)

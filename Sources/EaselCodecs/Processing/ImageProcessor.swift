@@ -1,3 +1,4 @@
+import EaselSupport
 /// One step that turns a bitmap into another; processors compose into pipelines.
 ///
 /// `identifier` is stable across runs and versions for the same parameters, so it can be part
@@ -11,9 +12,13 @@ extension Array where Element == any ImageProcessor {
     /// The identifiers of all steps, in order: a cache key for the whole chain.
     public var identifier: String { map(\.identifier).joined(separator: "|") }
 
-    /// Runs every step in order.
+    /// Runs every step in order; stops with `CodecError.cancelled` before a step when the work
+    /// has been cancelled (long steps also check within, see `WorkCancellation`).
     public func process(_ bitmap: Bitmap) throws -> Bitmap {
-        try reduce(bitmap) { try $1.process($0) }
+        try reduce(bitmap) { bitmap, step in
+            if WorkCancellation.isCancelled { throw CodecError.cancelled }
+            return try step.process(bitmap)
+        }
     }
 }
 
@@ -86,8 +91,8 @@ public enum Gravity: Sendable, Hashable {
         let freeX = bitmap.width - width, freeY = bitmap.height - height
         switch self {
         case .focalPoint(let fx, let fy):
-            let x = Int((fx * Double(bitmap.width) - Double(width) / 2).rounded())
-            let y = Int((fy * Double(bitmap.height) - Double(height) / 2).rounded())
+            let x = Int(checked: (fx * Double(bitmap.width) - Double(width) / 2).rounded())
+            let y = Int(checked: (fy * Double(bitmap.height) - Double(height) / 2).rounded())
             return (min(max(0, x), freeX), min(max(0, y), freeY))
         case .focalPixel(let px, let py):
             return (min(max(0, px - width / 2), freeX), min(max(0, py - height / 2), freeY))
@@ -154,7 +159,7 @@ public struct Resize: ImageProcessor, Hashable {
     /// the full image would get.
     func scaledSize(sourceWidth: Int, sourceHeight: Int, extent: Resampler.Extent) -> (width: Int, height: Int) {
         let sourceWidth = extent.width, sourceHeight = extent.height
-        let whole = (width: Int(sourceWidth.rounded()), height: Int(sourceHeight.rounded()))
+        let whole = (width: Int(checked: sourceWidth.rounded()), height: Int(checked: sourceHeight.rounded()))
         switch effectiveMode(sourceWidth: whole.width, sourceHeight: whole.height) {
         case .exact:
             // Without enlarging, each side at most the source's (imgproxy's force).
@@ -162,11 +167,11 @@ public struct Resize: ImageProcessor, Hashable {
         case .fit, .auto:
             let scale = min(Double(width) / sourceWidth, Double(height) / sourceHeight)
             if scale >= 1, !upscale { return whole }
-            return (max(1, Int((sourceWidth * scale).rounded())), max(1, Int((sourceHeight * scale).rounded())))
+            return (max(1, Int(checked: (sourceWidth * scale).rounded())), max(1, Int(checked: (sourceHeight * scale).rounded())))
         case .fill, .fillDown:
             let scale = max(Double(width) / sourceWidth, Double(height) / sourceHeight)
             if scale > 1, !upscale { return whole }
-            return (max(width, Int((sourceWidth * scale).rounded())), max(height, Int((sourceHeight * scale).rounded())))
+            return (max(width, Int(checked: (sourceWidth * scale).rounded())), max(height, Int(checked: (sourceHeight * scale).rounded())))
         }
     }
 
@@ -202,13 +207,13 @@ public struct Resize: ImageProcessor, Hashable {
             } else {
                 // The largest window of the box's aspect ratio inside the source.
                 scale = min(Double(bitmap.width) / Double(width), Double(bitmap.height) / Double(height))
-                outputWidth = min(bitmap.width, max(1, Int((Double(width) * scale).rounded())))
-                outputHeight = min(bitmap.height, max(1, Int((Double(height) * scale).rounded())))
+                outputWidth = min(bitmap.width, max(1, Int(checked: (Double(width) * scale).rounded())))
+                outputHeight = min(bitmap.height, max(1, Int(checked: (Double(height) * scale).rounded())))
                 scale = 1
             }
         }
-        let cropWidth = min(bitmap.width, max(1, Int((Double(outputWidth) / scale).rounded())))
-        let cropHeight = min(bitmap.height, max(1, Int((Double(outputHeight) / scale).rounded())))
+        let cropWidth = min(bitmap.width, max(1, Int(checked: (Double(outputWidth) / scale).rounded())))
+        let cropHeight = min(bitmap.height, max(1, Int(checked: (Double(outputHeight) / scale).rounded())))
         var cropped = bitmap
         if cropWidth != bitmap.width || cropHeight != bitmap.height {
             let origin = gravity.place(width: cropWidth, height: cropHeight, in: bitmap)

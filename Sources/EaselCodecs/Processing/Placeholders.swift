@@ -1,3 +1,4 @@
+import EaselSupport
 import Foundation
 
 /// Tiny stand-ins for an image while it loads: a BlurHash string, a ThumbHash, or one colour.
@@ -74,14 +75,14 @@ public enum Placeholder {
         var hash = ""
         hash.reserveCapacity(4 + 2 * count)
         appendBase83((componentsX - 1) + (componentsY - 1) * 9, length: 1, to: &hash)
-        let quantisedMaximum = Int(max(0, min(82, (maximumAC * 166 - 0.5).rounded(.down))))
+        let quantisedMaximum = Int(checked: max(0, min(82, (maximumAC * 166 - 0.5).rounded(.down))))
         appendBase83(quantisedMaximum, length: 1, to: &hash)
         let dc = (linearToSRGB(factors[0]) << 16) + (linearToSRGB(factors[1]) << 8) + linearToSRGB(factors[2])
         appendBase83(dc, length: 4, to: &hash)
         let acScale = Double(quantisedMaximum + 1) / 166.0
         func quantise(_ value: Double) -> Int {
             let root = Double(signOf: value / acScale, magnitudeOf: pow(abs(value / acScale), 0.5))
-            return Int(max(0, min(18, (root * 9 + 9.5).rounded(.down))))
+            return Int(checked: max(0, min(18, (root * 9 + 9.5).rounded(.down))))
         }
         for c in 1..<count {
             let value = quantise(factors[c * 3]) * 19 * 19 + quantise(factors[c * 3 + 1]) * 19
@@ -100,8 +101,8 @@ public enum Placeholder {
     /// Linear light → sRGB byte: clamped, then truncated after adding ½ (as the reference does).
     private static func linearToSRGB(_ value: Double) -> Int {
         let v = max(0.0, min(1.0, value))
-        if v <= 0.0031308 { return Int(v * 12.92 * 255 + 0.5) }
-        return Int((1.055 * pow(v, 1 / 2.4) - 0.055) * 255 + 0.5)
+        if v <= 0.0031308 { return Int(checked: v * 12.92 * 255 + 0.5) }
+        return Int(checked: (1.055 * pow(v, 1 / 2.4) - 0.055) * 255 + 0.5)
     }
 
     private static let base83Digits = Array(
@@ -266,7 +267,7 @@ public enum Placeholder {
     }
 
     /// Python's `round(x)` for floats: to the nearest integer, ties to even.
-    private static func roundHalfEven(_ value: Double) -> Int { Int(value.rounded(.toNearestOrEven)) }
+    private static func roundHalfEven(_ value: Double) -> Int { Int(checked: value.rounded(.toNearestOrEven)) }
 
     // MARK: Dominant colour
 

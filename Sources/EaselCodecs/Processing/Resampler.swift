@@ -1,3 +1,4 @@
+import EaselSupport
 import CResample
 import Foundation
 import Synchronization
@@ -95,7 +96,7 @@ enum Resampler {
         let scale = (extent ?? Double(inputSize)) / Double(outputSize)
         let filterScale = max(scale, 1) // widen the filter when shrinking, to avoid aliasing
         let support = 3 * filterScale
-        let needed = Int((2 * support).rounded(.up)) + 1
+        let needed = Int(checked: (2 * support).rounded(.up)) + 1
         // A multiple of 4 when the input allows, so the horizontal loop runs four independent sums.
         let taps = min(inputSize, (needed + 3) / 4 * 4)
         var starts = [Int](repeating: 0, count: outputSize)
@@ -103,8 +104,8 @@ enum Resampler {
         var raw = [Double](repeating: 0, count: taps)
         for output in 0..<outputSize {
             let center = (Double(output) + 0.5) * scale - 0.5
-            let first = max(0, Int((center - support).rounded(.up)))
-            let last = min(inputSize - 1, Int((center + support).rounded(.down)))
+            let first = max(0, Int(checked: (center - support).rounded(.up)))
+            let last = min(inputSize - 1, Int(checked: (center + support).rounded(.down)))
             let start = min(first, inputSize - taps) // keep start + taps inside the input
             for tap in 0..<taps { raw[tap] = 0 }
             for index in first...max(first, last) where index - start < taps {
@@ -113,7 +114,7 @@ enum Resampler {
             let total = raw.reduce(0, +)
             starts[output] = start
             for tap in 0..<taps {
-                weights[output * taps + tap] = total != 0 ? Float(raw[tap] / total) : (start + tap == Int(center.rounded()) ? 1 : 0)
+                weights[output * taps + tap] = total != 0 ? Float(raw[tap] / total) : (start + tap == Int(checked: center.rounded()) ? 1 : 0)
             }
         }
         let fixed = fixedPoint(weights, outputs: outputSize, taps: taps)
@@ -146,7 +147,7 @@ enum Resampler {
             var sum = 0, peak = output * taps
             for tap in 0..<taps {
                 let index = output * taps + tap
-                let value = Int((Double(weights[index]) * Double(one)).rounded())
+                let value = Int(checked: (Double(weights[index]) * Double(one)).rounded())
                 fixed[index] = Int16(clamping: value)
                 sum += Int(fixed[index])
                 if abs(weights[index]) > abs(weights[peak]) { peak = index }
@@ -339,7 +340,7 @@ enum Resampler {
     @inline(__always)
     static func clampToByte(_ value: Float) -> UInt32 {
         let v = value + 0.5
-        return v <= 0 ? 0 : (v >= 255 ? 255 : UInt32(v))
+        return v <= 0 ? 0 : (v >= 255 ? 255 : UInt32(checked: v))
     }
 
     @inline(__always)

@@ -1,3 +1,4 @@
+import EaselSupport
 import Foundation
 
 /// Unsharp mask: each colour channel moves away from its Gaussian-blurred value,
@@ -51,7 +52,7 @@ public struct Sharpen: ImageProcessor, Hashable {
 
     public func process(_ bitmap: Bitmap) throws -> Bitmap {
         if amount == 0 { return bitmap }
-        let radius = max(1, Int((3 * sigma).rounded(.up)))
+        let radius = max(1, Int(checked: (3 * sigma).rounded(.up)))
         var weights = (-radius...radius).map { Float(exp(-Double($0 * $0) / (2 * sigma * sigma))) }
         let total = weights.reduce(0, +)
         weights = weights.map { $0 / total }
@@ -63,6 +64,26 @@ public struct Sharpen: ImageProcessor, Hashable {
 
         var result = Bitmap(width: width, height: height, pixelFormat: bitmap.pixelFormat)
         let rowBytes = result.rowBytes
+        if sigma > BoxBlur.exactSigmaLimit {
+            // Past the exact kernel's sweet spot: the whole blurred plane from box passes (O(pixels)).
+            let plane = UnsafeMutablePointer<SIMD4<Float>>.allocate(capacity: width * height)
+            defer { plane.deallocate() }
+            try bitmap.withUnsafeBytes { raw in
+                let base = raw.baseAddress!
+                for y in 0..<height {
+                    for x in 0..<width { (plane + y * width + x).initialize(to: Self.load(base + y * sourceRowBytes, x, isGray: isGray, weighAlpha: weighAlpha)) }
+                }
+                try BoxBlur.blur(plane, width: width, height: height, sigma: sigma)
+                result.withUnsafeMutableBytes { destination in
+                    for y in 0..<height {
+                        Self.emit(plane + y * width, source: base + y * sourceRowBytes, to: destination.baseAddress! + y * rowBytes,
+                                  width: width, isGray: isGray, amount: amount, threshold: threshold)
+                    }
+                }
+            }
+            if bitmap.isKnownOpaque { result.markOpaque() }
+            return result
+        }
         // The horizontal pass's rows, kept in a ring of `taps` rows (the vertical pass needs rows
         // y − radius … y + radius): memory stays a few rows whatever the image's height.
         // Each pixel is (r·a, g·a, b·a, a), a in 0…1 (1 when opaque; gray uses lane 0 only).
@@ -72,11 +93,11 @@ public struct Sharpen: ImageProcessor, Hashable {
         let ring = scratch, source = scratch + taps * width, blurredRow = scratch + (taps + 1) * width
         var computed = 0 // source rows whose horizontal pass is in the ring
 
-        bitmap.withUnsafeBytes { raw in
+        try bitmap.withUnsafeBytes { raw in
             let base = raw.baseAddress!
-            result.withUnsafeMutableBytes { destination in
+            try result.withUnsafeMutableBytes { destination in
                 let output = destination.baseAddress!
-                weights.withUnsafeBufferPointer { weights in
+                try weights.withUnsafeBufferPointer { weights in
                     func horizontal(_ y: Int) {
                         let row = base + y * sourceRowBytes
                         for x in 0..<width { source[x] = Self.load(row, x, isGray: isGray, weighAlpha: weighAlpha) }
@@ -92,6 +113,7 @@ public struct Sharpen: ImageProcessor, Hashable {
                         }
                     }
                     for y in 0..<height {
+                        if WorkCancellation.isCancelled { throw CodecError.cancelled }
                         while computed < min(height, y + radius + 1) {
                             horizontal(computed)
                             computed += 1
@@ -106,35 +128,41 @@ public struct Sharpen: ImageProcessor, Hashable {
                                 for x in 0..<width { blurredRow[x] += slot[x] * weight }
                             }
                         }
-                        let inRow = base + y * sourceRowBytes
-                        let outRow = output + y * rowBytes
-                        for x in 0..<width {
-                            let blurred = blurredRow[x]
-                            if isGray {
-                                let value = Float(inRow.load(fromByteOffset: x, as: UInt8.self))
-                                let sharpened = Self.sharpen(value, blurred: blurred[0], amount: amount, threshold: threshold)
-                                outRow.storeBytes(of: UInt8(sharpened), toByteOffset: x, as: UInt8.self)
-                                continue
-                            }
-                            let pixel = inRow.loadUnaligned(fromByteOffset: x * 4, as: UInt32.self)
-                            // Un-weigh the blurred colour; where the whole neighbourhood is
-                            // transparent there is nothing to sharpen against.
-                            let scale: Float = blurred[3] > 1e-6 ? 1 / blurred[3] : 0
-                            var packed = pixel & 0xFF00_0000 // alpha unchanged
-                            for c in 0..<3 {
-                                let value = Float((pixel >> UInt32(8 * c)) & 0xFF)
-                                let sharpened = scale == 0 ? UInt32(value)
-                                    : Self.sharpen(value, blurred: blurred[c] * scale, amount: amount, threshold: threshold)
-                                packed |= sharpened << UInt32(8 * c)
-                            }
-                            outRow.storeBytes(of: packed, toByteOffset: x * 4, as: UInt32.self)
-                        }
+                        Self.emit(blurredRow, source: base + y * sourceRowBytes, to: output + y * rowBytes, width: width,
+                                  isGray: isGray, amount: amount, threshold: threshold)
                     }
                 }
             }
         }
         if bitmap.isKnownOpaque { result.markOpaque() }
         return result
+    }
+
+    /// One output row from its source row and its blurred row.
+    @inline(__always)
+    static func emit(_ blurredRow: UnsafePointer<SIMD4<Float>>, source inRow: UnsafeRawPointer, to outRow: UnsafeMutableRawPointer,
+                     width: Int, isGray: Bool, amount: Float, threshold: Float) {
+        for x in 0..<width {
+            let blurred = blurredRow[x]
+            if isGray {
+                let value = Float(inRow.load(fromByteOffset: x, as: UInt8.self))
+                let sharpened = Self.sharpen(value, blurred: blurred[0], amount: amount, threshold: threshold)
+                outRow.storeBytes(of: UInt8(truncatingIfNeeded: sharpened), toByteOffset: x, as: UInt8.self)
+                continue
+            }
+            let pixel = inRow.loadUnaligned(fromByteOffset: x * 4, as: UInt32.self)
+            // Un-weigh the blurred colour; where the whole neighbourhood is
+            // transparent there is nothing to sharpen against.
+            let scale: Float = blurred[3] > 1e-6 ? 1 / blurred[3] : 0
+            var packed = pixel & 0xFF00_0000 // alpha unchanged
+            for c in 0..<3 {
+                let value = Float((pixel >> UInt32(8 * c)) & 0xFF)
+                let sharpened = scale == 0 ? UInt32(checked: value)
+                    : Self.sharpen(value, blurred: blurred[c] * scale, amount: amount, threshold: threshold)
+                packed |= sharpened << UInt32(8 * c)
+            }
+            outRow.storeBytes(of: packed, toByteOffset: x * 4, as: UInt32.self)
+        }
     }
 
     @inline(__always)
@@ -149,8 +177,8 @@ public struct Sharpen: ImageProcessor, Hashable {
     @inline(__always)
     static func sharpen(_ value: Float, blurred: Float, amount: Float, threshold: Float) -> UInt32 {
         let difference = value - blurred
-        guard abs(difference) >= threshold else { return UInt32(value) }
+        guard abs(difference) >= threshold else { return UInt32(checked: value) }
         let v = value + amount * difference + 0.5
-        return v <= 0 ? 0 : (v >= 255 ? 255 : UInt32(v))
+        return v <= 0 ? 0 : (v >= 255 ? 255 : UInt32(checked: v))
     }
 }

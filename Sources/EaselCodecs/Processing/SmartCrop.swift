@@ -1,3 +1,4 @@
+import EaselSupport
 import Foundation
 
 /// Chooses where a crop window goes so that it keeps the interesting part of an image.
@@ -250,7 +251,7 @@ public enum SmartCrop {
                 let left = max(0, x - 1), right = min(columns - 1, x + 1)
                 let laplacian = 4 * meanLuma[here + x] - meanLuma[here + left] - meanLuma[here + right]
                     - meanLuma[up + x] - meanLuma[down + x]
-                energy[here + x] = Int((edgeWeight * abs(laplacian) + local[here + x]).rounded())
+                energy[here + x] = Int(checked: (edgeWeight * abs(laplacian) + local[here + x]).rounded())
             }
         }
         return energy

@@ -1,3 +1,4 @@
+import EaselSupport
 import Foundation
 
 /// Composites a mark (a logo, a signature) onto the image with straight-alpha "over".
@@ -95,12 +96,12 @@ public struct Watermark: ImageProcessor {
     func scaledMark(imageWidth: Int, imageHeight: Int) throws -> Bitmap {
         let rgba = mark.converted(to: .rgba8)
         guard scale > 0 else { return rgba }
-        let width = max(1, Int((Double(imageWidth) * scale).rounded()))
+        let width = max(1, Int(checked: (Double(imageWidth) * scale).rounded()))
         let exactHeight = Double(rgba.height) * Double(width) / Double(rgba.width)
         guard exactHeight * Double(width) <= Double(max(1 << 22, 4 * imageWidth * imageHeight)) else {
             throw CodecError.invalidParameters("a \(rgba.width)x\(rgba.height) watermark scaled to \(width) pixels wide is too large")
         }
-        let height = max(1, Int(exactHeight.rounded()))
+        let height = max(1, Int(checked: exactHeight.rounded()))
         return try Resize(width: width, height: height, mode: .exact).process(rgba)
     }
 
@@ -180,7 +181,7 @@ public struct Watermark: ImageProcessor {
         @inline(__always) func channel(_ pixel: UInt32, _ c: UInt32) -> Float { Float((pixel >> (8 * c)) & 0xFF) }
         @inline(__always) func byte(_ v: Float) -> UInt32 {
             let v = v + 0.5
-            return v <= 0 ? 0 : (v >= 255 ? 255 : UInt32(v))
+            return v <= 0 ? 0 : (v >= 255 ? 255 : UInt32(checked: v))
         }
         let baseAlpha: Float = baseOpaque ? 1 : Float(base >> 24) * (1 / 255)
         let keep = baseAlpha * (1 - a) // the base's share

@@ -1,3 +1,4 @@
+import EaselSupport
 import Crypto
 import EaselCodecs
 import EaselPipeline
@@ -188,8 +189,8 @@ struct ImgproxyURL {
                 }
                 let dx = try double(2, "x offset") ?? 0, dy = try double(3, "y offset") ?? 0
                 guard dx.magnitude <= 1_048_576, dy.magnitude <= 1_048_576 else { throw HTTPError(.badRequest, message: "watermark offsets are at most 1048576") }
-                mark.offsetX = Int(dx)
-                mark.offsetY = Int(dy)
+                mark.offsetX = Int(checked: dx)
+                mark.offsetY = Int(checked: dy)
                 mark.scale = try double(4, "scale") ?? 0
                 options.watermark = mark
             case "strip_metadata", "sm":

@@ -1,3 +1,4 @@
+import EaselSupport
 import EaselCodecs
 import EaselPipeline
 import Hummingbird
@@ -96,7 +97,7 @@ struct ProcessingOptions: Sendable {
             throw HTTPError(.badRequest, message: "the result is at most \(limit) pixels a side and \(maxPixels) pixels in all")
         }
         // A side that was asked for stays at least 1 pixel, however small the dpr.
-        var w = width > 0 ? max(1, Int(scaledWidth)) : 0, h = height > 0 ? max(1, Int(scaledHeight)) : 0
+        var w = width > 0 ? max(1, Int(checked: scaledWidth)) : 0, h = height > 0 ? max(1, Int(checked: scaledHeight)) : 0
         var mode = self.mode
         if w == 0 || h == 0 {
             // One side follows the other (scaled to the given side, in every mode); none: the

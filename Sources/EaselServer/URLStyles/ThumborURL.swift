@@ -1,3 +1,4 @@
+import EaselSupport
 import Crypto
 import EaselCodecs
 import EaselPipeline
@@ -112,7 +113,7 @@ struct ThumborURL {
                 case "quality":
                     let quality = try number(0)
                     guard (1...100).contains(quality) else { throw HTTPError(.badRequest, message: "quality is 1–100") }
-                    options.quality = Int(quality)
+                    options.quality = Int(checked: quality)
                 case "format":
                     guard let type = args.first else { throw HTTPError(.badRequest, message: "format needs a name") }
                     options.format = try ImgproxyURL.outputFormat(Substring(type))

@@ -45,7 +45,7 @@ extension DiskCache {
     /// system cannot be asked.
     func automaticByteLimit(fraction: Double) -> Int {
         guard let space = try? files.space(at: paths.root) else { return 0 }
-        return max(1 << 20, Int(Double(space.available + byteCount) * min(1, fraction)))
+        return max(1 << 20, Int(checked: Double(space.available + byteCount) * min(1, fraction)))
     }
 
     /// Bounds the index's log by the room left on its file system.

@@ -129,7 +129,7 @@ extension DiskCache {
     }
 
     /// Bytes to trim down to once `limit` is exceeded.
-    func trimTarget(_ limit: Int) -> Int { Int(Double(limit) * trimRatio) }
+    func trimTarget(_ limit: Int) -> Int { Int(checked: Double(limit) * trimRatio) }
 
     /// Removes every entry at once: the data directory is renamed into `trash/` in the same
     /// transaction that empties the index, and the trash is deleted in the background. Emptying

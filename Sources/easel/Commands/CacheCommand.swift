@@ -1,3 +1,4 @@
+import EaselSupport
 import ArgumentParser
 import Easel
 import Foundation
@@ -133,7 +134,7 @@ enum ByteSize {
         guard let number = Double(digits), number >= 0, number * Double(multiplier) < Double(Int.max) else {
             throw ValidationError("not a size: \(text) (use e.g. 500M, 2G or a number of bytes)")
         }
-        return Int(number * Double(multiplier))
+        return Int(checked: number * Double(multiplier))
     }
 
     static func format(_ bytes: Int) -> String {

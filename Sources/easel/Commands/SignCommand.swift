@@ -1,3 +1,4 @@
+import EaselSupport
 import ArgumentParser
 import EaselServer
 import Foundation
@@ -41,7 +42,7 @@ struct SignCommand: ParsableCommand {
                 guard expiresIn == nil || expiresAt == nil else { throw ValidationError("give --expires-in or --expires-at, not both") }
                 var expires = expiresAt
                 if let expiresIn {
-                    let (sum, overflow) = Int64(Date().timeIntervalSince1970).addingReportingOverflow(expiresIn)
+                    let (sum, overflow) = Int64(checked: Date().timeIntervalSince1970).addingReportingOverflow(expiresIn)
                     guard !overflow, expiresIn > 0 else { throw ValidationError("--expires-in must be a positive number of seconds") }
                     expires = sum
                 }

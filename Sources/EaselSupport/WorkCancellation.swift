@@ -1,0 +1,81 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#elseif canImport(Musl)
+@preconcurrency import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Synchronization
+
+/// Cancellation for synchronous work — decoding, processing, encoding — that runs on a pool
+/// thread (`BlockingIOPool`), where `Task.isCancelled` cannot see the task waiting for it.
+///
+/// `BlockingIOPool.performCancellable` gives each job a `CancellationFlag`, raised when the
+/// awaiting task is cancelled (its deadline passed, or its last requester left), and makes it
+/// the current flag of the pool thread while the job runs. Long loops ask `isCancelled` every
+/// band of rows and stop early; called from a task (a test, the CLI) it answers for that task.
+///
+/// ```swift
+/// for y in 0..<height {
+///     if y & 15 == 0, WorkCancellation.isCancelled { throw CodecError.cancelled }
+///     …
+/// }
+/// ```
+package enum WorkCancellation {
+    /// Whether the work running on this thread has been cancelled.
+    /// - Complexity: O(1): one thread-local read and one atomic load.
+    package static var isCancelled: Bool {
+        if let raw = pthread_getspecific(key) {
+            return Unmanaged<CancellationFlag>.fromOpaque(raw).takeUnretainedValue().isRaised
+        }
+        return withUnsafeCurrentTask { $0?.isCancelled ?? false }
+    }
+
+    /// Runs `body` with `flag` as this thread's current flag (restoring the previous one).
+    package static func run<T, Failure: Error>(with flag: CancellationFlag, _ body: () throws(Failure) -> T) throws(Failure) -> T {
+        let previous = pthread_getspecific(key)
+        // Unretained: `flag` outlives the call (the caller holds it until `body` returns).
+        pthread_setspecific(key, Unmanaged.passUnretained(flag).toOpaque())
+        defer { pthread_setspecific(key, previous) }
+        return try withExtendedLifetime(flag) { () throws(Failure) -> T in try body() }
+    }
+
+    private static let key: pthread_key_t = {
+        var key = pthread_key_t()
+        let status = pthread_key_create(&key, nil)
+        precondition(status == 0, "pthread_key_create failed: \(status)")
+        return key
+    }()
+}
+
+/// Raised once, when the work it belongs to is no longer wanted.
+package final class CancellationFlag: Sendable {
+    private let raised = Atomic<Bool>(false)
+
+    package init() {}
+
+    package var isRaised: Bool { raised.load(ordering: .relaxed) }
+
+    package func raise() { raised.store(true, ordering: .relaxed) }
+}
+
+extension BlockingIOPool {
+    /// `perform` for CPU work that checks `WorkCancellation.isCancelled`: cancelling the
+    /// awaiting task raises the job's flag, so a running job stops at its next check and a
+    /// queued one starts already cancelled. The caller still gets the job's own result (its
+    /// cancellation error, or its value if it finished first).
+    package func performCancellable<T: Sendable, Failure: Error>(
+        _ body: @escaping @Sendable () throws(Failure) -> T
+    ) async throws(Failure) -> T {
+        let flag = CancellationFlag()
+        if Task.isCancelled { flag.raise() }
+        let result: Result<T, Failure> = await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                submit { continuation.resume(returning: Result { () throws(Failure) -> T in try WorkCancellation.run(with: flag, body) }) }
+            }
+        } onCancel: {
+            flag.raise()
+        }
+        return try result.get()
+    }
+}
