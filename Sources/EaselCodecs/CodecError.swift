@@ -38,7 +38,7 @@ public enum CodecError: Error, Sendable, Equatable, CustomStringConvertible {
         case .unsupportedFormat(let name): "unsupported image format: \(name)"
         case .unknownFormat: "not a known image format"
         case .corrupt(let format, let reason): "corrupt \(format) image: \(reason)"
-        case .noPixels(let width, let height): "image of \(width)×\(height) pixels has no pixels"
+        case .noPixels(let width, let height): "image has no pixels (its header says \(width)×\(height))"
         case .tooManyPixels(let width, let height, let limit):
             "image of \(width)×\(height) pixels exceeds the limit of \(limit) pixels"
         case .sideTooLong(let width, let height, let limit):

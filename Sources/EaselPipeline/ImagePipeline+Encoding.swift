@@ -242,7 +242,7 @@ extension ImagePipeline {
                 return .failure(error)
             }
         }.get()
-        let limits = configuration.decodingLimits
+        let limits = decodingLimits(for: request)
         let process: @Sendable (Bitmap) throws -> Bitmap
         switch request.processing {
         case .original: process = { $0 }

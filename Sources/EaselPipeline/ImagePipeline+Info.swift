@@ -31,7 +31,7 @@ extension ImagePipeline {
         let preview = try await image(for: previewRequest).image
         let original = try await sharedOriginal(url: url, sourceKey: sourceKey, policy: request.cachePolicy,
                                                 mark: purges.mark(sourceKey), waiter: nextID(), priority: request.priority)
-        let limits = configuration.decodingLimits
+        let limits = decodingLimits(for: request)
         let info = try await BlockingIOPool.decoding.perform { () throws(PipelineError) -> ImageInfo in
             do { return try ImageDecoder.info(of: original.data, limits: limits) } catch {
                 throw .decoding(error as? CodecError ?? .unknownFormat)

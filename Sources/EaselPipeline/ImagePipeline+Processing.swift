@@ -25,7 +25,7 @@ extension ImagePipeline {
         if request.cachePolicy != .reload, request.usesDiskVariants, let disk, format.map({ tables[$0.name] == nil }) ?? true,
            let record = try? await disk.data(forKey: StoreKey.variant(request.processingIdentifier, source: sourceKey)),
            let (data, freshUntil) = VariantRecord.decode(record) {
-            let limits = configuration.decodingLimits
+            let limits = decodingLimits(for: request)
             if let image = try? await decodes.run(priority: handle, { () async throws(PipelineError) -> Bitmap in
                 try await BlockingIOPool.decoding.perform { () throws(PipelineError) -> Bitmap in
                     do { return try ImageDecoder.decode(data, limits: limits) } catch { throw .decoding(error as? CodecError ?? .unknownFormat) }
@@ -68,7 +68,7 @@ extension ImagePipeline {
             // A named format: every format of its family from one decode. Ad-hoc processing: the
             // decode covers what its first resize needs.
             family = try FamilyDecode(original.data, targets: request.processing.isFormat ? targets : [],
-                                      limits: configuration.decodingLimits) { info in
+                                      limits: decodingLimits(for: request)) { info in
                 guard case .processors(let processors) = request.processing, let resize = processors.first as? Resize else { return nil }
                 return resize.minimumSourceSize(sourceWidth: info.uprightWidth, sourceHeight: info.uprightHeight)
             }

@@ -322,6 +322,7 @@ public final class ImagePipeline: Sendable {
         let group = format.map { "family:" + $0.family } ?? request.processingIdentifier
         let mark = purges.mark(sourceKey)
         let workKey = group + "|" + sourceKey + policy.workKeySuffix + (request.usesDiskVariants ? "" : "|encoded") + mark.suffix
+            + (request.sourceLimits.map { "|limits:\($0.maxPixels),\($0.maxSide),\($0.maxInputBytes),\($0.maxFrames),\($0.maxAnimationPixels)" } ?? "")
         let result = await processings.value(for: workKey, waiter: id, priority: request.priority) { handle in
             do throws(PipelineError) {
                 return .success(try await self.process(request, url: url, sourceKey: sourceKey, format: format, mark: mark, handle: handle))
@@ -346,6 +347,13 @@ public final class ImagePipeline: Sendable {
         let high = Checksum.compute(bytes, seed: 1), low = Checksum.compute(bytes, seed: 2)
         let id = withUnsafeBytes(of: (high, low)) { UUID(uuid: $0.load(as: uuid_t.self)) }
         return (id, id)
+    }
+}
+
+extension ImagePipeline {
+    /// The limits `request`'s source is decoded within: the pipeline's, tightened by the request's.
+    func decodingLimits(for request: ImageRequest) -> DecodingLimits {
+        request.sourceLimits.map { configuration.decodingLimits.tightened(by: $0) } ?? configuration.decodingLimits
     }
 }
 

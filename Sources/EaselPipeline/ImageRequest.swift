@@ -72,6 +72,10 @@ public struct ImageRequest: Sendable {
     /// The whole request — waiting, fetching, decoding, processing and encoding — fails with
     /// `.timedOut` once this has passed (nil: no limit beyond the fetcher's own).
     public var deadline: Duration?
+    /// Limits of this request's own, tighter than the pipeline's (each limit the smaller of the
+    /// two): checked from the source's header before anything is decoded, e.g. a side limit for
+    /// watermark images. Nil: the pipeline's limits.
+    public var sourceLimits: DecodingLimits?
     /// False for the bitmaps of `encodedImage(for:)`: their bytes are stored as served, so a
     /// bitmap variant on disk (another encoding) is neither read nor written for them.
     var usesDiskVariants = true

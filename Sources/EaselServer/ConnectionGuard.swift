@@ -1,5 +1,6 @@
 import EaselSupport
 import EaselStorage
+import Foundation
 import Hummingbird
 import HummingbirdCore
 import Logging
@@ -114,10 +115,19 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         if case .head(let head) = unwrapInboundIn(data) {
             activity.began()
             // HTTP/1.1 keeps the connection unless told otherwise: skip the header scan then.
-            let close = head.version.minor == 0 || head.headers.contains(name: "connection") ? !head.isKeepAlive : false
+            var close = head.version.minor == 0 || head.headers.contains(name: "connection") ? !head.isKeepAlive : false
+            // A transfer coding other than chunked is answered 501 (`MetricsMiddleware`), and its
+            // body cannot be framed: the connection closes after the answer.
+            let codings = head.headers[canonicalForm: "transfer-encoding"]
+            if !codings.isEmpty, !(codings.count == 1 && Self.isChunkedOnly(codings[0])) { close = true }
             closeAfter.append(close)
         }
         context.fireChannelRead(data)
+    }
+
+    /// Whether a `Transfer-Encoding` value names exactly the chunked coding.
+    static func isChunkedOnly(_ value: some StringProtocol) -> Bool {
+        value.trimmingCharacters(in: .whitespaces).lowercased() == "chunked"
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {

@@ -126,10 +126,18 @@ extension ImageServer {
         let (cached, epoch) = marks.withLock { ($0.entries[key], $0.epoch) }
         if let cached { return (cached, key) }
         request.deadline = .milliseconds(Int64(checked: configuration.requestTimeout * 1000))
+        // Refused from its header when too large: never decoded first.
+        request.sourceLimits = DecodingLimits(maxSide: Self.largestMark)
         // A fetch and decode: under the same admission as any other work.
         guard admission.enter() else { throw HTTPError(.tooManyRequests, headers: [.retryAfter: "1"], message: "too many requests; try again shortly") }
         defer { admission.leave() }
-        let bitmap = try await pipeline.image(for: request).image
+        let loaded: Result<ImageResponse, PipelineError>
+        do throws(PipelineError) { loaded = .success(try await pipeline.image(for: request)) } catch { loaded = .failure(error) }
+        if case .failure(.decoding(.sideTooLong)) = loaded {
+            throw HTTPError(.badRequest, message: "a watermark image is at most \(Self.largestMark) pixels a side")
+        }
+        let bitmap = try loaded.get().image
+        // (A bitmap the memory tier already held was never checked against the side limit.)
         guard bitmap.width <= Self.largestMark, bitmap.height <= Self.largestMark else {
             throw HTTPError(.badRequest, message: "a watermark image is at most \(Self.largestMark) pixels a side")
         }

@@ -24,8 +24,12 @@ public struct URLSigner: Sendable {
         return Self.base64URL(Data(HMAC<SHA256>.authenticationCode(for: salt + Data(path.utf8), using: key)))
     }
 
+    /// Whether `signature` signs `path` with one of the keys. Exactly one spelling is accepted:
+    /// the 43 characters `signature(path:)` writes (base64url, no padding, unused bits zero), so
+    /// one signed image has one URL — never one with `=`, `+` or `/`, or other trailing bits.
     public func verify(path: String, signature: String?) -> Bool {
-        guard let signature, let given = Self.decodeBase64URL(signature), given.count == 32 else { return false }
+        guard let signature, signature.utf8.count == 43, let given = Self.decodeBase64URL(signature), given.count == 32,
+              Self.base64URL(given) == signature else { return false }
         var valid = false
         for key in keys {
             let expected = Data(HMAC<SHA256>.authenticationCode(for: salt + Data(path.utf8), using: key))

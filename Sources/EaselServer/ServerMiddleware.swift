@@ -58,6 +58,12 @@ struct MetricsMiddleware<Context: RequestContext>: RouterMiddleware {
         let route = Self.route(request)
         let response: Response
         do {
+            // The only transfer coding a request may use is chunked (RFC 9112 §6.1: a coding the
+            // server does not understand is a 501); `ConnectionGuard` closes such a connection
+            // after the answer, as its body cannot be framed.
+            if let coding = request.headers[.transferEncoding], !ConnectionGuard.isChunkedOnly(coding) {
+                throw HTTPError(.notImplemented, message: "transfer coding not supported: only chunked is")
+            }
             response = try await next(request, context)
         } catch is ClientGone {
             response = ImageServer.text(.init(code: ClientGone.status, reasonPhrase: "Client Closed Request"), "the client left")

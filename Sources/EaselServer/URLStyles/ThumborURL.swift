@@ -45,6 +45,10 @@ struct ThumborURL {
             segments.removeFirst()
             return first
         }
+        // thumbor's grammar reads a leading `meta/` as its JSON metadata endpoint (not served).
+        if next({ $0 == "meta" }) != nil {
+            throw HTTPError(.badRequest, message: "meta (thumbor's metadata as JSON) is not supported")
+        }
         if let trim = next({ $0 == "trim" || $0.hasPrefix("trim:") }) {
             let parts = trim.split(separator: ":")
             var tolerance = 0
@@ -282,10 +286,11 @@ struct ThumborURL {
         return Data(code).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
     }
 
-    /// Whether `signature` is thumbor's for `path` (padding optional; compared in constant time).
+    /// Whether `signature` is thumbor's for `path`, spelt as thumbor writes and checks it: the
+    /// 28 characters of padded urlsafe base64, compared whole (thumbor's signer compares the
+    /// strings, so it too refuses the unpadded form); in constant time.
     static func verify(signature: Substring, path: Substring, key: String) -> Bool {
         let expected = Self.signature(path: path, key: key)
-        let given = signature.hasSuffix("=") ? String(signature) : String(signature) + String(repeating: "=", count: (4 - signature.count % 4) % 4)
-        return URLSigner.constantTimeEqual(Array(expected.utf8), Array(given.utf8))
+        return URLSigner.constantTimeEqual(Array(expected.utf8), Array(signature.utf8))
     }
 }

@@ -16,7 +16,9 @@ struct InfoCommand: ParsableCommand {
         for path in files {
             do {
                 let data = try readInput(path, limit: DecodingLimits.default.maxInputBytes)
-                let info = try ImageDecoder.info(of: data)
+                // Facts of any size (a header that says 0×0 is still refused): only decoding
+                // (`--hash`) is held to the pixel limit.
+                let info = try ImageDecoder.info(of: data, limits: DecodingLimits(maxPixels: .max, maxFrames: .max))
                 var hashes: [String: String] = [:]
                 if hash {
                     let side = 100
