@@ -1,0 +1,132 @@
+import EaselCodecs
+@testable import EaselPipeline
+import EaselSupport
+import EaselTestSupport
+import Foundation
+import Testing
+
+/// A processing step that works row by row (as every long processor does) until the work is
+/// cancelled or it is released, and reports which it was and when. Bounded: it gives up after
+/// 30 s either way.
+final class RowByRowStep: ImageProcessor, Sendable {
+    struct Outcome: Sendable {
+        var cancelled: Bool
+        var at: ContinuousClock.Instant
+    }
+    let started = Gate()
+    let stopped = Gate()
+    private let state = Locked<(released: Bool, outcome: Outcome?)>((false, nil))
+
+    var identifier: String { "row-by-row(\(ObjectIdentifier(self).hashValue))" }
+    var outcome: Outcome? { state.withLock { $0.outcome } }
+    func release() { state.withLock { $0.released = true } }
+
+    func process(_ bitmap: Bitmap) throws -> Bitmap {
+        started.open()
+        defer { stopped.open() }
+        let end = ContinuousClock.now + .seconds(30)
+        var checksum = 0
+        while ContinuousClock.now < end {
+            if WorkCancellation.isCancelled {
+                state.withLock { $0.outcome = Outcome(cancelled: true, at: .now) }
+                throw CodecError.cancelled
+            }
+            if state.withLock({ $0.released }) { break }
+            // A row's worth of work.
+            for value in 0..<10_000 { checksum &+= value &* 31 }
+        }
+        state.withLock { $0.outcome = Outcome(cancelled: false, at: .now) }
+        return checksum == 42 ? bitmap : bitmap
+    }
+}
+
+/// Waits for `gate` at most `limit` (a failed wait is a test failure, never a hang).
+func waitFor(_ gate: Gate, within limit: Duration = .seconds(20)) async throws {
+    try await withTimeLimit(limit, timedOut: CancellationError(), cancelled: CancellationError()) { try await gate.wait() }
+}
+
+@Suite(.timeLimit(.minutes(2))) struct CancellationTests {
+    static func request(_ url: URL, step: RowByRowStep) -> ImageRequest {
+        ImageRequest(url: url, processing: .processors([Resize(width: 64, height: 64), step]))
+    }
+
+    @Test func processingStopsWithinASecondOfTheDeadline() async throws {
+        let origin = Origin()
+        origin.serve("/cat.jpg", .file(catJPEG))
+        try await origin.run { base in
+            try await withPipeline { pipeline, _ in
+                let step = RowByRowStep()
+                var request = Self.request(base.appendingPathComponent("cat.jpg"), step: step)
+                request.deadline = .milliseconds(500)
+                await expectFailure({ if case .timedOut = $0 { true } else { false } }) { _ = try await pipeline.image(for: request) }
+                let answered = ContinuousClock.now
+                try await waitFor(step.stopped)
+                let outcome = try #require(step.outcome)
+                #expect(outcome.cancelled, "the step saw the cancellation (it was not released)")
+                #expect(outcome.at - answered < .seconds(1), "stopped \(outcome.at - answered) after the deadline's answer")
+            }
+        }
+    }
+
+    @Test func processingStopsWhenItsLastRequesterLeaves() async throws {
+        let origin = Origin()
+        origin.serve("/cat.jpg", .file(catJPEG))
+        try await origin.run { base in
+            try await withPipeline { pipeline, _ in
+                let step = RowByRowStep()
+                let request = Self.request(base.appendingPathComponent("cat.jpg"), step: step)
+                let task = Task { try await pipeline.image(for: request) }
+                try await waitFor(step.started)
+                task.cancel()
+                let left = ContinuousClock.now
+                await expectFailure({ $0 == .cancelled }) { _ = try await task.value }
+                try await waitFor(step.stopped)
+                let outcome = try #require(step.outcome)
+                #expect(outcome.cancelled)
+                #expect(outcome.at - left < .seconds(1), "stopped \(outcome.at - left) after the requester left")
+            }
+        }
+    }
+
+    @Test func sharedProcessingGoesOnWhileAnotherRequesterWaits() async throws {
+        let origin = Origin()
+        origin.serve("/cat.jpg", .file(catJPEG))
+        try await origin.run { base in
+            try await withPipeline { pipeline, _ in
+                let step = RowByRowStep()
+                let request = Self.request(base.appendingPathComponent("cat.jpg"), step: step)
+                let leaving = Task { try await pipeline.image(for: request) }
+                try await waitFor(step.started)
+                let staying = Task { try await pipeline.image(for: request) }
+                // The second requester has joined once the work has two waiters.
+                for _ in 0..<2_000 where pipeline.processings.waiterCount < 2 { await Task.yield() }
+                #expect(pipeline.processings.waiterCount == 2)
+                leaving.cancel()
+                await expectFailure({ $0 == .cancelled }) { _ = try await leaving.value }
+                step.release()
+                let response = try await staying.value
+                #expect(response.image.width == 64)
+                #expect(step.outcome?.cancelled == false)
+            }
+        }
+    }
+
+    @Test func everyLongProcessorStopsOnARaisedFlag() throws {
+        let image = Bitmap(width: 256, height: 256, pixelFormat: .rgba8)
+        let flag = CancellationFlag()
+        flag.raise()
+        let processors: [any ImageProcessor] = [GaussianBlur(sigma: 2), GaussianBlur(sigma: 249), Sharpen(sigma: 1), Sharpen(sigma: 50)]
+        for processor in processors {
+            #expect(throws: CodecError.cancelled, "\(processor.identifier)") {
+                try WorkCancellation.run(with: flag) { try processor.process(image) }
+            }
+        }
+        // A chain stops before its next step.
+        #expect(throws: CodecError.cancelled) {
+            try WorkCancellation.run(with: flag) { try ([Resize(width: 10, height: 10)] as [any ImageProcessor]).process(image) }
+        }
+        // Unraised, the same work completes.
+        let unraised = CancellationFlag()
+        #expect(try WorkCancellation.run(with: unraised) { try GaussianBlur(sigma: 249).process(image) }.width == 256)
+    }
+}
