@@ -9,10 +9,41 @@ import Foundation
 let fuzzLimits = DecodingLimits(maxPixels: 4_000_000, maxInputBytes: 1 << 20, maxProgressiveScans: 50, maxProfileBytes: 1 << 20,
                                 maxFrames: 16, maxAnimationPixels: 8_000_000)
 
+/// `EASEL_FUZZ_TARGET=geometry`: headers only, each planned into every named format's geometry
+/// (the path a 0×0 HEIC once crashed the server through), with no pixel limit so that extreme
+/// sides reach the planner.
+let geometryOnly = ProcessInfo.processInfo.environment["EASEL_FUZZ_TARGET"] == "geometry"
+
+/// The server's default formats and the other resize modes, as the pipeline plans them.
+let plannedResizes: [Resize] = [
+    Resize(width: 256, height: 256, mode: .fit), Resize(width: 512, height: 512, mode: .fit),
+    Resize(width: 256, height: 256, mode: .fill), Resize(width: 300, height: 100, mode: .fillDown),
+    Resize(width: 100, height: 300, mode: .auto), Resize(width: 64, height: 9, mode: .exact),
+    Resize(width: 1, height: 1, mode: .fill, upscale: true), Resize(width: 8192, height: 8192, mode: .fit, upscale: true),
+]
+
+func planGeometry(_ data: Data) {
+    let unlimited = DecodingLimits(maxPixels: .max, maxInputBytes: 1 << 20, maxFrames: .max, maxAnimationPixels: .max)
+    guard let info = try? ImageDecoder.info(of: data, limits: unlimited) else { return }
+    if info.width < 1 || info.height < 1 { fatalError("info accepted a side of 0: \(info.width)×\(info.height)") }
+    for resize in plannedResizes {
+        let minimum = resize.minimumSourceSize(sourceWidth: info.uprightWidth, sourceHeight: info.uprightHeight)
+        let scaled = resize.scaledSize(sourceWidth: info.uprightWidth, sourceHeight: info.uprightHeight)
+        if minimum.width < 1 || minimum.height < 1 || scaled.width < 1 || scaled.height < 1 {
+            fatalError("\(resize.identifier) of \(info.uprightWidth)×\(info.uprightHeight) planned a side of 0")
+        }
+        _ = resize.effectiveMode(sourceWidth: info.uprightWidth, sourceHeight: info.uprightHeight)
+    }
+}
+
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzOneInput(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {
     guard let start, count > 0 else { return 0 }
     let data = Data(bytes: start, count: count)
+    if geometryOnly {
+        planGeometry(data)
+        return 0
+    }
     _ = try? ImageFileType.sniff(data)
     // The ICC parser on raw bytes (Little CMS through the shim), and as embedded below.
     _ = ICCProfile(data: data)

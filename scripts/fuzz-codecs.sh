@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Fuzzes EaselCodecs' read path (sniff, info with the ICC profile readers, decode with colour
-# conversion, animation frames, resize) and the ICC parser with libFuzzer under
+# conversion, animation frames, resize), then the geometry planner (headers into every named
+# format's sizes) and the ICC parser with libFuzzer under
 # AddressSanitizer, for a set number of iterations. Formats: JPEG, PNG, WebP (still and
 # animated), GIF (still and animated), AVIF, HEIC; profiles: JPEG APP2, PNG iCCP, WebP ICCP.
 # Differential checks: progressive JPEGs' DC-only decode against the full one, and the PNG fast
@@ -46,3 +47,10 @@ EASEL_FUZZ_SEEDS="$WORK/seeds" "$WORK/codec-fuzzer" -runs=0 "$WORK/seeds" >/dev/
 command -v heif-enc >/dev/null && [ -f "$WORK/seeds/seed.png" ] && heif-enc -q 50 -o "$WORK/seeds/seed.heic" "$WORK/seeds/seed.png" >/dev/null 2>&1 || true
 echo "fuzzing for $RUNS runs (corpus: $WORK/corpus, seeds: $WORK/seeds)"
 "$WORK/codec-fuzzer" -runs="$RUNS" -max_len=65536 -rss_limit_mb=2048 -timeout=10 "$@" "$WORK/corpus" "$WORK/seeds"
+# The geometry target: headers (any size, no pixel limit) planned into every named format's
+# geometry, the path a 0×0 HEIC once crashed the server through. Seeds: the same files, whose
+# header sides the fuzzer mutates towards 0 and 2^32-1.
+mkdir -p "$WORK/corpus-geometry"
+echo "fuzzing the geometry planner for $RUNS runs (corpus: $WORK/corpus-geometry)"
+EASEL_FUZZ_TARGET=geometry "$WORK/codec-fuzzer" -runs="$RUNS" -max_len=4096 -rss_limit_mb=2048 -timeout=10 "$@" \
+  "$WORK/corpus-geometry" "$WORK/seeds"

@@ -103,8 +103,55 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     private let activity = ConnectionActivity()
     /// Per request in arrival order (requests may be pipelined): close after its answer.
     private var closeAfter: [Bool] = []
+    /// The server is shutting down: every answer from now on closes its connection.
+    private var quiescing = false
+    /// Our side is closed (FIN sent) and what the client still sends is read and dropped, so the
+    /// final close never finds unread bytes (which would make the kernel send a reset).
+    private var draining = false
 
     init(registry: ConnectionRegistry) { self.registry = registry }
+
+    /// How long an idle connection stays open once shutdown begins, for a request the client
+    /// already sent (it is answered, with `Connection: close`).
+    static let quiesceGrace: TimeAmount = .milliseconds(250)
+    /// How long a closing connection waits for the client's end before closing anyway.
+    static let drainLimit: TimeAmount = .seconds(1)
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if event is ChannelShouldQuiesceEvent {
+            // Graceful shutdown (the listener is already closed). Hummingbird closes an idle
+            // connection at once, which resets it when a request is on its way: instead, a
+            // request that arrives within the grace is answered and closes the connection, and an
+            // idle one ends with a FIN (see `draining`), never a reset. A busy one is closed by
+            // the framework after its answer, as before.
+            quiescing = true
+            if activity.isBusy {
+                context.fireUserInboundEventTriggered(event)
+                return
+            }
+            let loop = context.eventLoop.assumeIsolated()
+            loop.scheduleTask(in: Self.quiesceGrace) {
+                guard !self.activity.isBusy, !self.draining, context.channel.isActive else { return }
+                self.drain(context)
+            }
+            return
+        }
+        if draining, let event = event as? ChannelEvent, event == .inputClosed {
+            context.close(promise: nil)
+            return
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    /// Closes our side, drops what the client still sends, and closes when it closes its side
+    /// (or after `drainLimit`).
+    private func drain(_ context: ChannelHandlerContext) {
+        draining = true
+        context.close(mode: .output, promise: nil)
+        context.eventLoop.assumeIsolated().scheduleTask(in: Self.drainLimit) {
+            if context.channel.isActive { context.close(promise: nil) }
+        }
+    }
 
     func handlerAdded(context: ChannelHandlerContext) {
         let id = registry.register(context.channel, activity: activity)
@@ -112,6 +159,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if draining { return }
         if case .head(let head) = unwrapInboundIn(data) {
             activity.began()
             // HTTP/1.1 keeps the connection unless told otherwise: skip the header scan then.
@@ -120,6 +168,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
             // body cannot be framed: the connection closes after the answer.
             let codings = head.headers[canonicalForm: "transfer-encoding"]
             if !codings.isEmpty, !(codings.count == 1 && Self.isChunkedOnly(codings[0])) { close = true }
+            if quiescing { close = true }
             closeAfter.append(close)
         }
         context.fireChannelRead(data)
@@ -140,7 +189,8 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
             activity.ended()
             if !closeAfter.isEmpty, closeAfter.removeFirst() {
                 context.writeAndFlush(data, promise: promise)
-                context.close(promise: nil)
+                // During shutdown, the FIN-and-drain close (a pipelined request never finds a reset).
+                if quiescing { drain(context) } else { context.close(promise: nil) }
             } else {
                 context.write(data, promise: promise)
             }

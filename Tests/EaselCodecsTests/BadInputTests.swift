@@ -59,11 +59,16 @@ struct BadInputTests {
         // 100000 × 100000 declared in IHDR; the data that follows is tiny.
         var png = TestPNG.make(width: 1, height: 1, bitDepth: 8, colorType: 6) { _, _ in [0, 0, 0, 0] }
         png.replaceSubrange(16..<24, with: TestPNG.be32(100_000) + TestPNG.be32(100_000))
-        let info = try ImageDecoder.info(of: png)
-        #expect(info.width == 100_000 && info.height == 100_000)
+        // Refused where the header is read (info), so no caller computes anything from it.
+        #expect(throws: CodecError.tooManyPixels(width: 100_000, height: 100_000, limit: 50_000_000)) {
+            try ImageDecoder.info(of: png)
+        }
         #expect(throws: CodecError.tooManyPixels(width: 100_000, height: 100_000, limit: 50_000_000)) {
             try ImageDecoder.decode(png)
         }
+        // With no pixel limit, info describes it (as `easel info` does).
+        let info = try ImageDecoder.info(of: png, limits: DecodingLimits(maxPixels: .max))
+        #expect(info.width == 100_000 && info.height == 100_000)
     }
 
     @Test func aHugeDeclaredJPEGIsRefusedBeforeAllocating() throws {

@@ -14,10 +14,11 @@ public enum ImageDecoder {
     /// Format, size and flags from the header alone — the one place every image's size is
     /// checked, for every format and every caller, before anything is computed from it: each
     /// side at least 1, at most `limits.maxSide`, the pixels within `limits.maxPixels`, the
-    /// frames within `limits.maxFrames`. Decoders then allocate only this size and refuse a
+    /// frames counted up to one past `limits.maxFrames` (`AnimationReader` refuses more before
+    /// decoding a frame). Decoders then allocate only this size and refuse a
     /// codestream whose real size differs from it.
     /// - Throws: `CodecError` (unknown, unsupported or corrupt input; input over the byte limit;
-    ///   `noPixels`, `sideTooLong`, `tooManyPixels`, `tooManyFrames`).
+    ///   `noPixels`, `sideTooLong`, `tooManyPixels`).
     public static func info(of data: Data, limits: DecodingLimits = .default) throws -> ImageInfo {
         guard data.count <= limits.maxInputBytes else {
             throw CodecError.inputTooLarge(bytes: data.count, limit: limits.maxInputBytes)
@@ -32,7 +33,8 @@ public enum ImageDecoder {
         case .heic: info = try HEIFCodec.info(data, limits: limits)
         }
         try limits.check(width: info.width, height: info.height)
-        guard info.frameCount <= limits.maxFrames else { throw CodecError.tooManyFrames(limit: limits.maxFrames) }
+        // (Frames are not refused here: an animation over `maxFrames` is still read as its first
+        // frame, and `AnimationReader` refuses it before decoding any frame.)
         return info
     }
 
