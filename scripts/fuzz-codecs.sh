@@ -18,10 +18,10 @@ WORK=".build-fuzz"
 rm -rf "$WORK/modules" "$WORK"/*.o "$WORK"/*.a
 mkdir -p "$WORK/modules" "$WORK/corpus" "$WORK/seeds"
 SAN="-fsanitize=address,fuzzer-no-link"
-SHIMS="CJPEG CPNG CGIF CWebP CLCMS CAVIF CHEIF CResample"
+SHIMS="CJPEG CPNG CGIF CWebP CLCMS CAVIF CHEIF CResample CXXHash"
 for shim in $SHIMS; do
   mkdir -p "$WORK/modules/$shim"
-  header=$(ls "Sources/$shim/include/"*.h)
+  header=$(ls "Sources/$shim/include/"*.h | head -1)
   cp "$header" "$WORK/modules/$shim/"
   printf 'module %s {\n    header "%s"\n    export *\n}\n' "$shim" "$(basename "$header")" > "$WORK/modules/$shim/module.modulemap"
   for source in Sources/$shim/*.c; do
@@ -33,7 +33,7 @@ done
 swiftc -sanitize=address -parse-as-library -O -g -module-name Logging -package-name swift_log -emit-library -static \
   -emit-module -emit-module-path "$WORK/modules/Logging.swiftmodule" \
   $(find .build/checkouts/swift-log/Sources/Logging -name '*.swift') -o "$WORK/libLogging.a"
-swiftc -sanitize=address -parse-as-library -O -g -module-name EaselSupport -package-name easel -emit-library -static \
+swiftc -sanitize=address -parse-as-library -O -g -module-name EaselSupport -package-name easel -emit-library -static -I "$WORK/modules/CXXHash" \
   -emit-module -emit-module-path "$WORK/modules/EaselSupport.swiftmodule" \
   $(find Sources/EaselSupport -name '*.swift') -o "$WORK/libEaselSupport.a"
 swiftc -sanitize=fuzzer,address -parse-as-library -O -g -module-name EaselCodecsFuzz -package-name easel \

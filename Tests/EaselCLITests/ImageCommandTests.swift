@@ -24,6 +24,48 @@ struct ImageCommandTests {
         return directory
     }
 
+    /// A header that says 0 pixels "has no pixels" (not "exceeds the limit"); a header past the
+    /// decoding limit is still described; a GIF's frames are counted without overflow.
+    @Test func infoSaysAZeroPixelHeaderHasNoPixels() async throws {
+        let directory = try makeInputs()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // A HEIC (Debian's heif-enc) whose every `ispe` says 0×0: libheif reports that size, so
+        // only Easel's check stands between it and the geometry (libspng, libjpeg and giflib
+        // refuse such PNG, JPEG and GIF headers themselves, as corrupt).
+        let source = directory.appendingPathComponent("in.png"), heic = directory.appendingPathComponent("empty.heic")
+        try ImageEncoder.encode(Bitmap(width: 16, height: 12, pixelFormat: .rgba8), as: .png()).write(to: source)
+        let encoder = Process()
+        encoder.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        encoder.arguments = ["heif-enc", "-o", heic.path, source.path]
+        encoder.standardOutput = FileHandle.nullDevice
+        encoder.standardError = FileHandle.nullDevice
+        try encoder.run()
+        encoder.waitUntilExit()
+        try #require(encoder.terminationStatus == 0, "heif-enc failed")
+        var bytes = [UInt8](try Data(contentsOf: heic))
+        for index in 0..<(bytes.count - 16) where bytes[index..<index + 4] == [0x69, 0x73, 0x70, 0x65] {  // "ispe"
+            for offset in 8..<16 { bytes[index + offset] = 0 }
+        }
+        try Data(bytes).write(to: heic)
+        var huge = try ImageEncoder.encode(Bitmap(width: 4, height: 3, pixelFormat: .rgba8), as: .jpeg())
+        let sof = try #require((0..<(huge.count - 1)).first { huge[$0] == 0xFF && huge[$0 + 1] == 0xC0 })
+        huge[sof + 5] = 0xFF; huge[sof + 6] = 0xDC; huge[sof + 7] = 0xFF; huge[sof + 8] = 0xDC  // 65500×65500
+        try huge.write(to: directory.appendingPathComponent("huge.jpg"))
+        // A 1×1 GIF89a.
+        try Data([0x47, 0x49, 0x46, 0x38, 0x39, 0x61, 1, 0, 1, 0, 0x80, 0, 0, 0, 0, 0, 0xFF, 0xFF, 0xFF,
+                  0x2C, 0, 0, 0, 0, 1, 0, 1, 0, 0, 2, 2, 0x44, 0x01, 0, 0x3B]).write(to: directory.appendingPathComponent("dot.gif"))
+        let result = try await runEasel(["info", heic.path,
+                                         directory.appendingPathComponent("huge.jpg").path, directory.appendingPathComponent("dot.gif").path])
+        #expect(result.status == 1)
+        #expect(result.error.contains("empty.heic: image has no pixels"), "\(result.error)")
+        #expect(!result.error.contains("exceeds the limit"))
+        #expect(result.output.contains("huge.jpg: JPEG 65500×65500"), "\(result.output)")
+        #expect(result.output.contains("dot.gif: GIF 1×1"), "\(result.output)")
+        // Thumbnailing the empty one says the same, and nothing is written.
+        let thumbnail = try await runEasel(["thumbnail", heic.path])
+        #expect(thumbnail.status == 1 && thumbnail.output.contains("has no pixels"), "\(thumbnail.output)")
+    }
+
     @Test func infoDescribesEachFileAndNamesFailures() async throws {
         let directory = try makeInputs()
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -93,6 +93,19 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
 
+    // Blur and sharpen at the largest sigmas URLs may ask for, on the largest ad-hoc output
+    // (2048×2048): O(pixels) whatever the sigma (three box passes past sigma 4), where an exact
+    // kernel cost O(pixels × sigma) and kept a core busy for tens of seconds.
+    let square = try! Resize(width: 2048, height: 2048, mode: .exact, upscale: true).process(opaquePhoto)
+    for sigma in [2.0, 249] {
+        Benchmark("Blur sigma \(Int(sigma)) 2048x2048", configuration: configuration) { benchmark in
+            for _ in benchmark.scaledIterations { blackHole(try GaussianBlur(sigma: sigma).process(square)) }
+        }
+    }
+    Benchmark("Sharpen sigma 100 2048x2048", configuration: configuration) { benchmark in
+        for _ in benchmark.scaledIterations { blackHole(try Sharpen(sigma: 100).process(square)) }
+    }
+
     // A whole 256×256 fill thumbnail, centred and smart: the smart crop's share of a thumbnail.
     for gravity in [Gravity.center, .smart(.attention)] {
         Benchmark("Thumbnail JPEG 1920x1080 to 256x256 fill g=\(gravity.identifier)", configuration: configuration) { (benchmark: Benchmark, jpeg: Data) in

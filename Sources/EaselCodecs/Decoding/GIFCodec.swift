@@ -9,7 +9,7 @@ package enum GIFCodec {
         var width: Int32 = 0, height: Int32 = 0
         try call(data) { easel_gif_read_header($0, $1, &width, &height, $2) }
         let frames = data.withUnsafeBytes { raw in
-            easel_gif_count_frames(raw.baseAddress!.assumingMemoryBound(to: UInt8.self), raw.count, Int32(clamping: limits.maxFrames + 1), nil)
+            easel_gif_count_frames(raw.baseAddress!.assumingMemoryBound(to: UInt8.self), raw.count, Int32(clamping: limits.maxFrames == .max ? .max : limits.maxFrames + 1), nil)
         }
         return ImageInfo(fileType: .gif, width: Int(width), height: Int(height), hasAlpha: true, isGrayscale: false,
                          isProgressive: false, isAnimated: frames > 1, frameCount: max(1, Int(frames)))
