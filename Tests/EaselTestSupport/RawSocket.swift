@@ -40,6 +40,46 @@ public final class RawSocket: Sendable {
     /// Closes both directions, as a client that leaves.
     public func shutdownBoth() { shutdown(fd, Int32(SHUT_RDWR)) }
 
+    /// How a read ended.
+    public enum End: Sendable, Equatable {
+        /// The marker arrived (the connection may stay open).
+        case marker
+        /// The server closed its side cleanly (FIN).
+        case closed
+        /// The connection was reset (RST): what a client sees as "connection reset by peer".
+        case reset
+        /// The deadline passed.
+        case timedOut
+    }
+
+    /// Reads until `marker` has arrived, the server closes or resets the connection, or
+    /// `deadline` passes (nil marker: until closed).
+    public func read(until marker: String?, within deadline: Duration) -> (text: String, end: End) {
+        let end = ContinuousClock.now + deadline
+        var received = [UInt8]()
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while ContinuousClock.now < end {
+            if let marker, String(decoding: received, as: UTF8.self).contains(marker) { return (String(decoding: received, as: UTF8.self), .marker) }
+            let left = end - ContinuousClock.now
+            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&poller, 1, Int32(max(1, left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000)))
+            if ready <= 0 { continue }
+            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if count < 0 { return (String(decoding: received, as: UTF8.self), errno == ECONNRESET ? .reset : .closed) }
+            if count == 0 { return (String(decoding: received, as: UTF8.self), .closed) }
+            received += buffer[..<count]
+        }
+        if let marker, String(decoding: received, as: UTF8.self).contains(marker) { return (String(decoding: received, as: UTF8.self), .marker) }
+        return (String(decoding: received, as: UTF8.self), .timedOut)
+    }
+
+    /// Sends without failing on a connection the server has closed (returns whether all went).
+    @discardableResult
+    public func trySend(_ text: String) -> Bool {
+        let bytes = Array(text.utf8)
+        return bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } == bytes.count
+    }
+
     /// Reads until the server closes the connection or `deadline` passes; returns what arrived
     /// and whether the server closed.
     public func readUntilClosed(within deadline: Duration) -> (text: String, closed: Bool) {
