@@ -51,6 +51,15 @@ public func fuzzOneInput(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {
     _ = info.uprightWidth
     guard let bitmap = try? ImageDecoder.decode(data, covering: (32, 32), limits: fuzzLimits) else { return 0 }
     _ = try? Resize(width: 16, height: 16, mode: .fill).process(bitmap)
+    // Resizes that do not enlarge, on a bitmap decoded shrunk to what they need (its extent may
+    // be a fraction of a pixel): never a side of 0.
+    for resize in [Resize(width: 64, height: 64, mode: .fit), Resize(width: 64, height: 64, mode: .exact, upscale: false),
+                   Resize(width: 64, height: 9, mode: .fillDown)] {
+        let needed = resize.minimumSourceSize(sourceWidth: info.uprightWidth, sourceHeight: info.uprightHeight)
+        guard let shrunk = try? ImageDecoder.decode(data, covering: needed, limits: fuzzLimits),
+              let resized = try? resize.process(shrunk) else { continue }
+        if resized.width < 1 || resized.height < 1 { fatalError("\(resize.identifier) made \(resized.width)×\(resized.height)") }
+    }
     // The DC-only path of progressive JPEGs at 1/8: stripping never crashes, and whenever the
     // stripped and the full decode both succeed they agree to the byte (differential check).
     if info.fileType == .jpeg, info.isProgressive {

@@ -50,10 +50,13 @@ extension ImagePipeline {
         let targets: [ImageFormat] = format.map { format in configuration.formats.filter { $0.family == format.family } } ?? []
         let processed = try await decodes.run(priority: handle) { () async throws(PipelineError) -> Processed in
             try await BlockingIOPool.decoding.performCancellable { () throws(PipelineError) -> Processed in
-                let processed = try self.decodeAndProcess(original, request: request, targets: targets, name: name,
-                                                          entityID: entityID, sourceID: sourceID, sourceKey: sourceKey, stores: stores)
-                self.undoIfPurged(mark, sourceKey: sourceKey, entityID: entityID)
-                return processed
+                // Also when processing fails or is cancelled after the original was stored: a
+                // purge that began meanwhile takes it back.
+                defer { self.undoIfPurged(mark, sourceKey: sourceKey, entityID: entityID) }
+                // Work nobody waits for any more (queued behind others) is not started.
+                if WorkCancellation.isCancelled { throw .cancelled }
+                return try self.decodeAndProcess(original, request: request, targets: targets, name: name,
+                                                 entityID: entityID, sourceID: sourceID, sourceKey: sourceKey, stores: stores)
             }
         }
         return processed

@@ -322,7 +322,7 @@ public final class ImagePipeline: Sendable {
         let group = format.map { "family:" + $0.family } ?? request.processingIdentifier
         let mark = purges.mark(sourceKey)
         let workKey = group + "|" + sourceKey + policy.workKeySuffix + (request.usesDiskVariants ? "" : "|encoded") + mark.suffix
-            + (request.sourceLimits.map { "|limits:\($0.maxPixels),\($0.maxSide),\($0.maxInputBytes),\($0.maxFrames),\($0.maxAnimationPixels)" } ?? "")
+            + (request.sourceLimits.map { "|limits:\($0)" } ?? "")  // every field of the limits
         let result = await processings.value(for: workKey, waiter: id, priority: request.priority) { handle in
             do throws(PipelineError) {
                 return .success(try await self.process(request, url: url, sourceKey: sourceKey, format: format, mark: mark, handle: handle))

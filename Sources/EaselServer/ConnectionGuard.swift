@@ -89,7 +89,8 @@ final class ConnectionActivity: Sendable {
 /// conversion to HTTP types (where the request's version is still known): registers the
 /// connection, tracks its requests, unregisters it when it closes, and answers HTTP/1.0
 /// requests that did not ask for keep-alive (and any request saying `Connection: close`) with
-/// `Connection: close`, closing the connection after the answer.
+/// `Connection: close`, closing the connection after the answer. At shutdown it ends each
+/// connection after its last answer in progress, with a FIN and a drain (never a reset).
 ///
 /// Not `Sendable`: it lives on its channel's event loop like every channel handler; what other
 /// threads see of it is its `ConnectionActivity` (atomic) and the registry (locked).
@@ -101,9 +102,19 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
 
     private let registry: ConnectionRegistry
     private let activity = ConnectionActivity()
-    /// Per request in arrival order (requests may be pipelined): close after its answer.
-    private var closeAfter: [Bool] = []
-    /// The server is shutting down: every answer from now on closes its connection.
+
+    /// What follows a request's answer.
+    private enum After {
+        case keepOpen
+        /// Close (HTTP/1.0, `Connection: close`).
+        case close
+        /// Close with a FIN, then read out what the client still sends (see `drain`): after a
+        /// request whose body cannot be framed, and during shutdown.
+        case drain
+    }
+    /// Per request in arrival order (requests may be pipelined).
+    private var after: [After] = []
+    /// The server is shutting down: the last answer in progress closes the connection.
     private var quiescing = false
     /// Our side is closed (FIN sent) and what the client still sends is read and dropped, so the
     /// final close never finds unread bytes (which would make the kernel send a reset).
@@ -114,25 +125,30 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     /// How long an idle connection stays open once shutdown begins, for a request the client
     /// already sent (it is answered, with `Connection: close`).
     static let quiesceGrace: TimeAmount = .milliseconds(250)
-    /// How long a closing connection waits for the client's end before closing anyway.
+    /// How long a draining connection waits for the client's end, once our FIN is out.
     static let drainLimit: TimeAmount = .seconds(1)
+    /// The most a draining connection stays open in all (a client that does not read its answer).
+    static let drainCap: TimeAmount = .seconds(30)
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        let id = registry.register(context.channel, activity: activity)
+        context.channel.closeFuture.whenComplete { [registry] _ in registry.unregister(id) }
+    }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if event is ChannelShouldQuiesceEvent {
-            // Graceful shutdown (the listener is already closed). Hummingbird closes an idle
-            // connection at once, which resets it when a request is on its way: instead, a
-            // request that arrives within the grace is answered and closes the connection, and an
-            // idle one ends with a FIN (see `draining`), never a reset. A busy one is closed by
-            // the framework after its answer, as before.
+            // Graceful shutdown (the listener is already closed). Hummingbird would close an idle
+            // connection at once, and a busy one right after its answer — a reset whenever a
+            // request is on its way. Instead (the event stops here): an idle connection waits
+            // `quiesceGrace` for a request already sent, and every connection ends after its last
+            // answer in progress (sent with `Connection: close`) with a FIN and a drain.
+            guard !quiescing else { return }
             quiescing = true
-            if activity.isBusy {
-                context.fireUserInboundEventTriggered(event)
-                return
-            }
-            let loop = context.eventLoop.assumeIsolated()
-            loop.scheduleTask(in: Self.quiesceGrace) {
-                guard !self.activity.isBusy, !self.draining, context.channel.isActive else { return }
-                self.drain(context)
+            if !activity.isBusy {
+                context.eventLoop.assumeIsolated().scheduleTask(in: Self.quiesceGrace) {
+                    guard !self.activity.isBusy, !self.draining, context.channel.isActive else { return }
+                    self.drain(context)
+                }
             }
             return
         }
@@ -143,33 +159,35 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         context.fireUserInboundEventTriggered(event)
     }
 
-    /// Closes our side, drops what the client still sends, and closes when it closes its side
-    /// (or after `drainLimit`).
+    /// Closes our side once everything written has gone, drops what the client still sends, and
+    /// closes when the client closes its side (or `drainLimit` after our FIN; `drainCap` in all).
     private func drain(_ context: ChannelHandlerContext) {
+        guard !draining else { return }
         draining = true
-        context.close(mode: .output, promise: nil)
-        context.eventLoop.assumeIsolated().scheduleTask(in: Self.drainLimit) {
-            if context.channel.isActive { context.close(promise: nil) }
+        let loop = context.eventLoop.assumeIsolated()
+        let outputClosed = context.eventLoop.makePromise(of: Void.self)
+        context.close(mode: .output, promise: outputClosed)
+        outputClosed.futureResult.assumeIsolated().whenComplete { _ in
+            loop.scheduleTask(in: Self.drainLimit) { if context.channel.isActive { context.close(promise: nil) } }
         }
-    }
-
-    func handlerAdded(context: ChannelHandlerContext) {
-        let id = registry.register(context.channel, activity: activity)
-        context.channel.closeFuture.whenComplete { [registry] _ in registry.unregister(id) }
+        loop.scheduleTask(in: Self.drainCap) { if context.channel.isActive { context.close(promise: nil) } }
+        context.read()  // keep reading: the framework asks for no more once it has stopped
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if draining { return }
+        if draining {
+            context.read()
+            return
+        }
         if case .head(let head) = unwrapInboundIn(data) {
             activity.began()
             // HTTP/1.1 keeps the connection unless told otherwise: skip the header scan then.
-            var close = head.version.minor == 0 || head.headers.contains(name: "connection") ? !head.isKeepAlive : false
+            let close = head.version.minor == 0 || head.headers.contains(name: "connection") ? !head.isKeepAlive : false
             // A transfer coding other than chunked is answered 501 (`MetricsMiddleware`), and its
-            // body cannot be framed: the connection closes after the answer.
+            // body cannot be framed: the connection closes after the answer, reading out the rest.
             let codings = head.headers[canonicalForm: "transfer-encoding"]
-            if !codings.isEmpty, !(codings.count == 1 && Self.isChunkedOnly(codings[0])) { close = true }
-            if quiescing { close = true }
-            closeAfter.append(close)
+            let unframed = head.headers.contains(name: "transfer-encoding") && !(codings.count == 1 && Self.isChunkedOnly(codings[0]))
+            after.append(unframed || quiescing ? .drain : close ? .close : .keepOpen)
         }
         context.fireChannelRead(data)
     }
@@ -181,18 +199,23 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         switch unwrapOutboundIn(data) {
-        case .head where closeAfter.first == true:
-            guard case .head(var head) = unwrapOutboundIn(data) else { return }
+        case .head(var head) where after.first.map({ $0 != .keepOpen }) == true || (quiescing && after.count <= 1):
             head.headers.replaceOrAdd(name: "connection", value: "close")
             context.write(wrapOutboundOut(.head(head)), promise: promise)
         case .end:
             activity.ended()
-            if !closeAfter.isEmpty, closeAfter.removeFirst() {
-                context.writeAndFlush(data, promise: promise)
-                // During shutdown, the FIN-and-drain close (a pipelined request never finds a reset).
-                if quiescing { drain(context) } else { context.close(promise: nil) }
-            } else {
+            let next = after.isEmpty ? .keepOpen : after.removeFirst()
+            // While shutting down, the last answer in progress ends the connection.
+            let ending = next == .keepOpen && quiescing && after.isEmpty ? .drain : next
+            switch ending {
+            case .keepOpen:
                 context.write(data, promise: promise)
+            case .close:
+                context.writeAndFlush(data, promise: promise)
+                context.close(promise: nil)
+            case .drain:
+                context.writeAndFlush(data, promise: promise)
+                drain(context)
             }
         default:
             context.write(data, promise: promise)

@@ -181,7 +181,7 @@ public final class ImageTableCache: Sendable {
                          processingFamily: Bool = false) async throws(ImageTableError) {
         let format = try requireFormat(formatName)
         let targets = processingFamily ? formats(inFamily: format.family) : [format]
-        let results = try await pool.perform { () throws(ImageTableError) in try self.produce(targets, from: source, for: entity) }
+        let results = try await pool.performCancellable { () throws(ImageTableError) in try self.produce(targets, from: source, for: entity) }
         if case .failure(let error) = results[formatName] { throw error }
     }
 
@@ -290,7 +290,7 @@ public final class ImageTableCache: Sendable {
                 let all = sourceProvider?.shouldProcessAllFormats(inFamily: format.family, for: entity) ?? true
                 let names = wanted()
                 let targets = formats(inFamily: format.family).filter { all || names.contains($0.name) }
-                results = try await pool.perform { () throws(ImageTableError) in try self.produce(targets, from: source, for: entity) }
+                results = try await pool.performCancellable { () throws(ImageTableError) in try self.produce(targets, from: source, for: entity) }
             }
         } catch {
             // Also `.cancelled`: if the provider gave up while requests still wait, they learn it.

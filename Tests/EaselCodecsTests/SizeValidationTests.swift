@@ -26,8 +26,17 @@ import Testing
     }
 
     @Test func aPNGHeaderOfZeroPixelsIsRefusedByInfoAndDecode() throws {
+        // (libspng refuses a side of 0 itself, as corrupt; HEIC's `ispe` is what reaches Easel's
+        // own check: see the crash canary and the CLI test.)
         var png = try ImageEncoder.encode(Bitmap(width: 4, height: 3, pixelFormat: .rgba8), as: .png())
-        for index in 16..<20 { png[index] = 0 }  // width 0 (the CRC no longer matches either)
+        for index in 16..<20 { png[index] = 0 }  // width 0, with its CRC recomputed
+        var crc: UInt32 = 0xFFFF_FFFF
+        for byte in png[12..<29] {
+            crc ^= UInt32(byte)
+            for _ in 0..<8 { crc = crc & 1 != 0 ? (crc >> 1) ^ 0xEDB8_8320 : crc >> 1 }
+        }
+        crc = ~crc
+        for i in 0..<4 { png[29 + i] = UInt8(truncatingIfNeeded: crc >> (24 - 8 * i)) }
         #expect(throws: CodecError.self) { try ImageDecoder.info(of: png) }
         #expect(throws: CodecError.self) { try ImageDecoder.decode(png) }
     }

@@ -109,7 +109,8 @@ func waitFor(_ gate: Gate, within limit: Duration = .seconds(20)) async throws {
                 try await waitFor(step.started)
                 let staying = Task { try await pipeline.image(for: request) }
                 // The second requester has joined once the work has two waiters.
-                for _ in 0..<2_000 where pipeline.processings.waiterCount < 2 { await Task.yield() }
+                let joinedBy = ContinuousClock.now + .seconds(10)
+                while pipeline.processings.waiterCount < 2, ContinuousClock.now < joinedBy { await Task.yield() }
                 #expect(pipeline.processings.waiterCount == 2)
                 leaving.cancel()
                 await expectFailure({ $0 == .cancelled }) { _ = try await leaving.value }

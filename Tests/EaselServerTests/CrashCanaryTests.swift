@@ -85,6 +85,11 @@ enum DegenerateImages {
                               valid: true))
         }
         cases.append(Case(name: "png-1x1.png", data: try ImageEncoder.encode(gradient(width: 1, height: 1), as: .png()), valid: true))
+        // JPEGs decoded shrunk (1/8) to an extent under a pixel: 1×1, and thin strips.
+        for (w, h) in [(1, 1), (3, 1), (1, 7), (9, 2)] {
+            cases.append(Case(name: "jpeg-\(w)x\(h).jpg", data: try ImageEncoder.encode(gradient(width: w, height: h), as: .jpeg(quality: 80)),
+                              valid: true))
+        }
         return cases
     }
 
@@ -164,6 +169,8 @@ struct CrashCanaryTests {
         ("square", { "/images/square/\($0)" }),
         ("ad-hoc", { "/images/w=100,h=100,fit=fill,blur=3/\($0)" }),
         ("imgproxy", { "/imgproxy/insecure/rs:fit:120:80/plain/local:///\($0)" }),
+        ("imgproxy-force", { "/imgproxy/insecure/rs:force:64:64/plain/local:///\($0)" }),
+        ("fit-no-enlarge", { "/images/w=64,h=64,fit=fit/\($0)" }),
         ("thumbor", { "/thumbor/unsafe/90x60/smart/\($0)" }),
         ("info", { "/info/\($0)" }),
     ]
@@ -181,7 +188,13 @@ struct CrashCanaryTests {
         for item in corpus {
             for route in Self.routes {
                 let path = route.path(item.name)
-                let (status, body, type) = try await server.get(path)
+                let answer: (status: Int, body: Data, contentType: String?)
+                do { answer = try await server.get(path) } catch {
+                    // A connection that breaks: the server died (or broke it, as bad).
+                    Issue.record("the server died or broke the connection on \(path): \(error)")
+                    return
+                }
+                let (status, body, type) = answer
                 guard server.process.isRunning else {
                     Issue.record("the server died on \(path)")
                     return

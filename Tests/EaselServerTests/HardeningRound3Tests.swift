@@ -91,8 +91,12 @@ import Testing
                 // connection stays open.
                 let socket = try RawSocket(port: port)
                 try socket.send("GET /health HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n")
-                let answer = socket.readUntilClosed(within: .milliseconds(500))
-                #expect(answer.text.hasPrefix("HTTP/1.1 200") && !answer.closed, "\(answer.text)")
+                let answer = socket.read(until: "\r\n\r\nok\n", within: .seconds(10))
+                #expect(answer.text.hasPrefix("HTTP/1.1 200") && answer.end == .marker, "\(answer.text)")
+                // Still open: a second request on it is answered.
+                try socket.send("GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+                let second = socket.read(until: "\r\n\r\nok\n", within: .seconds(10))
+                #expect(second.end == .marker, "\(second.text)")
             }
         }
     }

@@ -43,4 +43,60 @@ struct ShutdownTests {
         }
         #expect(status == 0, "the server exits cleanly after SIGTERM (status \(status))")
     }
+
+    /// New connections arriving all through a SIGTERM: each is answered, or refused before it is
+    /// established — none is reset (the listener's accept queue is drained before it closes).
+    @Test func newConnectionsRacingSIGTERMAreAnsweredOrRefusedNeverReset() async throws {
+        let origin = try TemporaryDirectory(), cache = try TemporaryDirectory()
+        try catJPEG.write(to: origin.child("cat.jpg"))
+        let server = try await BlockingIOPool.shared.run {
+            try ChildServer(arguments: ["--origin", origin.path, "--cache-dir", cache.path])
+        }
+        struct Counts { var answered = 0, refused = 0, reset = 0, other: [String] = [] }
+        let counts = Locked(Counts())
+        let port = server.port, pid = server.process.processIdentifier
+        try await BlockingIOPool.shared.run {
+            let group = DispatchGroup()
+            for _ in 0..<16 {
+                group.enter()
+                Thread {
+                    defer { group.leave() }
+                    // Bounded: until the server refuses (it has stopped listening), 10 s, or 5,000 tries.
+                    let end = ContinuousClock.now + .seconds(10)
+                    for _ in 0..<5_000 where ContinuousClock.now < end {
+                        let socket: RawSocket
+                        do { socket = try RawSocket(port: port) } catch let error as POSIXError where error.code == .ECONNREFUSED {
+                            counts.withLock { $0.refused += 1 }
+                            return
+                        } catch {
+                            counts.withLock { $0.other.append("connect: \(error)") }
+                            return
+                        }
+                        socket.trySend("GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                        let answer = socket.read(until: nil, within: .seconds(10))
+                        let answered = counts.withLock { counts -> Int in
+                            switch answer.end {
+                            case .closed where answer.text.hasSuffix("ok\n"): counts.answered += 1
+                            case .reset: counts.reset += 1
+                            default: counts.other.append("\(answer.end): \(answer.text.prefix(60))")
+                            }
+                            return counts.answered
+                        }
+                        // SIGTERM once traffic is flowing (by count, not by time).
+                        if answered == 200 { kill(pid, SIGTERM) }
+                    }
+                }.start()
+            }
+            group.wait()
+        }
+        let result = counts.withLock { $0 }
+        #expect(result.reset == 0, "\(result.reset) connections reset")
+        #expect(result.answered >= 200 && result.refused > 0, "answered \(result.answered), refused \(result.refused)")
+        #expect(result.other.isEmpty, "\(result.other.prefix(5))")
+        let status = try await BlockingIOPool.shared.run { () -> Int32 in
+            server.process.waitUntilExit()
+            return server.process.terminationStatus
+        }
+        #expect(status == 0)
+    }
 }

@@ -75,6 +75,7 @@ public enum AnimationReader {
             let rowBytes = canvas.rowBytes
             var count = 0, loops: Int32 = -1
             while true {
+                if WorkCancellation.isCancelled { throw CodecError.cancelled }
                 var delay: Int32 = 0
                 let result = canvas.withUnsafeMutableBytes { pixels in
                     easel_gif_reader_next(reader, pixels.baseAddress!.assumingMemoryBound(to: UInt8.self), rowBytes,
@@ -124,13 +125,16 @@ public enum AnimationReader {
             let rowBytes = canvas.rowBytes
             var previous: Int32 = 0
             while true {
+                if WorkCancellation.isCancelled { throw CodecError.cancelled }
                 var timestamp: Int32 = 0
                 let result = canvas.withUnsafeMutableBytes { pixels in
                     easel_webp_anim_decoder_next(decoder, pixels.baseAddress!.assumingMemoryBound(to: UInt8.self), rowBytes, &timestamp)
                 }
                 if result == 2 { break }
                 guard result == 1 else { throw CodecError.corrupt(format: .webp, reason: "undecodable animation frame") }
-                try body(AnimationFrame(image: canvas, duration: Int(timestamp - previous), loopCount: Int(loops)))
+                // Wrapping: libwebp sums durations (each < 2²⁴ ms) in a C int, which an animation
+                // longer than 24 days overflows; the difference modulo 2³² is still the duration.
+                try body(AnimationFrame(image: canvas, duration: Int(timestamp &- previous), loopCount: Int(loops)))
                 previous = timestamp
             }
             return Int(loops)
@@ -169,9 +173,12 @@ public final class AnimatedWebPEncoder {
         guard let size, frame.image.width == size.width, frame.image.height == size.height else {
             throw CodecError.invalidParameters("animation frames differ in size")
         }
+        guard let timestamp = Int32(exactly: time) else {
+            throw CodecError.encodingFailed(format: .webp, reason: "an animation longer than \(Int32.max) ms")
+        }
         let rgba = frame.image.converted(to: .rgba8)
         let ok = rgba.withUnsafeBytes { pixels in
-            easel_webp_anim_encoder_add(encoder, pixels.baseAddress!.assumingMemoryBound(to: UInt8.self), rgba.rowBytes, Int32(time),
+            easel_webp_anim_encoder_add(encoder, pixels.baseAddress!.assumingMemoryBound(to: UInt8.self), rgba.rowBytes, timestamp,
                                         Int32(quality), lossless ? 1 : 0, &message)
         }
         guard ok != 0 else { throw CodecError.encodingFailed(format: .webp, reason: cMessage(message)) }
@@ -185,7 +192,10 @@ public final class AnimatedWebPEncoder {
         var message = [CChar](repeating: 0, count: Int(EASEL_WEBP_MESSAGE_SIZE))
         var output: UnsafeMutablePointer<UInt8>?
         var size = 0
-        guard easel_webp_anim_encoder_finish(encoder, Int32(time), &output, &size, &message) != 0, let output else {
+        guard let end = Int32(exactly: time) else {
+            throw CodecError.encodingFailed(format: .webp, reason: "an animation longer than \(Int32.max) ms")
+        }
+        guard easel_webp_anim_encoder_finish(encoder, end, &output, &size, &message) != 0, let output else {
             throw CodecError.encodingFailed(format: .webp, reason: cMessage(message))
         }
         defer { WebPFree(output) }

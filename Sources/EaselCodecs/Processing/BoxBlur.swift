@@ -7,6 +7,8 @@ import EaselSupport
 ///
 /// Works in place on a plane of premultiplied `SIMD4<Float>` pixels, edges clamped, and checks
 /// for cancellation every row (horizontal passes) and every strip of columns (vertical ones).
+///
+/// - Complexity: O(pixels + lines × radius): each line's first window is summed once.
 enum BoxBlur {
     /// Sigmas above this use box passes; at or below it, an exact Gaussian kernel.
     static let exactSigmaLimit = 4.0
@@ -30,7 +32,10 @@ enum BoxBlur {
     static func blur(_ plane: UnsafeMutablePointer<SIMD4<Float>>, width: Int, height: Int, sigma: Double) throws(CodecError) {
         let radii = boxWidths(sigma: sigma).map { ($0 - 1) / 2 }
         // Horizontal: each row through the three boxes, through one scratch row.
-        let scratch = UnsafeMutablePointer<SIMD4<Float>>.allocate(capacity: max(width, height * Self.strip * 2))
+        // Vertical strips are at most `strip` columns (fewer for a narrow image: a 1-pixel-wide
+        // one needs no more than its own height twice).
+        let strip = min(Self.strip, width)
+        let scratch = UnsafeMutablePointer<SIMD4<Float>>.allocate(capacity: max(width, height * strip * 2))
         defer { scratch.deallocate() }
         for y in 0..<height {
             if WorkCancellation.isCancelled { throw .cancelled }
@@ -41,7 +46,6 @@ enum BoxBlur {
             }
         }
         // Vertical: strips of columns copied out (cache-friendly), each column through the boxes.
-        let strip = Self.strip
         var a = scratch, b = scratch + height * strip
         var x0 = 0
         while x0 < width {

@@ -18,6 +18,10 @@ public struct GaussianBlur: ImageProcessor, Hashable {
     public func process(_ bitmap: Bitmap) throws -> Bitmap {
         let width = bitmap.width, height = bitmap.height
         let channels = bitmap.pixelFormat == .rgba8 && bitmap.isKnownOpaque ? 3 : bitmap.pixelFormat.bytesPerPixel
+        var result = Bitmap(width: width, height: height, pixelFormat: bitmap.pixelFormat)
+        let rowBytes = result.rowBytes
+        // One plane of premultiplied pixels: blurred in place by box passes, or the exact
+        // kernel's horizontal pass (whose vertical pass writes the result directly).
         var plane = [SIMD4<Float>](repeating: .zero, count: width * height)
         if sigma > BoxBlur.exactSigmaLimit {
             try plane.withUnsafeMutableBufferPointer { plane in
@@ -29,12 +33,17 @@ public struct GaussianBlur: ImageProcessor, Hashable {
                 }
                 try BoxBlur.blur(plane.baseAddress!, width: width, height: height, sigma: sigma)
             }
+            result.withUnsafeMutableBytes { destination in
+                for y in 0..<height {
+                    let row = destination.baseAddress! + y * rowBytes
+                    for x in 0..<width { Resampler.store(plane[y * width + x], to: row, index: x, channels: channels) }
+                }
+            }
         } else {
             let radius = max(1, Int(checked: (3 * sigma).rounded(.up)))
             var weights = (-radius...radius).map { Float(exp(-Double($0 * $0) / (2 * sigma * sigma))) }
             let total = weights.reduce(0, +)
             weights = weights.map { $0 / total }
-            var horizontal = [SIMD4<Float>](repeating: .zero, count: width * height)
             try bitmap.withUnsafeBytes { source in
                 for y in 0..<height {
                     if WorkCancellation.isCancelled { throw CodecError.cancelled }
@@ -45,28 +54,23 @@ public struct GaussianBlur: ImageProcessor, Hashable {
                             let sx = min(width - 1, max(0, x + k - radius))
                             sum += Resampler.load(row, index: sx, channels: channels) * weight
                         }
-                        horizontal[y * width + x] = sum
+                        plane[y * width + x] = sum
                     }
                 }
             }
-            for y in 0..<height {
-                if WorkCancellation.isCancelled { throw CodecError.cancelled }
-                for x in 0..<width {
-                    var sum = SIMD4<Float>.zero
-                    for (k, weight) in weights.enumerated() {
-                        let sy = min(height - 1, max(0, y + k - radius))
-                        sum += horizontal[sy * width + x] * weight
+            try result.withUnsafeMutableBytes { destination in
+                for y in 0..<height {
+                    if WorkCancellation.isCancelled { throw CodecError.cancelled }
+                    let row = destination.baseAddress! + y * rowBytes
+                    for x in 0..<width {
+                        var sum = SIMD4<Float>.zero
+                        for (k, weight) in weights.enumerated() {
+                            let sy = min(height - 1, max(0, y + k - radius))
+                            sum += plane[sy * width + x] * weight
+                        }
+                        Resampler.store(sum, to: row, index: x, channels: channels)
                     }
-                    plane[y * width + x] = sum
                 }
-            }
-        }
-        var result = Bitmap(width: width, height: height, pixelFormat: bitmap.pixelFormat)
-        let rowBytes = result.rowBytes
-        result.withUnsafeMutableBytes { destination in
-            for y in 0..<height {
-                let row = destination.baseAddress! + y * rowBytes
-                for x in 0..<width { Resampler.store(plane[y * width + x], to: row, index: x, channels: channels) }
             }
         }
         if bitmap.isKnownOpaque { result.markOpaque() }

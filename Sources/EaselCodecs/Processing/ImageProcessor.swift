@@ -159,7 +159,8 @@ public struct Resize: ImageProcessor, Hashable {
     /// the full image would get.
     func scaledSize(sourceWidth: Int, sourceHeight: Int, extent: Resampler.Extent) -> (width: Int, height: Int) {
         let sourceWidth = extent.width, sourceHeight = extent.height
-        let whole = (width: Int(checked: sourceWidth.rounded()), height: Int(checked: sourceHeight.rounded()))
+        // At least 1 a side: a shrink-on-load decode of a 1-pixel side has an extent of 1/8.
+        let whole = (width: max(1, Int(checked: sourceWidth.rounded())), height: max(1, Int(checked: sourceHeight.rounded())))
         switch effectiveMode(sourceWidth: whole.width, sourceHeight: whole.height) {
         case .exact:
             // Without enlarging, each side at most the source's (imgproxy's force).

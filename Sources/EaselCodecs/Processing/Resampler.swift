@@ -163,6 +163,8 @@ enum Resampler {
     /// `extent`: how much of the bitmap is image (see `Extent`); nil for all of it.
     static func resize(_ bitmap: Bitmap, width: Int, height: Int, extent: Extent? = nil,
                        arithmetic: ResampleArithmetic = .standard) -> Bitmap {
+        // Never a side of 0 (and never a division by it below), whatever a caller computed.
+        let width = max(1, width), height = max(1, height)
         if width == bitmap.width, height == bitmap.height { return bitmap }
         let factorX = bitmap.width / width >= 4 ? bitmap.width / width / 2 : 1
         let factorY = bitmap.height / height >= 4 ? bitmap.height / height / 2 : 1

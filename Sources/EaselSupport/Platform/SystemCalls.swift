@@ -235,3 +235,53 @@ private func cClose(_ descriptor: Int32) -> Int32 { close(descriptor) }
 private func cWrite(_ descriptor: Int32, _ pointer: UnsafeRawPointer, _ count: Int) -> Int { write(descriptor, pointer, count) }
 private func cRename(_ source: String, _ destination: String) -> Int32 { rename(source, destination) }
 private func cUnlink(_ path: String) -> Int32 { unlink(path) }
+
+/// What `easel serve` sets and reads on its listening socket at shutdown (Linux), so that no
+/// connection the kernel has already completed is reset when the listener closes: first new
+/// connections are refused at the door (pure SYNs dropped; handshakes already under way finish),
+/// then the accept queue is drained by the server's own accepting, then the listener closes.
+package enum ListenerSocket {
+    package static let socketLevel = Int(SOL_SOCKET)
+    package static let tcpLevel = Int(IPPROTO_TCP)
+    /// `SO_ATTACH_FILTER` (asm-generic, the value on every Linux architecture Swift runs on).
+    package static let attachFilter: Int32 = 26
+    package static let tcpInfo = Int32(TCP_INFO)
+
+    /// `struct sock_fprog`: the number of instructions and their address.
+    package struct FilterProgram: Sendable {
+        let length: UInt16
+        let instructions: UInt
+    }
+
+    /// A classic BPF program run on each packet for the listener, from its TCP header: a pure
+    /// SYN (SYN without ACK) is dropped — the client retries, then finds the port closed —
+    /// every other packet passes, so handshakes already under way complete.
+    package static let dropNewConnections: FilterProgram = {
+        // struct sock_filter { u16 code; u8 jt; u8 jf; u32 k; }
+        let program: [(UInt16, UInt8, UInt8, UInt32)] = [
+            (0x30, 0, 0, 13),          // ldb [13]: the TCP flags
+            (0x54, 0, 0, 0x12),        // and #(SYN | ACK)
+            (0x15, 0, 1, 0x02),        // jeq #SYN: the next instruction, else skip it
+            (0x06, 0, 0, 0),           // ret #0: drop
+            (0x06, 0, 0, 0xFFFF_FFFF), // ret #-1: keep the whole packet
+        ]
+        // Allocated once for the life of the process (the kernel copies it at each use).
+        let memory = UnsafeMutableRawPointer.allocate(byteCount: program.count * 8, alignment: 8)
+        for (index, instruction) in program.enumerated() {
+            memory.storeBytes(of: instruction.0, toByteOffset: index * 8, as: UInt16.self)
+            memory.storeBytes(of: instruction.1, toByteOffset: index * 8 + 2, as: UInt8.self)
+            memory.storeBytes(of: instruction.2, toByteOffset: index * 8 + 3, as: UInt8.self)
+            memory.storeBytes(of: instruction.3, toByteOffset: index * 8 + 4, as: UInt32.self)
+        }
+        return FilterProgram(length: UInt16(program.count), instructions: UInt(bitPattern: memory))
+    }()
+
+    /// The start of `struct tcp_info`: for a listening socket, `tcpi_unacked` (the seventh
+    /// 32-bit word: 8 bytes of small fields, then rto, ato, snd_mss, rcv_mss, unacked) is the
+    /// length of its accept queue.
+    package struct InfoPrefix: Sendable {
+        var words: (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32) = (0, 0, 0, 0, 0, 0, 0, 0)
+        package var acceptQueueLength: Int { Int(words.6) }
+        package init() {}
+    }
+}
