@@ -53,13 +53,24 @@ extension ImagePipeline {
                 // Also when processing fails or is cancelled after the original was stored: a
                 // purge that began meanwhile takes it back.
                 defer { self.undoIfPurged(mark, sourceKey: sourceKey, entityID: entityID) }
-                // Work nobody waits for any more (queued behind others) is not started.
-                if WorkCancellation.isCancelled { throw .cancelled }
+                // Work nobody waits for any more (queued behind others) is not started; the
+                // original it fetched is kept all the same (the next request needs no fetch).
+                if WorkCancellation.isCancelled {
+                    self.storePendingOriginal(original, sourceKey: sourceKey)
+                    throw .cancelled
+                }
                 return try self.decodeAndProcess(original, request: request, targets: targets, name: name,
                                                  entityID: entityID, sourceID: sourceID, sourceKey: sourceKey, stores: stores)
             }
         }
         return processed
+    }
+
+    /// Blocking: stores a fetched original once (the first of the requests sharing it to get here).
+    private func storePendingOriginal(_ original: Original, sourceKey: String) {
+        if let flag = original.pendingStore, flag.claim(), let disk {
+            try? disk.set(OriginalRecord.encode(original.data, original.metadata), forKey: StoreKey.original(sourceKey))
+        }
     }
 
     /// Blocking: runs on the I/O pool under the decode limit.
@@ -89,9 +100,7 @@ extension ImagePipeline {
         }
         metrics.decodes.increment()
         metrics.stage(.decode, since: decodeStart)
-        if let flag = original.pendingStore, flag.claim(), let disk {
-            try? disk.set(OriginalRecord.encode(original.data, original.metadata), forKey: StoreKey.original(sourceKey))
-        }
+        storePendingOriginal(original, sourceKey: sourceKey)
         let processStart = ContinuousClock.now
         var images: [String: Bitmap] = [:]
         switch request.processing {

@@ -112,13 +112,21 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         /// request whose body cannot be framed, and during shutdown.
         case drain
     }
-    /// Per request in arrival order (requests may be pipelined).
+    /// Per request in arrival order (requests may be pipelined); decided for good when its
+    /// answer's head is written (what the head says is what happens).
     private var after: [After] = []
     /// The server is shutting down: the last answer in progress closes the connection.
     private var quiescing = false
-    /// Our side is closed (FIN sent) and what the client still sends is read and dropped, so the
-    /// final close never finds unread bytes (which would make the kernel send a reset).
+    /// Our side is closing (FIN once everything written has gone) and what the client still
+    /// sends is read and dropped, so the final close never finds unread bytes (which would make
+    /// the kernel send a reset).
     private var draining = false
+    /// Our FIN is out (the output close completed).
+    private var outputClosed = false
+    /// The client closed its side while our output was still closing: close once it has.
+    private var closeWhenOutputClosed = false
+    /// Timers to cancel when the connection goes (so a closed one is not kept alive by them).
+    private var timers: [Scheduled<Void>] = []
 
     init(registry: ConnectionRegistry) { self.registry = registry }
 
@@ -135,6 +143,12 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         context.channel.closeFuture.whenComplete { [registry] _ in registry.unregister(id) }
     }
 
+    func channelInactive(context: ChannelHandlerContext) {
+        for timer in timers { timer.cancel() }
+        timers = []
+        context.fireChannelInactive()
+    }
+
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if event is ChannelShouldQuiesceEvent {
             // Graceful shutdown (the listener is already closed). Hummingbird would close an idle
@@ -144,19 +158,24 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
             // answer in progress (sent with `Connection: close`) with a FIN and a drain.
             guard !quiescing else { return }
             quiescing = true
-            if !activity.isBusy {
-                context.eventLoop.assumeIsolated().scheduleTask(in: Self.quiesceGrace) {
-                    guard !self.activity.isBusy, !self.draining, context.channel.isActive else { return }
-                    self.drain(context)
-                }
-            }
+            // Answers still to come that were to close end with a drain instead.
+            after = after.map { $0 == .close ? .drain : $0 }
+            if !activity.isBusy { drainWhenIdle(context) }
             return
         }
         if draining, let event = event as? ChannelEvent, event == .inputClosed {
-            context.close(promise: nil)
+            if outputClosed { context.close(promise: nil) } else { closeWhenOutputClosed = true }
             return
         }
         context.fireUserInboundEventTriggered(event)
+    }
+
+    /// During shutdown: drains the connection after `quiesceGrace` unless a request came.
+    private func drainWhenIdle(_ context: ChannelHandlerContext) {
+        timers.append(context.eventLoop.assumeIsolated().scheduleTask(in: Self.quiesceGrace) {
+            guard !self.activity.isBusy, !self.draining, context.channel.isActive else { return }
+            self.drain(context)
+        })
     }
 
     /// Closes our side once everything written has gone, drops what the client still sends, and
@@ -165,12 +184,14 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         guard !draining else { return }
         draining = true
         let loop = context.eventLoop.assumeIsolated()
-        let outputClosed = context.eventLoop.makePromise(of: Void.self)
-        context.close(mode: .output, promise: outputClosed)
-        outputClosed.futureResult.assumeIsolated().whenComplete { _ in
-            loop.scheduleTask(in: Self.drainLimit) { if context.channel.isActive { context.close(promise: nil) } }
+        let done = context.eventLoop.makePromise(of: Void.self)
+        context.close(mode: .output, promise: done)
+        done.futureResult.assumeIsolated().whenComplete { _ in
+            self.outputClosed = true
+            if self.closeWhenOutputClosed { context.close(promise: nil); return }
+            self.timers.append(loop.scheduleTask(in: Self.drainLimit) { if context.channel.isActive { context.close(promise: nil) } })
         }
-        loop.scheduleTask(in: Self.drainCap) { if context.channel.isActive { context.close(promise: nil) } }
+        timers.append(loop.scheduleTask(in: Self.drainCap) { if context.channel.isActive { context.close(promise: nil) } })
         context.read()  // keep reading: the framework asks for no more once it has stopped
     }
 
@@ -199,23 +220,41 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         switch unwrapOutboundIn(data) {
-        case .head(var head) where after.first.map({ $0 != .keepOpen }) == true || (quiescing && after.count <= 1):
-            head.headers.replaceOrAdd(name: "connection", value: "close")
-            context.write(wrapOutboundOut(.head(head)), promise: promise)
+        case .head(var head):
+            // While shutting down, the last answer in progress ends the connection: decided here,
+            // so a head that says close is always followed by a close.
+            if quiescing, after.count == 1, after[0] == .keepOpen { after[0] = .drain }
+            if let first = after.first, first != .keepOpen {
+                head.headers.replaceOrAdd(name: "connection", value: "close")
+                context.write(wrapOutboundOut(.head(head)), promise: promise)
+            } else {
+                context.write(data, promise: promise)
+            }
         case .end:
+            // (An answer with no request head — the framework's 400 for an unparseable one —
+            // has no entry, and no request was counted for it.)
+            guard !after.isEmpty else {
+                context.write(data, promise: promise)
+                return
+            }
             activity.ended()
-            let next = after.isEmpty ? .keepOpen : after.removeFirst()
-            // While shutting down, the last answer in progress ends the connection.
-            let ending = next == .keepOpen && quiescing && after.isEmpty ? .drain : next
-            switch ending {
+            switch after.removeFirst() {
             case .keepOpen:
                 context.write(data, promise: promise)
+                // Shutting down and idle now: the same grace as an idle connection's.
+                if quiescing, after.isEmpty { drainWhenIdle(context) }
             case .close:
-                context.writeAndFlush(data, promise: promise)
-                context.close(promise: nil)
+                // Closed once the kernel has taken the whole answer (a close with writes still
+                // pending would drop them: a large image cut short).
+                let written = context.eventLoop.makePromise(of: Void.self)
+                written.futureResult.cascade(to: promise)
+                context.writeAndFlush(data, promise: written)
+                written.futureResult.assumeIsolated().whenComplete { _ in context.close(promise: nil) }
             case .drain:
-                context.writeAndFlush(data, promise: promise)
-                drain(context)
+                let written = context.eventLoop.makePromise(of: Void.self)
+                written.futureResult.cascade(to: promise)
+                context.writeAndFlush(data, promise: written)
+                written.futureResult.assumeIsolated().whenComplete { _ in self.drain(context) }
             }
         default:
             context.write(data, promise: promise)

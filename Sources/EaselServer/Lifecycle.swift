@@ -27,33 +27,41 @@ extension ImageServer {
         // Shut down in reverse order: the listener's accept queue is drained first, then the
         // HTTP server stops (closing the listener, finishing what is in flight).
         let logger = Logger(label: "easel.serve")
-        let group = ServiceGroup(configuration: .init(services: [app, drain], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
-        try await group.run()
+        var groupConfiguration = ServiceGroupConfiguration(services: [app, drain], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        // Never a shutdown that hangs: past the longest a request may take plus the longest a
+        // closing connection may drain, what is left is cancelled.
+        groupConfiguration.maximumGracefulShutdownDuration = .seconds(configuration.requestTimeout + 35)
+        try await ServiceGroup(configuration: groupConfiguration).run()
     }
 }
 
 /// At shutdown, before the HTTP server closes its listener: new connections are refused at the
-/// door and the connections the kernel has already completed are accepted (and then served and
-/// closed as every other), instead of being reset when the listener closes under them. Linux;
-/// elsewhere, or when the options fail, the listener simply closes.
+/// door (a socket filter drops their SYNs: the client retries, then finds the port closed, about
+/// a second later) and the connections the kernel has completed or is completing are accepted
+/// (and then served and closed as every other), instead of being reset when the listener
+/// closes under them. Linux only; elsewhere, or when an option fails, the listener simply closes.
 final class ListenerDrain: Service, Sendable {
     private let channel = Mutex<(any Channel)?>(nil)
 
-    /// How long the accept queue may take to empty.
+    /// At least this long between the filter and the listener's close: handshakes under way
+    /// (a SYN-ACK already sent, a round trip away) complete and are accepted meanwhile.
+    static let minimum: Duration = .milliseconds(250)
+    /// At most this long for the accept queue to empty.
     static let limit: Duration = .seconds(1)
 
     func listening(on channel: any Channel) { self.channel.withLock { $0 = channel } }
 
     func run() async throws {
+        // Returning before the shutdown would end the whole service group.
         try? await gracefulShutdown()
+        #if os(Linux)
         guard let provider = channel.withLock({ $0 }) as? any SocketOptionProvider else { return }
         do {
             try await provider.unsafeSetSocketOption(level: ListenerSocket.socketLevel, name: ListenerSocket.attachFilter,
                                                      value: ListenerSocket.dropNewConnections).get()
-            // Empty twice in a row, 10 ms apart: handshakes under way have landed and been taken.
-            let end = ContinuousClock.now + Self.limit
+            let start = ContinuousClock.now
             var empty = 0
-            while empty < 2, ContinuousClock.now < end {
+            while empty < 2 || ContinuousClock.now - start < Self.minimum, ContinuousClock.now - start < Self.limit {
                 let info: ListenerSocket.InfoPrefix = try await provider.unsafeGetSocketOption(
                     level: ListenerSocket.tcpLevel, name: ListenerSocket.tcpInfo).get()
                 empty = info.acceptQueueLength == 0 ? empty + 1 : 0
@@ -62,6 +70,7 @@ final class ListenerDrain: Service, Sendable {
         } catch {
             Logger(label: "easel.serve").debug("listener drain skipped: \(error)")
         }
+        #endif
     }
 }
 

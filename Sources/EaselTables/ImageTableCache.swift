@@ -346,6 +346,8 @@ public final class ImageTableCache: Sendable {
             do {
                 decoded = try FamilyDecode(data, targets: targets, limits: decodingLimits).decoded
                 decodes.withLock { $0 += 1 }
+            } catch .cancelled {
+                throw .cancelled
             } catch {
                 throw .decodingFailed(format: name, error: error)
             }

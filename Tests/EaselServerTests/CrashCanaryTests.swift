@@ -188,15 +188,19 @@ struct CrashCanaryTests {
         for item in corpus {
             for route in Self.routes {
                 let path = route.path(item.name)
-                let answer: (status: Int, body: Data, contentType: String?)
+                var answer: (status: Int, body: Data, contentType: String?)
                 do { answer = try await server.get(path) } catch {
-                    // A connection that breaks: the server died (or broke it, as bad).
-                    Issue.record("the server died or broke the connection on \(path): \(error)")
-                    return
+                    // A pooled keep-alive connection the idle timeout closed: once more, on a new one.
+                    do { answer = try await server.get(path) } catch {
+                        Issue.record(server.process.isRunning ? "\(path): \(error)" : "the server died on \(path): \(error)")
+                        #expect(failures.isEmpty, "\(failures.joined(separator: "\n"))")
+                        return
+                    }
                 }
                 let (status, body, type) = answer
                 guard server.process.isRunning else {
                     Issue.record("the server died on \(path)")
+                    #expect(failures.isEmpty, "\(failures.joined(separator: "\n"))")
                     return
                 }
                 if item.valid {
@@ -255,7 +259,10 @@ final class ChildServer: Sendable {
     }
 
     deinit {
-        process.terminate()
-        process.waitUntilExit()
+        // (Only a running process: an exited one's pid may belong to another by now.)
+        if process.isRunning {
+            process.terminate()
+            _ = waitForExit(process, within: .seconds(60))
+        }
     }
 }

@@ -50,6 +50,8 @@ public final class RawSocket: Sendable {
         case reset
         /// The deadline passed.
         case timedOut
+        /// Another error (its errno): EPIPE, ETIMEDOUT…
+        case failed(Int32)
     }
 
     /// Reads until `marker` has arrived, the server closes or resets the connection, or
@@ -65,7 +67,11 @@ public final class RawSocket: Sendable {
             let ready = poll(&poller, 1, Int32(max(1, left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000)))
             if ready <= 0 { continue }
             let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if count < 0 { return (String(decoding: received, as: UTF8.self), errno == ECONNRESET ? .reset : .closed) }
+            if count < 0 {
+                let code = errno
+                if code == EINTR || code == EAGAIN { continue }
+                return (String(decoding: received, as: UTF8.self), code == ECONNRESET ? .reset : .failed(code))
+            }
             if count == 0 { return (String(decoding: received, as: UTF8.self), .closed) }
             received += buffer[..<count]
         }
@@ -97,4 +103,22 @@ public final class RawSocket: Sendable {
         }
         return (String(decoding: received, as: UTF8.self), false)
     }
+}
+
+/// Runs `body` on a thread of its own (not a pool's): for long blocking waits in tests that
+/// must not hold up other suites' pool work.
+public func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+        Thread { continuation.resume(with: Result { try body() }) }.start()
+    }
+}
+
+/// Waits (polling, bounded) for `process` to exit; past `limit` it is killed and false returned.
+public func waitForExit(_ process: Process, within limit: Duration) -> Bool {
+    let end = ContinuousClock.now + limit
+    while process.isRunning, ContinuousClock.now < end { usleep(5_000) }
+    guard process.isRunning else { return true }
+    kill(process.processIdentifier, SIGKILL)
+    process.waitUntilExit()
+    return false
 }

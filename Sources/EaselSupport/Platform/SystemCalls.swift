@@ -236,6 +236,7 @@ private func cWrite(_ descriptor: Int32, _ pointer: UnsafeRawPointer, _ count: I
 private func cRename(_ source: String, _ destination: String) -> Int32 { rename(source, destination) }
 private func cUnlink(_ path: String) -> Int32 { unlink(path) }
 
+#if os(Linux)
 /// What `easel serve` sets and reads on its listening socket at shutdown (Linux), so that no
 /// connection the kernel has already completed is reset when the listener closes: first new
 /// connections are refused at the door (pure SYNs dropped; handshakes already under way finish),
@@ -285,3 +286,4 @@ package enum ListenerSocket {
         package init() {}
     }
 }
+#endif
