@@ -1,10 +1,3 @@
-#if canImport(Glibc)
-@preconcurrency import Glibc
-#elseif canImport(Musl)
-@preconcurrency import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Synchronization
 
 /// Cancellation for synchronous work — decoding, processing, encoding — that runs on a pool
@@ -25,7 +18,7 @@ package enum WorkCancellation {
     /// Whether the work running on this thread has been cancelled.
     /// - Complexity: O(1): one thread-local read and one atomic load.
     package static var isCancelled: Bool {
-        if let raw = pthread_getspecific(key) {
+        if let raw = current.value {
             return Unmanaged<CancellationFlag>.fromOpaque(raw).takeUnretainedValue().isRaised
         }
         return withUnsafeCurrentTask { $0?.isCancelled ?? false }
@@ -33,19 +26,14 @@ package enum WorkCancellation {
 
     /// Runs `body` with `flag` as this thread's current flag (restoring the previous one).
     package static func run<T, Failure: Error>(with flag: CancellationFlag, _ body: () throws(Failure) -> T) throws(Failure) -> T {
-        let previous = pthread_getspecific(key)
+        let previous = current.value
         // Unretained: `flag` outlives the call (the caller holds it until `body` returns).
-        pthread_setspecific(key, Unmanaged.passUnretained(flag).toOpaque())
-        defer { pthread_setspecific(key, previous) }
+        current.value = Unmanaged.passUnretained(flag).toOpaque()
+        defer { current.value = previous }
         return try withExtendedLifetime(flag) { () throws(Failure) -> T in try body() }
     }
 
-    private static let key: pthread_key_t = {
-        var key = pthread_key_t()
-        let status = pthread_key_create(&key, nil)
-        precondition(status == 0, "pthread_key_create failed: \(status)")
-        return key
-    }()
+    private static let current = ThreadSlot()
 }
 
 /// Raised once, when the work it belongs to is no longer wanted.

@@ -8,48 +8,20 @@ import Testing
 /// it), under thousands of idle connections.
 @Suite("easel serve under idle connections", .timeLimit(.minutes(2)))
 struct ServeConnectionTests {
-    /// A running `easel serve` on a free port; killed when released.
-    final class Server: Sendable {
-        let process: Process
-        let port: Int
-
-        init(openFiles: Int, cache: String) throws {
-            process = Process()
-            process.executableURL = URL(fileURLWithPath: "/bin/sh")
-            // `ulimit -n` sets the soft and hard limits: the server cannot raise them.
-            process.arguments = ["-c", "ulimit -n \(openFiles) && exec \"$0\" serve --port 0 --cache-dir \"$1\"",
-                                 builtProduct("easel").path, cache]
-            process.currentDirectoryURL = sampleURL("astronaut.jpg").deletingLastPathComponent().deletingLastPathComponent()
-            let output = Pipe()
-            process.standardOutput = output
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            // "easel serve: listening on http://127.0.0.1:PORT/"
-            var text = ""
-            while !text.contains("/\n") {
-                let chunk = output.fileHandleForReading.availableData
-                if chunk.isEmpty { break }
-                text += String(decoding: chunk, as: UTF8.self)
-            }
-            guard let range = text.range(of: #"127\.0\.0\.1:(\d+)"#, options: .regularExpression),
-                  let port = Int(text[range].split(separator: ":").last ?? "") else {
-                process.terminate()
-                throw CocoaError(.fileReadCorruptFile, userInfo: [NSLocalizedDescriptionKey: "no port in \(text)"])
-            }
-            self.port = port
-        }
-
-        deinit {
-            process.terminate()
-            process.waitUntilExit()
-        }
+    /// A running `easel serve` on a free port; terminated when released.
+    static func server(openFiles: Int, cache: String) throws -> ListeningProcess {
+        // `ulimit -n` sets the soft and hard limits: the server cannot raise them.
+        try ListeningProcess(executable: URL(fileURLWithPath: "/bin/sh"),
+                             arguments: ["-c", "ulimit -n \(openFiles) && cd \"$2\" && exec \"$0\" serve --port 0 --cache-dir \"$1\"",
+                                         builtProduct("easel").path, cache,
+                                         sampleURL("astronaut.jpg").deletingLastPathComponent().deletingLastPathComponent().path])
     }
 
     @Test func healthIsAnsweredUnderFiveThousandIdleConnectionsWithAThousandDescriptors() async throws {
         let available = Platform.raiseOpenFileLimit()
         try #require(available >= 5_300, "the test needs 5,300 descriptors for its own sockets (hard limit \(available))")
         let cache = try TemporaryDirectory()
-        let server = try await BlockingIOPool.shared.run { try Server(openFiles: 1024, cache: cache.path) }
+        let server = try await BlockingIOPool.shared.run { try Self.server(openFiles: 1024, cache: cache.path) }
         let (idle, answer, took) = try await BlockingIOPool.shared.run { () throws -> ([RawSocket], (text: String, closed: Bool), Duration) in
             var idle: [RawSocket] = []
             idle.reserveCapacity(5_000)

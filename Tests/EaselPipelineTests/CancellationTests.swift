@@ -52,73 +52,70 @@ func waitFor(_ gate: Gate, within limit: Duration = .seconds(20)) async throws {
         ImageRequest(url: url, processing: .processors([Resize(width: 64, height: 64), step]))
     }
 
-    @Test func processingStopsWithinASecondOfTheDeadline() async throws {
+    /// `body` with a pipeline and the URL of a photo on a loopback origin.
+    static func withPhoto(_ body: @escaping @Sendable (ImagePipeline, URL) async throws -> Void) async throws {
         let origin = Origin()
         origin.serve("/cat.jpg", .file(catJPEG))
         try await origin.run { base in
-            try await withPipeline { pipeline, _ in
-                // The deadline must pass while the step runs: on a loaded machine the fetch and
-                // decode before it may take longer, so a longer deadline is tried then (the work
-                // was cancelled before the step, which then never starts).
-                for deadline in [500, 2_000, 8_000] {
-                    let step = RowByRowStep()
-                    var request = Self.request(base.appendingPathComponent("cat.jpg"), step: step)
-                    request.deadline = .milliseconds(deadline)
-                    await expectFailure({ if case .timedOut = $0 { true } else { false } }) { _ = try await pipeline.image(for: request) }
-                    let answered = ContinuousClock.now
-                    guard step.hasStarted else { continue }
-                    try await waitFor(step.stopped)
-                    let outcome = try #require(step.outcome)
-                    #expect(outcome.cancelled, "the step saw the cancellation (it was not released)")
-                    #expect(outcome.at - answered < .seconds(1), "stopped \(outcome.at - answered) after the deadline's answer")
-                    return
-                }
-                Issue.record("the step never started before the deadline")
+            try await withPipeline { pipeline, _ in try await body(pipeline, base.appendingPathComponent("cat.jpg")) }
+        }
+    }
+
+    @Test func processingStopsWithinASecondOfTheDeadline() async throws {
+        try await Self.withPhoto { pipeline, url in
+            // The deadline must pass while the step runs: on a loaded machine the fetch and
+            // decode before it may take longer, so a longer deadline is tried then (the work
+            // was cancelled before the step, which then never starts).
+            for deadline in [500, 2_000, 8_000] {
+                let step = RowByRowStep()
+                var request = Self.request(url, step: step)
+                request.deadline = .milliseconds(deadline)
+                await expectFailure({ if case .timedOut = $0 { true } else { false } }) { _ = try await pipeline.image(for: request) }
+                let answered = ContinuousClock.now
+                guard step.hasStarted else { continue }
+                try await waitFor(step.stopped)
+                let outcome = try #require(step.outcome)
+                #expect(outcome.cancelled, "the step saw the cancellation (it was not released)")
+                #expect(outcome.at - answered < .seconds(1), "stopped \(outcome.at - answered) after the deadline's answer")
+                return
             }
+            Issue.record("the step never started before the deadline")
         }
     }
 
     @Test func processingStopsWhenItsLastRequesterLeaves() async throws {
-        let origin = Origin()
-        origin.serve("/cat.jpg", .file(catJPEG))
-        try await origin.run { base in
-            try await withPipeline { pipeline, _ in
-                let step = RowByRowStep()
-                let request = Self.request(base.appendingPathComponent("cat.jpg"), step: step)
-                let task = Task { try await pipeline.image(for: request) }
-                try await waitFor(step.started)
-                task.cancel()
-                let left = ContinuousClock.now
-                await expectFailure({ $0 == .cancelled }) { _ = try await task.value }
-                try await waitFor(step.stopped)
-                let outcome = try #require(step.outcome)
-                #expect(outcome.cancelled)
-                #expect(outcome.at - left < .seconds(1), "stopped \(outcome.at - left) after the requester left")
-            }
+        try await Self.withPhoto { pipeline, url in
+            let step = RowByRowStep()
+            let request = Self.request(url, step: step)
+            let task = Task { try await pipeline.image(for: request) }
+            try await waitFor(step.started)
+            task.cancel()
+            let left = ContinuousClock.now
+            await expectFailure({ $0 == .cancelled }) { _ = try await task.value }
+            try await waitFor(step.stopped)
+            let outcome = try #require(step.outcome)
+            #expect(outcome.cancelled)
+            #expect(outcome.at - left < .seconds(1), "stopped \(outcome.at - left) after the requester left")
         }
     }
 
     @Test func sharedProcessingGoesOnWhileAnotherRequesterWaits() async throws {
-        let origin = Origin()
-        origin.serve("/cat.jpg", .file(catJPEG))
-        try await origin.run { base in
-            try await withPipeline { pipeline, _ in
-                let step = RowByRowStep()
-                let request = Self.request(base.appendingPathComponent("cat.jpg"), step: step)
-                let leaving = Task { try await pipeline.image(for: request) }
-                try await waitFor(step.started)
-                let staying = Task { try await pipeline.image(for: request) }
-                // The second requester has joined once the work has two waiters.
-                let joinedBy = ContinuousClock.now + .seconds(10)
-                while pipeline.processings.waiterCount < 2, ContinuousClock.now < joinedBy { await Task.yield() }
-                #expect(pipeline.processings.waiterCount == 2)
-                leaving.cancel()
-                await expectFailure({ $0 == .cancelled }) { _ = try await leaving.value }
-                step.release()
-                let response = try await staying.value
-                #expect(response.image.width == 64)
-                #expect(step.outcome?.cancelled == false)
-            }
+        try await Self.withPhoto { pipeline, url in
+            let step = RowByRowStep()
+            let request = Self.request(url, step: step)
+            let leaving = Task { try await pipeline.image(for: request) }
+            try await waitFor(step.started)
+            let staying = Task { try await pipeline.image(for: request) }
+            // The second requester has joined once the work has two waiters.
+            let joinedBy = ContinuousClock.now + .seconds(10)
+            while pipeline.processings.waiterCount < 2, ContinuousClock.now < joinedBy { await Task.yield() }
+            #expect(pipeline.processings.waiterCount == 2)
+            leaving.cancel()
+            await expectFailure({ $0 == .cancelled }) { _ = try await leaving.value }
+            step.release()
+            let response = try await staying.value
+            #expect(response.image.width == 64)
+            #expect(step.outcome?.cancelled == false)
         }
     }
 

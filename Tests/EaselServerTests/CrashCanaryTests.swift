@@ -224,45 +224,18 @@ struct CrashCanaryTests {
     }
 }
 
-/// `easel serve` as a child process on a free port; killed when released.
-final class ChildServer: Sendable {
-    let process: Process
-    let port: Int
+/// `easel serve` as a child process on a free port; terminated when released.
+typealias ChildServer = ListeningProcess
 
-    init(arguments: [String]) throws {
-        process = Process()
-        process.executableURL = builtProduct("easel")
-        process.arguments = ["serve", "--port", "0"] + arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        // "easel serve: listening on http://127.0.0.1:PORT/"
-        var text = ""
-        while !text.contains("/\n") {
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            text += String(decoding: chunk, as: UTF8.self)
-        }
-        guard let range = text.range(of: #"127\.0\.0\.1:(\d+)"#, options: .regularExpression),
-              let port = Int(text[range].split(separator: ":").last ?? "") else {
-            process.terminate()
-            throw CocoaError(.fileReadCorruptFile, userInfo: [NSLocalizedDescriptionKey: "no port in \(text)"])
-        }
-        self.port = port
+extension ListeningProcess {
+    /// Blocking: `easel serve --port 0` with `arguments`.
+    convenience init(arguments: [String]) throws {
+        try self.init(executable: builtProduct("easel"), arguments: ["serve", "--port", "0"] + arguments)
     }
 
     func get(_ path: String) async throws -> (status: Int, body: Data, contentType: String?) {
         let response = try await HTTPClient.shared.execute(HTTPClientRequest(url: "http://127.0.0.1:\(port)" + path), timeout: .seconds(60))
         let body = try await response.body.collect(upTo: 64 << 20)
         return (Int(response.status.code), Data(body.readableBytesView), response.headers.first(name: "content-type"))
-    }
-
-    deinit {
-        // (Only a running process: an exited one's pid may belong to another by now.)
-        if process.isRunning {
-            process.terminate()
-            _ = waitForExit(process, within: .seconds(60))
-        }
     }
 }

@@ -236,6 +236,25 @@ private func cWrite(_ descriptor: Int32, _ pointer: UnsafeRawPointer, _ count: I
 private func cRename(_ source: String, _ destination: String) -> Int32 { rename(source, destination) }
 private func cUnlink(_ path: String) -> Int32 { unlink(path) }
 
+/// One pointer per thread (`pthread_key_t`): what `WorkCancellation` keeps the current job's
+/// flag in. The slot holds no reference: whoever sets a pointer keeps its object alive.
+package final class ThreadSlot: Sendable {
+    private let key: pthread_key_t
+
+    package init() {
+        var key = pthread_key_t()
+        let status = pthread_key_create(&key, nil)
+        precondition(status == 0, "pthread_key_create failed: \(status)")
+        self.key = key
+    }
+
+    /// This thread's pointer (nil until set).
+    package var value: UnsafeMutableRawPointer? {
+        get { pthread_getspecific(key) }
+        set { pthread_setspecific(key, newValue) }
+    }
+}
+
 #if os(Linux)
 /// What `easel serve` sets and reads on its listening socket at shutdown (Linux), so that no
 /// connection the kernel has already completed is reset when the listener closes: first new

@@ -1,0 +1,39 @@
+import Foundation
+
+/// A child process that prints `…127.0.0.1:PORT/` once it listens (as `easel serve` does):
+/// started, its port read, and terminated (bounded, killed past it) when released.
+public final class ListeningProcess: Sendable {
+    public let process: Process
+    public let port: Int
+
+    /// Blocking: waits for the line that names the port.
+    public init(executable: URL, arguments: [String]) throws {
+        process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        var text = ""
+        while !text.contains("/\n") {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            text += String(decoding: chunk, as: UTF8.self)
+        }
+        guard let range = text.range(of: #"127\.0\.0\.1:(\d+)"#, options: .regularExpression),
+              let port = Int(text[range].split(separator: ":").last ?? "") else {
+            process.terminate()
+            throw CocoaError(.fileReadCorruptFile, userInfo: [NSLocalizedDescriptionKey: "no port in \(text)"])
+        }
+        self.port = port
+    }
+
+    deinit {
+        // (Only a running process: an exited one's pid may belong to another by now.)
+        if process.isRunning {
+            process.terminate()
+            _ = waitForExit(process, within: .seconds(60))
+        }
+    }
+}
