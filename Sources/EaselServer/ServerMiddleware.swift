@@ -85,13 +85,17 @@ struct MetricsMiddleware<Context: RequestContext>: RouterMiddleware {
 
     static var noSniff: HTTPField.Name { HTTPField.Name("X-Content-Type-Options")! }
 
-    /// The route label: images, purge or gallery (health and metrics are not counted).
+    /// The route label: images, purge, imgproxy, thumbor, info or gallery (health and metrics
+    /// are not counted); a fixed set, whatever the path.
     static func route(_ request: Request) -> String? { route(path: Substring(request.uri.path), method: request.method) }
 
     /// The route label of a request for `path` (without the query); the ready-answer handler
     /// counts its replays with it.
     static func route(path: Substring, method: HTTPRequest.Method) -> String? {
         if path.hasPrefix("/images/") { return method == .delete ? "purge" : "images" }
+        if path.hasPrefix("/info/") || path.hasPrefix("/imgproxy/info/") { return "info" }
+        if path.hasPrefix("/imgproxy/") { return "imgproxy" }
+        if path.hasPrefix("/thumbor/") { return "thumbor" }
         return path == "/" ? "gallery" : nil
     }
 }

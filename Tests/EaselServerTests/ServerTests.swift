@@ -58,6 +58,22 @@ func signature(_ path: String, key: String = keyA) -> String {
 }
 
 @Suite struct ServerTests {
+    @Test func everyURLStyleIsCountedUnderItsOwnRoute() async throws {
+        try await TestServer { $0.allowUnsignedAdHoc = true }.test { (client: any TestClientProtocol) async throws in
+            for path in ["/imgproxy/insecure/rs:fit:40:40/plain/local:///cat.jpg", "/thumbor/unsafe/40x40/cat.jpg", "/info/cat.jpg",
+                         "/imgproxy/info/insecure/plain/local:///cat.jpg", "/images/w=40,h=40/cat.jpg"] {
+                #expect(try await get(client, path).status == .ok, "\(path)")
+            }
+            _ = try await get(client, "/thumbor/unsafe/40x40/missing.jpg")
+            let metrics = String(buffer: try await get(client, "/metrics").body)
+            for line in [#"easel_http_requests_total{route="imgproxy",status="200"} 1"#, #"easel_http_requests_total{route="thumbor",status="200"} 1"#,
+                         #"easel_http_requests_total{route="thumbor",status="404"} 1"#, #"easel_http_requests_total{route="info",status="200"} 2"#,
+                         #"easel_http_requests_total{route="images",status="200"} 1"#] {
+                #expect(metrics.contains(line), "\(line)\n\(metrics)")
+            }
+        }
+    }
+
     @Test func healthAndMetrics() async throws {
         try await TestServer().test { (client: any TestClientProtocol) async throws in
             let health = try await get(client, "/health")
