@@ -135,6 +135,25 @@ struct ImageCommandTests {
         #expect(info.width == 100 && info.height == 100 && info.fileType == .png)
     }
 
+    /// One name per idea: `fill` is `cover` (as in every URL style), `stretch` distorts.
+    @Test func fillCoversAsEverywhereAndStretchDistorts() async throws {
+        let directory = try makeInputs()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var outputs: [String: Data] = [:]
+        for fit in ["cover", "fill", "stretch"] {
+            let out = directory.appendingPathComponent(fit)
+            try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
+            let result = try await runEasel(["thumbnail", directory.appendingPathComponent("photo.jpg").path, "--size", "100x100",
+                                             "--fit", fit, "--format", "png", "--output-dir", out.path])
+            #expect(result.status == 0, "\(fit): \(result.error)")
+            outputs[fit] = try Data(contentsOf: out.appendingPathComponent("tn_photo.png"))
+            let info = try ImageDecoder.info(of: try #require(outputs[fit]))
+            #expect(info.width == 100 && info.height == 100, "\(fit)")
+        }
+        #expect(outputs["fill"] == outputs["cover"])
+        #expect(outputs["stretch"] != outputs["cover"])
+    }
+
     @Test func webpOutput() async throws {
         let directory = try makeInputs()
         defer { try? FileManager.default.removeItem(at: directory) }

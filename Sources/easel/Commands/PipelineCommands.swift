@@ -37,7 +37,8 @@ struct FetchCommand: AsyncParsableCommand {
     @Option(help: "A named format.") var format: String?
     @Option(help: "An ad-hoc size, WIDTHxHEIGHT (instead of --format).", transform: ThumbnailCommand.parseSize)
     var size: ThumbnailCommand.Size?
-    @Option(help: "With --size. contain: fit inside; cover: fill and crop the centre; fill: stretch.") var fit: ThumbnailCommand.Fit = .contain
+    @Option(help: "With --size. contain: fit inside; cover (or fill): fill the box and crop the centre; stretch: exactly the box, distorted.")
+    var fit: ThumbnailCommand.Fit = .contain
     @Option(name: [.customShort("o"), .long], help: "Write the image here (.jpg, .png or .webp).") var output: String?
     @Flag(help: "Skip the caches and fetch from the origin.") var reload = false
     @OptionGroup var options: PipelineOptions

@@ -13,22 +13,25 @@ struct ThumbnailCommand: ParsableCommand {
         abstract: "Make thumbnails: decode (shrinking JPEGs while decoding), resize with Lanczos-3, encode.",
         discussion: "Writes tn_<name>.<format> next to each input, or into --output-dir. Prints one line per file; exits 1 if any failed, naming them.")
 
+    /// One name per idea, as in every URL style: `fill` covers the box and crops (it is
+    /// `cover`), `stretch` distorts to it. (`fill` meant stretch here before.)
     enum Fit: String, ExpressibleByArgument, CaseIterable {
-        case contain, cover, fill
+        case contain, cover, fill, stretch
         var mode: ResizeMode {
             switch self {
             case .contain: .fit
-            case .cover: .fill
-            case .fill: .exact
+            case .cover, .fill: .fill
+            case .stretch: .exact
             }
         }
+        static let help: ArgumentHelp = "contain: fit inside; cover (or fill): fill the box and crop the centre; stretch: exactly the box, distorted."
     }
 
     enum Format: String, ExpressibleByArgument, CaseIterable { case jpeg, png, webp, avif }
 
     @Argument(help: "Input images.") var inputs: [String]
     @Option(help: "Target box, WIDTHxHEIGHT.", transform: Self.parseSize) var size: Size = Size(width: 256, height: 256)
-    @Option(help: "contain: fit inside; cover: fill and crop the centre; fill: stretch.") var fit: Fit = .contain
+    @Option(help: Fit.help) var fit: Fit = .contain
     @Option(help: "Output format.") var format: Format = .jpeg
     @Option(help: "JPEG, WebP or AVIF quality, 1–100 (AVIF's scale is its own: 60 there looks like JPEG's 80).") var quality: Int?
     @Option(help: "JPEG chroma: 420 (half-resolution colour, the default) or 444 (full).") var chroma: Chroma = .c420
