@@ -232,7 +232,7 @@ extension ImagePipeline {
                                keeps: Bool) async throws(PipelineError) -> EncodedResponse? {
         guard let url = request.url else { throw .noSource }
         // The key `process` uses: one fetch whichever asks first.
-        let originalKey = keys.source + (request.cachePolicy == .reload ? "|reload" : request.cachePolicy == .cacheOnly ? "|cached" : "")
+        let originalKey = keys.source + request.cachePolicy.workKeySuffix
             + keys.mark.suffix
         let waiter = nextID()
         let original = try await originals.value(for: originalKey, waiter: waiter, priority: handle.priority) { fetchHandle in

@@ -22,7 +22,7 @@ extension ImagePipeline {
     /// and purge mark, however many requests wait for it.
     func sharedOriginal(url: URL, sourceKey: String, policy: ImageRequest.CachePolicy, mark: PurgeMarks.Mark,
                         waiter: UInt64, priority: ImageRequest.Priority) async throws(PipelineError) -> Original {
-        let key = sourceKey + (policy == .reload ? "|reload" : policy == .cacheOnly ? "|cached" : "") + mark.suffix
+        let key = sourceKey + policy.workKeySuffix + mark.suffix
         return try await originals.value(for: key, waiter: waiter, priority: priority) { handle in
             do throws(PipelineError) {
                 return .success(try await self.original(url: url, sourceKey: sourceKey, policy: policy, handle: handle))
