@@ -206,8 +206,11 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
             let close = head.version.minor == 0 || head.headers.contains(name: "connection") ? !head.isKeepAlive : false
             // A transfer coding other than chunked is answered 501 (`MetricsMiddleware`), and its
             // body cannot be framed: the connection closes after the answer, reading out the rest.
-            let codings = head.headers[canonicalForm: "transfer-encoding"]
-            let unframed = head.headers.contains(name: "transfer-encoding") && !(codings.count == 1 && Self.isChunkedOnly(codings[0]))
+            var unframed = false
+            if head.headers.contains(name: "transfer-encoding") {
+                let codings = head.headers[canonicalForm: "transfer-encoding"]
+                unframed = !(codings.count == 1 && Self.isChunkedOnly(codings[0]))
+            }
             after.append(unframed || quiescing ? .drain : close ? .close : .keepOpen)
         }
         context.fireChannelRead(data)

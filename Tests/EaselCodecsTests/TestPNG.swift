@@ -1,3 +1,4 @@
+import EaselTestSupport
 import Foundation
 
 /// Writes PNG files byte by byte (stored deflate blocks, optional Adam7 interlacing), so the
@@ -64,14 +65,7 @@ enum TestPNG {
         return data
     }
 
-    static func crc32(_ data: Data) -> UInt32 {
-        var crc: UInt32 = 0xFFFF_FFFF
-        for byte in data {
-            crc ^= UInt32(byte)
-            for _ in 0..<8 { crc = crc & 1 != 0 ? (crc >> 1) ^ 0xEDB8_8320 : crc >> 1 }
-        }
-        return crc ^ 0xFFFF_FFFF
-    }
+    static func crc32(_ data: Data) -> UInt32 { EaselTestSupport.crc32(data) }
 
     static func zlibStored(_ raw: Data) -> Data {
         var out = Data([0x78, 0x01])

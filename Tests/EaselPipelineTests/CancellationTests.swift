@@ -42,6 +42,14 @@ final class RowByRowStep: ImageProcessor, Sendable {
     }
 }
 
+/// The step stopped because of the cancellation (it was not released), within 1 s of `since`.
+func expectStoppedByCancellation(_ step: RowByRowStep, since: ContinuousClock.Instant, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+    try await waitFor(step.stopped)
+    let outcome = try #require(step.outcome, sourceLocation: sourceLocation)
+    #expect(outcome.cancelled, "the step saw the cancellation (it was not released)", sourceLocation: sourceLocation)
+    #expect(outcome.at - since < .seconds(1), "stopped \(outcome.at - since) after it", sourceLocation: sourceLocation)
+}
+
 /// Waits for `gate` at most `limit` (a failed wait is a test failure, never a hang).
 func waitFor(_ gate: Gate, within limit: Duration = .seconds(60)) async throws {
     try await withTimeLimit(limit, timedOut: CancellationError(), cancelled: CancellationError()) { try await gate.wait() }
@@ -74,10 +82,7 @@ func waitFor(_ gate: Gate, within limit: Duration = .seconds(60)) async throws {
                 await expectFailure({ if case .timedOut = $0 { true } else { false } }) { _ = try await pipeline.image(for: request) }
                 let answered = ContinuousClock.now
                 guard step.hasStarted else { continue }
-                try await waitFor(step.stopped)
-                let outcome = try #require(step.outcome)
-                #expect(outcome.cancelled, "the step saw the cancellation (it was not released)")
-                #expect(outcome.at - answered < .seconds(1), "stopped \(outcome.at - answered) after the deadline's answer")
+                try await expectStoppedByCancellation(step, since: answered)
                 return
             }
             Issue.record("the step never started before the deadline")
@@ -93,10 +98,7 @@ func waitFor(_ gate: Gate, within limit: Duration = .seconds(60)) async throws {
             task.cancel()
             let left = ContinuousClock.now
             await expectFailure({ $0 == .cancelled }) { _ = try await task.value }
-            try await waitFor(step.stopped)
-            let outcome = try #require(step.outcome)
-            #expect(outcome.cancelled)
-            #expect(outcome.at - left < .seconds(1), "stopped \(outcome.at - left) after the requester left")
+            try await expectStoppedByCancellation(step, since: left)
         }
     }
 

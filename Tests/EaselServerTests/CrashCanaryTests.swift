@@ -24,7 +24,7 @@ enum DegenerateImages {
         for (w, h, tag) in [(0, 12, "0xh"), (16, 0, "wx0"), (0, 0, "0x0"), (0xFFFF_FFFF, 0xFFFF_FFFF, "max"), (0x7FFF_FFFF, 1, "wide")] {
             var data = png
             put32(&data, at: 16, UInt32(w)); put32(&data, at: 20, UInt32(h))
-            put32(&data, at: 29, crc32(data[12..<29]))
+            put32(&data, at: 29, EaselTestSupport.crc32(data[12..<29]))
             cases.append(Case(name: "png-\(tag).png", data: data, valid: false))
         }
         // JPEG: the SOF's height and width (16-bit each).
@@ -147,15 +147,6 @@ enum DegenerateImages {
 
     static func put16LE(_ data: inout Data, at offset: Int, _ value: UInt16) {
         data[data.startIndex + offset] = UInt8(value & 0xFF); data[data.startIndex + offset + 1] = UInt8(value >> 8)
-    }
-
-    static func crc32(_ bytes: Data) -> UInt32 {
-        var crc: UInt32 = 0xFFFF_FFFF
-        for byte in bytes {
-            crc ^= UInt32(byte)
-            for _ in 0..<8 { crc = crc & 1 != 0 ? (crc >> 1) ^ 0xEDB8_8320 : crc >> 1 }
-        }
-        return ~crc
     }
 }
 

@@ -17,7 +17,7 @@ struct ShutdownTests {
 
     /// Exits cleanly, within a bound (killed past it).
     static func expectCleanExit(_ server: ChildServer) async throws {
-        let exited = try await onOwnThread { waitForExit(server.process, within: .seconds(60)) }
+        let exited = try await onOwnThread { server.waitForExit(within: .seconds(60)) }
         #expect(exited, "the server exits after SIGTERM")
         if exited { #expect(server.process.terminationStatus == 0, "exit status \(server.process.terminationStatus)") }
     }

@@ -5,6 +5,8 @@ import Foundation
 public final class ListeningProcess: Sendable {
     public let process: Process
     public let port: Int
+    /// Signalled once, by the process's termination handler.
+    private let exited = DispatchSemaphore(value: 0)
 
     /// Blocking: waits for the line that names the port.
     public init(executable: URL, arguments: [String]) throws {
@@ -14,6 +16,7 @@ public final class ListeningProcess: Sendable {
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
+        process.terminationHandler = { [exited] _ in exited.signal() }
         try process.run()
         var text = ""
         while !text.contains("/\n") {
@@ -29,11 +32,23 @@ public final class ListeningProcess: Sendable {
         self.port = port
     }
 
+    /// Blocking: waits for the process to exit, at most `limit` (then kills it and says false).
+    public func waitForExit(within limit: Duration) -> Bool {
+        let nanoseconds = limit.components.seconds * 1_000_000_000 + limit.components.attoseconds / 1_000_000_000
+        if exited.wait(timeout: .now() + .nanoseconds(Int(nanoseconds))) == .success {
+            exited.signal()  // for a later wait
+            return true
+        }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        return false
+    }
+
     deinit {
         // (Only a running process: an exited one's pid may belong to another by now.)
         if process.isRunning {
             process.terminate()
-            _ = waitForExit(process, within: .seconds(60))
+            _ = waitForExit(within: .seconds(60))
         }
     }
 }

@@ -112,13 +112,3 @@ public func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T)
         Thread { continuation.resume(with: Result { try body() }) }.start()
     }
 }
-
-/// Waits (polling, bounded) for `process` to exit; past `limit` it is killed and false returned.
-public func waitForExit(_ process: Process, within limit: Duration) -> Bool {
-    let end = ContinuousClock.now + limit
-    while process.isRunning, ContinuousClock.now < end { usleep(5_000) }
-    guard process.isRunning else { return true }
-    kill(process.processIdentifier, SIGKILL)
-    process.waitUntilExit()
-    return false
-}
