@@ -1,8 +1,4 @@
-#if canImport(Glibc)
-@preconcurrency import Glibc
-#elseif canImport(Musl)
-@preconcurrency import Musl
-#endif
+import EaselSupport
 import Foundation
 import HTTPTypes
 import NIOCore
@@ -295,23 +291,20 @@ struct HTTPDate: Sendable {
 
     /// The current second and its date.
     mutating func now() -> (second: Int, text: String) {
-        var current = time_t()
-        time(&current)
-        if Int(current) != second {
-            second = Int(current)
+        let current = WallClock.seconds()
+        if current != second {
+            second = current
             text = Self.format(current)
         }
         return (second, text)
     }
 
-    static func format(_ seconds: time_t) -> String {
-        var value = seconds
-        var parts = tm()
-        gmtime_r(&value, &parts)
+    static func format(_ seconds: Int) -> String {
+        let parts = WallClock.utc(seconds)
         let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
         let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
-        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        return "\(days[Int(parts.tm_wday)]), \(two(parts.tm_mday)) \(months[Int(parts.tm_mon)]) \(parts.tm_year + 1900) "
-            + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)) GMT"
+        func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        return "\(days[parts.weekday]), \(two(parts.day)) \(months[parts.month]) \(parts.year) "
+            + "\(two(parts.hour)):\(two(parts.minute)):\(two(parts.second)) GMT"
     }
 }

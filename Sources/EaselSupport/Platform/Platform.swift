@@ -22,6 +22,22 @@ package enum WallClock {
         clock_gettime(CLOCK_REALTIME, &spec)
         return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1_000_000_000
     }
+
+    /// Whole seconds since 1970.
+    package static func seconds() -> Int {
+        var current = time_t()
+        time(&current)
+        return Int(current)
+    }
+
+    /// The UTC calendar fields of `seconds` since 1970 (weekday 0 = Sunday, month 0 = January).
+    package static func utc(_ seconds: Int) -> (weekday: Int, day: Int, month: Int, year: Int, hour: Int, minute: Int, second: Int) {
+        var value = time_t(seconds)
+        var parts = tm()
+        gmtime_r(&value, &parts)
+        return (Int(parts.tm_wday), Int(parts.tm_mday), Int(parts.tm_mon), Int(parts.tm_year) + 1900,
+                Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec))
+    }
 }
 
 /// Total memory visible to this process: cgroup v2 `memory.max` when set, else physical memory.
