@@ -34,9 +34,10 @@ final class PipelineMetrics: Sendable {
         private let counter: Counter
         private let tally = Atomic<Int>(0)
         init(_ counter: Counter) { self.counter = counter }
-        func increment() {
-            tally.add(1, ordering: .relaxed)
-            counter.increment()
+        func increment(by amount: Int = 1) {
+            guard amount > 0 else { return }
+            tally.add(amount, ordering: .relaxed)
+            counter.increment(by: amount)
         }
         var value: Int { tally.load(ordering: .relaxed) }
     }
@@ -47,6 +48,8 @@ final class PipelineMetrics: Sendable {
     let decodes = Count(Counter(label: "easel_pipeline_decodes_total"))
     let fetches = Count(Counter(label: "easel_pipeline_fetches_total"))
     let encodes = Count(Counter(label: "easel_pipeline_encodes_total"))
+    /// Images of a family made after an answer from its decode (`Configuration.familyInBackground`).
+    let familyImages = Count(Counter(label: "easel_pipeline_family_images_total"))
     private let stages: [Stage: Metrics.Timer]
 
     init() {
@@ -62,7 +65,8 @@ final class PipelineMetrics: Sendable {
 
     var counters: PipelineCounters {
         PipelineCounters(answers: tiers.mapValues(\.value).filter { $0.value > 0 }, fetches: fetches.value, decodes: decodes.value,
-                         encodes: encodes.value, failures: failures.value, cancellations: cancellations.value)
+                         encodes: encodes.value, failures: failures.value, cancellations: cancellations.value,
+                         familyImages: familyImages.value)
     }
 
     func stage(_ stage: Stage, since start: ContinuousClock.Instant) {
@@ -86,4 +90,6 @@ public struct PipelineCounters: Sendable, Equatable {
     public var encodes: Int
     public var failures: Int
     public var cancellations: Int
+    /// Formats of a family made after an answer from the answer's decode.
+    public var familyImages: Int
 }

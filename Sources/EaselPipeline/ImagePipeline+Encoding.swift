@@ -156,16 +156,26 @@ extension ImagePipeline {
         let inner = nextID()
         handle.observe { [weak self] priority in self?.setPriority(priority, id: inner) }
         let animation = encoding.animationEncoding
-        let animates = animation != nil ? await isAnimated(keys.source) : false
-        // An animation known as such goes straight to its frames; otherwise the bitmap, whose
-        // decode notes whether the source is animated (then its frames after all, once).
-        var bitmap = animates ? nil : try await resolve(bitmapRequest, id: inner)
+        // An animation known as such goes straight to its frames; otherwise the bitmap. A decode
+        // for it tells whether the source is animated (and hands over the original); a bitmap
+        // from memory or a table does not, and the source's mark on disk is read once.
+        var bitmap = animation != nil && animatedSources.contains(keys.source) ? nil : try await resolve(bitmapRequest, id: inner)
+        // The family's other formats once this answer is made (or has failed).
+        defer { bitmap?.family?.start() }
         if let hook = encodeHook.withLock({ $0 }) { await hook() }
         try Task.checkCancellation(orThrow: .cancelled)
-        if let animation, animates || animatedSources.contains(keys.source),
-           let response = try await makeAnimation(request, keys: keys, encoding: animation, handle: handle, keeps: keeps) {
-            handle.observe(nil)
-            return response
+        if let animation {
+            let animates: Bool
+            if let known = animatedSources.isAnimated(keys.source) {
+                animates = known
+            } else {
+                animates = await isMarkedAnimated(keys.source)
+            }
+            if animates, let response = try await makeAnimation(request, keys: keys, encoding: animation, handle: handle, keeps: keeps,
+                                                                original: bitmap?.animatedOriginal) {
+                handle.observe(nil)
+                return response
+            }
         }
         // Not an animation, or one over the animation limits: its first frame, as before.
         if bitmap == nil { bitmap = try await resolve(bitmapRequest, id: inner) }
@@ -215,33 +225,30 @@ extension ImagePipeline {
         }
     }
 
-    /// Whether the source is known to be an animation: noted in memory by a decode, or by the
-    /// mark a decode left on the local disk.
-    private func isAnimated(_ source: String) async -> Bool {
-        if animatedSources.contains(source) { return true }
-        guard let disk, (try? await disk.data(forKey: StoreKey.animated(source))) != nil else { return false }
-        animatedSources.insert(source)
-        return true
+    /// Whether a decode of the source left its mark on the local disk (for a bitmap from memory
+    /// or a table, whose decode this process may not have seen).
+    private func isMarkedAnimated(_ source: String) async -> Bool {
+        let marked = (try? await disk?.data(forKey: StoreKey.animated(source))) != nil
+        animatedSources.note(source, animated: marked)
+        return marked
     }
 
     /// An animated WebP of an animated source: the original (one fetch, shared with other
     /// work), every frame processed as the request asks and encoded as it is read, with its
     /// delay. Nil when the animation is over the frame or animation-pixel limits: the caller
     /// answers its first frame instead.
+    /// - Parameter original: the original when the caller has it (from the decode that found
+    /// the animation); else it is read, shared with other work (one fetch whichever asks first).
     private func makeAnimation(_ request: ImageRequest, keys: EncodedKeys, encoding: ImageEncoding, handle: PriorityHandle,
-                               keeps: Bool) async throws(PipelineError) -> EncodedResponse? {
+                               keeps: Bool, original given: Original?) async throws(PipelineError) -> EncodedResponse? {
         guard let url = request.url else { throw .noSource }
-        // The key `process` uses: one fetch whichever asks first.
-        let originalKey = keys.source + request.cachePolicy.workKeySuffix
-            + keys.mark.suffix
-        let waiter = nextID()
-        let original = try await originals.value(for: originalKey, waiter: waiter, priority: handle.priority) { fetchHandle in
-            do throws(PipelineError) {
-                return .success(try await self.original(url: url, sourceKey: keys.source, policy: request.cachePolicy, handle: fetchHandle))
-            } catch {
-                return .failure(error)
-            }
-        }.get()
+        let original: Original
+        if let given {
+            original = given
+        } else {
+            original = try await sharedOriginal(url: url, sourceKey: keys.source, policy: request.cachePolicy, mark: keys.mark,
+                                                waiter: nextID(), priority: handle.priority)
+        }
         let limits = decodingLimits(for: request)
         let process: @Sendable (Bitmap) throws -> Bitmap
         switch request.processing {
@@ -259,7 +266,7 @@ extension ImagePipeline {
                     // Marked animated, but a still now (replaced without a purge): unmark it and
                     // let the caller make the still.
                     guard info.isAnimated, info.fileType == .gif || info.fileType == .webp else {
-                        self.animatedSources.remove(keys.source)
+                        self.animatedSources.note(keys.source, animated: false)
                         try? self.disk?.removeValue(forKey: StoreKey.animated(keys.source))
                         return nil
                     }
@@ -270,8 +277,8 @@ extension ImagePipeline {
                         try encoder.add(processed)
                     }
                     let data = try encoder.finish()
-                    if let flag = original.pendingStore, flag.claim(), let disk = self.disk {
-                        try? disk.set(OriginalRecord.encode(original.data, original.metadata), forKey: StoreKey.original(keys.source))
+                    if original.pendingStore != nil {
+                        self.storePendingOriginal(original, sourceKey: keys.source)
                         // As the processing path does: a purge that began meanwhile takes it back.
                         self.undoIfPurged(keys.mark, sourceKey: keys.source, entityID: Self.entityIDs(request, sourceKey: keys.source).0)
                     }

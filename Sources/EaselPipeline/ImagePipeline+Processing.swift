@@ -13,6 +13,19 @@ extension ImagePipeline {
         var info: ImageInfo?
         var freshUntil: Date?
         var storable = true
+        /// The original, when the decode found an animation (its frames are read from it
+        /// without a second read of any tier).
+        var animatedOriginal: Original?
+        /// The family's formats still to make, for whoever answers to start after its answer.
+        var family: FamilyJob?
+    }
+
+    /// Work to start once, after an answer (the first of the requesters sharing it to get there).
+    struct FamilyJob: Sendable {
+        private let once = OnceFlag()
+        private let work: @Sendable () -> Void
+        init(_ work: @escaping @Sendable () -> Void) { self.work = work }
+        func start() { if once.claim() { work() } }
     }
 
     func process(_ request: ImageRequest, url: URL, sourceKey: String, format: ImageFormat?,
@@ -46,8 +59,11 @@ extension ImagePipeline {
         let original = try await sharedOriginal(url: url, sourceKey: sourceKey, policy: request.cachePolicy, mark: mark,
                                                 waiter: fetchWaiter, priority: handle.priority)
         handle.observe(nil)
-        // 6. Decode once, make every format of the family, store each.
-        let targets: [ImageFormat] = format.map { format in configuration.formats.filter { $0.family == format.family } } ?? []
+        // 6. Decode at the scale this request needs, make its own image and answer; the family's
+        // other formats follow from the same decode, after the answer.
+        let family: [ImageFormat] = format.map { format in
+            configuration.familyInBackground ? configuration.formats.filter { $0.family == format.family && $0.name != format.name } : []
+        } ?? []
         let processed = try await decodes.run(priority: handle) { () async throws(PipelineError) -> Processed in
             try await BlockingIOPool.decoding.performCancellable { () throws(PipelineError) -> Processed in
                 // Also when processing fails or is cancelled after the original was stored: a
@@ -59,83 +75,145 @@ extension ImagePipeline {
                     self.storePendingOriginal(original, sourceKey: sourceKey)
                     throw .cancelled
                 }
-                return try self.decodeAndProcess(original, request: request, targets: targets, name: name,
-                                                 entityID: entityID, sourceID: sourceID, sourceKey: sourceKey, stores: stores)
+                return try self.decodeAndProcess(original, request: request, format: format, family: family, name: name,
+                                                 ids: (entityID, sourceID), sourceKey: sourceKey, mark: mark, stores: stores)
             }
         }
         return processed
     }
 
     /// Blocking: stores a fetched original once (the first of the requests sharing it to get here).
-    private func storePendingOriginal(_ original: Original, sourceKey: String) {
+    func storePendingOriginal(_ original: Original, sourceKey: String) {
         if let flag = original.pendingStore, flag.claim(), let disk {
             try? disk.set(OriginalRecord.encode(original.data, original.metadata), forKey: StoreKey.original(sourceKey))
         }
     }
 
-    /// Blocking: runs on the I/O pool under the decode limit.
-    private func decodeAndProcess(_ original: Original, request: ImageRequest, targets: [ImageFormat], name: String,
-                                  entityID: UUID, sourceID: UUID, sourceKey: String, stores: Bool) throws(PipelineError) -> Processed {
+    /// Blocking: runs on the I/O pool under the decode limit. Decodes at the scale the
+    /// request's own image needs (shrink-on-load), makes and stores it, and leaves the family's
+    /// other formats to `makeFamilyLater`.
+    private func decodeAndProcess(_ original: Original, request: ImageRequest, format: ImageFormat?, family: [ImageFormat],
+                                  name: String, ids: (entity: UUID, source: UUID), sourceKey: String, mark: PurgeMarks.Mark,
+                                  stores: Bool) throws(PipelineError) -> Processed {
         let decodeStart = ContinuousClock.now
-        let family: FamilyDecode
+        let decode: FamilyDecode
         do {
-            // A named format: every format of its family from one decode. Ad-hoc processing: the
-            // decode covers what its first resize needs.
-            family = try FamilyDecode(original.data, targets: request.processing.isFormat ? targets : [],
-                                      limits: decodingLimits(for: request)) { info in
+            // A named format: the decode covers that format. Ad-hoc processing: the decode covers
+            // what its first resize needs.
+            decode = try FamilyDecode(original.data, targets: format.map { [$0] } ?? [], limits: decodingLimits(for: request)) { info in
                 guard case .processors(let processors) = request.processing, let resize = processors.first as? Resize else { return nil }
                 return resize.minimumSourceSize(sourceWidth: info.uprightWidth, sourceHeight: info.uprightHeight)
             }
         } catch {
             throw .decoding(error)
         }
-        let (info, decoded) = (family.info, family.decoded)
-        if info.isAnimated, info.fileType == .gif || info.fileType == .webp {
-            animatedSources.insert(sourceKey)
-            if stores, original.cacheable { try? disk?.set(Data([1]), forKey: StoreKey.animated(sourceKey)) }
-        } else {
-            // A source that was an animation and is a still now (replaced without a purge).
-            animatedSources.remove(sourceKey)
-            if let disk, (try? disk.data(forKey: StoreKey.animated(sourceKey))) != nil { try? disk.removeValue(forKey: StoreKey.animated(sourceKey)) }
+        let (info, decoded) = (decode.info, decode.decoded)
+        let animated = info.isAnimated && (info.fileType == .gif || info.fileType == .webp)
+        let known = animatedSources.isAnimated(sourceKey)
+        animatedSources.note(sourceKey, animated: animated)
+        if animated {
+            // The mark outlives the memory tiers: a WebP answer made later from a table bitmap
+            // still knows (it is written here, and read only on such a bitmap hit).
+            if stores, original.cacheable, known != true { try? disk?.set(Data([1]), forKey: StoreKey.animated(sourceKey)) }
+        } else if known == true {
+            // An animation replaced by a still without a purge.
+            try? disk?.removeValue(forKey: StoreKey.animated(sourceKey))
         }
         metrics.decodes.increment()
         metrics.stage(.decode, since: decodeStart)
         storePendingOriginal(original, sourceKey: sourceKey)
         let processStart = ContinuousClock.now
-        var images: [String: Bitmap] = [:]
+        let image: Bitmap
         switch request.processing {
         case .original:
-            images[name] = decoded
+            image = decoded
         case .processors(let processors):
-            do { images[name] = try processors.process(decoded) } catch CodecError.cancelled { throw .cancelled } catch { throw .processing("\(error)") }
+            do { image = try processors.process(decoded) } catch CodecError.cancelled { throw .cancelled } catch { throw .processing("\(error)") }
         case .format:
-            for (name, result) in FamilyDecode.make(targets, from: decoded, { (target, decoded) throws(ImageTableError) in try target.process(decoded) }) {
-                do { images[name] = try result.get() } catch .cancelled { throw .cancelled } catch { throw .processing(error.description) }
-            }
+            guard let format else { throw .noSource }
+            do { image = try format.process(decoded) } catch .cancelled { throw .cancelled } catch { throw .processing(error.description) }
         }
         metrics.stage(.process, since: processStart)
-        guard stores, original.cacheable else {
-            return Processed(images: images, tier: original.tier, info: info, freshUntil: original.freshUntil, storable: original.cacheable)
+        let made = Processed(images: [name: image], tier: original.tier, info: info, freshUntil: original.freshUntil,
+                             storable: original.cacheable, animatedOriginal: animated ? original : nil)
+        guard stores, original.cacheable else { return made }
+        storeMade([name: image], request: request, sourceKey: sourceKey, ids: ids, freshUntil: original.freshUntil)
+        var result = made
+        if !family.isEmpty {
+            result.family = familyJob(family, from: decoded, info: info, request: request, sourceKey: sourceKey, ids: ids, mark: mark,
+                                      freshUntil: original.freshUntil)
         }
+        return result
+    }
+
+    /// Blocking: keeps images made for `request`'s source in their tiers: a table format in its
+    /// table, others in the memory tier and (for bitmap requests) as a variant on disk.
+    private func storeMade(_ images: [String: Bitmap], request: ImageRequest, sourceKey: String, ids: (entity: UUID, source: UUID),
+                           freshUntil: Date?) {
         for (imageName, image) in images {
             let processingIdentifier = request.processing.isFormat ? "format:" + imageName : request.processingIdentifier
-            let key = processingIdentifier + "|" + sourceKey
             if let table = tables[imageName] {
-                try? table.setImage(image, for: entityID, sourceID: sourceID)
+                try? table.setImage(image, for: ids.entity, sourceID: ids.source)
                 continue
             }
-            keep(image, key: key, sourceKey: sourceKey, until: original.freshUntil)
+            keep(image, key: processingIdentifier + "|" + sourceKey, sourceKey: sourceKey, until: freshUntil)
             if request.usesDiskVariants, let disk {
                 let encodeStart = ContinuousClock.now
                 let encoding = image.isKnownOpaque ? configuration.variantEncoding : .png(compressionLevel: 1)
                 if let data = try? ImageEncoder.encode(image, as: encoding) {
                     metrics.stage(.encode, since: encodeStart)
                     metrics.encodes.increment()
-                    try? disk.set(VariantRecord.encode(data, freshUntil: original.freshUntil),
-                                  forKey: StoreKey.variant(processingIdentifier, source: sourceKey), expiresAt: original.freshUntil)
+                    try? disk.set(VariantRecord.encode(data, freshUntil: freshUntil),
+                                  forKey: StoreKey.variant(processingIdentifier, source: sourceKey), expiresAt: freshUntil)
                 }
             }
         }
-        return Processed(images: images, tier: original.tier, info: info, freshUntil: original.freshUntil)
+    }
+
+    /// FastImageCache's "decode once, make every format", without delaying anyone: after the
+    /// answer, at the lowest priority, the family's other formats that `decoded` covers (a
+    /// smaller one than the format it was decoded for, a crop of it) are made from it and
+    /// stored, unless a tier already has them. A format that needs a larger decode is left to
+    /// its own first request (which decodes at its scale): nothing speculative decodes twice.
+    /// The job is started by whoever answers once the answer is made (after the encode, for an
+    /// encoded answer): started earlier, it could take the decode slot the answer's encode
+    /// needs. At most `familyJobs.limit` such jobs wait at once (each holds its decoded
+    /// bitmap); more are dropped.
+    private func familyJob(_ family: [ImageFormat], from decoded: Bitmap, info: ImageInfo, request: ImageRequest,
+                           sourceKey: String, ids: (entity: UUID, source: UUID), mark: PurgeMarks.Mark, freshUntil: Date?) -> FamilyJob? {
+        let fullSize = decoded.width >= info.uprightWidth && decoded.height >= info.uprightHeight
+        let covered = family.filter { format in
+            if fullSize { return true }
+            let needed = format.minimumSourceSize(sourceWidth: info.uprightWidth, sourceHeight: info.uprightHeight)
+            return decoded.width >= needed.width && decoded.height >= needed.height
+        }
+        guard !covered.isEmpty else { return nil }
+        return FamilyJob { [self] in
+            guard familyJobs.enter() else { return }
+            afterAnswer.run { [self] in
+                defer { familyJobs.leave() }
+                if let hook = familyHook.withLock({ $0 }) { await hook() }
+                _ = try? await decodes.run(priority: PriorityHandle(.veryLow)) { () async throws(PipelineError) in
+                    try await BlockingIOPool.decoding.performCancellable { () throws(PipelineError) in
+                        defer { self.undoIfPurged(mark, sourceKey: sourceKey, entityID: ids.entity) }
+                        guard self.purges.isCurrent(mark) else { return }
+                        let start = ContinuousClock.now
+                        var images: [String: Bitmap] = [:]
+                        for format in covered where !self.holds(format, sourceKey: sourceKey, ids: ids) {
+                            images[format.name] = try? format.process(decoded)
+                        }
+                        self.metrics.stage(.process, since: start)
+                        self.storeMade(images, request: request, sourceKey: sourceKey, ids: ids, freshUntil: freshUntil)
+                        self.metrics.familyImages.increment(by: images.count)
+                    }
+                }
+            }
+        }
+    }
+
+    /// Whether a tier already holds `format` of the source (its table, or the memory tier).
+    private func holds(_ format: ImageFormat, sourceKey: String, ids: (entity: UUID, source: UUID)) -> Bool {
+        if let table = tables[format.name] { return table.contains(ids.entity, sourceID: ids.source) }
+        return memory.contains("format:" + format.name + "|" + sourceKey)
     }
 }

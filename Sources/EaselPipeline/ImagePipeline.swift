@@ -51,6 +51,10 @@ public final class ImagePipeline: Sendable {
         /// a user scrolled to last) or the oldest (fair: what a server wants, so that no request
         /// waits behind an endless stream of newer ones).
         public var newestFirst: Bool
+        /// After a named format's answer, make the other formats of its family that its decode
+        /// covers, from that decode, at the lowest priority (true, the default), or make each
+        /// format only when it is asked for (false). The answer never waits for them.
+        public var familyInBackground: Bool
 
         public init(formats: [ImageFormat] = ImageFormat.defaults, cacheDirectory: URL? = nil,
                     memoryCostLimit: Int = MemoryCacheDefaults.costLimit, diskByteLimit: Int = 1 << 30,
@@ -59,7 +63,7 @@ public final class ImagePipeline: Sendable {
                     downloadRate: (perSecond: Double, burst: Int)? = (80, 25), httpCaching: HTTPCaching = .respectHeaders,
                     defaultFreshness: Double = 3600, decodingLimits: DecodingLimits = .default,
                     variantEncoding: ImageEncoder.Options = .jpeg(quality: 90), newestFirst: Bool = true,
-                    encodedMemoryCostLimit: Int? = nil, sharedStores: [any DataStore] = []) {
+                    encodedMemoryCostLimit: Int? = nil, sharedStores: [any DataStore] = [], familyInBackground: Bool = true) {
             self.formats = formats
             self.cacheDirectory = cacheDirectory
             self.memoryCostLimit = memoryCostLimit
@@ -75,6 +79,7 @@ public final class ImagePipeline: Sendable {
             self.newestFirst = newestFirst
             self.encodedMemoryCostLimit = encodedMemoryCostLimit
             self.sharedStores = sharedStores
+            self.familyInBackground = familyInBackground
         }
     }
 
@@ -92,6 +97,9 @@ public final class ImagePipeline: Sendable {
     let encodes = WorkCoalescer<String, EncodedResponse>()
     /// Called before each encode (tests hold it to make an encode outlast a deadline).
     package let encodeHook = Locked<(@Sendable () async -> Void)?>(nil)
+    /// Called when a family job (the family's formats after an answer) starts waiting for its
+    /// slot (tests hold it to look at the tiers between the answer and the family).
+    package let familyHook = Locked<(@Sendable () async -> Void)?>(nil)
     let disk: DiskCache?
     /// The tiers of encoded answers after memory, in order: the disk cache (when there is a
     /// cache directory), then `configuration.sharedStores`. Originals and bitmap variants are
@@ -112,6 +120,8 @@ public final class ImagePipeline: Sendable {
     /// noted as they are decoded: WebP answers for them keep every frame.
     let animatedSources = AnimatedSources()
     let processings = WorkCoalescer<String, Processed>()
+    /// The family jobs waiting or running (see `makeFamilyLater`).
+    let familyJobs = BoundedCount(limit: 16)
     let suspensions = Locked(Suspensions())
     let observers = Observers<PipelineEvent>()
     private let ids = Locked<UInt64>(0)
@@ -182,15 +192,16 @@ public final class ImagePipeline: Sendable {
         }
     }
 
-    /// Waits for the copies to other stores that answers left behind, then closes the
-    /// fetchers' connections and the image tables: their file locks are released
-    /// before this returns, so a new pipeline on the same cache directory opens at once (with
-    /// the last reference dropped instead, a table stays locked until its deinit runs). Later
-    /// requests still work from memory, disk and fetchers, but no longer read or fill tables.
-    /// Waits for the copies that answers left behind (to shared stores, or to the local disk
-    /// after a shared hit), those started meanwhile included.
+    /// Waits for the work that answers left behind — copies to shared stores, or to the local
+    /// disk after a shared hit, and the family's formats made after an answer — those started
+    /// meanwhile included.
     public func waitForBackgroundWork() async { await afterAnswer.drain() }
 
+    /// Waits for the work answers left behind, then closes the fetchers' connections and the
+    /// image tables: their file locks are released before this returns, so a new pipeline on
+    /// the same cache directory opens at once (with the last reference dropped instead, a table
+    /// stays locked until its deinit runs). Later requests still work from memory, disk and
+    /// fetchers, but no longer read or fill tables.
     public func close() async {
         await afterAnswer.drain()
         await shutdown()
@@ -319,7 +330,9 @@ public final class ImagePipeline: Sendable {
         }
         guard let url = request.url else { throw .noSource }
         let policy = request.cachePolicy
-        let group = format.map { "family:" + $0.family } ?? request.processingIdentifier
+        // Each variant is its own work (decoded at its own scale): a family's other formats
+        // come after its answer.
+        let group = request.processingIdentifier
         let mark = purges.mark(sourceKey)
         let workKey = group + "|" + sourceKey + policy.workKeySuffix + (request.usesDiskVariants ? "" : "|encoded") + mark.suffix
             + (request.sourceLimits.map { "|limits:\($0)" } ?? "")  // every field of the limits
@@ -336,8 +349,12 @@ public final class ImagePipeline: Sendable {
             // The shared work came from a disk variant of another format of the family.
             return try await resolve(request, id: id)
         }
-        return ImageResponse(image: image, tier: processed.tier, sourceInfo: processed.info, freshUntil: processed.freshUntil,
-                             storable: processed.storable)
+        var response = ImageResponse(image: image, tier: processed.tier, sourceInfo: processed.info, freshUntil: processed.freshUntil,
+                                     storable: processed.storable)
+        response.animatedOriginal = processed.animatedOriginal
+        // The family after the answer: a bitmap's now; an encoded answer's after its encode.
+        if request.usesDiskVariants { processed.family?.start() } else { response.family = processed.family }
+        return response
     }
 
     /// For table entries: the entity's IDs, or IDs derived from the source key.

@@ -115,19 +115,45 @@ final class PurgeMarks: Sendable {
     }
 }
 
-/// Source keys known to be animations, in memory (bounded: past 100,000 it starts again empty;
-/// the disk cache keeps a mark per animated source, `StoreKey.animated`, which answers then).
+/// What is known in memory of each source: an animation or a still (bounded: past 100,000
+/// sources it starts again empty; the disk cache keeps a mark per animated source,
+/// `StoreKey.animated`, which answers then, once per source).
 final class AnimatedSources: Sendable {
-    private let keys = Locked(Set<String>())
+    private let known = Locked([String: Bool]())
     private static let limit = 100_000
 
-    func insert(_ key: String) {
-        keys.withLock { keys in
-            if keys.count >= Self.limit { keys.removeAll(keepingCapacity: true) }
-            keys.insert(key)
+    /// Notes what a decode (or the disk's mark) found.
+    func note(_ key: String, animated: Bool) {
+        known.withLock { known in
+            if known.count >= Self.limit, known[key] == nil { known.removeAll(keepingCapacity: true) }
+            known[key] = animated
         }
     }
 
-    func remove(_ key: String) { _ = keys.withLock { $0.remove(key) } }
-    func contains(_ key: String) -> Bool { keys.withLock { $0.contains(key) } }
+    /// True: an animation; false: a still; nil: not known in memory.
+    func isAnimated(_ key: String) -> Bool? { known.withLock { $0[key] } }
+
+    /// Forgets `key`; true when it was known as an animation.
+    @discardableResult
+    func remove(_ key: String) -> Bool { known.withLock { $0.removeValue(forKey: key) } == true }
+    func contains(_ key: String) -> Bool { isAnimated(key) == true }
+}
+
+/// Counts jobs that wait with memory held (the family's formats made after an answer), so that
+/// at most `limit` wait at once.
+final class BoundedCount: Sendable {
+    private let count = Locked(0)
+    let limit: Int
+    init(limit: Int) { self.limit = limit }
+
+    /// Takes a place; false when all `limit` are taken.
+    func enter() -> Bool {
+        count.withLock { count in
+            guard count < limit else { return false }
+            count += 1
+            return true
+        }
+    }
+
+    func leave() { count.withLock { $0 -= 1 } }
 }

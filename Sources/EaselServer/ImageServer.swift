@@ -143,7 +143,8 @@ public final class ImageServer: Sendable {
             fetchers: fetchers, maximumConcurrentDecodes: configuration.processingConcurrency, downloadRate: nil,
             decodingLimits: DecodingLimits(maxPixels: configuration.maxSourcePixels, maxInputBytes: configuration.maxSourceBytes),
             newestFirst: false,  // a server serves in arrival order: nobody starves behind newer requests
-            encodedMemoryCostLimit: configuration.memoryLimit / 2, sharedStores: sharedStore.map { [$0] } ?? []))
+            encodedMemoryCostLimit: configuration.memoryLimit / 2, sharedStores: sharedStore.map { [$0] } ?? [],
+            familyInBackground: configuration.familyInBackground))
         } catch {
             Task.detached {
                 try? await clients.fetcher.shutdown()

@@ -126,6 +126,9 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
     public var thumborSecurityKey: String?
     /// The watermark image of imgproxy's `watermark` option: a file path.
     public var watermark: String?
+    /// After a named format's answer, make the other formats of its family that its decode
+    /// covers, in the background (true), or each format only when asked for (false).
+    public var familyInBackground: Bool = true
 
     public init() {}
 
@@ -143,6 +146,7 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         case allowUnsignedAdHoc, adminToken, maxSourcePixels, maxSourceBytes, downloadTimeout, processingConcurrency
         case maxQueue, requestTimeout, memoryLimit, readyAnswerLimit, diskLimit, maxAdHocSize, maxOutputPixels, idleTimeout, maxConnections
         case gallery, galleryPageSize, imgproxyKeys, imgproxySalts, imgproxyPresets, thumborSecurityKey, watermark
+        case familyInBackground
     }
 
     /// Every key is optional: a file may set only what it changes.
@@ -186,6 +190,7 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         imgproxyPresets = try value(.imgproxyPresets, defaults.imgproxyPresets)
         thumborSecurityKey = try container.decodeIfPresent(String.self, forKey: .thumborSecurityKey)
         watermark = try container.decodeIfPresent(String.self, forKey: .watermark)
+        familyInBackground = try value(.familyInBackground, defaults.familyInBackground)
     }
 
     /// Reads a JSON configuration file.

@@ -34,8 +34,10 @@ final class RowByRowStep: ImageProcessor, Sendable {
                 throw CodecError.cancelled
             }
             if state.withLock({ $0.released }) { break }
-            // A row's worth of work.
+            // A row's worth of work, then a pause: the step holds its thread as a long
+            // processor does, without taking a core from every other suite for seconds.
             for value in 0..<10_000 { checksum &+= value &* 31 }
+            usleep(1_000)
         }
         state.withLock { $0.outcome = Outcome(cancelled: false, at: .now) }
         return checksum == 42 ? bitmap : bitmap
@@ -55,7 +57,9 @@ func waitFor(_ gate: Gate, within limit: Duration = .seconds(60)) async throws {
     try await withTimeLimit(limit, timedOut: CancellationError(), cancelled: CancellationError()) { try await gate.wait() }
 }
 
-@Suite(.timeLimit(.minutes(3))) struct CancellationTests {
+/// Serialized: each test holds one of the process's shared decoding threads with a long step;
+/// two at once would hold both and stall every other suite's decodes.
+@Suite(.serialized, .timeLimit(.minutes(3))) struct CancellationTests {
     static func request(_ url: URL, step: RowByRowStep) -> ImageRequest {
         ImageRequest(url: url, processing: .processors([Resize(width: 64, height: 64), step]))
     }

@@ -29,6 +29,8 @@ let coffeeJPEG = try! Data(contentsOf: sampleURL("coffee-cup.jpg"))
                 #expect(try await get(client, "/images/small/" + absolute, headers: [.accept: "image/webp"]).status == .ok)
                 #expect(try await get(client, "/images/w=50,h=40,f=png/q.jpg").status == .ok)
                 #expect(origin.count("/q.jpg") == 1)
+                // The family's third format follows after the answers.
+                await server.server.pipeline.waitForBackgroundWork()
                 let full = await server.server.pipeline.statistics()
                 #expect(full.encodedMemoryBytes > 0 && full.memoryBytes > 0 && full.diskEntries > 0)
                 #expect(full.tableEntries.values.reduce(0, +) == 3, "the family's three formats: \(full.tableEntries)")

@@ -302,6 +302,8 @@ func signature(_ path: String, key: String = keyA) -> String {
         let server = try TestServer { $0.adminToken = "secret-token-0123456789" }
         try await server.test { (client: any TestClientProtocol) async throws in
             #expect(try await get(client, "/images/thumb/cat.jpg").status == .ok)
+            // small follows from thumb's decode (a full-size decode of this 451×300 photo), after the answer.
+            await server.server.pipeline.waitForBackgroundWork()
             #expect(try await get(client, "/images/small/cat.jpg").status == .ok)
             #expect(try await get(client, "/images/cat.jpg", method: .delete).status == .forbidden)
             #expect(try await get(client, "/images/cat.jpg", headers: [.authorization: "Bearer wrong"], method: .delete).status == .forbidden)

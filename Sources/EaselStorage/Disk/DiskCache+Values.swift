@@ -1,6 +1,7 @@
 import EaselSupport
 import Foundation
 import Logging
+import Synchronization
 
 extension DiskCache {
     private enum Lookup {
@@ -51,6 +52,7 @@ extension DiskCache {
     }
 
     private func lookup(_ key: String) throws -> Lookup {
+        lookups.add(1, ordering: .relaxed)
         let now = clock()
         let ageLimit = self.ageLimit
         let resolution = accessTimeResolution
@@ -129,6 +131,7 @@ extension DiskCache {
 
     /// True when a value is stored for `key` and has not expired. Does not read the value.
     public func contains(_ key: String) throws -> Bool {
+        lookups.add(1, ordering: .relaxed)
         let now = clock()
         let ageLimit = self.ageLimit
         do {

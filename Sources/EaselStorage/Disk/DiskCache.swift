@@ -152,6 +152,8 @@ public final class DiskCache: Sendable {
     /// The background checkpoint's own connection, and whether a checkpoint is queued.
     let checkpointConnection = Locked<SQLiteConnection?>(nil)
     let checkpointPending = Atomic<Bool>(false)
+    /// Index lookups by `data(forKey:)` and `contains(_:)` (see `lookupCount`).
+    let lookups = Atomic<Int>(0)
     let observers = Observers<Event>()
     /// Seconds since 1970; replaceable in tests so that time can pass without waiting.
     let clock: @Sendable () -> Double
@@ -280,6 +282,10 @@ public final class DiskCache: Sendable {
 
     /// Number of entries currently stored.
     public var count: Int { (try? index.withLock { try $0.totals().count }) ?? 0 }
+
+    /// How many times a key has been looked up in the index (`data(forKey:)`, `contains(_:)`)
+    /// since this instance opened: what a request path costs the disk tier, whatever it found.
+    public var lookupCount: Int { lookups.load(ordering: .relaxed) }
 
     /// When the stored bytes exceed this, entries are removed least recently used first, down to
     /// `byteLimit × trimRatio`. Starts as the configured limit, or the automatic one (see

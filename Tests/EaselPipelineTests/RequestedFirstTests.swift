@@ -1,0 +1,132 @@
+import EaselSupport
+import EaselCodecs
+@testable import EaselPipeline
+import EaselStorage
+import EaselTables
+import EaselTestSupport
+import Foundation
+import Testing
+
+/// The requested variant first: a cold request decodes at the scale its own format needs and
+/// answers; the family's other formats follow from that decode, after the answer, and only
+/// where the decode covers them. A cold request reads each tier's index once.
+@Suite(.timeLimit(.minutes(2))) struct RequestedFirstTests {
+    /// The server's default family: thumb, small and square.
+    static let family = [
+        ImageFormat(name: "thumb", family: "web", width: 128, height: 128, fit: .fit, maximumCount: 20),
+        ImageFormat(name: "small", family: "web", width: 256, height: 256, fit: .fit, maximumCount: 20),
+        ImageFormat(name: "square", family: "web", width: 64, height: 64, fit: .fill, maximumCount: 20),
+    ]
+
+    /// A pipeline over `files` (a folder of its own) and a fresh cache directory, closed after `body`.
+    func withFamilyPipeline(_ files: [String: Data], familyInBackground: Bool = true,
+                            _ body: (ImagePipeline, TemporaryDirectory) async throws -> Void) async throws {
+        let root = try TemporaryDirectory()
+        for (name, data) in files { try data.write(to: root.child(name)) }
+        let cache = try TemporaryDirectory()
+        let pipeline = try ImagePipeline(configuration: .init(
+            formats: Self.family, cacheDirectory: cache.url, fetchers: [FileFetcher(root: root.url)], downloadRate: nil,
+            familyInBackground: familyInBackground))
+        do {
+            try await body(pipeline, root)
+        } catch {
+            await pipeline.close()
+            throw error
+        }
+        await pipeline.close()
+    }
+
+    func has(_ pipeline: ImagePipeline, _ format: String, _ url: URL) throws -> Bool {
+        let ids = ImagePipeline.entityIDs(ImageRequest(url: url, format: format), sourceKey: url.absoluteString)
+        return try #require(pipeline.table(forFormat: format)).contains(ids.0, sourceID: ids.1)
+    }
+
+    @Test func aColdThumbAnswersBeforeItsFamilyWhichFollowsFromTheSameDecode() async throws {
+        try await withFamilyPipeline(["cup.png": cupPNG]) { pipeline, root in
+            let gate = Gate()
+            pipeline.familyHook.withLock { $0 = { try? await gate.wait() } }
+            let url = root.child("cup.png")
+            let thumb = try await pipeline.image(for: ImageRequest(url: url, format: "thumb"))
+            #expect(thumb.tier == .file && thumb.image.width == 128)
+            // Answered while the family job is held: small and square do not exist yet.
+            #expect(try has(pipeline, "thumb", url))
+            #expect(try !has(pipeline, "small", url) && !has(pipeline, "square", url))
+            #expect(pipeline.counters.decodes == 1 && pipeline.counters.familyImages == 0)
+
+            gate.open()
+            await pipeline.waitForBackgroundWork()
+            // A PNG decodes at full size, which covers every format: both made from that decode.
+            #expect(try has(pipeline, "small", url) && has(pipeline, "square", url))
+            #expect(pipeline.counters.decodes == 1, "no second decode")
+            #expect(pipeline.counters.familyImages == 2)
+            let small = try await pipeline.image(for: ImageRequest(url: url, format: "small"))
+            #expect(small.tier == .table && small.image.width == 256)
+            let square = try await pipeline.image(for: ImageRequest(url: url, format: "square"))
+            #expect(square.tier == .table && square.image.width == 64 && square.image.height == 64)
+            #expect(pipeline.counters.decodes == 1 && pipeline.counters.fetches == 1)
+        }
+    }
+
+    /// A 1411² JPEG: thumb (128) decodes at 1/8 (177²), which covers square (64) but not small
+    /// (256 needs 1/4): small is left to its own request, decoded at its own scale.
+    @Test func theDecodeIsTheRequestedFormatsAndOnlyWhatItCoversFollows() async throws {
+        let fundus = try Data(contentsOf: sampleURL("retina-fundus.jpg"))
+        try await withFamilyPipeline(["fundus.jpg": fundus]) { pipeline, root in
+            let url = root.child("fundus.jpg")
+            let thumb = try await pipeline.image(for: ImageRequest(url: url, format: "thumb"))
+            #expect(thumb.image.width == 128 && thumb.sourceInfo?.width == 1411)
+            await pipeline.waitForBackgroundWork()
+            #expect(try has(pipeline, "square", url) && !has(pipeline, "small", url))
+            #expect(pipeline.counters.familyImages == 1 && pipeline.counters.decodes == 1)
+            let small = try await pipeline.image(for: ImageRequest(url: url, format: "small"))
+            #expect(small.tier == .file && small.image.width == 256, "the file read again (files are not copied to the cache)")
+            #expect(pipeline.counters.decodes == 2)
+        }
+    }
+
+    @Test func withTheFamilyOffOnlyTheRequestedFormatIsMade() async throws {
+        try await withFamilyPipeline(["cup.png": cupPNG], familyInBackground: false) { pipeline, root in
+            let url = root.child("cup.png")
+            _ = try await pipeline.image(for: ImageRequest(url: url, format: "thumb"))
+            await pipeline.waitForBackgroundWork()
+            #expect(try has(pipeline, "thumb", url) && !has(pipeline, "small", url) && !has(pipeline, "square", url))
+            #expect(pipeline.counters.familyImages == 0)
+        }
+    }
+
+    /// A cold encoded request looks in the disk index once for its encoded variant and once for
+    /// the original (an animation's frames come from the original its decode read); a warm one
+    /// not at all.
+    @Test func aColdRequestLooksUpEachTierOnce() async throws {
+        let gif = try GIFCodec.encodeAnimation(width: 120, height: 80, frames: (0..<3).map { i in (0..<9600).map { $0 % 120 / 40 == i ? 1 : 0 } },
+                                               palette: [255, 0, 0, 0, 0, 255], delays: [5, 5, 5])
+        try await withFamilyPipeline(["cup.png": cupPNG, "anim.gif": gif]) { pipeline, root in
+            let disk = try #require(pipeline.disk)
+            // AVIF with WebP for animations: the answer depends on whether the source is animated.
+            let encodings = [ImageEncoding(.avif, quality: 60, animationAsWebP: 80), ImageEncoding(.webp, quality: 80)]
+            for (name, type) in [("cup.png", "image/avif"), ("anim.gif", "image/webp")] {
+                for encoding in encodings {
+                    var request = ImageRequest(url: root.child(name), format: "thumb")
+                    request.encoding = encoding
+                    let before = disk.lookupCount
+                    let cold = try await pipeline.encodedImage(for: request)
+                    let lookups = disk.lookupCount - before
+                    if encoding == encodings[0] {
+                        #expect(cold.encoded.contentType == type, "\(name)")
+                        #expect(lookups == 2, "\(name): the encoded variant and the original, once each (\(lookups))")
+                    } else {
+                        // The second encoding: its own encoded variant, then the bitmap from
+                        // memory (a still) or the animation known in memory (the original, once).
+                        #expect(lookups == (name == "cup.png" ? 1 : 2), "\(name), \(encoding) (\(lookups))")
+                    }
+                    let warm = disk.lookupCount
+                    #expect(try await pipeline.encodedImage(for: request).tier == .encodedMemory)
+                    #expect(disk.lookupCount == warm, "a warm answer reads no disk index")
+                }
+            }
+            // The still: one decode. The animation: its first frame (the decode that found it
+            // animated), then its frames once per animated answer.
+            #expect(pipeline.counters.decodes == 4)
+        }
+    }
+}
