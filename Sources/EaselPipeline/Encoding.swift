@@ -123,6 +123,39 @@ public struct EncodedImage: Sendable {
 public struct EncodedResponse: Sendable {
     public var encoded: EncodedImage
     public var tier: ImageTier
+    /// The variant's identity (what every tier keys it by).
+    public var key: VariantKey?
+    /// The request header the answer depends on (`Vary`), when the pipeline decided the
+    /// encoding (`ImagePipeline.answer(for:)`).
+    public var vary: String?
+
+    public init(encoded: EncodedImage, tier: ImageTier, key: VariantKey? = nil, vary: String? = nil) {
+        self.encoded = encoded
+        self.tier = tier
+        self.key = key
+        self.vary = vary
+    }
+}
+
+/// A variant's one identity: its source and what decides its bytes besides the source (the
+/// encoding, and the processing with every parameter that decides its pixels). Built once per
+/// request; each tier's key is derived from it, never spelt out elsewhere.
+public struct VariantKey: Sendable, Hashable {
+    /// The source's key (`ImageRequest.sourceKey`).
+    public let source: String
+    /// Encoding and processing ("webp-q80|format:thumb=…").
+    public let identity: String
+    /// The encoded memory tier's key.
+    public let memory: String
+    /// The data stores' key (under the source's prefix, so a purge removes it with the source).
+    public let store: String
+
+    init(source: String, identity: String) {
+        self.source = source
+        self.identity = identity
+        memory = "encoded|" + identity + "|" + source
+        store = StoreKey.encoded(identity, source: source)
+    }
 }
 
 /// Which keys of the memory tiers belong to which source, so that a purge removes exactly that

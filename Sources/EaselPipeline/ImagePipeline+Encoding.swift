@@ -32,39 +32,22 @@ extension ImagePipeline {
         try await encodedResponse(for: request, id: nextID())
     }
 
-    /// The encoded bytes when the memory tier has them: no I/O, no waiting (a server's warm path).
+    /// The encoded bytes when the memory tier has them: no I/O, no waiting.
     public func cachedEncodedImage(for request: ImageRequest) -> EncodedImage? {
-        guard request.cachePolicy != .reload, let sourceKey = request.sourceKey else { return nil }
-        return cachedEncodedImage(sourceKey: sourceKey, processing: request.processing, encoding: request.encoding ?? ImageEncoding(.jpeg))
+        guard request.cachePolicy != .reload, let sourceKey = request.sourceKey,
+              let key = variantKey(for: request, sourceKey: sourceKey) else { return nil }
+        return encodedMemory.value(forKey: key.memory)
     }
 
-    /// The same, by the source's key (`ImageRequest.sourceKey`, e.g. a `cacheKey` the caller
-    /// set), so that a caller with a cheap key builds no URL on a hit.
-    public func cachedEncodedImage(sourceKey: String, processing: ImageRequest.Processing, encoding: ImageEncoding) -> EncodedImage? {
-        guard let key = encodedKey(processing: processing, encoding: encoding, sourceKey: sourceKey) else { return nil }
-        return encodedMemory.value(forKey: key)
-    }
-
-    /// The encoded memory tier's key of an answer, for a caller that keeps the answer elsewhere
-    /// and must know it is still the tier's (the server's ready answers): see
-    /// `cachedEncodedImage(memoryKey:)`.
-    public func encodedMemoryKey(sourceKey: String, processing: ImageRequest.Processing, encoding: ImageEncoding) -> String? {
-        encodedKey(processing: processing, encoding: encoding, sourceKey: sourceKey)
-    }
-
-    /// The encoded memory tier's entry under `key` (never an expired one; a hit counts as a use
-    /// for the tier's eviction order).
+    /// The encoded memory tier's entry under a variant's memory key (`VariantKey.memory`), for a
+    /// caller that keeps the answer elsewhere and must know it is still the tier's (the server's
+    /// ready answers). Never an expired one; a hit counts as a use for the tier's eviction order.
     public func cachedEncodedImage(memoryKey key: String) -> EncodedImage? { encodedMemory.value(forKey: key) }
-
-    /// The encoded memory tier's key: "encoded|" + `encodedIdentity` + "|" + source.
-    func encodedKey(processing: ImageRequest.Processing, encoding: ImageEncoding, sourceKey: String) -> String? {
-        encodedIdentity(processing: processing, encoding: encoding).map { "encoded|" + $0 + "|" + sourceKey }
-    }
 
     /// What decides an encoded answer's bytes besides its source: the encoding and the
     /// processing (a named format with every parameter that decides its pixels, so a changed
     /// format never serves old bytes). The data stores key it under the source
-    /// (`StoreKey.encoded`).
+    /// (`StoreKey.encoded`); `VariantKey` carries it.
     func encodedIdentity(processing: ImageRequest.Processing, encoding: ImageEncoding) -> String? {
         let identifier: String
         switch processing {
@@ -77,37 +60,59 @@ extension ImagePipeline {
         return encoding.description + "|" + identifier
     }
 
-    private func encodedResponse(for request: ImageRequest, id: UInt64) async throws(PipelineError) -> EncodedResponse {
+    /// The variant's identity for `request` (its encoding, else JPEG at 82): built once per
+    /// request; every tier's key derives from it. Nil for an unknown format.
+    func variantKey(for request: ImageRequest, sourceKey: String) -> VariantKey? {
+        encodedIdentity(processing: request.processing, encoding: request.encoding ?? ImageEncoding(.jpeg))
+            .map { VariantKey(source: sourceKey, identity: $0) }
+    }
+
+    /// One encoded request between its events: the memory tier, else (after `beforeWork`, whose
+    /// returned closure runs when the work is over) `work` within the request's deadline.
+    func encodedResponse(
+        for request: ImageRequest, id: UInt64,
+        beforeWork: () throws(PipelineError) -> (@Sendable () -> Void)? = { nil },
+        work: (@Sendable (ImageRequest, VariantKey, UInt64) async throws(PipelineError) -> EncodedResponse)? = nil
+    ) async throws(PipelineError) -> EncodedResponse {
         guard let sourceKey = request.sourceKey else { throw .noSource }
-        guard let identity = encodedIdentity(processing: request.processing, encoding: request.encoding ?? ImageEncoding(.jpeg)) else {
+        guard let key = variantKey(for: request, sourceKey: sourceKey) else {
             if case .format(let name) = request.processing { throw .unknownFormat(name) }
             throw .noSource
         }
-        let key = "encoded|" + identity + "|" + sourceKey
         return try await tracked(request, id: id, tier: \.tier) { () async throws(PipelineError) -> EncodedResponse in
-            if request.cachePolicy != .reload, let hit = encodedMemory.value(forKey: key) {
-                return EncodedResponse(encoded: hit, tier: .encodedMemory)
+            if request.cachePolicy != .reload, let hit = encodedMemory.value(forKey: key.memory) {
+                return EncodedResponse(encoded: hit, tier: .encodedMemory, key: key)
             }
-            guard let deadline = request.deadline else { return try await encodedWork(request, identity: identity, key: key, sourceKey: sourceKey, id: id) }
+            let done = try beforeWork()
+            defer { done?() }
+            guard let deadline = request.deadline else { return try await run(work, request, key, id) }
             return try await withDeadline(deadline) { () async throws(PipelineError) -> EncodedResponse in
-                try await self.encodedWork(request, identity: identity, key: key, sourceKey: sourceKey, id: id)
+                try await self.run(work, request, key, id)
             }
         }
     }
 
+    /// `work` when given, else the shared work of the key.
+    private func run(_ work: (@Sendable (ImageRequest, VariantKey, UInt64) async throws(PipelineError) -> EncodedResponse)?,
+                     _ request: ImageRequest, _ key: VariantKey, _ id: UInt64) async throws(PipelineError) -> EncodedResponse {
+        if let work { return try await work(request, key, id) }
+        return try await encodedWork(request, key: key, id: id)
+    }
+
     /// A miss of the encoded memory tier: joins or starts the shared work of its key.
-    private func encodedWork(_ request: ImageRequest, identity: String, key: String, sourceKey: String,
-                             id: UInt64) async throws(PipelineError) -> EncodedResponse {
-        let mark = purges.mark(sourceKey)
-        let workKey = key + request.cachePolicy.workKeySuffix + mark.suffix
-        let keys = EncodedKeys(memory: key, store: StoreKey.encoded(identity, source: sourceKey), source: sourceKey, mark: mark)
-        return try await encodes.value(for: workKey, waiter: id, priority: request.priority) { handle in
+    func encodedWork(_ request: ImageRequest, key: VariantKey, id: UInt64) async throws(PipelineError) -> EncodedResponse {
+        let mark = purges.mark(key.source)
+        let workKey = key.memory + request.cachePolicy.workKeySuffix + mark.suffix
+        let keys = EncodedKeys(memory: key.memory, store: key.store, source: key.source, mark: mark)
+        var response = try await encodes.value(for: workKey, waiter: id, priority: request.priority) { handle in
             do throws(PipelineError) {
                 return .success(try await self.makeEncoded(request, keys: keys, handle: handle))
             } catch {
                 return .failure(error)
             }
         }.get()
+        response.key = key
+        return response
     }
 
     struct EncodedKeys: Sendable {

@@ -67,8 +67,14 @@ public struct ImageRequest: Sendable {
     /// Query items left out of the cache key (volatile parts of signed URLs). Names compare
     /// case-insensitively.
     public var ignoredQueryItems: Set<String>
-    /// The bytes `ImagePipeline.encodedImage(for:)` delivers (JPEG quality 82 when nil).
+    /// The bytes `ImagePipeline.encodedImage(for:)` delivers (JPEG quality 82 when nil); with
+    /// `output` set, `ImagePipeline.answer(for:)` decides it instead.
     public var encoding: ImageEncoding?
+    /// What the URL or the named format asked of the output, for the pipeline to decide the
+    /// encoding with `client` (`ImagePipeline.answer(for:)`).
+    public var output: OutputPolicy?
+    /// What the client said it takes (its `Accept`).
+    public var client: ClientPreferences?
     /// The whole request — waiting, fetching, decoding, processing and encoding — fails with
     /// `.timedOut` once this has passed (nil: no limit beyond the fetcher's own).
     public var deadline: Duration?

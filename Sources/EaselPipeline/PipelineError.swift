@@ -37,6 +37,8 @@ public enum PipelineError: Error, Sendable, Equatable, CustomStringConvertible {
     case storage(StorageFailure)
     /// Every requester of the work cancelled.
     case cancelled
+    /// Refused before any work: too much is being made already (`WorkAdmission`).
+    case overloaded
 
     public var description: String {
         switch self {
@@ -57,6 +59,7 @@ public enum PipelineError: Error, Sendable, Equatable, CustomStringConvertible {
         case .processing(let message): "processing failed: \(message)"
         case .storage(let message): "cache error: \(message)"
         case .cancelled: "cancelled"
+        case .overloaded: "too many requests being made"
         }
     }
 

@@ -251,7 +251,7 @@ public final class ImageServer: Sendable {
         case .named(let format):
             if configuration.signNamedFormats, !signed { throw HTTPError(.forbidden, message: "missing or bad signature") }
             return try await answer(request, context, head: head, source: path.source, processing: .format(format.name),
-                                    quality: format.quality ?? 82, declared: format.output.flatMap(OutputType.init(name:)),
+                                    output: OutputPolicy(format: format.output.flatMap(OutputType.init(name:)), quality: format.quality ?? 82),
                                     lifetime: lifetime, ready: readyFill(request))
         case .adHoc(let options):
             if !signed, !configuration.allowUnsignedAdHoc { throw HTTPError(.forbidden, message: "missing or bad signature") }
@@ -275,7 +275,7 @@ public final class ImageServer: Sendable {
         }
         let processors = try options.processors(limit: configuration.maxAdHocSize, maxPixels: configuration.maxOutputPixels, mark: mark)
         return try await answer(request, context, head: head, source: source, processing: .processors(processors),
-                                quality: options.quality ?? defaultQuality, declared: options.format, strictFormat: strictFormat,
+                                output: OutputPolicy(format: options.format, quality: options.quality ?? defaultQuality, strict: strictFormat),
                                 lifetime: lifetime, ready: ready)
     }
 
@@ -295,54 +295,51 @@ public final class ImageServer: Sendable {
     /// The identity a purge of `source` removes (the pipeline's source key), as a purge computes it.
     func purgeIdentity(url: URL, key: String?) -> String { ImageRequest(url: url, cacheKey: key).sourceKey ?? url.absoluteString }
 
-    /// The answer for `processing` of `source`, in the output negotiated with the client's
-    /// `Accept` (unless `declared` pins it): every URL style ends here.
+    /// The answer for `processing` of `source`: every URL style ends here. The request carries
+    /// what the client said (`Accept`) and what the URL asked (`output`); the pipeline decides
+    /// the encoding and its `Vary`, answers from memory or makes it (admitted, or 429), and is
+    /// left when the client closes its connection. This only writes HTTP.
     /// - Parameter ready: `readyFill(request)`, taken by the caller before it read anything.
     func answer(_ request: Request, _ context: EaselRequestContext, head: Bool, source: Source,
-                processing: ImageRequest.Processing, quality: Int, declared: OutputType?, strictFormat: Bool = false,
+                processing: ImageRequest.Processing, output: OutputPolicy,
                 lifetime: Int64? = nil, ready: ReadyFill?) async throws -> Response {
-        // Output: AVIF, then WebP, for clients that name them in Accept; a format's own output
-        // pins it (webp/avif: when the client takes it); JPEG otherwise. The cache key carries
-        // the encoding, so each answer has its own entry.
-        let accept = request.headers[.accept].map(AcceptHeader.init)
-        let output = strictFormat && declared != nil ? declared! : ImageEncoding.negotiate(pinned: declared) { type, explicitly in
-            // No Accept at all: JPEG (the fallback) for everyone.
-            guard let accept else { return 0 }
-            return explicitly ? accept.explicitQuality(of: type) : accept.quality(of: type)
-        }
-        // Animated sources keep their frames as WebP for clients that take it, whatever else
-        // they take (AVIF and JPEG answers would be stills).
-        let webpForAnimations = !(strictFormat && declared != nil) && output != .webp && output != .png && declared != .jpeg && (accept?.explicitlyAccepts("image/webp") ?? false)
-        let encoding = ImageEncoding(output, quality: output == .avif ? ImageEncoding.avifQuality(forJPEGQuality: quality) : quality,
-                                     animationAsWebP: webpForAnimations ? quality : nil)
-        // The warm path answers from the pipeline's encoded memory tier once, before admission;
-        // a file-origin source is looked up by its path, with no URL or request built.
         let key = sourceKey(source)
-        let encoded: EncodedImage
-        if let hit = key.flatMap({ pipeline.cachedEncodedImage(sourceKey: $0, processing: processing, encoding: encoding) }) {
-            metrics.hit(ImageTier.encodedMemory.rawValue)
-            encoded = hit
-        } else {
-            var pipelineRequest = ImageRequest(url: try resolve(source), processing: processing, cacheKey: key)
-            pipelineRequest.encoding = encoding
-            pipelineRequest.deadline = .milliseconds(Int64(checked: configuration.requestTimeout * 1000))
-            if key == nil, let hit = pipeline.cachedEncodedImage(for: pipelineRequest) {
-                metrics.hit(ImageTier.encodedMemory.rawValue)
-                encoded = hit
-            } else {
-                encoded = try await encodedImage(pipelineRequest, connection: context.channel)
-            }
+        var pipelineRequest = ImageRequest(url: try resolve(source), processing: processing, cacheKey: key)
+        pipelineRequest.client = ClientPreferences(accept: request.headers[.accept])
+        pipelineRequest.output = output
+        pipelineRequest.deadline = .milliseconds(Int64(checked: configuration.requestTimeout * 1000))
+        let channel = context.channel
+        // Set when the client left before the answer was ready (not when the wait was ended
+        // because the answer was).
+        let gone = Locked(false)
+        let result: Result<EncodedResponse, PipelineError>
+        do throws(PipelineError) {
+            result = .success(try await pipeline.answer(for: pipelineRequest, admission: admission) {
+                await Self.waitForClose(channel)
+                if !Task.isCancelled { gone.withLock { $0 = true } }
+            })
+        } catch {
+            result = .failure(error)
         }
+        let answer: EncodedResponse
+        switch result {
+        case .success(let made): answer = made
+        case .failure(.overloaded):
+            throw HTTPError(.tooManyRequests, headers: [.retryAfter: "1"], message: "too many requests; try again shortly")
+        case .failure(.cancelled) where gone.withLock({ $0 }): throw ClientGone()
+        case .failure(let error): throw error
+        }
+        metrics.queue.set(Double(admission.count))
+        metrics.hit(answer.tier.rawValue)
+        let encoded = answer.encoded
         var headers: HTTPFields = [
             .contentType: encoded.contentType,
             .eTag: encoded.etag,
             .cacheControl: lifetime.map { "public, max-age=\(min(Int64(configuration.maxAge), $0))" } ?? cacheControl,
         ]
-        if declared == nil || (!strictFormat && ImageEncoding.variesWithAccept(pinned: declared)) {
-            headers[.vary] = "Accept"  // the answer depends on Accept
-        }
+        if let vary = answer.vary { headers[.vary] = vary }
         if let purgeRelay, !purgeRelay.banURLs.isEmpty {
-            headers[Self.surrogateField] = PurgeRelay.surrogateKey(forSource: try key ?? resolve(source).absoluteString)
+            headers[Self.surrogateField] = PurgeRelay.surrogateKey(forSource: pipelineRequest.sourceKey ?? "")
         }
         // Weak comparison, as RFC 9110 asks for If-None-Match (a CDN may send W/"…").
         if let match = request.headers[.ifNoneMatch], match.split(separator: ",").contains(where: {
@@ -354,59 +351,12 @@ public final class ImageServer: Sendable {
         headers[.contentLength] = String(encoded.count)
         // Kept for repeat requests while the memory tier holds the same bytes (not for answers
         // it may not keep), unless the headers depend on the time (expiring URLs).
-        if let ready, lifetime == nil {
-            let identity = try key ?? purgeIdentity(url: resolve(source), key: nil)
-            if let memoryKey = pipeline.encodedMemoryKey(sourceKey: identity, processing: processing, encoding: encoding),
-               pipeline.cachedEncodedImage(memoryKey: memoryKey)?.etag == encoded.etag {
-                let sources = ([identity] + ready.sources).map { ReadyAnswers.sourceHash($0) }
-                headers[ReadyAnswers.fillField] = ReadyAnswers.Ticket(epoch: ready.epoch, memoryKey: memoryKey, sources: sources).headerValue
-            }
+        if let ready, lifetime == nil, let variant = answer.key,
+           pipeline.cachedEncodedImage(memoryKey: variant.memory)?.etag == encoded.etag {
+            let sources = ([variant.source] + ready.sources).map { ReadyAnswers.sourceHash($0) }
+            headers[ReadyAnswers.fillField] = ReadyAnswers.Ticket(epoch: ready.epoch, memoryKey: variant.memory, sources: sources).headerValue
         }
         return Response(status: .ok, headers: headers, body: head ? .init() : .init(byteBuffer: encoded.bytes))
-    }
-
-    /// The pipeline's encoded answer on a memory miss: admitted (or 429) and awaited — and abandoned when the client closes its connection
-    /// (the shared work goes on for any other request waiting for it, and stops otherwise).
-    private func encodedImage(_ request: ImageRequest, connection: any Channel) async throws -> EncodedImage {
-        guard admission.enter() else { throw HTTPError(.tooManyRequests, headers: [.retryAfter: "1"], message: "too many requests; try again shortly") }
-        defer {
-            admission.leave()
-            metrics.queue.set(Double(admission.count))
-        }
-        metrics.queue.set(Double(admission.count))
-        let result: Result<EncodedResponse, PipelineError>? = await withTaskGroup(of: Result<EncodedResponse, PipelineError>?.self) { group in
-            group.addTask {
-                do throws(PipelineError) {
-                    return .success(try await self.pipeline.encodedImage(for: request))
-                } catch {
-                    return .failure(error)
-                }
-            }
-            group.addTask {
-                await Self.waitForClose(connection)
-                return nil
-            }
-            var first: Result<EncodedResponse, PipelineError>?
-            var gone = false
-            while first == nil, let next = await group.next() {
-                guard let next else {
-                    // The client is gone: stop waiting (cancels this request's share of the work).
-                    gone = true
-                    group.cancelAll()
-                    continue
-                }
-                first = next
-            }
-            group.cancelAll()
-            return gone ? nil : first ?? .failure(.cancelled)
-        }
-        switch result {
-        case .success(let response):
-            metrics.hit(response.tier.rawValue)
-            return response.encoded
-        case .failure(let error): throw error
-        case nil: throw ClientGone()
-        }
     }
 
     /// Returns when the client has gone (see `DisconnectWatcher`), or when the task is cancelled.

@@ -16,6 +16,7 @@ extension PipelineError: HTTPResponseError {
         case .forbiddenURL, .unsupportedURL: .forbidden
         case .timedOut: .gatewayTimeout
         case .cancelled: .serviceUnavailable
+        case .overloaded: .tooManyRequests
         case .storage: .internalServerError
         }
     }
@@ -34,6 +35,7 @@ extension PipelineError: HTTPResponseError {
         case .unsupportedURL: "source refused: unsupported scheme"
         case .timedOut: "the image took too long"
         case .cancelled: "cancelled"
+        case .overloaded: "too many requests; try again shortly"
         case .storage: "cache error"
         }
     }

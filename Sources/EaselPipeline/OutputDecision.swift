@@ -1,0 +1,163 @@
+import EaselSupport
+import Foundation
+
+/// An `Accept` header's media ranges with their q-values (RFC 9110 §12.5.1), read as numbers:
+/// `q=0`, `q=0.0` and `q=0.000` all mean "not acceptable".
+public struct AcceptHeader: Sendable {
+    public struct Range: Sendable, Equatable {
+        public var type: String
+        public var quality: Double
+    }
+    public let ranges: [Range]
+
+    public init(_ header: String) {
+        ranges = header.split(separator: ",").compactMap { item in
+            let parts = item.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
+            guard let type = parts.first?.lowercased(), !type.isEmpty else { return nil }
+            var quality = 1.0
+            for parameter in parts.dropFirst() {
+                let pair = parameter.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+                guard pair.count == 2, pair[0].lowercased() == "q" else { continue }
+                // A malformed q-value makes the range unusable rather than fully acceptable.
+                guard let value = Double(pair[1]), value.isFinite else { return Range(type: type, quality: 0) }
+                quality = min(1, max(0, value))
+            }
+            return Range(type: type, quality: quality)
+        }
+    }
+
+    /// The q-value of the most specific range matching `type` (exact, `image/*`, `*/*`); 0 when
+    /// none matches.
+    public func quality(of type: String) -> Double {
+        let type = type.lowercased()
+        let major = type.split(separator: "/").first.map { $0 + "/*" } ?? ""
+        if let exact = ranges.last(where: { $0.type == type }) { return exact.quality }
+        if let group = ranges.last(where: { $0.type == major }) { return group.quality }
+        return ranges.last(where: { $0.type == "*/*" })?.quality ?? 0
+    }
+
+    /// The q-value of `type` named itself (no wildcard); 0 when it is not named.
+    public func explicitQuality(of type: String) -> Double {
+        let type = type.lowercased()
+        return ranges.last(where: { $0.type == type })?.quality ?? 0
+    }
+
+    /// True when `type` is named explicitly with a q-value above 0 (wildcards do not count:
+    /// a client that says `image/*` may not decode every new format).
+    public func explicitlyAccepts(_ type: String) -> Bool {
+        let type = type.lowercased()
+        return ranges.contains { $0.type == type } && quality(of: type) > 0
+    }
+}
+
+/// What the client said it takes, carried by the request for the pipeline to decide its
+/// answer: today its `Accept` header (Client Hints and Save-Data belong here too).
+public struct ClientPreferences: Sendable {
+    /// The parsed `Accept` header; nil when the client sent none (JPEG for everyone).
+    public var accept: AcceptHeader?
+
+    public init(accept: String?) { self.accept = accept.map(AcceptHeader.init) }
+}
+
+/// What the URL or the named format asked of the output.
+public struct OutputPolicy: Sendable, Hashable {
+    /// The format asked for (a named format's `output`, a URL's `f=`); nil: negotiated.
+    public var format: ImageEncoding.Format?
+    /// The quality on JPEG's scale (each codec's own scale is derived from it).
+    public var quality: Int
+    /// The asked format whatever `Accept` says (imgproxy's and thumbor's rule); otherwise WebP
+    /// and AVIF go only to clients that take them.
+    public var strict: Bool
+
+    public init(format: ImageEncoding.Format? = nil, quality: Int = 82, strict: Bool = false) {
+        self.format = format
+        self.quality = quality
+        self.strict = strict
+    }
+}
+
+/// What a request gets: its encoding, and the request header its answer depends on.
+public struct OutputDecision: Sendable, Equatable {
+    public var encoding: ImageEncoding
+    /// `Accept` when another `Accept` could get another answer (`Vary`), else nil.
+    public var vary: String?
+}
+
+/// Decides whether work may start (a server's admission: a bounded queue); the pipeline asks
+/// only on a miss of the memory tier, and says when the work is over.
+public protocol WorkAdmission: Sendable {
+    /// True to let the work start (then `leave()` follows); false refuses it (`.overloaded`).
+    func enter() -> Bool
+    func leave()
+}
+
+extension ImagePipeline {
+    /// The one place an answer's form is decided, for every URL style: AVIF, then WebP, for
+    /// clients that name them in `Accept` (wildcards do not promise new formats); a format the
+    /// policy pins as it is (WebP and AVIF: when the client takes them, unless `strict`); JPEG
+    /// otherwise. Quality per codec (AVIF's scale is its own). An animated source stays
+    /// animated as WebP for a client that names WebP, whatever else it takes.
+    public static func decide(_ policy: OutputPolicy, for client: ClientPreferences?) -> OutputDecision {
+        let accept = client?.accept
+        let pinned = policy.strict && policy.format != nil
+        let output = pinned ? policy.format! : ImageEncoding.negotiate(pinned: policy.format) { type, explicitly in
+            // No Accept at all: JPEG (the fallback) for everyone.
+            guard let accept else { return 0 }
+            return explicitly ? accept.explicitQuality(of: type) : accept.quality(of: type)
+        }
+        let webpForAnimations = !pinned && output != .webp && output != .png && policy.format != .jpeg
+            && (accept?.explicitlyAccepts("image/webp") ?? false)
+        let quality = policy.quality
+        let encoding = ImageEncoding(output, quality: output == .avif ? ImageEncoding.avifQuality(forJPEGQuality: quality) : quality,
+                                     animationAsWebP: webpForAnimations ? quality : nil)
+        let varies = policy.format == nil || (!policy.strict && ImageEncoding.variesWithAccept(pinned: policy.format))
+        return OutputDecision(encoding: encoding, vary: varies ? "Accept" : nil)
+    }
+
+    /// The answer for `request`: the pipeline decides its encoding (`request.output` and
+    /// `request.client`, else `request.encoding`), answers from the encoded memory tier when it
+    /// can, and otherwise — once `admission` lets it — from the first tier that has it, making it
+    /// if none does. `abandonWhen`, when it returns before the answer is ready (a client that
+    /// left), ends this request's share of the work (`.cancelled`; the shared work goes on for
+    /// others and stops otherwise).
+    public func answer(for request: ImageRequest, admission: (any WorkAdmission)? = nil,
+                       abandonWhen: (@Sendable () async -> Void)? = nil) async throws(PipelineError) -> EncodedResponse {
+        var request = request
+        var vary: String?
+        if let policy = request.output {
+            let decision = Self.decide(policy, for: request.client)
+            request.encoding = decision.encoding
+            vary = decision.vary
+        }
+        var response = try await encodedResponse(for: request, id: nextID()) { () throws(PipelineError) -> (@Sendable () -> Void)? in
+            guard let admission else { return nil }
+            guard admission.enter() else { throw .overloaded }
+            return { admission.leave() }
+        } work: { [self] (request: ImageRequest, key: VariantKey, id: UInt64) async throws(PipelineError) -> EncodedResponse in
+            guard let abandonWhen else { return try await encodedWork(request, key: key, id: id) }
+            return try await Self.racing(abandonWhen) { () async throws(PipelineError) -> EncodedResponse in
+                try await self.encodedWork(request, key: key, id: id)
+            }
+        }
+        response.vary = vary
+        return response
+    }
+
+    /// `work`, or `.cancelled` as soon as `abandon` returns first (which cancels `work`).
+    static func racing<T: Sendable>(_ abandon: @escaping @Sendable () async -> Void,
+                                    _ work: @escaping @Sendable () async throws(PipelineError) -> T) async throws(PipelineError) -> T {
+        let result = await withTaskGroup(of: Result<T, PipelineError>?.self) { group in
+            group.addTask {
+                do throws(PipelineError) { return .success(try await work()) } catch { return .failure(error) }
+            }
+            group.addTask {
+                await abandon()
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first ?? .failure(.cancelled)
+        }
+        return try result.get()
+    }
+}
