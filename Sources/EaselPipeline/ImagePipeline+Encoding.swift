@@ -24,8 +24,12 @@ extension ImagePipeline {
     /// 1. encoded bytes in memory, keyed by (encoding, processing, source);
     /// 2. encoded bytes on disk (stored as served, so every tier answers the same bytes and the
     ///    same ETag);
-    /// 3. the bitmap from `image(for:)`'s tiers (memory, table, disk variant, original, fetcher),
-    ///    encoded once however many requests ask at once, then stored in both encoded tiers.
+    /// 3. the bitmap from `image(for:)`'s tiers (memory, table, original, fetcher: a bitmap
+    ///    variant on disk, another encoding, is never its start), encoded once however many
+    ///    requests ask at once, then stored in both encoded tiers.
+    ///
+    /// The encoding is `request.encoding`; to let the pipeline decide it from `request.output`
+    /// and `request.client`, use `answer(for:)`.
     ///
     /// `request.deadline` covers all of it, the encode included.
     public func encodedImage(for request: ImageRequest) async throws(PipelineError) -> EncodedResponse {

@@ -4,8 +4,8 @@ import EaselSupport
 import EaselTables
 import Foundation
 
-/// Steps 3 to 6 of a request: the disk variant, the original (one fetch), one decode per family,
-/// every format made and stored.
+/// Steps 3 to 6 of a request: the disk variant, the original (one fetch), one decode at the
+/// requested format's scale, its image made and stored; the family's other formats after the answer.
 extension ImagePipeline {
     struct Processed: Sendable {
         var images: [String: Bitmap]
@@ -91,7 +91,7 @@ extension ImagePipeline {
 
     /// Blocking: runs on the I/O pool under the decode limit. Decodes at the scale the
     /// request's own image needs (shrink-on-load), makes and stores it, and leaves the family's
-    /// other formats to `makeFamilyLater`.
+    /// other formats to a `familyJob` that the answerer starts after its answer.
     private func decodeAndProcess(_ original: Original, request: ImageRequest, format: ImageFormat?, family: [ImageFormat],
                                   name: String, ids: (entity: UUID, source: UUID), sourceKey: String, mark: PurgeMarks.Mark,
                                   stores: Bool) throws(PipelineError) -> Processed {
@@ -114,7 +114,9 @@ extension ImagePipeline {
         if animated {
             // The mark outlives the memory tiers: a WebP answer made later from a table bitmap
             // still knows (it is written here, and read only on such a bitmap hit).
-            if stores, original.cacheable, known != true { try? disk?.set(Data([1]), forKey: StoreKey.animated(sourceKey)) }
+            // Written on every decode that finds an animation (rare): a mark lost to a trim, or
+            // never written by a request that stored nothing, comes back.
+            if stores, original.cacheable { try? disk?.set(Data([1]), forKey: StoreKey.animated(sourceKey)) }
         } else if known == true {
             // An animation replaced by a still without a purge.
             try? disk?.removeValue(forKey: StoreKey.animated(sourceKey))
@@ -177,29 +179,35 @@ extension ImagePipeline {
     /// its own first request (which decodes at its scale): nothing speculative decodes twice.
     /// The job is started by whoever answers once the answer is made (after the encode, for an
     /// encoded answer): started earlier, it could take the decode slot the answer's encode
-    /// needs. At most `familyJobs.limit` such jobs wait at once (each holds its decoded
-    /// bitmap); more are dropped.
+    /// needs. The decoded bitmaps such jobs hold while they wait are bounded in bytes
+    /// (`familyJobs`); a job past the bound is dropped (its formats are made on request).
     private func familyJob(_ family: [ImageFormat], from decoded: Bitmap, info: ImageInfo, request: ImageRequest,
                            sourceKey: String, ids: (entity: UUID, source: UUID), mark: PurgeMarks.Mark, freshUntil: Date?) -> FamilyJob? {
-        let fullSize = decoded.width >= info.uprightWidth && decoded.height >= info.uprightHeight
+        // Only formats whose own decode would be this very one (the same shrink-on-load
+        // scale): a format's bytes, and so its ETag, never depend on which request came first.
         let covered = family.filter { format in
-            if fullSize { return true }
             let needed = format.minimumSourceSize(sourceWidth: info.uprightWidth, sourceHeight: info.uprightHeight)
-            return decoded.width >= needed.width && decoded.height >= needed.height
+            let own = ImageDecoder.decodedSize(of: info, covering: needed)
+            return own.width == decoded.width && own.height == decoded.height
         }
         guard !covered.isEmpty else { return nil }
+        let cost = decoded.rowBytes * decoded.height
+        let reload = request.cachePolicy == .reload
         return FamilyJob { [self] in
-            guard familyJobs.enter() else { return }
+            guard familyJobs.enter(cost: cost) else { return }
             afterAnswer.run { [self] in
-                defer { familyJobs.leave() }
+                defer { familyJobs.leave(cost: cost) }
                 if let hook = familyHook.withLock({ $0 }) { await hook() }
                 _ = try? await decodes.run(priority: PriorityHandle(.veryLow)) { () async throws(PipelineError) in
                     try await BlockingIOPool.decoding.performCancellable { () throws(PipelineError) in
-                        defer { self.undoIfPurged(mark, sourceKey: sourceKey, entityID: ids.entity) }
+                        // A purge since the answer: nothing to make (and nothing of the source's
+                        // newer work to take back). One during the making: what was stored goes.
                         guard self.purges.isCurrent(mark) else { return }
+                        defer { self.undoIfPurged(mark, sourceKey: sourceKey, entityID: ids.entity) }
                         let start = ContinuousClock.now
                         var images: [String: Bitmap] = [:]
-                        for format in covered where !self.holds(format, sourceKey: sourceKey, ids: ids) {
+                        // A reload remakes them all (what the tiers hold may be stale).
+                        for format in covered where reload || !self.holds(format, sourceKey: sourceKey, ids: ids) {
                             images[format.name] = try? format.process(decoded)
                         }
                         self.metrics.stage(.process, since: start)

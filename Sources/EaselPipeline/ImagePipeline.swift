@@ -14,8 +14,9 @@ import Logging
 /// ```
 ///
 /// A request travels memory → image table → disk (processed variant) → disk (original) →
-/// fetcher → decode → process → store. Concurrent requests share one fetch per original and one
-/// decode per source and format family; shared work runs at the highest priority of its
+/// fetcher → decode (at the scale the requested format needs) → process → store → answer; the
+/// family's other formats that decode covers follow after the answer. Concurrent requests share
+/// one fetch per original and one decode per variant; shared work runs at the highest priority of its
 /// requesters and stops when the last of them cancels. Waiting work starts by priority, most
 /// recently requested first, under separate limits for downloads and for decoding.
 public final class ImagePipeline: Sendable {
@@ -120,8 +121,9 @@ public final class ImagePipeline: Sendable {
     /// noted as they are decoded: WebP answers for them keep every frame.
     let animatedSources = AnimatedSources()
     let processings = WorkCoalescer<String, Processed>()
-    /// The family jobs waiting or running (see `makeFamilyLater`).
-    let familyJobs = BoundedCount(limit: 16)
+    /// The decoded bytes family jobs hold while they wait or run (see `familyJob`): at most an
+    /// eighth of the memory tier's budget, at least 16 MiB.
+    let familyJobs: HeldBytes
     let suspensions = Locked(Suspensions())
     let observers = Observers<PipelineEvent>()
     private let ids = Locked<UInt64>(0)
@@ -140,6 +142,7 @@ public final class ImagePipeline: Sendable {
         formatsByName = byName
         formatIdentifiers = byName.mapValues { "format:" + $0.name + "=" + $0.processingIdentifier }
         memory = MemoryCache(configuration: .init(costLimit: configuration.memoryCostLimit))
+        familyJobs = HeldBytes(limit: max(16 << 20, configuration.memoryCostLimit / 8))
         encodedMemory = MemoryCache(configuration: .init(costLimit: configuration.encodedMemoryCostLimit ?? configuration.memoryCostLimit / 2))
         var tables: [String: ImageTable] = [:]
         if let directory = configuration.cacheDirectory {
@@ -285,6 +288,8 @@ public final class ImagePipeline: Sendable {
             if error == .cancelled {
                 metrics.cancellations.increment()
                 observers.emit(.cancelled(request: id))
+            } else if error == .overloaded {
+                // Refused before any work (admission): the refuser counts it.
             } else {
                 metrics.failures.increment()
                 observers.emit(.failed(request: id, error: error))
@@ -345,15 +350,17 @@ public final class ImagePipeline: Sendable {
         }
         let processed = try result.get()
         let name = format?.name ?? request.processingIdentifier
-        guard let image = processed.images[name] else {
-            // The shared work came from a disk variant of another format of the family.
-            return try await resolve(request, id: id)
-        }
+        guard let image = processed.images[name] else { throw .processing("no image made for \(name)") }
         var response = ImageResponse(image: image, tier: processed.tier, sourceInfo: processed.info, freshUntil: processed.freshUntil,
                                      storable: processed.storable)
-        response.animatedOriginal = processed.animatedOriginal
-        // The family after the answer: a bitmap's now; an encoded answer's after its encode.
-        if request.usesDiskVariants { processed.family?.start() } else { response.family = processed.family }
+        // The family after the answer: a bitmap's now; an encoded answer's after its encode
+        // (which also takes the animation's original, kept off public responses).
+        if request.usesDiskVariants {
+            processed.family?.start()
+        } else {
+            response.family = processed.family
+            response.animatedOriginal = processed.animatedOriginal
+        }
         return response
     }
 

@@ -24,8 +24,9 @@ public struct ImageRequest: Sendable {
     public enum Processing: Sendable {
         /// The source as decoded (upright, RGBA8).
         case original
-        /// A named format of the pipeline (see `ImagePipeline.Configuration.formats`); every
-        /// format of its family is made from the same decode.
+        /// A named format of the pipeline (see `ImagePipeline.Configuration.formats`), decoded
+        /// at the scale it needs; the other formats of its family that decode covers are made
+        /// from it after the answer (`Configuration.familyInBackground`).
         case format(String)
         /// Ad-hoc processors run in order on the decoded source (e.g. `Resize`, `GaussianBlur`).
         case processors([any ImageProcessor])

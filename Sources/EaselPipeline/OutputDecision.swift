@@ -96,7 +96,8 @@ extension ImagePipeline {
     /// clients that name them in `Accept` (wildcards do not promise new formats); a format the
     /// policy pins as it is (WebP and AVIF: when the client takes them, unless `strict`); JPEG
     /// otherwise. Quality per codec (AVIF's scale is its own). An animated source stays
-    /// animated as WebP for a client that names WebP, whatever else it takes.
+    /// animated as WebP for a client that names WebP, whatever else it takes — unless the
+    /// policy pins JPEG or PNG, or pins any format strictly.
     public static func decide(_ policy: OutputPolicy, for client: ClientPreferences?) -> OutputDecision {
         let accept = client?.accept
         let pinned = policy.strict && policy.format != nil

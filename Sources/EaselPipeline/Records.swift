@@ -139,21 +139,21 @@ final class AnimatedSources: Sendable {
     func contains(_ key: String) -> Bool { isAnimated(key) == true }
 }
 
-/// Counts jobs that wait with memory held (the family's formats made after an answer), so that
-/// at most `limit` wait at once.
-final class BoundedCount: Sendable {
-    private let count = Locked(0)
+/// Bytes held by jobs that wait with memory (the decoded bitmaps of the family's formats made
+/// after an answer), so that at most `limit` bytes wait at once.
+final class HeldBytes: Sendable {
+    private let held = Locked(0)
     let limit: Int
     init(limit: Int) { self.limit = limit }
 
-    /// Takes a place; false when all `limit` are taken.
-    func enter() -> Bool {
-        count.withLock { count in
-            guard count < limit else { return false }
-            count += 1
+    /// Takes `cost` bytes; false when they would pass the limit (one job is always let in).
+    func enter(cost: Int) -> Bool {
+        held.withLock { held in
+            guard held == 0 || held + cost <= limit else { return false }
+            held += cost
             return true
         }
     }
 
-    func leave() { count.withLock { $0 -= 1 } }
+    func leave(cost: Int) { held.withLock { $0 -= cost } }
 }

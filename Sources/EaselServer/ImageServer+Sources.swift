@@ -119,8 +119,8 @@ extension ImageServer {
         throw HTTPError(.forbidden, message: "source refused")
     }
 
-    /// The cache identity of a file-origin source, made without building a URL (the warm path
-    /// builds none); nil for URL sources, whose identity is their canonical URL.
+    /// The cache identity of a file-origin source, made from its path segments (not from the
+    /// URL `resolve` builds); nil for URL sources, whose identity is their canonical URL.
     ///
     /// Bytes, not characters: Swift compares strings by canonical equivalence, so `café.jpg`
     /// written with one code point or with `e` and a combining accent would be one key, while

@@ -159,8 +159,9 @@ public final class ImageServer: Sendable {
         }
         imgproxyPresets = configuration.imgproxyPresets.mapValues { $0.split(separator: "/") }
         signer = URLSigner(keys: configuration.signingKeys.compactMap { Data(hex: $0) }, salt: Data(hex: configuration.signingSalt) ?? Data())
-        admission = Admission(limit: configuration.processingConcurrency + configuration.maxQueue)
-        metrics = ServerMetrics(registry: registry)
+        let metrics = ServerMetrics(registry: registry)
+        self.metrics = metrics
+        admission = Admission(limit: configuration.processingConcurrency + configuration.maxQueue) { metrics.queue.set(Double($0)) }
         var byName: [String: ServerConfiguration.Format] = [:]
         for format in configuration.formats { byName[format.name] = format }
         formatsByName = byName
@@ -315,8 +316,7 @@ public final class ImageServer: Sendable {
         let result: Result<EncodedResponse, PipelineError>
         do throws(PipelineError) {
             result = .success(try await pipeline.answer(for: pipelineRequest, admission: admission) {
-                await Self.waitForClose(channel)
-                if !Task.isCancelled { gone.withLock { $0 = true } }
+                if await Self.waitForClose(channel) { gone.withLock { $0 = true } }
             })
         } catch {
             result = .failure(error)
@@ -329,7 +329,6 @@ public final class ImageServer: Sendable {
         case .failure(.cancelled) where gone.withLock({ $0 }): throw ClientGone()
         case .failure(let error): throw error
         }
-        metrics.queue.set(Double(admission.count))
         metrics.hit(answer.tier.rawValue)
         let encoded = answer.encoded
         var headers: HTTPFields = [
@@ -339,6 +338,7 @@ public final class ImageServer: Sendable {
         ]
         if let vary = answer.vary { headers[.vary] = vary }
         if let purgeRelay, !purgeRelay.banURLs.isEmpty {
+            // The source's identity, as a purge computes it (`purgeIdentity`).
             headers[Self.surrogateField] = PurgeRelay.surrogateKey(forSource: pipelineRequest.sourceKey ?? "")
         }
         // Weak comparison, as RFC 9110 asks for If-None-Match (a CDN may send W/"…").
@@ -359,18 +359,23 @@ public final class ImageServer: Sendable {
         return Response(status: .ok, headers: headers, body: head ? .init() : .init(byteBuffer: encoded.bytes))
     }
 
-    /// Returns when the client has gone (see `DisconnectWatcher`), or when the task is cancelled.
-    static func waitForClose(_ channel: any Channel) async {
+    /// Returns when the client has gone (see `DisconnectWatcher`): true; or when the task is
+    /// cancelled: false.
+    @discardableResult
+    static func waitForClose(_ channel: any Channel) async -> Bool {
         let once = OnceContinuation()
+        let cancelled = Locked(false)
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 once.set(continuation)
                 DisconnectWatcher.watch(channel, once)
             }
         } onCancel: {
+            cancelled.withLock { $0 = true }
             once.resume()
         }
         DisconnectWatcher.unwatch(channel, once)
+        return !cancelled.withLock { $0 }
     }
 
     // MARK: Purge
@@ -417,7 +422,7 @@ public final class ImageServer: Sendable {
         if let purgeRelay, !relayed {
             var target = path
             if let query = request.uri.query { target += "?" + query }
-            unreached += await purgeRelay.relay(path: target, surrogateKey: PurgeRelay.surrogateKey(forSource: key ?? url.absoluteString))
+            unreached += await purgeRelay.relay(path: target, surrogateKey: PurgeRelay.surrogateKey(forSource: markKey))
         }
         guard unreached.isEmpty else {
             // 202, not a 5xx: the purge is done here but not yet everywhere, and a balancer in

@@ -21,10 +21,12 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         public var height: Int
         /// "fit" (inside the box), "fill" (cover and crop) or "exact".
         public var fit: String
-        /// Formats of one family are made together from one decode.
+        /// Formats of one family share a decode: a cold request's decode makes the family's other
+        /// formats it covers after the answer (`familyInBackground`).
         public var family: String?
-        /// "jpeg" (default), "png" or "webp"; WebP is sent instead when the client accepts it,
-        /// unless the format says "png".
+        /// Nil: negotiated (AVIF, then WebP, for clients that name them; JPEG otherwise).
+        /// "jpeg" or "png": always that. "webp" or "avif": that for clients that take it, JPEG
+        /// for others.
         public var output: String?
         public var quality: Int?
         public var maximumCount: Int?

@@ -49,16 +49,27 @@ final class OnceContinuation: Sendable {
 final class Admission: WorkAdmission {
     private let current = Locked(0)
     let limit: Int
-    init(limit: Int) { self.limit = limit }
+    /// Told the new count after each change (the server's queue gauge).
+    private let onChange: @Sendable (Int) -> Void
+    init(limit: Int, onChange: @escaping @Sendable (Int) -> Void = { _ in }) {
+        self.limit = limit
+        self.onChange = onChange
+    }
     var count: Int { current.withLock { $0 } }
     func enter() -> Bool {
-        current.withLock { count in
-            guard count < limit else { return false }
+        let entered = current.withLock { count -> Int? in
+            guard count < limit else { return nil }
             count += 1
-            return true
+            return count
         }
+        guard let entered else { return false }
+        onChange(entered)
+        return true
     }
-    func leave() { current.withLock { $0 -= 1 } }
+    func leave() { onChange(current.withLock { count in
+        count -= 1
+        return count
+    }) }
 }
 
 /// The client closed its connection before its answer was ready: nothing is sent, and metrics

@@ -8,9 +8,10 @@ import EaselCodecs
 ///                         processors: [RoundedCorners(radius: 16)], maximumCount: 5_000)
 /// ```
 ///
-/// Formats of one `family` are produced together: when a source image arrives for one of them,
-/// every format of the family is made from that one decode (unless the source provider says
-/// otherwise).
+/// Formats of one `family` share a decode: an `ImageTableCache` makes every format of the
+/// family from one decode when a source arrives for one of them (unless the source provider
+/// says otherwise); an `ImagePipeline` answers the requested format first and makes the others
+/// that its decode covers afterwards.
 public struct ImageFormat: Sendable, CustomStringConvertible {
     /// Where a format's entries live.
     public enum Storage: String, Sendable, Hashable {

@@ -84,6 +84,26 @@ import Testing
         }
     }
 
+    /// A family format made from another's decode has the pixels its own request would have
+    /// made (same shrink-on-load scale): its bytes and ETag never depend on which came first.
+    @Test func aFamilyFormatIsTheSameWhicheverRequestCameFirst() async throws {
+        let fundus = try Data(contentsOf: sampleURL("retina-fundus.jpg"))
+        func pixels(_ image: Bitmap) -> [UInt8] { image.withUnsafeBytes { Array($0) } }
+        var viaFamily: [UInt8] = []
+        try await withFamilyPipeline(["fundus.jpg": fundus]) { pipeline, root in
+            _ = try await pipeline.image(for: ImageRequest(url: root.child("fundus.jpg"), format: "thumb"))
+            await pipeline.waitForBackgroundWork()
+            let square = try await pipeline.image(for: ImageRequest(url: root.child("fundus.jpg"), format: "square"))
+            #expect(square.tier == .table)
+            viaFamily = pixels(square.image)
+        }
+        try await withFamilyPipeline(["fundus.jpg": fundus]) { pipeline, root in
+            let square = try await pipeline.image(for: ImageRequest(url: root.child("fundus.jpg"), format: "square"))
+            #expect(square.tier == .file)
+            #expect(pixels(square.image) == viaFamily, "the same pixels from its own decode")
+        }
+    }
+
     @Test func withTheFamilyOffOnlyTheRequestedFormatIsMade() async throws {
         try await withFamilyPipeline(["cup.png": cupPNG], familyInBackground: false) { pipeline, root in
             let url = root.child("cup.png")

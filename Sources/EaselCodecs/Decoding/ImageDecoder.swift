@@ -57,6 +57,19 @@ public enum ImageDecoder {
                    applyOrientation: applyOrientation, color: color, limits: limits)
     }
 
+    /// The size (upright) `decode(_:info:covering:)` makes of an image with this `info`, without
+    /// decoding: JPEG shrinks on load by the largest DCT scale that still covers `minimumSize`;
+    /// every other format decodes at full size. Two coverings with one decoded size give the
+    /// same pixels.
+    public static func decodedSize(of info: ImageInfo, covering minimumSize: (width: Int, height: Int)?) -> (width: Int, height: Int) {
+        guard info.fileType == .jpeg else { return (info.uprightWidth, info.uprightHeight) }
+        let swaps = Orientation.swapsAxes(info.orientation)
+        let stored = swaps ? minimumSize.map { ($0.height, $0.width) } : minimumSize
+        let denominator = JPEGCodec.scaleDenominator(width: info.width, height: info.height, covering: stored)
+        let width = (info.width + denominator - 1) / denominator, height = (info.height + denominator - 1) / denominator
+        return swaps ? (height, width) : (width, height)
+    }
+
     /// `decode(_:covering:pixelFormat:applyOrientation:limits:)` with the `info` the caller
     /// already read from the same bytes (so the header is not parsed again). `info` must come
     /// from `info(of:)` on these very bytes; a decoder that finds another size refuses.

@@ -68,11 +68,11 @@ struct FetchCommand: AsyncParsableCommand {
             print("\(source): \(response.image.width)×\(response.image.height) from \(response.tier.rawValue) in \(String(format: "%.2f", ms)) ms")
             if let output { try write(response.image, to: output) }
         } catch {
-            await pipeline.shutdown()
+            await pipeline.close()
             FileHandle.standardError.write(Data("\(source): \(error)\n".utf8))
             throw ExitCode(1)
         }
-        await pipeline.shutdown()
+        await pipeline.close()
     }
 
     private func write(_ image: Bitmap, to path: String) throws {
@@ -142,7 +142,7 @@ struct WarmCommand: AsyncParsableCommand {
             return failures
         }
         progress.finish()
-        await pipeline.shutdown()
+        await pipeline.close()
         print(progress.summary)
         if !failures.isEmpty {
             FileHandle.standardError.write(Data("\(failures.count) failed:\n".utf8))
