@@ -43,21 +43,33 @@ final class PipelineMetrics: Sendable {
     }
 
     private let tiers: [ImageTier: Count]
-    let failures = Count(Counter(label: "easel_pipeline_failures_total"))
-    let cancellations = Count(Counter(label: "easel_pipeline_cancellations_total"))
-    let decodes = Count(Counter(label: "easel_pipeline_decodes_total"))
-    let fetches = Count(Counter(label: "easel_pipeline_fetches_total"))
-    let encodes = Count(Counter(label: "easel_pipeline_encodes_total"))
+    let failures: Count
+    let cancellations: Count
+    let decodes: Count
+    let fetches: Count
+    let encodes: Count
     /// Images of a family made after an answer from its decode (`Configuration.familyInBackground`).
-    let familyImages = Count(Counter(label: "easel_pipeline_family_images_total"))
+    let familyImages: Count
     private let stages: [Stage: Metrics.Timer]
 
-    init() {
+    /// - Parameter factory: where the metrics go (nil: the process's `MetricsSystem`).
+    init(factory: (any MetricsFactory)? = nil) {
+        let factory = factory ?? MetricsSystem.factory
+        failures = Count(Counter(label: "easel_pipeline_failures_total", factory: factory))
+        cancellations = Count(Counter(label: "easel_pipeline_cancellations_total", factory: factory))
+        decodes = Count(Counter(label: "easel_pipeline_decodes_total", factory: factory))
+        fetches = Count(Counter(label: "easel_pipeline_fetches_total", factory: factory))
+        encodes = Count(Counter(label: "easel_pipeline_encodes_total", factory: factory))
+        familyImages = Count(Counter(label: "easel_pipeline_family_images_total", factory: factory))
         var tiers: [ImageTier: Count] = [:]
-        for tier in ImageTier.allCases { tiers[tier] = Count(Counter(label: "easel_pipeline_requests_total", dimensions: [("tier", tier.rawValue)])) }
+        for tier in ImageTier.allCases {
+            tiers[tier] = Count(Counter(label: "easel_pipeline_requests_total", dimensions: [("tier", tier.rawValue)], factory: factory))
+        }
         self.tiers = tiers
         var stages: [Stage: Metrics.Timer] = [:]
-        for stage in Stage.allCases { stages[stage] = Metrics.Timer(label: "easel_pipeline_stage_seconds", dimensions: [("stage", stage.rawValue)]) }
+        for stage in Stage.allCases {
+            stages[stage] = Metrics.Timer(label: "easel_pipeline_stage_seconds", dimensions: [("stage", stage.rawValue)], factory: factory)
+        }
         self.stages = stages
     }
 

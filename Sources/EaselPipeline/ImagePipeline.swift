@@ -4,6 +4,7 @@ import EaselStorage
 import EaselTables
 import Foundation
 import Logging
+import Metrics
 
 /// Gets images from their source to the one who asked, once, in order, within limits.
 ///
@@ -56,6 +57,9 @@ public final class ImagePipeline: Sendable {
         /// covers, from that decode, at the lowest priority (true, the default), or make each
         /// format only when it is asked for (false). The answer never waits for them.
         public var familyInBackground: Bool
+        /// Where the pipeline's metrics go (nil: the process's `MetricsSystem`); a server passes
+        /// the factory of the registry it exports.
+        public var metricsFactory: (any MetricsFactory)?
 
         public init(formats: [ImageFormat] = ImageFormat.defaults, cacheDirectory: URL? = nil,
                     memoryCostLimit: Int = MemoryCacheDefaults.costLimit, diskByteLimit: Int = 1 << 30,
@@ -64,7 +68,8 @@ public final class ImagePipeline: Sendable {
                     downloadRate: (perSecond: Double, burst: Int)? = (80, 25), httpCaching: HTTPCaching = .respectHeaders,
                     defaultFreshness: Double = 3600, decodingLimits: DecodingLimits = .default,
                     variantEncoding: ImageEncoder.Options = .jpeg(quality: 90), newestFirst: Bool = true,
-                    encodedMemoryCostLimit: Int? = nil, sharedStores: [any DataStore] = [], familyInBackground: Bool = true) {
+                    encodedMemoryCostLimit: Int? = nil, sharedStores: [any DataStore] = [], familyInBackground: Bool = true,
+                    metricsFactory: (any MetricsFactory)? = nil) {
             self.formats = formats
             self.cacheDirectory = cacheDirectory
             self.memoryCostLimit = memoryCostLimit
@@ -81,6 +86,7 @@ public final class ImagePipeline: Sendable {
             self.encodedMemoryCostLimit = encodedMemoryCostLimit
             self.sharedStores = sharedStores
             self.familyInBackground = familyInBackground
+            self.metricsFactory = metricsFactory
         }
     }
 
@@ -169,7 +175,7 @@ public final class ImagePipeline: Sendable {
         let index = sourceIndex
         _ = memory.addObserver { [weak memory] in if memory?.contains($0.key) != true { index.remove($0.key) } }
         _ = encodedMemory.addObserver { [weak encodedMemory] in if encodedMemory?.contains($0.key) != true { index.remove($0.key) } }
-        let metrics = PipelineMetrics()
+        let metrics = PipelineMetrics(factory: configuration.metricsFactory)
         self.metrics = metrics
         downloads = WorkQueue(limit: configuration.maximumConcurrentDownloads, rate: configuration.downloadRate,
                               newestFirst: configuration.newestFirst) { waited in
@@ -219,6 +225,10 @@ public final class ImagePipeline: Sendable {
 
     /// Counts of answers by tier, fetches, decodes and encodes so far (no metrics backend needed).
     public var counters: PipelineCounters { metrics.counters }
+
+    /// Counts an answer the caller gave from this pipeline's tier without a request (the
+    /// server's ready answers replay the encoded memory tier's bytes): one counter per event.
+    package func countAnswer(by tier: ImageTier) { metrics.answered(by: tier) }
 
     /// Every event: started, progress, finished (with the tier), failed, cancelled.
     public func events() -> AsyncStream<PipelineEvent> { observers.stream() }

@@ -64,7 +64,8 @@ extension ImageServer {
         let configuration = HTTP1Channel.Configuration(additionalChannelHandlers: [DisconnectWatcher()],
                                                        idleTimeout: .milliseconds(Int64(checked: self.configuration.idleTimeout * 1000)))
         let registry = connections
-        let ready = (answers: readyAnswers, metrics: metrics)
+        let pipeline = pipeline
+        let ready = (answers: readyAnswers, metrics: metrics, answered: { @Sendable in pipeline.countAnswer(by: .encodedMemory) })
         return HTTPServerBuilder { responder in
             GuardedHTTP1Channel(inner: HTTP1Channel(responder: responder, configuration: configuration), registry: registry, ready: ready)
         }

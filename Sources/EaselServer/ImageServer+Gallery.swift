@@ -10,7 +10,9 @@ extension ImageServer {
     // MARK: Gallery and metrics
 
     /// Answers per tier so far (for the gallery and tests).
-    func metricsSnapshot() -> [String: Int] { metrics.hitCounts() }
+    func metricsSnapshot() -> [String: Int] {
+        Dictionary(uniqueKeysWithValues: pipeline.counters.answers.map { ($0.key.rawValue, $0.value) })
+    }
 
     /// The image files of the file origin, sorted (blocking: a directory listing).
     static func listImages(in root: URL) -> [String] {
@@ -30,7 +32,7 @@ extension ImageServer {
         let small = configuration.formats.count > 1 ? configuration.formats[1].name : configuration.formats[0].name
         let thumb = configuration.formats[0].name
         let stats = await pipeline.statistics()
-        let hits = metrics.hitCounts()
+        let hits = metricsSnapshot()
         func link(_ format: String, _ name: String) -> String {
             let path = "/images/\(format)/" + (name.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? name)
             guard configuration.signNamedFormats, signer.isEnabled else { return path }
@@ -106,7 +108,7 @@ extension ImageServer {
     func metricsPage() async throws -> Response {
         let stats = await pipeline.statistics()
         metrics.cacheBytes(memory: stats.memoryBytes + stats.encodedMemoryBytes, disk: stats.diskBytes)
-        metrics.queue.set(Double(admission.count))
+        metrics.queue.record(admission.count)
         metrics.connections(open: connections.count, evicted: connections.evictedCount)
         return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
                         body: .init(byteBuffer: ByteBuffer(bytes: registry.emitToBuffer())))

@@ -134,6 +134,8 @@ public final class ImageServer: Sendable {
         // Clients made above are shut down if the pipeline cannot open (a table locked by
         // another instance, say): an HTTP client dropped without it stops a debug build.
         let clients = (fetcher: fetcher, s3: s3, relay: purgeRelay)
+        let metrics = ServerMetrics(registry: registry)
+        self.metrics = metrics
         do {
         pipeline = try ImagePipeline(configuration: .init(
             formats: configuration.imageFormats, cacheDirectory: cacheDirectory.appendingPathComponent("pipeline"),
@@ -144,7 +146,7 @@ public final class ImageServer: Sendable {
             decodingLimits: DecodingLimits(maxPixels: configuration.maxSourcePixels, maxInputBytes: configuration.maxSourceBytes),
             newestFirst: false,  // a server serves in arrival order: nobody starves behind newer requests
             encodedMemoryCostLimit: configuration.memoryLimit / 2, sharedStores: sharedStore.map { [$0] } ?? [],
-            familyInBackground: configuration.familyInBackground))
+            familyInBackground: configuration.familyInBackground, metricsFactory: metrics.factory))
         } catch {
             Task.detached {
                 try? await clients.fetcher.shutdown()
@@ -159,9 +161,7 @@ public final class ImageServer: Sendable {
         }
         imgproxyPresets = configuration.imgproxyPresets.mapValues { $0.split(separator: "/") }
         signer = URLSigner(keys: configuration.signingKeys.compactMap { Data(hex: $0) }, salt: Data(hex: configuration.signingSalt) ?? Data())
-        let metrics = ServerMetrics(registry: registry)
-        self.metrics = metrics
-        admission = Admission(limit: configuration.processingConcurrency + configuration.maxQueue) { metrics.queue.set(Double($0)) }
+        admission = Admission(limit: configuration.processingConcurrency + configuration.maxQueue) { metrics.queue.record($0) }
         var byName: [String: ServerConfiguration.Format] = [:]
         for format in configuration.formats { byName[format.name] = format }
         formatsByName = byName
@@ -329,7 +329,6 @@ public final class ImageServer: Sendable {
         case .failure(.cancelled) where gone.withLock({ $0 }): throw ClientGone()
         case .failure(let error): throw error
         }
-        metrics.hit(answer.tier.rawValue)
         let encoded = answer.encoded
         var headers: HTTPFields = [
             .contentType: encoded.contentType,

@@ -28,6 +28,8 @@ final class ReadyAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private let answers: ReadyAnswers
     private let shard: ReadyAnswers.Shard
     private let metrics: ServerMetrics
+    /// Counts a replay as an answer of the pipeline's encoded memory tier (whose bytes it is).
+    private let answered: @Sendable () -> Void
 
     /// A request passed on to the framework, until the end of its answer has been written.
     private struct Passed {
@@ -41,10 +43,11 @@ final class ReadyAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private var held: (request: HTTPRequest, key: ReadyAnswers.Key, start: ContinuousClock.Instant)?
     private var unflushed = false
 
-    init(answers: ReadyAnswers, shard: ReadyAnswers.Shard, metrics: ServerMetrics) {
+    init(answers: ReadyAnswers, shard: ReadyAnswers.Shard, metrics: ServerMetrics, answered: @escaping @Sendable () -> Void) {
         self.answers = answers
         self.shard = shard
         self.metrics = metrics
+        self.answered = answered
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -75,7 +78,7 @@ final class ReadyAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 context.write(wrapOutboundOut(.end(nil)), promise: nil)
                 unflushed = true
                 if let route = answer.route { metrics.record(route: route, status: 200, since: held.start) }
-                metrics.hit(ImageTier.encodedMemory.rawValue)
+                answered()
                 return
             }
             var request = held.request

@@ -1,80 +1,61 @@
-import EaselSupport
 import EaselPipeline
-import EaselStorage
+import EaselSupport
 import Foundation
+import Metrics
 import Prometheus
-import Synchronization
 
-/// The server's own Prometheus metrics.
+/// The server's metrics, through swift-metrics with the server's own Prometheus factory (the
+/// registry `/metrics` exports; the pipeline's metrics go to the same factory). One family per
+/// event: answers by tier are the pipeline's `easel_pipeline_requests_total`; this counts HTTP.
 final class ServerMetrics: Sendable {
-    private let registry: PrometheusCollectorRegistry
-    let queue: Prometheus.Gauge
-    private let memoryBytes: Prometheus.Gauge
-    private let diskBytes: Prometheus.Gauge
-    private let openConnections: Prometheus.Gauge
-    private let evictedConnections: Prometheus.Gauge
+    let factory: PrometheusMetricsFactory
+    /// Image requests being made or waiting (the admission's count).
+    let queue: Metrics.Gauge
+    private let memoryBytes: Metrics.Gauge
+    private let diskBytes: Metrics.Gauge
+    private let openConnections: Metrics.Gauge
+    private let evictedConnections: Metrics.Gauge
 
-    static var inProgress: MetricNameDescriptor { MetricNameDescriptor(namespace: "easel", metricName: "requests_in", unitName: "progress",
-                                                 helpText: "image requests being made or waiting") }
-    static var cacheBytes: MetricNameDescriptor { MetricNameDescriptor(namespace: "easel", metricName: "cache", unitName: "bytes", helpText: "bytes in the caches") }
-    static var requests: MetricNameDescriptor { MetricNameDescriptor(namespace: "easel", metricName: "http_requests", unitName: "total",
-                                               helpText: "HTTP requests by route and status") }
-    static var durations: MetricNameDescriptor { MetricNameDescriptor(namespace: "easel", metricName: "http_request_duration", unitName: "seconds",
-                                                helpText: "HTTP request durations") }
-    static var answers: MetricNameDescriptor { MetricNameDescriptor(namespace: "easel", metricName: "answers", unitName: "total",
-                                              helpText: "image answers by the tier that had them") }
-
-    static var connections: MetricNameDescriptor { MetricNameDescriptor(namespace: "easel", metricName: "connections", unitName: "open",
-                                                  helpText: "open client connections") }
-    static var evicted: MetricNameDescriptor { MetricNameDescriptor(namespace: "easel", metricName: "connections_evicted", unitName: "total",
-                                              helpText: "idle connections closed to stay under maxConnections") }
-
-    static let routes = ["gallery", "images", "purge"]
+    static let requestsLabel = "easel_http_requests_total"
+    static let durationsLabel = "easel_http_request_duration_seconds"
+    /// Every route, by its endpoint: the native image path, purge, the imgproxy, thumbor and
+    /// info styles, the gallery, health and metrics.
+    static let routes = ["gallery", "images", "purge", "imgproxy", "thumbor", "info", "health", "metrics"]
     static let commonStatuses = [200, 304, 400, 403, 404, 422, 429, 499, 500, 502, 503, 504]
-    static let tiers = ImageTier.allCases.map(\.rawValue)
+    static let durationBuckets: [Duration] = [.milliseconds(1), .milliseconds(5), .milliseconds(20), .milliseconds(100),
+                                              .milliseconds(500), .seconds(2), .seconds(10)]
 
     private struct RouteStatus: Hashable {
         let route: String
         let status: Int
     }
 
-    /// A count readable without a lock.
-    private final class Tally: Sendable {
-        let value = Atomic<Int>(0)
-    }
-
     // Instruments made once, in dictionaries that never change after `init`: the hot path
     // (a cached image) reads them without taking a lock. Rare labels go to `otherCounters`.
-    private let routeCounters: [RouteStatus: Prometheus.Counter]
-    private let otherCounters = Locked<[RouteStatus: Prometheus.Counter]>([:])
-    private let histograms: [String: DurationHistogram]
-    private let answerCounters: [String: (counter: Prometheus.Counter, tally: Tally)]
+    private let routeCounters: [RouteStatus: Metrics.Counter]
+    private let otherCounters = Locked<[RouteStatus: Metrics.Counter]>([:])
+    private let durations: [String: Metrics.Timer]
 
     init(registry: PrometheusCollectorRegistry) {
-        self.registry = registry
-        queue = registry.makeGauge(descriptor: Self.inProgress, labels: [])
-        memoryBytes = registry.makeGauge(descriptor: Self.cacheBytes, labels: [("store", "memory")])
-        diskBytes = registry.makeGauge(descriptor: Self.cacheBytes, labels: [("store", "disk")])
-        openConnections = registry.makeGauge(descriptor: Self.connections, labels: [])
-        evictedConnections = registry.makeGauge(descriptor: Self.evicted, labels: [])
-        var routeCounters: [RouteStatus: Prometheus.Counter] = [:]
-        var histograms: [String: DurationHistogram] = [:]
+        var factory = PrometheusMetricsFactory(registry: registry)
+        factory.durationHistogramBuckets[Self.durationsLabel] = Self.durationBuckets
+        self.factory = factory
+        queue = Metrics.Gauge(label: "easel_requests_in_progress", factory: factory)
+        memoryBytes = Metrics.Gauge(label: "easel_cache_bytes", dimensions: [("store", "memory")], factory: factory)
+        diskBytes = Metrics.Gauge(label: "easel_cache_bytes", dimensions: [("store", "disk")], factory: factory)
+        openConnections = Metrics.Gauge(label: "easel_connections_open", factory: factory)
+        evictedConnections = Metrics.Gauge(label: "easel_connections_evicted_total", factory: factory)
+        var routeCounters: [RouteStatus: Metrics.Counter] = [:]
+        var durations: [String: Metrics.Timer] = [:]
         for route in Self.routes {
             for status in Self.commonStatuses {
                 routeCounters[RouteStatus(route: route, status: status)] =
-                    registry.makeCounter(descriptor: Self.requests, labels: [("route", route), ("status", String(status))])
+                    Metrics.Counter(label: Self.requestsLabel, dimensions: [("route", route), ("status", String(status))], factory: factory)
             }
-            histograms[route] = registry.makeDurationHistogram(
-                descriptor: Self.durations, labels: [("route", route)],
-                buckets: [.milliseconds(1), .milliseconds(5), .milliseconds(20), .milliseconds(100), .milliseconds(500), .seconds(2), .seconds(10)])
+            durations[route] = Metrics.Timer(label: Self.durationsLabel, dimensions: [("route", route)], factory: factory)
         }
         self.routeCounters = routeCounters
-        self.histograms = histograms
-        var answerCounters: [String: (counter: Prometheus.Counter, tally: Tally)] = [:]
-        for tier in Self.tiers {
-            answerCounters[tier] = (registry.makeCounter(descriptor: Self.answers, labels: [("tier", tier)]), Tally())
-        }
-        self.answerCounters = answerCounters
+        self.durations = durations
     }
 
     func record(route: String, status: Int, since start: ContinuousClock.Instant) {
@@ -84,30 +65,22 @@ final class ServerMetrics: Sendable {
         } else {
             let counter = otherCounters.withLock { counters in
                 if let counter = counters[name] { return counter }
-                let counter = registry.makeCounter(descriptor: Self.requests, labels: [("route", route), ("status", String(status))])
+                let counter = Metrics.Counter(label: Self.requestsLabel, dimensions: [("route", route), ("status", String(status))], factory: factory)
                 counters[name] = counter
                 return counter
             }
             counter.increment()
         }
-        histograms[route]?.record(ContinuousClock.now - start)
+        durations[route]?.record(duration: ContinuousClock.now - start)
     }
-
-    func hit(_ tier: String) {
-        guard let answer = answerCounters[tier] else { return }
-        answer.tally.value.add(1, ordering: .relaxed)
-        answer.counter.increment()
-    }
-
-    func hitCounts() -> [String: Int] { answerCounters.mapValues { $0.tally.value.load(ordering: .relaxed) } }
 
     func cacheBytes(memory: Int, disk: Int) {
-        memoryBytes.set(Double(memory))
-        diskBytes.set(Double(disk))
+        memoryBytes.record(memory)
+        diskBytes.record(disk)
     }
 
     func connections(open: Int, evicted: Int) {
-        openConnections.set(Double(open))
-        evictedConnections.set(Double(evicted))
+        openConnections.record(open)
+        evictedConnections.record(evicted)
     }
 }

@@ -87,8 +87,8 @@ struct MetricsMiddleware<Context: RequestContext>: RouterMiddleware {
 
     static var noSniff: HTTPField.Name { HTTPField.Name("X-Content-Type-Options")! }
 
-    /// The route label: images, purge, imgproxy, thumbor, info or gallery (health and metrics
-    /// are not counted); a fixed set, whatever the path.
+    /// The route label: images, purge, imgproxy, thumbor, info, gallery, health or metrics; a
+    /// fixed set, whatever the path (anything else is not counted).
     static func route(_ request: Request) -> String? { route(path: Substring(request.uri.path), method: request.method) }
 
     /// The route label of a request for `path` (without the query); the ready-answer handler
@@ -98,6 +98,11 @@ struct MetricsMiddleware<Context: RequestContext>: RouterMiddleware {
         if path.hasPrefix("/info/") || path.hasPrefix("/imgproxy/info/") { return "info" }
         if path.hasPrefix("/imgproxy/") { return "imgproxy" }
         if path.hasPrefix("/thumbor/") { return "thumbor" }
-        return path == "/" ? "gallery" : nil
+        switch path {
+        case "/": return "gallery"
+        case "/health": return "health"
+        case "/metrics": return "metrics"
+        default: return nil
+        }
     }
 }

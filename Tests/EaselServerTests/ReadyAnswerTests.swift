@@ -153,7 +153,7 @@ func wireRequest(_ method: String = "GET", _ target: String, _ fields: [String] 
             try socket.send(wireRequest("GET", "/metrics"))
             let metrics = String(decoding: try reader.next().body, as: UTF8.self)
             #expect(metrics.contains(#"easel_http_requests_total{route="images",status="200"} 7"#), "\(metrics)")
-            #expect(metrics.contains(#"easel_answers_total{tier="encodedMemory"} 5"#), "\(metrics)")
+            #expect(metrics.contains(#"easel_pipeline_requests_total{tier="encodedMemory"} 5"#), "\(metrics)")
             #expect(metrics.contains(#"easel_http_request_duration_seconds_count{route="images"} 7"#))
         }
     }

@@ -82,7 +82,10 @@ func signature(_ path: String, key: String = keyA) -> String {
             let metrics = String(buffer: try await get(client, "/metrics").body)
             #expect(metrics.contains(#"easel_http_requests_total{route="images",status="200"} 1"#), "\(metrics)")
             #expect(metrics.contains("easel_http_request_duration_seconds_bucket"))
-            #expect(metrics.contains(#"easel_answers_total{tier="file"} 1"#), "a file origin's answers are their own tier")
+            // One counter per event: answers by tier are the pipeline's, in the server's registry.
+            #expect(metrics.contains(#"easel_pipeline_requests_total{tier="file"} 1"#), "a file origin's answers are their own tier")
+            #expect(!metrics.contains("easel_answers_total"))
+            #expect(metrics.contains(#"easel_http_requests_total{route="health",status="200"} 1"#), "every route is labelled")
             #expect(metrics.contains(#"easel_cache_bytes{store="disk"}"#))
             #expect(metrics.contains("easel_requests_in_progress"))
         }
