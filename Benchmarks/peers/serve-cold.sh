@@ -27,6 +27,8 @@
 #
 # Environment: RUNS=2 COPIES=3 CLIENTS=4 JOBS=2 FAMILY_OFF=1 (0: no family-off row)
 #   EASEL=path          the easel binary (default .build/release/easel; it is never built here)
+#   EASEL_BEFORE=path   another easel binary (e.g. a build of the commit before a change), served
+#                       cold in the same runs as one more row, with its own default settings
 #   WORK_DIR=dir        where the temporary directory is made (default ${TMPDIR:-/tmp})
 set -euo pipefail
 PEERS_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -34,6 +36,7 @@ BENCH_DIR="$(dirname "$PEERS_DIR")"
 ROOT="$(dirname "$BENCH_DIR")"
 [ -z "${EASEL:-}" ] || EASEL="$(realpath -m "$EASEL")"   # relative to where it was run from
 EASEL="${EASEL:-$ROOT/.build/release/easel}"
+[ -z "${EASEL_BEFORE:-}" ] || EASEL_BEFORE="$(realpath -m "$EASEL_BEFORE")"
 cd "$ROOT"
 RUNS="${RUNS:-2}"; COPIES="${COPIES:-3}"; CLIENTS="${CLIENTS:-4}"; JOBS="${JOBS:-2}"; FAMILY_OFF="${FAMILY_OFF:-1}"
 QUALITY=82   # the server's default quality for named formats; the command is given the same
@@ -109,17 +112,21 @@ thumbnail_pass() {
     TOOK=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.6f", b - a }')
 }
 
-serve_pass() {  # MODE (family | family-off) RUN
-    local mode="$1" run="$2" port family=true result up=0 log_file="$WORK/serve-$1-$2.log"
+serve_pass() {  # MODE (family | family-off | before) RUN
+    local mode="$1" run="$2" port family=true result up=0 log_file="$WORK/serve-$1-$2.log" binary="$EASEL"
     [ "$mode" = family-off ] && family=false
+    [ "$mode" = before ] && binary="$EASEL_BEFORE"
     port=$(free_port)
     python3 - "$WORK/$mode.json" "$ORIGIN" "$WORK/cache-$mode-$run" "$port" "$JOBS" "$family" <<'PY'
 import json, sys
 path, origin, cache, port, jobs, family = sys.argv[1:]
-json.dump({"host": "127.0.0.1", "port": int(port), "origin": origin, "cacheDirectory": cache,
-           "processingConcurrency": int(jobs), "familyInBackground": family == "true"}, open(path, "w"))
+settings = {"host": "127.0.0.1", "port": int(port), "origin": origin, "cacheDirectory": cache,
+            "processingConcurrency": int(jobs)}
+if family == "false":
+    settings["familyInBackground"] = False
+json.dump(settings, open(path, "w"))
 PY
-    "$EASEL" serve --config "$WORK/$mode.json" >"$log_file" 2>&1 &
+    "$binary" serve --config "$WORK/$mode.json" >"$log_file" 2>&1 &
     SERVER_PID=$!
     for _ in $(seq 150); do   # at most ~30 s
         kill -0 "$SERVER_PID" 2>/dev/null || break
@@ -142,6 +149,7 @@ PY
 
 MODES=(family)
 [ "$FAMILY_OFF" = 1 ] && MODES+=(family-off)
+[ -n "${EASEL_BEFORE:-}" ] && MODES+=(before)
 best_thumbnail=""
 declare -A best_serve
 for run in $(seq "$RUNS"); do
@@ -168,8 +176,14 @@ echo "| easel serve, cold (family in background) | $(rate "${best_serve[family]}
 if [ "$FAMILY_OFF" = 1 ]; then
     echo "| easel serve, cold, familyInBackground false | $(rate "${best_serve[family-off]}") | $(ratio "${best_serve[family-off]}") |"
 fi
+if [ -n "${EASEL_BEFORE:-}" ]; then
+    echo "| easel serve, cold, before ($EASEL_BEFORE) | $(rate "${best_serve[before]}") | $(ratio "${best_serve[before]}") |"
+fi
 echo
 r=$(ratio "${best_serve[family]}")
 verdict=$(awk -v r="$r" 'BEGIN { print (r >= 0.9) ? "meets" : "below" }')
 echo "serve/thumbnail: $r ($verdict the goal of >= 0.9)"
 if [ "$FAMILY_OFF" = 1 ]; then echo "serve (family off)/thumbnail: $(ratio "${best_serve[family-off]}")"; fi
+if [ -n "${EASEL_BEFORE:-}" ]; then
+    echo "serve after/before: $(awk -v a="${best_serve[family]}" -v b="${best_serve[before]}" 'BEGIN { printf "%.2f", b / a }')"
+fi

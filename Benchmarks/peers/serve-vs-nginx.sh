@@ -13,6 +13,8 @@
 #   Benchmarks/peers/serve-vs-nginx.sh      (needs a release build: make run or swift build -c release)
 #
 # Environment: RUNS=3 DURATION=15 CONNECTIONS=64 SKIP_BUILD=1
+#   EASEL_BEFORE=path/to/another/easel: also runs that binary with ready answers off, in the same
+#   runs, as one more row (the router path before a change, side by side with after it).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT"
@@ -35,8 +37,14 @@ easel_pid=$!
 echo '{"readyAnswerLimit": 0}' > "$work/off.json"
 .build/release/easel serve --port "$off_port" --cache-dir "$work/cache-off" --config "$work/off.json" > "$work/easel-off.log" 2>&1 &
 off_pid=$!
-bare_pid=""; nio_pid=""
-trap 'kill $easel_pid $off_pid $bare_pid $nio_pid 2>/dev/null || true; [ -f "$work/nginx.pid" ] && kill $(cat "$work/nginx.pid") 2>/dev/null || true; rm -rf "$work"' EXIT
+bare_pid=""; nio_pid=""; before_pid=""
+before_port=$(free_port)
+if [ -n "${EASEL_BEFORE:-}" ]; then
+    "$EASEL_BEFORE" serve --port "$before_port" --cache-dir "$work/cache-before" --config "$work/off.json" > "$work/easel-before.log" 2>&1 &
+    before_pid=$!
+    for _ in $(seq 100); do curl -sf "http://127.0.0.1:$before_port/health" >/dev/null && break; sleep 0.2; done
+fi
+trap 'kill $easel_pid $off_pid $bare_pid $nio_pid $before_pid 2>/dev/null || true; [ -f "$work/nginx.pid" ] && kill $(cat "$work/nginx.pid") 2>/dev/null || true; rm -rf "$work"' EXIT
 for _ in $(seq 100); do curl -sf "http://127.0.0.1:$easel_port/health" >/dev/null && break; sleep 0.2; done
 for _ in $(seq 100); do curl -sf "http://127.0.0.1:$off_port/health" >/dev/null && break; sleep 0.2; done
 
@@ -46,6 +54,7 @@ names=$(ls Samples | grep -iE '\.(jpe?g|png)$')
 for name in $names; do
     curl -sf -o "$work/static/$name" "http://127.0.0.1:$easel_port/images/thumb/$name"
     curl -sf -o /dev/null "http://127.0.0.1:$off_port/images/thumb/$name"
+    if [ -n "$before_pid" ]; then curl -sf -o /dev/null "http://127.0.0.1:$before_port/images/thumb/$name"; fi
 done
 "$bare_bin" "$work/static" "$bare_port" > "$work/bare.log" 2>&1 &
 bare_pid=$!
@@ -89,8 +98,13 @@ LUA
 easel_paths=$(for n in $names; do printf '/images/thumb/%s,' "$n"; done)
 nginx_paths=$(for n in $names; do printf '/%s,' "$n"; done)
 rps() { grep 'Requests/sec' "$1" | awk '{print $2}'; }
-best_easel=0; best_nginx=0; best_bare=0; best_nio=0; best_off=0
+best_easel=0; best_nginx=0; best_bare=0; best_nio=0; best_off=0; best_before=0
 for run in $(seq "$RUNS"); do
+    if [ -n "$before_pid" ]; then
+        PATHS="$easel_paths" wrk -t 2 -c "$CONNECTIONS" -d "${DURATION}s" -s "$work/paths.lua" "http://127.0.0.1:$before_port" > "$work/before-$run.txt"
+        r=$(rps "$work/before-$run.txt"); echo "run $run: easel before (ready answers off) $r req/s" >&2
+        best_before=$(echo "if ($r > $best_before) $r else $best_before" | bc -l)
+    fi
     PATHS="$easel_paths" wrk -t 2 -c "$CONNECTIONS" -d "${DURATION}s" -s "$work/paths.lua" "http://127.0.0.1:$easel_port" > "$work/easel-$run.txt"
     PATHS="$easel_paths" wrk -t 2 -c "$CONNECTIONS" -d "${DURATION}s" -s "$work/paths.lua" "http://127.0.0.1:$off_port" > "$work/off-$run.txt"
     PATHS="$easel_paths" wrk -t 2 -c "$CONNECTIONS" -d "${DURATION}s" -s "$work/paths.lua" "http://127.0.0.1:$bare_port" > "$work/bare-$run.txt"
@@ -104,8 +118,8 @@ for run in $(seq "$RUNS"); do
     best_bare=$(echo "if ($b > $best_bare) $b else $best_bare" | bc -l)
     best_nginx=$(echo "if ($n > $best_nginx) $n else $best_nginx" | bc -l)
 done
-if grep -q "Non-2xx" "$work"/easel-*.txt "$work"/off-*.txt "$work"/bare-*.txt "$work"/nio-*.txt "$work"/nginx-*.txt; then
-    grep -H "Non-2xx" "$work"/easel-*.txt "$work"/off-*.txt "$work"/bare-*.txt "$work"/nio-*.txt "$work"/nginx-*.txt >&2
+if grep -q "Non-2xx" "$work"/easel-*.txt "$work"/off-*.txt "$work"/bare-*.txt "$work"/nio-*.txt "$work"/nginx-*.txt $(ls "$work"/before-*.txt 2>/dev/null); then
+    grep -H "Non-2xx" "$work"/easel-*.txt "$work"/off-*.txt "$work"/bare-*.txt "$work"/nio-*.txt "$work"/nginx-*.txt $(ls "$work"/before-*.txt 2>/dev/null) >&2
     echo "FAIL: error answers; the comparison would be meaningless" >&2
     exit 1
 fi
@@ -117,6 +131,11 @@ echo "| nginx $(nginx -v 2>&1 | sed 's/.*nginx\///') (static files) | $best_ngin
 echo "| bare SwiftNIO handler (same bytes from memory, no framework) | $best_nio | $(echo "scale=2; $best_easel / $best_nio" | bc -l) |"
 echo "| bare Hummingbird route (same bytes from memory) | $best_bare | $(echo "scale=2; $best_easel / $best_bare" | bc -l) |"
 echo "| easel serve, ready answers off (every request through the router) | $best_off | $(echo "scale=2; $best_easel / $best_off" | bc -l) |"
+if [ -n "$before_pid" ]; then
+    echo "| easel serve before ($EASEL_BEFORE), ready answers off | $best_before | $(echo "scale=2; $best_easel / $best_before" | bc -l) |"
+fi
 echo "| easel serve (ready answers) | $best_easel | |"
 echo
+if [ -n "$before_pid" ]; then echo "router path (ready answers off), after / before: $(echo "scale=3; $best_off / $best_before" | bc -l)"; fi
+echo "ready answers / bare NIO: $(echo "scale=3; $best_easel / $best_nio" | bc -l)"
 echo "easel / nginx: $(echo "scale=3; $best_easel / $best_nginx" | bc -l); ready answers off / nginx: $(echo "scale=3; $best_off / $best_nginx" | bc -l); bare NIO / nginx: $(echo "scale=3; $best_nio / $best_nginx" | bc -l); bare route / nginx: $(echo "scale=3; $best_bare / $best_nginx" | bc -l)"

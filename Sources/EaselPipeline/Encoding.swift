@@ -164,33 +164,46 @@ public struct VariantKey: Sendable, Hashable {
 final class SourceIndex: Sendable {
     private struct State {
         var keysBySource: [String: Set<String>] = [:]
-        var sourceByKey: [String: String] = [:]
+        /// The sources each key was made from: its own first, then any it was made with (a
+        /// watermark image).
+        var sourcesByKey: [String: [String]] = [:]
+
+        mutating func unlink(_ key: String, from sources: [String]) {
+            for source in sources {
+                keysBySource[source]?.remove(key)
+                if keysBySource[source]?.isEmpty == true { keysBySource.removeValue(forKey: source) }
+            }
+        }
     }
     private let state = Locked(State())
 
-    func add(_ key: String, source: String) {
+    /// Files `key` under each of `sources`: a purge of any of them removes it.
+    func add(_ key: String, sources: [String]) {
         state.withLock { state in
-            guard state.sourceByKey.updateValue(source, forKey: key) == nil else { return }
-            state.keysBySource[source, default: []].insert(key)
+            if let old = state.sourcesByKey.updateValue(sources, forKey: key) { state.unlink(key, from: old) }
+            for source in sources { state.keysBySource[source, default: []].insert(key) }
         }
     }
+
+    func add(_ key: String, source: String) { add(key, sources: [source]) }
 
     func remove(_ key: String) {
         state.withLock { state in
-            guard let source = state.sourceByKey.removeValue(forKey: key) else { return }
-            state.keysBySource[source]?.remove(key)
-            if state.keysBySource[source]?.isEmpty == true { state.keysBySource.removeValue(forKey: source) }
+            guard let sources = state.sourcesByKey.removeValue(forKey: key) else { return }
+            state.unlink(key, from: sources)
         }
     }
 
-    /// Forgets `source` and returns its keys.
+    /// Forgets `source` and returns its keys (those made from it, and those made with it).
     func removeSource(_ source: String) -> Set<String> {
         state.withLock { state in
             let keys = state.keysBySource.removeValue(forKey: source) ?? []
-            for key in keys { state.sourceByKey.removeValue(forKey: key) }
+            for key in keys {
+                if let sources = state.sourcesByKey.removeValue(forKey: key) { state.unlink(key, from: sources.filter { $0 != source }) }
+            }
             return keys
         }
     }
 
-    var count: Int { state.withLock { $0.sourceByKey.count } }
+    var count: Int { state.withLock { $0.sourcesByKey.count } }
 }

@@ -107,7 +107,7 @@ extension ImagePipeline {
     func encodedWork(_ request: ImageRequest, key: VariantKey, id: UInt64) async throws(PipelineError) -> EncodedResponse {
         let mark = purges.mark(key.source)
         let workKey = key.memory + request.cachePolicy.workKeySuffix + mark.suffix
-        let keys = EncodedKeys(memory: key.memory, store: key.store, source: key.source, mark: mark)
+        let keys = EncodedKeys(memory: key.memory, store: key.store, source: key.source, mark: mark, madeWith: request.madeWith)
         var response = try await encodes.value(for: workKey, waiter: id, priority: request.priority) { handle in
             do throws(PipelineError) {
                 return .success(try await self.makeEncoded(request, keys: keys, handle: handle))
@@ -124,6 +124,7 @@ extension ImagePipeline {
         var store: String
         var source: String
         var mark: PurgeMarks.Mark
+        var madeWith: [String]
     }
 
     /// The shared work of one encoded key: the data stores in order, else the bitmap and one
@@ -317,7 +318,7 @@ extension ImagePipeline {
     /// Puts encoded bytes in the memory tier and the source index (the index first, so a purge
     /// that runs meanwhile finds the key; a refused value leaves it again).
     private func keep(_ encoded: EncodedImage, keys: EncodedKeys, until: Date?) {
-        sourceIndex.add(keys.memory, source: keys.source)
+        sourceIndex.add(keys.memory, sources: [keys.source] + keys.madeWith)
         if !encodedMemory.set(encoded, forKey: keys.memory, cost: encoded.count, expiresAt: until) { sourceIndex.remove(keys.memory) }
     }
 

@@ -158,7 +158,7 @@ extension ImagePipeline {
                 try? table.setImage(image, for: ids.entity, sourceID: ids.source)
                 continue
             }
-            keep(image, key: processingIdentifier + "|" + sourceKey, sourceKey: sourceKey, until: freshUntil)
+            keep(image, key: processingIdentifier + "|" + sourceKey, sourceKey: sourceKey, madeWith: request.madeWith, until: freshUntil)
             if request.usesDiskVariants, let disk {
                 let encodeStart = ContinuousClock.now
                 let encoding = image.isKnownOpaque ? configuration.variantEncoding : .png(compressionLevel: 1)

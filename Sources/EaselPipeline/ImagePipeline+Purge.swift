@@ -106,8 +106,9 @@ extension ImagePipeline {
 
     /// Puts a bitmap in the memory tier and the source index (the index first, so a purge that
     /// runs meanwhile finds the key; a refused value leaves it again).
-    func keep(_ image: Bitmap, key: String, sourceKey: String, until: Date?) {
-        sourceIndex.add(key, source: sourceKey)
+    /// - Parameter madeWith: other sources the image was made with (`ImageRequest.madeWith`).
+    func keep(_ image: Bitmap, key: String, sourceKey: String, madeWith: [String] = [], until: Date?) {
+        sourceIndex.add(key, sources: [sourceKey] + madeWith)
         if !memory.set(image, forKey: key, cost: image.rowBytes * image.height, expiresAt: until) { sourceIndex.remove(key) }
     }
 }

@@ -226,6 +226,9 @@ public final class ImagePipeline: Sendable {
     /// Counts of answers by tier, fetches, decodes and encodes so far (no metrics backend needed).
     public var counters: PipelineCounters { metrics.counters }
 
+    /// Entries in the encoded memory tier (tests of purges).
+    package var encodedMemoryCount: Int { encodedMemory.count }
+
     /// Counts an answer the caller gave from this pipeline's tier without a request (the
     /// server's ready answers replay the encoded memory tier's bytes): one counter per event.
     package func countAnswer(by tier: ImageTier) { metrics.answered(by: tier) }

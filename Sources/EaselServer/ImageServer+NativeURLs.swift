@@ -19,8 +19,8 @@ extension ImageServer {
     func checkNativeSignature(_ request: Request) throws -> Bool {
         let expiry = request.uri.queryParameters["exp"].map(String.init)
         if let expiry {
-            guard let seconds = Int64(expiry) else { throw HTTPError(.badRequest, message: "exp is a UNIX time in seconds") }
-            guard seconds > Int64(checked: Date().timeIntervalSince1970) else { throw HTTPError(.gone, message: "this URL has expired") }
+            guard let seconds = Int64(expiry) else { throw RequestError.invalid("exp is a UNIX time in seconds") }
+            guard seconds > Int64(checked: Date().timeIntervalSince1970) else { throw RequestError.expired }
         }
         guard signer.isEnabled else { return false }
         let signedPath = request.uri.path + (expiry.map { "?exp=" + $0 } ?? "")
@@ -32,16 +32,16 @@ extension ImageServer {
     /// sm, entropy, fp:X:Y), `blur`, `sharpen`.
     func parse(spec: String, source: Source) throws -> ImagePath {
         if let format = formatsByName[spec] { return ImagePath(processing: .named(format), source: source, spec: spec) }
-        guard spec.contains("=") else { throw HTTPError(.notFound, message: "no format named \(spec)") }
+        guard spec.contains("=") else { throw RequestError.notFound("no format named \(spec)") }
         var options = ProcessingOptions()
         var width: Int?, height: Int?
         for part in spec.split(separator: ",") {
             let pair = part.split(separator: "=", maxSplits: 1)
-            guard pair.count == 2 else { throw HTTPError(.badRequest, message: "bad option \(part)") }
+            guard pair.count == 2 else { throw RequestError.invalid("bad option \(part)") }
             let value = pair[1]
             func number(_ name: String, _ range: ClosedRange<Double>) throws -> Double {
                 guard let number = Double(value), range.contains(number) else {
-                    throw HTTPError(.badRequest, message: "\(name) is \(range.lowerBound.formatted())–\(range.upperBound.formatted())")
+                    throw RequestError.invalid("\(name) is \(range.lowerBound.formatted())–\(range.upperBound.formatted())")
                 }
                 return number
             }
@@ -50,15 +50,15 @@ extension ImageServer {
             case "h": height = Int(value)
             case "fit":
                 guard let mode = ResizeMode(rawValue: String(value)) else {
-                    throw HTTPError(.badRequest, message: "fit is fit, fill, fill-down, auto or exact")
+                    throw RequestError.invalid("fit is fit, fill, fill-down, auto or exact")
                 }
                 options.mode = mode
             case "q":
-                guard let quality = Int(value), (1...100).contains(quality) else { throw HTTPError(.badRequest, message: "q is 1–100") }
+                guard let quality = Int(value), (1...100).contains(quality) else { throw RequestError.invalid("q is 1–100") }
                 options.quality = quality
             case "f":
-                guard let type = OutputType(rawValue: value == "jpg" ? "jpeg" : String(value)) else {
-                    throw HTTPError(.badRequest, message: "f is jpeg, png, webp or avif")
+                guard let type = ImageEncoding.Format(rawValue: value == "jpg" ? "jpeg" : String(value)) else {
+                    throw RequestError.invalid("f is jpeg, png, webp or avif")
                 }
                 options.format = type
             case "dpr": options.dpr = try number("dpr", 0.1...8)
@@ -66,26 +66,26 @@ extension ImageServer {
                 if value.hasPrefix("fp:") {
                     let parts = value.split(separator: ":")
                     guard parts.count == 3, let x = Double(parts[1]), let y = Double(parts[2]), (0...1).contains(x), (0...1).contains(y) else {
-                        throw HTTPError(.badRequest, message: "g=fp:X:Y takes fractions 0–1")
+                        throw RequestError.invalid("g=fp:X:Y takes fractions 0–1")
                     }
                     options.gravity = .focalPoint(x: x, y: y)
                 } else {
                     guard let gravity = ProcessingOptions.gravity(named: value) else {
-                        throw HTTPError(.badRequest, message: "g is c, n, s, e, w, ne, nw, se, sw, sm, entropy or fp:X:Y")
+                        throw RequestError.invalid("g is c, n, s, e, w, ne, nw, se, sw, sm, entropy or fp:X:Y")
                     }
                     options.gravity = gravity
                 }
             case "blur": options.blur = try number("blur", 0.1...250)
             case "sharpen": options.sharpen = try number("sharpen", 0.1...10)
-            default: throw HTTPError(.badRequest, message: "unknown option \(pair[0])")
+            default: throw RequestError.invalid("unknown option \(pair[0])")
             }
         }
         let limit = configuration.maxAdHocSize
         guard let width, let height, (1...limit).contains(width), (1...limit).contains(height) else {
-            throw HTTPError(.badRequest, message: "w and h are 1–\(limit)")
+            throw RequestError.invalid("w and h are 1–\(limit)")
         }
         guard width * height <= configuration.maxOutputPixels else {
-            throw HTTPError(.badRequest, message: "w × h is at most \(configuration.maxOutputPixels) pixels")
+            throw RequestError.invalid("w × h is at most \(configuration.maxOutputPixels) pixels")
         }
         options.width = width
         options.height = height

@@ -19,11 +19,11 @@ extension ImageServer {
     /// The first segment after `prefix` (the format, or nil when `withSpec` is false) and the
     /// source: an absolute http(s) URL (`…/https://host/a.jpg`), or decoded path segments.
     static func split(_ path: String, prefix: String, withSpec: Bool = true) throws -> (String?, Source) {
-        guard path.hasPrefix(prefix) else { throw HTTPError(.notFound, message: "no such image") }
+        guard path.hasPrefix(prefix) else { throw RequestError.noSuchImage }
         var rest = Substring(path.dropFirst(prefix.count))
         var spec: String?
         if withSpec {
-            guard let slash = rest.firstIndex(of: "/") else { throw HTTPError(.notFound, message: "no such image") }
+            guard let slash = rest.firstIndex(of: "/") else { throw RequestError.noSuchImage }
             spec = String(rest[..<slash])
             if spec!.contains("%" as Character) { spec = spec!.removingPercentEncoding }
             rest = rest[rest.index(after: slash)...]
@@ -34,10 +34,10 @@ extension ImageServer {
             // Dot segments (`..`, also percent-encoded) are resolved here, so that the policy
             // checks, and the fetcher requests, the URL an origin server would serve.
             guard let url = URL(string: text).flatMap(SourcePolicy.removingDotSegments), url.host != nil else {
-                throw HTTPError(.notFound, message: "no such image")
+                throw RequestError.noSuchImage
             }
             guard url.user == nil, url.password == nil else {
-                throw HTTPError(.forbidden, message: "a source URL may not carry a user name or password")
+                throw RequestError.refused("a source URL may not carry a user name or password")
             }
             return (spec, .remote(url))
         }
@@ -67,12 +67,12 @@ extension ImageServer {
     /// Percent-decoded path segments; `..`, `.`, empty segments, NUL and `/` inside a segment
     /// (an encoded slash) are refused as not found.
     static func decodedSegments(_ raw: [Substring]) throws -> [String] {
-        guard !raw.isEmpty else { throw HTTPError(.notFound, message: "no such image") }
+        guard !raw.isEmpty else { throw RequestError.noSuchImage }
         return try raw.map { segment in
             guard let decoded = segment.contains("%" as Character) ? String(segment).removingPercentEncoding : String(segment),
                   !decoded.isEmpty, decoded != ".", decoded != "..",
                   !decoded.utf8.contains(where: { $0 == UInt8(ascii: "/") || $0 == 0 || $0 == UInt8(ascii: "\\") }) else {
-                throw HTTPError(.notFound, message: "no such image")
+                throw RequestError.noSuchImage
             }
             return decoded
         }
@@ -91,7 +91,7 @@ extension ImageServer {
             // it (`a+b.jpg` and `a%2Bb.jpg` are one object, one cache identity, one purge).
             guard let (bucket, key) = S3Fetcher.object(of: canonical),
                   let spelled = URL(string: "s3://" + bucket + "/" + SignatureV4.encode(key, keepingSlash: true)) else {
-                throw HTTPError(.notFound, message: "no such image")
+                throw RequestError.noSuchImage
             }
             try checkS3Source(spelled)
             return spelled
@@ -99,7 +99,7 @@ extension ImageServer {
         case (.path(let segments), .http(let base)): return Self.canonical(segments.reduce(base) { $0.appendingPathComponent($1) })
         case (.path(let segments), .s3(let location)):
             let key = SignatureV4.encode(location.prefix + segments.joined(separator: "/"), keepingSlash: true)
-            guard let url = URL(string: "s3://" + location.bucket + "/" + key) else { throw HTTPError(.notFound, message: "no such image") }
+            guard let url = URL(string: "s3://" + location.bucket + "/" + key) else { throw RequestError.noSuchImage }
             return url
         }
     }
@@ -107,16 +107,16 @@ extension ImageServer {
     /// An absolute `s3://` source is read only from the S3 origin's bucket, under its prefix, or
     /// from a bucket listed in `allowHosts` as `s3://BUCKET`.
     func checkS3Source(_ url: URL) throws {
-        guard let (bucket, key) = S3Fetcher.object(of: url) else { throw HTTPError(.notFound, message: "no such image") }
+        guard let (bucket, key) = S3Fetcher.object(of: url) else { throw RequestError.noSuchImage }
         // No empty, `.` or `..` segments: S3 takes them literally, but a proxy or an
         // S3-compatible store in front may resolve them out of the prefix.
         let segments = key.split(separator: "/", omittingEmptySubsequences: false)
         guard !segments.contains(where: { $0.isEmpty || $0 == "." || $0 == ".." }) else {
-            throw HTTPError(.notFound, message: "no such image")
+            throw RequestError.noSuchImage
         }
         if case .s3(let location) = origin, location.bucket == bucket, key.hasPrefix(location.prefix) { return }
         if configuration.allowHosts.contains(where: { $0.lowercased() == "s3://" + bucket || $0.lowercased() == "s3://" + bucket + "/" }) { return }
-        throw HTTPError(.forbidden, message: "source refused")
+        throw RequestError.refused("source refused")
     }
 
     /// The cache identity of a file-origin source, made from its path segments (not from the

@@ -24,10 +24,10 @@ extension ImageServer {
     func thumbor(_ request: Request, _ context: EaselRequestContext, head: Bool) async throws -> Response {
         let path = request.uri.path.dropFirst("/thumbor".count)
         // The signature first: nothing of an unsigned URL is parsed.
-        guard let (signature, signedPath) = ThumborURL.signatureAndPath(path) else { throw HTTPError(.notFound, message: "no such image") }
+        guard let (signature, signedPath) = ThumborURL.signatureAndPath(path) else { throw RequestError.noSuchImage }
         let valid = configuration.thumborSecurityKey.map { ThumborURL.verify(signature: signature, path: signedPath, key: $0) } ?? false
         if !valid, !(signature == "unsafe" && configuration.allowUnsignedAdHoc) {
-            throw HTTPError(.forbidden, message: "missing or bad signature")
+            throw RequestError.badSignature
         }
         let url = try ThumborURL.parse(path)
         return try await answer(request, context, head: head, source: url.source, options: url.options,
@@ -37,12 +37,12 @@ extension ImageServer {
     /// A valid signature with any configured key/salt pair; when unsigned URLs are served,
     /// also `insecure` — or, with no key configured, anything (as imgproxy without a key).
     func checkImgproxySignature(_ path: Substring) throws {
-        guard let (signature, signedPath) = ImgproxyURL.signatureAndPath(path) else { throw HTTPError(.notFound, message: "no such image") }
+        guard let (signature, signedPath) = ImgproxyURL.signatureAndPath(path) else { throw RequestError.noSuchImage }
         let text = String(signedPath)
         var valid = false
         for signer in imgproxySigners { valid = signer.verify(path: text, signature: String(signature)) || valid }
         if valid || (configuration.allowUnsignedAdHoc && (signature == "insecure" || imgproxySigners.isEmpty)) { return }
-        throw HTTPError(.forbidden, message: "missing or bad signature")
+        throw RequestError.badSignature
     }
 
     // MARK: Info
@@ -51,7 +51,7 @@ extension ImageServer {
     func info(_ request: Request, _ context: EaselRequestContext) async throws -> Response {
         let (_, source) = try Self.split(request.uri.path, prefix: "/info/", withSpec: false)
         let signed = try checkNativeSignature(request)
-        if configuration.signNamedFormats, !signed { throw HTTPError(.forbidden, message: "missing or bad signature") }
+        if configuration.signNamedFormats, !signed { throw RequestError.badSignature }
         return try await infoAnswer(source, context, lifetime: Self.remainingLifetime(request))
     }
 
@@ -66,7 +66,7 @@ extension ImageServer {
     func infoAnswer(_ source: Source, _ context: EaselRequestContext, lifetime: Int64? = nil) async throws -> Response {
         var pipelineRequest = ImageRequest(url: try resolve(source), cacheKey: sourceKey(source))
         pipelineRequest.deadline = .milliseconds(Int64(checked: configuration.requestTimeout * 1000))
-        guard admission.enter() else { throw HTTPError(.tooManyRequests, headers: [.retryAfter: "1"], message: "too many requests; try again shortly") }
+        guard admission.enter() else { throw RequestError.tooManyRequests }
         defer { admission.leave() }
         let details = try await pipeline.sourceDetails(for: pipelineRequest)
         let body = try await BlockingIOPool.decoding.perform { () throws -> Data in try Self.infoJSON(details) }
@@ -115,31 +115,31 @@ extension ImageServer {
         var request: ImageRequest
         switch image {
         case .configured:
-            guard let configuredMark else { throw HTTPError(.badRequest, message: "no watermark image is configured") }
+            guard let configuredMark else { throw RequestError.invalid("no watermark image is configured") }
             // Keyed as a file-origin source is, so a purge of its path reaches it.
             request = ImageRequest(url: configuredMark, cacheKey: "file://" + Self.escapingNonASCII(configuredMark.path))
         case .source(let source):
             request = ImageRequest(url: try resolve(source), cacheKey: sourceKey(source))
         }
         // Made once per watermark source (until it is purged): the warm path pays a lookup.
-        guard let key = request.sourceKey else { throw HTTPError(.notFound, message: "no such image") }
+        guard let key = request.sourceKey else { throw RequestError.noSuchImage }
         let (cached, epoch) = marks.withLock { ($0.entries[key], $0.epoch) }
         if let cached { return (cached, key) }
         request.deadline = .milliseconds(Int64(checked: configuration.requestTimeout * 1000))
         // Refused from its header when too large: never decoded first.
         request.sourceLimits = DecodingLimits(maxSide: Self.largestMark)
         // A fetch and decode: under the same admission as any other work.
-        guard admission.enter() else { throw HTTPError(.tooManyRequests, headers: [.retryAfter: "1"], message: "too many requests; try again shortly") }
+        guard admission.enter() else { throw RequestError.tooManyRequests }
         defer { admission.leave() }
         let loaded: Result<ImageResponse, PipelineError>
         do throws(PipelineError) { loaded = .success(try await pipeline.image(for: request)) } catch { loaded = .failure(error) }
         if case .failure(.decoding(.sideTooLong)) = loaded {
-            throw HTTPError(.badRequest, message: "a watermark image is at most \(Self.largestMark) pixels a side")
+            throw RequestError.invalid("a watermark image is at most \(Self.largestMark) pixels a side")
         }
         let bitmap = try loaded.get().image
         // (A bitmap the memory tier already held was never checked against the side limit.)
         guard bitmap.width <= Self.largestMark, bitmap.height <= Self.largestMark else {
-            throw HTTPError(.badRequest, message: "a watermark image is at most \(Self.largestMark) pixels a side")
+            throw RequestError.invalid("a watermark image is at most \(Self.largestMark) pixels a side")
         }
         let mark = try await BlockingIOPool.decoding.perform { () throws -> ProcessingOptions.Mark in Self.mark(bitmap) }
         marks.withLock { $0.keep(mark, forKey: key, loadedAt: epoch) }

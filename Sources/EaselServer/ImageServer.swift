@@ -213,15 +213,46 @@ public final class ImageServer: Sendable {
         router.get("/") { request, _ in try await self.gallery(request) }
         router.get("/health") { _, _ in Response(status: .ok, headers: [.contentType: "text/plain; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: "ok\n"))) }
         router.get("/metrics") { _, _ in try await self.metricsPage() }
-        router.get("/images/**") { request, context in try await self.image(request, context, head: false) }
-        router.head("/images/**") { request, context in try await self.image(request, context, head: true) }
-        router.delete("/images/**") { request, context in try await self.purge(request, context) }
-        router.get("/imgproxy/**") { request, context in try await self.imgproxy(request, context, head: false) }
-        router.head("/imgproxy/**") { request, context in try await self.imgproxy(request, context, head: true) }
-        router.get("/thumbor/**") { request, context in try await self.thumbor(request, context, head: false) }
-        router.head("/thumbor/**") { request, context in try await self.thumbor(request, context, head: true) }
-        router.get("/info/**") { request, context in try await self.info(request, context) }
+        // Each URL style is a route collection at its own path; each parses into the one
+        // `ProcessingOptions` (or a named format) and ends in the same `answer`.
+        router.addRoutes(nativeRoutes(), atPath: "/images")
+        router.addRoutes(imgproxyRoutes(), atPath: "/imgproxy")
+        router.addRoutes(thumborRoutes(), atPath: "/thumbor")
+        router.addRoutes(infoRoutes(), atPath: "/info")
         return router
+    }
+
+    /// Native URLs: a named format or an ad-hoc spec, then the source (`GET`, `HEAD`); a purge
+    /// of the source (`DELETE`).
+    func nativeRoutes() -> RouteCollection<EaselRequestContext> {
+        let routes = RouteCollection(context: EaselRequestContext.self)
+        routes.get("**") { request, context in try await self.image(request, context, head: false) }
+        routes.head("**") { request, context in try await self.image(request, context, head: true) }
+        routes.delete("**") { request, context in try await self.purge(request, context) }
+        return routes
+    }
+
+    /// imgproxy-compatible URLs (its `/info/` too).
+    func imgproxyRoutes() -> RouteCollection<EaselRequestContext> {
+        let routes = RouteCollection(context: EaselRequestContext.self)
+        routes.get("**") { request, context in try await self.imgproxy(request, context, head: false) }
+        routes.head("**") { request, context in try await self.imgproxy(request, context, head: true) }
+        return routes
+    }
+
+    /// thumbor-compatible URLs.
+    func thumborRoutes() -> RouteCollection<EaselRequestContext> {
+        let routes = RouteCollection(context: EaselRequestContext.self)
+        routes.get("**") { request, context in try await self.thumbor(request, context, head: false) }
+        routes.head("**") { request, context in try await self.thumbor(request, context, head: true) }
+        return routes
+    }
+
+    /// The info endpoint: a source's size, type and placeholders as JSON.
+    func infoRoutes() -> RouteCollection<EaselRequestContext> {
+        let routes = RouteCollection(context: EaselRequestContext.self)
+        routes.get("**") { request, context in try await self.info(request, context) }
+        return routes
     }
 
     static func text(_ status: HTTPResponse.Status, _ message: String) -> Response {
@@ -244,18 +275,18 @@ public final class ImageServer: Sendable {
 
     private func image(_ request: Request, _ context: EaselRequestContext, head: Bool) async throws -> Response {
         let (spec, source) = try Self.split(request.uri.path, prefix: "/images/")
-        guard let spec else { throw HTTPError(.notFound, message: "no such image") }
+        guard let spec else { throw RequestError.noSuchImage }
         let path = try parse(spec: spec, source: source)
         let signed = try checkNativeSignature(request)
         let lifetime = Self.remainingLifetime(request)
         switch path.processing {
         case .named(let format):
-            if configuration.signNamedFormats, !signed { throw HTTPError(.forbidden, message: "missing or bad signature") }
+            if configuration.signNamedFormats, !signed { throw RequestError.badSignature }
             return try await answer(request, context, head: head, source: path.source, processing: .format(format.name),
-                                    output: OutputPolicy(format: format.output.flatMap(OutputType.init(name:)), quality: format.quality ?? 82),
+                                    output: OutputPolicy(format: format.output.flatMap(ImageEncoding.Format.init(name:)), quality: format.quality ?? 82),
                                     lifetime: lifetime, ready: readyFill(request))
         case .adHoc(let options):
-            if !signed, !configuration.allowUnsignedAdHoc { throw HTTPError(.forbidden, message: "missing or bad signature") }
+            if !signed, !configuration.allowUnsignedAdHoc { throw RequestError.badSignature }
             return try await answer(request, context, head: head, source: path.source, options: options, defaultQuality: 82,
                                     lifetime: lifetime)
         }
@@ -269,15 +300,17 @@ public final class ImageServer: Sendable {
         // The epoch before the mark is read: a purge of the mark after this refuses the answer.
         var ready = readyFill(request)
         var mark: ProcessingOptions.Mark?
+        var madeWith: [String] = []
         if let watermark = options.watermark {
             let loaded = try await watermarkImage(watermark.image)
             mark = loaded.mark
+            madeWith.append(loaded.sourceKey)
             ready?.sources.append(loaded.sourceKey)
         }
         let processors = try options.processors(limit: configuration.maxAdHocSize, maxPixels: configuration.maxOutputPixels, mark: mark)
         return try await answer(request, context, head: head, source: source, processing: .processors(processors),
                                 output: OutputPolicy(format: options.format, quality: options.quality ?? defaultQuality, strict: strictFormat),
-                                lifetime: lifetime, ready: ready)
+                                madeWith: madeWith, lifetime: lifetime, ready: ready)
     }
 
     /// What the route needs to mark its answer storable: the epoch it began in and the sources
@@ -302,12 +335,13 @@ public final class ImageServer: Sendable {
     /// left when the client closes its connection. This only writes HTTP.
     /// - Parameter ready: `readyFill(request)`, taken by the caller before it read anything.
     func answer(_ request: Request, _ context: EaselRequestContext, head: Bool, source: Source,
-                processing: ImageRequest.Processing, output: OutputPolicy,
+                processing: ImageRequest.Processing, output: OutputPolicy, madeWith: [String] = [],
                 lifetime: Int64? = nil, ready: ReadyFill?) async throws -> Response {
         let key = sourceKey(source)
         var pipelineRequest = ImageRequest(url: try resolve(source), processing: processing, cacheKey: key)
         pipelineRequest.client = ClientPreferences(accept: request.headers[.accept])
         pipelineRequest.output = output
+        pipelineRequest.madeWith = madeWith
         pipelineRequest.deadline = .milliseconds(Int64(checked: configuration.requestTimeout * 1000))
         let channel = context.channel
         // Set when the client left before the answer was ready (not when the wait was ended
@@ -325,7 +359,7 @@ public final class ImageServer: Sendable {
         switch result {
         case .success(let made): answer = made
         case .failure(.overloaded):
-            throw HTTPError(.tooManyRequests, headers: [.retryAfter: "1"], message: "too many requests; try again shortly")
+            throw RequestError.tooManyRequests
         case .failure(.cancelled) where gone.withLock({ $0 }): throw ClientGone()
         case .failure(let error): throw error
         }
@@ -383,7 +417,7 @@ public final class ImageServer: Sendable {
         guard let token = configuration.adminToken,
               let given = request.headers[.authorization], given.lowercased().hasPrefix("bearer "),
               URLSigner.secretsEqual(String(given.dropFirst(7)), token) else {
-            throw HTTPError(.forbidden, message: "purging needs the admin token")
+            throw RequestError.refused("purging needs the admin token")
         }
         // The image's own URL works too: a leading format (or ad-hoc spec) is not part of the
         // source, which is then read as a GET reads it (a path or an absolute URL).

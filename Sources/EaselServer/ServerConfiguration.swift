@@ -266,7 +266,7 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
                 throw .invalidValue(name: "format \(format.name) size", value: "\(format.width)x\(format.height)")
             }
             guard ResizeMode(rawValue: format.fit) != nil else { throw .invalidValue(name: "format \(format.name) fit", value: format.fit) }
-            guard format.output == nil || OutputType(name: format.output!) != nil else {
+            guard format.output == nil || ImageEncoding.Format(name: format.output!) != nil else {
                 throw .invalidValue(name: "format \(format.name) output", value: format.output!)
             }
             if let sharpen = format.sharpen, !(sharpen > 0 && sharpen <= 10) {
@@ -327,8 +327,6 @@ public enum ServerConfigurationError: Error, Sendable, Equatable, CustomStringCo
 }
 
 /// The output formats a configuration or URL may name (`jpg` is `jpeg`).
-typealias OutputType = ImageEncoding.Format
-
 extension ImageEncoding.Format {
     init?(name: String) { self.init(rawValue: name == "jpg" ? "jpeg" : name) }
 }

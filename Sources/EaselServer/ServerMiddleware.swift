@@ -64,7 +64,7 @@ struct MetricsMiddleware<Context: RequestContext>: RouterMiddleware {
             // server does not understand is a 501); `ConnectionGuard` closes such a connection
             // after the answer, as its body cannot be framed.
             if let coding = request.headers[.transferEncoding], !ConnectionGuard.isChunkedOnly(coding) {
-                throw HTTPError(.notImplemented, message: "transfer coding not supported: only chunked is")
+                throw RequestError.notImplemented("transfer coding not supported: only chunked is")
             }
             response = try await next(request, context)
         } catch is ClientGone {

@@ -204,9 +204,13 @@ func wireRequest(_ method: String = "GET", _ target: String, _ fields: [String] 
             #expect(try corner() == [0, 0, 255, 255])
             #expect(try corner() == [0, 0, 255, 255])
             #expect(ready.replayCount == 1)
+            #expect(server.server.pipeline.encodedMemoryCount == 1)
             try solidMark([255, 0, 0]).write(to: server.origin.child("mark.png"))
             try socket.send(wireRequest("DELETE", "/images/mark.png", ["Authorization: Bearer ready-answers-admin-0123"]))
             #expect(try reader.next().status == 200)
+            // The pipeline's purge index knows the answer was made with the mark: it is gone
+            // from the encoded memory tier too, not only from the ready answers.
+            #expect(server.server.pipeline.encodedMemoryCount == 0)
             #expect(try corner() == [255, 0, 0, 255], "the answer made with the old mark is gone")
             #expect(try corner() == [255, 0, 0, 255])
             #expect(ready.replayCount == 2)

@@ -46,9 +46,9 @@ import Testing
         for (bad, word) in [("/s/foo:1/plain/local:///a.jpg", "foo"), ("/s/rs:stretch:1:1/plain/local:///a.jpg", "stretch"),
                             ("/s/q:101/plain/local:///a.jpg", "quality"), ("/s/g:no:10:0/plain/local:///a.jpg", "offsets"),
                             ("/s/pr:missing/plain/local:///a.jpg", "missing"), ("/s/w:10/plain/local:///a.jpg@gif", "gif")] {
-            #expect(throws: HTTPError.self, "\(bad)") { try ImgproxyURL.parse(Substring(bad), presets: [:]) }
-            do { _ = try ImgproxyURL.parse(Substring(bad), presets: [:]) } catch let error as HTTPError {
-                #expect(error.status == .badRequest && (error.body ?? "").contains(word), "\(bad): \(error.body ?? "")")
+            #expect(throws: RequestError.self, "\(bad)") { try ImgproxyURL.parse(Substring(bad), presets: [:]) }
+            do { _ = try ImgproxyURL.parse(Substring(bad), presets: [:]) } catch let error as RequestError {
+                #expect(error.status == .badRequest && error.message.contains(word), "\(bad): \(error.message)")
             }
         }
         // Presets expand where they are named; `default` applies first.
@@ -59,7 +59,7 @@ import Testing
         let dpr = try ImgproxyURL.parse("/s/rs:fit:300:200/dpr:2/plain/local:///a.jpg", presets: [:])
         #expect(try chain(dpr.options) == Resize(width: 600, height: 400, mode: .fit).identifier)
         let huge = try ImgproxyURL.parse("/s/rs:fit:2000:2000/dpr:3/plain/local:///a.jpg", presets: [:])
-        #expect(throws: HTTPError.self) { try chain(huge.options) }
+        #expect(throws: RequestError.self) { try chain(huge.options) }
     }
 
     @Test func thumborPathsAndSignatures() throws {
@@ -79,8 +79,8 @@ import Testing
         #expect(!ThumborURL.verify(signature: "-pbN-LgPydve6xPqcsf6gGKHYvM=", path: "300x201/smart/a.jpg", key: "MY_SECURE_KEY"))
         let focal = try ThumborURL.parse("/sig/300x200/filters:focal(100x100:200x300)/a.jpg")
         #expect(focal.options.gravity == .focalPixel(x: 150, y: 200))
-        #expect(throws: HTTPError.self) { try ThumborURL.parse("/sig/300x200/filters:sepia()/a.jpg") }
-        #expect(throws: HTTPError.self) { try ThumborURL.parse("/sig/full-fit-in/300x200/a.jpg") }
+        #expect(throws: RequestError.self) { try ThumborURL.parse("/sig/300x200/filters:sepia()/a.jpg") }
+        #expect(throws: RequestError.self) { try ThumborURL.parse("/sig/full-fit-in/300x200/a.jpg") }
     }
 
     @Test func expiringNativeURLs() async throws {

@@ -35,7 +35,7 @@ struct ImgproxyURL {
     /// - Parameter presets: option lists by name (`pr:name`); `default` applies to every URL.
     static func parse(_ path: Substring, presets: [String: [Substring]]) throws -> ImgproxyURL {
         var rest = path.drop { $0 == "/" }
-        guard let slash = rest.firstIndex(of: "/") else { throw HTTPError(.notFound, message: "no such image") }
+        guard let slash = rest.firstIndex(of: "/") else { throw RequestError.noSuchImage }
         let signature = rest[..<slash]
         let signedPath = rest[slash...]
         rest = rest[rest.index(after: slash)...]
@@ -50,7 +50,7 @@ struct ImgproxyURL {
             segments.removeFirst()
         }
         try apply(optionSegments, to: &options, presets: presets, depth: 0)
-        guard !segments.isEmpty else { throw HTTPError(.notFound, message: "no source in the URL") }
+        guard !segments.isEmpty else { throw RequestError.notFound("no source in the URL") }
         var sourceText: String
         var fileExtension: Substring?
         if segments.first == "plain" {
@@ -67,7 +67,7 @@ struct ImgproxyURL {
                 encoded = encoded[..<dot]
             }
             guard let data = URLSigner.decodeBase64URL(String(encoded)), let text = String(data: data, encoding: .utf8) else {
-                throw HTTPError(.badRequest, message: "the source is not base64url")
+                throw RequestError.invalid("the source is not base64url")
             }
             sourceText = text
         }
@@ -85,18 +85,18 @@ struct ImgproxyURL {
         }
         guard let scheme = text.split(separator: ":", maxSplits: 1).first?.lowercased(),
               scheme == "http" || scheme == "https" || scheme == "s3" || scheme.hasPrefix("http%3a") || scheme.hasPrefix("https%3a") || scheme.hasPrefix("s3%3a") else {
-            throw HTTPError(.notFound, message: "sources are local:///, http(s):// or s3:// URLs")
+            throw RequestError.notFound("sources are local:///, http(s):// or s3:// URLs")
         }
         return try ImageServer.split("/" + text, prefix: "/", withSpec: false).1
     }
 
-    static func outputFormat(_ name: Substring) throws -> OutputType {
+    static func outputFormat(_ name: Substring) throws -> ImageEncoding.Format {
         switch name.lowercased() {
         case "jpg", "jpeg": return .jpeg
         case "png": return .png
         case "webp": return .webp
         case "avif": return .avif
-        default: throw HTTPError(.badRequest, message: "output format \(name) is not supported (jpg, png, webp, avif)")
+        default: throw RequestError.invalid("output format \(name) is not supported (jpg, png, webp, avif)")
         }
     }
 
@@ -107,12 +107,12 @@ struct ImgproxyURL {
             func arg(_ index: Int) -> Substring? { index < args.count && !args[index].isEmpty ? args[index] : nil }
             func int(_ index: Int, _ what: String) throws -> Int? {
                 guard let text = arg(index) else { return nil }
-                guard let value = Int(text), value >= 0 else { throw HTTPError(.badRequest, message: "\(name): \(what) is a whole number ≥ 0") }
+                guard let value = Int(text), value >= 0 else { throw RequestError.invalid("\(name): \(what) is a whole number ≥ 0") }
                 return value
             }
             func double(_ index: Int, _ what: String) throws -> Double? {
                 guard let text = arg(index) else { return nil }
-                guard let value = Double(text), value.isFinite else { throw HTTPError(.badRequest, message: "\(name): \(what) is a number") }
+                guard let value = Double(text), value.isFinite else { throw RequestError.invalid("\(name): \(what) is a number") }
                 return value
             }
             func bool(_ index: Int) throws -> Bool? {
@@ -120,7 +120,7 @@ struct ImgproxyURL {
                 switch text.lowercased() {
                 case "1", "t", "true": return true
                 case "0", "f", "false": return false
-                default: throw HTTPError(.badRequest, message: "\(name): \(text) is not a boolean")
+                default: throw RequestError.invalid("\(name): \(text) is not a boolean")
                 }
             }
             func resizingType(_ text: Substring) throws -> ResizeMode {
@@ -130,10 +130,10 @@ struct ImgproxyURL {
                 case "fill-down": return .fillDown
                 case "force": return .exact
                 case "auto": return .auto
-                default: throw HTTPError(.badRequest, message: "resizing type \(text) is not fit, fill, fill-down, force or auto")
+                default: throw RequestError.invalid("resizing type \(text) is not fit, fill, fill-down, force or auto")
                 }
             }
-            guard !args.isEmpty else { throw HTTPError(.badRequest, message: "option \(name) needs arguments") }
+            guard !args.isEmpty else { throw RequestError.invalid("option \(name) needs arguments") }
             switch name {
             case "resize", "rs":
                 if let type = arg(0) { options.mode = try resizingType(type) }
@@ -150,7 +150,7 @@ struct ImgproxyURL {
             case "width", "w": options.width = try int(0, "width") ?? 0
             case "height", "h": options.height = try int(0, "height") ?? 0
             case "dpr":
-                guard let dpr = try double(0, "dpr"), dpr > 0 else { throw HTTPError(.badRequest, message: "dpr is above 0") }
+                guard let dpr = try double(0, "dpr"), dpr > 0 else { throw RequestError.invalid("dpr is above 0") }
                 options.dpr = dpr
             case "enlarge", "el": options.enlarge = try bool(0) ?? false
             case "extend", "ex":
@@ -158,12 +158,12 @@ struct ImgproxyURL {
                 if let gravity = arg(1) { options.extendGravity = try self.gravity(gravity, Array(args.dropFirst(2)), option: name) }
             case "gravity", "g": options.gravity = try gravity(args[0], Array(args.dropFirst()), option: name)
             case "quality", "q":
-                guard let quality = try int(0, "quality"), quality <= 100 else { throw HTTPError(.badRequest, message: "quality is 0–100") }
+                guard let quality = try int(0, "quality"), quality <= 100 else { throw RequestError.invalid("quality is 0–100") }
                 options.quality = quality == 0 ? nil : quality
             case "format", "f", "ext": options.format = try outputFormat(args[0])
             case "crop", "c":
                 let width = try double(0, "width") ?? 0, height = try double(1, "height") ?? 0
-                guard width >= 0, height >= 0 else { throw HTTPError(.badRequest, message: "crop sizes are ≥ 0") }
+                guard width >= 0, height >= 0 else { throw RequestError.invalid("crop sizes are ≥ 0") }
                 options.cropGravity = try arg(2).map { try gravity($0, Array(args.dropFirst(3)), option: "crop") }
                 options.crop = .size(width: width, height: height, gravity: .center)
             case "blur", "bl":
@@ -182,20 +182,20 @@ struct ImgproxyURL {
                     case "re": mark.position = .tiled
                     default:
                         guard let gravity = ProcessingOptions.gravity(named: position), let place = Watermark.Position(gravity) else {
-                            throw HTTPError(.badRequest, message: "watermark position \(position) is not ce, no, so, ea, we, noea, nowe, soea, sowe or re")
+                            throw RequestError.invalid("watermark position \(position) is not ce, no, so, ea, we, noea, nowe, soea, sowe or re")
                         }
                         mark.position = place
                     }
                 }
                 let dx = try double(2, "x offset") ?? 0, dy = try double(3, "y offset") ?? 0
-                guard dx.magnitude <= 1_048_576, dy.magnitude <= 1_048_576 else { throw HTTPError(.badRequest, message: "watermark offsets are at most 1048576") }
+                guard dx.magnitude <= 1_048_576, dy.magnitude <= 1_048_576 else { throw RequestError.invalid("watermark offsets are at most 1048576") }
                 mark.offsetX = Int(checked: dx)
                 mark.offsetY = Int(checked: dy)
                 mark.scale = try double(4, "scale") ?? 0
                 options.watermark = mark
             case "strip_metadata", "sm":
                 // Every answer is stripped of metadata; asking to keep it is not supported.
-                if try bool(0) == false { throw HTTPError(.badRequest, message: "strip_metadata:0 is not supported: answers never carry metadata") }
+                if try bool(0) == false { throw RequestError.invalid("strip_metadata:0 is not supported: answers never carry metadata") }
             case "strip_color_profile", "scp":
                 // Colour is converted to sRGB and no profile is embedded, whichever is asked.
                 _ = try bool(0)
@@ -204,7 +204,7 @@ struct ImgproxyURL {
             case "background", "bg":
                 if args.count >= 3 {
                     guard let r = UInt8(args[0]), let g = UInt8(args[1]), let b = UInt8(args[2]) else {
-                        throw HTTPError(.badRequest, message: "background is R:G:B (0–255) or a hex colour")
+                        throw RequestError.invalid("background is R:G:B (0–255) or a hex colour")
                     }
                     options.background = (r, g, b)
                 } else if let colour = ProcessingOptions.colour(args[0]) {
@@ -212,16 +212,16 @@ struct ImgproxyURL {
                 } else if args[0].isEmpty {
                     options.background = nil
                 } else {
-                    throw HTTPError(.badRequest, message: "background is R:G:B (0–255) or a hex colour")
+                    throw RequestError.invalid("background is R:G:B (0–255) or a hex colour")
                 }
             case "preset", "pr":
-                guard depth < 4 else { throw HTTPError(.badRequest, message: "presets nest too deeply") }
+                guard depth < 4 else { throw RequestError.invalid("presets nest too deeply") }
                 for presetName in args {
-                    guard let preset = presets[String(presetName)] else { throw HTTPError(.badRequest, message: "unknown preset \(presetName)") }
+                    guard let preset = presets[String(presetName)] else { throw RequestError.invalid("unknown preset \(presetName)") }
                     try apply(preset, to: &options, presets: presets, depth: depth + 1)
                 }
             default:
-                throw HTTPError(.badRequest, message: "unknown option \(name)")
+                throw RequestError.invalid("unknown option \(name)")
             }
         }
     }
@@ -230,15 +230,15 @@ struct ImgproxyURL {
     static func gravity(_ type: Substring, _ rest: [Substring], option: Substring) throws -> Gravity {
         if type == "fp" {
             guard rest.count >= 2, let x = Double(rest[0]), let y = Double(rest[1]), (0...1).contains(x), (0...1).contains(y) else {
-                throw HTTPError(.badRequest, message: "\(option): fp takes x and y between 0 and 1")
+                throw RequestError.invalid("\(option): fp takes x and y between 0 and 1")
             }
             return .focalPoint(x: x, y: y)
         }
         guard let gravity = ProcessingOptions.gravity(named: type) else {
-            throw HTTPError(.badRequest, message: "\(option): unknown gravity \(type)")
+            throw RequestError.invalid("\(option): unknown gravity \(type)")
         }
         guard rest.allSatisfy({ $0.isEmpty || Double($0) == 0 }) else {
-            throw HTTPError(.badRequest, message: "\(option): gravity offsets are not supported")
+            throw RequestError.invalid("\(option): gravity offsets are not supported")
         }
         return gravity
     }

@@ -41,7 +41,7 @@ struct ProcessingOptions: Sendable {
     /// `extend` with a transparent canvas.
     var transparentExtend = false
     var quality: Int?
-    var format: OutputType?
+    var format: ImageEncoding.Format?
 
     struct WatermarkOptions: Sendable {
         enum Image: Sendable {
@@ -77,24 +77,24 @@ struct ProcessingOptions: Sendable {
     func processors(limit: Int, maxPixels: Int, mark: Mark?) throws -> [any ImageProcessor] {
         var chain: [any ImageProcessor] = []
         if let trim {
-            guard let step = try? Trim.validated(tolerance: min(255, max(0, trim))) else { throw HTTPError(.badRequest, message: "bad trim tolerance") }
+            guard let step = try? Trim.validated(tolerance: min(255, max(0, trim))) else { throw RequestError.invalid("bad trim tolerance") }
             chain.append(step)
         }
         if var crop {
             if case .size(let width, let height, _) = crop {
                 guard width >= 0, height >= 0, width <= Double(limit) * 8, height <= Double(limit) * 8 else {
-                    throw HTTPError(.badRequest, message: "crop sizes are 0–\(limit * 8)")
+                    throw RequestError.invalid("crop sizes are 0–\(limit * 8)")
                 }
                 crop = .size(width: width, height: height, gravity: cropGravity ?? gravity)
             }
             chain.append(RegionCrop(crop))
         }
-        guard dpr > 0, dpr <= 8, dpr.isFinite else { throw HTTPError(.badRequest, message: "dpr is above 0 and at most 8") }
-        guard width >= 0, height >= 0 else { throw HTTPError(.badRequest, message: "width and height are 0 or more") }
+        guard dpr > 0, dpr <= 8, dpr.isFinite else { throw RequestError.invalid("dpr is above 0 and at most 8") }
+        guard width >= 0, height >= 0 else { throw RequestError.invalid("width and height are 0 or more") }
         // In Double first: sides far past the limit are refused before any integer conversion.
         let scaledWidth = (Double(width) * dpr).rounded(), scaledHeight = (Double(height) * dpr).rounded()
         guard scaledWidth <= Double(limit), scaledHeight <= Double(limit), scaledWidth * scaledHeight <= Double(maxPixels) else {
-            throw HTTPError(.badRequest, message: "the result is at most \(limit) pixels a side and \(maxPixels) pixels in all")
+            throw RequestError.invalid("the result is at most \(limit) pixels a side and \(maxPixels) pixels in all")
         }
         // A side that was asked for stays at least 1 pixel, however small the dpr.
         var w = width > 0 ? max(1, Int(checked: scaledWidth)) : 0, h = height > 0 ? max(1, Int(checked: scaledHeight)) : 0
@@ -118,23 +118,23 @@ struct ProcessingOptions: Sendable {
         }
         if flipHorizontal || flipVertical { chain.append(Flip(horizontal: flipHorizontal, vertical: flipVertical)) }
         if let blur {
-            guard blur > 0, blur <= 250 else { throw HTTPError(.badRequest, message: "blur is above 0 and at most 250") }
+            guard blur > 0, blur <= 250 else { throw RequestError.invalid("blur is above 0 and at most 250") }
             chain.append(GaussianBlur(sigma: blur))
         }
         if let sharpen {
             guard sharpen > 0, sharpen <= 10, let step = try? Sharpen.validated(sigma: sharpen) else {
-                throw HTTPError(.badRequest, message: "sharpen is above 0 and at most 10")
+                throw RequestError.invalid("sharpen is above 0 and at most 10")
             }
             chain.append(step)
         }
         if grayscale { chain.append(Grayscale()) }
         if let cornerRadius {
-            guard cornerRadius >= 0, cornerRadius <= Double(limit) else { throw HTTPError(.badRequest, message: "bad corner radius") }
+            guard cornerRadius >= 0, cornerRadius <= Double(limit) else { throw RequestError.invalid("bad corner radius") }
             chain.append(RoundedCorners(radius: cornerRadius))
         }
         if let watermark, let mark {
             guard (0...1).contains(watermark.opacity), watermark.scale >= 0, watermark.scale <= 1 else {
-                throw HTTPError(.badRequest, message: "watermark opacity and scale are 0–1")
+                throw RequestError.invalid("watermark opacity and scale are 0–1")
             }
             let scale = watermark.scale > 0 ? watermark.scale : watermark.widthRatio
             do {
@@ -142,7 +142,7 @@ struct ProcessingOptions: Sendable {
                                                      position: watermark.position, offsetX: watermark.offsetX, offsetY: watermark.offsetY,
                                                      scale: scale))
             } catch {
-                throw HTTPError(.badRequest, message: "bad watermark: \(error)")
+                throw RequestError.invalid("bad watermark: \(error)")
             }
         }
         if let background, !transparentExtend {

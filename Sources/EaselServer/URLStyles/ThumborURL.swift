@@ -32,7 +32,7 @@ struct ThumborURL {
     /// - Parameter path: the request path after the `/thumbor` prefix (starting with `/`).
     static func parse(_ path: Substring) throws -> ThumborURL {
         let rest = path.drop { $0 == "/" }
-        guard let slash = rest.firstIndex(of: "/") else { throw HTTPError(.notFound, message: "no such image") }
+        guard let slash = rest.firstIndex(of: "/") else { throw RequestError.noSuchImage }
         let signature = rest[..<slash]
         let signedPath = rest[rest.index(after: slash)...]
         var segments = signedPath.split(separator: "/", omittingEmptySubsequences: false)[...]
@@ -47,28 +47,28 @@ struct ThumborURL {
         }
         // thumbor's grammar reads a leading `meta/` as its JSON metadata endpoint (not served).
         if next({ $0 == "meta" }) != nil {
-            throw HTTPError(.badRequest, message: "meta (thumbor's metadata as JSON) is not supported")
+            throw RequestError.invalid("meta (thumbor's metadata as JSON) is not supported")
         }
         if let trim = next({ $0 == "trim" || $0.hasPrefix("trim:") }) {
             let parts = trim.split(separator: ":")
             var tolerance = 0
             for part in parts.dropFirst() {
                 if part == "top-left" { continue }
-                if part == "bottom-right" { throw HTTPError(.badRequest, message: "trim from the bottom-right pixel is not supported") }
-                guard let value = Int(part), (0...442).contains(value) else { throw HTTPError(.badRequest, message: "bad trim tolerance \(part)") }
+                if part == "bottom-right" { throw RequestError.invalid("trim from the bottom-right pixel is not supported") }
+                guard let value = Int(part), (0...442).contains(value) else { throw RequestError.invalid("bad trim tolerance \(part)") }
                 tolerance = value
             }
             options.trim = tolerance
         }
         if let crop = next(Self.isManualCrop) {
             let numbers = crop.split(whereSeparator: { $0 == "x" || $0 == ":" }).compactMap { Int($0) }
-            guard numbers.count == 4 else { throw HTTPError(.badRequest, message: "bad crop \(crop)") }
+            guard numbers.count == 4 else { throw RequestError.invalid("bad crop \(crop)") }
             if numbers != [0, 0, 0, 0] {
                 options.crop = .edges(left: numbers[0], top: numbers[1], right: numbers[2], bottom: numbers[3])
             }
         }
         if let fit = next({ $0.hasSuffix("fit-in") }) {
-            guard fit == "fit-in" else { throw HTTPError(.badRequest, message: "\(fit) is not supported (fit-in is)") }
+            guard fit == "fit-in" else { throw RequestError.invalid("\(fit) is not supported (fit-in is)") }
             fitIn = true
         }
         if let size = next(Self.isDimensions) {
@@ -77,7 +77,7 @@ struct ThumborURL {
                 let flip = text.hasPrefix("-")
                 let digits = flip ? text.dropFirst() : text
                 if digits.isEmpty || digits == "orig" { return (0, flip) }
-                guard let value = Int(digits), value >= 0 else { throw HTTPError(.badRequest, message: "bad size \(size)") }
+                guard let value = Int(digits), value >= 0 else { throw RequestError.invalid("bad size \(size)") }
                 return (value, flip)
             }
             let (width, flipH) = try side(parts[0]), (height, flipV) = try side(parts[1])
@@ -109,22 +109,22 @@ struct ThumborURL {
                 let (name, args) = filter
                 func number(_ index: Int) throws -> Double {
                     guard index < args.count, let value = Double(args[index].trimmingCharacters(in: .whitespaces)), value.isFinite else {
-                        throw HTTPError(.badRequest, message: "filter \(name) needs a number as argument \(index + 1)")
+                        throw RequestError.invalid("filter \(name) needs a number as argument \(index + 1)")
                     }
                     return value
                 }
                 switch name {
                 case "quality":
                     let quality = try number(0)
-                    guard (1...100).contains(quality) else { throw HTTPError(.badRequest, message: "quality is 1–100") }
+                    guard (1...100).contains(quality) else { throw RequestError.invalid("quality is 1–100") }
                     options.quality = Int(checked: quality)
                 case "format":
-                    guard let type = args.first else { throw HTTPError(.badRequest, message: "format needs a name") }
+                    guard let type = args.first else { throw RequestError.invalid("format needs a name") }
                     options.format = try ImgproxyURL.outputFormat(Substring(type))
                 case "blur":
                     let radius = try number(0)
                     let sigma = args.count > 1 ? try number(1) : radius
-                    guard radius >= 0, radius <= 150 else { throw HTTPError(.badRequest, message: "blur radius is 0–150") }
+                    guard radius >= 0, radius <= 150 else { throw RequestError.invalid("blur radius is 0–150") }
                     options.blur = radius > 0 && sigma > 0 ? sigma : nil
                 case "sharpen":
                     // thumbor: sharpen(amount, radius, luminance_only); the radius is the sigma here.
@@ -133,15 +133,15 @@ struct ThumborURL {
                 case "grayscale": options.grayscale = true
                 case "round_corner":
                     // round_corner(a|b, r, g, b[, transparent]): one radius (the first).
-                    guard let first = args.first else { throw HTTPError(.badRequest, message: "round_corner needs a radius") }
+                    guard let first = args.first else { throw RequestError.invalid("round_corner needs a radius") }
                     guard let text = first.split(separator: "|").first, let radius = Double(text), radius >= 0, radius <= 8192 else {
-                        throw HTTPError(.badRequest, message: "bad round_corner radius \(first)")
+                        throw RequestError.invalid("bad round_corner radius \(first)")
                     }
                     options.cornerRadius = radius
                     let transparent = args.count > 4 && args[4] == "1"
                     if !transparent, args.count >= 4 {
                         guard let r = UInt8(args[1]), let g = UInt8(args[2]), let b = UInt8(args[3]) else {
-                            throw HTTPError(.badRequest, message: "round_corner colour is r,g,b (0–255)")
+                            throw RequestError.invalid("round_corner colour is r,g,b (0–255)")
                         }
                         options.background = (r, g, b)
                     }
@@ -149,11 +149,11 @@ struct ThumborURL {
                     options.watermark = try watermark(args)
                 case "focal":
                     guard let region = args.first, isManualCrop(Substring(region)) else {
-                        throw HTTPError(.badRequest, message: "focal takes AxB:CxD")
+                        throw RequestError.invalid("focal takes AxB:CxD")
                     }
                     let n = region.split(whereSeparator: { $0 == "x" || $0 == ":" }).compactMap { Int($0) }
                     guard n.count == 4, n.allSatisfy({ (0...(1 << 20)).contains($0) }) else {
-                        throw HTTPError(.badRequest, message: "focal takes AxB:CxD (pixels up to 1048576)")
+                        throw RequestError.invalid("focal takes AxB:CxD (pixels up to 1048576)")
                     }
                     // In the pixels of the source; a manual crop before it moves them.
                     var (left, top) = (0, 0)
@@ -162,13 +162,13 @@ struct ThumborURL {
                 case "strip_exif", "strip_icc":
                     break  // answers never carry metadata or a profile (colour is converted to sRGB)
                 case "fill", "background_color":
-                    guard let text = args.first else { throw HTTPError(.badRequest, message: "\(name) needs a colour") }
+                    guard let text = args.first else { throw RequestError.invalid("\(name) needs a colour") }
                     if text == "transparent" {
                         filled = (nil, true)
                     } else if text == "auto" {
-                        throw HTTPError(.badRequest, message: "\(name)(auto) is not supported; name a colour")
+                        throw RequestError.invalid("\(name)(auto) is not supported; name a colour")
                     } else {
-                        guard let colour = ProcessingOptions.colour(Substring(text)) else { throw HTTPError(.badRequest, message: "bad colour \(text)") }
+                        guard let colour = ProcessingOptions.colour(Substring(text)) else { throw RequestError.invalid("bad colour \(text)") }
                         filled = (colour, false)
                         if name == "background_color" { options.background = colour }
                     }
@@ -176,12 +176,12 @@ struct ThumborURL {
                 case "upscale": upscale = true
                 case "no_upscale": upscale = false
                 default:
-                    throw HTTPError(.badRequest, message: "unknown filter \(name)")
+                    throw RequestError.invalid("unknown filter \(name)")
                 }
             }
         }
         let sourceText = segments.joined(separator: "/")
-        guard !sourceText.isEmpty else { throw HTTPError(.notFound, message: "no source in the URL") }
+        guard !sourceText.isEmpty else { throw RequestError.notFound("no source in the URL") }
         if fitIn {
             options.mode = .fit
             options.enlarge = upscale ?? false
@@ -201,10 +201,10 @@ struct ThumborURL {
     /// `watermark(image, x, y, alpha[, w_ratio, h_ratio])`: x and y in pixels (negative from
     /// the right or bottom), `center`, or `repeat`; alpha is transparency 0–100.
     static func watermark(_ args: [String]) throws -> ProcessingOptions.WatermarkOptions {
-        guard args.count >= 4 else { throw HTTPError(.badRequest, message: "watermark takes image, x, y, alpha") }
+        guard args.count >= 4 else { throw RequestError.invalid("watermark takes image, x, y, alpha") }
         var mark = ProcessingOptions.WatermarkOptions()
         mark.image = .source(try ImageServer.split("/" + args[0], prefix: "/", withSpec: false).1)
-        guard let alpha = Double(args[3]), (0...100).contains(alpha) else { throw HTTPError(.badRequest, message: "watermark alpha is 0–100") }
+        guard let alpha = Double(args[3]), (0...100).contains(alpha) else { throw RequestError.invalid("watermark alpha is 0–100") }
         mark.opacity = 1 - alpha / 100
         let x = args[1].trimmingCharacters(in: .whitespaces), y = args[2].trimmingCharacters(in: .whitespaces)
         if x == "repeat" || y == "repeat" {
@@ -214,7 +214,7 @@ struct ThumborURL {
             // (`-0` included), or centred.
             func axis(_ text: String, _ name: String) throws -> (side: Int, margin: Int) {
                 if text == "center" { return (1, 0) }
-                guard let value = Int(text), value.magnitude <= 1 << 20 else { throw HTTPError(.badRequest, message: "bad watermark \(name) \(text)") }
+                guard let value = Int(text), value.magnitude <= 1 << 20 else { throw RequestError.invalid("bad watermark \(name) \(text)") }
                 return (text.hasPrefix("-") ? 2 : 0, Int(value.magnitude))
             }
             let (h, dx) = try axis(x, "x"), (v, dy) = try axis(y, "y")
@@ -226,13 +226,13 @@ struct ThumborURL {
         if args.count >= 6 {
             func ratio(_ text: String) throws -> Double {
                 if text == "none" { return 0 }
-                guard let value = Double(text), (0...100).contains(value) else { throw HTTPError(.badRequest, message: "bad watermark ratio \(text)") }
+                guard let value = Double(text), (0...100).contains(value) else { throw RequestError.invalid("bad watermark ratio \(text)") }
                 return value / 100
             }
             mark.widthRatio = try ratio(args[4])
             mark.heightRatio = try ratio(args[5])
             guard mark.heightRatio == 0 else {
-                throw HTTPError(.badRequest, message: "watermark h_ratio is not supported (give none); w_ratio sets the mark's width")
+                throw RequestError.invalid("watermark h_ratio is not supported (give none); w_ratio sets the mark's width")
             }
         }
         return mark
@@ -261,7 +261,7 @@ struct ThumborURL {
         var result: [(String, [String])] = []
         var index = text.startIndex
         while index < text.endIndex {
-            guard let open = text[index...].firstIndex(of: "(") else { throw HTTPError(.badRequest, message: "bad filters \(text)") }
+            guard let open = text[index...].firstIndex(of: "(") else { throw RequestError.invalid("bad filters \(text)") }
             let name = String(text[index..<open])
             var depth = 0, close: Substring.Index?
             var cursor = open
@@ -270,7 +270,7 @@ struct ThumborURL {
                 if text[cursor] == ")" { depth -= 1; if depth == 0 { close = cursor; break } }
                 cursor = text.index(after: cursor)
             }
-            guard let close else { throw HTTPError(.badRequest, message: "unclosed filter \(name)") }
+            guard let close else { throw RequestError.invalid("unclosed filter \(name)") }
             let inner = text[text.index(after: open)..<close]
             let decoded = inner.contains("%") ? (String(inner).removingPercentEncoding ?? String(inner)) : String(inner)
             result.append((name, decoded.isEmpty ? [] : decoded.split(separator: ",", omittingEmptySubsequences: false).map(String.init)))

@@ -27,12 +27,10 @@ struct ThumbnailCommand: ParsableCommand {
         static let help: ArgumentHelp = "contain: fit inside; cover (or fill): fill the box and crop the centre; stretch: exactly the box, distorted."
     }
 
-    enum Format: String, ExpressibleByArgument, CaseIterable { case jpeg, png, webp, avif }
-
     @Argument(help: "Input images.") var inputs: [String]
     @Option(help: "Target box, WIDTHxHEIGHT.", transform: Self.parseSize) var size: Size = Size(width: 256, height: 256)
     @Option(help: Fit.help) var fit: Fit = .contain
-    @Option(help: "Output format.") var format: Format = .jpeg
+    @Option(help: "Output format.") var format: ImageEncoding.Format = .jpeg
     @Option(help: "JPEG, WebP or AVIF quality, 1–100 (AVIF's scale is its own: 60 there looks like JPEG's 80).") var quality: Int?
     @Option(help: "JPEG chroma: 420 (half-resolution colour, the default) or 444 (full).") var chroma: Chroma = .c420
     @Option(help: "JPEG progressive: auto (over 256×256 pixels), on or off.") var progressive: Progressive = .auto
@@ -224,3 +222,7 @@ final class ThumbnailResults: Sendable {
     }
     var failures: [Int] { all.filter(\.failed).map(\.index).sorted() }
 }
+
+/// The one output-format type (the pipeline's, every URL style's and the server's) names the
+/// CLI's `--format` too.
+extension ImageEncoding.Format: ExpressibleByArgument {}
