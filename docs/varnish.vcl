@@ -10,7 +10,8 @@
 #   client, so Varnish keeps one copy per kind;
 # - signed URLs (`?s=…`) are ordinary cacheable URLs: the signature is part of the key;
 # - purge: with `cdnBanURLs` pointing here, easel's `DELETE /images/…` also sends
-#   `BAN` with the source's `Surrogate-Key`, which every answer made from that source carries.
+#   `BAN` with the source's `Surrogate-Key`, which every answer made from that source (or with
+#   it, as a watermark) carries.
 vcl 4.1;
 
 backend easel {
@@ -32,7 +33,9 @@ sub vcl_recv {
         if (req.http.Surrogate-Key !~ "^easel-[0-9a-f]{16}$") {
             return (synth(400, "Surrogate-Key missing or malformed"));
         }
-        ban("obj.http.Surrogate-Key == " + req.http.Surrogate-Key);
+        # An answer carries one key per source it was made from (its image, a watermark),
+        # separated by spaces: the banned key as a whole word among them.
+        ban("obj.http.Surrogate-Key ~ \b" + req.http.Surrogate-Key + "\b");
         return (synth(200, "Banned"));
     }
     if (req.url ~ "^/images/") {

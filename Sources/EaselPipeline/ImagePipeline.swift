@@ -302,7 +302,9 @@ public final class ImagePipeline: Sendable {
                 metrics.cancellations.increment()
                 observers.emit(.cancelled(request: id))
             } else if error == .overloaded {
-                // Refused before any work (admission): the refuser counts it.
+                // Refused before any work (admission): not the pipeline's failure, but the
+                // request still ends in its events.
+                observers.emit(.failed(request: id, error: error))
             } else {
                 metrics.failures.increment()
                 observers.emit(.failed(request: id, error: error))

@@ -63,13 +63,14 @@ public struct ClientPreferences: Sendable {
 public struct OutputPolicy: Sendable, Hashable {
     /// The format asked for (a named format's `output`, a URL's `f=`); nil: negotiated.
     public var format: ImageEncoding.Format?
-    /// The quality on JPEG's scale (each codec's own scale is derived from it).
-    public var quality: Int
+    /// The quality on JPEG's scale (each codec's own scale is derived from it); nil: the
+    /// pipeline's default, 82.
+    public var quality: Int?
     /// The asked format whatever `Accept` says (imgproxy's and thumbor's rule); otherwise WebP
     /// and AVIF go only to clients that take them.
     public var strict: Bool
 
-    public init(format: ImageEncoding.Format? = nil, quality: Int = 82, strict: Bool = false) {
+    public init(format: ImageEncoding.Format? = nil, quality: Int? = nil, strict: Bool = false) {
         self.format = format
         self.quality = quality
         self.strict = strict
@@ -92,6 +93,9 @@ public protocol WorkAdmission: Sendable {
 }
 
 extension ImagePipeline {
+    /// The quality of an answer whose URL or format names none (JPEG's scale).
+    public static let defaultQuality = 82
+
     /// The one place an answer's form is decided, for every URL style: AVIF, then WebP, for
     /// clients that name them in `Accept` (wildcards do not promise new formats); a format the
     /// policy pins as it is (WebP and AVIF: when the client takes them, unless `strict`); JPEG
@@ -108,7 +112,7 @@ extension ImagePipeline {
         }
         let webpForAnimations = !pinned && output != .webp && output != .png && policy.format != .jpeg
             && (accept?.explicitlyAccepts("image/webp") ?? false)
-        let quality = policy.quality
+        let quality = policy.quality ?? Self.defaultQuality
         let encoding = ImageEncoding(output, quality: output == .avif ? ImageEncoding.avifQuality(forJPEGQuality: quality) : quality,
                                      animationAsWebP: webpForAnimations ? quality : nil)
         let varies = policy.format == nil || (!policy.strict && ImageEncoding.variesWithAccept(pinned: policy.format))

@@ -168,7 +168,8 @@ public final class ImageServer: Sendable {
         cacheControl = "public, max-age=\(configuration.maxAge)"
         let tiers = pipeline
         readyAnswers = ReadyAnswers(limit: configuration.readyAnswerLimit) { memoryKey, etag in
-            tiers.cachedEncodedImage(memoryKey: memoryKey)?.etag == etag
+            guard let entry = tiers.cachedEncodedImage(memoryKey: memoryKey), entry.etag == etag else { return nil }
+            return entry.bytes
         }
         // As servers do at start: the soft descriptor limit up to the hard one, then the
         // connection cap below it.
@@ -283,47 +284,38 @@ public final class ImageServer: Sendable {
         case .named(let format):
             if configuration.signNamedFormats, !signed { throw RequestError.badSignature }
             return try await answer(request, context, head: head, source: path.source, processing: .format(format.name),
-                                    output: OutputPolicy(format: format.output.flatMap(ImageEncoding.Format.init(name:)), quality: format.quality ?? 82),
-                                    lifetime: lifetime, ready: readyFill(request))
+                                    output: OutputPolicy(format: format.output.flatMap(ImageEncoding.Format.init(name:)), quality: format.quality),
+                                    lifetime: lifetime)
         case .adHoc(let options):
             if !signed, !configuration.allowUnsignedAdHoc { throw RequestError.badSignature }
-            return try await answer(request, context, head: head, source: path.source, options: options, defaultQuality: 82,
+            return try await answer(request, context, head: head, source: path.source, options: options, defaultQuality: nil,
                                     lifetime: lifetime)
         }
     }
 
     /// An ad-hoc answer: the options' processor chain (with the watermark image they name).
-    /// - Parameter strictFormat: an asked format is answered whatever `Accept` says (imgproxy's and
-    ///   thumbor's rule); native URLs send WebP and AVIF only to clients that take them.
+    /// - Parameters:
+    ///   - defaultQuality: the URL style's own default (imgproxy's, thumbor's); nil: the pipeline's.
+    ///   - strictFormat: an asked format is answered whatever `Accept` says (imgproxy's and
+    ///     thumbor's rule); native URLs send WebP and AVIF only to clients that take them.
     func answer(_ request: Request, _ context: EaselRequestContext, head: Bool, source: Source, options: ProcessingOptions,
-                defaultQuality: Int, strictFormat: Bool = false, lifetime: Int64? = nil) async throws -> Response {
-        // The epoch before the mark is read: a purge of the mark after this refuses the answer.
-        var ready = readyFill(request)
+                defaultQuality: Int?, strictFormat: Bool = false, lifetime: Int64? = nil) async throws -> Response {
         var mark: ProcessingOptions.Mark?
         var madeWith: [String] = []
+        // The memo's epoch before the mark is read: an answer made with a mark that a purge
+        // replaced meanwhile is not offered to the ready answers (its bytes stay under the old
+        // mark's key, which no new request asks for).
+        let memoEpoch = marks.withLock { $0.epoch }
         if let watermark = options.watermark {
             let loaded = try await watermarkImage(watermark.image)
             mark = loaded.mark
             madeWith.append(loaded.sourceKey)
-            ready?.sources.append(loaded.sourceKey)
         }
         let processors = try options.processors(limit: configuration.maxAdHocSize, maxPixels: configuration.maxOutputPixels, mark: mark)
+        let sameMarks: @Sendable () -> Bool = { self.marks.withLock { $0.epoch } == memoEpoch }
         return try await answer(request, context, head: head, source: source, processing: .processors(processors),
                                 output: OutputPolicy(format: options.format, quality: options.quality ?? defaultQuality, strict: strictFormat),
-                                madeWith: madeWith, lifetime: lifetime, ready: ready)
-    }
-
-    /// What the route needs to mark its answer storable: the epoch it began in and the sources
-    /// the answer is made from besides the image itself. Nil unless the ready-answer handler
-    /// marked the request.
-    struct ReadyFill {
-        var epoch: UInt64
-        var sources: [String] = []
-    }
-
-    func readyFill(_ request: Request) -> ReadyFill? {
-        guard readyAnswers.isEnabled, let mark = request.headers[ReadyAnswers.fillField], mark == readyAnswers.nonce else { return nil }
-        return ReadyFill(epoch: readyAnswers.epoch)
+                                madeWith: madeWith, lifetime: lifetime, offerable: madeWith.isEmpty ? nil : sameMarks)
     }
 
     /// The identity a purge of `source` removes (the pipeline's source key), as a purge computes it.
@@ -333,10 +325,10 @@ public final class ImageServer: Sendable {
     /// what the client said (`Accept`) and what the URL asked (`output`); the pipeline decides
     /// the encoding and its `Vary`, answers from memory or makes it (admitted, or 429), and is
     /// left when the client closes its connection. This only writes HTTP.
-    /// - Parameter ready: `readyFill(request)`, taken by the caller before it read anything.
+    /// - Parameter offerable: whether the answer may still go to the ready answers (nil: yes).
     func answer(_ request: Request, _ context: EaselRequestContext, head: Bool, source: Source,
                 processing: ImageRequest.Processing, output: OutputPolicy, madeWith: [String] = [],
-                lifetime: Int64? = nil, ready: ReadyFill?) async throws -> Response {
+                lifetime: Int64? = nil, offerable: (@Sendable () -> Bool)? = nil) async throws -> Response {
         let key = sourceKey(source)
         var pipelineRequest = ImageRequest(url: try resolve(source), processing: processing, cacheKey: key)
         pipelineRequest.client = ClientPreferences(accept: request.headers[.accept])
@@ -371,8 +363,10 @@ public final class ImageServer: Sendable {
         ]
         if let vary = answer.vary { headers[.vary] = vary }
         if let purgeRelay, !purgeRelay.banURLs.isEmpty {
-            // The source's identity, as a purge computes it (`purgeIdentity`).
-            headers[Self.surrogateField] = PurgeRelay.surrogateKey(forSource: pipelineRequest.sourceKey ?? "")
+            // The source's identity, as a purge computes it (`purgeIdentity`), and those of what
+            // the answer was made with (a watermark): a purge of any of them bans it in the CDN.
+            headers[Self.surrogateField] = ([pipelineRequest.sourceKey ?? ""] + madeWith).map(PurgeRelay.surrogateKey(forSource:))
+                .joined(separator: " ")
         }
         // Weak comparison, as RFC 9110 asks for If-None-Match (a CDN may send W/"…").
         if let match = request.headers[.ifNoneMatch], match.split(separator: ",").contains(where: {
@@ -382,12 +376,12 @@ public final class ImageServer: Sendable {
             return Response(status: .notModified, headers: headers)
         }
         headers[.contentLength] = String(encoded.count)
-        // Kept for repeat requests while the memory tier holds the same bytes (not for answers
-        // it may not keep), unless the headers depend on the time (expiring URLs).
-        if let ready, lifetime == nil, let variant = answer.key,
+        // Offered to the ready answers (an index over the memory tier) when the tier keeps these
+        // bytes, unless the headers depend on the time (expiring URLs).
+        if readyAnswers.isEnabled, lifetime == nil, let variant = answer.key, offerable?() ?? true,
            pipeline.cachedEncodedImage(memoryKey: variant.memory)?.etag == encoded.etag {
-            let sources = ([variant.source] + ready.sources).map { ReadyAnswers.sourceHash($0) }
-            headers[ReadyAnswers.fillField] = ReadyAnswers.Ticket(epoch: ready.epoch, memoryKey: variant.memory, sources: sources).headerValue
+            readyAnswers.offer(ReadyAnswers.Key(head: head, target: request.head.path ?? "", accept: request.headers[.accept]),
+                               memoryKey: variant.memory, on: context.channel.eventLoop)
         }
         return Response(status: .ok, headers: headers, body: head ? .init() : .init(byteBuffer: encoded.bytes))
     }
@@ -436,21 +430,15 @@ public final class ImageServer: Sendable {
         // did not answer in time is named in a 202 (the local tiers are purged; the peers and
         // the CDN are told either way): never a 5xx a balancer would retry elsewhere.
         // The memo forgets the source's mark before and after the tiers do: a mark loaded from
-        // a tier in between is not kept (see MarkMemo.epoch).
+        // a tier in between is not kept, and an answer made with it is not offered to the ready
+        // answers (see MarkMemo.epoch). Ready answers need nothing more: they replay the memory
+        // tier's bytes, which the pipeline's purge removes — for the source and for everything
+        // made with it (`ImageRequest.madeWith`).
         let markKey = purgeIdentity(url: url, key: key)
         marks.withLock { $0.forget(markKey) }
-        // Ready answers made from the source go too: before the tiers, as soon as they are purged,
-        // and last of all after the memo's second forget (a mark read from a tier in between may
-        // have made an answer; a purge that throws ends there too); one made meanwhile is
-        // removed, one still being made is refused (see ReadyAnswers.store).
-        defer {
-            marks.withLock { $0.forget(markKey) }
-            readyAnswers.invalidate(sources: [markKey])
-        }
-        readyAnswers.invalidate(sources: [markKey])
+        defer { marks.withLock { $0.forget(markKey) } }
         let report = try await pipeline.purge(ImageRequest(url: url, cacheKey: key), scope: relayed ? .local : .everywhere,
                                               sharedStoreTimeLimit: Self.sharedPurgeTimeLimit)
-        readyAnswers.invalidate(sources: [markKey])
         var unreached = report.unreachedSharedStores.map { "shared tier (\($0))" }
         if let purgeRelay, !relayed {
             var target = path

@@ -3,8 +3,8 @@ import HTTPTypes
 import NIOCore
 import NIOHTTPTypes
 
-/// Answers repeat requests from `ReadyAnswers` in the channel pipeline, and fills the table
-/// from the answers the framework writes.
+/// Answers repeat requests from `ReadyAnswers` in the channel pipeline, and files in the index
+/// the header fields of the answers the framework writes for variants the route offered.
 ///
 /// It sits last before the framework's own handlers, after the HTTP codec, the connection guard
 /// and Hummingbird's connection-state handler, so a replayed answer passes through everything a
@@ -14,9 +14,8 @@ import NIOHTTPTypes
 /// A request is replayed only when nothing before it on the connection is still being answered
 /// (pipelined answers stay in order), the connection is writable (a client that does not read
 /// gets the framework's back-pressure), the request has ended without a body, and its key is in
-/// the table. Everything else is passed on unchanged, except that a request that could be
-/// replayed next time carries `ReadyAnswers.fillField` with the process's nonce, and that header
-/// is always removed from what clients send and from what the route answers.
+/// the index (and the memory tier still holds its bytes). Everything else is passed on
+/// unchanged; nothing private travels between the route and this handler.
 ///
 /// Not `Sendable`: it lives on its channel's event loop like every channel handler.
 final class ReadyAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
@@ -34,9 +33,6 @@ final class ReadyAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// A request passed on to the framework, until the end of its answer has been written.
     private struct Passed {
         var key: ReadyAnswers.Key?
-        var ticket: ReadyAnswers.Ticket?
-        var fields = HTTPFields()
-        var body: ByteBuffer?
     }
     private var passed = CircularBuffer<Passed>()
     /// A request head that may be replayed, held until its end (or a body) arrives.
@@ -52,8 +48,7 @@ final class ReadyAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
-        case .head(var request):
-            if request.headerFields[ReadyAnswers.fillField] != nil { request.headerFields[ReadyAnswers.fillField] = nil }
+        case .head(let request):
             if passed.isEmpty, held == nil, let key = ReadyAnswers.Key(request) {
                 held = (request, key, .now)
                 return
@@ -72,18 +67,16 @@ final class ReadyAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 return
             }
             self.held = nil
-            if context.channel.isActive, context.channel.isWritable, let answer = answers.replay(held.key, from: shard) {
+            if context.channel.isActive, context.channel.isWritable, let (answer, body) = answers.replay(held.key, from: shard) {
                 context.write(wrapOutboundOut(.head(HTTPResponse(status: .ok, headerFields: answer.fields))), promise: nil)
-                if !held.key.head, let body = answer.body { context.write(wrapOutboundOut(.body(body)), promise: nil) }
+                if !held.key.head { context.write(wrapOutboundOut(.body(body)), promise: nil) }
                 context.write(wrapOutboundOut(.end(nil)), promise: nil)
                 unflushed = true
                 if let route = answer.route { metrics.record(route: route, status: 200, since: held.start) }
                 answered()
                 return
             }
-            var request = held.request
-            request.headerFields[ReadyAnswers.fillField] = answers.nonce
-            pass(context, request, key: held.key)
+            pass(context, held.request, key: held.key)
             context.fireChannelRead(data)
         }
     }
@@ -103,34 +96,18 @@ final class ReadyAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         switch unwrapOutboundIn(data) {
-        case .head(var response):
-            guard let mark = response.headerFields[ReadyAnswers.fillField] else { break }
-            response.headerFields[ReadyAnswers.fillField] = nil
-            if !passed.isEmpty, passed[passed.startIndex].key != nil, response.status == .ok, let ticket = ReadyAnswers.Ticket(headerValue: mark) {
-                passed[passed.startIndex].ticket = ticket
-                passed[passed.startIndex].fields = response.headerFields
-            }
-            context.write(wrapOutboundOut(.head(response)), promise: promise)
-            return
-        case .body(let buffer):
-            guard !passed.isEmpty, passed[passed.startIndex].ticket != nil else { break }
-            if passed[passed.startIndex].body == nil {
-                passed[passed.startIndex].body = buffer
-            } else {
-                var whole = passed[passed.startIndex].body!
-                var more = buffer
-                whole.writeBuffer(&more)
-                passed[passed.startIndex].body = whole
-            }
-            if passed[passed.startIndex].body!.readableBytes > answers.perShard { passed[passed.startIndex].ticket = nil }  // never kept: do not gather it
-        case .end:
-            guard !passed.isEmpty else { break }
-            let done = passed.removeFirst()
-            if let key = done.key, let ticket = done.ticket {
+        case .head(let response):
+            // The answer to the oldest request passed on (answers go out in order): filed when
+            // it could be replayed and the route offered its variant.
+            if response.status == .ok, !passed.isEmpty, let key = passed[passed.startIndex].key {
                 let path = key.target.prefix { $0 != "?" }
-                answers.store(key, fields: done.fields, body: done.body, route: MetricsMiddleware<EaselRequestContext>.route(path: path, method: key.head ? .head : .get),
-                              ticket: ticket, in: shard)
+                answers.file(key, fields: response.headerFields,
+                             route: MetricsMiddleware<EaselRequestContext>.route(path: path, method: key.head ? .head : .get), in: shard)
             }
+        case .body:
+            break
+        case .end:
+            if !passed.isEmpty { passed.removeFirst() }
         }
         context.write(data, promise: promise)
     }

@@ -4,31 +4,24 @@ import HTTPTypes
 import NIOCore
 import Synchronization
 
-/// Ready answers for the warm path: complete `200` responses that the normal request path
-/// produced (verified, negotiated, encoded, with every header it sends), kept so that a repeat
-/// of the same request is answered in the channel pipeline (`ReadyAnswerHandler`) with no hop to
-/// the concurrency pool and no router.
+/// Ready answers for the warm path: an index from a request (method, target, `Accept`) to the
+/// variant the router answered it with — its key in the pipeline's encoded memory tier, its ETag
+/// and the answer's header fields as they were sent — so that a repeat of the same request is
+/// answered in the channel pipeline (`ReadyAnswerHandler`) with no hop to the concurrency pool
+/// and no router.
 ///
-/// Nothing here decides what a request gets: an answer is stored only when the route marked it
-/// storable (see `fillField`), and it is replayed only for a request with the same method, target
-/// (path and query) and `Accept`, unconditional and without a body, and only while the
-/// pipeline's encoded memory tier still holds the same bytes under the answer's key (`isCurrent`):
-/// an entry that expired (the origin's freshness), was evicted or replaced takes its ready answer
-/// with it, and every replay is a use of the tier's entry. A stored answer names the
-/// sources it was made from (the image and its watermark), and `invalidate(sources:)` — which
-/// every purge calls — removes the answers made from them and rejects answers still being made
-/// when it ran (`epoch`). Answers whose headers depend on the time (expiring URLs cap max-age)
-/// are never stored. The server's configuration does not change while it runs; a new server
-/// starts with an empty table.
+/// The index holds no bytes and decides nothing: the body of a replay is the encoded memory
+/// tier's entry under the variant's key, and the replay happens only while that entry still has
+/// the ETag the router sent — so the tier's freshness, eviction, replacement and purges (of the
+/// image or of anything it was made with, through the pipeline's source index) end a ready
+/// answer with no bookkeeping here, and every replay is a use of the tier's entry. The route
+/// offers an answer (`offer`) only when the tier keeps it and its headers do not depend on the
+/// time (expiring URLs cap max-age); the handler files it with the header fields the framework
+/// wrote. Only unconditional GETs and HEADs without a body are replayed.
 ///
 /// One shard per event loop: a connection's handler reads and fills its own loop's shard, so the
-/// hot path takes an uncontended lock; a purge visits every shard.
+/// hot path takes an uncontended lock.
 final class ReadyAnswers: Sendable {
-    /// The request header the handler puts on a request it could answer next time (any such
-    /// header from a client is removed first), and the response header the route answers with
-    /// when the answer may be kept (removed before it is sent).
-    static let fillField = HTTPField.Name("Easel-Ready-Answer")!
-
     struct Key: Hashable, Sendable {
         var head: Bool
         var target: String
@@ -66,17 +59,14 @@ final class ReadyAnswers: Sendable {
         static let conditionalFields: [HTTPField.Name] = [.ifNoneMatch, .ifModifiedSince, .ifMatch, .ifUnmodifiedSince, .ifRange, .range]
     }
 
-    /// A stored answer: the response's header fields as the route and the framework sent them
-    /// (`Date` set anew, in its place, for the current second), the body (shared with the memory
-    /// tier's buffer, not copied), and what the metrics need. Immutable: a replay hands out a
-    /// reference, and a new second makes a new answer.
+    /// An indexed answer: the response's header fields as the route and the framework sent them
+    /// (`Date` set anew, in its place, for the current second), the variant's key in the encoded
+    /// memory tier and its ETag there, and what the metrics need. Immutable: a replay hands out
+    /// a reference, and a new second makes a new answer.
     final class Answer: Sendable {
         let fields: HTTPFields
-        let body: ByteBuffer?
         /// The metrics route label (`MetricsMiddleware.route`), nil when the route is not counted.
         let route: String?
-        /// Hashes of the source keys the answer was made from.
-        let sources: [Int]
         /// The encoded memory tier's key and the answer's ETag there.
         let memoryKey: String
         let etag: String
@@ -85,12 +75,9 @@ final class ReadyAnswers: Sendable {
         /// The second (UNIX time) of the `Date` in `fields`.
         let second: Int
 
-        init(fields: HTTPFields, body: ByteBuffer?, route: String?, sources: [Int], memoryKey: String, etag: String, cost: Int,
-             sequence: UInt64, second: Int) {
+        init(fields: HTTPFields, route: String?, memoryKey: String, etag: String, cost: Int, sequence: UInt64, second: Int) {
             self.fields = fields
-            self.body = body
             self.route = route
-            self.sources = sources
             self.memoryKey = memoryKey
             self.etag = etag
             self.cost = cost
@@ -102,38 +89,8 @@ final class ReadyAnswers: Sendable {
         func with(sequence: UInt64? = nil, date: (second: Int, text: String)? = nil) -> Answer {
             var fields = self.fields
             if let date { fields[.date] = date.text }
-            return Answer(fields: fields, body: body, route: route, sources: sources, memoryKey: memoryKey, etag: etag, cost: cost,
+            return Answer(fields: fields, route: route, memoryKey: memoryKey, etag: etag, cost: cost,
                           sequence: sequence ?? self.sequence, second: date?.second ?? second)
-        }
-    }
-
-    /// What the route says when it marks an answer storable: the epoch it started in, the encoded
-    /// memory tier's key of the answer, and its sources.
-    struct Ticket: Equatable {
-        var epoch: UInt64
-        var memoryKey: String
-        var sources: [Int]
-
-        /// `epoch base64(memoryKey) source…` (the key in base64: any bytes, a valid field value).
-        var headerValue: String {
-            ([String(epoch), Data(memoryKey.utf8).base64EncodedString()] + sources.map { String($0) }).joined(separator: " ")
-        }
-
-        init(epoch: UInt64, memoryKey: String, sources: [Int]) {
-            self.epoch = epoch
-            self.memoryKey = memoryKey
-            self.sources = sources
-        }
-
-        init?(headerValue: String) {
-            let words = headerValue.split(separator: " ")
-            guard words.count >= 2, let epoch = UInt64(words[0]), let key = Data(base64Encoded: String(words[1])) else { return nil }
-            var sources: [Int] = []
-            for number in words.dropFirst(2) {
-                guard let value = Int(number) else { return nil }
-                sources.append(value)
-            }
-            self.init(epoch: epoch, memoryKey: String(decoding: key, as: UTF8.self), sources: sources)
         }
     }
 
@@ -152,6 +109,10 @@ final class ReadyAnswers: Sendable {
         var bytes = 0
         var sequence: UInt64 = 0
         var date = HTTPDate()
+        /// Variants the route answered requests with, by request, until the handler files the
+        /// answer's header fields (bounded: a request whose answer never came is dropped).
+        var offered: [Key: String] = [:]
+        static let offeredLimit = 4096
 
         init(limit: Int) { self.limit = limit }
 
@@ -189,39 +150,26 @@ final class ReadyAnswers: Sendable {
         mutating func remove(_ key: Key) {
             if let old = answers.removeValue(forKey: key) { bytes -= old.cost }
         }
-
-        mutating func removeAll(where shouldRemove: (Answer) -> Bool) {
-            for (key, answer) in answers where shouldRemove(answer) { remove(key) }
-            if answers.isEmpty {
-                order.removeAll()
-                orderStart = 0
-            }
-        }
     }
 
-    /// Bytes all shards may keep together (bodies, fields and keys).
+    /// Bytes all shards may keep together (fields and keys).
     let limit: Int
     /// Bytes one shard may keep.
     let perShard: Int
-    /// Whether the encoded memory tier still holds these bytes under this key (counting a use).
-    private let isCurrent: @Sendable (_ memoryKey: String, _ etag: String) -> Bool
+    /// The encoded memory tier's bytes under this key while they still have this ETag (counting
+    /// a use); nil once they are gone or replaced.
+    private let current: @Sendable (_ memoryKey: String, _ etag: String) -> ByteBuffer?
     private let shards = Mutex<[ObjectIdentifier: Shard]>([:])
-    /// Incremented by every purge: an answer whose route began in an older epoch is not stored.
-    private let currentEpoch = Atomic<UInt64>(0)
-    /// A random number per process: the handler's request mark, which a client cannot guess.
-    let nonce: String
     private let replays = Atomic<Int>(0)
 
-    init(limit: Int, loops: Int = System.coreCount, isCurrent: @escaping @Sendable (_ memoryKey: String, _ etag: String) -> Bool) {
+    init(limit: Int, loops: Int = System.coreCount, current: @escaping @Sendable (_ memoryKey: String, _ etag: String) -> ByteBuffer?) {
         self.limit = limit
-        self.isCurrent = isCurrent
+        self.current = current
         perShard = limit / max(1, loops)
-        nonce = String(UInt64.random(in: 1...UInt64.max))
     }
 
     var isEnabled: Bool { perShard > 0 }
-    var epoch: UInt64 { currentEpoch.load(ordering: .acquiring) }
-    /// Requests answered from the table so far.
+    /// Requests answered from the index so far.
     var replayCount: Int { replays.load(ordering: .relaxed) }
 
     func shard(for loop: any EventLoop) -> Shard {
@@ -233,45 +181,37 @@ final class ReadyAnswers: Sendable {
         }
     }
 
-    /// The hash a source key is named by in tickets (this process's `Hasher`: tickets never
-    /// leave it; a collision only removes one more answer than needed).
-    static func sourceHash(_ sourceKey: String) -> Int { sourceKey.hashValue }
-
-    /// The answer for `key`, with a `Date` for now, while the memory tier still holds it (else it
-    /// is removed).
-    func replay(_ key: Key, from shard: Shard) -> Answer? {
+    /// The answer for `key`, with a `Date` for now, and its body from the memory tier, while the
+    /// tier still holds the same bytes (else the entry is removed).
+    func replay(_ key: Key, from shard: Shard) -> (answer: Answer, body: ByteBuffer)? {
         guard let answer = shard.state.withLock({ $0.replay(key) }) else { return nil }
-        guard isCurrent(answer.memoryKey, answer.etag) else {
+        guard let body = current(answer.memoryKey, answer.etag) else {
             shard.state.withLock { state in
                 if state.answers[key]?.sequence == answer.sequence { state.remove(key) }
             }
             return nil
         }
         replays.add(1, ordering: .relaxed)
-        return answer
+        return (answer, body)
     }
 
-    /// Keeps an answer the route marked with `ticket`, unless a purge ran since its route began.
-    func store(_ key: Key, fields: HTTPFields, body: ByteBuffer?, route: String?, ticket: Ticket, in shard: Shard) {
-        var cost = 256 + key.target.utf8.count + (key.accept?.utf8.count ?? 0) + (body?.readableBytes ?? 0)
-        for field in fields { cost += field.name.rawName.utf8.count + field.value.utf8.count + 32 }
-        let answer = Answer(fields: fields, body: body, route: route, sources: ticket.sources, memoryKey: ticket.memoryKey,
-                            etag: fields[.eTag] ?? "", cost: cost + ticket.memoryKey.utf8.count, sequence: 0, second: -1)
-        shard.state.withLock { state in
-            // Checked under the shard's lock: a purge advances the epoch before it visits the
-            // shards, so an answer from before it is either refused here or removed there.
-            guard ticket.epoch == currentEpoch.load(ordering: .acquiring) else { return }
-            state.store(key, answer)
+    /// The route answered the request `key` with the variant under `memoryKey` (which the memory
+    /// tier keeps): the connection's handler files it when it writes the answer's head.
+    func offer(_ key: Key, memoryKey: String, on loop: any EventLoop) {
+        shard(for: loop).state.withLock { state in
+            if state.offered.count >= ShardState.offeredLimit { state.offered.removeAll(keepingCapacity: true) }
+            state.offered[key] = memoryKey
         }
     }
 
-    /// Removes every answer made from one of `sourceKeys` and refuses the ones in the making.
-    func invalidate(sources sourceKeys: [String]) {
-        currentEpoch.add(1, ordering: .acquiringAndReleasing)
-        let hashes = Set(sourceKeys.map(Self.sourceHash))
-        let all = shards.withLock { Array($0.values) }
-        for shard in all {
-            shard.state.withLock { $0.removeAll { !hashes.isDisjoint(with: $0.sources) } }
+    /// Files the answer to `key` with the header fields it was sent with, when the route offered
+    /// its variant.
+    func file(_ key: Key, fields: HTTPFields, route: String?, in shard: Shard) {
+        shard.state.withLock { state in
+            guard let memoryKey = state.offered.removeValue(forKey: key), let etag = fields[.eTag] else { return }
+            var cost = 256 + key.target.utf8.count + (key.accept?.utf8.count ?? 0) + memoryKey.utf8.count
+            for field in fields { cost += field.name.rawName.utf8.count + field.value.utf8.count + 32 }
+            state.store(key, Answer(fields: fields, route: route, memoryKey: memoryKey, etag: etag, cost: cost, sequence: 0, second: -1))
         }
     }
 

@@ -1,5 +1,6 @@
 import EaselSupport
 import EaselStorage
+import EaselTestSupport
 import Foundation
 import Testing
 
@@ -15,10 +16,10 @@ func runEasel(_ arguments: [String], environment: [String: String] = [:]) async 
         process.executableURL = directory.appendingPathComponent("easel")
         process.arguments = arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        let output = Pipe(), error = Pipe()
+        let output = ChildProcesses.pipe(), error = ChildProcesses.pipe()
         process.standardOutput = output
         process.standardError = error
-        try process.run()
+        try ChildProcesses.run(process)
         let out = output.fileHandleForReading.readDataToEndOfFile()
         let err = error.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()

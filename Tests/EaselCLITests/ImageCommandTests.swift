@@ -1,4 +1,5 @@
 import EaselCodecs
+import EaselTestSupport
 import Foundation
 import Testing
 
@@ -39,7 +40,7 @@ struct ImageCommandTests {
         encoder.arguments = ["heif-enc", "-o", heic.path, source.path]
         encoder.standardOutput = FileHandle.nullDevice
         encoder.standardError = FileHandle.nullDevice
-        try encoder.run()
+        try ChildProcesses.run(encoder)
         encoder.waitUntilExit()
         try #require(encoder.terminationStatus == 0, "heif-enc failed")
         var bytes = [UInt8](try Data(contentsOf: heic))

@@ -1,4 +1,5 @@
 @testable import EaselCodecs
+import EaselTestSupport
 import Foundation
 import Testing
 
@@ -16,7 +17,7 @@ struct DCOnlyDecodeTests {
         process.arguments = arguments
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
-        try process.run()
+        try ChildProcesses.run(process)
         let deadline = Date().addingTimeInterval(60)
         while process.isRunning, Date() < deadline { usleep(5_000) }
         if process.isRunning { process.terminate(); return false }

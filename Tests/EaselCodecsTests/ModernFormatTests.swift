@@ -12,9 +12,9 @@ import Testing
         process.executableURL = URL(fileURLWithPath: "/usr/bin/" + name)
         process.arguments = arguments
         process.standardOutput = FileHandle.nullDevice
-        let errors = Pipe()
+        let errors = ChildProcesses.pipe()
         process.standardError = errors
-        try process.run()
+        try ChildProcesses.run(process)
         let message = errors.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {

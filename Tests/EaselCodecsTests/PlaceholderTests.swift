@@ -1,4 +1,5 @@
 import EaselCodecs
+import EaselTestSupport
 import Foundation
 import Testing
 
@@ -210,7 +211,7 @@ struct PlaceholderTests {
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = output
         process.standardError = errors
-        try process.run()
+        try ChildProcesses.run(process)
         let deadline = Date().addingTimeInterval(60)
         while process.isRunning && Date() < deadline { usleep(20_000) }
         let timedOut = process.isRunning

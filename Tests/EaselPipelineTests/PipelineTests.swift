@@ -176,9 +176,9 @@ func expectFailure(_ expected: (PipelineError) -> Bool, _ body: () async throws 
         let gzip = Process()
         gzip.executableURL = URL(fileURLWithPath: "/bin/sh")
         gzip.arguments = ["-c", "head -c 30000000 /dev/zero | gzip -c"]
-        let pipe = Pipe()
+        let pipe = ChildProcesses.pipe()
         gzip.standardOutput = pipe
-        try gzip.run()
+        try ChildProcesses.run(gzip)
         let compressed = try await BlockingIOPool.shared.run { pipe.fileHandleForReading.readDataToEndOfFile() }
         gzip.waitUntilExit()
         #expect(compressed.count < 100_000)

@@ -124,7 +124,7 @@ enum DegenerateImages {
         process.arguments = tool == "avifenc" ? [tool, "--jobs", "1", "-s", "10", input.path, output.path] : [tool, "-o", output.path, input.path]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
-        try process.run()
+        try ChildProcesses.run(process)
         process.waitUntilExit()
         try #require(process.terminationStatus == 0, "\(tool) failed")
         return try Data(contentsOf: output)

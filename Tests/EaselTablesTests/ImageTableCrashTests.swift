@@ -26,7 +26,7 @@ let crashFormat = ImageFormat(name: "crash", width: 256, height: 256, maximumCou
 
     @Test func aTableOpenInAnotherProcessIsRefused() async throws {
         let directory = try TemporaryDirectory()
-        let input = Pipe()
+        let input = ChildProcesses.pipe()
         let holder = try WriterProcess(arguments: ["table-hold", directory.path], input: input)
         try await BlockingIOPool.shared.run { holder.read(until: { $0.lines.contains("ready") }) }
         #expect(throws: ImageTableError.inUseByAnotherProcess(path: directory.child("crash.imagetable").path)) {

@@ -13,11 +13,11 @@ public final class ListeningProcess: Sendable {
         process = Process()
         process.executableURL = executable
         process.arguments = arguments
-        let output = Pipe()
+        let output = ChildProcesses.pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
         process.terminationHandler = { [exited] _ in exited.signal() }
-        try process.run()
+        try ChildProcesses.run(process)
         var text = ""
         while !text.contains("/\n") {
             let chunk = output.fileHandleForReading.availableData

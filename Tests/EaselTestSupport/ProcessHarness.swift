@@ -8,7 +8,7 @@ import Foundation
 /// `DispatchGroup` has been waited on, which orders the accesses.
 public final class WriterProcess: @unchecked Sendable {
     public let process = Process()
-    private let output = Pipe()
+    private let output = ChildProcesses.pipe()
     private var buffer = Data()
     public private(set) var begun: [(key: String, length: Int)] = []
     public private(set) var done: [(key: String, length: Int)] = []
@@ -26,7 +26,7 @@ public final class WriterProcess: @unchecked Sendable {
         process.arguments = arguments
         process.standardOutput = output
         if let input { process.standardInput = input }
-        try process.run()
+        try ChildProcesses.run(process)
     }
 
     /// Reads lines until `stop` says so or the process closes its output. Blocks: call it from

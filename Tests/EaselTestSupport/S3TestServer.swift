@@ -43,10 +43,10 @@ public struct S3TestServer: Sendable {
         process.executableURL = URL(fileURLWithPath: python)
         let script = repositoryRoot().appendingPathComponent("scripts/s3-test-server.py").path
         process.arguments = python == "/usr/bin/env" ? ["python3", script, bucket] : [script, bucket]
-        let input = Pipe(), output = Pipe()
+        let input = ChildProcesses.pipe(), output = ChildProcesses.pipe()
         process.standardInput = input
         process.standardOutput = output
-        try process.run()
+        try ChildProcesses.run(process)
         // Kept open for the life of this process: the server stops when it closes.
         keep.withLock { $0 = input }
         var buffer = Data()
