@@ -46,7 +46,8 @@ public final class ImageServer: Sendable {
     /// Watermark images ready to composite, by source key (dropped when their source is purged).
     let marks = Mutex(MarkMemo())
     let cacheControl: String
-    /// Complete answers replayed for repeat requests in the channel pipeline (`ReadyAnswerHandler`).
+    /// The ready-answer index: repeat requests answered in the channel pipeline from the memory
+    /// tier (`ReadyAnswerHandler`).
     let readyAnswers: ReadyAnswers
     private let logger = Logger(label: "easel.server")
 
@@ -305,17 +306,16 @@ public final class ImageServer: Sendable {
         // The memo's epoch before the mark is read: an answer made with a mark that a purge
         // replaced meanwhile is not offered to the ready answers (its bytes stay under the old
         // mark's key, which no new request asks for).
-        let memoEpoch = marks.withLock { $0.epoch }
+        let generation = readyAnswers.generation.current
         if let watermark = options.watermark {
             let loaded = try await watermarkImage(watermark.image)
             mark = loaded.mark
             madeWith.append(loaded.sourceKey)
         }
         let processors = try options.processors(limit: configuration.maxAdHocSize, maxPixels: configuration.maxOutputPixels, mark: mark)
-        let sameMarks: @Sendable () -> Bool = { self.marks.withLock { $0.epoch } == memoEpoch }
         return try await answer(request, context, head: head, source: source, processing: .processors(processors),
                                 output: OutputPolicy(format: options.format, quality: options.quality ?? defaultQuality, strict: strictFormat),
-                                madeWith: madeWith, lifetime: lifetime, offerable: madeWith.isEmpty ? nil : sameMarks)
+                                madeWith: madeWith, lifetime: lifetime, markGeneration: madeWith.isEmpty ? nil : generation)
     }
 
     /// The identity a purge of `source` removes (the pipeline's source key), as a purge computes it.
@@ -325,10 +325,12 @@ public final class ImageServer: Sendable {
     /// what the client said (`Accept`) and what the URL asked (`output`); the pipeline decides
     /// the encoding and its `Vary`, answers from memory or makes it (admitted, or 429), and is
     /// left when the client closes its connection. This only writes HTTP.
-    /// - Parameter offerable: whether the answer may still go to the ready answers (nil: yes).
+    /// - Parameter markGeneration: for an answer made with a watermark, the purge generation
+    ///   (`ReadyAnswers.Generation`) read before the mark was: a purge since then keeps the answer
+    ///   out of the ready answers, and ends its replays.
     func answer(_ request: Request, _ context: EaselRequestContext, head: Bool, source: Source,
                 processing: ImageRequest.Processing, output: OutputPolicy, madeWith: [String] = [],
-                lifetime: Int64? = nil, offerable: (@Sendable () -> Bool)? = nil) async throws -> Response {
+                lifetime: Int64? = nil, markGeneration: UInt64? = nil) async throws -> Response {
         let key = sourceKey(source)
         var pipelineRequest = ImageRequest(url: try resolve(source), processing: processing, cacheKey: key)
         pipelineRequest.client = ClientPreferences(accept: request.headers[.accept])
@@ -376,12 +378,18 @@ public final class ImageServer: Sendable {
             return Response(status: .notModified, headers: headers)
         }
         headers[.contentLength] = String(encoded.count)
-        // Offered to the ready answers (an index over the memory tier) when the tier keeps these
-        // bytes, unless the headers depend on the time (expiring URLs).
-        if readyAnswers.isEnabled, lifetime == nil, let variant = answer.key, offerable?() ?? true,
-           pipeline.cachedEncodedImage(memoryKey: variant.memory)?.etag == encoded.etag {
-            readyAnswers.offer(ReadyAnswers.Key(head: head, target: request.head.path ?? "", accept: request.headers[.accept]),
-                               memoryKey: variant.memory, on: context.channel.eventLoop)
+        // Offered to the ready answers (an index over the memory tier) when the handler could
+        // replay the request, the tier keeps these bytes, the headers do not depend on the time
+        // (expiring URLs) and no purge ran since a watermark was read; an earlier offer for the
+        // same request is withdrawn otherwise.
+        if readyAnswers.isEnabled, let readyKey = ReadyAnswers.Key(request.head) {
+            let loop = context.channel.eventLoop
+            if lifetime == nil, let variant = answer.key, markGeneration.map({ $0 == readyAnswers.generation.current }) ?? true,
+               pipeline.cachedEncodedImage(memoryKey: variant.memory)?.etag == encoded.etag {
+                readyAnswers.offer(readyKey, .init(memoryKey: variant.memory, etag: encoded.etag, generation: markGeneration), on: loop)
+            } else {
+                readyAnswers.withdraw(readyKey, on: loop)
+            }
         }
         return Response(status: .ok, headers: headers, body: head ? .init() : .init(byteBuffer: encoded.bytes))
     }
@@ -430,13 +438,18 @@ public final class ImageServer: Sendable {
         // did not answer in time is named in a 202 (the local tiers are purged; the peers and
         // the CDN are told either way): never a 5xx a balancer would retry elsewhere.
         // The memo forgets the source's mark before and after the tiers do: a mark loaded from
-        // a tier in between is not kept, and an answer made with it is not offered to the ready
-        // answers (see MarkMemo.epoch). Ready answers need nothing more: they replay the memory
+        // a tier in between is not kept (see MarkMemo.epoch). Ready answers replay the memory
         // tier's bytes, which the pipeline's purge removes — for the source and for everything
-        // made with it (`ImageRequest.madeWith`).
+        // made with it (`ImageRequest.madeWith`); the purge generation, advanced with each
+        // forget, ends the replays of answers made with a watermark and keeps out those still
+        // being made (their mark may be the purged one).
         let markKey = purgeIdentity(url: url, key: key)
         marks.withLock { $0.forget(markKey) }
-        defer { marks.withLock { $0.forget(markKey) } }
+        readyAnswers.generation.advance()
+        defer {
+            marks.withLock { $0.forget(markKey) }
+            readyAnswers.generation.advance()
+        }
         let report = try await pipeline.purge(ImageRequest(url: url, cacheKey: key), scope: relayed ? .local : .everywhere,
                                               sharedStoreTimeLimit: Self.sharedPurgeTimeLimit)
         var unreached = report.unreachedSharedStores.map { "shared tier (\($0))" }

@@ -22,6 +22,18 @@ import Synchronization
 /// One shard per event loop: a connection's handler reads and fills its own loop's shard, so the
 /// hot path takes an uncontended lock.
 final class ReadyAnswers: Sendable {
+    /// Advanced by every purge (before and after its tiers are purged). An answer made with a
+    /// watermark is indexed with the generation its mark was read in and replayed only while
+    /// that is still current: its variant's key names the mark's pixels, and bytes made with an
+    /// old mark may come back under that key after the mark's purge (work that read the mark
+    /// before the purge and stored after it), which must not revive the answer.
+    final class Generation: Sendable {
+        private let value = Atomic<UInt64>(0)
+        init() {}
+        var current: UInt64 { value.load(ordering: .acquiring) }
+        func advance() { value.add(1, ordering: .acquiringAndReleasing) }
+    }
+
     struct Key: Hashable, Sendable {
         var head: Bool
         var target: String
@@ -70,16 +82,20 @@ final class ReadyAnswers: Sendable {
         /// The encoded memory tier's key and the answer's ETag there.
         let memoryKey: String
         let etag: String
+        /// For an answer made with a watermark: the purge generation its mark was read in.
+        let generation: UInt64?
         let cost: Int
         let sequence: UInt64
         /// The second (UNIX time) of the `Date` in `fields`.
         let second: Int
 
-        init(fields: HTTPFields, route: String?, memoryKey: String, etag: String, cost: Int, sequence: UInt64, second: Int) {
+        init(fields: HTTPFields, route: String?, memoryKey: String, etag: String, generation: UInt64?, cost: Int, sequence: UInt64,
+             second: Int) {
             self.fields = fields
             self.route = route
             self.memoryKey = memoryKey
             self.etag = etag
+            self.generation = generation
             self.cost = cost
             self.sequence = sequence
             self.second = second
@@ -89,9 +105,17 @@ final class ReadyAnswers: Sendable {
         func with(sequence: UInt64? = nil, date: (second: Int, text: String)? = nil) -> Answer {
             var fields = self.fields
             if let date { fields[.date] = date.text }
-            return Answer(fields: fields, route: route, memoryKey: memoryKey, etag: etag, cost: cost,
+            return Answer(fields: fields, route: route, memoryKey: memoryKey, etag: etag, generation: generation, cost: cost,
                           sequence: sequence ?? self.sequence, second: date?.second ?? second)
         }
+    }
+
+    /// What the route answered a request with: the variant's memory key, its ETag, and for an
+    /// answer made with a watermark the generation its mark was read in.
+    struct Offer: Sendable {
+        var memoryKey: String
+        var etag: String
+        var generation: UInt64?
     }
 
     final class Shard: Sendable {
@@ -111,7 +135,7 @@ final class ReadyAnswers: Sendable {
         var date = HTTPDate()
         /// Variants the route answered requests with, by request, until the handler files the
         /// answer's header fields (bounded: a request whose answer never came is dropped).
-        var offered: [Key: String] = [:]
+        var offered: [Key: Offer] = [:]
         static let offeredLimit = 4096
 
         init(limit: Int) { self.limit = limit }
@@ -161,10 +185,13 @@ final class ReadyAnswers: Sendable {
     private let current: @Sendable (_ memoryKey: String, _ etag: String) -> ByteBuffer?
     private let shards = Mutex<[ObjectIdentifier: Shard]>([:])
     private let replays = Atomic<Int>(0)
+    let generation: Generation
 
-    init(limit: Int, loops: Int = System.coreCount, current: @escaping @Sendable (_ memoryKey: String, _ etag: String) -> ByteBuffer?) {
+    init(limit: Int, loops: Int = System.coreCount, generation: Generation = Generation(),
+         current: @escaping @Sendable (_ memoryKey: String, _ etag: String) -> ByteBuffer?) {
         self.limit = limit
         self.current = current
+        self.generation = generation
         perShard = limit / max(1, loops)
     }
 
@@ -185,7 +212,8 @@ final class ReadyAnswers: Sendable {
     /// tier still holds the same bytes (else the entry is removed).
     func replay(_ key: Key, from shard: Shard) -> (answer: Answer, body: ByteBuffer)? {
         guard let answer = shard.state.withLock({ $0.replay(key) }) else { return nil }
-        guard let body = current(answer.memoryKey, answer.etag) else {
+        let stale = answer.generation.map { $0 != generation.current } ?? false
+        guard !stale, let body = current(answer.memoryKey, answer.etag) else {
             shard.state.withLock { state in
                 if state.answers[key]?.sequence == answer.sequence { state.remove(key) }
             }
@@ -195,23 +223,31 @@ final class ReadyAnswers: Sendable {
         return (answer, body)
     }
 
-    /// The route answered the request `key` with the variant under `memoryKey` (which the memory
-    /// tier keeps): the connection's handler files it when it writes the answer's head.
-    func offer(_ key: Key, memoryKey: String, on loop: any EventLoop) {
+    /// The route answered the request `key` (a key the handler could replay: made with
+    /// `Key.init?(_:)`) with `offer` (a variant the memory tier keeps): the connection's handler
+    /// files it when it writes the answer's head.
+    func offer(_ key: Key, _ offer: Offer, on loop: any EventLoop) {
         shard(for: loop).state.withLock { state in
             if state.offered.count >= ShardState.offeredLimit { state.offered.removeAll(keepingCapacity: true) }
-            state.offered[key] = memoryKey
+            state.offered[key] = offer
         }
     }
 
+    /// The route answered `key` with something that must not be indexed: an earlier offer for
+    /// it is dropped.
+    func withdraw(_ key: Key, on loop: any EventLoop) {
+        _ = shard(for: loop).state.withLock { $0.offered.removeValue(forKey: key) }
+    }
+
     /// Files the answer to `key` with the header fields it was sent with, when the route offered
-    /// its variant.
+    /// its variant and these fields are that variant's (the same ETag).
     func file(_ key: Key, fields: HTTPFields, route: String?, in shard: Shard) {
         shard.state.withLock { state in
-            guard let memoryKey = state.offered.removeValue(forKey: key), let etag = fields[.eTag] else { return }
-            var cost = 256 + key.target.utf8.count + (key.accept?.utf8.count ?? 0) + memoryKey.utf8.count
+            guard let offer = state.offered.removeValue(forKey: key), let etag = fields[.eTag], etag == offer.etag else { return }
+            var cost = 256 + key.target.utf8.count + (key.accept?.utf8.count ?? 0) + offer.memoryKey.utf8.count
             for field in fields { cost += field.name.rawName.utf8.count + field.value.utf8.count + 32 }
-            state.store(key, Answer(fields: fields, route: route, memoryKey: memoryKey, etag: etag, cost: cost, sequence: 0, second: -1))
+            state.store(key, Answer(fields: fields, route: route, memoryKey: offer.memoryKey, etag: etag, generation: offer.generation,
+                                    cost: cost, sequence: 0, second: -1))
         }
     }
 

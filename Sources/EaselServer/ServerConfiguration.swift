@@ -96,9 +96,9 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
     public var requestTimeout: Double = 30
     /// Bytes of decoded and encoded images kept in memory.
     public var memoryLimit: Int = 256 << 20
-    /// Bytes of ready answers for the warm path (complete responses replayed in the channel
-    /// pipeline for repeat requests; their bodies are shared with the memory tier's): 0 turns
-    /// them off.
+    /// Bytes of the ready-answer index for the warm path (per request: the variant's key and the
+    /// header fields its answer went out with; the bodies are the memory tier's): 0 turns ready
+    /// answers off.
     public var readyAnswerLimit: Int = 64 << 20
     /// Bytes on disk (originals and variants; tables come on top, sized by the formats).
     public var diskLimit: Int = 2 << 30

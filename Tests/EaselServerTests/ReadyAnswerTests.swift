@@ -370,7 +370,7 @@ func wireRequest(_ method: String = "GET", _ target: String, _ fields: [String] 
         let shard = answers.shard(for: loop)
         func file(_ target: String, fields: HTTPFields = [.contentType: "image/jpeg", .eTag: "\"e\""]) {
             let key = ReadyAnswers.Key(head: false, target: target, accept: nil)
-            answers.offer(key, memoryKey: "m", on: loop)
+            answers.offer(key, .init(memoryKey: "m", etag: "\"e\"", generation: nil), on: loop)
             answers.file(key, fields: fields, route: "images", in: shard)
         }
         for index in 0..<100 {
@@ -391,6 +391,15 @@ func wireRequest(_ method: String = "GET", _ target: String, _ fields: [String] 
         #expect(answers.replay(.init(head: false, target: "/unoffered", accept: nil), from: shard) == nil)
         file("/no-etag", fields: [.contentType: "image/jpeg"])
         #expect(answers.replay(.init(head: false, target: "/no-etag", accept: nil), from: shard) == nil)
+        // Fields of other bytes than the offered variant's (another ETag): not filed.
+        file("/other-bytes", fields: [.eTag: "\"x\""])
+        #expect(answers.replay(.init(head: false, target: "/other-bytes", accept: nil), from: shard) == nil)
+        // Withdrawn by the route: not filed.
+        let withdrawn = ReadyAnswers.Key(head: false, target: "/withdrawn", accept: nil)
+        answers.offer(withdrawn, .init(memoryKey: "m", etag: "\"e\"", generation: nil), on: loop)
+        answers.withdraw(withdrawn, on: loop)
+        answers.file(withdrawn, fields: [.eTag: "\"e\""], route: nil, in: shard)
+        #expect(answers.replay(withdrawn, from: shard) == nil)
     }
 
     @Test func anAnswerGoesWithItsMemoryTierEntry() throws {
@@ -401,9 +410,17 @@ func wireRequest(_ method: String = "GET", _ target: String, _ fields: [String] 
         let loop = MultiThreadedEventLoopGroup.singleton.any()
         let shard = answers.shard(for: loop)
         let key = ReadyAnswers.Key(head: false, target: "/images/thumb/a.jpg", accept: nil)
-        answers.offer(key, memoryKey: "m", on: loop)
+        answers.offer(key, .init(memoryKey: "m", etag: "\"e\"", generation: nil), on: loop)
         answers.file(key, fields: [.eTag: "\"e\""], route: nil, in: shard)
         #expect(answers.replay(key, from: shard) != nil)
+        // Made with a watermark: replayed only while no purge has run since its mark was read,
+        // even when the tier holds the same bytes again.
+        let marked = ReadyAnswers.Key(head: false, target: "/marked", accept: nil)
+        answers.offer(marked, .init(memoryKey: "m", etag: "\"e\"", generation: answers.generation.current), on: loop)
+        answers.file(marked, fields: [.eTag: "\"e\""], route: nil, in: shard)
+        #expect(answers.replay(marked, from: shard) != nil)
+        answers.generation.advance()
+        #expect(answers.replay(marked, from: shard) == nil && answers.replay(key, from: shard) != nil)
         current.store(false, ordering: .relaxed)  // expired, evicted, replaced or purged in the tier
         #expect(answers.replay(key, from: shard) == nil && answers.usage.answers == 0, "removed with it")
         current.store(true, ordering: .relaxed)
