@@ -137,6 +137,25 @@ public struct EncodedResponse: Sendable {
     }
 }
 
+/// A bitmap variant's identity: its source and its processing (a named format with every
+/// parameter that decides its pixels, so a changed format never serves old pixels). Built once
+/// per request; the decoded memory tier's keys and the disk variant's key derive from it (the
+/// encoded tiers' from `VariantKey`, which adds the encoding).
+struct BitmapKey: Sendable, Hashable {
+    /// The source's key (`ImageRequest.sourceKey`).
+    let source: String
+    /// `ImagePipeline.processingIdentity`: "format:thumb=…", "processors:…" or "original".
+    let processing: String
+
+    /// The decoded memory tier's key.
+    var memory: String { processing + "|" + source }
+    /// The decoded memory tier's key of a bitmap decoded from the disk variant (another
+    /// encoding, possibly lossy): its own, so that an encoded answer never starts from one.
+    var memoryFromVariant: String { processing + "|" + source + "|from-variant" }
+    /// The disk cache's key of the variant (under the source's prefix).
+    var disk: String { StoreKey.variant(processing, source: source) }
+}
+
 /// A variant's one identity: its source and what decides its bytes besides the source (the
 /// encoding, and the processing with every parameter that decides its pixels). Built once per
 /// request; each tier's key is derived from it, never spelt out elsewhere.

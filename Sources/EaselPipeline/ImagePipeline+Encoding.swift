@@ -53,15 +53,23 @@ extension ImagePipeline {
     /// format never serves old bytes). The data stores key it under the source
     /// (`StoreKey.encoded`); `VariantKey` carries it.
     func encodedIdentity(processing: ImageRequest.Processing, encoding: ImageEncoding) -> String? {
-        let identifier: String
+        processingIdentity(processing).map { encoding.description + "|" + $0 }
+    }
+
+    /// What decides a variant's pixels besides its source: a named format with every parameter
+    /// that decides them (nil for an unknown format), the processors' identifier, or "original".
+    /// Every tier's key carries it (`BitmapKey`, `VariantKey`).
+    func processingIdentity(_ processing: ImageRequest.Processing) -> String? {
         switch processing {
-        case .format(let name):
-            guard let found = formatIdentifiers[name] else { return nil }
-            identifier = found
-        case .original: identifier = "original"
-        case .processors(let processors): identifier = "processors:" + processors.identifier
+        case .format(let name): formatIdentifiers[name]
+        case .original: "original"
+        case .processors(let processors): "processors:" + processors.identifier
         }
-        return encoding.description + "|" + identifier
+    }
+
+    /// The bitmap variant's identity for `request` (nil for an unknown format).
+    func bitmapKey(for request: ImageRequest, sourceKey: String) -> BitmapKey? {
+        processingIdentity(request.processing).map { BitmapKey(source: sourceKey, processing: $0) }
     }
 
     /// The variant's identity for `request` (its encoding, else JPEG at 82): built once per

@@ -28,15 +28,15 @@ extension ImagePipeline {
         func start() { if once.claim() { work() } }
     }
 
-    func process(_ request: ImageRequest, url: URL, sourceKey: String, format: ImageFormat?,
+    func process(_ request: ImageRequest, url: URL, key: BitmapKey, format: ImageFormat?,
                          mark: PurgeMarks.Mark, handle: PriorityHandle) async throws(PipelineError) -> Processed {
         let name = format?.name ?? request.processingIdentifier
-        let variantKey = request.processingIdentifier + "|" + sourceKey
+        let sourceKey = key.source
         let stores = request.cachePolicy != .noStore
         let (entityID, sourceID) = Self.entityIDs(request, sourceKey: sourceKey)
         // 3. The processed variant in the disk cache.
         if request.cachePolicy != .reload, request.usesDiskVariants, let disk, format.map({ tables[$0.name] == nil }) ?? true,
-           let record = try? await disk.data(forKey: StoreKey.variant(request.processingIdentifier, source: sourceKey)),
+           let record = try? await disk.data(forKey: key.disk),
            let (data, freshUntil) = VariantRecord.decode(record) {
             let limits = decodingLimits(for: request)
             if let image = try? await decodes.run(priority: handle, { () async throws(PipelineError) -> Bitmap in
@@ -44,7 +44,7 @@ extension ImagePipeline {
                     do { return try ImageDecoder.decode(data, limits: limits) } catch { throw .decoding(error as? CodecError ?? .unknownFormat) }
                 }
             }) {
-                keep(image, key: variantKey + Self.fromVariant, sourceKey: sourceKey, until: freshUntil)
+                keep(image, key: key.memoryFromVariant, sourceKey: sourceKey, until: freshUntil)
                 if !purges.isCurrent(mark) {
                     _ = try? await BlockingIOPool.shared.perform { () throws(PipelineError) in
                         self.undoIfPurged(mark, sourceKey: sourceKey, entityID: entityID)
@@ -153,12 +153,14 @@ extension ImagePipeline {
     private func storeMade(_ images: [String: Bitmap], request: ImageRequest, sourceKey: String, ids: (entity: UUID, source: UUID),
                            freshUntil: Date?) {
         for (imageName, image) in images {
-            let processingIdentifier = request.processing.isFormat ? "format:" + imageName : request.processingIdentifier
             if let table = tables[imageName] {
                 try? table.setImage(image, for: ids.entity, sourceID: ids.source)
                 continue
             }
-            keep(image, key: processingIdentifier + "|" + sourceKey, sourceKey: sourceKey, madeWith: request.madeWith, until: freshUntil)
+            // The image's own identity: a family format's, or the request's processing.
+            guard let processing = processingIdentity(request.processing.isFormat ? .format(imageName) : request.processing) else { continue }
+            let key = BitmapKey(source: sourceKey, processing: processing)
+            keep(image, key: key.memory, sourceKey: sourceKey, madeWith: request.madeWith, until: freshUntil)
             if request.usesDiskVariants, let disk {
                 let encodeStart = ContinuousClock.now
                 let encoding = image.isKnownOpaque ? configuration.variantEncoding : .png(compressionLevel: 1)
@@ -166,7 +168,7 @@ extension ImagePipeline {
                     metrics.stage(.encode, since: encodeStart)
                     metrics.encodes.increment()
                     try? disk.set(VariantRecord.encode(data, freshUntil: freshUntil),
-                                  forKey: StoreKey.variant(processingIdentifier, source: sourceKey), expiresAt: freshUntil)
+                                  forKey: key.disk, expiresAt: freshUntil)
                 }
             }
         }
@@ -222,6 +224,6 @@ extension ImagePipeline {
     /// Whether a tier already holds `format` of the source (its table, or the memory tier).
     private func holds(_ format: ImageFormat, sourceKey: String, ids: (entity: UUID, source: UUID)) -> Bool {
         if let table = tables[format.name] { return table.contains(ids.entity, sourceID: ids.source) }
-        return memory.contains("format:" + format.name + "|" + sourceKey)
+        return processingIdentity(.format(format.name)).map { memory.contains(BitmapKey(source: sourceKey, processing: $0).memory) } ?? false
     }
 }

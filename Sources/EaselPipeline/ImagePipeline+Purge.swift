@@ -101,8 +101,6 @@ extension ImagePipeline {
 }
 
 extension ImagePipeline {
-    /// The suffix of memory keys of bitmaps decoded from a disk variant.
-    static let fromVariant = "|from-variant"
 
     /// Puts a bitmap in the memory tier and the source index (the index first, so a purge that
     /// runs meanwhile finds the key; a refused value leaves it again).

@@ -327,14 +327,14 @@ public final class ImagePipeline: Sendable {
         } else {
             format = nil
         }
-        let variantKey = request.processingIdentifier + "|" + sourceKey
+        guard let key = bitmapKey(for: request, sourceKey: sourceKey) else { throw .noSource }
         let readsCache = request.cachePolicy != .reload
-        if readsCache, let image = memory.value(forKey: variantKey) {
+        if readsCache, let image = memory.value(forKey: key.memory) {
             return ImageResponse(image: image, tier: .memory, sourceInfo: nil)
         }
         // Bitmaps decoded from a disk variant (another encoding, possibly lossy) have their own
         // key: an encoded answer never starts from one.
-        if readsCache, request.usesDiskVariants, let image = memory.value(forKey: variantKey + Self.fromVariant) {
+        if readsCache, request.usesDiskVariants, let image = memory.value(forKey: key.memoryFromVariant) {
             return ImageResponse(image: image, tier: .memory, sourceInfo: nil)
         }
         if readsCache, let format, let table = tables[format.name] {
@@ -352,13 +352,12 @@ public final class ImagePipeline: Sendable {
         let policy = request.cachePolicy
         // Each variant is its own work (decoded at its own scale): a family's other formats
         // come after its answer.
-        let group = request.processingIdentifier
         let mark = purges.mark(sourceKey)
-        let workKey = group + "|" + sourceKey + policy.workKeySuffix + (request.usesDiskVariants ? "" : "|encoded") + mark.suffix
+        let workKey = key.memory + policy.workKeySuffix + (request.usesDiskVariants ? "" : "|encoded") + mark.suffix
             + (request.sourceLimits.map { "|limits:\($0)" } ?? "")  // every field of the limits
         let result = await processings.value(for: workKey, waiter: id, priority: request.priority) { handle in
             do throws(PipelineError) {
-                return .success(try await self.process(request, url: url, sourceKey: sourceKey, format: format, mark: mark, handle: handle))
+                return .success(try await self.process(request, url: url, key: key, format: format, mark: mark, handle: handle))
             } catch {
                 return .failure(error)
             }

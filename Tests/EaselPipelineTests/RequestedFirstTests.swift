@@ -149,4 +149,27 @@ import Testing
             #expect(pipeline.counters.decodes == 4)
         }
     }
+
+    /// Every tier's key carries the format with every parameter that decides its pixels: a format
+    /// changed between two runs on one cache directory never gets the old one's disk variant.
+    @Test func aChangedFormatNeverServesTheOldOnesVariant() async throws {
+        let root = try TemporaryDirectory()
+        try cupPNG.write(to: root.child("cup.png"))
+        let cache = try TemporaryDirectory()
+        func pipeline(width: Int) throws -> ImagePipeline {
+            try ImagePipeline(configuration: .init(
+                formats: [ImageFormat(name: "large", width: width, height: width, maximumCount: 10, storage: .diskCache)],
+                cacheDirectory: cache.url, fetchers: [FileFetcher(root: root.url)], downloadRate: nil))
+        }
+        let first = try pipeline(width: 200)
+        #expect(try await first.image(for: ImageRequest(url: root.child("cup.png"), format: "large")).image.width == 200)
+        await first.close()
+        let again = try pipeline(width: 200)
+        #expect(try await again.image(for: ImageRequest(url: root.child("cup.png"), format: "large")).tier == .diskVariant)
+        await again.close()
+        let changed = try pipeline(width: 100)
+        let answer = try await changed.image(for: ImageRequest(url: root.child("cup.png"), format: "large"))
+        #expect(answer.tier == .file && answer.image.width == 100, "made anew, not the 200-pixel variant")
+        await changed.close()
+    }
 }
