@@ -1,5 +1,6 @@
 import CSQLite
 import EaselStorage
+import EaselTestSupport
 import Foundation
 import Testing
 
@@ -189,25 +190,29 @@ struct DiskCacheRobustnessTests {
         #expect(try cache.data(forKey: "k") == nil)
     }
 
-    @Test func aFullIndexThrowsDiskFullAndReadsGoOn() throws {
-        let directory = try TemporaryDirectory()
-        let cache = try openCache(directory.url)
-        try cache.set(randomData(1_000, seed: 0), forKey: "first")
-        try cache.limitIndexPages(to: 40) // SQLite reports SQLITE_FULL past 40 pages
-        var stored = 0
-        var failure: (any Error)?
-        for index in 1..<200 {
-            do {
-                try cache.set(randomData(8_000, seed: UInt64(index)), forKey: "k\(index)")
-                stored += 1
-            } catch {
-                failure = error
-                break
+    @Test func aFullIndexThrowsDiskFullAndReadsGoOn() async throws {
+        // Its own thread: minutes of synchronous SQLite I/O under ThreadSanitizer must not hold
+        // one of the concurrency pool's few threads (every other suite waits for them).
+        try await onOwnThread {
+            let directory = try TemporaryDirectory()
+            let cache = try openCache(directory.url)
+            try cache.set(randomData(1_000, seed: 0), forKey: "first")
+            try cache.limitIndexPages(to: 40) // SQLite reports SQLITE_FULL past 40 pages
+            var stored = 0
+            var failure: (any Error)?
+            for index in 1..<200 {
+                do {
+                    try cache.set(randomData(8_000, seed: UInt64(index)), forKey: "k\(index)")
+                    stored += 1
+                } catch {
+                    failure = error
+                    break
+                }
             }
-        }
-        #expect(failure as? DiskCacheError == .diskFull(path: directory.path + "/index.sqlite"))
-        #expect(try cache.data(forKey: "first") == randomData(1_000, seed: 0))
-        for index in 1...stored { #expect(try cache.data(forKey: "k\(index)") == randomData(8_000, seed: UInt64(index))) }
-        #expect(cache.count == stored + 1)
+            #expect(failure as? DiskCacheError == .diskFull(path: directory.path + "/index.sqlite"))
+            #expect(try cache.data(forKey: "first") == randomData(1_000, seed: 0))
+            for index in 1...stored { #expect(try cache.data(forKey: "k\(index)") == randomData(8_000, seed: UInt64(index))) }
+            #expect(cache.count == stored + 1)
+    }
     }
 }

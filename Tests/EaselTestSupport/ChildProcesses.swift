@@ -11,16 +11,14 @@ import Musl
 /// meanwhile inherits: a long-lived child (the S3 test server, an `easel serve`) started while
 /// another test's pipe was open kept its write end, and that test's `readDataToEndOfFile` never
 /// saw the end although its own child had exited. Here both ends are marked close-on-exec as
-/// they are made (a child still gets its own end: `Process` duplicates it onto 0, 1 or 2, which
-/// clears the mark on the copy), and making pipes and starting children take one lock, so no
-/// child starts between a pipe's creation and its marking.
+/// soon as they are made (a child still gets its own end: `Process` duplicates it onto 0, 1 or
+/// 2, which clears the mark on the copy). What is left is the moment between `pipe()` and the
+/// marking. No lock closes it: a lock held across `Process.run()` stalled every other test
+/// whenever a spawn was slow (under ThreadSanitizer a fork takes seconds), because tests wait for
+/// it on the concurrency pool's few threads.
 public enum ChildProcesses {
-    private static let lock = NSLock()
-
     /// A pipe for a child's standard input, output or error.
     public static func pipe() -> Pipe {
-        lock.lock()
-        defer { lock.unlock() }
         let pipe = Pipe()
         for descriptor in [pipe.fileHandleForReading.fileDescriptor, pipe.fileHandleForWriting.fileDescriptor] {
             _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
@@ -28,10 +26,8 @@ public enum ChildProcesses {
         return pipe
     }
 
-    /// Starts `process` (`Process.run()`).
+    /// Starts `process` (`Process.run()`): every test's children start here.
     public static func run(_ process: Process) throws {
-        lock.lock()
-        defer { lock.unlock() }
         try process.run()
     }
 }
