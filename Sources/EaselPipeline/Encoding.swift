@@ -128,12 +128,17 @@ public struct EncodedResponse: Sendable {
     /// The request header the answer depends on (`Vary`), when the pipeline decided the
     /// encoding (`ImagePipeline.answer(for:)`).
     public var vary: String?
+    /// Whether the encoded memory tier took these bytes (a hit, or what this answer stored): a
+    /// caller that indexes answers by the tier's entries (the server's ready answers) needs no
+    /// read of its own.
+    public var isInMemoryTier: Bool
 
-    public init(encoded: EncodedImage, tier: ImageTier, key: VariantKey? = nil, vary: String? = nil) {
+    public init(encoded: EncodedImage, tier: ImageTier, key: VariantKey? = nil, vary: String? = nil, isInMemoryTier: Bool = false) {
         self.encoded = encoded
         self.tier = tier
         self.key = key
         self.vary = vary
+        self.isInMemoryTier = isInMemoryTier
     }
 }
 
@@ -166,14 +171,14 @@ public struct VariantKey: Sendable, Hashable {
     public let identity: String
     /// The encoded memory tier's key.
     public let memory: String
-    /// The data stores' key (under the source's prefix, so a purge removes it with the source).
-    public let store: String
+    /// The data stores' key (under the source's prefix, so a purge removes it with the source);
+    /// made when asked (a memory hit never needs it).
+    public var store: String { StoreKey.encoded(identity, source: source) }
 
     init(source: String, identity: String) {
         self.source = source
         self.identity = identity
         memory = "encoded|" + identity + "|" + source
-        store = StoreKey.encoded(identity, source: source)
     }
 }
 

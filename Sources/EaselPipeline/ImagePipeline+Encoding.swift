@@ -93,7 +93,7 @@ extension ImagePipeline {
         }
         return try await tracked(request, id: id, tier: \.tier) { () async throws(PipelineError) -> EncodedResponse in
             if request.cachePolicy != .reload, let hit = encodedMemory.value(forKey: key.memory) {
-                return EncodedResponse(encoded: hit, tier: .encodedMemory, key: key)
+                return EncodedResponse(encoded: hit, tier: .encodedMemory, key: key, isInMemoryTier: true)
             }
             let done = try beforeWork()
             defer { done?() }
@@ -115,7 +115,7 @@ extension ImagePipeline {
     func encodedWork(_ request: ImageRequest, key: VariantKey, id: UInt64) async throws(PipelineError) -> EncodedResponse {
         let mark = purges.mark(key.source)
         let workKey = key.memory + request.cachePolicy.workKeySuffix + mark.suffix
-        let keys = EncodedKeys(memory: key.memory, store: key.store, source: key.source, mark: mark, madeWith: request.madeWith)
+        let keys = EncodedKeys(variant: key, store: key.store, mark: mark, madeWith: request.madeWith)
         var response = try await encodes.value(for: workKey, waiter: id, priority: request.priority) { handle in
             do throws(PipelineError) {
                 return .success(try await self.makeEncoded(request, keys: keys, handle: handle))
@@ -127,12 +127,15 @@ extension ImagePipeline {
         return response
     }
 
+    /// A miss's keys: the variant's, its store key (made once), the purge mark it began under,
+    /// and what it is made with.
     struct EncodedKeys: Sendable {
-        var memory: String
+        var variant: VariantKey
         var store: String
-        var source: String
         var mark: PurgeMarks.Mark
         var madeWith: [String]
+        var memory: String { variant.memory }
+        var source: String { variant.source }
     }
 
     /// The shared work of one encoded key: the data stores in order, else the bitmap and one
@@ -151,8 +154,9 @@ extension ImagePipeline {
                 let stored = encoding.animationAsWebP != nil && (try? ImageFileType.sniff(data)) == .webp
                     ? encoding.animationEncoding ?? encoding : encoding
                 let encoded = EncodedImage(data: data, encoding: stored)
+                var kept = false
                 if keeps {
-                    keep(encoded, keys: keys, until: freshUntil)
+                    kept = keep(encoded, keys: keys, until: freshUntil)
                     await undoIfPurged(keys, stored: encoded, record: record)
                     // The faster stores before this one get a copy, after the answer.
                     let earlier = stores[..<position]
@@ -163,7 +167,7 @@ extension ImagePipeline {
                         }
                     }
                 }
-                return EncodedResponse(encoded: encoded, tier: position == 0 && disk != nil ? .encodedDisk : .encodedShared)
+                return EncodedResponse(encoded: encoded, tier: position == 0 && disk != nil ? .encodedDisk : .encodedShared, isInMemoryTier: kept)
             }
         }
         var bitmapRequest = request
@@ -216,16 +220,19 @@ extension ImagePipeline {
             }
         }
         let encoded = EncodedImage(data: data, encoding: encoding)
+        var kept = false
         if keeps, bitmap.storable {
-            await store(encoded, data: data, keys: keys, until: bitmap.freshUntil ?? Date().addingTimeInterval(configuration.defaultFreshness))
+            kept = await store(encoded, data: data, keys: keys, until: bitmap.freshUntil ?? Date().addingTimeInterval(configuration.defaultFreshness))
         }
-        return EncodedResponse(encoded: encoded, tier: bitmap.tier)
+        return EncodedResponse(encoded: encoded, tier: bitmap.tier, isInMemoryTier: kept)
     }
 
     /// Keeps a new encoded answer: memory and the local disk now, the shared stores after the
     /// answer; taken back where a purge began meanwhile.
-    private func store(_ encoded: EncodedImage, data: Data, keys: EncodedKeys, until: Date) async {
-        keep(encoded, keys: keys, until: until)
+    /// - Returns: whether the memory tier took the bytes.
+    @discardableResult
+    private func store(_ encoded: EncodedImage, data: Data, keys: EncodedKeys, until: Date) async -> Bool {
+        let kept = keep(encoded, keys: keys, until: until)
         let record = VariantRecord.encode(data, freshUntil: until)
         if let disk { try? await disk.set(record, forKey: keys.store, expiresAt: until) }
         await undoIfPurged(keys, stored: encoded, record: record)
@@ -241,6 +248,7 @@ extension ImagePipeline {
                 }
             }
         }
+        return kept
     }
 
     /// Whether a decode of the source left its mark on the local disk (for a bitmap from memory
@@ -317,17 +325,24 @@ extension ImagePipeline {
         }
         guard let data = made else { return nil }
         let encoded = EncodedImage(data: data, encoding: encoding)
+        var kept = false
         if keeps, original.cacheable {
-            await store(encoded, data: data, keys: keys, until: original.freshUntil ?? Date().addingTimeInterval(configuration.defaultFreshness))
+            kept = await store(encoded, data: data, keys: keys, until: original.freshUntil ?? Date().addingTimeInterval(configuration.defaultFreshness))
         }
-        return EncodedResponse(encoded: encoded, tier: original.tier)
+        return EncodedResponse(encoded: encoded, tier: original.tier, isInMemoryTier: kept)
     }
 
     /// Puts encoded bytes in the memory tier and the source index (the index first, so a purge
     /// that runs meanwhile finds the key; a refused value leaves it again).
-    private func keep(_ encoded: EncodedImage, keys: EncodedKeys, until: Date?) {
+    /// - Returns: whether the tier took the bytes.
+    @discardableResult
+    private func keep(_ encoded: EncodedImage, keys: EncodedKeys, until: Date?) -> Bool {
         sourceIndex.add(keys.memory, sources: [keys.source] + keys.madeWith)
-        if !encodedMemory.set(encoded, forKey: keys.memory, cost: encoded.count, expiresAt: until) { sourceIndex.remove(keys.memory) }
+        guard encodedMemory.set(encoded, forKey: keys.memory, cost: encoded.count, expiresAt: until) else {
+            sourceIndex.remove(keys.memory)
+            return false
+        }
+        return true
     }
 
     /// After storing: when a purge of the source began since the work did, removes what it

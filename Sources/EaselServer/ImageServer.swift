@@ -379,13 +379,13 @@ public final class ImageServer: Sendable {
         }
         headers[.contentLength] = String(encoded.count)
         // Offered to the ready answers (an index over the memory tier) when the handler could
-        // replay the request, the tier keeps these bytes, the headers do not depend on the time
+        // replay the request, the tier keeps these bytes (the pipeline says so: no tier read here), the headers do not depend on the time
         // (expiring URLs) and no purge ran since a watermark was read; an earlier offer for the
         // same request is withdrawn otherwise.
         if readyAnswers.isEnabled, let readyKey = ReadyAnswers.Key(request.head) {
             let loop = context.channel.eventLoop
-            if lifetime == nil, let variant = answer.key, markGeneration.map({ $0 == readyAnswers.generation.current }) ?? true,
-               pipeline.cachedEncodedImage(memoryKey: variant.memory)?.etag == encoded.etag {
+            if lifetime == nil, answer.isInMemoryTier, let variant = answer.key,
+               markGeneration.map({ $0 == readyAnswers.generation.current }) ?? true {
                 readyAnswers.offer(readyKey, .init(memoryKey: variant.memory, etag: encoded.etag, generation: markGeneration), on: loop)
             } else {
                 readyAnswers.withdraw(readyKey, on: loop)
