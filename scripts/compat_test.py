@@ -132,8 +132,14 @@ try:
         check(status == 200 and result.size == (200, 600) and len(reds) >= 100, "imgproxy g:sm keeps the patch of %s (%d red columns)" % (name, len(reds)))
     # Focal point gravity lands to the pixel: fp:0:0 is the top-left window.
     status, _, body = get("/imgproxy" + proxy("local:///left.jpg", resizing_type="fill", width=100, height=100, gravity="fp:0.1375:0.4833", extension="png")())
-    # The window is 600×600 (scale 1/6) centred at (110, 290), clamped: x 0..600.
-    check(status == 200 and image(body).size == (100, 100), "imgproxy fp gravity")
+    # The window is 600×600 (scale 1/6) centred at (110, 290), clamped: x 0..600. The patch (source
+    # x 40..160) lands at output x 7..26; centre gravity (window x 100..700) would put flat source
+    # x 220 at output x 20, and output x 35 is past the patch either way.
+    focal = image(body).convert("RGB") if status == 200 else None
+    def red(pixel):
+        return pixel[0] > 140 and pixel[1] < 90
+    check(status == 200 and focal.size == (100, 100) and red(focal.getpixel((20, 50))) and not red(focal.getpixel((35, 50))),
+          "imgproxy fp gravity puts the patch where the focal point says (%s)" % ((focal.getpixel((20, 50)), focal.getpixel((35, 50))) if focal else status,))
     # Crop before resize: crop:200:200:nowe of right.jpg is flat (the patch is far away).
     status, _, body = get("/imgproxy" + proxy("local:///right.jpg", width=0, height=0, extension="png")("c:200:200:nowe"))
     flat = image(body).convert("RGB")

@@ -35,9 +35,12 @@ extension ImageServer {
         guard spec.contains("=") else { throw RequestError.notFound("no format named \(spec)") }
         var options = ProcessingOptions()
         var width: Int?, height: Int?
+        var seen = Set<Substring>()
         for part in spec.split(separator: ",") {
             let pair = part.split(separator: "=", maxSplits: 1)
             guard pair.count == 2 else { throw RequestError.invalid("bad option \(part)") }
+            // Each option once: a repeated one would leave one of its values ignored.
+            guard seen.insert(pair[0]).inserted else { throw RequestError.invalid("option \(pair[0]) is given twice") }
             let value = pair[1]
             func number(_ name: String, _ range: ClosedRange<Double>) throws -> Double {
                 guard let number = Double(value), range.contains(number) else {

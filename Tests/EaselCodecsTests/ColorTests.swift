@@ -234,9 +234,22 @@ import Testing
         "t8Pmvubn/9k=",
         ]
         let jpeg = try #require(Data(base64Encoded: parts.joined()))
-        if let info = try? ImageDecoder.info(of: jpeg) {
-            _ = try? ImageDecoder.decode(jpeg, info: info, covering: (32, 32))
-        }
+        // A sound 24×16 JPEG whose profile's curves make NaN: the header and the pixels must
+        // both come back, converted exactly as Little CMS's own transform converts them (the
+        // fast path must not turn NaN into colours of its own).
+        let info = try ImageDecoder.info(of: jpeg)
+        #expect(info.width == 24 && info.height == 16)
+        let profile = try #require(info.colorProfile.profile, "the profile is read, not taken as damaged")
+        let converted = try ImageDecoder.decode(jpeg, info: info, covering: (32, 32))
+        let stored = try ImageDecoder.decode(jpeg, info: info, covering: (32, 32), color: .keepSourceProfile)
+        #expect(converted.width == 24 && converted.height == 16)
+        let reference = try #require(ColorConverter.convertWithLittleCMS(stored, from: profile))
+        var worst = 0
+        for y in 0..<16 { for x in 0..<24 {
+            let a = converted.pixel(x: x, y: y), b = reference.pixel(x: x, y: y)
+            for c in 0..<4 { worst = max(worst, abs(Int(a[c]) - Int(b[c]))) }
+        } }
+        #expect(worst <= 1, "largest difference from Little CMS: \(worst) levels")
     }
 
     @Test func sRGBProfilesAreToldByTheirContentsNotTheirNames() throws {

@@ -107,7 +107,9 @@ struct TierTests {
             // Whichever finished last, no tier keeps the old image: memory, then (a restart) disk.
             let again = try await pipeline.encodedImage(for: request(url, thumbnail))
             #expect(again.encoded.etag == new.encoded.etag, "answered by \(again.tier)")
-            if let cached = pipeline.cachedEncodedImage(for: request(url, thumbnail)) { #expect(cached.etag == new.encoded.etag) }
+            // The answer just given is in the memory tier, and it is the new image's.
+            let cached = try #require(pipeline.cachedEncodedImage(for: request(url, thumbnail)), "the memory tier holds the answer")
+            #expect(cached.etag == new.encoded.etag)
             await pipeline.close()
             let restarted = try ImagePipeline(configuration: .init(formats: testFormats, cacheDirectory: directory.url, downloadRate: nil))
             #expect(try await restarted.encodedImage(for: request(url, thumbnail, .jpeg)).encoded.etag == new.encoded.etag)

@@ -2,15 +2,27 @@ import EaselSupport
 import Foundation
 
 /// Gaussian blur with standard deviation `sigma` pixels (separable, premultiplied, edges clamped).
+/// The kernel reaches 3 × sigma pixels each way, or `radius` pixels when that is less
+/// (thumbor's `blur(radius, sigma)`: a Gaussian cut at the radius, renormalised).
 public struct GaussianBlur: ImageProcessor, Hashable {
     public var sigma: Double
+    /// nil: 3 × sigma (rounded up).
+    public var radius: Int?
 
-    public init(sigma: Double) {
+    public init(sigma: Double, radius: Int? = nil) {
         precondition(sigma > 0 && sigma <= 250, "blur sigma must be in (0, 250]")
+        precondition(radius.map { $0 >= 1 && $0 <= 1_000 } ?? true, "blur radius must be in 1...1000")
         self.sigma = sigma
+        self.radius = radius
     }
 
-    public var identifier: String { "blur(\(sigma))" }
+    /// The kernel's reach each way, in pixels.
+    var kernelRadius: Int { min(radius ?? .max, max(1, Int(checked: (3 * sigma).rounded(.up)))) }
+
+    public var identifier: String {
+        guard let radius, radius < max(1, Int(checked: (3 * sigma).rounded(.up))) else { return "blur(\(sigma))" }
+        return "blur(\(sigma),r\(radius))"
+    }
 
     /// - Throws: `CodecError.cancelled` when the work is cancelled (checked every row).
     /// - Complexity: O(pixels × sigma) up to `BoxBlur.exactSigmaLimit` (an exact kernel), O(pixels)
@@ -23,7 +35,8 @@ public struct GaussianBlur: ImageProcessor, Hashable {
         // One plane of premultiplied pixels: blurred in place by box passes, or the exact
         // kernel's horizontal pass (whose vertical pass writes the result directly).
         var plane = [SIMD4<Float>](repeating: .zero, count: width * height)
-        if sigma > BoxBlur.exactSigmaLimit {
+        // Box passes approximate the whole Gaussian; a kernel cut short needs the exact one.
+        if sigma > BoxBlur.exactSigmaLimit, kernelRadius >= Int(checked: (3 * sigma).rounded(.up)) {
             try plane.withUnsafeMutableBufferPointer { plane in
                 bitmap.withUnsafeBytes { source in
                     for y in 0..<height {
@@ -40,7 +53,7 @@ public struct GaussianBlur: ImageProcessor, Hashable {
                 }
             }
         } else {
-            let radius = max(1, Int(checked: (3 * sigma).rounded(.up)))
+            let radius = kernelRadius
             var weights = (-radius...radius).map { Float(exp(-Double($0 * $0) / (2 * sigma * sigma))) }
             let total = weights.reduce(0, +)
             weights = weights.map { $0 / total }
@@ -78,23 +91,45 @@ public struct GaussianBlur: ImageProcessor, Hashable {
     }
 }
 
-/// Makes the corners transparent: rounded with `radius` pixels, or the largest circle (an
-/// ellipse for non-square images) when `radius` is nil. The edge is antialiased. Output is RGBA.
+/// Makes the corners transparent: rounded with `radius` pixels (or elliptical, `radiusX`
+/// across and `radiusY` down, as thumbor's `round_corner(a|b, …)`), or the largest circle (an
+/// ellipse for non-square images) when no radius is given. Each radius is at most half the
+/// image's side. The edge is antialiased. Output is RGBA.
+///
+/// With a `fill` colour the corners are painted with it instead (thumbor's
+/// `round_corner(…, r, g, b)`): the image's own alpha is kept.
 public struct RoundedCorners: ImageProcessor, Hashable {
-    public var radius: Double?
+    /// nil: the inscribed circle or ellipse.
+    public var radius: Double? { radii.map { $0.x } }
+    private var radii: (x: Double, y: Double)?
+    /// The corners' colour; nil: transparent corners.
+    public private(set) var fill: (red: UInt8, green: UInt8, blue: UInt8)?
 
     /// Corners rounded with `radius` pixels.
     public init(radius: Double) {
-        precondition(radius >= 0, "radius must not be negative")
-        self.radius = radius
+        self.init(radiusX: radius, radiusY: radius)
     }
 
-    private init() { radius = nil }
+    /// Elliptical corners: `radiusX` pixels across, `radiusY` down.
+    public init(radiusX: Double, radiusY: Double, fill: (red: UInt8, green: UInt8, blue: UInt8)? = nil) {
+        precondition(radiusX >= 0 && radiusY >= 0, "radius must not be negative")
+        radii = (radiusX, radiusY)
+        self.fill = fill
+    }
+
+    private init() { radii = nil }
 
     /// A circle (or ellipse) inscribed in the image.
     public static let circle = RoundedCorners()
 
-    public var identifier: String { radius.map { "rounded(\($0))" } ?? "circle" }
+    public static func == (a: RoundedCorners, b: RoundedCorners) -> Bool { a.identifier == b.identifier }
+    public func hash(into hasher: inout Hasher) { hasher.combine(identifier) }
+
+    public var identifier: String {
+        guard let radii else { return "circle" }
+        let shape = radii.x == radii.y ? "rounded(\(radii.x))" : "rounded(\(radii.x),\(radii.y))"
+        return fill.map { shape + "+fill(\($0.red),\($0.green),\($0.blue))" } ?? shape
+    }
 
     public func process(_ bitmap: Bitmap) throws -> Bitmap {
         var result = bitmap.converted(to: .rgba8)
@@ -105,8 +140,15 @@ public struct RoundedCorners: ImageProcessor, Hashable {
                 for x in 0..<w {
                     let coverage = self.coverage(x: Double(x) + 0.5, y: Double(y) + 0.5, width: width, height: height)
                     guard coverage < 1 else { continue }
-                    let o = y * rowBytes + x * 4 + 3
-                    bytes[o] = UInt8(checked: (Double(bytes[o]) * coverage).rounded())
+                    let o = y * rowBytes + x * 4
+                    if let fill {
+                        // Straight alpha: the colour channels move towards the fill, alpha stays.
+                        for (c, value) in [fill.red, fill.green, fill.blue].enumerated() {
+                            bytes[o + c] = UInt8(checked: (Double(bytes[o + c]) * coverage + Double(value) * (1 - coverage)).rounded())
+                        }
+                    } else {
+                        bytes[o + 3] = UInt8(checked: (Double(bytes[o + 3]) * coverage).rounded())
+                    }
                 }
             }
         }
@@ -115,18 +157,29 @@ public struct RoundedCorners: ImageProcessor, Hashable {
 
     /// How much of the pixel centred at (x, y) lies inside the shape, 0…1 (a one-pixel ramp).
     private func coverage(x: Double, y: Double, width: Double, height: Double) -> Double {
-        guard let radius else {
+        guard let radii else {
             let rx = width / 2, ry = height / 2
             let dx = (x - rx) / rx, dy = (y - ry) / ry
             let distance = (dx * dx + dy * dy).squareRoot() // 1 on the ellipse
             let edge = (1 - distance) * min(rx, ry) // in pixels, positive inside
             return max(0, min(1, edge + 0.5))
         }
-        let r = min(radius, width / 2, height / 2)
-        let cx = x < r ? r : (x > width - r ? width - r : x)
-        let cy = y < r ? r : (y > height - r ? height - r : y)
-        guard cx != x || cy != y else { return 1 } // not in a corner square
-        let distance = ((x - cx) * (x - cx) + (y - cy) * (y - cy)).squareRoot()
-        return max(0, min(1, r - distance + 0.5))
+        let rx = min(radii.x, width / 2), ry = min(radii.y, height / 2)
+        guard rx > 0, ry > 0 else { return 1 }
+        let cx = x < rx ? rx : (x > width - rx ? width - rx : x)
+        let cy = y < ry ? ry : (y > height - ry ? height - ry : y)
+        guard cx != x || cy != y else { return 1 } // not in a corner box
+        let dx = x - cx, dy = y - cy
+        if rx == ry {
+            let distance = (dx * dx + dy * dy).squareRoot()
+            return max(0, min(1, rx - distance + 0.5))
+        }
+        // The ellipse's implicit function over its gradient: the signed distance to the edge in
+        // pixels (first order), positive inside.
+        let f = (dx * dx) / (rx * rx) + (dy * dy) / (ry * ry) - 1
+        let gx = dx / (rx * rx), gy = dy / (ry * ry)
+        let gradient = 2 * (gx * gx + gy * gy).squareRoot()
+        guard gradient > 0 else { return 1 }
+        return max(0, min(1, -f / gradient + 0.5))
     }
 }

@@ -111,8 +111,13 @@ public struct Pad: ImageProcessor, Hashable {
         let source = bitmap.converted(to: .rgba8)
         var canvas = Bitmap(width: canvasWidth, height: canvasHeight, pixelFormat: .rgba8)
         let freeX = canvasWidth - source.width, freeY = canvasHeight - source.height
-        // The nine directions; anything else centres the image.
-        let (left, top) = gravity.offset(freeX: freeX, freeY: freeY) ?? (freeX / 2, freeY / 2)
+        // The nine directions; a focal point (fractions of the canvas) is where the image's
+        // centre goes, as far as the canvas allows; anything else centres the image.
+        var (left, top) = gravity.offset(freeX: freeX, freeY: freeY) ?? (freeX / 2, freeY / 2)
+        if case .focalPoint(let fx, let fy) = gravity {
+            left = min(freeX, max(0, Int(checked: (fx * Double(canvasWidth)).rounded()) - source.width / 2))
+            top = min(freeY, max(0, Int(checked: (fy * Double(canvasHeight)).rounded()) - source.height / 2))
+        }
         let rowBytes = canvas.rowBytes, colour: [UInt8] = [red, green, blue, alpha]
         source.withUnsafeBytes { pixels in
             canvas.withUnsafeMutableBytes { bytes in

@@ -1,35 +1,78 @@
-/// Removes a uniform border: the largest frame of pixels within `tolerance` levels (on every
-/// channel, alpha included) of the top-left pixel. An image that is all border is left as it is.
+/// Removes a uniform border: the largest frame of pixels within `tolerance` of a reference
+/// pixel (the top-left one, or the bottom-right one). An image that is all border is left as
+/// it is.
+///
+/// Two ways to measure "within": per channel (every channel, alpha included, differs by at
+/// most `tolerance` levels, 0…255: the native and imgproxy meaning), or thumbor's Euclidean
+/// distance between the colours as RGB(A) vectors (0…442; a gray image counts as RGB, so one
+/// level of gray is √3 apart).
 public struct Trim: ImageProcessor, Hashable {
-    /// Largest per-channel difference from the top-left pixel that still counts as border,
-    /// 0…255.
-    public var tolerance: Int
+    public enum Metric: String, Sendable, Hashable {
+        /// Largest difference on any one channel, 0…255.
+        case perChannel
+        /// Euclidean distance in RGB(A), 0…442 (thumbor's `trim`).
+        case euclidean
+    }
 
-    public init(tolerance: Int = 10) {
-        precondition(tolerance >= 0 && tolerance <= 255, "trim tolerance must be in 0...255")
+    public enum Reference: String, Sendable, Hashable {
+        case topLeft
+        case bottomRight
+    }
+
+    public var tolerance: Int
+    public var metric: Metric
+    public var reference: Reference
+
+    /// The largest meaningful tolerance of each metric (⌈255·√3⌉ for the Euclidean one:
+    /// thumbor's 442).
+    public static func maximumTolerance(_ metric: Metric) -> Int { metric == .perChannel ? 255 : 442 }
+
+    public init(tolerance: Int = 10, metric: Metric = .perChannel, reference: Reference = .topLeft) {
+        precondition(tolerance >= 0 && tolerance <= Self.maximumTolerance(metric), "trim tolerance out of range")
         self.tolerance = tolerance
+        self.metric = metric
+        self.reference = reference
     }
 
     /// The same, for a tolerance from user input.
-    /// - Throws: `CodecError.invalidParameters` when it is outside 0…255.
-    public static func validated(tolerance: Int = 10) throws(CodecError) -> Trim {
-        guard tolerance >= 0, tolerance <= 255 else {
-            throw CodecError.invalidParameters("trim tolerance \(tolerance) outside 0...255")
+    /// - Throws: `CodecError.invalidParameters` when it is outside 0…255 (0…442 Euclidean).
+    public static func validated(tolerance: Int = 10, metric: Metric = .perChannel,
+                                 reference: Reference = .topLeft) throws(CodecError) -> Trim {
+        guard tolerance >= 0, tolerance <= maximumTolerance(metric) else {
+            throw CodecError.invalidParameters("trim tolerance \(tolerance) outside 0...\(maximumTolerance(metric))")
         }
-        return Trim(tolerance: tolerance)
+        return Trim(tolerance: tolerance, metric: metric, reference: reference)
     }
 
-    public var identifier: String { "trim(\(tolerance))" }
+    /// The native spelling stays `trim(N)`, so existing cache keys do not move.
+    public var identifier: String {
+        var text = "trim(\(tolerance)"
+        if metric == .euclidean { text += ",rgb" }
+        if reference == .bottomRight { text += ",br" }
+        return text + ")"
+    }
 
     /// The rectangle left after removing the border, or nil when the image is all border.
     public func contentBounds(of bitmap: Bitmap) -> (x: Int, y: Int, width: Int, height: Int)? {
         let width = bitmap.width, height = bitmap.height, rowBytes = bitmap.rowBytes
         let bpp = bitmap.pixelFormat.bytesPerPixel
-        let tolerance = self.tolerance
+        let tolerance = self.tolerance, euclidean = metric == .euclidean
+        // Squared, in the units the channels' squares are summed in (gray: three channels).
+        let limit = tolerance * tolerance, grayWeight = bpp == 1 ? 3 : 1
+        guard width > 0, height > 0 else { return nil }
         return bitmap.withUnsafeBytes { raw -> (x: Int, y: Int, width: Int, height: Int)? in
             let base = raw.baseAddress!
-            let reference = (0..<bpp).map { Int(base.load(fromByteOffset: $0, as: UInt8.self)) }
+            let origin = reference == .topLeft ? 0 : (height - 1) * rowBytes + (width - 1) * bpp
+            let reference = (0..<bpp).map { Int(base.load(fromByteOffset: origin + $0, as: UInt8.self)) }
             func isBorder(_ row: UnsafeRawPointer, _ x: Int) -> Bool {
+                if euclidean {
+                    var sum = 0
+                    for c in 0..<bpp {
+                        let d = Int(row.load(fromByteOffset: x * bpp + c, as: UInt8.self)) - reference[c]
+                        sum += d * d
+                    }
+                    return sum * grayWeight <= limit
+                }
                 for c in 0..<bpp where abs(Int(row.load(fromByteOffset: x * bpp + c, as: UInt8.self)) - reference[c]) > tolerance {
                     return false
                 }

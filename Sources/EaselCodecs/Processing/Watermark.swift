@@ -57,11 +57,15 @@ public struct Watermark: ImageProcessor {
     /// 0: the mark at its own size. Otherwise the mark's width as a fraction (0 < scale ≤ 1) of
     /// the image's width, its height following its aspect ratio (Lanczos-3).
     public var scale: Double
+    /// 0: the height follows `scale`. Otherwise the mark fits inside `scale` × the image's
+    /// width (when `scale` is not 0) and `heightScale` × its height, its aspect ratio kept
+    /// (imgproxy's scale, thumbor's `w_ratio` and `h_ratio`).
+    public var heightScale: Double
 
     public init(mark: Bitmap, markIdentifier: String, opacity: Double = 1, position: Position = .southEast,
-                offsetX: Int = 0, offsetY: Int = 0, scale: Double = 0) {
+                offsetX: Int = 0, offsetY: Int = 0, scale: Double = 0, heightScale: Double = 0) {
         precondition(opacity >= 0 && opacity <= 1, "watermark opacity must be in 0...1")
-        precondition(scale >= 0 && scale <= 1, "watermark scale must be in 0...1")
+        precondition(scale >= 0 && scale <= 1 && heightScale >= 0 && heightScale <= 1, "watermark scale must be in 0...1")
         self.mark = mark
         self.markIdentifier = markIdentifier
         self.opacity = opacity
@@ -69,20 +73,25 @@ public struct Watermark: ImageProcessor {
         self.offsetX = offsetX
         self.offsetY = offsetY
         self.scale = scale
+        self.heightScale = heightScale
     }
 
     /// The same, for parameters from user input.
     /// - Throws: `CodecError.invalidParameters` for an opacity or scale out of range.
     public static func validated(mark: Bitmap, markIdentifier: String, opacity: Double = 1, position: Position = .southEast,
-                                 offsetX: Int = 0, offsetY: Int = 0, scale: Double = 0) throws(CodecError) -> Watermark {
+                                 offsetX: Int = 0, offsetY: Int = 0, scale: Double = 0,
+                                 heightScale: Double = 0) throws(CodecError) -> Watermark {
         guard opacity >= 0, opacity <= 1 else { throw CodecError.invalidParameters("watermark opacity \(opacity) outside 0...1") }
-        guard scale >= 0, scale <= 1 else { throw CodecError.invalidParameters("watermark scale \(scale) outside 0...1") }
+        guard scale >= 0, scale <= 1, heightScale >= 0, heightScale <= 1 else {
+            throw CodecError.invalidParameters("watermark scale \(scale)/\(heightScale) outside 0...1")
+        }
         return Watermark(mark: mark, markIdentifier: markIdentifier, opacity: opacity, position: position,
-                         offsetX: offsetX, offsetY: offsetY, scale: scale)
+                         offsetX: offsetX, offsetY: offsetY, scale: scale, heightScale: heightScale)
     }
 
     public var identifier: String {
-        "watermark(\(markIdentifier),\(opacity),\(position),\(offsetX),\(offsetY),\(scale))"
+        "watermark(\(markIdentifier),\(opacity),\(position),\(offsetX),\(offsetY),\(scale)"
+            + (heightScale > 0 ? ",h\(heightScale))" : ")")
     }
 
     /// Offsets are clamped to this magnitude before any arithmetic, so no sum can overflow.
@@ -95,8 +104,12 @@ public struct Watermark: ImageProcessor {
     ///   times the image's pixels (a very tall, narrow mark): it could only be clipped.
     func scaledMark(imageWidth: Int, imageHeight: Int) throws -> Bitmap {
         let rgba = mark.converted(to: .rgba8)
-        guard scale > 0 else { return rgba }
-        let width = max(1, Int(checked: (Double(imageWidth) * scale).rounded()))
+        guard scale > 0 || heightScale > 0 else { return rgba }
+        // The factor the mark is scaled by: the smaller of the two boxes' (fit inside both).
+        var factor = Double.infinity
+        if scale > 0 { factor = Double(imageWidth) * scale / Double(rgba.width) }
+        if heightScale > 0 { factor = min(factor, Double(imageHeight) * heightScale / Double(rgba.height)) }
+        let width = max(1, Int(checked: min(Double(1 << 24), Double(rgba.width) * factor).rounded()))
         let exactHeight = Double(rgba.height) * Double(width) / Double(rgba.width)
         guard exactHeight * Double(width) <= Double(max(1 << 22, 4 * imageWidth * imageHeight)) else {
             throw CodecError.invalidParameters("a \(rgba.width)x\(rgba.height) watermark scaled to \(width) pixels wide is too large")

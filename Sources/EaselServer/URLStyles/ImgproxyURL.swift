@@ -134,49 +134,78 @@ struct ImgproxyURL {
                 }
             }
             guard !args.isEmpty else { throw RequestError.invalid("option \(name) needs arguments") }
+            /// No argument is accepted and ignored: past what an option reads is a 400.
+            func atMost(_ count: Int) throws {
+                guard args.count <= count else {
+                    throw RequestError.invalid("option \(name) takes at most \(count) argument\(count == 1 ? "" : "s")")
+                }
+            }
             switch name {
             case "resize", "rs":
+                // rs:type:width:height:enlarge:extend[:gravity[:x:y]]
                 if let type = arg(0) { options.mode = try resizingType(type) }
                 if let width = try int(1, "width") { options.width = width }
                 if let height = try int(2, "height") { options.height = height }
                 if let enlarge = try bool(3) { options.enlarge = enlarge }
                 if let extend = try bool(4) { options.extend = extend }
+                if let gravity = arg(5) { options.extendGravity = try extendGravity(gravity, Array(args.dropFirst(6)), option: name) }
             case "size", "s":
                 if let width = try int(0, "width") { options.width = width }
                 if let height = try int(1, "height") { options.height = height }
                 if let enlarge = try bool(2) { options.enlarge = enlarge }
                 if let extend = try bool(3) { options.extend = extend }
-            case "resizing_type", "rt": options.mode = try resizingType(args[0])
-            case "width", "w": options.width = try int(0, "width") ?? 0
-            case "height", "h": options.height = try int(0, "height") ?? 0
+                if let gravity = arg(4) { options.extendGravity = try extendGravity(gravity, Array(args.dropFirst(5)), option: name) }
+            case "resizing_type", "rt":
+                try atMost(1)
+                options.mode = try resizingType(args[0])
+            case "width", "w":
+                try atMost(1)
+                options.width = try int(0, "width") ?? 0
+            case "height", "h":
+                try atMost(1)
+                options.height = try int(0, "height") ?? 0
             case "dpr":
+                try atMost(1)
                 guard let dpr = try double(0, "dpr"), dpr > 0 else { throw RequestError.invalid("dpr is above 0") }
                 options.dpr = dpr
-            case "enlarge", "el": options.enlarge = try bool(0) ?? false
+            case "enlarge", "el":
+                try atMost(1)
+                options.enlarge = try bool(0) ?? false
             case "extend", "ex":
                 options.extend = try bool(0) ?? false
-                if let gravity = arg(1) { options.extendGravity = try self.gravity(gravity, Array(args.dropFirst(2)), option: name) }
+                if let gravity = arg(1) { options.extendGravity = try extendGravity(gravity, Array(args.dropFirst(2)), option: name) }
             case "gravity", "g": options.gravity = try gravity(args[0], Array(args.dropFirst()), option: name)
             case "quality", "q":
+                try atMost(1)
                 guard let quality = try int(0, "quality"), quality <= 100 else { throw RequestError.invalid("quality is 0–100") }
                 options.quality = quality == 0 ? nil : quality
-            case "format", "f", "ext": options.format = try outputFormat(args[0])
+            case "format", "f", "ext":
+                try atMost(1)
+                options.format = try outputFormat(args[0])
             case "crop", "c":
                 let width = try double(0, "width") ?? 0, height = try double(1, "height") ?? 0
                 guard width >= 0, height >= 0 else { throw RequestError.invalid("crop sizes are ≥ 0") }
                 options.cropGravity = try arg(2).map { try gravity($0, Array(args.dropFirst(3)), option: "crop") }
                 options.crop = .size(width: width, height: height, gravity: .center)
             case "blur", "bl":
+                // 0 is imgproxy's "no blur"; a negative sigma is a 400, as in imgproxy.
+                try atMost(1)
                 let sigma = try double(0, "sigma") ?? 0
+                guard sigma >= 0 else { throw RequestError.invalid("blur: sigma is 0 or more") }
                 options.blur = sigma > 0 ? sigma : nil
             case "sharpen", "sh":
+                try atMost(1)
                 let sigma = try double(0, "sigma") ?? 0
+                guard sigma >= 0 else { throw RequestError.invalid("sharpen: sigma is 0 or more") }
                 options.sharpen = sigma > 0 ? sigma : nil
             case "watermark", "wm":
+                // wm:opacity:position:x:y:scale; opacity 0 is imgproxy's "no watermark".
+                try atMost(5)
                 let opacity = try double(0, "opacity") ?? 0
+                guard (0...1).contains(opacity) else { throw RequestError.invalid("watermark: opacity is 0–1") }
                 guard opacity > 0 else { options.watermark = nil; break }
                 var mark = ProcessingOptions.WatermarkOptions()
-                mark.opacity = min(1, opacity)
+                mark.opacity = opacity
                 if let position = arg(1) {
                     switch position {
                     case "re": mark.position = .tiled
@@ -189,20 +218,29 @@ struct ImgproxyURL {
                 }
                 let dx = try double(2, "x offset") ?? 0, dy = try double(3, "y offset") ?? 0
                 guard dx.magnitude <= 1_048_576, dy.magnitude <= 1_048_576 else { throw RequestError.invalid("watermark offsets are at most 1048576") }
+                guard dx.rounded() == dx, dy.rounded() == dy else { throw RequestError.invalid("watermark offsets are whole pixels") }
                 mark.offsetX = Int(checked: dx)
                 mark.offsetY = Int(checked: dy)
-                mark.scale = try double(4, "scale") ?? 0
+                // imgproxy: the mark fits inside scale × the image, on both axes.
+                let scale = try double(4, "scale") ?? 0
+                guard (0...1).contains(scale) else { throw RequestError.invalid("watermark: scale is 0–1") }
+                mark.scale = scale
+                mark.heightScale = scale
                 options.watermark = mark
             case "strip_metadata", "sm":
+                try atMost(1)
                 // Every answer is stripped of metadata; asking to keep it is not supported.
                 if try bool(0) == false { throw RequestError.invalid("strip_metadata:0 is not supported: answers never carry metadata") }
             case "strip_color_profile", "scp":
+                try atMost(1)
                 // Colour is converted to sRGB and no profile is embedded, whichever is asked.
                 _ = try bool(0)
             case "cachebuster", "cb":
+                try atMost(1)
                 break  // changes the URL (for CDNs), not the image
             case "background", "bg":
-                if args.count >= 3 {
+                try atMost(3)
+                if args.count == 3 {
                     guard let r = UInt8(args[0]), let g = UInt8(args[1]), let b = UInt8(args[2]) else {
                         throw RequestError.invalid("background is R:G:B (0–255) or a hex colour")
                     }
@@ -226,10 +264,18 @@ struct ImgproxyURL {
         }
     }
 
+    /// Where `extend` places the image: the nine directions and `fp:x:y` (imgproxy's extend
+    /// takes no smart gravity).
+    static func extendGravity(_ type: Substring, _ rest: [Substring], option: Substring) throws -> Gravity {
+        let gravity = try gravity(type, rest, option: option)
+        if case .smart = gravity { throw RequestError.invalid("\(option): extend takes no smart gravity") }
+        return gravity
+    }
+
     /// `g:TYPE[:x:y]`: the nine directions and `sm` (offsets 0 only), `fp:x:y` (fractions).
     static func gravity(_ type: Substring, _ rest: [Substring], option: Substring) throws -> Gravity {
         if type == "fp" {
-            guard rest.count >= 2, let x = Double(rest[0]), let y = Double(rest[1]), (0...1).contains(x), (0...1).contains(y) else {
+            guard rest.count == 2, let x = Double(rest[0]), let y = Double(rest[1]), (0...1).contains(x), (0...1).contains(y) else {
                 throw RequestError.invalid("\(option): fp takes x and y between 0 and 1")
             }
             return .focalPoint(x: x, y: y)
@@ -237,7 +283,7 @@ struct ImgproxyURL {
         guard let gravity = ProcessingOptions.gravity(named: type) else {
             throw RequestError.invalid("\(option): unknown gravity \(type)")
         }
-        guard rest.allSatisfy({ $0.isEmpty || Double($0) == 0 }) else {
+        guard rest.count <= 2, rest.allSatisfy({ $0.isEmpty || Double($0) == 0 }) else {
             throw RequestError.invalid("\(option): gravity offsets are not supported")
         }
         return gravity

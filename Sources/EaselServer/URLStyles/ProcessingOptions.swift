@@ -26,18 +26,28 @@ struct ProcessingOptions: Sendable {
     var cropGravity: Gravity?
     /// Where `extend` places the image (nil: the centre).
     var extendGravity: Gravity?
-    /// Tolerance of a uniform border removed first (thumbor `trim`).
-    var trim: Int?
+    /// A uniform border removed first (thumbor `trim`, Euclidean tolerance 0–442).
+    var trim: Trim?
     var flipHorizontal = false
     var flipVertical = false
     var blur: Double?
+    /// The blur kernel's radius in pixels (thumbor's `blur(radius, sigma)`); nil: 3 × sigma.
+    var blurRadius: Int?
+    /// Unsharp mask with this sigma (native `sharpen`, imgproxy `sh`).
     var sharpen: Double?
+    /// thumbor's `sharpen(amount, radius, luminance_only)`: wavelet detail boost.
+    var waveletSharpen: WaveletSharpen?
     var grayscale = false
-    /// Rounded corners with this radius (thumbor `round_corner`).
-    var cornerRadius: Double?
+    /// Rounded corners with these radii, across and down (thumbor `round_corner(a|b, …)`).
+    var cornerRadii: (x: Double, y: Double)?
+    /// The rounded corners' colour (nil: transparent corners).
+    var cornerColour: (red: UInt8, green: UInt8, blue: UInt8)?
     var watermark: WatermarkOptions?
-    /// Composited under transparent pixels (and the colour of `extend`).
+    /// Composited under transparent pixels (and the colour of `extend` unless `extendColour`
+    /// names one).
     var background: (red: UInt8, green: UInt8, blue: UInt8)?
+    /// The colour `extend` pads with (thumbor's `fill`), when it is not `background`.
+    var extendColour: (red: UInt8, green: UInt8, blue: UInt8)?
     /// `extend` with a transparent canvas.
     var transparentExtend = false
     var quality: Int?
@@ -55,11 +65,11 @@ struct ProcessingOptions: Sendable {
         var position: Watermark.Position = .center
         var offsetX = 0
         var offsetY = 0
-        /// 0: the mark's own size; else its width as a fraction of the image's width.
+        /// 0: not limited; else the mark's largest width as a fraction of the image's width
+        /// (imgproxy's scale, thumbor's `w_ratio`).
         var scale: Double = 0
-        /// thumbor: the mark's largest size as fractions of the image's (0: not limited).
-        var widthRatio: Double = 0
-        var heightRatio: Double = 0
+        /// The same for heights (imgproxy's scale again, thumbor's `h_ratio`).
+        var heightScale: Double = 0
     }
 
     /// A watermark image ready to composite, with an identity for cache keys.
@@ -76,10 +86,7 @@ struct ProcessingOptions: Sendable {
     /// ad-hoc chain (`[Resize(w, h, mode)]`), so it shares that cache entry.
     func processors(limit: Int, maxPixels: Int, mark: Mark?) throws -> [any ImageProcessor] {
         var chain: [any ImageProcessor] = []
-        if let trim {
-            guard let step = try? Trim.validated(tolerance: min(255, max(0, trim))) else { throw RequestError.invalid("bad trim tolerance") }
-            chain.append(step)
-        }
+        if let trim { chain.append(trim) }
         if var crop {
             if case .size(let width, let height, _) = crop {
                 guard width >= 0, height >= 0, width <= Double(limit) * 8, height <= Double(limit) * 8 else {
@@ -111,15 +118,21 @@ struct ProcessingOptions: Sendable {
         let upscale = (width == 0 && height == 0) ? false : enlarge
         chain.append(Resize(width: w, height: h, mode: mode, upscale: upscale,
                             gravity: mode == .fit || mode == .exact ? .center : gravity))
-        if extend, width > 0, height > 0 {
-            let colour = background ?? (255, 255, 255)
-            chain.append(Pad(width: w, height: h, red: colour.red, green: colour.green, blue: colour.blue,
+        if extend, width > 0 || height > 0 {
+            // A side not asked for is not extended (the canvas is never smaller than the image).
+            let colour = extendColour ?? background ?? (255, 255, 255)
+            chain.append(Pad(width: width > 0 ? w : 1, height: height > 0 ? h : 1, red: colour.red, green: colour.green, blue: colour.blue,
                              alpha: transparentExtend ? 0 : 255, gravity: extendGravity ?? .center))
         }
         if flipHorizontal || flipVertical { chain.append(Flip(horizontal: flipHorizontal, vertical: flipVertical)) }
         if let blur {
             guard blur > 0, blur <= 250 else { throw RequestError.invalid("blur is above 0 and at most 250") }
-            chain.append(GaussianBlur(sigma: blur))
+            if let blurRadius {
+                guard blurRadius >= 1, blurRadius <= 150 else { throw RequestError.invalid("blur radius is 1–150") }
+                chain.append(GaussianBlur(sigma: blur, radius: blurRadius))
+            } else {
+                chain.append(GaussianBlur(sigma: blur))
+            }
         }
         if let sharpen {
             guard sharpen > 0, sharpen <= 10, let step = try? Sharpen.validated(sigma: sharpen) else {
@@ -127,20 +140,25 @@ struct ProcessingOptions: Sendable {
             }
             chain.append(step)
         }
+        if let waveletSharpen { chain.append(waveletSharpen) }
         if grayscale { chain.append(Grayscale()) }
-        if let cornerRadius {
-            guard cornerRadius >= 0, cornerRadius <= Double(limit) else { throw RequestError.invalid("bad corner radius") }
-            chain.append(RoundedCorners(radius: cornerRadius))
+        if let cornerRadii {
+            guard cornerRadii.x >= 0, cornerRadii.y >= 0, cornerRadii.x <= Double(limit), cornerRadii.y <= Double(limit) else {
+                throw RequestError.invalid("round_corner radii are 0–\(limit)")
+            }
+            chain.append(RoundedCorners(radiusX: cornerRadii.x, radiusY: cornerRadii.y, fill: cornerColour))
         }
         if let watermark, let mark {
-            guard (0...1).contains(watermark.opacity), watermark.scale >= 0, watermark.scale <= 1 else {
+            guard (0...1).contains(watermark.opacity), (0...1).contains(watermark.scale), (0...1).contains(watermark.heightScale) else {
                 throw RequestError.invalid("watermark opacity and scale are 0–1")
             }
-            let scale = watermark.scale > 0 ? watermark.scale : watermark.widthRatio
+            // Offsets are in the pixels of the requested size, so they scale with the dpr.
+            let offsetX = Int(checked: (Double(watermark.offsetX) * dpr).rounded())
+            let offsetY = Int(checked: (Double(watermark.offsetY) * dpr).rounded())
             do {
                 chain.append(try Watermark.validated(mark: mark.bitmap, markIdentifier: mark.identifier, opacity: watermark.opacity,
-                                                     position: watermark.position, offsetX: watermark.offsetX, offsetY: watermark.offsetY,
-                                                     scale: scale))
+                                                     position: watermark.position, offsetX: offsetX, offsetY: offsetY,
+                                                     scale: watermark.scale, heightScale: watermark.heightScale))
             } catch {
                 throw RequestError.invalid("bad watermark: \(error)")
             }

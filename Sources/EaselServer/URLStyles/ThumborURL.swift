@@ -38,7 +38,7 @@ struct ThumborURL {
         var segments = signedPath.split(separator: "/", omittingEmptySubsequences: false)[...]
         var options = ProcessingOptions()
         options.mode = .fill
-        var fitIn = false, upscale: Bool?, filled: (colour: (UInt8, UInt8, UInt8)?, transparent: Bool)?
+        var fitIn = false, upscale: Bool?, filled: (colour: (UInt8, UInt8, UInt8)?, transparent: Bool, fillTransparent: Bool)?
 
         func next(_ matches: (Substring) -> Bool) -> Substring? {
             guard let first = segments.first, matches(first) else { return nil }
@@ -49,16 +49,23 @@ struct ThumborURL {
         if next({ $0 == "meta" }) != nil {
             throw RequestError.invalid("meta (thumbor's metadata as JSON) is not supported")
         }
+        // trim[:top-left|:bottom-right][:tolerance]: thumbor's Euclidean colour distance from
+        // that corner's pixel, 0–442.
         if let trim = next({ $0 == "trim" || $0.hasPrefix("trim:") }) {
-            let parts = trim.split(separator: ":")
+            var parts = trim.split(separator: ":", omittingEmptySubsequences: false).dropFirst()
+            var reference = Trim.Reference.topLeft
+            if let corner = parts.first, corner == "top-left" || corner == "bottom-right" {
+                reference = corner == "top-left" ? .topLeft : .bottomRight
+                parts = parts.dropFirst()
+            }
             var tolerance = 0
-            for part in parts.dropFirst() {
-                if part == "top-left" { continue }
-                if part == "bottom-right" { throw RequestError.invalid("trim from the bottom-right pixel is not supported") }
-                guard let value = Int(part), (0...442).contains(value) else { throw RequestError.invalid("bad trim tolerance \(part)") }
+            if let text = parts.first {
+                guard parts.count == 1, let value = Int(text), (0...Trim.maximumTolerance(.euclidean)).contains(value) else {
+                    throw RequestError.invalid("bad trim \(trim): trim[:top-left|:bottom-right][:tolerance 0–442]")
+                }
                 tolerance = value
             }
-            options.trim = tolerance
+            options.trim = Trim(tolerance: tolerance, metric: .euclidean, reference: reference)
         }
         if let crop = next(Self.isManualCrop) {
             let numbers = crop.split(whereSeparator: { $0 == "x" || $0 == ":" }).compactMap { Int($0) }
@@ -115,36 +122,58 @@ struct ThumborURL {
                 }
                 switch name {
                 case "quality":
-                    let quality = try number(0)
-                    guard (1...100).contains(quality) else { throw RequestError.invalid("quality is 1–100") }
-                    options.quality = Int(checked: quality)
+                    guard args.count == 1, let quality = Int(args[0].trimmingCharacters(in: .whitespaces)), (1...100).contains(quality) else {
+                        throw RequestError.invalid("quality takes one whole number, 1–100")
+                    }
+                    options.quality = quality
                 case "format":
                     guard let type = args.first else { throw RequestError.invalid("format needs a name") }
                     options.format = try ImgproxyURL.outputFormat(Substring(type))
                 case "blur":
-                    let radius = try number(0)
-                    let sigma = args.count > 1 ? try number(1) : radius
-                    guard radius >= 0, radius <= 150 else { throw RequestError.invalid("blur radius is 0–150") }
-                    options.blur = radius > 0 && sigma > 0 ? sigma : nil
+                    // blur(radius[, sigma]): a Gaussian of that sigma (default: the radius) cut at
+                    // the radius; radius 0 is no blur.
+                    guard (1...2).contains(args.count), let radius = Int(args[0].trimmingCharacters(in: .whitespaces)), (0...150).contains(radius) else {
+                        throw RequestError.invalid("blur takes a radius 0–150 (a whole number) and an optional sigma")
+                    }
+                    let sigma = args.count > 1 ? try number(1) : Double(radius)
+                    guard sigma > 0, sigma <= 250 else { throw RequestError.invalid("blur's sigma is above 0 and at most 250") }
+                    options.blur = radius > 0 ? sigma : nil
+                    options.blurRadius = radius > 0 ? radius : nil
                 case "sharpen":
-                    // thumbor: sharpen(amount, radius, luminance_only); the radius is the sigma here.
-                    let radius = args.count > 1 ? try number(1) : 1
-                    options.sharpen = radius > 0 ? radius : nil
+                    // sharpen(amount, radius, luminance_only), all three required as in thumbor.
+                    guard args.count == 3 else { throw RequestError.invalid("sharpen takes amount, radius, luminance_only") }
+                    let amount = try number(0), radius = try number(1)
+                    guard let luminanceOnly = Self.boolean(args[2]) else {
+                        throw RequestError.invalid("sharpen's luminance_only is true or false")
+                    }
+                    do {
+                        options.waveletSharpen = try WaveletSharpen(amount: amount, radius: radius, luminanceOnly: luminanceOnly)
+                    } catch {
+                        throw RequestError.invalid("bad sharpen: \(error)")
+                    }
                 case "grayscale": options.grayscale = true
                 case "round_corner":
-                    // round_corner(a|b, r, g, b[, transparent]): one radius (the first).
+                    // round_corner(a|b, r, g, b[, transparent]): `a` across, `b` (default `a`) down.
                     guard let first = args.first else { throw RequestError.invalid("round_corner needs a radius") }
-                    guard let text = first.split(separator: "|").first, let radius = Double(text), radius >= 0, radius <= 8192 else {
-                        throw RequestError.invalid("bad round_corner radius \(first)")
+                    let radii = first.split(separator: "|", omittingEmptySubsequences: false).map { Double($0.trimmingCharacters(in: .whitespaces)) }
+                    guard (1...2).contains(radii.count), let a = radii[0], let b = radii.last ?? nil,
+                          a.isFinite, b.isFinite, a >= 0, b >= 0, a <= 8192, b <= 8192 else {
+                        throw RequestError.invalid("bad round_corner radius \(first): a or a|b, 0–8192")
                     }
-                    options.cornerRadius = radius
-                    let transparent = args.count > 4 && args[4] == "1"
-                    if !transparent, args.count >= 4 {
-                        guard let r = UInt8(args[1]), let g = UInt8(args[2]), let b = UInt8(args[3]) else {
-                            throw RequestError.invalid("round_corner colour is r,g,b (0–255)")
-                        }
-                        options.background = (r, g, b)
+                    options.cornerRadii = (a, b)
+                    // The colour is required, as in thumbor; `transparent` (default false) leaves the
+                    // corners transparent instead.
+                    guard (4...5).contains(args.count) else { throw RequestError.invalid("round_corner takes a|b, r, g, b[, transparent]") }
+                    guard let r = UInt8(args[1].trimmingCharacters(in: .whitespaces)), let g = UInt8(args[2].trimmingCharacters(in: .whitespaces)),
+                          let b = UInt8(args[3].trimmingCharacters(in: .whitespaces)) else {
+                        throw RequestError.invalid("round_corner colour is r,g,b (0–255)")
                     }
+                    var transparent = false
+                    if args.count == 5 {
+                        guard let value = Self.boolean(args[4]) else { throw RequestError.invalid("round_corner's transparent is true or false") }
+                        transparent = value
+                    }
+                    options.cornerColour = transparent ? nil : (r, g, b)
                 case "watermark":
                     options.watermark = try watermark(args)
                 case "focal":
@@ -161,18 +190,30 @@ struct ThumborURL {
                     options.gravity = .focalPixel(x: (n[0] + n[2]) / 2 - left, y: (n[1] + n[3]) / 2 - top)
                 case "strip_exif", "strip_icc":
                     break  // answers never carry metadata or a profile (colour is converted to sRGB)
-                case "fill", "background_color":
-                    guard let text = args.first else { throw RequestError.invalid("\(name) needs a colour") }
+                case "fill":
+                    // fill(colour[, fill_transparent]): the colour `fit-in` pads with; with
+                    // fill_transparent, the image's own transparent pixels take it too.
+                    guard (1...2).contains(args.count) else { throw RequestError.invalid("fill takes a colour and an optional fill_transparent") }
+                    let text = args[0].trimmingCharacters(in: .whitespaces)
+                    var fillTransparent = false
+                    if args.count == 2 {
+                        guard let value = Self.boolean(args[1]) else { throw RequestError.invalid("fill's fill_transparent is true or false") }
+                        fillTransparent = value
+                    }
                     if text == "transparent" {
-                        filled = (nil, true)
-                    } else if text == "auto" {
-                        throw RequestError.invalid("\(name)(auto) is not supported; name a colour")
+                        filled = (nil, true, false)
+                    } else if text == "auto" || text == "blur" {
+                        throw RequestError.invalid("fill(\(text)) is not supported; name a colour")
                     } else {
                         guard let colour = ProcessingOptions.colour(Substring(text)) else { throw RequestError.invalid("bad colour \(text)") }
-                        filled = (colour, false)
-                        if name == "background_color" { options.background = colour }
+                        filled = (colour, false, fillTransparent)
                     }
-                    if name == "background_color" { filled = nil }
+                case "background_color":
+                    // The colour transparent pixels are composited onto (thumbor's background layer).
+                    guard args.count == 1 else { throw RequestError.invalid("background_color takes one colour") }
+                    let text = args[0].trimmingCharacters(in: .whitespaces)
+                    guard let colour = ProcessingOptions.colour(Substring(text)) else { throw RequestError.invalid("bad colour \(text)") }
+                    options.background = colour
                 case "upscale": upscale = true
                 case "no_upscale": upscale = false
                 default:
@@ -188,26 +229,36 @@ struct ThumborURL {
             if let filled {
                 options.extend = true
                 options.transparentExtend = filled.transparent
-                if let colour = filled.colour { options.background = colour }
+                options.extendColour = filled.colour
             }
         } else {
             options.enlarge = upscale ?? true
-            if let colour = filled?.colour { options.background = colour }
         }
+        if let filled, filled.fillTransparent, let colour = filled.colour { options.background = colour }
         return ThumborURL(options: options, source: try ImageServer.split("/" + sourceText, prefix: "/", withSpec: false).1,
                           signature: signature, signedPath: signedPath)
+    }
+
+    /// thumbor's booleans (`BaseFilter.Boolean`): true/false, 1/0, on/off, yes/no, any case.
+    static func boolean(_ text: String) -> Bool? {
+        switch text.trimmingCharacters(in: .whitespaces).lowercased() {
+        case "true", "1", "on", "yes": true
+        case "false", "0", "off", "no": false
+        default: nil
+        }
     }
 
     /// `watermark(image, x, y, alpha[, w_ratio, h_ratio])`: x and y in pixels (negative from
     /// the right or bottom), `center`, or `repeat`; alpha is transparency 0–100.
     static func watermark(_ args: [String]) throws -> ProcessingOptions.WatermarkOptions {
-        guard args.count >= 4 else { throw RequestError.invalid("watermark takes image, x, y, alpha") }
+        guard (4...6).contains(args.count) else { throw RequestError.invalid("watermark takes image, x, y, alpha[, w_ratio[, h_ratio]]") }
         var mark = ProcessingOptions.WatermarkOptions()
         mark.image = .source(try ImageServer.split("/" + args[0], prefix: "/", withSpec: false).1)
         guard let alpha = Double(args[3]), (0...100).contains(alpha) else { throw RequestError.invalid("watermark alpha is 0–100") }
         mark.opacity = 1 - alpha / 100
         let x = args[1].trimmingCharacters(in: .whitespaces), y = args[2].trimmingCharacters(in: .whitespaces)
         if x == "repeat" || y == "repeat" {
+            guard x == y else { throw RequestError.invalid("watermark repeat on one axis only is not supported (repeat both x and y)") }
             mark.position = .tiled
         } else {
             // Each axis: a margin from the near edge, from the far edge when written with `-`
@@ -223,18 +274,16 @@ struct ThumborURL {
             mark.offsetX = dx
             mark.offsetY = dy
         }
-        if args.count >= 6 {
-            func ratio(_ text: String) throws -> Double {
-                if text == "none" { return 0 }
-                guard let value = Double(text), (0...100).contains(value) else { throw RequestError.invalid("bad watermark ratio \(text)") }
-                return value / 100
-            }
-            mark.widthRatio = try ratio(args[4])
-            mark.heightRatio = try ratio(args[5])
-            guard mark.heightRatio == 0 else {
-                throw RequestError.invalid("watermark h_ratio is not supported (give none); w_ratio sets the mark's width")
-            }
+        // w_ratio and h_ratio: percentages of the image's width and height the mark fits in
+        // (`none` or `false`: that side is not limited).
+        func ratio(_ text: String) throws -> Double {
+            let text = text.trimmingCharacters(in: .whitespaces)
+            if ["none", "false", "False"].contains(text) { return 0 }
+            guard let value = Double(text), value > 0, value <= 100 else { throw RequestError.invalid("bad watermark ratio \(text)") }
+            return value / 100
         }
+        if args.count >= 5 { mark.scale = try ratio(args[4]) }
+        if args.count >= 6 { mark.heightScale = try ratio(args[5]) }
         return mark
     }
 

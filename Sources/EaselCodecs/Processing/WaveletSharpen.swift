@@ -1,0 +1,165 @@
+import EaselSupport
+import Foundation
+
+/// Sharpening by wavelet detail boost, with thumbor's `sharpen(amount, radius, luminance_only)`
+/// meaning: each channel is split by an "à trous" wavelet transform (a 1-2-1 hat kernel whose
+/// taps spread 1, 2, 4, 8, 16 pixels apart) into five detail layers and a residue, and layer
+/// `n` is multiplied by `1 + amount × exp(−(n − radius)² / 1.5)` before the layers are summed
+/// again. So `amount` is the strength (0 changes nothing) and `radius` picks the scale that is
+/// boosted most: 0 the finest detail (one pixel), 1 two-pixel detail, 2 four-pixel detail.
+///
+/// `luminanceOnly` boosts only luma (BT.601 Y of full-range YCbCr) and leaves the chroma as it
+/// was, so coloured edges gain no colour fringes. Alpha is kept as it is; gray images have one
+/// channel. Edges are mirrored. Memory: five `Float` planes of the image's size (three for gray).
+public struct WaveletSharpen: ImageProcessor, Hashable {
+    /// Strength: 0 (no change) … 100. thumbor's typical values are 0…10.
+    public var amount: Double
+    /// The boosted scale, in wavelet levels: 0…8 (thumbor's typical values are 0…2).
+    public var radius: Double
+    public var luminanceOnly: Bool
+
+    public static let amountRange = 0.0...100.0
+    public static let radiusRange = 0.0...8.0
+    /// Levels of the transform (detail up to 16 pixels apart).
+    static let levels = 5
+
+    /// - Throws: `CodecError.invalidParameters` naming the parameter out of range.
+    public init(amount: Double, radius: Double, luminanceOnly: Bool = false) throws(CodecError) {
+        guard Self.amountRange.contains(amount) else {
+            throw CodecError.invalidParameters("sharpen amount \(amount) outside 0...100")
+        }
+        guard Self.radiusRange.contains(radius) else {
+            throw CodecError.invalidParameters("sharpen radius \(radius) outside 0...8")
+        }
+        self.amount = amount
+        self.radius = radius
+        self.luminanceOnly = luminanceOnly
+    }
+
+    public var identifier: String { "wsharpen(\(amount),\(radius)\(luminanceOnly ? ",luma" : ""))" }
+
+    /// The factor detail layer `level` is multiplied by.
+    func gain(level: Int) -> Float {
+        let distance = Double(level) - radius
+        return Float(1 + amount * exp(-distance * distance / 1.5))
+    }
+
+    /// - Throws: `CodecError.cancelled` when the work is cancelled (checked every level).
+    public func process(_ bitmap: Bitmap) throws -> Bitmap {
+        if amount == 0 || (bitmap.width < 2 && bitmap.height < 2) { return bitmap }
+        let width = bitmap.width, height = bitmap.height, count = width * height
+        let isGray = bitmap.pixelFormat == .gray8
+        let channels = isGray ? 1 : 3
+        // One plane per colour channel, 0…255 as Float: RGB, or YCbCr when only luma is boosted.
+        var planes = [[Float]](repeating: [Float](repeating: 0, count: count), count: channels)
+        let sourceRowBytes = bitmap.rowBytes
+        bitmap.withUnsafeBytes { raw in
+            let base = raw.baseAddress!
+            for y in 0..<height {
+                let row = base + y * sourceRowBytes
+                for x in 0..<width {
+                    let i = y * width + x
+                    if isGray {
+                        planes[0][i] = Float(row.load(fromByteOffset: x, as: UInt8.self))
+                        continue
+                    }
+                    let r = Float(row.load(fromByteOffset: x * 4, as: UInt8.self))
+                    let g = Float(row.load(fromByteOffset: x * 4 + 1, as: UInt8.self))
+                    let b = Float(row.load(fromByteOffset: x * 4 + 2, as: UInt8.self))
+                    if luminanceOnly {
+                        planes[0][i] = 0.299 * r + 0.587 * g + 0.114 * b
+                        planes[1][i] = -0.168736 * r - 0.331264 * g + 0.5 * b
+                        planes[2][i] = 0.5 * r - 0.418688 * g - 0.081312 * b
+                    } else {
+                        planes[0][i] = r
+                        planes[1][i] = g
+                        planes[2][i] = b
+                    }
+                }
+            }
+        }
+        var low = [Float](repeating: 0, count: count), smoother = [Float](repeating: 0, count: count)
+        var line = [Float](repeating: 0, count: max(width, height))
+        for c in 0..<(luminanceOnly || isGray ? 1 : channels) {
+            try Self.boost(&planes[c], low: &low, smoother: &smoother, line: &line, width: width, height: height,
+                           gains: (0..<Self.levels).map { gain(level: $0) })
+        }
+        var result = Bitmap(width: width, height: height, pixelFormat: bitmap.pixelFormat)
+        let rowBytes = result.rowBytes
+        bitmap.withUnsafeBytes { raw in
+            let source = raw.baseAddress!
+            result.withUnsafeMutableBytes { destination in
+                let base = destination.baseAddress!
+                @inline(__always) func byte(_ value: Float) -> UInt8 {
+                    let v = value + 0.5
+                    return v <= 0 ? 0 : (v >= 255 ? 255 : UInt8(v))
+                }
+                for y in 0..<height {
+                    let row = base + y * rowBytes, inRow = source + y * sourceRowBytes
+                    for x in 0..<width {
+                        let i = y * width + x
+                        if isGray {
+                            row.storeBytes(of: byte(planes[0][i]), toByteOffset: x, as: UInt8.self)
+                            continue
+                        }
+                        var r = planes[0][i], g = planes[1][i], b = planes[2][i]
+                        if luminanceOnly {
+                            let luma = r, cb = g, cr = b
+                            r = luma + 1.402 * cr
+                            g = luma - 0.344136 * cb - 0.714136 * cr
+                            b = luma + 1.772 * cb
+                        }
+                        row.storeBytes(of: byte(r), toByteOffset: x * 4, as: UInt8.self)
+                        row.storeBytes(of: byte(g), toByteOffset: x * 4 + 1, as: UInt8.self)
+                        row.storeBytes(of: byte(b), toByteOffset: x * 4 + 2, as: UInt8.self)
+                        row.storeBytes(of: inRow.load(fromByteOffset: x * 4 + 3, as: UInt8.self), toByteOffset: x * 4 + 3, as: UInt8.self)
+                    }
+                }
+            }
+        }
+        if bitmap.isKnownOpaque { result.markOpaque() }
+        return result
+    }
+
+    /// Replaces `plane` by the sum of its detail layers, each times its gain, and the residue.
+    /// `low` and `smoother` hold the current and the next smoothing; `line` one row or column.
+    static func boost(_ plane: inout [Float], low: inout [Float], smoother: inout [Float], line: inout [Float],
+                      width: Int, height: Int, gains: [Float]) throws {
+        let count = width * height
+        // `plane` becomes the accumulator of boosted detail; `low` the layer being split.
+        for i in 0..<count {
+            low[i] = plane[i]
+            plane[i] = 0
+        }
+        for (level, gain) in gains.enumerated() {
+            if WorkCancellation.isCancelled { throw CodecError.cancelled }
+            let step = 1 << level
+            // Rows, then columns: smoother = hat(low) with taps `step` apart, edges mirrored.
+            for y in 0..<height {
+                for x in 0..<width { line[x] = low[y * width + x] }
+                for x in 0..<width {
+                    smoother[y * width + x] = 0.25 * (2 * line[x] + line[mirror(x - step, width)] + line[mirror(x + step, width)])
+                }
+            }
+            for x in 0..<width {
+                for y in 0..<height { line[y] = smoother[y * width + x] }
+                for y in 0..<height {
+                    smoother[y * width + x] = 0.25 * (2 * line[y] + line[mirror(y - step, height)] + line[mirror(y + step, height)])
+                }
+            }
+            for i in 0..<count { plane[i] += (low[i] - smoother[i]) * gain }
+            swap(&low, &smoother)
+        }
+        for i in 0..<count { plane[i] += low[i] }
+    }
+
+    /// An index reflected into 0..<size (about 0 and about size − 1, as often as needed).
+    @inline(__always)
+    static func mirror(_ index: Int, _ size: Int) -> Int {
+        guard size > 1 else { return 0 }
+        let period = 2 * (size - 1)
+        var i = index % period
+        if i < 0 { i += period }
+        return i < size ? i : period - i
+    }
+}

@@ -1,0 +1,470 @@
+import EaselCodecs
+@testable import EaselServer
+import EaselTestSupport
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import Testing
+
+/// Every URL option the README lists, in each style where it exists, asked of a real server on
+/// small synthetic PNGs whose pixels say where everything went: the answer must change as the
+/// option says (sizes, colours at known places, sharper or softer edges, the focal point's
+/// pixel where it should be). PNG out, so nothing is lost to a lossy encoder.
+@Suite struct OptionPixelTests {
+    /// What a request answered, decoded.
+    struct Answer: Sendable {
+        var status: Int
+        var contentType: String?
+        var body: Data
+        var bitmap: Bitmap? { try? ImageDecoder.decode(body) }
+    }
+
+    typealias Fetch = @Sendable (String) async throws -> Answer
+
+    /// One option in one style: the path asked, and what must hold of the answer (nil: it
+    /// holds; else what went wrong).
+    struct Case: Sendable, CustomStringConvertible {
+        var description: String
+        var path: String
+        var check: @Sendable (Bitmap, Fetch) async throws -> String?
+    }
+
+    // MARK: Fixtures
+
+    static func png(_ width: Int, _ height: Int, _ pixel: (Int, Int) -> [UInt8]) throws -> Data {
+        var bitmap = Bitmap(width: width, height: height, pixelFormat: .rgba8)
+        let rowBytes = bitmap.rowBytes
+        bitmap.withUnsafeMutableBytes { bytes in
+            for y in 0..<height { for x in 0..<width {
+                let p = pixel(x, y)
+                for c in 0..<4 { bytes[y * rowBytes + x * 4 + c] = c < p.count ? p[c] : 255 }
+            } }
+        }
+        return try ImageEncoder.encode(bitmap, as: .png())
+    }
+
+    static let red: [UInt8] = [255, 0, 0], green: [UInt8] = [0, 255, 0], blue: [UInt8] = [0, 0, 255]
+    static let nine: [[UInt8]] = [[255, 0, 0], [0, 255, 0], [0, 0, 255], [255, 255, 0], [255, 0, 255],
+                                  [0, 255, 255], [128, 0, 0], [0, 128, 0], [0, 0, 128]]
+
+    /// The fixtures, by file name.
+    static func fixtures() throws -> [String: Data] {
+        [
+            // 60×20: red | green | blue blocks of 20×20.
+            "s1.png": try png(60, 20) { x, _ in [red, green, blue][x / 20] },
+            // 20×60: red / green / blue, top to bottom.
+            "s2.png": try png(20, 60) { _, y in [red, green, blue][y / 20] },
+            // 60×60: a 3×3 grid of nine colours.
+            "s3.png": try png(60, 60) { x, y in nine[(y / 20) * 3 + x / 20] },
+            // 32×32: a black and white checkerboard of 2-pixel squares.
+            "s4.png": try png(32, 32) { x, y in (x / 2 + y / 2) % 2 == 0 ? [0, 0, 0] : [255, 255, 255] },
+            // 40×20: gray 100 on the left, 150 on the right.
+            "s5.png": try png(40, 20) { x, _ in x < 20 ? [100, 100, 100] : [150, 150, 150] },
+            // 60×60: a red 20×20 square at (20, 20) in a white border whose every third pixel
+            // is (250, 250, 250): 5 levels per channel, 8.7 apart in RGB.
+            "s6.png": try png(60, 60) { x, y in
+                (20..<40).contains(x) && (20..<40).contains(y) ? red : ((x + y) % 3 == 0 ? [250, 250, 250] : [255, 255, 255])
+            },
+            // The same with a black top-left pixel: trimming from it finds nothing; from the
+            // bottom-right, the border.
+            "s6b.png": try png(60, 60) { x, y in
+                x == 0 && y == 0 ? [0, 0, 0] : ((20..<40).contains(x) && (20..<40).contains(y) ? red : [255, 255, 255])
+            },
+            // 20×20: the left half opaque red, the right half transparent.
+            "s7.png": try png(20, 20) { x, _ in x < 10 ? red + [255] : [0, 0, 0, 0] },
+            // 100×20: gray 128 with red columns at x = 10…14.
+            "s8.png": try png(100, 20) { x, _ in (10...14).contains(x) ? red : [128, 128, 128] },
+            // 20×20 red; and 60×60 red.
+            "s9.png": try png(20, 20) { _, _ in red },
+            "s10.png": try png(60, 60) { _, _ in red },
+            // 40×20: a reddish half and a bluish half of equal luma-ish contrast (for luma-only
+            // sharpening, whose chroma must not move).
+            "s11.png": try png(40, 20) { x, _ in x < 20 ? [180, 60, 60] : [60, 60, 180] },
+            // The watermark: 20×10 opaque blue.
+            "mark.png": try solidMark(blue),
+        ]
+    }
+
+    // MARK: Checks
+
+    static func close(_ p: [UInt8], _ q: [UInt8], _ tolerance: Int = 3) -> Bool {
+        zip(p, q).allSatisfy { abs(Int($0) - Int($1)) <= tolerance }
+    }
+
+    static func isRed(_ p: [UInt8]) -> Bool { p[0] > 200 && p[1] < 60 && p[2] < 60 && p[3] > 200 }
+
+    static func size(_ width: Int, _ height: Int) -> @Sendable (Bitmap, Fetch) async throws -> String? {
+        { bitmap, _ in bitmap.width == width && bitmap.height == height ? nil : "\(bitmap.width)×\(bitmap.height), not \(width)×\(height)" }
+    }
+
+    /// Every listed pixel has the colour (RGB, or RGBA when four values are given).
+    static func pixels(_ size: (Int, Int)? = nil, _ expected: [(Int, Int, [UInt8])], tolerance: Int = 3)
+        -> @Sendable (Bitmap, Fetch) async throws -> String? {
+        let expected = expected.map { (x: $0.0, y: $0.1, colour: $0.2) }
+        return { bitmap, _ in
+            if let size, bitmap.width != size.0 || bitmap.height != size.1 {
+                return "\(bitmap.width)×\(bitmap.height), not \(size.0)×\(size.1)"
+            }
+            for (x, y, colour) in expected {
+                guard x < bitmap.width, y < bitmap.height else { return "(\(x), \(y)) is outside \(bitmap.width)×\(bitmap.height)" }
+                let pixel = bitmap.pixel(x: x, y: y)
+                if !close(Array(pixel.prefix(colour.count)), colour, tolerance) { return "(\(x), \(y)) is \(pixel), not \(colour)" }
+            }
+            return nil
+        }
+    }
+
+    /// The whole answer is one colour.
+    static func all(_ colour: [UInt8], _ width: Int, _ height: Int) -> @Sendable (Bitmap, Fetch) async throws -> String? {
+        { bitmap, _ in
+            guard bitmap.width == width, bitmap.height == height else { return "\(bitmap.width)×\(bitmap.height), not \(width)×\(height)" }
+            for y in 0..<height { for x in 0..<width where !close(Array(bitmap.pixel(x: x, y: y).prefix(3)), colour) {
+                return "(\(x), \(y)) is \(bitmap.pixel(x: x, y: y)), not \(colour)"
+            } }
+            return nil
+        }
+    }
+
+    /// The standard deviation of the pixels' first channel.
+    static func spread(_ bitmap: Bitmap) -> Double {
+        var values: [Double] = []
+        for y in 0..<bitmap.height { for x in 0..<bitmap.width { values.append(Double(bitmap.pixel(x: x, y: y)[0])) } }
+        let mean = values.reduce(0, +) / Double(values.count)
+        return (values.map { ($0 - mean) * ($0 - mean) }.reduce(0, +) / Double(values.count)).squareRoot()
+    }
+
+    /// Blurred: the checkerboard's spread (127.5 unblurred) falls below `limit`, and below the
+    /// spread of `other` when given (a lesser blur of the same image).
+    static func blurred(below limit: Double, moreThan other: String? = nil) -> @Sendable (Bitmap, Fetch) async throws -> String? {
+        { bitmap, fetch in
+            let spread = spread(bitmap)
+            guard spread < limit else { return "spread \(spread) is not below \(limit)" }
+            if let other {
+                guard let lesser = try await fetch(other).bitmap else { return "\(other) did not answer an image" }
+                let lesserSpread = Self.spread(lesser)
+                guard spread < lesserSpread - 5 else { return "spread \(spread) is not below \(other)'s \(lesserSpread)" }
+            }
+            return nil
+        }
+    }
+
+    /// Sharpened across s5's edge (gray 100 | 150 at x = 20 of a 40×20 image): an undershoot
+    /// left of it and an overshoot right of it, the far ends untouched; larger than `other`'s
+    /// when given.
+    static func sharpened(moreThan other: String? = nil) -> @Sendable (Bitmap, Fetch) async throws -> String? {
+        { bitmap, fetch in
+            guard bitmap.width == 40, bitmap.height == 20 else { return "\(bitmap.width)×\(bitmap.height)" }
+            let left = Int(bitmap.pixel(x: 19, y: 10)[0]), right = Int(bitmap.pixel(x: 20, y: 10)[0])
+            guard left < 97, right > 153 else { return "no over- and undershoot at the edge: \(left) | \(right)" }
+            guard close(bitmap.pixel(x: 0, y: 10), [100, 100, 100], 1), close(bitmap.pixel(x: 39, y: 10), [150, 150, 150], 1) else {
+                return "the flat ends moved: \(bitmap.pixel(x: 0, y: 10)) | \(bitmap.pixel(x: 39, y: 10))"
+            }
+            if let other {
+                guard let lesser = try await fetch(other).bitmap else { return "\(other) did not answer an image" }
+                let lesserJump = Int(lesser.pixel(x: 20, y: 10)[0]) - Int(lesser.pixel(x: 19, y: 10)[0])
+                guard right - left > lesserJump + 5 else { return "edge jump \(right - left) is not above \(other)'s \(lesserJump)" }
+            }
+            return nil
+        }
+    }
+
+    /// The same pixels as `other` (an option that deliberately changes nothing).
+    static func sameAs(_ other: String) -> @Sendable (Bitmap, Fetch) async throws -> String? {
+        { bitmap, fetch in
+            guard let reference = try await fetch(other).bitmap else { return "\(other) did not answer an image" }
+            return bitmap.hasSamePixels(as: reference) ? nil : "pixels differ from \(other)"
+        }
+    }
+
+    /// Some pixel is red (the salient columns of s8 were kept), and none of `other`'s is.
+    static func keepsRed(notIn other: String) -> @Sendable (Bitmap, Fetch) async throws -> String? {
+        { bitmap, fetch in
+            func reds(_ b: Bitmap) -> Int {
+                var count = 0
+                for y in 0..<b.height { for x in 0..<b.width where isRed(b.pixel(x: x, y: y)) { count += 1 } }
+                return count
+            }
+            guard reds(bitmap) > 0 else { return "no red pixel kept" }
+            guard let centre = try await fetch(other).bitmap else { return "\(other) did not answer an image" }
+            return reds(centre) == 0 ? nil : "\(other) keeps red too, so this proves nothing"
+        }
+    }
+
+    /// A lossy answer at a low quality is further from the lossless answer than at a high one.
+    static func lossierThan(_ better: String, reference: String) -> @Sendable (Bitmap, Fetch) async throws -> String? {
+        { bitmap, fetch in
+            guard let good = try await fetch(better).bitmap, let exact = try await fetch(reference).bitmap else { return "no reference" }
+            func error(_ b: Bitmap) -> Double {
+                var total = 0
+                for y in 0..<b.height { for x in 0..<b.width {
+                    let p = b.pixel(x: x, y: y), q = exact.pixel(x: x, y: y)
+                    for c in 0..<3 { total += abs(Int(p[c]) - Int(q[c])) }
+                } }
+                return Double(total) / Double(b.width * b.height * 3)
+            }
+            let low = error(bitmap), high = error(good)
+            return low > high + 1 ? nil : "error \(low) at the low quality is not above \(high)"
+        }
+    }
+
+    /// The red columns of s8 (x = 10…14) appear at output columns `columns` of a 20×20 answer.
+    static func focal(columns: ClosedRange<Int>) -> @Sendable (Bitmap, Fetch) async throws -> String? {
+        { bitmap, _ in
+            guard bitmap.width == 20, bitmap.height == 20 else { return "\(bitmap.width)×\(bitmap.height)" }
+            let reds = (0..<20).filter { isRed(bitmap.pixel(x: $0, y: 10)) }
+            return reds == Array(columns) ? nil : "red columns \(reds), not \(columns)"
+        }
+    }
+
+    /// Every pixel gray (R = G = B), the blocks of s1 at their Rec. 601 lumas.
+    static let gray: @Sendable (Bitmap, Fetch) async throws -> String? = { bitmap, _ in
+        for y in 0..<bitmap.height { for x in 0..<bitmap.width {
+            let p = bitmap.pixel(x: x, y: y)
+            if p[0] != p[1] || p[1] != p[2] { return "(\(x), \(y)) is \(p)" }
+        } }
+        let lumas = [10, 30, 50].map { Int(bitmap.pixel(x: $0, y: 10)[0]) }
+        return zip(lumas, [76, 150, 29]).allSatisfy({ abs($0 - $1) <= 2 }) ? nil : "lumas \(lumas), not 76, 150, 29"
+    }
+
+    /// Chroma (Cb, Cr) unchanged pixel by pixel while the luma edge was sharpened (s11).
+    static let lumaOnly: @Sendable (Bitmap, Fetch) async throws -> String? = { bitmap, fetch in
+        guard let plain = try await fetch("/thumbor/unsafe/filters:format(png)/s11.png").bitmap else { return "no reference" }
+        func ycc(_ p: [UInt8]) -> (Double, Double, Double) {
+            let r = Double(p[0]), g = Double(p[1]), b = Double(p[2])
+            return (0.299 * r + 0.587 * g + 0.114 * b, -0.168736 * r - 0.331264 * g + 0.5 * b, 0.5 * r - 0.418688 * g - 0.081312 * b)
+        }
+        var lumaMoved = false
+        for x in 16..<24 {
+            let a = ycc(bitmap.pixel(x: x, y: 10)), b = ycc(plain.pixel(x: x, y: 10))
+            if abs(a.1 - b.1) > 1.5 || abs(a.2 - b.2) > 1.5 { return "chroma moved at x = \(x): \(a) vs \(b)" }
+            if abs(a.0 - b.0) > 3 { lumaMoved = true }
+        }
+        return lumaMoved ? nil : "the luma was not sharpened"
+    }
+
+    /// Without luminance_only the same edge's chroma moves (so `lumaOnly` tells them apart).
+    static let chromaMoves: @Sendable (Bitmap, Fetch) async throws -> String? = { bitmap, fetch in
+        guard let plain = try await fetch("/thumbor/unsafe/filters:format(png)/s11.png").bitmap else { return "no reference" }
+        for x in 16..<24 {
+            let p = bitmap.pixel(x: x, y: 10), q = plain.pixel(x: x, y: 10)
+            if abs(Int(p[0]) - Int(q[0])) > 3 && abs(Int(p[2]) - Int(q[2])) > 3 { return nil }
+        }
+        return "no channel moved"
+    }
+
+    // MARK: The cases
+
+    static let native: [Case] = [
+        Case(description: "native w,h,fit=fit", path: "/images/w=30,h=30,fit=fit,f=png/s1.png", check: size(30, 10)),
+        Case(description: "native fit=fill", path: "/images/w=20,h=20,fit=fill,f=png/s1.png", check: all(green, 20, 20)),
+        Case(description: "native fit=fill-down", path: "/images/w=40,h=20,fit=fill-down,f=png/s9.png", check: all(red, 20, 10)),
+        Case(description: "native fit=auto, same orientation: fill", path: "/images/w=20,h=10,fit=auto,f=png/s1.png",
+             check: pixels((20, 10), [(10, 5, green)])),
+        Case(description: "native fit=auto, other orientation: fit", path: "/images/w=10,h=20,fit=auto,f=png/s1.png", check: size(10, 3)),
+        Case(description: "native fit=exact", path: "/images/w=6,h=20,fit=exact,f=png/s1.png",
+             check: pixels((6, 20), [(0, 10, red), (5, 10, blue)], tolerance: 40)),
+        Case(description: "native q", path: "/images/w=32,h=32,fit=fit,f=jpeg,q=10/s4.png",
+             check: lossierThan("/images/w=32,h=32,fit=fit,f=jpeg,q=95/s4.png", reference: "/images/w=32,h=32,fit=fit,f=png/s4.png")),
+        Case(description: "native dpr", path: "/images/w=15,h=5,fit=fit,dpr=2,f=png/s1.png", check: size(30, 10)),
+        Case(description: "native g=w", path: "/images/w=20,h=20,fit=fill,g=w,f=png/s1.png", check: all(red, 20, 20)),
+        Case(description: "native g=e", path: "/images/w=20,h=20,fit=fill,g=e,f=png/s1.png", check: all(blue, 20, 20)),
+        Case(description: "native g=n", path: "/images/w=20,h=20,fit=fill,g=n,f=png/s2.png", check: all(red, 20, 20)),
+        Case(description: "native g=s", path: "/images/w=20,h=20,fit=fill,g=s,f=png/s2.png", check: all(blue, 20, 20)),
+        Case(description: "native g=nw", path: "/images/w=20,h=20,fit=fill,g=nw,f=png/s1.png", check: all(red, 20, 20)),
+        Case(description: "native g=se", path: "/images/w=20,h=20,fit=fill,g=se,f=png/s2.png", check: all(blue, 20, 20)),
+        Case(description: "native g=fp", path: "/images/w=20,h=20,fit=fill,g=fp:0.12:0.5,f=png/s8.png", check: focal(columns: 8...12)),
+        Case(description: "native g=sm", path: "/images/w=20,h=20,fit=fill,g=sm,f=png/s8.png",
+             check: keepsRed(notIn: "/images/w=20,h=20,fit=fill,f=png/s8.png")),
+        Case(description: "native g=entropy", path: "/images/w=20,h=20,fit=fill,g=entropy,f=png/s8.png",
+             check: keepsRed(notIn: "/images/w=20,h=20,fit=fill,f=png/s8.png")),
+        Case(description: "native blur", path: "/images/w=32,h=32,fit=fit,blur=2,f=png/s4.png",
+             check: blurred(below: 40, moreThan: "/images/w=32,h=32,fit=fit,blur=0.5,f=png/s4.png")),
+        Case(description: "native sharpen", path: "/images/w=40,h=20,fit=fit,sharpen=1,f=png/s5.png",
+             check: sharpened(moreThan: "/images/w=40,h=20,fit=fit,sharpen=0.3,f=png/s5.png")),
+    ]
+
+    static func imgproxy(_ options: String, _ source: String, _ ext: String = "png") -> String {
+        "/imgproxy/insecure/\(options)/plain/local:///\(source)@\(ext)"
+    }
+
+    static let imgproxyCases: [Case] = [
+        Case(description: "imgproxy rs:fill", path: imgproxy("rs:fill:20:20", "s1.png"), check: all(green, 20, 20)),
+        Case(description: "imgproxy s + rt", path: imgproxy("s:20:20/rt:fill", "s1.png"), check: all(green, 20, 20)),
+        Case(description: "imgproxy w, h", path: imgproxy("rt:fit/w:30/h:30", "s1.png"), check: size(30, 10)),
+        Case(description: "imgproxy rs:force", path: imgproxy("rs:force:30:20", "s1.png"),
+             check: pixels((30, 20), [(0, 10, red), (29, 10, blue)], tolerance: 40)),
+        Case(description: "imgproxy el:1", path: imgproxy("rs:fit:40:40/el:1", "s9.png"), check: all(red, 40, 40)),
+        Case(description: "imgproxy no el", path: imgproxy("rs:fit:40:40", "s9.png"), check: all(red, 20, 20)),
+        Case(description: "imgproxy ex + bg", path: imgproxy("rs:fit:40:40/ex:1/bg:0000ff", "s9.png"),
+             check: pixels((40, 40), [(0, 0, blue), (20, 20, red), (39, 39, blue), (10, 10, red)])),
+        Case(description: "imgproxy ex:1:no", path: imgproxy("rs:fit:40:40/ex:1:no/bg:0000ff", "s9.png"),
+             check: pixels((40, 40), [(20, 5, red), (20, 35, blue), (5, 5, blue)])),
+        Case(description: "imgproxy ex:1:fp", path: imgproxy("rs:fit:40:40/ex:1:fp:0:0/bg:0000ff", "s9.png"),
+             check: pixels((40, 40), [(5, 5, red), (19, 19, red), (35, 35, blue), (20, 5, blue)])),
+        Case(description: "imgproxy rs extend gravity", path: imgproxy("rs:fit:40:40:0:1:soea/bg:0000ff", "s9.png"),
+             check: pixels((40, 40), [(35, 35, red), (5, 5, blue)])),
+        Case(description: "imgproxy ex with one side", path: imgproxy("rs:fit:40:0:0:1/bg:0000ff", "s9.png"),
+             check: pixels((40, 20), [(0, 10, blue), (20, 10, red)])),
+        Case(description: "imgproxy g:we", path: imgproxy("rs:fill:20:20/g:we", "s1.png"), check: all(red, 20, 20)),
+        Case(description: "imgproxy g:ea", path: imgproxy("rs:fill:20:20/g:ea", "s1.png"), check: all(blue, 20, 20)),
+        Case(description: "imgproxy g:no", path: imgproxy("rs:fill:20:20/g:no", "s2.png"), check: all(red, 20, 20)),
+        Case(description: "imgproxy g:soea", path: imgproxy("rs:fill:20:20/g:soea", "s2.png"), check: all(blue, 20, 20)),
+        Case(description: "imgproxy g:nowe", path: imgproxy("rs:fill:20:20/g:nowe", "s1.png"), check: all(red, 20, 20)),
+        Case(description: "imgproxy g:fp", path: imgproxy("rs:fill:20:20/g:fp:0.12:0.5", "s8.png"), check: focal(columns: 8...12)),
+        Case(description: "imgproxy g:sm", path: imgproxy("rs:fill:20:20/g:sm", "s8.png"),
+             check: keepsRed(notIn: imgproxy("rs:fill:20:20", "s8.png"))),
+        Case(description: "imgproxy dpr", path: imgproxy("rs:fit:15:5/dpr:2", "s1.png"), check: size(30, 10)),
+        Case(description: "imgproxy q", path: imgproxy("rs:fit:32:32/q:10", "s4.png", "jpg"),
+             check: lossierThan(imgproxy("rs:fit:32:32/q:95", "s4.png", "jpg"), reference: imgproxy("rs:fit:32:32", "s4.png"))),
+        Case(description: "imgproxy c:nowe", path: imgproxy("c:20:20:nowe", "s3.png"), check: all(nine[0], 20, 20)),
+        Case(description: "imgproxy c:soea", path: imgproxy("c:20:20:soea", "s3.png"), check: all(nine[8], 20, 20)),
+        Case(description: "imgproxy c (centre)", path: imgproxy("c:20:20", "s3.png"), check: all(nine[4], 20, 20)),
+        Case(description: "imgproxy bl", path: imgproxy("bl:2", "s4.png"), check: blurred(below: 40, moreThan: imgproxy("bl:0.5", "s4.png"))),
+        Case(description: "imgproxy sh", path: imgproxy("sh:1", "s5.png"), check: sharpened(moreThan: imgproxy("sh:0.3", "s5.png"))),
+        Case(description: "imgproxy wm:soea", path: imgproxy("wm:1:soea:0:0:0", "s10.png"),
+             check: pixels((60, 60), [(59, 59, blue), (40, 50, blue), (39, 50, red), (40, 49, red)])),
+        Case(description: "imgproxy wm offsets", path: imgproxy("wm:1:nowe:5:3", "s10.png"),
+             check: pixels((60, 60), [(5, 3, blue), (4, 3, red), (5, 2, red), (24, 12, blue), (25, 12, red)])),
+        Case(description: "imgproxy wm:re", path: imgproxy("wm:1:re", "s10.png"),
+             check: pixels((60, 60), [(0, 0, blue), (20, 0, blue), (0, 10, blue), (59, 59, blue)])),
+        Case(description: "imgproxy wm scale fits both sides", path: imgproxy("wm:1:nowe:0:0:0.5", "s10.png"),
+             check: pixels((60, 60), [(29, 0, blue), (30, 0, red), (0, 14, blue), (0, 15, red)])),
+        Case(description: "imgproxy wm opacity", path: imgproxy("wm:0.5:ce", "s10.png"),
+             check: pixels((60, 60), [(30, 30, [128, 0, 128]), (5, 5, red)])),
+        Case(description: "imgproxy bg", path: imgproxy("bg:00ff00", "s7.png"), check: pixels((20, 20), [(15, 10, green + [255]), (5, 10, red)])),
+        Case(description: "imgproxy sm is a no-op", path: imgproxy("sm:1", "s3.png"), check: sameAs(imgproxy("c:60:60", "s3.png"))),
+        Case(description: "imgproxy scp is a no-op", path: imgproxy("scp:1", "s3.png"), check: sameAs(imgproxy("c:60:60", "s3.png"))),
+        Case(description: "imgproxy cb is a no-op", path: imgproxy("cb:xyz", "s3.png"), check: sameAs(imgproxy("c:60:60", "s3.png"))),
+        Case(description: "imgproxy pr", path: imgproxy("pr:west", "s1.png"), check: all(red, 20, 20)),
+    ]
+
+    static func thumbor(_ options: String, _ source: String) -> String { "/thumbor/unsafe/\(options)/\(source)" }
+
+    static let thumborCases: [Case] = [
+        Case(description: "thumbor trim (Euclidean tolerance)", path: thumbor("trim:10/filters:format(png)", "s6.png"), check: all(red, 20, 20)),
+        Case(description: "thumbor trim below the noise's distance", path: thumbor("trim:5/filters:format(png)", "s6.png"), check: size(60, 60)),
+        Case(description: "thumbor trim from the top-left", path: thumbor("trim/filters:format(png)", "s6b.png"), check: size(60, 60)),
+        Case(description: "thumbor trim:bottom-right", path: thumbor("trim:bottom-right/filters:format(png)", "s6b.png"),
+             check: pixels((40, 40), [(0, 0, [0, 0, 0]), (39, 39, red), (19, 19, [255, 255, 255])])),
+        Case(description: "thumbor manual crop", path: thumbor("20x0:40x20/filters:format(png)", "s3.png"), check: all(nine[1], 20, 20)),
+        Case(description: "thumbor fit-in", path: thumbor("fit-in/30x30/filters:format(png)", "s1.png"), check: size(30, 10)),
+        Case(description: "thumbor fit-in does not enlarge", path: thumbor("fit-in/40x40/filters:format(png)", "s9.png"), check: size(20, 20)),
+        Case(description: "thumbor WxH crops", path: thumbor("20x20/filters:format(png)", "s1.png"), check: all(green, 20, 20)),
+        Case(description: "thumbor WxH enlarges", path: thumbor("40x40/filters:format(png)", "s9.png"), check: all(red, 40, 40)),
+        Case(description: "thumbor -W flips", path: thumbor("-60x20/filters:format(png)", "s1.png"),
+             check: pixels((60, 20), [(0, 10, blue), (59, 10, red)])),
+        Case(description: "thumbor -H flips", path: thumbor("20x-60/filters:format(png)", "s2.png"),
+             check: pixels((20, 60), [(10, 0, blue), (10, 59, red)])),
+        Case(description: "thumbor left", path: thumbor("20x20/left/filters:format(png)", "s1.png"), check: all(red, 20, 20)),
+        Case(description: "thumbor right", path: thumbor("20x20/right/filters:format(png)", "s1.png"), check: all(blue, 20, 20)),
+        Case(description: "thumbor top", path: thumbor("20x20/top/filters:format(png)", "s2.png"), check: all(red, 20, 20)),
+        Case(description: "thumbor bottom", path: thumbor("20x20/bottom/filters:format(png)", "s2.png"), check: all(blue, 20, 20)),
+        Case(description: "thumbor smart", path: thumbor("20x20/smart/filters:format(png)", "s8.png"),
+             check: keepsRed(notIn: thumbor("20x20/filters:format(png)", "s8.png"))),
+        Case(description: "thumbor quality", path: thumbor("32x32/filters:quality(10):format(jpeg)", "s4.png"),
+             check: lossierThan(thumbor("32x32/filters:quality(95):format(jpeg)", "s4.png"), reference: thumbor("32x32/filters:format(png)", "s4.png"))),
+        Case(description: "thumbor blur", path: thumbor("filters:blur(6):format(png)", "s4.png"), check: blurred(below: 40)),
+        Case(description: "thumbor blur's sigma", path: thumbor("filters:blur(6,3):format(png)", "s4.png"),
+             check: blurred(below: 40, moreThan: thumbor("filters:blur(6,0.7):format(png)", "s4.png"))),
+        Case(description: "thumbor blur's radius cuts the kernel", path: thumbor("filters:blur(6,3):format(png)", "s4.png"),
+             check: blurred(below: 40, moreThan: thumbor("filters:blur(1,3):format(png)", "s4.png"))),
+        Case(description: "thumbor sharpen's amount", path: thumbor("filters:sharpen(3,0,false):format(png)", "s5.png"),
+             check: sharpened(moreThan: thumbor("filters:sharpen(0.5,0,false):format(png)", "s5.png"))),
+        Case(description: "thumbor sharpen luminance_only", path: thumbor("filters:sharpen(3,0,true):format(png)", "s11.png"), check: lumaOnly),
+        Case(description: "thumbor sharpen all channels", path: thumbor("filters:sharpen(3,0,false):format(png)", "s11.png"), check: chromaMoves),
+        Case(description: "thumbor grayscale", path: thumbor("filters:grayscale():format(png)", "s1.png"), check: gray),
+        Case(description: "thumbor round_corner", path: thumbor("60x60/filters:round_corner(10,0,0,255):format(png)", "s10.png"),
+             check: pixels((60, 60), [(0, 0, blue + [255]), (59, 59, blue + [255]), (30, 30, red), (0, 30, red)])),
+        Case(description: "thumbor round_corner a|b", path: thumbor("60x60/filters:round_corner(20|5,0,0,255):format(png)", "s10.png"),
+             check: pixels((60, 60), [(0, 4, red), (5, 0, blue), (30, 0, red)], tolerance: 60)),
+        Case(description: "thumbor round_corner circular", path: thumbor("60x60/filters:round_corner(20,0,0,255):format(png)", "s10.png"),
+             check: pixels((60, 60), [(0, 4, blue)], tolerance: 60)),
+        Case(description: "thumbor round_corner transparent", path: thumbor("60x60/filters:round_corner(10,0,0,255,1):format(png)", "s10.png"),
+             check: pixels((60, 60), [(0, 0, [255, 0, 0, 0]), (30, 30, red + [255])], tolerance: 255 - 250)),
+        Case(description: "thumbor watermark", path: thumbor("filters:watermark(mark.png,10,20,50):format(png)", "s10.png"),
+             check: pixels((60, 60), [(10, 20, [128, 0, 128]), (9, 20, red), (29, 29, [128, 0, 128]), (30, 29, red)])),
+        Case(description: "thumbor watermark from the far edges", path: thumbor("filters:watermark(mark.png,-0,-0,0):format(png)", "s10.png"),
+             check: pixels((60, 60), [(59, 59, blue), (40, 50, blue), (39, 50, red)])),
+        Case(description: "thumbor watermark repeat", path: thumbor("filters:watermark(mark.png,repeat,repeat,0):format(png)", "s10.png"),
+             check: pixels((60, 60), [(0, 0, blue), (20, 0, blue), (0, 10, blue), (59, 59, blue)])),
+        Case(description: "thumbor watermark w_ratio", path: thumbor("filters:watermark(mark.png,0,0,0,50):format(png)", "s10.png"),
+             check: pixels((60, 60), [(29, 0, blue), (30, 0, red), (0, 14, blue), (0, 15, red)])),
+        Case(description: "thumbor watermark h_ratio", path: thumbor("filters:watermark(mark.png,0,0,0,none,10):format(png)", "s10.png"),
+             check: pixels((60, 60), [(11, 0, blue), (12, 0, red), (0, 5, blue), (0, 6, red)])),
+        Case(description: "thumbor focal", path: thumbor("20x20/filters:focal(10x0:14x20):format(png)", "s8.png"), check: focal(columns: 8...12)),
+        Case(description: "thumbor fill", path: thumbor("fit-in/40x40/filters:fill(blue):format(png)", "s9.png"),
+             check: pixels((40, 40), [(0, 0, blue + [255]), (20, 20, red)])),
+        Case(description: "thumbor fill(transparent)", path: thumbor("fit-in/40x40/filters:fill(transparent):format(png)", "s9.png"),
+             check: pixels((40, 40), [(0, 0, [255, 255, 255, 0]), (20, 20, red + [255])], tolerance: 255)),
+        Case(description: "thumbor fill keeps the image's transparency", path: thumbor("fit-in/40x40/filters:fill(blue):format(png)", "s7.png"),
+             check: pixels((40, 40), [(0, 0, blue + [255]), (15, 20, red + [255]), (25, 20, [0, 0, 0, 0])], tolerance: 255)),
+        Case(description: "thumbor fill_transparent", path: thumbor("fit-in/40x40/filters:fill(blue,true):format(png)", "s7.png"),
+             check: pixels((40, 40), [(0, 0, blue + [255]), (15, 20, red + [255]), (25, 20, blue + [255])])),
+        Case(description: "thumbor background_color", path: thumbor("filters:background_color(00ff00):format(png)", "s7.png"),
+             check: pixels((20, 20), [(15, 10, green + [255]), (5, 10, red)])),
+        Case(description: "thumbor background_color after fill keeps the padding",
+             path: thumbor("fit-in/40x40/filters:fill(blue):background_color(00ff00):format(png)", "s7.png"),
+             check: pixels((40, 40), [(0, 0, blue + [255]), (25, 20, green + [255])])),
+        Case(description: "thumbor upscale", path: thumbor("fit-in/40x40/filters:upscale():format(png)", "s9.png"), check: all(red, 40, 40)),
+        Case(description: "thumbor no_upscale", path: thumbor("40x40/filters:no_upscale():format(png)", "s9.png"), check: size(20, 20)),
+        Case(description: "thumbor strip_exif is a no-op", path: thumbor("filters:strip_exif():format(png)", "s3.png"),
+             check: sameAs(thumbor("filters:format(png)", "s3.png"))),
+        Case(description: "thumbor strip_icc is a no-op", path: thumbor("filters:strip_icc():format(png)", "s3.png"),
+             check: sameAs(thumbor("filters:format(png)", "s3.png"))),
+    ]
+
+    static let everyCase = native + imgproxyCases + thumborCases
+
+    @Test func everyOptionChangesThePixelsAsItSays() async throws {
+        let mark = try TemporaryDirectory()
+        try solidMark(Self.blue).write(to: mark.child("mark.png"))
+        let server = try TestServer {
+            $0.allowUnsignedAdHoc = true
+            $0.watermark = mark.child("mark.png").path
+            $0.imgproxyPresets = ["west": "rs:fill:20:20/g:we"]
+        }
+        for (name, data) in try Self.fixtures() { try data.write(to: server.origin.child(name)) }
+        try await server.test { client in
+            let fetch: Fetch = { path in
+                let response = try await get(client, path)
+                return Answer(status: Int(response.status.code), contentType: response.headers[.contentType], body: Data(buffer: response.body))
+            }
+            for test in Self.everyCase {
+                let answer = try await fetch(test.path)
+                guard answer.status == 200, let bitmap = answer.bitmap else {
+                    Issue.record("\(test): \(test.path) answered \(answer.status) \(String(decoding: answer.body.prefix(200), as: UTF8.self))")
+                    continue
+                }
+                if let problem = try await test.check(bitmap, fetch) { Issue.record("\(test): \(test.path): \(problem)") }
+            }
+        }
+    }
+
+    /// Arguments that would be accepted and ignored are refused, naming what is wrong.
+    @Test(arguments: [
+        "/imgproxy/insecure/q:80:90/plain/local:///s1.png@png",
+        "/imgproxy/insecure/bl:-1/plain/local:///s1.png@png",
+        "/imgproxy/insecure/bg:1:2:3:4/plain/local:///s1.png@png",
+        "/imgproxy/insecure/wm:2/plain/local:///s1.png@png",
+        "/imgproxy/insecure/wm:1:ce:0:0:0:9/plain/local:///s1.png@png",
+        "/imgproxy/insecure/g:fp:0.5:0.5:1/plain/local:///s1.png@png",
+        "/imgproxy/insecure/ex:1:sm/plain/local:///s1.png@png",
+        "/thumbor/unsafe/filters:sharpen(2)/s1.png",
+        "/thumbor/unsafe/filters:sharpen(2,1,maybe)/s1.png",
+        "/thumbor/unsafe/filters:round_corner(10)/s1.png",
+        "/thumbor/unsafe/filters:quality(80.5)/s1.png",
+        "/thumbor/unsafe/filters:watermark(mark.png,repeat,10,0)/s1.png",
+        "/thumbor/unsafe/filters:blur(2.5)/s1.png",
+        "/thumbor/unsafe/trim:500/s1.png",
+        "/images/w=10,w=20/s1.png",
+    ])
+    func ignoredArgumentsAreRefused(_ path: String) async throws {
+        let server = try TestServer { $0.allowUnsignedAdHoc = true }
+        for (name, data) in try Self.fixtures() { try data.write(to: server.origin.child(name)) }
+        try await server.test { client in
+            let response = try await get(client, path)
+            #expect(response.status == .badRequest, "\(path): \(response.status)")
+        }
+    }
+}
