@@ -1,5 +1,5 @@
 # The two commands of the README, plus the ones CI adds. Each installs what it needs first.
-.PHONY: run test test-tsan deps crash-test table-disk-full disk-cache-full browser-test load cluster cluster-test varnish-test compat-test
+.PHONY: run test test-tsan fuzz fuzz-build fuzz-smoke deps crash-test table-disk-full disk-cache-full browser-test load cluster cluster-test varnish-test compat-test
 
 deps:
 	@scripts/install-deps.sh
@@ -23,15 +23,34 @@ browser-test: deps
 load: deps
 	scripts/load.sh
 
-# The storage and table tests under ThreadSanitizer (own build folder, so it does not clobber the
-# debug one).
-# Two runs: the storage suites' synchronous SQLite tests keep the concurrency pool's threads busy
-# for a minute under ThreadSanitizer, and the pipeline's tests (time-limited) waited behind them.
-# The storage and table suites run one test at a time: in parallel under TSan they thrashed past
-# their time limits (one at a time they take about 55 s in all).
+# Every test suite under ThreadSanitizer (own build folder, so it does not clobber the debug
+# one): storage, tables, pipeline, codecs, server, remote (S3) and the CLI, whose tests also run
+# the TSan-built `easel` as a child process. halt_on_error makes a race in a child process a
+# crash its test sees, not a line in a pipe nobody reads.
+# Four runs, because TSan slows everything 5-15× on two cores and several tests have time limits:
+# the storage suites' synchronous SQLite tests keep the concurrency pool's threads busy for a
+# minute, so they run one test at a time (about 55 s) and first; then the pipeline, codec and S3
+# suites; then the server's (child processes, real sockets); then the CLI's, whose `easel serve`
+# must answer /health behind 5,000 idle connections within 10 s (alone: 8 s under TSan; beside
+# the server suite it starved past its limit).
+TSAN_RUN = TSAN_OPTIONS="$${TSAN_OPTIONS:+$$TSAN_OPTIONS:}halt_on_error=1" swift test --sanitize=thread --scratch-path .build-tsan
 test-tsan: deps
-	swift test --sanitize=thread --scratch-path .build-tsan --no-parallel --filter 'EaselStorageTests|EaselTablesTests'
-	swift test --sanitize=thread --scratch-path .build-tsan --skip-build --filter 'EaselPipelineTests'
+	$(TSAN_RUN) --no-parallel --filter 'EaselStorageTests|EaselTablesTests'
+	$(TSAN_RUN) --skip-build --filter 'EaselPipelineTests|EaselCodecsTests|EaselRemoteTests'
+	$(TSAN_RUN) --skip-build --filter 'EaselServerTests'
+	$(TSAN_RUN) --skip-build --filter 'EaselCLITests'
+
+# The codec fuzzer (Fuzz/CodecFuzzer.swift with EaselCodecs' sources, libFuzzer and
+# AddressSanitizer): `fuzz-build` compiles it, `fuzz-smoke` compiles it and runs each target for
+# 25 s on the checked-in corpus (CI), `fuzz` runs 200,000 inputs per target.
+fuzz-build: deps
+	FUZZ_BUILD_ONLY=1 scripts/fuzz-codecs.sh
+
+fuzz-smoke: deps
+	FUZZ_SECONDS=25 scripts/fuzz-codecs.sh
+
+fuzz: deps
+	scripts/fuzz-codecs.sh
 
 # An image table on a real 8 MiB tmpfs filling up: an error, never SIGBUS (needs mount rights).
 table-disk-full: deps

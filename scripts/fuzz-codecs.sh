@@ -7,6 +7,10 @@
 # Differential checks: progressive JPEGs' DC-only decode against the full one, and the PNG fast
 # path (libdeflate) against libspng.
 # Usage: scripts/fuzz-codecs.sh [RUNS (default 200000)] [-- extra libFuzzer flags]
+#   FUZZ_SECONDS=N: each target runs N seconds instead of RUNS runs (CI: `make fuzz-smoke`).
+#   FUZZ_BUILD_ONLY=1: compile the fuzzer and stop (`make fuzz-build`).
+# Inputs: the checked-in corpus Fuzz/corpus/ (a minimised set, seeds included) and what earlier
+# runs found in .build-fuzz/; new finds go to .build-fuzz/ only.
 # Needs clang with libFuzzer (the Swift toolchain's) and the codec -dev packages.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -42,15 +46,17 @@ swiftc -sanitize=fuzzer,address -parse-as-library -O -g -module-name EaselCodecs
   "$WORK"/*.o -L "$WORK" -lEaselSupport -lLogging \
   -ljpeg -lpng16 -lspng -lz -ldeflate -lwebp -lwebpdemux -lwebpmux -lgif -llcms2 -lavif -lheif \
   -o "$WORK/codec-fuzzer"
+if [ -n "${FUZZ_BUILD_ONLY:-}" ]; then echo "built $WORK/codec-fuzzer"; exit 0; fi
+if [ -n "${FUZZ_SECONDS:-}" ]; then LENGTH=(-max_total_time="$FUZZ_SECONDS"); else LENGTH=(-runs="$RUNS"); fi
 EASEL_FUZZ_SEEDS="$WORK/seeds" "$WORK/codec-fuzzer" -runs=0 "$WORK/seeds" >/dev/null 2>&1 || true
 # A HEIC seed from Debian's encoder (Easel writes no HEIC).
 command -v heif-enc >/dev/null && [ -f "$WORK/seeds/seed.png" ] && heif-enc -q 50 -o "$WORK/seeds/seed.heic" "$WORK/seeds/seed.png" >/dev/null 2>&1 || true
-echo "fuzzing for $RUNS runs (corpus: $WORK/corpus, seeds: $WORK/seeds)"
-"$WORK/codec-fuzzer" -runs="$RUNS" -max_len=65536 -rss_limit_mb=2048 -timeout=10 "$@" "$WORK/corpus" "$WORK/seeds"
+echo "fuzzing: ${LENGTH[*]} (corpus: $WORK/corpus, Fuzz/corpus, seeds: $WORK/seeds)"
+"$WORK/codec-fuzzer" "${LENGTH[@]}" -max_len=65536 -rss_limit_mb=2048 -timeout=10 "$@" "$WORK/corpus" Fuzz/corpus "$WORK/seeds"
 # The geometry target: headers (any size, no pixel limit) planned into every named format's
 # geometry, the path a 0×0 HEIC once crashed the server through. Seeds: the same files, whose
 # header sides the fuzzer mutates towards 0 and 2^32-1.
 mkdir -p "$WORK/corpus-geometry"
-echo "fuzzing the geometry planner for $RUNS runs (corpus: $WORK/corpus-geometry)"
-EASEL_FUZZ_TARGET=geometry "$WORK/codec-fuzzer" -runs="$RUNS" -max_len=4096 -rss_limit_mb=2048 -timeout=10 "$@" \
-  "$WORK/corpus-geometry" "$WORK/seeds"
+echo "fuzzing the geometry planner: ${LENGTH[*]} (corpus: $WORK/corpus-geometry)"
+EASEL_FUZZ_TARGET=geometry "$WORK/codec-fuzzer" "${LENGTH[@]}" -max_len=4096 -rss_limit_mb=2048 -timeout=10 "$@" \
+  "$WORK/corpus-geometry" Fuzz/corpus "$WORK/seeds"

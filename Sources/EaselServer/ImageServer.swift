@@ -70,6 +70,17 @@ public final class ImageServer: Sendable {
     public init(configuration: ServerConfiguration, registry: PrometheusCollectorRegistry = PrometheusMetricsFactory.defaultRegistry,
                 environment: [String: String] = ProcessInfo.processInfo.environment) throws {
         try configuration.validate()
+        // A preset the parser refuses would turn every URL that names it (every URL, for
+        // `default`) into a 400: refuse it before anything starts, naming it.
+        let presets = configuration.imgproxyPresets.mapValues { $0.split(separator: "/") }
+        for (name, preset) in presets {
+            var options = ProcessingOptions()
+            do {
+                try ImgproxyURL.apply(preset, to: &options, presets: presets, depth: 1)
+            } catch {
+                throw ServerConfigurationError.invalidValue(name: "imgproxyPresets[\(name)]", value: "\(error)")
+            }
+        }
         let markURL = configuration.watermark.map { URL(fileURLWithPath: $0).standardizedFileURL }
         if let markURL, !FileManager.default.isReadableFile(atPath: markURL.path) {
             throw ServerConfigurationError.invalidValue(name: "watermark", value: "\(markURL.path) (not a readable file)")
@@ -160,7 +171,7 @@ public final class ImageServer: Sendable {
             guard let key = Data(hex: key), let salt = Data(hex: salt) else { return nil }
             return URLSigner(keys: [key], salt: salt)
         }
-        imgproxyPresets = configuration.imgproxyPresets.mapValues { $0.split(separator: "/") }
+        imgproxyPresets = presets
         signer = URLSigner(keys: configuration.signingKeys.compactMap { Data(hex: $0) }, salt: Data(hex: configuration.signingSalt) ?? Data())
         admission = Admission(limit: configuration.processingConcurrency + configuration.maxQueue) { metrics.queue.record($0) }
         var byName: [String: ServerConfiguration.Format] = [:]

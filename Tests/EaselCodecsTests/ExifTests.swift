@@ -121,7 +121,7 @@ struct ExifTests {
         // JPEG itself is sound: every damaged copy must still give its header and its pixels,
         // the EXIF parts that survive or none. An error of any kind is a failure.
         let end = 4 + (Int(tagged[4]) << 8 | Int(tagged[5])) // the APP1 segment's end
-        #expect(tagged[2] == 0xFF && tagged[3] == 0xE1 && end > 40)
+        try #require(tagged[2] == 0xFF && tagged[3] == 0xE1 && end > 40 && end <= tagged.count)
         var state: UInt64 = 0xE71F // a fixed sequence (a 64-bit LCG's high bits)
         func next() -> Int { state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407; return Int(state >> 33) }
         var orientations = Set<Int>()

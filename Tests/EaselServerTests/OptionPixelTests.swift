@@ -81,6 +81,8 @@ import Testing
             // 40×20: a reddish half and a bluish half of equal luma-ish contrast (for luma-only
             // sharpening, whose chroma must not move).
             "s11.png": try png(40, 20) { x, _ in x < 20 ? [180, 60, 60] : [60, 60, 180] },
+            // 70×60 red: twenty-odd marks do not divide it evenly.
+            "s12.png": try png(70, 60) { _, _ in red },
             // The watermark: 20×10 opaque blue.
             "mark.png": try solidMark(blue),
         ]
@@ -133,6 +135,14 @@ import Testing
         { bitmap, fetch in
             if let problem = try await a(bitmap, fetch) { return problem }
             return try await b(bitmap, fetch)
+        }
+    }
+
+    /// The answer's media type (asked again, the same path).
+    static func type(_ expected: String, of path: String) -> @Sendable (Bitmap, Fetch) async throws -> String? {
+        { _, fetch in
+            let answer = try await fetch(path)
+            return answer.contentType == expected ? nil : "Content-Type \(answer.contentType ?? "none"), not \(expected)"
         }
     }
 
@@ -292,6 +302,13 @@ import Testing
         Case(description: "native g=e", path: "/images/w=20,h=20,fit=fill,g=e,f=png/s1.png", check: all(blue, 20, 20)),
         Case(description: "native g=n", path: "/images/w=20,h=20,fit=fill,g=n,f=png/s2.png", check: all(red, 20, 20)),
         Case(description: "native g=s", path: "/images/w=20,h=20,fit=fill,g=s,f=png/s2.png", check: all(blue, 20, 20)),
+        Case(description: "native g=c", path: "/images/w=20,h=20,fit=fill,g=c,f=png/s1.png", check: all(green, 20, 20)),
+        Case(description: "native g=ne", path: "/images/w=20,h=20,fit=fill,g=ne,f=png/s1.png", check: all(blue, 20, 20)),
+        Case(description: "native g=sw", path: "/images/w=20,h=20,fit=fill,g=sw,f=png/s2.png", check: all(blue, 20, 20)),
+        Case(description: "native f=png", path: "/images/w=20,h=20,fit=fill,f=png/s1.png",
+             check: type("image/png", of: "/images/w=20,h=20,fit=fill,f=png/s1.png")),
+        Case(description: "native f=jpeg", path: "/images/w=20,h=20,fit=fill,f=jpeg/s1.png",
+             check: type("image/jpeg", of: "/images/w=20,h=20,fit=fill,f=jpeg/s1.png")),
         Case(description: "native g=nw", path: "/images/w=20,h=20,fit=fill,g=nw,f=png/s1.png", check: all(red, 20, 20)),
         Case(description: "native g=se", path: "/images/w=20,h=20,fit=fill,g=se,f=png/s2.png", check: all(blue, 20, 20)),
         Case(description: "native g=fp", path: "/images/w=20,h=20,fit=fill,g=fp:0.12:0.5,f=png/s8.png", check: focal(columns: 8...12)),
@@ -323,6 +340,8 @@ import Testing
              check: pixels((40, 40), [(20, 5, red), (20, 35, blue), (5, 5, blue)])),
         Case(description: "imgproxy ex:1:fp", path: imgproxy("rs:fit:40:40/ex:1:fp:0:0/bg:0000ff", "s9.png"),
              check: pixels((40, 40), [(5, 5, red), (19, 19, red), (35, 35, blue), (20, 5, blue)])),
+        Case(description: "imgproxy ex:1:fp, not at an edge", path: imgproxy("rs:fit:40:40/ex:1:fp:0.4:0.5/bg:0000ff", "s9.png"),
+             check: pixels((40, 40), [(6, 10, red), (5, 10, blue), (25, 10, red), (26, 10, blue), (6, 29, red), (6, 30, blue)])),
         Case(description: "imgproxy rs extend gravity", path: imgproxy("rs:fit:40:40:0:1:soea/bg:0000ff", "s9.png"),
              check: pixels((40, 40), [(35, 35, red), (5, 5, blue)])),
         Case(description: "imgproxy ex with one side", path: imgproxy("rs:fit:40:0:0:1/bg:0000ff", "s9.png"),
@@ -331,6 +350,12 @@ import Testing
         Case(description: "imgproxy g:ea", path: imgproxy("rs:fill:20:20/g:ea", "s1.png"), check: all(blue, 20, 20)),
         Case(description: "imgproxy g:no", path: imgproxy("rs:fill:20:20/g:no", "s2.png"), check: all(red, 20, 20)),
         Case(description: "imgproxy g:soea", path: imgproxy("rs:fill:20:20/g:soea", "s2.png"), check: all(blue, 20, 20)),
+        Case(description: "imgproxy g:ce", path: imgproxy("rs:fill:20:20/g:ce", "s1.png"), check: all(green, 20, 20)),
+        Case(description: "imgproxy g:so", path: imgproxy("rs:fill:20:20/g:so", "s2.png"), check: all(blue, 20, 20)),
+        Case(description: "imgproxy g:sowe", path: imgproxy("rs:fill:20:20/g:sowe", "s1.png"), check: all(red, 20, 20)),
+        Case(description: "imgproxy g:noea", path: imgproxy("rs:fill:20:20/g:noea", "s2.png"), check: all(red, 20, 20)),
+        Case(description: "imgproxy f", path: "/imgproxy/insecure/rs:fill:20:20/f:png/plain/local:///s1.png",
+             check: type("image/png", of: "/imgproxy/insecure/rs:fill:20:20/f:png/plain/local:///s1.png")),
         Case(description: "imgproxy g:nowe", path: imgproxy("rs:fill:20:20/g:nowe", "s1.png"), check: all(red, 20, 20)),
         Case(description: "imgproxy g:fp", path: imgproxy("rs:fill:20:20/g:fp:0.12:0.5", "s8.png"), check: focal(columns: 8...12)),
         Case(description: "imgproxy g:sm", path: imgproxy("rs:fill:20:20/g:sm", "s8.png"),
@@ -381,6 +406,7 @@ import Testing
              check: pixels((20, 60), [(10, 0, blue), (10, 59, red)])),
         Case(description: "thumbor left", path: thumbor("20x20/left/filters:format(png)", "s1.png"), check: all(red, 20, 20)),
         Case(description: "thumbor right", path: thumbor("20x20/right/filters:format(png)", "s1.png"), check: all(blue, 20, 20)),
+        Case(description: "thumbor center/middle", path: thumbor("20x20/center/middle/filters:format(png)", "s1.png"), check: all(green, 20, 20)),
         Case(description: "thumbor top", path: thumbor("20x20/top/filters:format(png)", "s2.png"), check: all(red, 20, 20)),
         Case(description: "thumbor bottom", path: thumbor("20x20/bottom/filters:format(png)", "s2.png"), check: all(blue, 20, 20)),
         Case(description: "thumbor smart", path: thumbor("20x20/smart/filters:format(png)", "s8.png"),
@@ -390,6 +416,8 @@ import Testing
         Case(description: "thumbor blur", path: thumbor("filters:blur(6):format(png)", "s4.png"), check: blurred(below: 40)),
         Case(description: "thumbor blur's sigma", path: thumbor("filters:blur(6,3):format(png)", "s4.png"),
              check: blurred(below: 40, moreThan: thumbor("filters:blur(6,0.7):format(png)", "s4.png"))),
+        Case(description: "thumbor blur's sigma 0 is the radius", path: thumbor("filters:blur(3,0):format(png)", "s4.png"),
+             check: sameAs(thumbor("filters:blur(3):format(png)", "s4.png"))),
         Case(description: "thumbor blur's radius cuts the kernel", path: thumbor("filters:blur(6,3):format(png)", "s4.png"),
              check: blurred(below: 40, moreThan: thumbor("filters:blur(1,3):format(png)", "s4.png"))),
         Case(description: "thumbor sharpen's amount", path: thumbor("filters:sharpen(3,0,false):format(png)", "s5.png"),
@@ -409,12 +437,17 @@ import Testing
              check: pixels((60, 60), [(10, 20, [128, 0, 128]), (9, 20, red), (29, 29, [128, 0, 128]), (30, 29, red)])),
         Case(description: "thumbor watermark from the far edges", path: thumbor("filters:watermark(mark.png,-0,-0,0):format(png)", "s10.png"),
              check: pixels((60, 60), [(59, 59, blue), (40, 50, blue), (39, 50, red)])),
-        Case(description: "thumbor watermark repeat", path: thumbor("filters:watermark(mark.png,repeat,repeat,0):format(png)", "s10.png"),
-             check: pixels((60, 60), [(0, 0, blue), (20, 0, blue), (0, 10, blue), (59, 59, blue)])),
+        // 70 wide: three 20-wide copies with the 10 pixels left shared out (x 0, 25, 50); 60
+        // high: six rows, no gap.
+        Case(description: "thumbor watermark repeat", path: thumbor("filters:watermark(mark.png,repeat,repeat,0):format(png)", "s12.png"),
+             check: pixels((70, 60), [(0, 0, blue), (19, 0, blue), (20, 0, red), (24, 0, red), (25, 0, blue), (49, 59, red),
+                                      (50, 59, blue), (69, 30, blue)])),
         Case(description: "thumbor watermark w_ratio", path: thumbor("filters:watermark(mark.png,0,0,0,50):format(png)", "s10.png"),
              check: pixels((60, 60), [(29, 0, blue), (30, 0, red), (0, 14, blue), (0, 15, red)])),
         Case(description: "thumbor watermark h_ratio", path: thumbor("filters:watermark(mark.png,0,0,0,none,10):format(png)", "s10.png"),
              check: pixels((60, 60), [(11, 0, blue), (12, 0, red), (0, 5, blue), (0, 6, red)])),
+        Case(description: "thumbor watermark ratio 0 is no limit", path: thumbor("filters:watermark(mark.png,0,0,0,0,0):format(png)", "s10.png"),
+             check: sameAs(thumbor("filters:watermark(mark.png,0,0,0):format(png)", "s10.png"))),
         Case(description: "thumbor focal", path: thumbor("20x20/filters:focal(10x0:14x20):format(png)", "s8.png"), check: focal(columns: 8...12)),
         Case(description: "thumbor fill", path: thumbor("fit-in/40x40/filters:fill(blue):format(png)", "s9.png"),
              check: pixels((40, 40), [(0, 0, blue + [255]), (20, 20, red)])),
@@ -464,30 +497,65 @@ import Testing
         }
     }
 
-    /// Arguments that would be accepted and ignored are refused, naming what is wrong.
+    /// Arguments that would be accepted and ignored are refused with a 400 whose message names
+    /// what is wrong (a watermark is configured, so the watermark cases fail on their argument).
     @Test(arguments: [
-        "/imgproxy/insecure/q:80:90/plain/local:///s1.png@png",
-        "/imgproxy/insecure/bl:-1/plain/local:///s1.png@png",
-        "/imgproxy/insecure/bg:1:2:3:4/plain/local:///s1.png@png",
-        "/imgproxy/insecure/wm:2/plain/local:///s1.png@png",
-        "/imgproxy/insecure/wm:1:ce:0:0:0:9/plain/local:///s1.png@png",
-        "/imgproxy/insecure/g:fp:0.5:0.5:1/plain/local:///s1.png@png",
-        "/imgproxy/insecure/ex:1:sm/plain/local:///s1.png@png",
-        "/thumbor/unsafe/filters:sharpen(2)/s1.png",
-        "/thumbor/unsafe/filters:sharpen(2,1,maybe)/s1.png",
-        "/thumbor/unsafe/filters:round_corner(10)/s1.png",
-        "/thumbor/unsafe/filters:quality(80.5)/s1.png",
-        "/thumbor/unsafe/filters:watermark(mark.png,repeat,10,0)/s1.png",
-        "/thumbor/unsafe/filters:blur(2.5)/s1.png",
-        "/thumbor/unsafe/trim:500/s1.png",
-        "/images/w=10,w=20/s1.png",
+        ("/imgproxy/insecure/q:80:90/plain/local:///s1.png@png", "at most 1 argument"),
+        ("/imgproxy/insecure/bl:-1/plain/local:///s1.png@png", "sigma is 0 or more"),
+        ("/imgproxy/insecure/bg:1:2:3:4/plain/local:///s1.png@png", "background"),
+        ("/imgproxy/insecure/bg:255:0/plain/local:///s1.png@png", "background"),
+        ("/imgproxy/insecure/wm:2/plain/local:///s1.png@png", "opacity is 0–1"),
+        ("/imgproxy/insecure/wm:1:ce:0:0:0:9/plain/local:///s1.png@png", "at most 5 arguments"),
+        ("/imgproxy/insecure/wm:1:re:-5:0/plain/local:///s1.png@png", "gaps"),
+        ("/imgproxy/insecure/g:fp:0.5:0.5:1/plain/local:///s1.png@png", "at most 3 arguments"),
+        ("/imgproxy/insecure/ex:1:sm/plain/local:///s1.png@png", "no smart gravity"),
+        ("/imgproxy/insecure/ex:1::5:5/plain/local:///s1.png@png", "offsets without a gravity"),
+        ("/imgproxy/insecure/c:20:20::5:5/plain/local:///s1.png@png", "offsets without a gravity"),
+        ("/imgproxy/insecure/rs:fit:40:40:0:1:ce:0:0:9/plain/local:///s1.png@png", "at most 8 arguments"),
+        ("/imgproxy/insecure/dpr:2/el:1/plain/local:///s1.png@png", "dpr with enlarge"),
+        ("/thumbor/unsafe/filters:sharpen(2)/s1.png", "sharpen takes"),
+        ("/thumbor/unsafe/filters:sharpen(2,1,maybe)/s1.png", "luminance_only"),
+        ("/thumbor/unsafe/filters:round_corner(10)/s1.png", "round_corner takes"),
+        ("/thumbor/unsafe/filters:round_corner(10|0,0,0,0)/s1.png", "round_corner radius"),
+        ("/thumbor/unsafe/filters:quality(80.5)/s1.png", "whole number"),
+        ("/thumbor/unsafe/filters:watermark(mark.png,repeat,10,0)/s1.png", "repeat on one axis"),
+        ("/thumbor/unsafe/filters:blur(2.5)/s1.png", "blur takes"),
+        ("/thumbor/unsafe/filters:blur(2):blur(3)/s1.png", "given twice"),
+        ("/thumbor/unsafe/filters:format(png,x)/s1.png", "format takes one"),
+        ("/thumbor/unsafe/filters:grayscale(1)/s1.png", "takes no arguments"),
+        ("/thumbor/unsafe/filters:upscale(1)/s1.png", "takes no arguments"),
+        ("/thumbor/unsafe/filters:strip_exif(1)/s1.png", "takes no arguments"),
+        ("/thumbor/unsafe/filters:focal(0x0:1x1,2)/s1.png", "focal takes"),
+        ("/thumbor/unsafe/fit-in/40x40/filters:fill(red,true):background_color(blue)/s1.png", "give one"),
+        ("/thumbor/unsafe/fit-in/40x40/filters:fill(transparent):background_color(blue)/s1.png", "contradict"),
+        ("/thumbor/unsafe/trim:500/s1.png", "trim"),
+        ("/images/w=10,w=20/s1.png", "given twice"),
     ])
-    func ignoredArgumentsAreRefused(_ path: String) async throws {
-        let server = try TestServer { $0.allowUnsignedAdHoc = true }
+    func ignoredArgumentsAreRefused(_ path: String, _ reason: String) async throws {
+        let mark = try TemporaryDirectory()
+        try solidMark(Self.blue).write(to: mark.child("mark.png"))
+        let server = try TestServer {
+            $0.allowUnsignedAdHoc = true
+            $0.watermark = mark.child("mark.png").path
+        }
         for (name, data) in try Self.fixtures() { try data.write(to: server.origin.child(name)) }
         try await server.test { client in
             let response = try await get(client, path)
-            #expect(response.status == .badRequest, "\(path): \(response.status)")
+            let body = String(buffer: response.body)
+            #expect(response.status == .badRequest && body.contains(reason), "\(path): \(response.status) \(body)")
         }
+    }
+
+    /// An imgproxy preset the parser refuses stops the server at start, naming the preset
+    /// (instead of turning every URL that names it into a 400).
+    @Test func aPresetThatCannotBeParsedStopsTheServer() async throws {
+        #expect(throws: ServerConfigurationError.self) {
+            _ = try TestServer { $0.imgproxyPresets = ["default": "q:80:90"] }
+        }
+        #expect(throws: ServerConfigurationError.self) {
+            _ = try TestServer { $0.imgproxyPresets = ["thumb": "rs:fill:100:100/bl:-1"] }
+        }
+        let good = try TestServer { $0.imgproxyPresets = ["thumb": "rs:fill:100:100/g:sm"] }
+        await good.server.shutdown()
     }
 }

@@ -13,20 +13,37 @@ public struct GaussianBlur: ImageProcessor, Hashable {
         precondition(sigma > 0 && sigma <= 250, "blur sigma must be in (0, 250]")
         precondition(radius.map { $0 >= 1 && $0 <= 1_000 } ?? true, "blur radius must be in 1...1000")
         self.sigma = sigma
-        self.radius = radius
+        // A radius that cuts nothing is no radius (equal values, equal identifiers).
+        self.radius = radius.flatMap { $0 < Self.fullRadius(sigma) ? $0 : nil }
     }
+
+    static func fullRadius(_ sigma: Double) -> Int { max(1, Int(checked: (3 * sigma).rounded(.up))) }
 
     /// The kernel's reach each way, in pixels.
-    var kernelRadius: Int { min(radius ?? .max, max(1, Int(checked: (3 * sigma).rounded(.up)))) }
+    var kernelRadius: Int { min(radius ?? .max, Self.fullRadius(sigma)) }
 
-    public var identifier: String {
-        guard let radius, radius < max(1, Int(checked: (3 * sigma).rounded(.up))) else { return "blur(\(sigma))" }
-        return "blur(\(sigma),r\(radius))"
+    /// The standard deviation of the kernel as cut: what box passes approximate when the cut
+    /// kernel is too wide to run exactly.
+    var effectiveSigma: Double {
+        guard let radius else { return sigma }
+        var weight = 0.0, variance = 0.0
+        for k in -radius...radius {
+            let w = exp(-Double(k * k) / (2 * sigma * sigma))
+            weight += w
+            variance += w * Double(k * k)
+        }
+        return (variance / weight).squareRoot()
     }
+
+    /// Kernels wider than this each way run as box passes (O(pixels) whatever the width).
+    static let exactRadiusLimit = 3 * Int(BoxBlur.exactSigmaLimit.rounded(.up))
+
+    public var identifier: String { radius.map { "blur(\(sigma),r\($0))" } ?? "blur(\(sigma))" }
 
     /// - Throws: `CodecError.cancelled` when the work is cancelled (checked every row).
     /// - Complexity: O(pixels × sigma) up to `BoxBlur.exactSigmaLimit` (an exact kernel), O(pixels)
-    ///   past it (three box passes), so no sigma costs more than a small one.
+    ///   past it (three box passes; for a cut kernel, past `exactRadiusLimit` taps each way), so
+    ///   no sigma or radius costs more than a small one.
     public func process(_ bitmap: Bitmap) throws -> Bitmap {
         let width = bitmap.width, height = bitmap.height
         let channels = bitmap.pixelFormat == .rgba8 && bitmap.isKnownOpaque ? 3 : bitmap.pixelFormat.bytesPerPixel
@@ -35,8 +52,10 @@ public struct GaussianBlur: ImageProcessor, Hashable {
         // One plane of premultiplied pixels: blurred in place by box passes, or the exact
         // kernel's horizontal pass (whose vertical pass writes the result directly).
         var plane = [SIMD4<Float>](repeating: .zero, count: width * height)
-        // Box passes approximate the whole Gaussian; a kernel cut short needs the exact one.
-        if sigma > BoxBlur.exactSigmaLimit, kernelRadius >= Int(checked: (3 * sigma).rounded(.up)) {
+        // Box passes approximate a wide Gaussian (a cut one by the cut kernel's own deviation,
+        // when it is still too wide to run exactly).
+        let boxSigma = radius == nil ? sigma : effectiveSigma
+        if radius == nil ? sigma > BoxBlur.exactSigmaLimit : kernelRadius > Self.exactRadiusLimit && boxSigma > BoxBlur.exactSigmaLimit {
             try plane.withUnsafeMutableBufferPointer { plane in
                 bitmap.withUnsafeBytes { source in
                     for y in 0..<height {
@@ -44,7 +63,7 @@ public struct GaussianBlur: ImageProcessor, Hashable {
                         for x in 0..<width { plane[y * width + x] = Resampler.load(row, index: x, channels: channels) }
                     }
                 }
-                try BoxBlur.blur(plane.baseAddress!, width: width, height: height, sigma: sigma)
+                try BoxBlur.blur(plane.baseAddress!, width: width, height: height, sigma: boxSigma)
             }
             result.withUnsafeMutableBytes { destination in
                 for y in 0..<height {
@@ -133,6 +152,7 @@ public struct RoundedCorners: ImageProcessor, Hashable {
 
     public func process(_ bitmap: Bitmap) throws -> Bitmap {
         var result = bitmap.converted(to: .rgba8)
+        let opaque = result.isKnownOpaque
         let width = Double(result.width), height = Double(result.height), rowBytes = result.rowBytes
         let w = result.width, h = result.height
         result.withUnsafeMutableBytes { bytes in
@@ -152,6 +172,8 @@ public struct RoundedCorners: ImageProcessor, Hashable {
                 }
             }
         }
+        // Painted corners leave alpha as it was.
+        if fill != nil, opaque { result.markOpaque() }
         return result
     }
 

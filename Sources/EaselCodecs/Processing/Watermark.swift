@@ -22,6 +22,10 @@ public struct Watermark: ImageProcessor {
         /// Repeated over the whole image from its top-left corner; `offsetX` and `offsetY` (when
         /// positive) are the gaps between copies.
         case tiled
+        /// thumbor's `repeat`: as many whole copies as fit along each axis, spread evenly from
+        /// edge to edge (the first at 0, the space left shared out between them); none on an
+        /// axis the mark is larger than. `offsetX` and `offsetY` are not used.
+        case spread
 
         /// Stable text for identifiers.
         public var description: String {
@@ -37,6 +41,7 @@ public struct Watermark: ImageProcessor {
             case .southWest: "southWest"
             case .offset(let x, let y): "offset(\(x),\(y))"
             case .tiled: "tiled"
+            case .spread: "spread"
             }
         }
     }
@@ -137,7 +142,7 @@ public struct Watermark: ImageProcessor {
         case .offset(let x, let y):
             let x = Self.clamped(x), y = Self.clamped(y)
             return (x >= 0 ? x : width + x - markWidth, y >= 0 ? y : height + y - markHeight)
-        case .tiled: return (0, 0)
+        case .tiled, .spread: return (0, 0)
         }
     }
 
@@ -179,6 +184,10 @@ public struct Watermark: ImageProcessor {
                     for y in Swift.stride(from: 0, to: height, by: stepY) {
                         for x in Swift.stride(from: 0, to: width, by: stepX) { draw(originX: x, originY: y) }
                     }
+                } else if position == .spread {
+                    for y in Self.spread(height, markHeight) {
+                        for x in Self.spread(width, markWidth) { draw(originX: x, originY: y) }
+                    }
                 } else {
                     draw(originX: single.x, originY: single.y)
                 }
@@ -186,6 +195,14 @@ public struct Watermark: ImageProcessor {
         }
         if opaque { result.markOpaque() }
         return result
+    }
+
+    /// Where `.spread` puts copies of a mark `mark` long along a side `size` long.
+    static func spread(_ size: Int, _ mark: Int) -> [Int] {
+        let count = size / max(1, mark)
+        guard count > 0 else { return [] }
+        let gap = (size - count * mark) / max(1, count - 1)
+        return (0..<count).map { $0 * (mark + gap) }
     }
 
     /// Straight-alpha "over": `mark` (coverage `markAlpha`, 0…1) over `base`.

@@ -10,7 +10,8 @@ import Foundation
 ///
 /// `luminanceOnly` boosts only luma (BT.601 Y of full-range YCbCr) and leaves the chroma as it
 /// was, so coloured edges gain no colour fringes. Alpha is kept as it is; gray images have one
-/// channel. Edges are mirrored. Memory: five `Float` planes of the image's size (three for gray).
+/// channel. Edges are mirrored. Memory: seven `Float` planes of the image's size (five for gray; two
+/// more for an image with transparency, whose alpha weighs every smoothing as `Sharpen`'s does).
 public struct WaveletSharpen: ImageProcessor, Hashable {
     /// Strength: 0 (no change) … 100. thumbor's typical values are 0…10.
     public var amount: Double
@@ -78,11 +79,26 @@ public struct WaveletSharpen: ImageProcessor, Hashable {
                 }
             }
         }
-        var low = [Float](repeating: 0, count: count), smoother = [Float](repeating: 0, count: count)
-        var line = [Float](repeating: 0, count: max(width, height))
+        // Alpha as weights, unless the image is opaque (then every weight is 1).
+        var alpha: [Float]?
+        if !isGray, !bitmap.isKnownOpaque {
+            var weights = [Float](repeating: 1, count: count)
+            var opaque = true
+            bitmap.withUnsafeBytes { raw in
+                for y in 0..<height {
+                    let row = raw.baseAddress! + y * sourceRowBytes
+                    for x in 0..<width {
+                        let a = row.load(fromByteOffset: x * 4 + 3, as: UInt8.self)
+                        if a != 255 { opaque = false }
+                        weights[y * width + x] = Float(a) / 255
+                    }
+                }
+            }
+            if !opaque { alpha = weights }
+        }
+        let gains = (0..<Self.levels).map { gain(level: $0) }
         for c in 0..<(luminanceOnly || isGray ? 1 : channels) {
-            try Self.boost(&planes[c], low: &low, smoother: &smoother, line: &line, width: width, height: height,
-                           gains: (0..<Self.levels).map { gain(level: $0) })
+            try Self.boost(&planes[c], alpha: alpha, width: width, height: height, gains: gains)
         }
         var result = Bitmap(width: width, height: height, pixelFormat: bitmap.pixelFormat)
         let rowBytes = result.rowBytes
@@ -121,36 +137,73 @@ public struct WaveletSharpen: ImageProcessor, Hashable {
         return result
     }
 
-    /// Replaces `plane` by the sum of its detail layers, each times its gain, and the residue.
-    /// `low` and `smoother` hold the current and the next smoothing; `line` one row or column.
-    static func boost(_ plane: inout [Float], low: inout [Float], smoother: inout [Float], line: inout [Float],
-                      width: Int, height: Int, gains: [Float]) throws {
+    /// Replaces `plane` (straight values) by the sum of its detail layers, each times its gain,
+    /// and the residue. With `alpha` (0…1 per pixel, for an image that is not opaque) every
+    /// smoothing weighs the values by alpha, so the colour hidden under transparent pixels never
+    /// reaches a visible one: the smoothed layers are the smoothed premultiplied values over the
+    /// smoothed alpha.
+    static func boost(_ plane: inout [Float], alpha: [Float]?, width: Int, height: Int, gains: [Float]) throws {
         let count = width * height
-        // `plane` becomes the accumulator of boosted detail; `low` the layer being split.
-        for i in 0..<count {
-            low[i] = plane[i]
-            plane[i] = 0
-        }
+        var previous = plane // the straight layer being split
+        var low = alpha.map { a in (0..<count).map { plane[$0] * a[$0] } } ?? plane
+        var lowAlpha = alpha ?? []
+        var smooth = [Float](repeating: 0, count: count), smoothAlpha = alpha == nil ? [] : smooth
+        var scratch = [Float](repeating: 0, count: count)
+        for i in 0..<count { plane[i] = 0 } // the accumulator of boosted detail
         for (level, gain) in gains.enumerated() {
             if WorkCancellation.isCancelled { throw CodecError.cancelled }
             let step = 1 << level
-            // Rows, then columns: smoother = hat(low) with taps `step` apart, edges mirrored.
-            for y in 0..<height {
-                for x in 0..<width { line[x] = low[y * width + x] }
-                for x in 0..<width {
-                    smoother[y * width + x] = 0.25 * (2 * line[x] + line[mirror(x - step, width)] + line[mirror(x + step, width)])
+            hat(low, into: &smooth, scratch: &scratch, width: width, height: height, step: step)
+            if alpha != nil {
+                hat(lowAlpha, into: &smoothAlpha, scratch: &scratch, width: width, height: height, step: step)
+                for i in 0..<count {
+                    // Where the whole neighbourhood is transparent, nothing is smoothed.
+                    let straight = smoothAlpha[i] > 1e-6 ? smooth[i] / smoothAlpha[i] : previous[i]
+                    plane[i] += (previous[i] - straight) * gain
+                    previous[i] = straight
+                }
+                swap(&lowAlpha, &smoothAlpha)
+            } else {
+                for i in 0..<count {
+                    plane[i] += (previous[i] - smooth[i]) * gain
+                    previous[i] = smooth[i]
                 }
             }
-            for x in 0..<width {
-                for y in 0..<height { line[y] = smoother[y * width + x] }
-                for y in 0..<height {
-                    smoother[y * width + x] = 0.25 * (2 * line[y] + line[mirror(y - step, height)] + line[mirror(y + step, height)])
-                }
-            }
-            for i in 0..<count { plane[i] += (low[i] - smoother[i]) * gain }
-            swap(&low, &smoother)
+            swap(&low, &smooth)
         }
-        for i in 0..<count { plane[i] += low[i] }
+        for i in 0..<count { plane[i] += previous[i] }
+    }
+
+    /// One smoothing: `output` = `input` through the 1-2-1 hat kernel with taps `step` apart,
+    /// rows then columns, edges mirrored. Both passes run along rows (the vertical one combines
+    /// three whole rows), so memory is read in order.
+    static func hat(_ input: [Float], into output: inout [Float], scratch: inout [Float], width: Int, height: Int, step: Int) {
+        input.withUnsafeBufferPointer { source in
+            scratch.withUnsafeMutableBufferPointer { middle in
+                for y in 0..<height {
+                    let row = source.baseAddress! + y * width, out = middle.baseAddress! + y * width
+                    // The interior needs no mirroring; the edges (all of a narrow row) do.
+                    let first = min(step, width), last = max(first, width - step)
+                    for x in first..<last {
+                        out[x] = 0.25 * (2 * row[x] + row[x - step] + row[x + step])
+                    }
+                    for x in Array(0..<first) + Array(last..<width) {
+                        out[x] = 0.25 * (2 * row[x] + row[mirror(x - step, width)] + row[mirror(x + step, width)])
+                    }
+                }
+            }
+        }
+        scratch.withUnsafeBufferPointer { middle in
+            output.withUnsafeMutableBufferPointer { destination in
+                for y in 0..<height {
+                    let above = middle.baseAddress! + mirror(y - step, height) * width
+                    let here = middle.baseAddress! + y * width
+                    let below = middle.baseAddress! + mirror(y + step, height) * width
+                    let out = destination.baseAddress! + y * width
+                    for x in 0..<width { out[x] = 0.25 * (2 * here[x] + above[x] + below[x]) }
+                }
+            }
+        }
     }
 
     /// An index reflected into 0..<size (about 0 and about size − 1, as often as needed).

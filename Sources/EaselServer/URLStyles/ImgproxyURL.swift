@@ -140,21 +140,31 @@ struct ImgproxyURL {
                     throw RequestError.invalid("option \(name) takes at most \(count) argument\(count == 1 ? "" : "s")")
                 }
             }
+            /// Offsets after an empty gravity would be read by nothing.
+            func gravityGiven(at index: Int) throws -> Substring? {
+                if let gravity = arg(index) { return gravity }
+                guard args.dropFirst(index + 1).allSatisfy(\.isEmpty) else {
+                    throw RequestError.invalid("option \(name): offsets without a gravity")
+                }
+                return nil
+            }
             switch name {
             case "resize", "rs":
                 // rs:type:width:height:enlarge:extend[:gravity[:x:y]]
+                try atMost(8)
                 if let type = arg(0) { options.mode = try resizingType(type) }
                 if let width = try int(1, "width") { options.width = width }
                 if let height = try int(2, "height") { options.height = height }
                 if let enlarge = try bool(3) { options.enlarge = enlarge }
                 if let extend = try bool(4) { options.extend = extend }
-                if let gravity = arg(5) { options.extendGravity = try extendGravity(gravity, Array(args.dropFirst(6)), option: name) }
+                if let gravity = try gravityGiven(at: 5) { options.extendGravity = try extendGravity(gravity, Array(args.dropFirst(6)), option: name) }
             case "size", "s":
+                try atMost(7)
                 if let width = try int(0, "width") { options.width = width }
                 if let height = try int(1, "height") { options.height = height }
                 if let enlarge = try bool(2) { options.enlarge = enlarge }
                 if let extend = try bool(3) { options.extend = extend }
-                if let gravity = arg(4) { options.extendGravity = try extendGravity(gravity, Array(args.dropFirst(5)), option: name) }
+                if let gravity = try gravityGiven(at: 4) { options.extendGravity = try extendGravity(gravity, Array(args.dropFirst(5)), option: name) }
             case "resizing_type", "rt":
                 try atMost(1)
                 options.mode = try resizingType(args[0])
@@ -173,8 +183,11 @@ struct ImgproxyURL {
                 options.enlarge = try bool(0) ?? false
             case "extend", "ex":
                 options.extend = try bool(0) ?? false
-                if let gravity = arg(1) { options.extendGravity = try extendGravity(gravity, Array(args.dropFirst(2)), option: name) }
-            case "gravity", "g": options.gravity = try gravity(args[0], Array(args.dropFirst()), option: name)
+                try atMost(4)
+                if let gravity = try gravityGiven(at: 1) { options.extendGravity = try extendGravity(gravity, Array(args.dropFirst(2)), option: name) }
+            case "gravity", "g":
+                try atMost(3)
+                options.gravity = try gravity(args[0], Array(args.dropFirst()), option: name)
             case "quality", "q":
                 try atMost(1)
                 guard let quality = try int(0, "quality"), quality <= 100 else { throw RequestError.invalid("quality is 0–100") }
@@ -185,7 +198,8 @@ struct ImgproxyURL {
             case "crop", "c":
                 let width = try double(0, "width") ?? 0, height = try double(1, "height") ?? 0
                 guard width >= 0, height >= 0 else { throw RequestError.invalid("crop sizes are ≥ 0") }
-                options.cropGravity = try arg(2).map { try gravity($0, Array(args.dropFirst(3)), option: "crop") }
+                try atMost(5)
+                options.cropGravity = try gravityGiven(at: 2).map { try gravity($0, Array(args.dropFirst(3)), option: "crop") }
                 options.crop = .size(width: width, height: height, gravity: .center)
             case "blur", "bl":
                 // 0 is imgproxy's "no blur"; a negative sigma is a 400, as in imgproxy.
@@ -219,6 +233,9 @@ struct ImgproxyURL {
                 let dx = try double(2, "x offset") ?? 0, dy = try double(3, "y offset") ?? 0
                 guard dx.magnitude <= 1_048_576, dy.magnitude <= 1_048_576 else { throw RequestError.invalid("watermark offsets are at most 1048576") }
                 guard dx.rounded() == dx, dy.rounded() == dy else { throw RequestError.invalid("watermark offsets are whole pixels") }
+                if mark.position == .tiled, dx < 0 || dy < 0 {
+                    throw RequestError.invalid("watermark re: the gaps between copies (x, y) are 0 or more")
+                }
                 mark.offsetX = Int(checked: dx)
                 mark.offsetY = Int(checked: dy)
                 // imgproxy: the mark fits inside scale × the image, on both axes.
@@ -239,7 +256,8 @@ struct ImgproxyURL {
                 try atMost(1)
                 break  // changes the URL (for CDNs), not the image
             case "background", "bg":
-                try atMost(3)
+                // bg:R:G:B or bg:hex (an empty one: none).
+                guard args.count == 1 || args.count == 3 else { throw RequestError.invalid("background is R:G:B (0–255) or a hex colour") }
                 if args.count == 3 {
                     guard let r = UInt8(args[0]), let g = UInt8(args[1]), let b = UInt8(args[2]) else {
                         throw RequestError.invalid("background is R:G:B (0–255) or a hex colour")

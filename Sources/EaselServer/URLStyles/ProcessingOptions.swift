@@ -115,6 +115,11 @@ struct ProcessingOptions: Sendable {
             if h == 0 { h = limit }
             if w * h > maxPixels { h = max(1, maxPixels / w) }
         }
+        // Without a size there is nothing for the dpr to multiply but the source's own size,
+        // which this chain does not know: enlarging by the dpr would be silently dropped.
+        if width == 0, height == 0, dpr != 1, enlarge == true {
+            throw RequestError.invalid("dpr with enlarge needs a width or a height")
+        }
         let upscale = (width == 0 && height == 0) ? false : enlarge
         chain.append(Resize(width: w, height: h, mode: mode, upscale: upscale,
                             gravity: mode == .fit || mode == .exact ? .center : gravity))

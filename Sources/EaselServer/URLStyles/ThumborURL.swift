@@ -112,8 +112,16 @@ struct ThumborURL {
                 segments.removeFirst()
             }
             filters = Substring(joined)
+            // Each filter once: a repeated one would override the first (filters apply in a
+            // fixed order, not in the URL's).
+            var seen = Set<String>()
+            var backgroundColour: (UInt8, UInt8, UInt8)?
             for filter in try Self.filters(filters.dropFirst("filters:".count)) {
                 let (name, args) = filter
+                guard seen.insert(name).inserted else { throw RequestError.invalid("filter \(name) is given twice") }
+                func noArguments() throws {
+                    guard args.isEmpty else { throw RequestError.invalid("\(name)() takes no arguments") }
+                }
                 func number(_ index: Int) throws -> Double {
                     guard index < args.count, let value = Double(args[index].trimmingCharacters(in: .whitespaces)), value.isFinite else {
                         throw RequestError.invalid("filter \(name) needs a number as argument \(index + 1)")
@@ -127,16 +135,18 @@ struct ThumborURL {
                     }
                     options.quality = quality
                 case "format":
-                    guard let type = args.first else { throw RequestError.invalid("format needs a name") }
-                    options.format = try ImgproxyURL.outputFormat(Substring(type))
+                    guard args.count == 1 else { throw RequestError.invalid("format takes one name") }
+                    options.format = try ImgproxyURL.outputFormat(Substring(args[0].trimmingCharacters(in: .whitespaces)))
                 case "blur":
                     // blur(radius[, sigma]): a Gaussian of that sigma (default: the radius) cut at
                     // the radius; radius 0 is no blur.
                     guard (1...2).contains(args.count), let radius = Int(args[0].trimmingCharacters(in: .whitespaces)), (0...150).contains(radius) else {
                         throw RequestError.invalid("blur takes a radius 0–150 (a whole number) and an optional sigma")
                     }
-                    let sigma = args.count > 1 ? try number(1) : Double(radius)
-                    guard sigma > 0, sigma <= 250 else { throw RequestError.invalid("blur's sigma is above 0 and at most 250") }
+                    // thumbor: a sigma of 0 is the radius.
+                    let given = args.count > 1 ? try number(1) : 0
+                    let sigma = given == 0 ? Double(radius) : given
+                    guard radius == 0 || (sigma > 0 && sigma <= 250) else { throw RequestError.invalid("blur's sigma is above 0 and at most 250") }
                     options.blur = radius > 0 ? sigma : nil
                     options.blurRadius = radius > 0 ? radius : nil
                 case "sharpen":
@@ -151,14 +161,16 @@ struct ThumborURL {
                     } catch {
                         throw RequestError.invalid("bad sharpen: \(error)")
                     }
-                case "grayscale": options.grayscale = true
+                case "grayscale":
+                    try noArguments()
+                    options.grayscale = true
                 case "round_corner":
                     // round_corner(a|b, r, g, b[, transparent]): `a` across, `b` (default `a`) down.
                     guard let first = args.first else { throw RequestError.invalid("round_corner needs a radius") }
                     let radii = first.split(separator: "|", omittingEmptySubsequences: false).map { Double($0.trimmingCharacters(in: .whitespaces)) }
                     guard (1...2).contains(radii.count), let a = radii[0], let b = radii.last ?? nil,
-                          a.isFinite, b.isFinite, a >= 0, b >= 0, a <= 8192, b <= 8192 else {
-                        throw RequestError.invalid("bad round_corner radius \(first): a or a|b, 0–8192")
+                          a.isFinite, b.isFinite, a > 0, b > 0, a <= 8192, b <= 8192 else {
+                        throw RequestError.invalid("bad round_corner radius \(first): a or a|b, above 0 and at most 8192")
                     }
                     options.cornerRadii = (a, b)
                     // The colour is required, as in thumbor; `transparent` (default false) leaves the
@@ -177,7 +189,7 @@ struct ThumborURL {
                 case "watermark":
                     options.watermark = try watermark(args)
                 case "focal":
-                    guard let region = args.first, isManualCrop(Substring(region)) else {
+                    guard args.count == 1, let region = args.first, isManualCrop(Substring(region)) else {
                         throw RequestError.invalid("focal takes AxB:CxD")
                     }
                     let n = region.split(whereSeparator: { $0 == "x" || $0 == ":" }).compactMap { Int($0) }
@@ -189,7 +201,7 @@ struct ThumborURL {
                     if case .edges(let l, let t, _, _) = options.crop { (left, top) = (min(max(0, l), 1 << 20), min(max(0, t), 1 << 20)) }
                     options.gravity = .focalPixel(x: (n[0] + n[2]) / 2 - left, y: (n[1] + n[3]) / 2 - top)
                 case "strip_exif", "strip_icc":
-                    break  // answers never carry metadata or a profile (colour is converted to sRGB)
+                    try noArguments()  // answers never carry metadata or a profile (colour is converted to sRGB)
                 case "fill":
                     // fill(colour[, fill_transparent]): the colour `fit-in` pads with; with
                     // fill_transparent, the image's own transparent pixels take it too.
@@ -213,12 +225,27 @@ struct ThumborURL {
                     guard args.count == 1 else { throw RequestError.invalid("background_color takes one colour") }
                     let text = args[0].trimmingCharacters(in: .whitespaces)
                     guard let colour = ProcessingOptions.colour(Substring(text)) else { throw RequestError.invalid("bad colour \(text)") }
-                    options.background = colour
-                case "upscale": upscale = true
-                case "no_upscale": upscale = false
+                    backgroundColour = colour
+                case "upscale":
+                    try noArguments()
+                    upscale = true
+                case "no_upscale":
+                    try noArguments()
+                    upscale = false
                 default:
                     throw RequestError.invalid("unknown filter \(name)")
                 }
+            }
+            if let backgroundColour {
+                // Two colours for the same transparent pixels, or a flatten a transparent
+                // canvas would undo: refused rather than one silently winning.
+                if let filled, filled.fillTransparent {
+                    throw RequestError.invalid("fill(…, true) and background_color both colour transparent pixels: give one")
+                }
+                if let filled, filled.transparent, fitIn {
+                    throw RequestError.invalid("fill(transparent) and background_color contradict each other")
+                }
+                options.background = backgroundColour
             }
         }
         let sourceText = segments.joined(separator: "/")
@@ -259,7 +286,7 @@ struct ThumborURL {
         let x = args[1].trimmingCharacters(in: .whitespaces), y = args[2].trimmingCharacters(in: .whitespaces)
         if x == "repeat" || y == "repeat" {
             guard x == y else { throw RequestError.invalid("watermark repeat on one axis only is not supported (repeat both x and y)") }
-            mark.position = .tiled
+            mark.position = .spread
         } else {
             // Each axis: a margin from the near edge, from the far edge when written with `-`
             // (`-0` included), or centred.
@@ -278,7 +305,7 @@ struct ThumborURL {
         // (`none` or `false`: that side is not limited).
         func ratio(_ text: String) throws -> Double {
             let text = text.trimmingCharacters(in: .whitespaces)
-            if ["none", "false", "False"].contains(text) { return 0 }
+            if ["none", "false", "False", "0"].contains(text) { return 0 }
             guard let value = Double(text), value > 0, value <= 100 else { throw RequestError.invalid("bad watermark ratio \(text)") }
             return value / 100
         }
