@@ -64,6 +64,21 @@ import Testing
         #expect(!luma.hasSamePixels(as: colours) && !luma.hasSamePixels(as: all))
     }
 
+    @Test func theColourUnderTransparentPixelsNeverReachesVisibleOnes() throws {
+        // Opaque red on the left, transparent on the right: hidden black or hidden white there
+        // must give the same visible pixels (alpha weighs every smoothing).
+        func image(hidden: [UInt8]) -> Bitmap {
+            Self.image(40, 20) { x, _ in x < 20 ? [255, 0, 0, 255] : hidden + [0] }
+        }
+        let sharpen = try WaveletSharpen(amount: 3, radius: 0)
+        let overBlack = try sharpen.process(image(hidden: [0, 0, 0])), overWhite = try sharpen.process(image(hidden: [255, 255, 255]))
+        for x in 0..<20 {
+            #expect(overBlack.pixel(x: x, y: 10) == overWhite.pixel(x: x, y: 10), "x = \(x)")
+            #expect(overBlack.pixel(x: x, y: 10) == [255, 0, 0, 255], "a flat opaque area stays flat: x = \(x)")
+        }
+        #expect(overBlack.pixel(x: 30, y: 10)[3] == 0)
+    }
+
     @Test func waveletSharpenRefusesParametersOutOfRange() {
         #expect(throws: CodecError.self) { try WaveletSharpen(amount: -1, radius: 0) }
         #expect(throws: CodecError.self) { try WaveletSharpen(amount: 1, radius: 9) }
