@@ -43,8 +43,8 @@ public final class S3Store: DataStore {
         public var removals = 0
     }
 
-    private let counts = Mutex(Statistics())
-    private let pendingWrites = Mutex(0)
+    private let counts = Locked(Statistics())
+    private let pendingWrites = Locked(0)
     private let background = BackgroundTasks()
 
     /// Waits for removals of damaged objects started by reads (before the client shuts down).

@@ -44,7 +44,7 @@ public final class ImageServer: Sendable {
     /// The configured watermark image (`watermark`): read through the pipeline like a source.
     let configuredMark: URL?
     /// Watermark images ready to composite, by source key (dropped when their source is purged).
-    let marks = Mutex(MarkMemo())
+    let marks = Locked(MarkMemo())
     let cacheControl: String
     /// The ready-answer index: repeat requests answered in the channel pipeline from the memory
     /// tier (`ReadyAnswerHandler`).

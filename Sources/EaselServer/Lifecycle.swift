@@ -41,7 +41,7 @@ extension ImageServer {
 /// (and then served and closed as every other), instead of being reset when the listener
 /// closes under them. Linux only; elsewhere, or when an option fails, the listener simply closes.
 final class ListenerDrain: Service, Sendable {
-    private let channel = Mutex<(any Channel)?>(nil)
+    private let channel = Locked<(any Channel)?>(nil)
 
     /// At least this long between the filter and the listener's close: handshakes under way
     /// (a SYN-ACK already sent, a round trip away) complete and are accepted meanwhile.

@@ -119,8 +119,8 @@ final class ReadyAnswers: Sendable {
     }
 
     final class Shard: Sendable {
-        let state: Mutex<ShardState>
-        init(limit: Int) { state = Mutex(ShardState(limit: limit)) }
+        let state: Locked<ShardState>
+        init(limit: Int) { state = Locked(ShardState(limit: limit)) }
     }
 
     struct ShardState: Sendable {
@@ -183,7 +183,7 @@ final class ReadyAnswers: Sendable {
     /// The encoded memory tier's bytes under this key while they still have this ETag (counting
     /// a use); nil once they are gone or replaced.
     private let current: @Sendable (_ memoryKey: String, _ etag: String) -> ByteBuffer?
-    private let shards = Mutex<[ObjectIdentifier: Shard]>([:])
+    private let shards = Locked<[ObjectIdentifier: Shard]>([:])
     private let replays = Atomic<Int>(0)
     let generation: Generation
 

@@ -4,7 +4,7 @@ import EaselPipeline
 import EaselTestSupport
 import Foundation
 import Hummingbird
-import Synchronization
+import EaselSupport
 import HummingbirdTesting
 import Testing
 
@@ -212,7 +212,7 @@ import Testing
     @Test func aFormatMaySharpenAfterItsResize() async throws {
         let plain = try TestServer { $0.formats = [.init(name: "t", width: 128, height: 128)] }
         let sharp = try TestServer { $0.formats = [.init(name: "t", width: 128, height: 128, sharpen: 1)] }
-        let collected = Mutex<[Data]>([])
+        let collected = Locked<[Data]>([])
         for server in [plain, sharp] {
             try await server.test { (client: any TestClientProtocol) async throws in
                 let response = try await get(client, "/images/t/cat.jpg", headers: [.accept: "image/png"])

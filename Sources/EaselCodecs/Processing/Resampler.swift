@@ -75,7 +75,7 @@ enum Resampler {
 
     /// Recently used kernels by (input size, output size, extent): a batch of same-sized images
     /// (the usual thumbnail job) computes its kernels once.
-    private static let cache = Mutex<[KernelKey: Kernel]>([:])
+    private static let cache = Locked<[KernelKey: Kernel]>([:])
 
     /// Weights mapping `extent` (at most `inputSize`, by default all of it) of `inputSize`
     /// samples onto `outputSize` (cached).
