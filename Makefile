@@ -1,26 +1,38 @@
-# The two commands of the README, plus the ones CI adds. Each installs what it needs first.
-.PHONY: run test test-tsan fuzz fuzz-build fuzz-smoke deps crash-test table-disk-full disk-cache-full browser-test load cluster cluster-test varnish-test compat-test
+# The two commands of the README, plus the ones CI adds. Each installs what it needs first, and
+# only that (scripts/install-deps.sh's groups: build, test, web; scripts/check-setup.sh checks
+# that `make run` asks for the build group alone).
+.PHONY: run test test-tsan fuzz fuzz-build fuzz-smoke deps deps-build deps-test deps-web check-setup crash-test table-disk-full disk-cache-full browser-test load cluster cluster-test varnish-test compat-test
 
+# Everything every target below uses.
 deps:
 	@scripts/install-deps.sh
 
+deps-build:
+	@scripts/install-deps.sh build
+
+deps-test:
+	@scripts/install-deps.sh build test
+
+deps-web:
+	@scripts/install-deps.sh build test web
+
 # The main job: the image server on the bundled sample photos, http://127.0.0.1:8080/ (Ctrl-C
 # stops it gracefully). Extra flags: make run ARGS="--port 9000".
-run: deps
+run: deps-build
 	swift build -c release --product easel
 	.build/release/easel serve $(ARGS)
 
 # Every test, debug build, warnings treated as errors.
-test: deps
+test: deps-test
 	swift build --build-tests -Xswiftc -warnings-as-errors
 	swift test --skip-build
 
 # Headless Chromium opens the gallery of a running `easel serve`: every thumbnail must load.
-browser-test: deps
+browser-test: deps-build
 	scripts/browser-test.sh
 
 # 60 s of wrk at 64 connections over cached and uncached images (see scripts/load.sh).
-load: deps
+load: deps-build
 	scripts/load.sh
 
 # Every test suite under ThreadSanitizer (own build folder, so it does not clobber the debug
@@ -37,7 +49,7 @@ load: deps
 # hand-over, which TSan cannot see into) and why.
 TSAN_RUN = TSAN_OPTIONS="$${TSAN_OPTIONS:+$$TSAN_OPTIONS:}halt_on_error=1:suppressions=$(CURDIR)/Tests/tsan-suppressions.txt" \
 	swift test --sanitize=thread --scratch-path .build-tsan
-test-tsan: deps
+test-tsan: deps-test
 	$(TSAN_RUN) --no-parallel --filter 'EaselStorageTests|EaselTablesTests'
 	$(TSAN_RUN) --skip-build --filter 'EaselPipelineTests|EaselCodecsTests|EaselRemoteTests'
 	$(TSAN_RUN) --skip-build --filter 'EaselServerTests'
@@ -46,47 +58,51 @@ test-tsan: deps
 # The codec fuzzer (Fuzz/CodecFuzzer.swift with EaselCodecs' sources, libFuzzer and
 # AddressSanitizer): `fuzz-build` compiles it, `fuzz-smoke` compiles it and runs each target for
 # 25 s on the checked-in corpus (CI), `fuzz` runs 200,000 inputs per target.
-fuzz-build: deps
+fuzz-build: deps-build
 	FUZZ_BUILD_ONLY=1 scripts/fuzz-codecs.sh
 
-fuzz-smoke: deps
+fuzz-smoke: deps-build
 	FUZZ_SECONDS=25 scripts/fuzz-codecs.sh
 
-fuzz: deps
+fuzz: deps-build
 	scripts/fuzz-codecs.sh
 
 # An image table on a real 8 MiB tmpfs filling up: an error, never SIGBUS (needs mount rights).
-table-disk-full: deps
+table-disk-full: deps-build
 	scripts/table-disk-full.sh
 
 # A disk cache filling a real 64 MiB tmpfs: trims and removals must still free it (needs mount rights).
-disk-cache-full: deps
+disk-cache-full: deps-build
 	scripts/disk-cache-full.sh
 
 # 200 SIGKILL rounds against a disk cache writer and 200 against an image table writer (the test
 # suite runs 20 of each).
-crash-test: deps
+crash-test: deps-test
 	scripts/crash-test.sh 200
 
 # Three easel serve instances behind nginx with a result tier shared in S3 (moto) and purges
 # relayed between them, on loopback (see scripts/cluster.sh). `cluster` runs it until Ctrl-C;
 # `cluster-test` kills an instance under load and checks nothing failed and nothing was made twice.
-cluster: deps
+cluster: deps-web
 	swift build --product easel -Xswiftc -warnings-as-errors  # the flags of `make test`: nothing rebuilt after it
 	scripts/cluster.sh
 
-cluster-test: deps
+cluster-test: deps-web
 	swift build --product easel -Xswiftc -warnings-as-errors  # the flags of `make test`: nothing rebuilt after it
 	scripts/cluster.sh --test
 
 # easel serve behind a real Varnish with docs/varnish.vcl: Vary, ETag revalidation, Age, signed
 # URLs, purge bans.
-varnish-test: deps
+varnish-test: deps-web
 	swift build --product easel -Xswiftc -warnings-as-errors  # the flags of `make test`: nothing rebuilt after it
 	scripts/varnish-test.sh
 
 # imgproxy- and thumbor-compatible URLs made by their real Python clients (imgproxy 1.0.0,
 # libthumbor 2.0.2), against a running easel serve (see scripts/compat-test.sh).
-compat-test: deps
+compat-test: deps-test
 	swift build --product easel -Xswiftc -warnings-as-errors  # the flags of `make test`: nothing rebuilt after it
 	scripts/compat-test.sh
+
+# `make run` installs only what building and running easel needs: checked without installing.
+check-setup:
+	scripts/check-setup.sh

@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 shot="$(realpath -m "${1:-gallery.png}")"
-scripts/install-deps.sh
+scripts/install-deps.sh build
 if ! command -v chromium >/dev/null; then
     echo "installing chromium (Debian package)" >&2
     apt-get update -q >&2

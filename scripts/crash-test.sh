@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 export EASEL_CRASH_ROUNDS="${1:-200}"
 export EASEL_TABLE_CRASH_ROUNDS="$EASEL_CRASH_ROUNDS"
 [ -n "${2:-}" ] && export EASEL_CRASH_SEED="$2"
-scripts/install-deps.sh
+scripts/install-deps.sh build test
 swift build --build-tests
 swift test --skip-build --filter 'killedWritersNeverLeaveAPartialValue|killedWritersLeaveValidEntriesOrNone'
 

@@ -16,7 +16,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS="${1:-200000}"; shift || true
 [ "${1:-}" = "--" ] && shift
-scripts/install-deps.sh
+scripts/install-deps.sh build
 swift package resolve >/dev/null  # swift-log's sources (EaselCodecs logs ignored profiles)
 WORK=".build-fuzz"
 rm -rf "$WORK/modules" "$WORK"/*.o "$WORK"/*.a

@@ -1,16 +1,44 @@
 #!/usr/bin/env bash
-# Installs the system libraries Easel builds against, when missing (Debian/Ubuntu, as root or via sudo).
+# Installs what a make target needs, when missing (Debian/Ubuntu, as root or via sudo), by group:
+#   build  the libraries easel builds and runs against (make run, the fuzzer, the benchmarks)
+#   test   + the tools the test suites make their files with, moto's S3 server and the pinned
+#          Python reference clients (make test, make test-tsan, the compatibility test)
+#   web    + nginx and Varnish (the cluster recipe and the CDN test)
+# No group: all of them. `--print GROUP...` lists what the groups need, one name a line
+# (Debian packages, then `pypi:` virtualenvs), and installs nothing (scripts/check-setup.sh).
+# Chromium (make browser-test) and wrk (make load) are installed by their own scripts.
 set -euo pipefail
-needed=()
+cd "$(dirname "$0")/.."
+print=false
+if [ "${1:-}" = "--print" ]; then print=true; shift; fi
+groups=("$@")
+[ ${#groups[@]} -eq 0 ] && groups=(build test web)
+wants() { local g; for g in "${groups[@]}"; do [ "$g" = "$1" ] && return 0; done; return 1; }
+for g in "${groups[@]}"; do
+  case "$g" in build|test|web) ;; *) echo "install-deps.sh: unknown group $g (build, test, web)" >&2; exit 2 ;; esac
+done
+
+packages=()
+# Every group builds easel. liblcms2-dev, libavif-dev, libheif-dev: colour management, AVIF and
+# HEIC. libdeflate-dev: whole-stream inflate for PNG decoding. libxxhash-dev: xxHash's header
+# (XXH3, the disk cache's checksum of inline values).
+packages+=(libsqlite3-dev libjpeg62-turbo-dev libpng-dev libspng-dev libdeflate-dev libxxhash-dev libwebp-dev libgif-dev
+           liblcms2-dev libavif-dev libheif-dev)
+# libavif-bin and libheif-examples (avifenc, heif-enc) and icc-profiles-free (an Adobe
+# RGB-compatible profile): the tests make their AVIF, HEIC and wide-gamut files with them;
+# libjpeg-turbo-progs (cjpeg, jpegtran): progressive JPEGs with custom scan scripts.
+wants test && packages+=(libavif-bin libheif-examples icc-profiles-free libjpeg-turbo-progs)
 # nginx and varnish: the cluster recipe and the CDN test (scripts/cluster.sh, scripts/varnish-test.sh).
-# liblcms2-dev, libavif-dev, libheif-dev: colour management, AVIF and HEIC. libavif-bin and
-# libheif-examples (avifenc, heif-enc) and icc-profiles-free (an Adobe RGB-compatible profile):
-# the tests make their AVIF, HEIC and wide-gamut files with them; libjpeg-turbo-progs (cjpeg,
-# jpegtran): progressive JPEGs with custom scan scripts for the DC-only decoding test.
-# libdeflate-dev: whole-stream inflate for PNG decoding. libxxhash-dev: xxHash's header (XXH3, the
-# disk cache's checksum of inline values).
-for package in libsqlite3-dev libjpeg62-turbo-dev libpng-dev libspng-dev libdeflate-dev libxxhash-dev libwebp-dev libgif-dev liblcms2-dev libavif-dev \
-    libheif-dev libavif-bin libheif-examples icc-profiles-free libjpeg-turbo-progs nginx varnish; do
+wants web && packages+=(nginx varnish)
+
+if $print; then
+  printf '%s\n' "${packages[@]}"
+  wants test && printf '%s\n' "pypi:moto[server]" "pypi:imgproxy" "pypi:libthumbor" "pypi:blurhash" "pypi:thumbhash-python" "pypi:pillow"
+  exit 0
+fi
+
+needed=()
+for package in "${packages[@]}"; do
   dpkg -s "$package" >/dev/null 2>&1 || needed+=("$package")
 done
 if [ ${#needed[@]} -gt 0 ]; then
@@ -21,9 +49,10 @@ if [ ${#needed[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${needed[@]}"
 fi
 
+wants test || exit 0
+
 # moto's S3 server (PyPI `moto[server]`) for the S3 tests: the system Python's when it has it,
 # else a virtualenv in .venv-tools/ (the tests and scripts look there first).
-cd "$(dirname "$0")/.."
 check='import moto.server, boto3, flask, flask_cors'
 if ! python3 -c "$check" >/dev/null 2>&1 && ! { [ -x .venv-tools/bin/python3 ] && .venv-tools/bin/python3 -c "$check" >/dev/null 2>&1; }; then
   # (Also when an earlier install into .venv-tools/ was cut off: the import is what counts.)

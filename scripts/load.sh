@@ -17,7 +17,7 @@ DURATION="${DURATION:-60}"
 CONNECTIONS="${CONNECTIONS:-64}"
 LIMIT_MB="${LIMIT_MB:-640}"
 IDLE="${IDLE:-3000}"
-scripts/install-deps.sh
+scripts/install-deps.sh build
 if ! command -v wrk >/dev/null; then
     apt-get update -q >&2
     DEBIAN_FRONTEND=noninteractive apt-get install -y -q wrk >&2

@@ -6,7 +6,7 @@
 use_tmpfs() {
     local size="$1" name="$2"
     if [ "${EASEL_IN_NAMESPACE:-}" != 1 ]; then
-        scripts/install-deps.sh
+        scripts/install-deps.sh build
         swift build --product EaselCrashHelper
     fi
     helper="$(swift build --show-bin-path)/EaselCrashHelper"

@@ -271,7 +271,7 @@ struct GuardedHTTP1Channel: ServerChildChannel {
     typealias Value = HTTP1Channel.Value
     let inner: HTTP1Channel
     let registry: ConnectionRegistry
-    var ready: (answers: ReadyAnswers, metrics: ServerMetrics, answered: @Sendable () -> Void)?
+    var ready: (answers: ReadyAnswers, metrics: ServerMetrics, answered: @Sendable () -> Void, accessLog: Logger?)?
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         inner.setup(channel: channel, logger: logger).flatMapThrowing { [registry, ready] value in
@@ -281,7 +281,7 @@ struct GuardedHTTP1Channel: ServerChildChannel {
             if let ready, ready.answers.isEnabled {
                 let state = try operations.handler(type: HTTPConnectionStateHandler.self)
                 let handler = ReadyAnswerHandler(answers: ready.answers, shard: ready.answers.shard(for: channel.eventLoop), metrics: ready.metrics,
-                                                 answered: ready.answered)
+                                                 answered: ready.answered, accessLog: ready.accessLog)
                 try operations.addHandler(handler, position: .after(state))
             }
             return value

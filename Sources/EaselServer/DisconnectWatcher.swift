@@ -1,6 +1,7 @@
 import EaselSupport
 import Hummingbird
 import HummingbirdCore
+import Logging
 import NIOCore
 
 /// Notices a client leaving: Hummingbird keeps a request's handler running when its connection
@@ -65,7 +66,8 @@ extension ImageServer {
                                                        idleTimeout: .milliseconds(Int64(checked: self.configuration.idleTimeout * 1000)))
         let registry = connections
         let pipeline = pipeline
-        let ready = (answers: readyAnswers, metrics: metrics, answered: { @Sendable in pipeline.countAnswer(by: .encodedMemory) })
+        let ready = (answers: readyAnswers, metrics: metrics, answered: { @Sendable in pipeline.countAnswer(by: .encodedMemory) },
+                     accessLog: self.configuration.accessLog ? Logger(label: "easel.server") : nil)
         return HTTPServerBuilder { responder in
             GuardedHTTP1Channel(inner: HTTP1Channel(responder: responder, configuration: configuration), registry: registry, ready: ready)
         }

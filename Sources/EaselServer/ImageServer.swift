@@ -222,7 +222,7 @@ public final class ImageServer: Sendable {
     /// `HTTPResponseError` conformance), `nosniff` on every answer.
     public func router() -> Router<EaselRequestContext> {
         let router = Router(context: EaselRequestContext.self)
-        router.add(middleware: MetricsMiddleware(metrics: metrics, logger: logger))
+        router.add(middleware: MetricsMiddleware(metrics: metrics, logger: logger, accessLog: configuration.accessLog))
         router.get("/") { request, _ in try await self.gallery(request) }
         router.get("/health") { _, _ in Response(status: .ok, headers: [.contentType: "text/plain; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: "ok\n"))) }
         router.get("/metrics") { _, _ in try await self.metricsPage() }

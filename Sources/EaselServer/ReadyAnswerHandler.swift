@@ -1,5 +1,6 @@
 import EaselPipeline
 import HTTPTypes
+import Logging
 import NIOCore
 import NIOHTTPTypes
 
@@ -29,6 +30,8 @@ final class ReadyAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private let metrics: ServerMetrics
     /// Counts a replay as an answer of the pipeline's encoded memory tier (whose bytes it is).
     private let answered: @Sendable () -> Void
+    /// Where a replay's access-log line goes (nil: access logging is off).
+    private let accessLog: Logger?
 
     /// A request passed on to the framework, until the end of its answer has been written.
     private struct Passed {
@@ -39,11 +42,13 @@ final class ReadyAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private var held: (request: HTTPRequest, key: ReadyAnswers.Key, start: ContinuousClock.Instant)?
     private var unflushed = false
 
-    init(answers: ReadyAnswers, shard: ReadyAnswers.Shard, metrics: ServerMetrics, answered: @escaping @Sendable () -> Void) {
+    init(answers: ReadyAnswers, shard: ReadyAnswers.Shard, metrics: ServerMetrics, answered: @escaping @Sendable () -> Void,
+         accessLog: Logger? = nil) {
         self.answers = answers
         self.shard = shard
         self.metrics = metrics
         self.answered = answered
+        self.accessLog = accessLog
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -68,11 +73,19 @@ final class ReadyAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
             }
             self.held = nil
             if context.channel.isActive, context.channel.isWritable, let (answer, body) = answers.replay(held.key, from: shard) {
-                context.write(wrapOutboundOut(.head(HTTPResponse(status: .ok, headerFields: answer.fields))), promise: nil)
+                // Each answer gets its own request's ID, in the place the filed answer had one.
+                var fields = answer.fields
+                let requestID = RequestID.of(held.request.headerFields)
+                fields[RequestID.field] = requestID
+                context.write(wrapOutboundOut(.head(HTTPResponse(status: .ok, headerFields: fields))), promise: nil)
                 if !held.key.head { context.write(wrapOutboundOut(.body(body)), promise: nil) }
                 context.write(wrapOutboundOut(.end(nil)), promise: nil)
                 unflushed = true
                 if let route = answer.route { metrics.record(route: route, status: 200, since: held.start) }
+                if let accessLog {
+                    MetricsMiddleware<EaselRequestContext>.logAnswer(accessLog, method: held.request.method, path: String((held.request.path ?? "").prefix { $0 != "?" }),
+                                                                     route: answer.route, status: 200, since: held.start, requestID: requestID)
+                }
                 answered()
                 return
             }

@@ -131,6 +131,9 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
     /// After a named format's answer, make the other formats of its family that its decode
     /// covers, in the background (true), or each format only when asked for (false).
     public var familyInBackground: Bool = true
+    /// One log line per answer (info: method, path, route, status, duration, request ID).
+    /// `--access-log`, `EASEL_ACCESS_LOG=1`.
+    public var accessLog: Bool = false
 
     public init() {}
 
@@ -148,7 +151,7 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         case allowUnsignedAdHoc, adminToken, maxSourcePixels, maxSourceBytes, downloadTimeout, processingConcurrency
         case maxQueue, requestTimeout, memoryLimit, readyAnswerLimit, diskLimit, maxAdHocSize, maxOutputPixels, idleTimeout, maxConnections
         case gallery, galleryPageSize, imgproxyKeys, imgproxySalts, imgproxyPresets, thumborSecurityKey, watermark
-        case familyInBackground
+        case familyInBackground, accessLog
     }
 
     /// Every key is optional: a file may set only what it changes.
@@ -193,6 +196,7 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         thumborSecurityKey = try container.decodeIfPresent(String.self, forKey: .thumborSecurityKey)
         watermark = try container.decodeIfPresent(String.self, forKey: .watermark)
         familyInBackground = try value(.familyInBackground, defaults.familyInBackground)
+        accessLog = try value(.accessLog, defaults.accessLog)
     }
 
     /// Reads a JSON configuration file.
@@ -209,7 +213,7 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
     /// Applies `EASEL_HOST`, `EASEL_PORT`, `EASEL_ORIGIN`, `EASEL_SHARED_CACHE`, `EASEL_PEERS`
     /// (comma-separated), `EASEL_CDN_BAN_URLS` (comma-separated), `EASEL_CACHE_DIR`,
     /// `EASEL_ALLOW_HOSTS` (comma-separated), `EASEL_SIGNING_KEYS` (comma-separated),
-    /// `EASEL_SIGNING_SALT` and `EASEL_ADMIN_TOKEN`; and imgproxy's and thumbor's own:
+    /// `EASEL_SIGNING_SALT`, `EASEL_ADMIN_TOKEN` and `EASEL_ACCESS_LOG` (1/true/0/false); and imgproxy's and thumbor's own:
     /// `IMGPROXY_KEY`, `IMGPROXY_SALT` (or the comma-separated `IMGPROXY_KEYS`,
     /// `IMGPROXY_SALTS`), `IMGPROXY_PRESETS`, `IMGPROXY_WATERMARK_PATH`, `THUMBOR_SECURITY_KEY`.
     public mutating func apply(environment: [String: String]) throws(ServerConfigurationError) {
@@ -227,6 +231,13 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         if let keys = environment["EASEL_SIGNING_KEYS"] { signingKeys = keys.split(separator: ",").map(String.init) }
         if let salt = environment["EASEL_SIGNING_SALT"] { signingSalt = salt }
         if let token = environment["EASEL_ADMIN_TOKEN"] { adminToken = token }
+        if let text = environment["EASEL_ACCESS_LOG"] {
+            switch text.lowercased() {
+            case "1", "true", "yes", "on": accessLog = true
+            case "0", "false", "no", "off", "": accessLog = false
+            default: throw .invalidValue(name: "EASEL_ACCESS_LOG", value: text)
+            }
+        }
         if let keys = environment["IMGPROXY_KEYS"] ?? environment["IMGPROXY_KEY"] { imgproxyKeys = Self.list(keys) }
         if let salts = environment["IMGPROXY_SALTS"] ?? environment["IMGPROXY_SALT"] { imgproxySalts = Self.list(salts) }
         if let presets = environment["IMGPROXY_PRESETS"] {

@@ -51,11 +51,24 @@ extension PipelineError: HTTPResponseError {
 /// `X-Content-Type-Options: nosniff` to every answer (error bodies echo parts of the request as
 /// text: a browser must never sniff them into HTML). One middleware, not two: each layer costs
 /// an async call on every request.
+///
+/// It also gives every answer its `X-Request-ID` (`RequestID`), which every log line written
+/// while the request is handled carries (`RequestID.current`), and writes one access-log line
+/// per answer when `accessLog` is on.
 struct MetricsMiddleware<Context: RequestContext>: RouterMiddleware {
     let metrics: ServerMetrics
     let logger: Logger
+    var accessLog = false
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let requestID = RequestID.of(request.headers)
+        return try await RequestID.$current.withValue(requestID) {
+            try await answer(request, context: context, next: next, requestID: requestID)
+        }
+    }
+
+    private func answer(_ request: Request, context: Context, next: (Request, Context) async throws -> Response,
+                        requestID: String) async throws -> Response {
         let start = ContinuousClock.now
         let route = Self.route(request)
         let response: Response
@@ -76,13 +89,33 @@ struct MetricsMiddleware<Context: RequestContext>: RouterMiddleware {
         } catch let error as any HTTPResponseError {
             response = try error.response(from: request, context: context)
         } catch {
-            logger.error("unexpected error: \(error)")
+            logger.error("unexpected error", metadata: ["path": "\(request.uri.path)", "error": "\(error)"])
             response = ImageServer.text(.internalServerError, "internal error")
         }
         if let route { metrics.record(route: route, status: Int(response.status.code), since: start) }
         var answer = response
         answer.headers[Self.noSniff] = "nosniff"
+        answer.headers[RequestID.field] = requestID
+        if accessLog {
+            Self.logAnswer(logger, method: request.method, path: request.uri.path, route: route,
+                           status: Int(response.status.code), since: start)
+        }
         return answer
+    }
+
+    /// One access-log line (info): method, path, route, status and duration in milliseconds; the
+    /// request ID comes from `RequestID.current`, or is passed when there is no task (a ready
+    /// answer).
+    static func logAnswer(_ logger: Logger, method: HTTPRequest.Method, path: String, route: String?, status: Int,
+                          since start: ContinuousClock.Instant, requestID: String? = nil) {
+        let elapsed = ContinuousClock.now - start
+        let milliseconds = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
+        var metadata: Logger.Metadata = [
+            "method": .string(method.rawValue), "path": .string(path), "route": .string(route ?? "other"),
+            "status": .stringConvertible(status), "duration_ms": .stringConvertible((milliseconds * 1000).rounded() / 1000),
+        ]
+        if let requestID { metadata["request_id"] = .string(requestID) }
+        logger.info("answered", metadata: metadata)
     }
 
     static var noSniff: HTTPField.Name { HTTPField.Name("X-Content-Type-Options")! }

@@ -8,14 +8,15 @@ public final class ListeningProcess: Sendable {
     /// Signalled once, by the process's termination handler.
     private let exited = DispatchSemaphore(value: 0)
 
-    /// Blocking: waits for the line that names the port.
-    public init(executable: URL, arguments: [String]) throws {
+    /// Blocking: waits for the line that names the port. Standard error goes to `standardError`
+    /// when given (a file the test reads), else nowhere.
+    public init(executable: URL, arguments: [String], standardError: FileHandle? = nil) throws {
         process = Process()
         process.executableURL = executable
         process.arguments = arguments
         let output = ChildProcesses.pipe()
         process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
+        process.standardError = standardError ?? FileHandle.nullDevice
         process.terminationHandler = { [exited] _ in exited.signal() }
         try ChildProcesses.run(process)
         var text = ""

@@ -33,8 +33,19 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "A JSON configuration file.") var config: String?
     @Option(name: .customLong("allow-host"), help: "A host remote sources may come from (repeatable).") var allowHost: [String] = []
     @Flag(name: .customLong("allow-unsigned-ad-hoc"), help: "Serve ad-hoc sizes without signatures (development only).") var allowUnsignedAdHoc = false
+    @Option(name: .customLong("log-format"), help: "text (default) or json: one object a line with time, level, label, message, request_id and the rest (EASEL_LOG_FORMAT).")
+    var logFormat: String?
+    @Flag(name: .customLong("access-log"), help: "One log line per answer: method, path, route, status, duration, request ID (EASEL_ACCESS_LOG=1).")
+    var accessLog = false
 
     func run() async throws {
+        let format = (logFormat ?? ProcessInfo.processInfo.environment["EASEL_LOG_FORMAT"] ?? "text").lowercased()
+        guard format == "text" || format == "json" else { throw ValidationError("--log-format is text or json, not \(format)") }
+        // Every log line written while a request is handled carries its X-Request-ID.
+        LoggingSystem.bootstrap({ label, provider in
+            format == "json" ? JSONLogHandler(label: label, metadataProvider: provider) as any LogHandler
+                : StreamLogHandler.standardError(label: label, metadataProvider: provider)
+        }, metadataProvider: RequestID.metadataProvider)
         var configuration: ServerConfiguration
         do {
             configuration = try config.map { try ServerConfiguration.load(file: $0) } ?? ServerConfiguration()
@@ -51,6 +62,7 @@ struct ServeCommand: AsyncParsableCommand {
         if let cacheDir { configuration.cacheDirectory = cacheDir }
         configuration.allowHosts += allowHost
         if allowUnsignedAdHoc { configuration.allowUnsignedAdHoc = true }
+        if accessLog { configuration.accessLog = true }
 
         let registry = PrometheusCollectorRegistry()
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))

@@ -1,0 +1,128 @@
+import EaselSupport
+import Foundation
+import Logging
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A swift-log handler writing one JSON object a line to standard error: `time` (ISO 8601, UTC,
+/// milliseconds), `level`, `label`, `message`, then the metadata (the logger's, the call's), with
+/// the call's winning a clash; `error` when the call passed one. Metadata given as `Int`,
+/// `Double` or `Bool` (`.stringConvertible`) is written as a JSON number or boolean. Strings are escaped as JSON requires; nested metadata becomes
+/// nested objects and arrays. `easel serve --log-format json` bootstraps it.
+public struct JSONLogHandler: LogHandler {
+    public var metadata: Logger.Metadata = [:]
+    public var logLevel: Logger.Level = .info
+    /// Metadata every line gets from the context it is written in (`RequestID.metadataProvider`).
+    public var metadataProvider: Logger.MetadataProvider?
+    let label: String
+    let write: @Sendable (String) -> Void
+
+    /// Lines to standard error, each written whole (a lock keeps lines from interleaving).
+    public init(label: String, metadataProvider: Logger.MetadataProvider? = nil) {
+        self.init(label: label, metadataProvider: metadataProvider) { line in Self.standardError.withLock { _ in FileHandle.standardError.write(Data(line.utf8)) } }
+    }
+
+    /// Lines to `write` (tests).
+    public init(label: String, metadataProvider: Logger.MetadataProvider? = nil, write: @escaping @Sendable (String) -> Void) {
+        self.label = label
+        self.metadataProvider = metadataProvider
+        self.write = write
+    }
+
+    private static let standardError = Locked(())
+
+    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    public func log(event: LogEvent) {
+        var line = "{\"time\":"
+        Self.append(string: Self.timestamp(Date()), to: &line)
+        line += ",\"level\":"
+        Self.append(string: event.level.rawValue, to: &line)
+        line += ",\"label\":"
+        Self.append(string: label, to: &line)
+        line += ",\"message\":"
+        Self.append(string: "\(event.message)", to: &line)
+        var merged = metadata
+        if let provided = metadataProvider?.get(), !provided.isEmpty { merged.merge(provided) { _, context in context } }
+        if let call = event.metadata { merged.merge(call) { _, call in call } }
+        for key in merged.keys.sorted() where !["time", "level", "label", "message"].contains(key) {
+            line += ","
+            Self.append(string: key, to: &line)
+            line += ":"
+            Self.append(value: merged[key]!, to: &line)
+        }
+        if merged["error"] == nil, let error = event.error {
+            line += ",\"error\":"
+            Self.append(string: "\(error)", to: &line)
+        }
+        if merged["source"] == nil, !event.source.isEmpty {
+            line += ",\"source\":"
+            Self.append(string: event.source, to: &line)
+        }
+        line += "}\n"
+        write(line)
+    }
+
+    static func append(value: Logger.Metadata.Value, to line: inout String) {
+        switch value {
+        case .string(let text): append(string: text, to: &line)
+        case .stringConvertible(let value):
+            // Numbers and booleans given as such stay JSON numbers and booleans.
+            if value is Bool || value is Int || (value as? Double)?.isFinite == true {
+                line += value.description
+            } else {
+                append(string: value.description, to: &line)
+            }
+        case .array(let values):
+            line += "["
+            for (index, element) in values.enumerated() {
+                if index > 0 { line += "," }
+                append(value: element, to: &line)
+            }
+            line += "]"
+        case .dictionary(let dictionary):
+            line += "{"
+            for (index, key) in dictionary.keys.sorted().enumerated() {
+                if index > 0 { line += "," }
+                append(string: key, to: &line)
+                line += ":"
+                append(value: dictionary[key]!, to: &line)
+            }
+            line += "}"
+        }
+    }
+
+    /// `text` as a JSON string: quotes, backslashes and control characters escaped (RFC 8259).
+    static func append(string text: String, to line: inout String) {
+        line += "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": line += "\\\""
+            case "\\": line += "\\\\"
+            case "\n": line += "\\n"
+            case "\r": line += "\\r"
+            case "\t": line += "\\t"
+            case _ where scalar.value < 0x20 || scalar.value == 0x7F:
+                let hex = String(scalar.value, radix: 16)
+                line += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: line.unicodeScalars.append(scalar)
+            }
+        }
+        line += "\""
+    }
+
+    /// `2026-11-27T13:30:00.123Z`.
+    static func timestamp(_ date: Date) -> String {
+        var seconds = time_t(date.timeIntervalSince1970.rounded(.down))
+        let milliseconds = Int((date.timeIntervalSince1970 - Double(seconds)) * 1000)
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        let millis = milliseconds < 10 ? "00\(milliseconds)" : (milliseconds < 100 ? "0\(milliseconds)" : "\(milliseconds)")
+        return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)).\(millis)Z"
+    }
+}
