@@ -1,7 +1,7 @@
 # The two commands of the README, plus the ones CI adds. Each installs what it needs first, and
 # only that (scripts/install-deps.sh's groups: build, test, web; scripts/check-setup.sh checks
 # that `make run` asks for the build group alone).
-.PHONY: run test test-tsan fuzz fuzz-build fuzz-smoke deps deps-build deps-test deps-web check-setup crash-test table-disk-full disk-cache-full browser-test load cluster cluster-test varnish-test compat-test
+.PHONY: run test test-tsan fuzz fuzz-build fuzz-smoke deps deps-build deps-test deps-web deps-cluster check-setup crash-test table-disk-full disk-cache-full browser-test load cluster cluster-test varnish-test compat-test
 
 # Everything every target below uses.
 deps:
@@ -14,6 +14,9 @@ deps-test:
 	@scripts/install-deps.sh build test
 
 deps-web:
+	@scripts/install-deps.sh build web
+
+deps-cluster:
 	@scripts/install-deps.sh build test web
 
 # The main job: the image server on the bundled sample photos, http://127.0.0.1:8080/ (Ctrl-C
@@ -83,11 +86,11 @@ crash-test: deps-test
 # Three easel serve instances behind nginx with a result tier shared in S3 (moto) and purges
 # relayed between them, on loopback (see scripts/cluster.sh). `cluster` runs it until Ctrl-C;
 # `cluster-test` kills an instance under load and checks nothing failed and nothing was made twice.
-cluster: deps-web
+cluster: deps-cluster
 	swift build --product easel -Xswiftc -warnings-as-errors  # the flags of `make test`: nothing rebuilt after it
 	scripts/cluster.sh
 
-cluster-test: deps-web
+cluster-test: deps-cluster
 	swift build --product easel -Xswiftc -warnings-as-errors  # the flags of `make test`: nothing rebuilt after it
 	scripts/cluster.sh --test
 

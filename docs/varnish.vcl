@@ -26,6 +26,12 @@ acl purgers {
 }
 
 sub vcl_recv {
+    # Every request has an ID of its own: the client's, else Varnish's transaction number. A
+    # miss carries it to easel (whose log lines then name it); vcl_deliver puts it on the answer,
+    # so a hit never repeats the ID of the request that filled the cache.
+    if (!req.http.X-Request-ID) {
+        set req.http.X-Request-ID = "varnish-" + req.xid;
+    }
     if (req.method == "BAN") {
         if (!client.ip ~ purgers) {
             return (synth(403, "Forbidden"));
@@ -77,6 +83,7 @@ sub vcl_backend_response {
 }
 
 sub vcl_deliver {
+    set resp.http.X-Request-ID = req.http.X-Request-ID;
     # For people and tests: whether this answer came from Varnish's cache.
     if (obj.hits > 0) {
         set resp.http.X-Cache = "HIT";

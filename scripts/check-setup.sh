@@ -5,8 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 fail() { echo "check-setup: $*" >&2; exit 1; }
-plan="$(make -n run)"
-installs="$(grep -o 'install-deps\.sh[^;&|]*' <<<"$plan" | sed 's/ *$//' | sort -u)"
+plan="$(make --no-print-directory -n run)"
+installs="$(grep -o 'install-deps\.sh[^;&|]*' <<<"$plan" | sed 's/ *$//' | sort -u || true)"
 [ "$installs" = "install-deps.sh build" ] || fail "make run installs: ${installs:-nothing named} (expected: install-deps.sh build)"
 if grep -Eq 'apt-get|pip |venv|npm ' <<<"$plan"; then fail "make run installs something itself: $plan"; fi
 build="$(scripts/install-deps.sh --print build)"

@@ -50,7 +50,11 @@ if [ -n "${FUZZ_BUILD_ONLY:-}" ]; then echo "built $WORK/codec-fuzzer"; exit 0; 
 if [ -n "${FUZZ_SECONDS:-}" ]; then LENGTH=(-max_total_time="$FUZZ_SECONDS"); else LENGTH=(-runs="$RUNS"); fi
 EASEL_FUZZ_SEEDS="$WORK/seeds" "$WORK/codec-fuzzer" -runs=0 "$WORK/seeds" >/dev/null 2>&1 || true
 # A HEIC seed from Debian's encoder (Easel writes no HEIC).
-command -v heif-enc >/dev/null && [ -f "$WORK/seeds/seed.png" ] && heif-enc -q 50 -o "$WORK/seeds/seed.heic" "$WORK/seeds/seed.png" >/dev/null 2>&1 || true
+if command -v heif-enc >/dev/null; then
+  [ -f "$WORK/seeds/seed.png" ] && heif-enc -q 50 -o "$WORK/seeds/seed.heic" "$WORK/seeds/seed.png" >/dev/null 2>&1 || true
+else
+  echo "no heif-enc (scripts/install-deps.sh test): HEIC seeds come from Fuzz/corpus only"
+fi
 echo "fuzzing: ${LENGTH[*]} (corpus: $WORK/corpus, Fuzz/corpus, seeds: $WORK/seeds)"
 "$WORK/codec-fuzzer" "${LENGTH[@]}" -max_len=65536 -rss_limit_mb=2048 -timeout=10 "$@" "$WORK/corpus" Fuzz/corpus "$WORK/seeds"
 # The geometry target: headers (any size, no pixel limit) planned into every named format's

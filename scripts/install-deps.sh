@@ -3,10 +3,11 @@
 #   build  the libraries easel builds and runs against (make run, the fuzzer, the benchmarks)
 #   test   + the tools the test suites make their files with, moto's S3 server and the pinned
 #          Python reference clients (make test, make test-tsan, the compatibility test)
-#   web    + nginx and Varnish (the cluster recipe and the CDN test)
+#   web    nginx and Varnish (the CDN test; the cluster recipe asks for test and web)
 # No group: all of them. `--print GROUP...` lists what the groups need, one name a line
 # (Debian packages, then `pypi:` virtualenvs), and installs nothing (scripts/check-setup.sh).
-# Chromium (make browser-test) and wrk (make load) are installed by their own scripts.
+# Every group includes build. Chromium (make browser-test) and wrk (make load) are installed by
+# their own scripts.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 print=false

@@ -56,6 +56,12 @@ get avif1 "$v/images/thumb/chelsea-cat.jpg" -H "Accept: image/avif,image/webp,im
 get avif2 "$v/images/thumb/chelsea-cat.jpg" -H "Accept: image/webp, image/avif"
 [ "$(header Content-Type "$work/avif1.h")" = image/avif ] || fail "no AVIF for an AVIF Accept"
 [ "$(header X-Cache "$work/avif1.h")" = MISS ] && [ "$(header X-Cache "$work/avif2.h")" = HIT ] || fail "AVIF not cached"
+# Each answer has its own request's ID, the hit too (never the ID of the request that filled the
+# cache); a client's own ID comes back as sent.
+id1="$(header X-Request-ID "$work/avif1.h")"; id2="$(header X-Request-ID "$work/avif2.h")"
+[ -n "$id1" ] && [ -n "$id2" ] && [ "$id1" != "$id2" ] || fail "request IDs: miss '$id1', hit '$id2'"
+get avif3 "$v/images/thumb/chelsea-cat.jpg" -H "Accept: image/webp, image/avif" -H "X-Request-ID: varnish-test-3"
+[ "$(header X-Request-ID "$work/avif3.h")" = varnish-test-3 ] || fail "the client's request ID did not come back"
 get webp1 "$v/images/thumb/chelsea-cat.jpg" -H "Accept: image/avif;q=0,image/webp,*/*"
 get webp2 "$v/images/thumb/chelsea-cat.jpg" -H "Accept: image/webp,*/*;q=0.8"
 get jpeg1 "$v/images/thumb/chelsea-cat.jpg" -H "Accept: image/jpeg"

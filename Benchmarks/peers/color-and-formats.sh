@@ -17,7 +17,7 @@ ROOT="$(dirname "$BENCH")"
 REPS="${REPS:-3}"
 CPU="${CPU:-0}"
 QUALITY="${QUALITY:-50}"
-"$ROOT/scripts/install-deps.sh"
+"$ROOT/scripts/install-deps.sh" build test
 dpkg -s libvips42 >/dev/null 2>&1 || { [ "$(id -u)" -eq 0 ] && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libvips42 >/dev/null; }
 VENV="$BENCH/.venv-color-vips"
 [ -x "$VENV/bin/python" ] && "$VENV/bin/python" -c "import pyvips" 2>/dev/null || { python3 -m venv "$VENV"; "$VENV/bin/pip" install -q pyvips; }

@@ -25,7 +25,7 @@ cores=$(nproc)
 if [ -z "${JOBS:-}" ]; then JOBS=""; n=1; while [ "$n" -le "$cores" ]; do JOBS="$JOBS $n"; n=$((n * 2)); done; fi
 [ "${SKIP_BUILD:-}" = 1 ] || swift build -c release --product easel >&2
 python="${EASEL_COMPAT_PYTHON:-.venv-compat/bin/python3}"
-[ -x "$python" ] || scripts/install-deps.sh >&2
+[ -x "$python" ] || scripts/install-deps.sh build test >&2
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/corpus"

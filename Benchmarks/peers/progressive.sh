@@ -16,7 +16,7 @@ cd "$ROOT"
 RUNS="${RUNS:-3}"; CPU="${CPU:-0}"
 [ "${SKIP_BUILD:-}" = 1 ] || swift build -c release --product easel >&2
 python="${EASEL_COMPAT_PYTHON:-.venv-compat/bin/python3}"
-[ -x "$python" ] || scripts/install-deps.sh >&2
+[ -x "$python" ] || scripts/install-deps.sh build test >&2
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/corpus"

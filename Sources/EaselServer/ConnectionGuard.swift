@@ -227,8 +227,18 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
             // While shutting down, the last answer in progress ends the connection: decided here,
             // so a head that says close is always followed by a close.
             if quiescing, after.count == 1, after[0] == .keepOpen { after[0] = .drain }
+            var changed = false
+            if after.isEmpty, !head.headers.contains(name: "x-request-id") {
+                // The framework's own 400 for a request it could not parse never met the router's
+                // middleware: its X-Request-ID is added here.
+                head.headers.add(name: "X-Request-ID", value: RequestID.make())
+                changed = true
+            }
             if let first = after.first, first != .keepOpen {
                 head.headers.replaceOrAdd(name: "connection", value: "close")
+                changed = true
+            }
+            if changed {
                 context.write(wrapOutboundOut(.head(head)), promise: promise)
             } else {
                 context.write(data, promise: promise)

@@ -8,7 +8,8 @@ import Glibc
 /// A swift-log handler writing one JSON object a line to standard error: `time` (ISO 8601, UTC,
 /// milliseconds), `level`, `label`, `message`, then the metadata (the logger's, the call's), with
 /// the call's winning a clash; `error` when the call passed one. Metadata given as `Int`,
-/// `Double` or `Bool` (`.stringConvertible`) is written as a JSON number or boolean. Strings are escaped as JSON requires; nested metadata becomes
+/// `Double` or `Bool` (`.stringConvertible`) is written as a JSON number or boolean. The fields
+/// after `message` come in name order; `source` (the module) ends the line. Strings are escaped as JSON requires; nested metadata becomes
 /// nested objects and arrays. `easel serve --log-format json` bootstraps it.
 public struct JSONLogHandler: LogHandler {
     public var metadata: Logger.Metadata = [:]
@@ -20,7 +21,10 @@ public struct JSONLogHandler: LogHandler {
 
     /// Lines to standard error, each written whole (a lock keeps lines from interleaving).
     public init(label: String, metadataProvider: Logger.MetadataProvider? = nil) {
-        self.init(label: label, metadataProvider: metadataProvider) { line in Self.standardError.withLock { _ in FileHandle.standardError.write(Data(line.utf8)) } }
+        // A write that fails (a full disk, a closed pipe) loses the line, never the server.
+        self.init(label: label, metadataProvider: metadataProvider) { line in
+            Self.standardError.withLock { _ in try? FileHandle.standardError.write(contentsOf: Data(line.utf8)) }
+        }
     }
 
     /// Lines to `write` (tests).
@@ -72,7 +76,7 @@ public struct JSONLogHandler: LogHandler {
         case .string(let text): append(string: text, to: &line)
         case .stringConvertible(let value):
             // Numbers and booleans given as such stay JSON numbers and booleans.
-            if value is Bool || value is Int || (value as? Double)?.isFinite == true {
+            if value is Bool || value is any BinaryInteger || (value as? Double)?.isFinite == true {
                 line += value.description
             } else {
                 append(string: value.description, to: &line)

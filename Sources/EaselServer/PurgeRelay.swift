@@ -83,7 +83,8 @@ final class PurgeRelay: Sendable {
                 }
             }
             state.relays[url] = Waiting(peer: peer, url: url, until: ContinuousClock.now + Self.retryHorizon)
-            if state.retrying == nil { state.retrying = Task { [self] in await retryLoop() } }
+            // The retry loop outlives the purge that starts it: it carries no request's ID.
+            if state.retrying == nil { state.retrying = RequestID.$current.withValue(nil) { Task { [self] in await retryLoop() } } }
         }
     }
 

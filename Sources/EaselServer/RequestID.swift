@@ -1,5 +1,6 @@
 import HTTPTypes
 import Logging
+import Synchronization
 
 /// `X-Request-ID` on every answer and in every log line about a request: the client's (or a
 /// proxy's) when it sends a usable one, else a new one, so a line in a log can be matched to the
@@ -34,18 +35,27 @@ public enum RequestID {
     /// The request's ID: its own when usable, else a new one.
     public static func of(_ fields: HTTPFields) -> String { accepted(fields[field]) ?? make() }
 
-    /// A new ID: 128 random bits as 32 lowercase hex digits.
+    /// 64 random bits drawn once per process, and a count: IDs unique within the process and
+    /// unlikely to repeat across processes, at the price of one atomic add (no system call per
+    /// request; the warm path makes one for every answer).
+    private static let prefix = UInt64.random(in: .min ... .max)
+    private static let counter = Atomic<UInt64>(0)
+
+    /// A new ID: 32 lowercase hex digits, the process's random prefix then a count.
     public static func make() -> String {
-        var generator = SystemRandomNumberGenerator()
-        let digits = Array("0123456789abcdef".utf8)
-        var bytes = [UInt8](repeating: 0, count: 32)
-        for half in 0..<2 {
-            var bits = generator.next()
-            for i in 0..<16 {
-                bytes[half * 16 + i] = digits[Int(bits & 0xF)]
-                bits >>= 4
+        let count = counter.wrappingAdd(1, ordering: .relaxed).newValue
+        return String(unsafeUninitializedCapacity: 32) { buffer in
+            let digits: StaticString = "0123456789abcdef"
+            digits.withUTF8Buffer { digits in
+                for (offset, value) in [(0, prefix), (16, count)] {
+                    var bits = value
+                    for i in (0..<16).reversed() {
+                        buffer[offset + i] = digits[Int(bits & 0xF)]
+                        bits >>= 4
+                    }
+                }
             }
+            return 32
         }
-        return String(decoding: bytes, as: UTF8.self)
     }
 }

@@ -53,6 +53,21 @@ import Testing
         }
     }
 
+    @Test func theFrameworksOwn400ForAnUnparseableRequestHasOneToo() async throws {
+        let server = try TestServer()
+        try await onOneConnection(server) { socket, reader, _ in
+            try socket.send("GET /health HTTP/1.1\r\nHost: x\r\nno colon here\r\n\r\n")
+            let answer = try reader.next()
+            #expect(answer.status == 400)
+            #expect(Self.isMade(answer.field("x-request-id")), "\(answer.fields)")
+        }
+    }
+
+    @Test func idsAreUniqueInAProcess() {
+        let ids = (0..<10_000).map { _ in RequestID.make() }
+        #expect(Set(ids).count == ids.count && ids.allSatisfy(Self.isMade))
+    }
+
     @Test func jsonLinesAreObjectsWithTheRequestIDOfTheirTask() throws {
         let lines = Locked<[String]>([])
         var logger = Logger(label: "easel.test") { label in
@@ -62,6 +77,7 @@ import Testing
         RequestID.$current.withValue("id-1") {
             logger.warning("a \"quoted\"\nline\twith\u{1} controls", metadata: [
                 "status": .stringConvertible(404), "ratio": .stringConvertible(0.5), "flag": .stringConvertible(true),
+                "bytes": .stringConvertible(UInt64(1) << 40), "nan": .stringConvertible(Double.nan), "delete": "a\u{7F}b",
                 "path": "/images/123", "nested": ["list": ["a", "b"], "inner": ["k": "v"]],
             ])
         }
@@ -74,6 +90,8 @@ import Testing
         #expect(first["request_id"] as? String == "id-1" && first["component"] as? String == "tests")
         #expect(first["status"] as? Int == 404 && first["ratio"] as? Double == 0.5 && first["flag"] as? Bool == true)
         #expect(first["path"] as? String == "/images/123", "a string of digits stays a string")
+        #expect((first["bytes"] as? NSNumber)?.int64Value == 1 << 40 && first["nan"] as? String == "nan" && first["delete"] as? String == "a\u{7F}b")
+        #expect(first["source"] is String, "the module that logged")
         let nested = try #require(first["nested"] as? [String: Any])
         #expect(nested["list"] as? [String] == ["a", "b"] && (nested["inner"] as? [String: String]) == ["k": "v"])
         let time = try #require(first["time"] as? String)
