@@ -149,6 +149,7 @@ let package = Package(
             dependencies: [
                 "EaselSupport",
                 "EaselStorage",
+                "EaselCodecs",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],

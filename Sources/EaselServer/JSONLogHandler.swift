@@ -1,9 +1,6 @@
 import EaselSupport
 import Foundation
 import Logging
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// A swift-log handler writing one JSON object a line to standard error: `time` (ISO 8601, UTC,
 /// milliseconds), `level`, `label`, `message`, then the metadata (the logger's, the call's), with
@@ -43,7 +40,7 @@ public struct JSONLogHandler: LogHandler {
 
     public func log(event: LogEvent) {
         var line = "{\"time\":"
-        Self.append(string: Self.timestamp(Date()), to: &line)
+        Self.append(string: Self.timestamp(WallClock.now()), to: &line)
         line += ",\"level\":"
         Self.append(string: event.level.rawValue, to: &line)
         line += ",\"label\":"
@@ -119,14 +116,14 @@ public struct JSONLogHandler: LogHandler {
         line += "\""
     }
 
-    /// `2026-11-27T13:30:00.123Z`.
-    static func timestamp(_ date: Date) -> String {
-        var seconds = time_t(date.timeIntervalSince1970.rounded(.down))
-        let milliseconds = Int((date.timeIntervalSince1970 - Double(seconds)) * 1000)
-        var parts = tm()
-        gmtime_r(&seconds, &parts)
-        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+    /// `2026-11-27T13:30:00.123Z` for `seconds` since 1970 (the calendar fields from
+    /// `WallClock.utc`, the platform layer's).
+    static func timestamp(_ seconds: Double) -> String {
+        let whole = Int(seconds.rounded(.down))
+        let milliseconds = min(999, Int((seconds - Double(whole)) * 1000))
+        let t = WallClock.utc(whole)
+        func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
         let millis = milliseconds < 10 ? "00\(milliseconds)" : (milliseconds < 100 ? "0\(milliseconds)" : "\(milliseconds)")
-        return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)).\(millis)Z"
+        return "\(t.year)-\(two(t.month + 1))-\(two(t.day))T\(two(t.hour)):\(two(t.minute)):\(two(t.second)).\(millis)Z"
     }
 }

@@ -1,4 +1,5 @@
 import EaselCodecs
+import EaselTestSupport
 import Testing
 
 /// Gravity, focal points, `fill-down`, `auto`, enlargement and the geometry processors land to

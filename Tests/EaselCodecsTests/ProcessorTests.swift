@@ -1,17 +1,6 @@
 import EaselCodecs
+import EaselTestSupport
 import Testing
-
-/// A bitmap filled by a function of (x, y) giving RGBA.
-func painted(width: Int, height: Int, _ color: (Int, Int) -> [UInt8]) -> Bitmap {
-    var bitmap = Bitmap(width: width, height: height, pixelFormat: .rgba8)
-    let rowBytes = bitmap.rowBytes
-    bitmap.withUnsafeMutableBytes { bytes in
-        for y in 0..<height { for x in 0..<width {
-            for (c, value) in color(x, y).enumerated() { bytes[y * rowBytes + x * 4 + c] = value }
-        } }
-    }
-    return bitmap
-}
 
 @Suite("Processors")
 struct ProcessorTests {

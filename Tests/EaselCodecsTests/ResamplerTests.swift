@@ -1,4 +1,5 @@
 @testable import EaselCodecs
+import EaselTestSupport
 import Foundation
 import Testing
 

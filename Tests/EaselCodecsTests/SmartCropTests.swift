@@ -1,4 +1,5 @@
 import EaselCodecs
+import EaselTestSupport
 import Testing
 
 /// Smart crop (attention, entropy), unsharp mask, watermark and trim.

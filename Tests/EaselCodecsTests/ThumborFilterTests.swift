@@ -1,4 +1,5 @@
 @testable import EaselCodecs
+import EaselTestSupport
 import Foundation
 import Testing
 
@@ -7,15 +8,7 @@ import Testing
 /// elliptical and coloured corners; blur's radius; watermark ratios on both sides.
 @Suite struct ThumborFilterTests {
     static func image(_ width: Int, _ height: Int, _ pixel: (Int, Int) -> [UInt8]) -> Bitmap {
-        var bitmap = Bitmap(width: width, height: height, pixelFormat: .rgba8)
-        let rowBytes = bitmap.rowBytes
-        bitmap.withUnsafeMutableBytes { bytes in
-            for y in 0..<height { for x in 0..<width {
-                let p = pixel(x, y)
-                for c in 0..<4 { bytes[y * rowBytes + x * 4 + c] = c < p.count ? p[c] : 255 }
-            } }
-        }
-        return bitmap
+        paintedOpaque(width: width, height: height, pixel)
     }
 
     /// Gray 100 | 150 at x = 20 of 40×20.

@@ -1,4 +1,5 @@
 import EaselCodecs
+import EaselTestSupport
 import Foundation
 import Testing
 

@@ -33,15 +33,7 @@ import Testing
     // MARK: Fixtures
 
     static func png(_ width: Int, _ height: Int, _ pixel: (Int, Int) -> [UInt8]) throws -> Data {
-        var bitmap = Bitmap(width: width, height: height, pixelFormat: .rgba8)
-        let rowBytes = bitmap.rowBytes
-        bitmap.withUnsafeMutableBytes { bytes in
-            for y in 0..<height { for x in 0..<width {
-                let p = pixel(x, y)
-                for c in 0..<4 { bytes[y * rowBytes + x * 4 + c] = c < p.count ? p[c] : 255 }
-            } }
-        }
-        return try ImageEncoder.encode(bitmap, as: .png())
+        try ImageEncoder.encode(paintedOpaque(width: width, height: height, pixel), as: .png())
     }
 
     static let red: [UInt8] = [255, 0, 0], green: [UInt8] = [0, 255, 0], blue: [UInt8] = [0, 0, 255]

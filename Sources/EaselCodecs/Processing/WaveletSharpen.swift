@@ -187,8 +187,8 @@ public struct WaveletSharpen: ImageProcessor, Hashable {
                     for x in first..<last {
                         out[x] = 0.25 * (2 * row[x] + row[x - step] + row[x + step])
                     }
-                    for x in Array(0..<first) + Array(last..<width) {
-                        out[x] = 0.25 * (2 * row[x] + row[mirror(x - step, width)] + row[mirror(x + step, width)])
+                    for edge in [0..<first, last..<width] {
+                        for x in edge { out[x] = 0.25 * (2 * row[x] + row[mirror(x - step, width)] + row[mirror(x + step, width)]) }
                     }
                 }
             }
