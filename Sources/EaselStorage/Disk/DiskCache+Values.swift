@@ -189,8 +189,8 @@ extension DiskCache {
         // with observers they are evicted afterwards, so `willRemove` can precede the removal.
         let evictHere = limit > 0 && observers.isEmpty
         let outcome: (replaced: DiskIndex.Row?, evicted: [DiskIndex.Victim], overLimit: Bool)
-        do {
-            outcome = try index.withLock { index in
+        func store() throws -> (replaced: DiskIndex.Row?, evicted: [DiskIndex.Victim], overLimit: Bool) {
+            try index.withLock { index in
                 try index.transaction {
                     if let fileName { try self.moveIntoPlace(tmpPath, fileName) }
                     let old = try data.withUnsafeBytes { bytes in
@@ -204,6 +204,19 @@ extension DiskCache {
                     let victims = try index.victimsByAccess(toBytes: self.trimTarget(limit), keeping: key)
                     return (old, try index.delete(victims), false)
                 }
+            }
+        }
+        do {
+            do {
+                outcome = try store()
+            } catch let error as SQLiteError where error.isFull {
+                // The log may still hold pages that other writers have finished with (this
+                // cache's background compaction, another instance or process on the same
+                // index): once they commit, a truncating checkpoint gives that space back.
+                // One more try after it, with the value file back where the first try took it.
+                if let fileName { try? files.rename(paths.file(fileName), to: tmpPath) }
+                try? indexCall { try $0.checkpointAndTruncate() }
+                outcome = try store()
             }
         } catch {
             if let fileName {
