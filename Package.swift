@@ -25,6 +25,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        // Traces: the API everywhere; swift-otel's OTLP/HTTP exporter in the executable only
+        // (its gRPC exporter, and the gRPC packages it needs, are left out).
+        .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
+        .package(url: "https://github.com/swift-otel/swift-otel", from: "1.6.0", traits: ["OTLPHTTP"]),
     ],
     targets: [
         // System SQLite (libsqlite3-dev) — the disk cache's index.
@@ -36,7 +40,7 @@ let package = Package(
         // records and the platform file, the only place that imports the C library.
         // XXH3 from xxHash's header (libxxhash-dev), AVX2 chosen at run time: inline values' checksum.
         .target(name: "CXXHash"),
-        .target(name: "EaselSupport", dependencies: ["CXXHash"]),
+        .target(name: "EaselSupport", dependencies: ["CXXHash", .product(name: "Tracing", package: "swift-distributed-tracing")]),
         .target(
             name: "EaselStorage",
             dependencies: [
@@ -118,6 +122,7 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ]
         ),
         .target(
@@ -136,6 +141,9 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "OTel", package: "swift-otel"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ]
         ),
         // Writes entries in a loop so tests can kill it mid-write (crash safety).

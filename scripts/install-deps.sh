@@ -34,7 +34,7 @@ wants web && packages+=(nginx varnish)
 
 if $print; then
   printf '%s\n' "${packages[@]}"
-  wants test && printf '%s\n' "pypi:moto[server]" "pypi:imgproxy" "pypi:libthumbor" "pypi:blurhash" "pypi:thumbhash-python" "pypi:pillow"
+  wants test && printf '%s\n' "pypi:moto[server]" "pypi:opentelemetry-proto" "pypi:imgproxy" "pypi:libthumbor" "pypi:blurhash" "pypi:thumbhash-python" "pypi:pillow"
   exit 0
 fi
 
@@ -52,14 +52,16 @@ fi
 
 wants test || exit 0
 
-# moto's S3 server (PyPI `moto[server]`) for the S3 tests: the system Python's when it has it,
-# else a virtualenv in .venv-tools/ (the tests and scripts look there first).
-check='import moto.server, boto3, flask, flask_cors'
+# moto's S3 server (PyPI `moto[server]`) for the S3 tests and OpenTelemetry's message
+# definitions (`opentelemetry-proto`) for the trace receiver of the tracing test
+# (scripts/otlp-receiver.py): the system Python's when it has both, else a virtualenv in
+# .venv-tools/ (the tests and scripts look there first).
+check='import moto.server, boto3, flask, flask_cors, opentelemetry.proto.collector.trace.v1.trace_service_pb2'
 if ! python3 -c "$check" >/dev/null 2>&1 && ! { [ -x .venv-tools/bin/python3 ] && .venv-tools/bin/python3 -c "$check" >/dev/null 2>&1; }; then
   # (Also when an earlier install into .venv-tools/ was cut off: the import is what counts.)
-  echo "installing moto[server] into .venv-tools/"
+  echo "installing moto[server] and opentelemetry-proto into .venv-tools/"
   python3 -m venv .venv-tools
-  .venv-tools/bin/pip install --quiet "moto[server]>=5,<6"
+  .venv-tools/bin/pip install --quiet "moto[server]>=5,<6" "opentelemetry-proto==1.45.2"
 fi
 
 # The reference client libraries of the compatibility tests (imgproxy's and thumbor's URL

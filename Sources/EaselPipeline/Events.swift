@@ -27,7 +27,10 @@ public enum PipelineEvent: Sendable {
 /// Every count is also kept in atomics that `ImagePipeline.counters` reads, with or without a
 /// metrics backend.
 final class PipelineMetrics: Sendable {
-    enum Stage: String, CaseIterable { case queue, fetch, decode, process, encode }
+    enum Stage: String, CaseIterable {
+        case queue, fetch, decode, process, encode
+        var spanName: String { "easel.\(rawValue)" }
+    }
 
     /// A swift-metrics counter and an atomic count of the same events.
     final class Count: Sendable {
@@ -85,8 +88,10 @@ final class PipelineMetrics: Sendable {
         self.stage(stage, took: ContinuousClock.now - start)
     }
 
+    /// Also a span `easel.STAGE` under the request's, when tracing is on.
     func stage(_ stage: Stage, took duration: Duration) {
         stages[stage]?.recordNanoseconds(Int64(checked: duration.seconds * 1e9))
+        Traces.record(stage.spanName, took: duration)
     }
 }
 

@@ -293,6 +293,7 @@ public final class ImagePipeline: Sendable {
         do throws(PipelineError) {
             let answer = try await body()
             metrics.answered(by: tier(answer))
+            Traces.annotate("easel.tier", tier(answer).rawValue)
             if !observers.isEmpty {
                 observers.emit(.finished(request: id, tier: tier(answer), seconds: (ContinuousClock.now - start).seconds))
             }

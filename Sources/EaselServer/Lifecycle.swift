@@ -9,7 +9,10 @@ import Synchronization
 extension ImageServer {
     /// Listens until SIGTERM or SIGINT, then stops accepting, lets the requests in flight finish,
     /// writes the caches (`shutdown()`) and returns. Prints the address once listening.
-    public func run(onListening: @escaping @Sendable (String) -> Void = ImageServer.announce) async throws {
+    ///
+    /// - Parameter services: run beside the server and stopped after it (a tracer's exporter,
+    ///   which then sends what is left).
+    public func run(services: [any Service] = [], onListening: @escaping @Sendable (String) -> Void = ImageServer.announce) async throws {
         let drain = ListenerDrain()
         let app = Application(
             router: router(),
@@ -27,7 +30,7 @@ extension ImageServer {
         // Shut down in reverse order: the listener's accept queue is drained first, then the
         // HTTP server stops (closing the listener, finishing what is in flight).
         let logger = Logger(label: "easel.serve")
-        var groupConfiguration = ServiceGroupConfiguration(services: [app, drain], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        var groupConfiguration = ServiceGroupConfiguration(services: services + [app, drain], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         // Never a shutdown that hangs: past the longest a request may take plus the longest a
         // closing connection may drain, what is left is cancelled.
         groupConfiguration.maximumGracefulShutdownDuration = .seconds(configuration.requestTimeout + 35)

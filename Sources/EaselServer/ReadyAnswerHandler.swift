@@ -1,8 +1,10 @@
 import EaselPipeline
+import EaselSupport
 import HTTPTypes
 import Logging
 import NIOCore
 import NIOHTTPTypes
+import Tracing
 
 /// Answers repeat requests from `ReadyAnswers` in the channel pipeline, and files in the index
 /// the header fields of the answers the framework writes for variants the route offered.
@@ -85,6 +87,14 @@ final class ReadyAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 if let accessLog {
                     MetricsMiddleware<EaselRequestContext>.logAnswer(accessLog, method: held.request.method, path: String((held.request.path ?? "").prefix { $0 != "?" }),
                                                                      route: answer.route, status: 200, since: held.start, requestID: requestID)
+                }
+                if Traces.isEnabled {
+                    let elapsed = UInt64(max(0, (ContinuousClock.now - held.start) / .nanoseconds(1)))
+                    let now = DefaultTracerClock.now.nanosecondsSinceEpoch
+                    let span = ServerSpan.start(method: held.request.method, target: held.request.path ?? "", fields: held.request.headerFields,
+                                                at: .init(nanosecondsSinceEpoch: now - min(now, elapsed)))
+                    ServerSpan.finish(span, route: answer.route, status: 200, requestID: requestID,
+                                      peer: context.channel.remoteAddress, tier: ImageTier.encodedMemory.rawValue)
                 }
                 answered()
                 return

@@ -1,9 +1,11 @@
 import EaselPipeline
+import EaselSupport
 import Foundation
 import HTTPTypes
 import Hummingbird
 import Logging
 import NIOCore
+import Tracing
 
 /// Bad input is a 4xx with a short reason; only our own failures are 5xx. Upstream details are
 /// logged by the pipeline, never sent. `switch` without `default`: a new case forces a decision.
@@ -54,7 +56,8 @@ extension PipelineError: HTTPResponseError {
 ///
 /// It also gives every answer its `X-Request-ID` (`RequestID`), which every log line written
 /// while the request is handled carries (`RequestID.current`), and writes one access-log line
-/// per answer when `accessLog` is on.
+/// per answer when `accessLog` is on. With tracing on, each answer is also a server span
+/// (`ServerSpan`), under which the pipeline records its stages.
 struct MetricsMiddleware<Context: RequestContext>: RouterMiddleware {
     let metrics: ServerMetrics
     let logger: Logger
@@ -62,8 +65,20 @@ struct MetricsMiddleware<Context: RequestContext>: RouterMiddleware {
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let requestID = RequestID.of(request.headers)
-        return try await RequestID.$current.withValue(requestID) {
-            try await answer(request, context: context, next: next, requestID: requestID)
+        guard Traces.isEnabled else {
+            return try await RequestID.$current.withValue(requestID) {
+                try await answer(request, context: context, next: next, requestID: requestID)
+            }
+        }
+        // Traced: the answer is a server span, and the pipeline's stages become its children.
+        let span = ServerSpan.start(method: request.method, target: request.uri.description, fields: request.headers)
+        return try await InstrumentationContext.$current.withValue(span.context) {
+            let answer = try await RequestID.$current.withValue(requestID) {
+                try await self.answer(request, context: context, next: next, requestID: requestID)
+            }
+            ServerSpan.finish(span, route: Self.route(request), status: Int(answer.status.code), requestID: requestID,
+                              peer: (context as? EaselRequestContext)?.remoteAddress)
+            return answer
         }
     }
 
@@ -136,6 +151,45 @@ struct MetricsMiddleware<Context: RequestContext>: RouterMiddleware {
         case "/health": return "health"
         case "/metrics": return "metrics"
         default: return nil
+        }
+    }
+}
+
+/// The server span of an answer, when tracing is on: one per request, whichever path answers
+/// it (the router, or a replay of a ready answer), named `METHOD ROUTE` and continuing the
+/// caller's trace from its W3C `traceparent`.
+enum ServerSpan {
+    /// Starts the span of a request, as a child of the trace its fields carry, if any.
+    static func start(method: HTTPRequest.Method, target: String, fields: HTTPFields, at instant: DefaultTracerClock.Timestamp = DefaultTracerClock.now) -> any Span {
+        var context = InstrumentationContext.topLevel
+        InstrumentationSystem.instrument.extract(fields, into: &context, using: FieldsExtractor())
+        let span = InstrumentationSystem.tracer.startSpan(method.rawValue, context: context, ofKind: .server, at: instant)
+        span.updateAttributes { attributes in
+            attributes["http.request.method"] = method.rawValue
+            attributes["url.path"] = String(target.prefix { $0 != "?" })
+            if let query = target.firstIndex(of: "?") { attributes["url.query"] = String(target[target.index(after: query)...]) }
+            attributes["user_agent.original"] = fields[.userAgent]
+        }
+        return span
+    }
+
+    /// Names the span after its route, records the answer and ends it.
+    static func finish(_ span: any Span, route: String?, status: Int, requestID: String, peer: SocketAddress? = nil, tier: String? = nil) {
+        if let route { span.operationName = "\(span.operationName) \(route)" }
+        span.updateAttributes { attributes in
+            attributes["http.route"] = route
+            attributes["http.response.status_code"] = status
+            attributes["http.request.id"] = requestID
+            if let tier { attributes["easel.tier"] = tier }
+            if let address = peer?.ipAddress { attributes["client.address"] = address }
+        }
+        if status >= 500 { span.setStatus(.init(code: .error)) }
+        span.end()
+    }
+
+    struct FieldsExtractor: Extractor {
+        func extract(key: String, from fields: HTTPFields) -> String? {
+            HTTPField.Name(key).flatMap { fields[$0] }
         }
     }
 }

@@ -11,6 +11,8 @@ import NIOCore
 public struct EaselRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     public let channel: any Channel
+    /// The client's address (a traced request's span records it).
+    var remoteAddress: SocketAddress? { channel.remoteAddress }
 
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)

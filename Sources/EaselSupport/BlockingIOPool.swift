@@ -67,7 +67,9 @@ package final class BlockingIOPool: Sendable {
     }
 
     /// Enqueues `job` without waiting for it.
+    /// With tracing on, the job runs under the submitter's span context (`Traces`).
     package func submit(_ job: @escaping @Sendable () -> Void) {
+        let job = Traces.carryingContext(job)
         queue.withLock { $0.jobs.append(job) }
         available.signal()
     }

@@ -1,10 +1,14 @@
 import ArgumentParser
 import EaselServer
+import EaselSupport
 import Foundation
 import Hummingbird
 import Logging
 import Metrics
+import OTel
 import Prometheus
+import ServiceLifecycle
+import Tracing
 
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -37,6 +41,11 @@ struct ServeCommand: AsyncParsableCommand {
     var logFormat: String?
     @Flag(name: .customLong("access-log"), help: "One log line per answer: method, path, route, status, duration, request ID (EASEL_ACCESS_LOG=1).")
     var accessLog = false
+    @Option(help: ArgumentHelp("none (default) or otlp: a span per request, with the pipeline's stages (queue, fetch, decode, process, encode) as its children, sent over OTLP/HTTP (EASEL_TRACES; OTEL_TRACES_EXPORTER=otlp also turns them on).",
+                               discussion: "The receiver is OTEL_EXPORTER_OTLP_ENDPOINT (default http://localhost:4318) or --otlp-endpoint; the other OTEL_* variables (OTEL_SERVICE_NAME, OTEL_TRACES_SAMPLER, OTEL_EXPORTER_OTLP_HEADERS, ...) apply as the OpenTelemetry specification says."))
+    var traces: String?
+    @Option(name: .customLong("otlp-endpoint"), help: "Where traces go: the OTLP/HTTP traces URL, e.g. http://collector:4318/v1/traces; turns traces on unless --traces none (EASEL_OTLP_ENDPOINT).")
+    var otlpEndpoint: String?
 
     func run() async throws {
         let format = (logFormat ?? ProcessInfo.processInfo.environment["EASEL_LOG_FORMAT"] ?? "text").lowercased()
@@ -64,12 +73,37 @@ struct ServeCommand: AsyncParsableCommand {
         if allowUnsignedAdHoc { configuration.allowUnsignedAdHoc = true }
         if accessLog { configuration.accessLog = true }
 
+        let tracing = try bootstrapTracing(environment: ProcessInfo.processInfo.environment)
         let registry = PrometheusCollectorRegistry()
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
         let server: ImageServer
         do { server = try ImageServer(configuration: configuration, registry: registry) } catch {
             throw ValidationError("\(error)")
         }
-        try await server.run()
+        try await server.run(services: tracing.map { [$0] } ?? [])
+    }
+
+    /// Bootstraps swift-otel's tracer when traces are asked for; returns its exporting service,
+    /// which runs beside the server and sends what is left when the server has stopped.
+    func bootstrapTracing(environment: [String: String]) throws -> (any Service)? {
+        let endpoint = otlpEndpoint ?? environment["EASEL_OTLP_ENDPOINT"]
+        // An endpoint named for Easel, or OpenTelemetry's own switch, asks for traces too.
+        let asked = endpoint != nil || environment["OTEL_TRACES_EXPORTER"] == "otlp"
+        let choice = (traces ?? environment["EASEL_TRACES"] ?? (asked ? "otlp" : "none")).lowercased()
+        guard choice == "otlp" else {
+            guard choice == "none" else { throw ValidationError("--traces is none or otlp, not \(choice)") }
+            return nil
+        }
+        var otel = OTel.Configuration.default
+        otel.serviceName = "easel"
+        otel.logs.enabled = false
+        otel.metrics.enabled = false
+        otel.traces.enabled = true
+        otel.traces.exporter = .otlp
+        if let endpoint { otel.traces.otlpExporter.endpoint = endpoint }
+        let (tracer, service) = try OTel.makeTracingBackend(configuration: otel)
+        InstrumentationSystem.bootstrap(tracer)
+        Traces.enable()
+        return service
     }
 }

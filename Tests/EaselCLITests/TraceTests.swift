@@ -1,0 +1,163 @@
+import EaselSupport
+import EaselTestSupport
+import Foundation
+import Testing
+
+/// `easel serve --traces otlp` against a real OTLP/HTTP receiver (`scripts/otlp-receiver.py`,
+/// which decodes what it is sent with OpenTelemetry's own message definitions): each answer is
+/// a server span continuing the caller's W3C trace, the pipeline's stages are its children, and
+/// a replayed (ready) answer is traced like any other. Without the option nothing is sent.
+@Suite("easel serve's traces", .timeLimit(.minutes(2)))
+struct TraceTests {
+    /// One span as the receiver wrote it.
+    struct Span: Decodable {
+        var trace_id: String
+        var span_id: String
+        var parent_span_id: String
+        var name: String
+        var kind: Int
+        var start: UInt64
+        var end: UInt64
+        var service: String?
+        var attributes: [String: Attribute]
+        func text(_ key: String) -> String? { if case .text(let value) = attributes[key] { value } else { nil } }
+        func number(_ key: String) -> Int? { if case .number(let value) = attributes[key] { value } else { nil } }
+    }
+
+    enum Attribute: Decodable {
+        case text(String), number(Int), other
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.singleValueContainer()
+            if let value = try? container.decode(Int.self) { self = .number(value) }
+            else if let value = try? container.decode(String.self) { self = .text(value) }
+            else { self = .other }
+        }
+    }
+
+    /// The receiver, started for one test; it stops when its standard input closes.
+    final class Receiver: Sendable {
+        let endpoint: String
+        let spansFile: URL
+        private let process: Process
+        private let input: Pipe
+
+        init(in directory: TemporaryDirectory) throws {
+            spansFile = directory.child("spans.jsonl")
+            process = Process()
+            let python = S3TestServer.python
+            process.executableURL = URL(fileURLWithPath: python)
+            let script = S3TestServer.repositoryRoot().appendingPathComponent("scripts/otlp-receiver.py").path
+            process.arguments = python == "/usr/bin/env" ? ["python3", script, spansFile.path] : [script, spansFile.path]
+            input = ChildProcesses.pipe()
+            let output = ChildProcesses.pipe()
+            process.standardInput = input
+            process.standardOutput = output
+            try ChildProcesses.run(process)
+            var buffer = Data()
+            while !buffer.contains(UInt8(ascii: "\n")) {
+                let chunk = output.fileHandleForReading.availableData
+                guard !chunk.isEmpty else {
+                    throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey:
+                        "scripts/otlp-receiver.py exited before it listened (is opentelemetry-proto installed? run `make deps-test`)"])
+                }
+                buffer.append(chunk)
+            }
+            let first = try JSONSerialization.jsonObject(with: Data(buffer.prefix { $0 != UInt8(ascii: "\n") })) as? [String: String]
+            endpoint = try #require(first?["endpoint"])
+        }
+
+        func spans() throws -> [Span] {
+            guard let text = try? String(contentsOf: spansFile, encoding: .utf8) else { return [] }
+            return try text.split(separator: "\n").map { try JSONDecoder().decode(Span.self, from: Data($0.utf8)) }
+        }
+
+        deinit {
+            try? input.fileHandleForWriting.close()
+            process.waitUntilExit()
+        }
+    }
+
+    /// Blocking: one request on its own connection; the whole answer as text.
+    static func ask(_ port: Int, _ target: String, _ fields: [String] = []) throws -> String {
+        let socket = try RawSocket(port: port)
+        try socket.send("GET \(target) HTTP/1.1\r\nHost: x\r\n" + fields.map { $0 + "\r\n" }.joined() + "Connection: close\r\n\r\n")
+        return socket.readUntilClosed(within: .seconds(30)).text
+    }
+
+    static func requestID(_ answer: String) -> String? {
+        answer.split(separator: "\r\n").first { $0.lowercased().hasPrefix("x-request-id:") }
+            .map { String($0.dropFirst("x-request-id:".count)).trimmingCharacters(in: .whitespaces) }
+    }
+
+    /// Starts `easel serve` on the samples with `flags`, asks `requests`, stops it (SIGTERM:
+    /// the exporter sends what is left) and returns the answers.
+    static func serve(_ flags: [String], _ requests: [(String, [String])]) async throws -> [String] {
+        let cache = try TemporaryDirectory()
+        let origin = sampleURL("astronaut.jpg").deletingLastPathComponent().path
+        let server = try await BlockingIOPool.shared.run {
+            try ListeningProcess(executable: builtProduct("easel"),
+                                 arguments: ["serve", "--port", "0", "--cache-dir", cache.path, "--origin", origin] + flags)
+        }
+        let port = server.port
+        let answers = try await BlockingIOPool.shared.run { try requests.map { try ask(port, $0.0, $0.1) } }
+        server.process.terminate()
+        let exited = try await BlockingIOPool.shared.run { server.waitForExit(within: .seconds(30)) }
+        #expect(exited && server.process.terminationStatus == 0)
+        return answers
+    }
+
+    @Test func eachAnswerIsASpanWithThePipelinesStagesAsChildren() async throws {
+        let work = try TemporaryDirectory()
+        let receiver = try Receiver(in: work)
+        let (cold, replayed) = ("0af7651916cd43dd8448eb211c80319c", "4bf92f3577b34da6a3ce929d0e0e4736")
+        let parent = "b7ad6b7169203331"
+        let answers = try await Self.serve(["--traces", "otlp", "--otlp-endpoint", receiver.endpoint], [
+            ("/images/thumb/astronaut.jpg", ["traceparent: 00-\(cold)-\(parent)-01"]),
+            ("/images/thumb/astronaut.jpg", ["traceparent: 00-\(replayed)-\(parent)-01"]),
+            ("/images/thumb/astronaut.jpg?x=1", []),
+            ("/images/thumb/no-such.jpg", []),
+        ])
+        #expect(answers[0...2].allSatisfy { $0.hasPrefix("HTTP/1.1 200") } && answers[3].hasPrefix("HTTP/1.1 404"), "\(answers.map { $0.prefix(40) })")
+        let spans = try receiver.spans()
+        #expect(spans.allSatisfy { $0.service == "easel" })
+        let servers = spans.filter { $0.kind == 2 }  // SPAN_KIND_SERVER
+        #expect(servers.count == 4, "\(spans.map(\.name))")
+
+        // The cold answer continues the caller's trace; its stages are its children, inside it.
+        let first = try #require(servers.first { $0.trace_id == cold }, "\(servers.map(\.trace_id))")
+        #expect(first.parent_span_id == parent && first.name == "GET images")
+        #expect(first.text("http.route") == "images" && first.number("http.response.status_code") == 200)
+        #expect(first.text("http.request.id") == Self.requestID(answers[0]))
+        #expect(first.text("easel.tier") == "file" && first.text("url.path") == "/images/thumb/astronaut.jpg")
+        let stages = spans.filter { $0.parent_span_id == first.span_id }
+        #expect(Set(stages.map(\.name)).isSuperset(of: ["easel.fetch", "easel.decode", "easel.process", "easel.encode"]), "\(stages.map(\.name))")
+        for stage in stages {
+            #expect(stage.trace_id == cold && stage.kind == 1)  // SPAN_KIND_INTERNAL
+            #expect(stage.start >= first.start && stage.end <= first.end && stage.start <= stage.end, "\(stage.name)")
+        }
+
+        // The repeat is answered from memory (a replay of the filed answer): still its caller's
+        // trace, its own request ID, and no stage.
+        let second = try #require(servers.first { $0.trace_id == replayed })
+        #expect(second.parent_span_id == parent && second.name == "GET images" && second.text("easel.tier") == "encodedMemory")
+        #expect(second.text("http.request.id") == Self.requestID(answers[1]) && second.number("http.response.status_code") == 200)
+        #expect(!spans.contains { $0.parent_span_id == second.span_id })
+
+        // No traceparent: a trace of its own. A miss: its status.
+        let roots = servers.filter { $0.parent_span_id.isEmpty }
+        #expect(roots.count == 2 && Set(roots.map(\.trace_id)).count == 2 && !roots.contains { [cold, replayed].contains($0.trace_id) })
+        #expect(roots.contains { $0.number("http.response.status_code") == 404 && $0.text("url.path") == "/images/thumb/no-such.jpg" })
+        #expect(roots.contains { $0.text("url.query") == "x=1" })
+    }
+
+    @Test func nothingIsSentUnlessTracesAreAskedFor() async throws {
+        let work = try TemporaryDirectory()
+        let receiver = try Receiver(in: work)
+        // The endpoint alone turns traces on; `--traces none` keeps them off.
+        _ = try await Self.serve(["--traces", "none", "--otlp-endpoint", receiver.endpoint],
+                                 [("/images/thumb/astronaut.jpg", ["traceparent: 00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"])])
+        #expect(try receiver.spans().isEmpty)
+        _ = try await Self.serve(["--otlp-endpoint", receiver.endpoint], [("/health", [])])
+        #expect(try receiver.spans().map(\.name) == ["GET health"])
+    }
+}
