@@ -3,6 +3,7 @@ import EaselStorage
 import Foundation
 import Metrics
 import Synchronization
+import Tracing
 
 /// What the pipeline reports, in order, per request (`request` is `ImageTask.id`).
 public enum PipelineEvent: Sendable {
@@ -84,14 +85,17 @@ final class PipelineMetrics: Sendable {
                          familyImages: familyImages.value)
     }
 
-    func stage(_ stage: Stage, since start: ContinuousClock.Instant) {
-        self.stage(stage, took: ContinuousClock.now - start)
+    /// - Parameter attributes: the span's (`easel.format`, `easel.bytes`, ...), made only when
+    ///   tracing is on.
+    func stage(_ stage: Stage, since start: ContinuousClock.Instant, attributes: @autoclosure () -> SpanAttributes = [:]) {
+        self.stage(stage, took: ContinuousClock.now - start, attributes: attributes())
     }
 
     /// Also a span `easel.STAGE` under the request's, when tracing is on.
-    func stage(_ stage: Stage, took duration: Duration) {
+    func stage(_ stage: Stage, took duration: Duration, attributes: @autoclosure () -> SpanAttributes = [:]) {
         stages[stage]?.recordNanoseconds(Int64(checked: duration.seconds * 1e9))
-        Traces.record(stage.spanName, took: duration)
+        // (A fetch is a span of its own, begun before it: the origin continues its trace.)
+        if stage != .fetch, Traces.isEnabled { Traces.record(stage.spanName, took: duration, attributes: attributes()) }
     }
 }
 

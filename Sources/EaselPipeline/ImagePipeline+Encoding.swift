@@ -146,7 +146,8 @@ extension ImagePipeline {
         let keeps = request.cachePolicy != .noStore
         if request.cachePolicy != .reload {
             for (position, store) in stores.enumerated() {
-                guard let record = try? await store.data(forKey: keys.store), let (data, freshUntil) = VariantRecord.decode(record) else {
+                guard let record = await Traces.cacheRead(store: store.storeName, entry: "encoded", { try? await store.data(forKey: keys.store) }),
+                      let (data, freshUntil) = VariantRecord.decode(record) else {
                     continue
                 }
                 // An animation stored under a key that also serves stills (AVIF or JPEG with a
@@ -162,7 +163,11 @@ extension ImagePipeline {
                     let earlier = stores[..<position]
                     if !earlier.isEmpty {
                         afterAnswer.run { [self] in
-                            for store in earlier { try? await store.set(record, forKey: keys.store, expiresAt: freshUntil) }
+                            for store in earlier {
+                                await Traces.cacheWrite(store: store.storeName, entry: "encoded", bytes: record.count) {
+                                    try await store.set(record, forKey: keys.store, expiresAt: freshUntil)
+                                }
+                            }
                             await undoIfPurged(keys, stored: encoded, record: record)
                         }
                     }
@@ -211,7 +216,7 @@ extension ImagePipeline {
                     // JPEG has no alpha: transparent pixels go on white rather than on black.
                     let opaque = encoding.format == .jpeg && !image.isKnownOpaque ? try Flatten().process(image) : image
                     let data = try ImageEncoder.encode(opaque, as: encoding.options)
-                    self.metrics.stage(.encode, since: start)
+                    self.metrics.stage(.encode, since: start, attributes: ["easel.format": "\(encoding.format)", "easel.bytes": .int64(Int64(data.count))])
                     self.metrics.encodes.increment()
                     return data
                 } catch {
@@ -234,13 +239,21 @@ extension ImagePipeline {
     private func store(_ encoded: EncodedImage, data: Data, keys: EncodedKeys, until: Date) async -> Bool {
         let kept = keep(encoded, keys: keys, until: until)
         let record = VariantRecord.encode(data, freshUntil: until)
-        if let disk { try? await disk.set(record, forKey: keys.store, expiresAt: until) }
+        if let disk {
+            await Traces.cacheWrite(store: disk.storeName, entry: "encoded", bytes: record.count) {
+                try await disk.set(record, forKey: keys.store, expiresAt: until)
+            }
+        }
         await undoIfPurged(keys, stored: encoded, record: record)
         // Shared stores are filled after the answer, never delaying it.
         let shared = disk == nil ? stores[...] : stores.dropFirst()
         if !shared.isEmpty {
             afterAnswer.run { [self] in
-                for store in shared { try? await store.set(record, forKey: keys.store, expiresAt: until) }
+                for store in shared {
+                    await Traces.cacheWrite(store: store.storeName, entry: "encoded", bytes: record.count) {
+                        try await store.set(record, forKey: keys.store, expiresAt: until)
+                    }
+                }
                 if !purges.isCurrent(keys.mark) {
                     for store in shared where (try? await store.data(forKey: keys.store)) == record {
                         try? await store.removeValue(forKey: keys.store)
@@ -309,7 +322,8 @@ extension ImagePipeline {
                         self.undoIfPurged(keys.mark, sourceKey: keys.source, entityID: Self.entityIDs(request, sourceKey: keys.source).0)
                     }
                     self.metrics.decodes.increment()
-                    self.metrics.stage(.encode, since: start)
+                    self.metrics.stage(.encode, since: start, attributes: ["easel.format": "\(encoding.format)", "easel.bytes": .int64(Int64(data.count)),
+                                                                           "easel.animated": true])
                     self.metrics.encodes.increment()
                     return data
                 } catch CodecError.tooManyFrames, CodecError.tooManyAnimationPixels {

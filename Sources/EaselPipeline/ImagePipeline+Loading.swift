@@ -1,6 +1,8 @@
+import EaselSupport
 import EaselCodecs
 import EaselStorage
 import Foundation
+import Tracing
 
 /// Originals: the disk tier, HTTP caching, downloads with suspension and resumption.
 extension ImagePipeline {
@@ -36,7 +38,8 @@ extension ImagePipeline {
                           handle: PriorityHandle) async throws(PipelineError) -> Original {
         let key = StoreKey.original(sourceKey)
         var stored: (data: Data, metadata: HTTPMetadata)?
-        if policy != .reload, let disk, let record = try? await disk.data(forKey: key) {
+        if policy != .reload, let disk,
+           let record = await Traces.cacheRead(store: disk.storeName, entry: "original", { try? await disk.data(forKey: key) }) {
             stored = OriginalRecord.decode(record)
         }
         if let stored {
@@ -48,7 +51,18 @@ extension ImagePipeline {
         }
         let fetchStart = ContinuousClock.now
         let fetcher = configuration.fetchers.first(where: { $0.canFetch(url) })
-        let (response, data) = try await download(url: url, sourceKey: sourceKey, revalidating: stored?.metadata, handle: handle)
+        // A client span; AsyncHTTPClient's own span for each request to the origin (HTTP or S3)
+        // is its child and sends its context on in `traceparent`.
+        let (response, data) = try await Traces.withSpan("easel.fetch", kind: .client) { span throws(PipelineError) in
+            let (response, data) = try await download(url: url, sourceKey: sourceKey, revalidating: stored?.metadata, handle: handle)
+            span?.updateAttributes { attributes in
+                attributes["server.address"] = url.host
+                attributes["easel.bytes"] = data.count
+                attributes["easel.revalidated"] = stored != nil
+                attributes["easel.cache.result"] = response.outcome == .notModified ? "not-modified" : "fetched"
+            }
+            return (response, data)
+        }
         metrics.stage(.fetch, since: fetchStart)
         if response.outcome == .notModified, let stored {
             // 304: the stored copy is fresh again, with the origin's new caching headers.

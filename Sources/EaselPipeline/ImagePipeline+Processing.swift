@@ -36,7 +36,7 @@ extension ImagePipeline {
         let (entityID, sourceID) = Self.entityIDs(request, sourceKey: sourceKey)
         // 3. The processed variant in the disk cache.
         if request.cachePolicy != .reload, request.usesDiskVariants, let disk, format.map({ tables[$0.name] == nil }) ?? true,
-           let record = try? await disk.data(forKey: key.disk),
+           let record = await Traces.cacheRead(store: disk.storeName, entry: "variant", { try? await disk.data(forKey: key.disk) }),
            let (data, freshUntil) = VariantRecord.decode(record) {
             let limits = decodingLimits(for: request)
             if let image = try? await decodes.run(priority: handle, { () async throws(PipelineError) -> Bitmap in
@@ -122,7 +122,8 @@ extension ImagePipeline {
             try? disk?.removeValue(forKey: StoreKey.animated(sourceKey))
         }
         metrics.decodes.increment()
-        metrics.stage(.decode, since: decodeStart)
+        metrics.stage(.decode, since: decodeStart, attributes: ["easel.format": .string("\(info.fileType)".lowercased()), "easel.bytes": .int64(Int64(original.data.count)),
+                                                               "easel.width": .int64(Int64(decoded.width)), "easel.height": .int64(Int64(decoded.height))])
         storePendingOriginal(original, sourceKey: sourceKey)
         let processStart = ContinuousClock.now
         let image: Bitmap

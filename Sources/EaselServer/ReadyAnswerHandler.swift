@@ -94,7 +94,8 @@ final class ReadyAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
                     let span = ServerSpan.start(method: held.request.method, target: held.request.path ?? "", fields: held.request.headerFields,
                                                 at: .init(nanosecondsSinceEpoch: now - min(now, elapsed)))
                     ServerSpan.finish(span, route: answer.route, status: 200, requestID: requestID,
-                                      peer: context.channel.remoteAddress, tier: ImageTier.encodedMemory.rawValue)
+                                      peer: context.channel.remoteAddress, tier: ImageTier.encodedMemory.rawValue,
+                                      contentType: fields[.contentType], bytes: body.readableBytes)
                 }
                 answered()
                 return

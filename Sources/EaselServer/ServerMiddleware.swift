@@ -77,7 +77,8 @@ struct MetricsMiddleware<Context: RequestContext>: RouterMiddleware {
                 try await self.answer(request, context: context, next: next, requestID: requestID)
             }
             ServerSpan.finish(span, route: Self.route(request), status: Int(answer.status.code), requestID: requestID,
-                              peer: (context as? EaselRequestContext)?.remoteAddress)
+                              peer: (context as? EaselRequestContext)?.remoteAddress, contentType: answer.headers[.contentType],
+                              bytes: answer.body.contentLength)
             return answer
         }
     }
@@ -174,13 +175,16 @@ enum ServerSpan {
     }
 
     /// Names the span after its route, records the answer and ends it.
-    static func finish(_ span: any Span, route: String?, status: Int, requestID: String, peer: SocketAddress? = nil, tier: String? = nil) {
+    static func finish(_ span: any Span, route: String?, status: Int, requestID: String, peer: SocketAddress? = nil, tier: String? = nil,
+                       contentType: String? = nil, bytes: Int? = nil) {
         if let route { span.operationName = "\(span.operationName) \(route)" }
         span.updateAttributes { attributes in
             attributes["http.route"] = route
             attributes["http.response.status_code"] = status
             attributes["http.request.id"] = requestID
             if let tier { attributes["easel.tier"] = tier }
+            attributes["http.response.header.content-type"] = contentType
+            attributes["http.response.body.size"] = bytes
             if let address = peer?.ipAddress { attributes["client.address"] = address }
         }
         if status >= 500 { span.setStatus(.init(code: .error)) }

@@ -1,3 +1,4 @@
+import Foundation
 import Synchronization
 package import Tracing
 
@@ -37,6 +38,57 @@ package enum Traces {
         let span = InstrumentationSystem.tracer.startSpan(name(), context: context, ofKind: kind, at: start)
         if !attributes.isEmpty { span.attributes = attributes }
         span.end(at: end)
+    }
+
+    /// Runs `body` in a span `name`, a child of the current span, which is current meanwhile
+    /// (work `body` starts, and requests it sends, are its children); `body` gets the span to
+    /// add attributes to. Off, or outside any traced request, `body` runs alone with nil.
+    package static func withSpan<T, Failure: Error>(
+        _ name: @autoclosure () -> String, kind: SpanKind = .internal,
+        _ body: (_ span: (any Span)?) async throws(Failure) -> T
+    ) async throws(Failure) -> T {
+        guard isEnabled, let parent = InstrumentationContext.current else { return try await body(nil) }
+        let span = InstrumentationSystem.tracer.startSpan(name(), context: parent, ofKind: kind)
+        defer { span.end() }
+        let result: Result<T, Failure> = await InstrumentationContext.$current.withValue(span.context) {
+            do throws(Failure) { return .success(try await body(span)) } catch { return .failure(error) }
+        }
+        if case .failure(let error) = result {
+            span.recordError(error)
+            span.setStatus(.init(code: .error))
+        }
+        return try result.get()
+    }
+
+    /// A read of a cache tier as a span `easel.cache.read`: which store (`disk`, `shared`),
+    /// which entry (`original`, `variant`, `encoded`), hit or miss, and the bytes read.
+    package static func cacheRead(store: String, entry: String, _ read: () async -> Data?) async -> Data? {
+        await withSpan("easel.cache.read") { span in
+            let found = await read()
+            span?.updateAttributes { attributes in
+                attributes["easel.store"] = store
+                attributes["easel.entry"] = entry
+                attributes["easel.cache.result"] = found == nil ? "miss" : "hit"
+                if let found { attributes["easel.bytes"] = found.count }
+            }
+            return found
+        }
+    }
+
+    /// A write to a cache tier as a span `easel.cache.write`: store, entry, bytes, and whether
+    /// it failed.
+    package static func cacheWrite(store: String, entry: String, bytes: Int, _ write: () async throws -> Void) async {
+        await withSpan("easel.cache.write") { span in
+            span?.updateAttributes { attributes in
+                attributes["easel.store"] = store
+                attributes["easel.entry"] = entry
+                attributes["easel.bytes"] = bytes
+            }
+            do { try await write() } catch {
+                span?.recordError(error)
+                span?.setStatus(.init(code: .error))
+            }
+        }
     }
 
     /// Sets `attribute` on the current span (the request's), when tracing is on.

@@ -1,6 +1,7 @@
 import EaselSupport
 import EaselTestSupport
 import Foundation
+import HTTPTypes
 import Testing
 
 /// `easel serve --traces otlp` against a real OTLP/HTTP receiver (`scripts/otlp-receiver.py`,
@@ -91,9 +92,9 @@ struct TraceTests {
 
     /// Starts `easel serve` on the samples with `flags`, asks `requests`, stops it (SIGTERM:
     /// the exporter sends what is left) and returns the answers.
-    static func serve(_ flags: [String], _ requests: [(String, [String])]) async throws -> [String] {
+    static func serve(_ flags: [String], origin: String? = nil, _ requests: [(String, [String])]) async throws -> [String] {
         let cache = try TemporaryDirectory()
-        let origin = sampleURL("astronaut.jpg").deletingLastPathComponent().path
+        let origin = origin ?? sampleURL("astronaut.jpg").deletingLastPathComponent().path
         let server = try await BlockingIOPool.shared.run {
             try ListeningProcess(executable: builtProduct("easel"),
                                  arguments: ["serve", "--port", "0", "--cache-dir", cache.path, "--origin", origin] + flags)
@@ -111,12 +112,20 @@ struct TraceTests {
         let receiver = try Receiver(in: work)
         let (cold, replayed) = ("0af7651916cd43dd8448eb211c80319c", "4bf92f3577b34da6a3ce929d0e0e4736")
         let parent = "b7ad6b7169203331"
-        let answers = try await Self.serve(["--traces", "otlp", "--otlp-endpoint", receiver.endpoint], [
-            ("/images/thumb/astronaut.jpg", ["traceparent: 00-\(cold)-\(parent)-01"]),
-            ("/images/thumb/astronaut.jpg", ["traceparent: 00-\(replayed)-\(parent)-01"]),
-            ("/images/thumb/astronaut.jpg?x=1", []),
-            ("/images/thumb/no-such.jpg", []),
-        ])
+        // The source comes from a real HTTP origin, which records what it is sent.
+        let origin = Origin()
+        origin.serve("/astronaut.jpg", .file(try Data(contentsOf: sampleURL("astronaut.jpg")), headers: ["Content-Type": "image/jpeg"]))
+        let collected = Locked<[String]>([])
+        try await origin.run { base in
+            let got = try await Self.serve(["--traces", "otlp", "--otlp-endpoint", receiver.endpoint], origin: base.absoluteString + "/", [
+                ("/images/thumb/astronaut.jpg", ["traceparent: 00-\(cold)-\(parent)-01"]),
+                ("/images/thumb/astronaut.jpg", ["traceparent: 00-\(replayed)-\(parent)-01"]),
+                ("/images/thumb/astronaut.jpg?x=1", []),
+                ("/images/thumb/no-such.jpg", []),
+            ])
+            collected.withLock { $0 = got }
+        }
+        let answers = collected.withLock { $0 }
         #expect(answers[0...2].allSatisfy { $0.hasPrefix("HTTP/1.1 200") } && answers[3].hasPrefix("HTTP/1.1 404"), "\(answers.map { $0.prefix(40) })")
         let spans = try receiver.spans()
         #expect(spans.allSatisfy { $0.service == "easel" })
@@ -128,19 +137,41 @@ struct TraceTests {
         #expect(first.parent_span_id == parent && first.name == "GET images")
         #expect(first.text("http.route") == "images" && first.number("http.response.status_code") == 200)
         #expect(first.text("http.request.id") == Self.requestID(answers[0]))
-        #expect(first.text("easel.tier") == "file" && first.text("url.path") == "/images/thumb/astronaut.jpg")
+        #expect(first.text("easel.tier") == "network" && first.text("url.path") == "/images/thumb/astronaut.jpg")
+        #expect(first.text("http.response.header.content-type") == "image/jpeg" && (first.number("http.response.body.size") ?? 0) > 1000)
         let stages = spans.filter { $0.parent_span_id == first.span_id }
-        #expect(Set(stages.map(\.name)).isSuperset(of: ["easel.fetch", "easel.decode", "easel.process", "easel.encode"]), "\(stages.map(\.name))")
+        let encode = try #require(stages.first { $0.name == "easel.encode" })
+        #expect(encode.text("easel.format") == "jpeg" && encode.number("easel.bytes") == first.number("http.response.body.size"))
+        #expect(stages.first { $0.name == "easel.decode" }?.text("easel.format") == "jpeg")
+        #expect(Set(stages.map(\.name)).isSuperset(of: ["easel.fetch", "easel.decode", "easel.process", "easel.encode", "easel.cache.read"]),
+                "\(stages.map(\.name))")
         for stage in stages {
-            #expect(stage.trace_id == cold && stage.kind == 1)  // SPAN_KIND_INTERNAL
-            #expect(stage.start >= first.start && stage.end <= first.end && stage.start <= stage.end, "\(stage.name)")
+            #expect(stage.trace_id == cold && stage.kind == (stage.name == "easel.fetch" ? 3 : 1))  // CLIENT, INTERNAL
+            #expect(stage.start >= first.start && stage.start <= stage.end, "\(stage.name)")
         }
+        // What the answer waited for ended inside it (writes to the tiers may come after).
+        #expect(stages.filter { $0.name != "easel.cache.write" }.allSatisfy { $0.end <= first.end })
+        #expect(stages.contains { $0.name == "easel.cache.read" && $0.text("easel.cache.result") == "miss" && $0.text("easel.entry") == "encoded" })
+        #expect(spans.contains { $0.name == "easel.cache.write" && $0.trace_id == cold && $0.text("easel.store") == "disk" && ($0.number("easel.bytes") ?? 0) > 0 })
+
+        // The origin was asked once, by the HTTP client's span within the fetch span: the trace
+        // goes on to the origin.
+        let fetch = try #require(stages.first { $0.name == "easel.fetch" })
+        #expect(fetch.text("server.address") == "127.0.0.1" && (fetch.number("easel.bytes") ?? 0) > 1000)
+        let asked = origin.all.filter { $0.path == "/astronaut.jpg" }
+        #expect(asked.count == 1)
+        let traceparent = try #require(asked.first?.headers[values: HTTPField.Name("traceparent")!], "\(asked)")
+        #expect(traceparent.count == 1, "one traceparent: \(traceparent)")
+        let request = try #require(spans.first { $0.parent_span_id == fetch.span_id && $0.kind == 3 }, "the HTTP client's span")
+        #expect(traceparent.first == "00-\(cold)-\(request.span_id)-01")
 
         // The repeat is answered from memory (a replay of the filed answer): still its caller's
         // trace, its own request ID, and no stage.
         let second = try #require(servers.first { $0.trace_id == replayed })
         #expect(second.parent_span_id == parent && second.name == "GET images" && second.text("easel.tier") == "encodedMemory")
         #expect(second.text("http.request.id") == Self.requestID(answers[1]) && second.number("http.response.status_code") == 200)
+        #expect(second.text("http.response.header.content-type") == "image/jpeg"
+                && second.number("http.response.body.size") == first.number("http.response.body.size"))
         #expect(!spans.contains { $0.parent_span_id == second.span_id })
 
         // No traceparent: a trace of its own. A miss: its status.
