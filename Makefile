@@ -1,7 +1,7 @@
 # The two commands of the README, plus the ones CI adds. Each installs what it needs first, and
 # only that (scripts/install-deps.sh's groups: build, test, web; scripts/check-setup.sh checks
 # that `make run` asks for the build group alone).
-.PHONY: run test test-tsan fuzz fuzz-build fuzz-smoke deps deps-build deps-test deps-web deps-cluster check-setup crash-test table-disk-full disk-cache-full browser-test load cluster cluster-test varnish-test compat-test
+.PHONY: run test test-tsan fuzz fuzz-build fuzz-smoke deps deps-build deps-test deps-web deps-cluster check-setup crash-test table-disk-full disk-cache-full browser-test load cluster cluster-test varnish-test compat-test image image-test
 
 # Everything every target below uses.
 deps:
@@ -105,6 +105,18 @@ varnish-test: deps-web
 compat-test: deps-test
 	swift build --product easel -Xswiftc -warnings-as-errors  # the flags of `make test`: nothing rebuilt after it
 	scripts/compat-test.sh
+
+# The container image localhost/easel:latest (scripts/image.sh; podman and mmdebstrap, Debian's,
+# installed when missing): a Debian 12 root file system from mmdebstrap with only the packages
+# easel's libraries come from, imported as the base (no registry), easel, the Swift runtime
+# libraries and the sample photos on top. `image-test` builds it and runs its entrypoint (podman
+# run where the host allows it, else chroot into the image's root): gallery, thumbnail, health
+# check, config file, SIGTERM. EASEL_IMAGE_SKIP_BUILD=1 uses the existing release build.
+image: deps-build
+	scripts/image.sh
+
+image-test: deps-build
+	scripts/image-test.sh
 
 # `make run` installs only what building and running easel needs: checked without installing.
 check-setup:
