@@ -29,6 +29,8 @@ let package = Package(
         // (its gRPC exporter, and the gRPC packages it needs, are left out).
         .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
         .package(url: "https://github.com/swift-otel/swift-otel", from: "1.6.0", traits: ["OTLPHTTP"]),
+        // `make docs`: DocC catalogues of the library modules (swift package generate-documentation).
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         // System SQLite (libsqlite3-dev) — the disk cache's index.

@@ -31,8 +31,10 @@ public struct ImageEncoding: Sendable, Hashable, CustomStringConvertible {
     /// a client that says `image/*` may not decode every new format), JPEG by any range that
     /// covers it, and always possible as the fallback — with ties going to AVIF, then WebP, then
     /// JPEG. `pinned` `.webp` or `.avif` means "that format when the client takes it".
-    /// - Parameter quality: the q-value the client gives a MIME type; `explicitly` false
-    ///   counts wildcards (`image/*`, `*/*`), true only the type named itself (0 when absent).
+    /// - Parameters:
+    ///   - pinned: the format the request asked for, if any.
+    ///   - quality: the q-value the client gives a MIME type; `explicitly` false counts
+    ///     wildcards (`image/*`, `*/*`), true only the type named itself (0 when absent).
     public static func negotiate(pinned: Format?, quality: (_ type: String, _ explicitly: Bool) -> Double) -> Format {
         switch pinned {
         case .png: return .png

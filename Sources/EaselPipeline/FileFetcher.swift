@@ -12,8 +12,11 @@ public struct FileFetcher: ImageFetcher {
     /// Single files outside the root that may be read too (resolved paths, compared exactly).
     private let extraFiles: Set<[UInt8]>
 
-    /// - Parameter files: files outside `root` that may also be read (e.g. a configured
-    ///   watermark image); nothing else beside them is.
+    /// - Parameters:
+    ///   - root: the directory whose files (and whose subdirectories' files) may be read.
+    ///   - maximumBytes: files larger than this are refused.
+    ///   - files: files outside `root` that may also be read (e.g. a configured watermark
+    ///     image); nothing else beside them is.
     public init(root: URL, maximumBytes: Int = 20_000_000, alsoAllowing files: [URL] = []) {
         self.root = root
         self.maximumBytes = maximumBytes

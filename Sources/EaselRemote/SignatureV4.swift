@@ -51,11 +51,14 @@ public struct SignatureV4: Sendable {
     /// `x-amz-security-token` (with a session token) and `Authorization`.
     ///
     /// - Parameters:
+    ///   - method: the HTTP method, as sent (`GET`, `PUT`, ...);
     ///   - path: the request path exactly as sent, already percent-encoded (S3 does not encode
     ///     it a second time for the canonical request);
     ///   - query: the query items, unencoded (they are encoded and sorted here, and must be sent
     ///     the same way: see `canonicalQuery`);
-    ///   - headers: the other headers to sign (`host` must be among them), any case.
+    ///   - headers: the other headers to sign (`host` must be among them), any case;
+    ///   - payloadHash: the body's SHA-256 in hex (`payloadHash(_:)`, `emptyPayloadHash`);
+    ///   - date: the signing time (the request must reach S3 within 15 minutes of it).
     public func sign(method: String, path: String, query: [(String, String)], headers: [(String, String)],
                      payloadHash: String, date: Date) -> [(String, String)] {
         let (amzDate, day) = Self.timestamps(date)

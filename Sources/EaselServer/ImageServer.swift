@@ -65,8 +65,12 @@ public final class ImageServer: Sendable {
         case s3(S3Location)
     }
 
-    /// - Parameter environment: where S3 credentials and endpoint are read (`AWS_*`,
-    ///   `EASEL_S3_ENDPOINT`), when the origin or the shared cache is in S3.
+    /// Opens the caches and the origin that `configuration` names.
+    /// - Parameters:
+    ///   - configuration: what to serve and how.
+    ///   - registry: where `/metrics` reads the server's and the pipeline's metrics.
+    ///   - environment: where S3 credentials and endpoint are read (`AWS_*`,
+    ///     `EASEL_S3_ENDPOINT`), when the origin or the shared cache is in S3.
     public init(configuration: ServerConfiguration, registry: PrometheusCollectorRegistry = PrometheusMetricsFactory.defaultRegistry,
                 environment: [String: String] = ProcessInfo.processInfo.environment) throws {
         try configuration.validate()

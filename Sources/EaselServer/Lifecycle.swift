@@ -10,8 +10,11 @@ extension ImageServer {
     /// Listens until SIGTERM or SIGINT, then stops accepting, lets the requests in flight finish,
     /// writes the caches (`shutdown()`) and returns. Prints the address once listening.
     ///
-    /// - Parameter services: run beside the server and stopped after it (a tracer's exporter,
-    ///   which then sends what is left).
+    /// - Parameters:
+    ///   - services: run beside the server and stopped after it (a tracer's exporter, which
+    ///     then sends what is left).
+    ///   - onListening: called with the address once the server listens (by default it prints
+    ///     the gallery's URL).
     public func run(services: [any Service] = [], onListening: @escaping @Sendable (String) -> Void = ImageServer.announce) async throws {
         let drain = ListenerDrain()
         let app = Application(

@@ -72,7 +72,8 @@ struct MetricsMiddleware<Context: RequestContext>: RouterMiddleware {
         }
         // Traced: the answer is a server span, and the pipeline's stages become its children.
         let span = ServerSpan.start(method: request.method, target: request.uri.description, fields: request.headers)
-        return try await InstrumentationContext.$current.withValue(span.context) {
+        return try await Traces.$requestSpan.withValue(span) {
+            try await InstrumentationContext.$current.withValue(span.context) {
             let answer = try await RequestID.$current.withValue(requestID) {
                 try await self.answer(request, context: context, next: next, requestID: requestID)
             }
@@ -80,6 +81,7 @@ struct MetricsMiddleware<Context: RequestContext>: RouterMiddleware {
                               peer: (context as? EaselRequestContext)?.remoteAddress, contentType: answer.headers[.contentType],
                               bytes: answer.body.contentLength)
             return answer
+            }
         }
     }
 
@@ -165,6 +167,7 @@ enum ServerSpan {
         var context = InstrumentationContext.topLevel
         InstrumentationSystem.instrument.extract(fields, into: &context, using: FieldsExtractor())
         let span = InstrumentationSystem.tracer.startSpan(method.rawValue, context: context, ofKind: .server, at: instant)
+        guard span.isRecording else { return span }  // not sampled: nothing more to spend on it
         span.updateAttributes { attributes in
             attributes["http.request.method"] = method.rawValue
             attributes["url.path"] = String(target.prefix { $0 != "?" })
@@ -177,6 +180,7 @@ enum ServerSpan {
     /// Names the span after its route, records the answer and ends it.
     static func finish(_ span: any Span, route: String?, status: Int, requestID: String, peer: SocketAddress? = nil, tier: String? = nil,
                        contentType: String? = nil, bytes: Int? = nil) {
+        guard span.isRecording else { return span.end() }
         if let route { span.operationName = "\(span.operationName) \(route)" }
         span.updateAttributes { attributes in
             attributes["http.route"] = route

@@ -18,11 +18,21 @@ package enum Traces {
     /// Turns tracing on; call once, after `InstrumentationSystem.bootstrap`.
     package static func enable() { on.store(true, ordering: .relaxed) }
 
+    /// The span of the request being answered (set by the server around its answer): what
+    /// `annotate` writes to, and whether the request is sampled at all. A request whose span
+    /// does not record (the sampler dropped its trace) gets no child spans and no attributes.
+    @TaskLocal package static var requestSpan: (any Span)?
+
+    /// Whether work done now should make spans: tracing is on and the request's span (if the
+    /// work belongs to one) records.
+    package static var isRecording: Bool { isEnabled && (requestSpan?.isRecording ?? true) }
+
     /// `job`, run with the context of the caller's span when tracing is on (work handed to a
     /// thread outside the concurrency pool would otherwise lose it); `job` itself when off.
     package static func carryingContext(_ job: @escaping @Sendable () -> Void) -> @Sendable () -> Void {
-        guard isEnabled, let context = InstrumentationContext.current else { return job }
-        return { InstrumentationContext.$current.withValue(context) { job() } }
+        guard isRecording, let context = InstrumentationContext.current else { return job }
+        let span = requestSpan
+        return { $requestSpan.withValue(span) { InstrumentationContext.$current.withValue(context) { job() } } }
     }
 
     /// A finished span `name` that took `duration` and ended now: a child of `context`, or of
@@ -30,7 +40,7 @@ package enum Traces {
     /// the timing into a span without a second clock read at the start.
     package static func record(_ name: @autoclosure () -> String, took duration: Duration, kind: SpanKind = .internal,
                                context: InstrumentationContext? = nil, attributes: SpanAttributes = [:]) {
-        guard isEnabled, let context = context ?? InstrumentationContext.current else { return }
+        guard isRecording, let context = context ?? InstrumentationContext.current else { return }
         let end = DefaultTracerClock.now
         let (seconds, attoseconds) = duration.components
         let nanoseconds = seconds < 0 ? 0 : UInt64(seconds) * 1_000_000_000 + UInt64(max(0, attoseconds) / 1_000_000_000)
@@ -47,7 +57,7 @@ package enum Traces {
         _ name: @autoclosure () -> String, kind: SpanKind = .internal,
         _ body: (_ span: (any Span)?) async throws(Failure) -> T
     ) async throws(Failure) -> T {
-        guard isEnabled, let parent = InstrumentationContext.current else { return try await body(nil) }
+        guard isRecording, let parent = InstrumentationContext.current else { return try await body(nil) }
         let span = InstrumentationSystem.tracer.startSpan(name(), context: parent, ofKind: kind)
         defer { span.end() }
         let result: Result<T, Failure> = await InstrumentationContext.$current.withValue(span.context) {
@@ -93,8 +103,7 @@ package enum Traces {
 
     /// Sets `attribute` on the current span (the request's), when tracing is on.
     package static func annotate(_ attribute: String, _ value: @autoclosure () -> String) {
-        guard isEnabled, let context = InstrumentationContext.current,
-              let span = InstrumentationSystem.tracer.activeSpan(identifiedBy: context) else { return }
+        guard isEnabled, let span = requestSpan, span.isRecording else { return }
         span.attributes[attribute] = value()
     }
 }

@@ -36,10 +36,13 @@ public final class ImageTableCache: Sendable {
 
     /// Opens the tables of `formats` in `directory`.
     /// - Parameters:
+    ///   - directory: where the tables' files live (one per format, with its metadata).
+    ///   - formats: the formats, each with a name of its own.
     ///   - diskCache: where `.diskCache` formats keep their entries; by default a disk cache in
     ///     `directory/pixels` with room for every such format's `maximumCount` entries.
     ///   - sourceProvider: supplies missing source images; without one, only entities with a
     ///     file URL for the format can be loaded.
+    ///   - decodingLimits: what source images may be decoded (sizes, pixels, frames).
     /// - Throws: `.duplicateFormat`, `.inUseByAnotherProcess`, file errors.
     public init(directory: URL, formats: [ImageFormat], sourceProvider: (any ImageSourceProvider)? = nil,
                 diskCache: DiskCache? = nil, decodingLimits: DecodingLimits = .default) throws(ImageTableError) {

@@ -40,6 +40,7 @@ public enum ImageDecoder {
 
     /// Decodes `data` to a bitmap.
     /// - Parameters:
+    ///   - data: an encoded image (JPEG, PNG, WebP, GIF, AVIF or HEIC, told by its content).
     ///   - minimumSize: the smallest size the caller needs; JPEGs are then decoded at the
     ///     smallest DCT scale (1/8, 1/4, 1/2) whose output still covers it. Nil: full size.
     ///   - pixelFormat: RGBA8 (default) or Gray8.

@@ -40,7 +40,10 @@ public enum ImageEncoder {
         }
     }
 
+    /// Encodes `bitmap` in the format and with the settings `options` name.
     /// - Parameters:
+    ///   - bitmap: the pixels.
+    ///   - options: the format and its settings (quality, chroma subsampling, compression).
     ///   - iccProfile: embedded as is (JPEG APP2, PNG iCCP); for pixels left in their source's
     ///     encoding (`ColorHandling.keepSourceProfile`). WebP and AVIF outputs are sRGB.
     ///   - rights: Artist and Copyright to keep (JPEG, PNG and WebP; see `RightsMetadata`).

@@ -151,6 +151,8 @@ extension DiskCache {
     /// The value becomes visible to every reader, in every process, all at once: either the old
     /// value or the new one is read, never a mixture.
     /// - Parameters:
+    ///   - data: the value.
+    ///   - key: its key (any string).
     ///   - expiresAt: after this date the entry is never returned and is removed by trims.
     /// - Throws: `DiskCacheError.diskFull`, `.permissionDenied` or `.ioError` when the write
     ///   fails (the cache is unchanged and reads go on); `.valueTooLarge` when the value alone

@@ -175,6 +175,9 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     /// A value whose cost exceeds the cost limit is not stored, and any older value for `key` is
     /// removed (without an eviction event).
     /// - Parameters:
+    ///   - value: the value.
+    ///   - key: its key.
+    ///   - cost: what it counts against the cost limit (bytes, say); 0 counts nothing.
     ///   - expiresAt: after this date the entry is never returned.
     /// - Returns: false when the value was refused for its cost.
     /// - Complexity: O(1) plus O(evicted).

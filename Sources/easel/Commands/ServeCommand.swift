@@ -1,6 +1,6 @@
 import ArgumentParser
 import EaselServer
-import EaselSupport
+import EaselPipeline
 import Foundation
 import Hummingbird
 import Logging
@@ -103,7 +103,7 @@ struct ServeCommand: AsyncParsableCommand {
         if let endpoint { otel.traces.otlpExporter.endpoint = endpoint }
         let (tracer, service) = try OTel.makeTracingBackend(configuration: otel)
         InstrumentationSystem.bootstrap(tracer)
-        Traces.enable()
+        EaselTracing.enable()
         return service
     }
 }
