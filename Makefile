@@ -1,7 +1,7 @@
 # The two commands of the README, plus the ones CI adds. Each installs what it needs first, and
 # only that (scripts/install-deps.sh's groups: build, test, web; scripts/check-setup.sh checks
 # that `make run` asks for the build group alone).
-.PHONY: run test test-tsan fuzz fuzz-build fuzz-smoke deps deps-build deps-test deps-web deps-cluster check-setup crash-test table-disk-full disk-cache-full browser-test load cluster cluster-test varnish-test compat-test image image-test
+.PHONY: run test test-tsan fuzz fuzz-build fuzz-smoke deps deps-build deps-test deps-web deps-cluster check-setup crash-test table-disk-full disk-cache-full browser-test load cluster cluster-test varnish-test compat-test image image-test docs
 
 # Everything every target below uses.
 deps:
@@ -117,6 +117,21 @@ image: deps-build
 
 image-test: deps-build
 	scripts/image-test.sh
+
+# DocC for every library module (swift-docc-plugin), warnings as errors, into .build/docs/;
+# every public symbol documented (scripts/doc-coverage.py over the symbol graphs); the snippets
+# the articles show are compiled by the build and run here from the repository root (Server
+# serves until stopped: compiled only).
+DOC_MODULES = Easel EaselStorage EaselCodecs EaselTables EaselRemote EaselPipeline EaselServer
+docs: deps-build
+	swift build --build-tests -Xswiftc -warnings-as-errors  # the flags of `make test`: nothing rebuilt after it
+	set -e; rm -rf .build/docs; mkdir -p .build/docs; for module in $(DOC_MODULES); do \
+	  swift package --disable-sandbox generate-documentation --target $$module --warnings-as-errors; \
+	  cp -R .build/plugins/Swift-DocC/outputs/$$module.doccarchive .build/docs/; \
+	done
+	swift package dump-symbol-graph --minimum-access-level public
+	scripts/doc-coverage.py
+	set -e; for snippet in GettingStarted StorageTiers ImageTables PipelineRequests; do .build/debug/$$snippet >/dev/null; done
 
 # `make run` installs only what building and running easel needs: checked without installing.
 check-setup:

@@ -79,6 +79,9 @@ public struct DecodingLimits: Sendable, Hashable {
     /// images).
     public var maxSide: Int
 
+    /// Limits with the given values; each one left out keeps its default (50 megapixels, 64 MiB of
+    /// input, 100 scans, 4 MiB of profile, 256 frames, 100 million animation pixels, no limit on a
+    /// side).
     public init(maxPixels: Int = 50_000_000, maxInputBytes: Int = 64 << 20, maxProgressiveScans: Int = 100,
                 maxProfileBytes: Int = 4 << 20, maxFrames: Int = 256, maxAnimationPixels: Int = 100_000_000, maxSide: Int = .max) {
         self.maxPixels = maxPixels
@@ -90,6 +93,7 @@ public struct DecodingLimits: Sendable, Hashable {
         self.maxAnimationPixels = maxAnimationPixels
     }
 
+    /// Every limit at its default: what decoding applies when the caller gives no limits.
     public static let `default` = DecodingLimits()
 
     /// Each limit the tighter of the two.

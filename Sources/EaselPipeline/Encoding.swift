@@ -13,9 +13,12 @@ import NIOCore
 /// send(answer.encoded.bytes, type: answer.encoded.contentType, etag: answer.encoded.etag)
 /// ```
 public struct ImageEncoding: Sendable, Hashable, CustomStringConvertible {
+    /// An output file format; the raw value is its lowercase name (`jpeg`, not `jpg`).
     public enum Format: String, Sendable, CaseIterable {
+        /// JPEG (lossy, no alpha), WebP and AVIF (lossy, with alpha), or PNG (lossless).
         case jpeg, png, webp, avif
 
+        /// The format's MIME type (`image/jpeg`, `image/png`, `image/webp`, `image/avif`).
         public var contentType: String {
             switch self {
             case .jpeg: "image/jpeg"
@@ -59,6 +62,7 @@ public struct ImageEncoding: Sendable, Hashable, CustomStringConvertible {
     /// which imgproxy's defaults also follow (JPEG 80, AVIF 65 there).
     public static func avifQuality(forJPEGQuality quality: Int) -> Int { max(1, quality - 20) }
 
+    /// The file format the bytes are written in.
     public let format: Format
     /// 1–100 for JPEG, WebP and AVIF; PNG is lossless and ignores it.
     public let quality: Int
@@ -72,6 +76,8 @@ public struct ImageEncoding: Sendable, Hashable, CustomStringConvertible {
     /// Identifies the encoding in cache keys (made once: every cache lookup uses it).
     public let description: String
 
+    /// Creates an encoding of `format`; `quality` and `animationAsWebP` are clamped to 1–100,
+    /// `keepsAnimation` only applies to WebP and `animationAsWebP` only to other formats.
     public init(_ format: Format, quality: Int = 82, keepsAnimation: Bool = true, animationAsWebP: Int? = nil) {
         self.format = format
         self.quality = min(100, max(1, quality))
@@ -104,17 +110,21 @@ public struct ImageEncoding: Sendable, Hashable, CustomStringConvertible {
 public struct EncodedImage: Sendable {
     /// The bytes, ready to hand to NIO without a copy.
     public let bytes: ByteBuffer
+    /// The format and quality the bytes were encoded with.
     public let encoding: ImageEncoding
     /// `"` + XXH64 of the bytes in hex + `"`.
     public let etag: String
 
+    /// Wraps encoded bytes (copied once into a `ByteBuffer`) and computes their ETag.
     public init(data: Data, encoding: ImageEncoding) {
         bytes = ByteBuffer(bytes: data)
         self.encoding = encoding
         etag = "\"" + String(Checksum.compute(data), radix: 16) + "\""
     }
 
+    /// The MIME type of the bytes (`Content-Type`).
     public var contentType: String { encoding.format.contentType }
+    /// The number of bytes.
     public var count: Int { bytes.readableBytes }
     /// A copy of the bytes.
     public var data: Data { bytes.withUnsafeReadableBytes { Data($0) } }
@@ -123,7 +133,9 @@ public struct EncodedImage: Sendable {
 /// A delivered encoded image and the tier that had it (`.encodedMemory`, `.encodedDisk`, or
 /// the tier the bitmap came from when it was encoded for this request).
 public struct EncodedResponse: Sendable {
+    /// The encoded bytes with their content type and ETag.
     public var encoded: EncodedImage
+    /// The tier the answer came from (see the type's summary).
     public var tier: ImageTier
     /// The variant's identity (what every tier keys it by).
     public var key: VariantKey?
@@ -135,6 +147,7 @@ public struct EncodedResponse: Sendable {
     /// read of its own.
     public var isInMemoryTier: Bool
 
+    /// Creates a response; the key, `Vary` field and memory-tier flag default to none.
     public init(encoded: EncodedImage, tier: ImageTier, key: VariantKey? = nil, vary: String? = nil, isInMemoryTier: Bool = false) {
         self.encoded = encoded
         self.tier = tier

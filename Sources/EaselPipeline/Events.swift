@@ -7,6 +7,7 @@ import Tracing
 
 /// What the pipeline reports, in order, per request (`request` is `ImageTask.id`).
 public enum PipelineEvent: Sendable {
+    /// A request began; `url` is what it fetches from (nil when its source has none).
     case started(request: UInt64, url: URL?)
     /// A download of an original began (one per fetch attempt, shared by its requesters).
     case downloadStarted(url: URL)
@@ -15,8 +16,11 @@ public enum PipelineEvent: Sendable {
     /// A download attempt ended: `error` is nil when the body is complete, `.cancelled` when
     /// every requester left (or it was suspended) before the body was complete.
     case downloadEnded(url: URL, received: Int, error: PipelineError?)
+    /// A request was answered by `tier`, `seconds` after it started.
     case finished(request: UInt64, tier: ImageTier, seconds: Double)
+    /// A request ended with `error` (a passed deadline is `.timedOut`, a refusal `.overloaded`).
     case failed(request: UInt64, error: PipelineError)
+    /// A request was cancelled before it was answered.
     case cancelled(request: UInt64)
 }
 
@@ -109,7 +113,9 @@ public struct PipelineCounters: Sendable, Equatable {
     public var decodes: Int
     /// Images encoded (`encodedImage(for:)` answers and disk variants).
     public var encodes: Int
+    /// Requests that failed (deadlines passed included; `.overloaded` refusals not counted).
     public var failures: Int
+    /// Requests cancelled before they were answered.
     public var cancellations: Int
     /// Formats of a family made after an answer from the answer's decode.
     public var familyImages: Int

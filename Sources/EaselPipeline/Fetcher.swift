@@ -27,6 +27,7 @@ extension ImageFetcher {
 
 /// What to fetch.
 public struct FetchRequest: Sendable {
+    /// The original's URL (a fetcher that follows redirects starts here).
     public var url: URL
     /// Validators of a stored copy: the fetcher asks with If-None-Match / If-Modified-Since and
     /// may answer `notModified`.
@@ -35,6 +36,7 @@ public struct FetchRequest: Sendable {
     /// matches `validator` (an ETag or Last-Modified value, sent as If-Range).
     public var resume: (offset: Int, validator: String)?
 
+    /// A request for `url`; by default a plain fetch, neither revalidating nor resuming.
     public init(url: URL, revalidating: HTTPMetadata? = nil, resume: (offset: Int, validator: String)? = nil) {
         self.url = url
         self.revalidating = revalidating
@@ -44,6 +46,7 @@ public struct FetchRequest: Sendable {
 
 /// How a fetch ended.
 public struct FetchResponse: Sendable {
+    /// What the fetch left in the sink.
     public enum Outcome: Sendable, Equatable {
         /// The whole body is in the sink.
         case complete
@@ -52,9 +55,12 @@ public struct FetchResponse: Sendable {
         /// The stored copy is still valid (HTTP 304); the sink is untouched.
         case notModified
     }
+    /// What the fetch left in the sink: a whole body, a resumed one, or nothing (not modified).
     public var outcome: Outcome
+    /// The origin's caching facts from this answer (for `notModified`, its new headers).
     public var metadata: HTTPMetadata
 
+    /// Creates a response with its outcome and the origin's caching facts.
     public init(outcome: Outcome, metadata: HTTPMetadata) {
         self.outcome = outcome
         self.metadata = metadata
@@ -72,11 +78,15 @@ public final class FetchSink: Sendable {
     private let state = Locked(State())
     private let onProgress: @Sendable (Int, Int?) -> Void
 
+    /// An empty sink calling `onProgress` with the bytes received so far and the expected total
+    /// (nil when unknown) after every `append(_:)` and `expect(_:)`.
     public init(onProgress: @escaping @Sendable (_ received: Int, _ expected: Int?) -> Void = { _, _ in }) {
         self.onProgress = onProgress
     }
 
+    /// Bytes received so far.
     public var count: Int { state.withLock { $0.data.count } }
+    /// A copy of the bytes received so far.
     public var data: Data { state.withLock { $0.data } }
 
     /// Total size when known (Content-Length plus any resume offset).
@@ -88,6 +98,7 @@ public final class FetchSink: Sendable {
         onProgress(received, total)
     }
 
+    /// Appends a chunk of the body and reports progress.
     public func append(_ bytes: some Sequence<UInt8>) {
         let (received, expected) = state.withLock { state in
             state.data.append(contentsOf: bytes)
@@ -108,16 +119,22 @@ public final class FetchSink: Sendable {
 
 /// HTTP caching facts about an original, stored with it.
 public struct HTTPMetadata: Sendable, Codable, Equatable {
+    /// The ETag header, sent back as If-None-Match when the copy is revalidated.
     public var etag: String?
+    /// The Last-Modified header, sent back as If-Modified-Since when the copy is revalidated.
     public var lastModified: String?
+    /// The Cache-Control header as received (see `directives`).
     public var cacheControl: String?
+    /// The Content-Type header.
     public var contentType: String?
     /// The Expires header (used when Cache-Control has no max-age).
     public var expires: String?
     /// When this copy was received or last revalidated (seconds since 1970).
     public var storedAt: Double
+    /// Whether the origin sent `Accept-Ranges: bytes`, so a suspended download can resume.
     public var acceptsRanges: Bool
 
+    /// Creates metadata; every header defaults to absent and `storedAt` to now.
     public init(etag: String? = nil, lastModified: String? = nil, cacheControl: String? = nil, contentType: String? = nil,
                 expires: String? = nil, storedAt: Double = Date().timeIntervalSince1970, acceptsRanges: Bool = false) {
         self.etag = etag

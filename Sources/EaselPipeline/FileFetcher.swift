@@ -5,6 +5,7 @@ import Foundation
 /// Reads file URLs below a root directory: paths that leave it — through `..` or a symbolic
 /// link pointing outside — are `PipelineError.fileNotFound`, as if they did not exist.
 public struct FileFetcher: ImageFetcher {
+    /// The directory whose files, and whose subdirectories' files, may be read.
     public let root: URL
     /// Files larger than this are refused (default 20 MB, like downloads).
     public let maximumBytes: Int

@@ -16,15 +16,25 @@ import NIOHTTPCompression
 ///
 /// Call `shutdown()` when done with it.
 public final class HTTPFetcher: ImageFetcher {
+    /// The fetcher's limits, identity and URL policy.
     public struct Configuration: Sendable {
+        /// Time allowed to open a connection. Default 5 seconds.
         public var connectTimeout: Duration
+        /// Time allowed for a whole download, redirects, head and body included; past it the
+        /// fetch fails with `.timedOut`. Default 10 seconds.
         public var deadline: Duration
+        /// Largest body accepted, in bytes after decompression; a larger one is
+        /// `PipelineError.tooLarge`. Default 20 MB.
         public var maximumBytes: Int
+        /// Redirects followed at most; one more is `PipelineError.tooManyRedirects`. Default 5.
         public var maximumRedirects: Int
+        /// The User-Agent header sent with every request. Default `Easel/1.0`.
         public var userAgent: String
         /// Checked before the first request and every redirect hop; throw to refuse the URL.
         public var urlPolicy: @Sendable (URL) async throws(PipelineError) -> Void
 
+        /// Creates a configuration; every setting has the default its property names, and the
+        /// default `urlPolicy` allows every URL.
         public init(connectTimeout: Duration = .seconds(5), deadline: Duration = .seconds(10), maximumBytes: Int = 20_000_000,
                     maximumRedirects: Int = 5, userAgent: String = "Easel/1.0",
                     urlPolicy: @escaping @Sendable (URL) async throws(PipelineError) -> Void = { _ throws(PipelineError) in }) {
@@ -37,9 +47,12 @@ public final class HTTPFetcher: ImageFetcher {
         }
     }
 
+    /// The limits the fetcher was made with.
     public let configuration: Configuration
     private let client: HTTPClient
 
+    /// Creates a fetcher with an HTTP client of its own (redirects are followed by the fetcher,
+    /// so that `urlPolicy` sees each hop); call `shutdown()` when done.
     public init(configuration: Configuration = .init()) {
         self.configuration = configuration
         var clientConfiguration = HTTPClient.Configuration(

@@ -12,6 +12,7 @@ public struct PipelineStatistics: Sendable {
     public var encodedMemoryBytes: Int
     /// Originals, variants and encoded images on the local disk.
     public var diskBytes: Int
+    /// Entries in the local disk cache; 0 without a cache directory.
     public var diskEntries: Int
     /// Entries per image table.
     public var tableEntries: [String: Int]

@@ -19,6 +19,7 @@ extension ImagePipeline {
     /// What a purge could not reach: shared stores that failed or did not finish within the
     /// time limit (their names). Empty when the purge reached everything in its scope.
     public struct PurgeReport: Sendable, Equatable {
+        /// The names (`storeName`) of the shared stores the purge did not reach.
         public var unreachedSharedStores: [String] = []
     }
 

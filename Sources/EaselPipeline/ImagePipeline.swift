@@ -21,16 +21,24 @@ import Metrics
 /// requesters and stops when the last of them cancels. Waiting work starts by priority, most
 /// recently requested first, under separate limits for downloads and for decoding.
 public final class ImagePipeline: Sendable {
+    /// Everything a pipeline is made with: formats, cache location and limits, fetchers,
+    /// concurrency, HTTP caching and decoding limits; fixed once the pipeline exists.
     public struct Configuration: Sendable {
         /// Named formats; formats with `storage: .table` get an image table.
         public var formats: [ImageFormat]
         /// Where the disk cache and the image tables live; nil keeps only the memory cache.
         public var cacheDirectory: URL?
+        /// Bytes of decoded images kept in memory. Default: a fifth of the memory the process
+        /// may use (`MemoryCacheDefaults.costLimit`).
         public var memoryCostLimit: Int
+        /// Bytes the disk cache (originals and variants) may hold before it evicts the least
+        /// recently used. Default 1 GiB.
         public var diskByteLimit: Int
         /// Tried in order; by default an `HTTPFetcher`. Add a `FileFetcher` for file URLs.
         public var fetchers: [any ImageFetcher]
+        /// Fetches running at once; more wait for a slot by priority. Default 6.
         public var maximumConcurrentDownloads: Int
+        /// Decodes, processing and encodes running at once. Default: one per core.
         public var maximumConcurrentDecodes: Int
         /// Download starts per second and burst; nil for no limit.
         public var downloadRate: (perSecond: Double, burst: Int)?
@@ -39,6 +47,8 @@ public final class ImagePipeline: Sendable {
         public var httpCaching: HTTPCaching
         /// Freshness of an original whose origin said nothing (no max-age, no no-cache).
         public var defaultFreshness: Double
+        /// Pixels, bytes, frames and profile sizes a source may have, checked before and while
+        /// it is decoded. Default `DecodingLimits.default`.
         public var decodingLimits: DecodingLimits
         /// How processed variants are stored in the disk cache (formats stored in tables are not).
         public var variantEncoding: ImageEncoder.Options
@@ -61,6 +71,8 @@ public final class ImagePipeline: Sendable {
         /// the factory of the registry it exports.
         public var metricsFactory: (any MetricsFactory)?
 
+        /// Creates a configuration; every setting has the default its property names (no cache
+        /// directory: memory only; `fetchers` nil: one `HTTPFetcher`).
         public init(formats: [ImageFormat] = ImageFormat.defaults, cacheDirectory: URL? = nil,
                     memoryCostLimit: Int = MemoryCacheDefaults.costLimit, diskByteLimit: Int = 1 << 30,
                     fetchers: [any ImageFetcher]? = nil, maximumConcurrentDownloads: Int = 6,
@@ -90,11 +102,17 @@ public final class ImagePipeline: Sendable {
         }
     }
 
+    /// Whether the origin's caching headers decide how long originals and what is made from
+    /// them stay fresh.
     public enum HTTPCaching: Sendable {
+        /// Honour `max-age`, `no-cache` and `no-store` (else `defaultFreshness`), and revalidate
+        /// stale originals with ETag / Last-Modified.
         case respectHeaders
+        /// Store every original and keep it fresh forever, whatever its headers say.
         case aggressive
     }
 
+    /// The configuration the pipeline was made with.
     public let configuration: Configuration
     let memory: MemoryCache<String, Bitmap>
     /// Encoded bytes by (encoding, processing, source).
@@ -141,6 +159,9 @@ public final class ImagePipeline: Sendable {
     let metrics: PipelineMetrics
     let logger = Logger(label: "easel.pipeline")
 
+    /// Creates a pipeline, opening its disk cache and an image table per table format under
+    /// `configuration.cacheDirectory` when there is one; throws when either cannot open (a table
+    /// locked by another pipeline, say).
     public init(configuration: Configuration = .init()) throws(PipelineError) {
         self.configuration = configuration
         var byName: [String: ImageFormat] = [:]
@@ -218,6 +239,7 @@ public final class ImagePipeline: Sendable {
         _ = try? await BlockingIOPool.shared.run { for table in tables.values { table.close() } }
     }
 
+    /// The configured format called `name`, or nil when there is none.
     public func format(named name: String) -> ImageFormat? { formatsByName[name] }
 
     /// The image table of a table format.
@@ -238,6 +260,7 @@ public final class ImagePipeline: Sendable {
 
     /// Calls `handler` with every event, synchronously; keep it short.
     public func addObserver(_ handler: @escaping @Sendable (PipelineEvent) -> Void) -> ObserverToken { observers.add(handler) }
+    /// Stops calling the handler `addObserver(_:)` returned `token` for.
     public func removeObserver(_ token: ObserverToken) { observers.remove(token) }
 
     package func nextID() -> UInt64 {

@@ -12,6 +12,7 @@ import Foundation
 /// let response = try await pipeline.image(for: request)
 /// ```
 public struct ImageRequest: Sendable {
+    /// Where the original comes from.
     public enum Source: Sendable {
         /// An http, https or file URL.
         case url(URL)
@@ -34,10 +35,12 @@ public struct ImageRequest: Sendable {
 
     /// Five levels; among equal priorities the most recently requested work starts first.
     public enum Priority: Int, Sendable, Comparable, CaseIterable {
+        /// From lowest to highest; `normal` is the default and prefetches run at `low` at most.
         case veryLow, low, normal, high, veryHigh
         public static func < (lhs: Priority, rhs: Priority) -> Bool { lhs.rawValue < rhs.rawValue }
     }
 
+    /// How a request reads and fills the caches.
     public enum CachePolicy: Sendable, Hashable {
         /// Every tier, HTTP freshness respected (default).
         case useCache
@@ -59,9 +62,14 @@ public struct ImageRequest: Sendable {
         }
     }
 
+    /// Where the original comes from: a URL or an image-table entity.
     public var source: Source
+    /// How the original becomes the delivered image.
     public var processing: Processing
+    /// How urgently the request's work starts (`ImageTask.setPriority(_:)` changes it while the
+    /// work waits). Default `.normal`.
     public var priority: Priority
+    /// How the request reads and fills the caches. Default `.useCache`.
     public var cachePolicy: CachePolicy
     /// Replaces the key derived from the URL (for URLs that change while the image does not).
     public var cacheKey: String?
@@ -91,20 +99,26 @@ public struct ImageRequest: Sendable {
     /// bitmap variant on disk (another encoding) is neither read nor written for them.
     var usesDiskVariants = true
 
+    /// A request for `url`, processed as `processing` (default: the original as decoded).
     public init(url: URL, processing: Processing = .original, priority: Priority = .normal,
                 cachePolicy: CachePolicy = .useCache, cacheKey: String? = nil, ignoredQueryItems: Set<String> = []) {
         self.init(source: .url(url), processing: processing, priority: priority, cachePolicy: cachePolicy,
                   cacheKey: cacheKey, ignoredQueryItems: ignoredQueryItems)
     }
 
+    /// A request for the pipeline's named format `format` of the image at `url`.
     public init(url: URL, format: String, priority: Priority = .normal, cachePolicy: CachePolicy = .useCache) {
         self.init(source: .url(url), processing: .format(format), priority: priority, cachePolicy: cachePolicy)
     }
 
+    /// A request for the named format `format` of an image-table entity (fetched from its
+    /// `sourceImageURL(forFormat:)`).
     public init(entity: any ImageEntity, format: String, priority: Priority = .normal, cachePolicy: CachePolicy = .useCache) {
         self.init(source: .entity(entity), processing: .format(format), priority: priority, cachePolicy: cachePolicy)
     }
 
+    /// A request with every part given: source, processing, priority, cache policy, a cache key
+    /// replacing the URL's (nil: derived from the URL) and query items left out of that key.
     public init(source: Source, processing: Processing, priority: Priority = .normal, cachePolicy: CachePolicy = .useCache,
                 cacheKey: String? = nil, ignoredQueryItems: Set<String> = []) {
         self.source = source
@@ -176,7 +190,9 @@ public enum ImageTier: String, Sendable, Hashable, CaseIterable {
 
 /// A delivered image.
 public struct ImageResponse: Sendable {
+    /// The processed image, decoded.
     public var image: Bitmap
+    /// The tier that answered.
     public var tier: ImageTier
     /// Size, type, orientation and EXIF basics of the original, when the original was read for
     /// this response (nil for memory, table and variant hits).

@@ -36,6 +36,7 @@ public final class ImageTargetLoader: Sendable {
     /// in order without a queue per target.
     private let queues = (0..<16).map { DispatchQueue(label: "easel.targets.\($0)") }
 
+    /// Creates a loader whose loads run on `pipeline`.
     public init(pipeline: ImagePipeline) { self.pipeline = pipeline }
 
     private func queue(for key: ObjectIdentifier) -> DispatchQueue {

@@ -4,7 +4,9 @@ import Foundation
 
 /// One request in flight: await its response, change its priority while it waits, cancel it.
 public final class ImageTask: Sendable {
+    /// The request's ID in the pipeline's events (`PipelineEvent`'s `request`).
     public let id: UInt64
+    /// The request as it was made.
     public let request: ImageRequest
     private let pipeline: ImagePipeline
     private let task: Task<Result<ImageResponse, PipelineError>, Never>
@@ -31,13 +33,17 @@ public final class ImageTask: Sendable {
     /// requesters'.
     public func setPriority(_ priority: ImageRequest.Priority) { pipeline.setPriority(priority, id: id) }
 
+    /// Cancels this request: `response` throws `.cancelled`, and shared work stops once no
+    /// other request waits for it.
     public func cancel() { task.cancel() }
 }
 
 /// Prefetching in flight; `cancel()` stops what has not finished.
 public final class PrefetchHandle: Sendable {
+    /// One task per prefetched request, in the order given.
     public let tasks: [ImageTask]
     init(tasks: [ImageTask]) { self.tasks = tasks }
+    /// Cancels every prefetch that has not finished.
     public func cancel() { for task in tasks { task.cancel() } }
     /// Waits for every prefetch; returns the failures.
     public func wait() async -> [(ImageRequest, PipelineError)] {

@@ -12,22 +12,31 @@ import Foundation
 /// avatar.load()
 /// ```
 public final class ObservableImage: Sendable {
+    /// Where the image's load stands.
     public enum State: Sendable, Equatable {
+        /// Not loading: never started, or cancelled.
         case idle
+        /// A load is in flight.
         case loading
+        /// Loaded, by the tier that answered.
         case loaded(ImageTier)
+        /// The last load failed with this error (`load()` tries again).
         case failed(PipelineError)
     }
 
     /// Everything observers see, at once.
     public struct Snapshot: Sendable {
+        /// Where the load stands.
         public var state: State
+        /// The loaded image; nil until a load succeeds.
         public var image: Bitmap?
+        /// Why the last load failed; nil unless the state is `failed`.
         public var error: PipelineError?
         /// Facts about the original (when it was read for this load).
         public var sourceInfo: ImageInfo?
     }
 
+    /// The request every load makes.
     public let request: ImageRequest
     private let pipeline: ImagePipeline
     private let snapshot = Locked(Snapshot(state: .idle))
@@ -35,18 +44,24 @@ public final class ObservableImage: Sendable {
     private let task = Locked<(generation: UInt64, task: ImageTask?)>((0, nil))
     private let observers = Observers<Snapshot>()
 
+    /// Creates an idle image that loads `request` through `pipeline` when `load()` is called.
     public init(pipeline: ImagePipeline, request: ImageRequest) {
         self.pipeline = pipeline
         self.request = request
     }
 
+    /// The state, image, error and source facts now, read together.
     public var current: Snapshot { snapshot.withLock { $0 } }
+    /// Where the load stands now.
     public var state: State { current.state }
+    /// The loaded image; nil until a load succeeds.
     public var image: Bitmap? { current.image }
+    /// Why the last load failed; nil unless the state is `failed`.
     public var error: PipelineError? { current.error }
 
     /// `handler` is called with every change, in order, outside any lock.
     public func addObserver(_ handler: @escaping @Sendable (Snapshot) -> Void) -> ObserverToken { observers.add(handler) }
+    /// Stops calling the handler `addObserver(_:)` returned `token` for.
     public func removeObserver(_ token: ObserverToken) { observers.remove(token) }
     /// The changes as an async sequence.
     public func changes() -> AsyncStream<Snapshot> { observers.stream() }

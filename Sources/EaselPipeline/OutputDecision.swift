@@ -4,12 +4,18 @@ import Foundation
 /// An `Accept` header's media ranges with their q-values (RFC 9110 §12.5.1), read as numbers:
 /// `q=0`, `q=0.0` and `q=0.000` all mean "not acceptable".
 public struct AcceptHeader: Sendable {
+    /// One media range and its q-value.
     public struct Range: Sendable, Equatable {
+        /// The media range, lowercased: `image/webp`, `image/*` or `*/*`.
         public var type: String
+        /// The q-value, 0–1 (1 when absent; 0 when malformed).
         public var quality: Double
     }
+    /// The header's ranges in the order they were sent (empty items left out).
     public let ranges: [Range]
 
+    /// Parses an `Accept` header's value; ranges without a type are skipped, and a malformed
+    /// q-value makes its range unacceptable (0).
     public init(_ header: String) {
         ranges = header.split(separator: ",").compactMap { item in
             let parts = item.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
@@ -56,6 +62,7 @@ public struct ClientPreferences: Sendable {
     /// The parsed `Accept` header; nil when the client sent none (JPEG for everyone).
     public var accept: AcceptHeader?
 
+    /// Preferences from the raw `Accept` header value, or nil when the request had none.
     public init(accept: String?) { self.accept = accept.map(AcceptHeader.init) }
 }
 
@@ -70,6 +77,7 @@ public struct OutputPolicy: Sendable, Hashable {
     /// and AVIF go only to clients that take them.
     public var strict: Bool
 
+    /// A policy; the defaults ask nothing (negotiated format, default quality, not strict).
     public init(format: ImageEncoding.Format? = nil, quality: Int? = nil, strict: Bool = false) {
         self.format = format
         self.quality = quality
@@ -79,6 +87,8 @@ public struct OutputPolicy: Sendable, Hashable {
 
 /// What a request gets: its encoding, and the request header its answer depends on.
 public struct OutputDecision: Sendable, Equatable {
+    /// The format and per-codec quality of the answer, with animated WebP for animated sources
+    /// when the client takes it.
     public var encoding: ImageEncoding
     /// `Accept` when another `Accept` could get another answer (`Vary`), else nil.
     public var vary: String?
@@ -89,6 +99,7 @@ public struct OutputDecision: Sendable, Equatable {
 public protocol WorkAdmission: Sendable {
     /// True to let the work start (then `leave()` follows); false refuses it (`.overloaded`).
     func enter() -> Bool
+    /// Marks the end of work that `enter()` let start (once per `true`).
     func leave()
 }
 

@@ -87,7 +87,9 @@ public enum PipelineError: Error, Sendable, Equatable, CustomStringConvertible {
 
 /// Why a cache tier failed, typed by the store it came from.
 public enum StorageFailure: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The local disk cache failed.
     case diskCache(DiskCacheError)
+    /// An image table failed (opening, reading or writing it).
     case imageTable(ImageTableError)
     /// Another `DataStore` (a shared tier), by its `storeName`.
     case store(name: String, message: String)

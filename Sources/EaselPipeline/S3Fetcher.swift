@@ -10,9 +10,13 @@ import Foundation
 /// missing bucket or an unreachable endpoint are `.network` with S3's code and message (for
 /// the log: a server answers 502 with a generic text); a slow store is `.timedOut`.
 public struct S3Fetcher: ImageFetcher {
+    /// The S3 client objects are read with (its endpoint, credentials and timeouts).
     public let client: S3Client
+    /// Largest object accepted in bytes (default 20 MB, like downloads); a larger one is
+    /// `PipelineError.tooLarge`.
     public let maximumBytes: Int
 
+    /// Creates a fetcher reading through `client`, refusing objects over `maximumBytes`.
     public init(client: S3Client, maximumBytes: Int = 20_000_000) {
         self.client = client
         self.maximumBytes = maximumBytes

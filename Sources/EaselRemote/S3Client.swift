@@ -14,14 +14,19 @@ import NIOHTTP1
 ///
 /// Call `shutdown()` when done with it.
 public final class S3Client: Sendable {
+    /// How to reach S3: credentials, an optional endpoint and time limits.
     public struct Configuration: Sendable {
+        /// The keys requests are signed with, and the region they are signed for.
         public var credentials: S3Credentials
         /// A custom endpoint (path-style addressing); nil for AWS.
         public var endpoint: URL?
+        /// Limit for opening a connection (2 seconds by default).
         public var connectTimeout: Duration
         /// For each request: the head and the whole body.
         public var requestTimeout: Duration
 
+        /// A configuration for AWS (no endpoint) or a custom endpoint, with a 2-second connect
+        /// and a 10-second request limit by default.
         public init(credentials: S3Credentials, endpoint: URL? = nil, connectTimeout: Duration = .seconds(2),
                     requestTimeout: Duration = .seconds(10)) {
             self.credentials = credentials
@@ -47,19 +52,27 @@ public final class S3Client: Sendable {
 
     /// What S3 says about an object.
     public struct ObjectHead: Sendable, Equatable {
+        /// The `ETag` header as sent (quotes included); nil when absent.
         public var etag: String?
+        /// The `Last-Modified` header as sent (an HTTP date); nil when absent.
         public var lastModified: String?
+        /// The `Content-Type` header; nil when absent.
         public var contentType: String?
+        /// The `Content-Length` header, in bytes; nil when absent or not a number.
         public var contentLength: Int?
+        /// The `Cache-Control` header; nil when absent.
         public var cacheControl: String?
     }
 
+    /// What a `get` received: the object, or word that the caller's copy is still current.
     public enum GetOutcome: Sendable, Equatable {
+        /// The object was found and its body streamed to the caller (HTTP 200).
         case object(ObjectHead)
         /// The object still matches `If-None-Match` / `If-Modified-Since` (HTTP 304).
         case notModified(ObjectHead)
     }
 
+    /// The credentials, endpoint and time limits this client was made with.
     public let configuration: Configuration
     private let signer: SignatureV4
     /// Reads (GET of objects) and everything else (PUT, DELETE, listings) have their own
@@ -67,6 +80,8 @@ public final class S3Client: Sendable {
     private let client: HTTPClient
     private let writer: HTTPClient
 
+    /// A client with its own connection pools for reads and for writes; no connection is opened
+    /// until the first request.
     public init(configuration: Configuration) {
         self.configuration = configuration
         signer = SignatureV4(credentials: configuration.credentials)
@@ -80,6 +95,8 @@ public final class S3Client: Sendable {
         writer = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)
     }
 
+    /// Shuts down both connection pools; throws the first error either gave. No request may be
+    /// made afterwards.
     public func shutdown() async throws {
         var failure: (any Error)?
         do { try await client.shutdown() } catch { failure = error }

@@ -38,9 +38,13 @@ public enum S3Error: Error, Sendable, Equatable, CustomStringConvertible {
 /// A bucket and a key prefix: `s3://BUCKET/PREFIX/` (the prefix may be empty; a non-empty one
 /// ends with `/`).
 public struct S3Location: Sendable, Equatable, CustomStringConvertible {
+    /// The bucket name.
     public var bucket: String
+    /// The key prefix every object name starts with: empty, or ending with `/`.
     public var prefix: String
 
+    /// A location from its parts, taken as they are (not validated; a non-empty `prefix` should
+    /// end with `/`).
     public init(bucket: String, prefix: String = "") {
         self.bucket = bucket
         self.prefix = prefix

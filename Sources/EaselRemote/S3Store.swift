@@ -19,7 +19,9 @@ import Synchronization
 ///   operation and outcome, and `statistics`) and logged; none is fatal to the caller, who
 ///   treats a thrown error as a miss.
 public final class S3Store: DataStore {
+    /// The bucket, and the prefix every object name starts with.
     public let location: S3Location
+    /// The client requests go through; the store does not shut it down.
     public let client: S3Client
     /// Limit for one read (a miss after it).
     public let readTimeout: Duration
@@ -33,13 +35,24 @@ public final class S3Store: DataStore {
 
     /// Counts since start, for tests and the server's status.
     public struct Statistics: Sendable, Equatable {
+        /// Reads that found a valid, unexpired object.
         public var hits = 0
+        /// Reads that found no object, or an expired one.
         public var misses = 0
+        /// Reads that found an object failing its checks (checksum, format or key): answered as
+        /// a miss (not counted in `misses`), and the object is deleted in the background.
         public var damaged = 0
+        /// Reads that failed: network, time limit, service error or an object over the limit.
         public var readErrors = 0
+        /// Objects stored.
         public var writes = 0
+        /// Writes that failed.
         public var writeErrors = 0
+        /// Writes dropped because `maximumPendingWrites` were already in flight (values over
+        /// `maximumObjectBytes` are skipped without being counted).
         public var writesDropped = 0
+        /// Objects deleted by removals that succeeded in full (names deleted, whether or not an
+        /// object was there).
         public var removals = 0
     }
 
@@ -52,6 +65,8 @@ public final class S3Store: DataStore {
     private let counters: [String: Counter]
     private let logger = Logger(label: "easel.s3")
 
+    /// A store in `location` through `client`, with a 1-second read limit, 64 MiB objects and
+    /// 64 pending writes at most by default.
     public init(location: S3Location, client: S3Client, readTimeout: Duration = .seconds(1), maximumObjectBytes: Int = 64 << 20,
                 maximumPendingWrites: Int = 64) {
         self.location = location
@@ -67,6 +82,7 @@ public final class S3Store: DataStore {
         self.counters = counters
     }
 
+    /// A snapshot of the counts since the store was made.
     public var statistics: Statistics { counts.withLock { $0 } }
 
     private func count(_ operation: String, _ outcome: String, _ update: (inout Statistics) -> Void) {

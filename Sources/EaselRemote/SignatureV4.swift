@@ -4,11 +4,17 @@ import Foundation
 /// Credentials for S3 requests: an access key, its secret, an optional session token
 /// (temporary credentials) and the region requests are signed for.
 public struct S3Credentials: Sendable, Equatable {
+    /// The access key ID (`AWS_ACCESS_KEY_ID`), named in each signature's credential scope.
     public var accessKeyID: String
+    /// The secret key (`AWS_SECRET_ACCESS_KEY`) the signing keys are derived from.
     public var secretAccessKey: String
+    /// The session token of temporary credentials, sent as `x-amz-security-token`; nil for
+    /// long-term keys.
     public var sessionToken: String?
+    /// The region requests are signed for and, against AWS, sent to (`us-east-1` by default).
     public var region: String
 
+    /// Credentials from their parts; the region defaults to `us-east-1`.
     public init(accessKeyID: String, secretAccessKey: String, sessionToken: String? = nil, region: String = "us-east-1") {
         self.accessKeyID = accessKeyID
         self.secretAccessKey = secretAccessKey
@@ -34,9 +40,12 @@ public struct S3Credentials: Sendable, Equatable {
 /// swift-crypto. Pure: the same request, credentials and date give the same headers, which the
 /// tests check against AWS's published examples.
 public struct SignatureV4: Sendable {
+    /// The keys, token and region requests are signed with.
     public let credentials: S3Credentials
+    /// The service name in the credential scope (`s3` by default).
     public let service: String
 
+    /// A signer for `service` (`s3` by default) with `credentials`.
     public init(credentials: S3Credentials, service: String = "s3") {
         self.credentials = credentials
         self.service = service
@@ -45,6 +54,7 @@ public struct SignatureV4: Sendable {
     /// The hex SHA-256 of an empty body.
     public static let emptyPayloadHash = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 
+    /// The hex SHA-256 of `data`, for `x-amz-content-sha256` (lowercase, 64 characters).
     public static func payloadHash(_ data: some DataProtocol) -> String { hex(SHA256.hash(data: data)) }
 
     /// The headers to add to a request: `x-amz-date`, `x-amz-content-sha256`,

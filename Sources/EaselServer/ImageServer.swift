@@ -23,6 +23,7 @@ import Synchronization
 /// - `DELETE /images/{source path}` — purge every variant (`Authorization: Bearer <adminToken>`);
 /// - `GET /health`, `GET /metrics` (Prometheus).
 public final class ImageServer: Sendable {
+    /// The configuration the server was made with.
     public let configuration: ServerConfiguration
     let pipeline: ImagePipeline
     let origin: Origin

@@ -6,6 +6,7 @@ import Synchronization
 /// proxy's) when it sends a usable one, else a new one, so a line in a log can be matched to the
 /// answer a user reports and to the logs of the proxy in front.
 public enum RequestID {
+    /// The `X-Request-ID` header field, read from requests and written on answers.
     public static let field = HTTPField.Name("X-Request-ID")!
 
     /// The longest ID taken from a request; a longer one is replaced.

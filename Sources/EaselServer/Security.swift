@@ -11,11 +11,15 @@ public struct URLSigner: Sendable {
     let keys: [SymmetricKey]
     let salt: Data
 
+    /// Creates a signer from raw key bytes (the first signs, any verifies) and the salt
+    /// prepended to every signed path; no keys: signing is off.
     public init(keys: [Data], salt: Data) {
         self.keys = keys.map { SymmetricKey(data: $0) }
         self.salt = salt
     }
 
+    /// Whether there is a key at all; without one nothing verifies and signatures are
+    /// empty.
     public var isEnabled: Bool { !keys.isEmpty }
 
     /// The signature of `path` with the first key.

@@ -16,8 +16,13 @@ import Foundation
 public struct ServerConfiguration: Sendable, Codable, Equatable {
     /// A named output format.
     public struct Format: Sendable, Codable, Equatable {
+        /// The name URLs use (`/images/{name}/…`): unique, not empty, without `=` or `/`.
         public var name: String
+        /// The width of the output box in pixels, 1 to `ServerConfiguration.largestSide`
+        /// (width × height at most `maxOutputPixels`).
         public var width: Int
+        /// The height of the output box in pixels, 1 to `ServerConfiguration.largestSide`
+        /// (width × height at most `maxOutputPixels`).
         public var height: Int
         /// "fit" (inside the box), "fill" (cover and crop) or "exact".
         public var fit: String
@@ -28,12 +33,17 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         /// "jpeg" or "png": always that. "webp" or "avif": that for clients that take it, JPEG
         /// for others.
         public var output: String?
+        /// Encoder quality, 1–100; nil: the pipeline's default (82).
         public var quality: Int?
+        /// Entries the format's image table holds before it evicts the least recently used; nil:
+        /// 512 MiB of RGBA pixels' worth at this size, between 100 and 10,000.
         public var maximumCount: Int?
         /// An unsharp mask after the resize, with this sigma (0.3–2 suits strong downscales;
         /// nil: none). Opt-in per format.
         public var sharpen: Double?
 
+        /// Creates a format; the defaults are a `fit` box, no family, negotiated output, the
+        /// default quality and table size, and no sharpening.
         public init(name: String, width: Int, height: Int, fit: String = "fit", family: String? = nil, output: String? = nil,
                     quality: Int? = nil, maximumCount: Int? = nil, sharpen: Double? = nil) {
             self.sharpen = sharpen
@@ -48,7 +58,10 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         }
     }
 
+    /// The address to listen on (JSON `host`, `EASEL_HOST`, `--host`). Default `127.0.0.1`.
     public var host: String = "127.0.0.1"
+    /// The port to listen on, 0–65535; 0 takes any free port (JSON `port`, `EASEL_PORT`,
+    /// `--port`). Default 8080.
     public var port: Int = 8080
     /// A directory, an http(s) base URL, or `s3://BUCKET/PREFIX/` (credentials from `AWS_*`,
     /// a custom endpoint from `EASEL_S3_ENDPOINT`). Default: the bundled `Samples/` directory.
@@ -71,6 +84,9 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
     /// Loopback, private, link-local and metadata addresses are refused after DNS resolution
     /// unless the entry is that very address or `localhost` (a local origin in development).
     public var allowHosts: [String] = []
+    /// The named formats served under `/images/{name}/…` (JSON `formats`); at least one. The
+    /// gallery shows the first as thumbnails linking to the second (or the first again, when
+    /// alone). Default: ``defaultFormats``.
     public var formats: [Format] = ServerConfiguration.defaultFormats
     /// Seconds in `Cache-Control: public, max-age=…`.
     public var maxAge: Int = 86_400
@@ -84,7 +100,11 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
     public var allowUnsignedAdHoc: Bool = false
     /// Bearer token for `DELETE /images/…`; without one, purging is off.
     public var adminToken: String?
+    /// Largest source image in pixels (width × height), checked from its header before
+    /// decoding (JSON `maxSourcePixels`). Default 50 megapixels.
     public var maxSourcePixels: Int = 50_000_000
+    /// Largest source in bytes, for downloads, files and S3 objects alike (JSON
+    /// `maxSourceBytes`). Default 20 MB.
     public var maxSourceBytes: Int = 20_000_000
     /// Seconds for a whole source download.
     public var downloadTimeout: Double = 10
@@ -120,6 +140,8 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
     /// imgproxy-compatible URLs (`/imgproxy/…`): key/salt pairs (hex), as imgproxy's
     /// `IMGPROXY_KEY`/`IMGPROXY_SALT` (or `IMGPROXY_KEYS`/`IMGPROXY_SALTS`); the first signs.
     public var imgproxyKeys: [String] = []
+    /// The hex salts paired, in order, with `imgproxyKeys` (as many as keys; JSON `imgproxySalts`,
+    /// `IMGPROXY_SALTS` comma-separated or `IMGPROXY_SALT`).
     public var imgproxySalts: [String] = []
     /// imgproxy presets: name → options (`"thumb": "rs:fill:200:200/q:75"`); `default` applies
     /// to every imgproxy URL.
@@ -135,11 +157,14 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
     /// `--access-log`, `EASEL_ACCESS_LOG=1`.
     public var accessLog: Bool = false
 
+    /// A configuration with every default.
     public init() {}
 
     /// The largest width or height any output may have.
     public static let largestSide = 8192
 
+    /// The formats served when none are configured: `thumb` (fit 256×256), `small` (fit
+    /// 512×512) and `square` (fill 256×256), all of family `default`.
     public static let defaultFormats: [Format] = [
         Format(name: "thumb", width: 256, height: 256, fit: "fit", family: "default"),
         Format(name: "small", width: 512, height: 512, fit: "fit", family: "default"),
@@ -321,10 +346,15 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
     }
 }
 
+/// Why a configuration could not be loaded or used; `description` is the message shown.
 public enum ServerConfigurationError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The configuration file could not be read (missing, not permitted).
     case unreadable(file: String, reason: String)
+    /// The configuration file is not JSON of a ``ServerConfiguration``.
     case invalid(file: String, reason: String)
+    /// A setting (a JSON key, an environment variable) has a value out of its range or form.
     case invalidValue(name: String, value: String)
+    /// The origin is neither an existing directory, an http(s) URL nor an `s3://` location.
     case originNotFound(String)
 
     public var description: String {

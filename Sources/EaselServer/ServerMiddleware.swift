@@ -74,13 +74,20 @@ struct MetricsMiddleware<Context: RequestContext>: RouterMiddleware {
         let span = ServerSpan.start(method: request.method, target: request.uri.description, fields: request.headers)
         return try await Traces.$requestSpan.withValue(span) {
             try await InstrumentationContext.$current.withValue(span.context) {
-            let answer = try await RequestID.$current.withValue(requestID) {
-                try await self.answer(request, context: context, next: next, requestID: requestID)
-            }
-            ServerSpan.finish(span, route: Self.route(request), status: Int(answer.status.code), requestID: requestID,
-                              peer: (context as? EaselRequestContext)?.remoteAddress, contentType: answer.headers[.contentType],
-                              bytes: answer.body.contentLength)
-            return answer
+                let answer: Response
+                do {
+                    answer = try await RequestID.$current.withValue(requestID) {
+                        try await self.answer(request, context: context, next: next, requestID: requestID)
+                    }
+                } catch {
+                    // (`answer` turns every error into a response; a span is never left open.)
+                    ServerSpan.finish(span, route: Self.route(request), status: 500, requestID: requestID)
+                    throw error
+                }
+                ServerSpan.finish(span, route: Self.route(request), status: Int(answer.status.code), requestID: requestID,
+                                  peer: (context as? EaselRequestContext)?.remoteAddress, contentType: answer.headers[.contentType],
+                                  bytes: answer.body.contentLength)
+                return answer
             }
         }
     }

@@ -10,6 +10,7 @@ import NIOCore
 /// request can notice its client leaving.
 public struct EaselRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
+    /// The request's connection (to notice the client leaving, and for its address).
     public let channel: any Channel
     /// The client's address (a traced request's span records it).
     var remoteAddress: SocketAddress? { channel.remoteAddress }

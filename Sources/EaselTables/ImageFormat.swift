@@ -22,11 +22,17 @@ public struct ImageFormat: Sendable, CustomStringConvertible {
         case diskCache
     }
 
+    /// The format's name, unique within a cache: what requests name it by (`formatName`), and the
+    /// base of its table's file name.
     public let name: String
+    /// The group of formats made from one decode of a source; the format's own `name` unless given.
     public let family: String
     /// The entry size: processed images are at most this large.
     public let width: Int
+    /// The entry height in pixels, 1…65535 (with `width`, the size processed images fit in).
     public let height: Int
+    /// The pixel format entries are stored in; processed images are converted to it. RGBA8 by
+    /// default.
     public let pixelFormat: Bitmap.PixelFormat
     /// `fit` keeps the aspect ratio inside the box (one side may be smaller, and sources smaller
     /// than the box keep their size); `fill` covers the box and crops the centre.
@@ -35,11 +41,25 @@ public struct ImageFormat: Sendable, CustomStringConvertible {
     public let processors: [any ImageProcessor]
     /// Entries kept; beyond it the least recently used entry is replaced.
     public let maximumCount: Int
+    /// Where the entries live: a memory-mapped table (the default) or only the disk cache.
     public let storage: Storage
     /// Bump it when the meaning of the processing changes in a way its parameters do not show
     /// (e.g. a custom drawing step changed): entries made by another version are dropped.
     public let version: Int
 
+    /// A format named `name` whose entries are at most `width × height` pixels; traps on an empty
+    /// name, a side outside 1…65535 or a `maximumCount` below 1.
+    /// - Parameters:
+    ///   - name: the name requests use, unique within a cache.
+    ///   - family: the formats that share a decode; nil: the format's own name.
+    ///   - width: the entry width in pixels.
+    ///   - height: the entry height in pixels.
+    ///   - pixelFormat: the pixel format entries are stored in.
+    ///   - fit: how sources are resized to the entry size.
+    ///   - processors: steps run in order after the resize.
+    ///   - maximumCount: entries kept before the least recently used is replaced.
+    ///   - storage: a memory-mapped table, or only the disk cache.
+    ///   - version: bumped when the processing changes in a way its parameters do not show.
     public init(name: String, family: String? = nil, width: Int, height: Int, pixelFormat: Bitmap.PixelFormat = .rgba8,
                 fit: ResizeMode = .fit, processors: [any ImageProcessor] = [], maximumCount: Int,
                 storage: Storage = .table, version: Int = 0) {

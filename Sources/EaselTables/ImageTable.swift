@@ -89,6 +89,7 @@ public final class ImageTable: BitmapMemoryOwner, @unchecked Sendable {
     // slot only after that lock published it, and pin it so that it cannot be reserved again
     // until they let go.
 
+    /// The format whose entries the table holds.
     public let format: ImageFormat
     /// The table's file.
     public let url: URL

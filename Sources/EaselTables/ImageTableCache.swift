@@ -18,6 +18,8 @@ import Foundation
 /// `shouldProcessAllFormats(inFamily:for:)` says no). A request cancelled before its image is
 /// ready never receives one; the shared work stops when its last request is cancelled.
 public final class ImageTableCache: Sendable {
+    /// The directory holding the tables' files (and, unless another is given, the `.diskCache`
+    /// formats' disk cache, in `pixels`).
     public let directory: URL
     /// The formats, set once at creation.
     public let formats: [ImageFormat]
@@ -90,6 +92,7 @@ public final class ImageTableCache: Sendable {
 
     // MARK: Formats
 
+    /// The format called `name`, or nil when the cache has none of that name.
     public func format(named name: String) -> ImageFormat? { formatsByName[name] }
 
     /// Every format of `family`, in the order they were given.

@@ -20,6 +20,7 @@ public struct Bitmap: Sendable {
         /// One byte of luminance.
         case gray8
 
+        /// Bytes one pixel takes: 4 for RGBA8, 1 for Gray8.
         public var bytesPerPixel: Int {
             switch self {
             case .rgba8: 4
@@ -30,8 +31,11 @@ public struct Bitmap: Sendable {
         public var description: String { self == .rgba8 ? "RGBA8" : "Gray8" }
     }
 
+    /// Width in pixels (at least 1).
     public let width: Int
+    /// Height in pixels, the number of rows (at least 1).
     public let height: Int
+    /// How each pixel is laid out: RGBA8 or Gray8.
     public let pixelFormat: PixelFormat
     /// Bytes from one row to the next: a multiple of 64.
     public let rowBytes: Int

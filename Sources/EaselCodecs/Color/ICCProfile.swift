@@ -7,12 +7,16 @@ import Foundation
 public struct ICCProfile: Sendable, Hashable {
     /// The colour space of the profile's device side.
     public enum ColorSpace: String, Sendable, Hashable {
+        /// Gray, RGB or CMYK as the profile's header names it; `other` for any other colour space
+        /// (Lab, XYZ, multi-ink…).
         case gray, rgb, cmyk, other
     }
 
+    /// The profile's bytes, exactly as embedded in the image.
     public let data: Data
     /// The profile's description tag ("Display P3", "Adobe RGB (1998)"), empty when it has none.
     public let description: String
+    /// The colour space of the profile's device side (the pixels it describes), from its header.
     public let colorSpace: ColorSpace
     /// Its description names sRGB: converting to sRGB would change nothing, so it is skipped.
     public let isSRGB: Bool
@@ -98,7 +102,10 @@ public struct ICCProfile: Sendable, Hashable {
 
 /// What an image's embedded profile turned out to be, read without decoding its pixels.
 public enum EmbeddedProfile: Sendable, Hashable {
+    /// The image embeds no profile (for AVIF and HEIC: no colour information other than sRGB's):
+    /// the pixels are taken as sRGB.
     case none
+    /// A profile Little CMS could parse.
     case profile(ICCProfile)
     /// Present but unreadable (damaged, truncated, chunks missing): ignored, the pixels are
     /// taken as sRGB.
@@ -106,6 +113,7 @@ public enum EmbeddedProfile: Sendable, Hashable {
     /// Larger than `DecodingLimits.maxProfileBytes`: the image is refused.
     case tooLarge(bytes: Int)
 
+    /// The profile of `.profile`; nil for every other case (none, damaged, too large).
     public var profile: ICCProfile? {
         if case .profile(let profile) = self { profile } else { nil }
     }

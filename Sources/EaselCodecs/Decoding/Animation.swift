@@ -5,6 +5,7 @@ import Foundation
 
 /// One frame of an animation: the whole canvas as shown, and for how long.
 public struct AnimationFrame: Sendable {
+    /// The whole canvas (the animation's full size) as shown once this frame is composed on it.
     public var image: Bitmap
     /// Milliseconds.
     public var duration: Int
@@ -12,6 +13,8 @@ public struct AnimationFrame: Sendable {
     /// hands this frame over (a GIF says it before its first frame).
     public var loopCount: Int
 
+    /// A frame showing `image` for `duration` milliseconds, in an animation that plays `loopCount`
+    /// times (0, the default: forever).
     public init(image: Bitmap, duration: Int, loopCount: Int = 0) {
         self.image = image
         self.duration = duration
@@ -26,6 +29,8 @@ public struct AnimationFrame: Sendable {
 public enum AnimationReader {
     /// Browsers show GIF frames with a delay under 20 ms for 100 ms; so do the frames read here.
     public static let shortestGIFDelay = 20
+    /// The delay in milliseconds given to GIF frames whose own delay is under `shortestGIFDelay`:
+    /// 100, as browsers show them.
     public static let defaultGIFDelay = 100
 
     /// Calls `body` with each frame in order (colour converted from an embedded profile as

@@ -30,6 +30,7 @@ public enum ImageEncoder {
         /// default 8 keeps a 256 px thumbnail to a few tens of milliseconds).
         case avif(quality: Int = 60, speed: Int = 8)
 
+        /// The container format these options encode to.
         public var fileType: ImageFileType {
             switch self {
             case .jpeg: .jpeg

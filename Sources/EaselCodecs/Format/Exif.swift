@@ -5,7 +5,9 @@ import Foundation
 public struct ExifInfo: Sendable, Hashable {
     /// 1…8 as in the EXIF specification; 1 is upright.
     public var orientation: Int = 1
+    /// The camera's maker (IFD0's Make), trimmed of spaces; nil when absent or blank.
     public var make: String?
+    /// The camera's model (IFD0's Model), trimmed of spaces; nil when absent or blank.
     public var model: String?
     /// DateTimeOriginal as written ("YYYY:MM:DD HH:MM:SS").
     public var dateTaken: String?
@@ -13,8 +15,11 @@ public struct ExifInfo: Sendable, Hashable {
     public var hasGPS = false
     /// IFD0's Artist and Copyright, the rights information an output may keep.
     public var artist: String?
+    /// IFD0's Copyright, trimmed of spaces; nil when absent or blank.
     public var copyright: String?
 
+    /// EXIF facts with the given values (by default upright, with no camera, date or GPS); `artist`
+    /// and `copyright` start as nil.
     public init(orientation: Int = 1, make: String? = nil, model: String? = nil, dateTaken: String? = nil, hasGPS: Bool = false) {
         self.orientation = orientation
         self.make = make

@@ -1,10 +1,18 @@
 /// The container format of encoded image bytes, told by magic bytes, never by file name.
 public enum ImageFileType: String, Sendable, Hashable, CustomStringConvertible {
+    /// JPEG, baseline or progressive: bytes that start `FF D8 FF`.
     case jpeg = "JPEG"
+    /// PNG, interlaced or not: bytes that start with the 8-byte PNG signature.
     case png = "PNG"
+    /// WebP, lossy, lossless or animated: a RIFF file of form `WEBP`.
     case webp = "WebP"
+    /// GIF, 87a or 89a (animated ones are read frame by frame by `AnimationReader`).
     case gif = "GIF"
+    /// AVIF (AV1 in HEIF), still or a sequence: an ISO-BMFF file whose brands include `avif` or
+    /// `avis`.
     case avif = "AVIF"
+    /// HEIC (HEVC in HEIF): an ISO-BMFF file whose brands include `heic`, `heix`, `heim`, `heis`,
+    /// `hevc` or `hevx`.
     case heic = "HEIC"
 
     public var description: String { rawValue }

@@ -1,12 +1,17 @@
 import EaselSupport
 /// What the header says about an image, read without decoding its pixels (OGImage's metadata).
 public struct ImageInfo: Sendable, Hashable {
+    /// The container format, told by the magic bytes.
     public var fileType: ImageFileType
+    /// Width in pixels as stored, before the orientation is applied (see `uprightWidth`).
     public var width: Int
+    /// Height in pixels as stored, before the orientation is applied (see `uprightHeight`).
     public var height: Int
     /// An alpha channel or a transparency chunk (for lossless WebP: possibly, as its header's
     /// flag is only a hint).
     public var hasAlpha: Bool
+    /// A single luminance channel as stored: a one-component JPEG or a gray (or gray and alpha)
+    /// PNG; always false for WebP, GIF, AVIF and HEIC.
     public var isGrayscale: Bool
     /// A progressive JPEG or an interlaced PNG.
     public var isProgressive: Bool
@@ -31,8 +36,12 @@ public struct ImageInfo: Sendable, Hashable {
     public var orientation: Int { containerOrientation ?? exif?.orientation ?? 1 }
     /// The size once the orientation is applied (width and height as stored are above).
     public var uprightWidth: Int { Orientation.swapsAxes(orientation) ? height : width }
+    /// The height once the orientation is applied: `width` for orientations 5…8, which swap the
+    /// axes, else `height`.
     public var uprightHeight: Int { Orientation.swapsAxes(orientation) ? width : height }
 
+    /// Header facts with the given values; the defaults describe a still, 8-bit image of one frame
+    /// with no EXIF, no embedded profile and no container orientation.
     public init(fileType: ImageFileType, width: Int, height: Int, hasAlpha: Bool, isGrayscale: Bool, isProgressive: Bool,
                 isAnimated: Bool = false, exif: ExifInfo? = nil, colorProfile: EmbeddedProfile = .none, frameCount: Int = 1,
                 bitDepth: Int = 8, containerOrientation: Int? = nil) {

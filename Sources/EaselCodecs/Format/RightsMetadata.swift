@@ -6,9 +6,13 @@ import Foundation
 /// (no GPS, camera, dates or thumbnails), as a minimal EXIF block: a JPEG APP1 segment, a PNG
 /// `eXIf` chunk or a WebP `EXIF` chunk (AVIF outputs carry none).
 public struct RightsMetadata: Sendable, Hashable {
+    /// The EXIF Artist: who made the image; nil leaves the field out.
     public var artist: String?
+    /// The EXIF Copyright: who holds the image's rights; nil leaves the field out.
     public var copyright: String?
 
+    /// Rights fields with the given values; each is written as printable text of at most 1,024
+    /// bytes, and one that is nil (or empty once cleaned) is left out.
     public init(artist: String? = nil, copyright: String? = nil) {
         self.artist = artist
         self.copyright = copyright

@@ -5,10 +5,14 @@ import Foundation
 /// The kernel reaches 3 × sigma pixels each way, or `radius` pixels when that is less
 /// (thumbor's `blur(radius, sigma)`: a Gaussian cut at the radius, renormalised).
 public struct GaussianBlur: ImageProcessor, Hashable {
+    /// Standard deviation of the Gaussian, in pixels: 0 < sigma ≤ 250.
     public var sigma: Double
     /// nil: 3 × sigma (rounded up).
     public var radius: Int?
 
+    /// A blur of `sigma` pixels (0 < sigma ≤ 250), its kernel cut at `radius` pixels each way
+    /// (1…1000) when given; a radius that cuts nothing (⌈3 × sigma⌉ or more) is dropped.
+    /// Out-of-range values trap.
     public init(sigma: Double, radius: Int? = nil) {
         precondition(sigma > 0 && sigma <= 250, "blur sigma must be in (0, 250]")
         precondition(radius.map { $0 >= 1 && $0 <= 1_000 } ?? true, "blur radius must be in 1...1000")
@@ -38,6 +42,7 @@ public struct GaussianBlur: ImageProcessor, Hashable {
     /// Kernels wider than this each way run as box passes (O(pixels) whatever the width).
     static let exactRadiusLimit = 3 * Int(BoxBlur.exactSigmaLimit.rounded(.up))
 
+    /// `blur(sigma)`, or `blur(sigma,rN)` with a radius that cuts the kernel.
     public var identifier: String { radius.map { "blur(\(sigma),r\($0))" } ?? "blur(\(sigma))" }
 
     /// - Throws: `CodecError.cancelled` when the work is cancelled (checked every row).
@@ -144,12 +149,16 @@ public struct RoundedCorners: ImageProcessor, Hashable {
     public static func == (a: RoundedCorners, b: RoundedCorners) -> Bool { a.identifier == b.identifier }
     public func hash(into hasher: inout Hasher) { hasher.combine(identifier) }
 
+    /// `circle`, `rounded(r)` or `rounded(rx,ry)`, followed by `+fill(r,g,b)` when the corners are
+    /// painted.
     public var identifier: String {
         guard let radii else { return "circle" }
         let shape = radii.x == radii.y ? "rounded(\(radii.x))" : "rounded(\(radii.x),\(radii.y))"
         return fill.map { shape + "+fill(\($0.red),\($0.green),\($0.blue))" } ?? shape
     }
 
+    /// Returns `bitmap` as RGBA8 with its corners cut: their alpha scaled by the shape's coverage,
+    /// or with a `fill`, their colour blended towards it and alpha kept.
     public func process(_ bitmap: Bitmap) throws -> Bitmap {
         var result = bitmap.converted(to: .rgba8)
         let opaque = result.isKnownOpaque

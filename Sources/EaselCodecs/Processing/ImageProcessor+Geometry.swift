@@ -1,16 +1,22 @@
 import EaselSupport
 /// Mirrors the image horizontally, vertically or both.
 public struct Flip: ImageProcessor, Hashable {
+    /// Whether to mirror left to right (each row reversed).
     public var horizontal: Bool
+    /// Whether to mirror top to bottom (the rows' order reversed).
     public var vertical: Bool
 
+    /// A flip along the axes asked for; with neither, the image is left as it is.
     public init(horizontal: Bool, vertical: Bool) {
         self.horizontal = horizontal
         self.vertical = vertical
     }
 
+    /// `flip(h)`, `flip(v)`, `flip(hv)`, or `flip()` when neither is set.
     public var identifier: String { "flip(\(horizontal ? "h" : "")\(vertical ? "v" : ""))" }
 
+    /// Returns the mirrored bitmap (same size and pixel format), or `bitmap` itself when neither
+    /// flag is set.
     public func process(_ bitmap: Bitmap) throws -> Bitmap {
         guard horizontal || vertical else { return bitmap }
         var result = Bitmap(width: bitmap.width, height: bitmap.height, pixelFormat: bitmap.pixelFormat)
@@ -40,6 +46,7 @@ public struct Flip: ImageProcessor, Hashable {
 /// image's pixels, or a size — in pixels, or a fraction of the image's side when below 1 —
 /// placed by a gravity. imgproxy's `crop` and thumbor's manual crop.
 public struct RegionCrop: ImageProcessor, Hashable {
+    /// Which part of the image to keep.
     public enum Region: Sendable, Hashable {
         /// Left, top, right, bottom edges in the image's pixels (right and bottom exclusive).
         case edges(left: Int, top: Int, right: Int, bottom: Int)
@@ -47,10 +54,13 @@ public struct RegionCrop: ImageProcessor, Hashable {
         case size(width: Double, height: Double, gravity: Gravity)
     }
 
+    /// The part of the image to keep, clamped to it when processed.
     public var region: Region
 
+    /// A crop that keeps `region`.
     public init(_ region: Region) { self.region = region }
 
+    /// `regioncrop(left,top,right,bottom)` for edges, `regioncrop(WxH,gravity)` for a size.
     public var identifier: String {
         switch region {
         case .edges(let left, let top, let right, let bottom): "regioncrop(\(left),\(top),\(right),\(bottom))"
@@ -77,6 +87,8 @@ public struct RegionCrop: ImageProcessor, Hashable {
         }
     }
 
+    /// Returns the `rectangle(in:)` cut from `bitmap`, or `bitmap` itself when that is the whole
+    /// image.
     public func process(_ bitmap: Bitmap) throws -> Bitmap {
         let rect = rectangle(in: bitmap)
         if rect.x == 0, rect.y == 0, rect.width == bitmap.width, rect.height == bitmap.height { return bitmap }
@@ -88,10 +100,18 @@ public struct RegionCrop: ImageProcessor, Hashable {
 /// says); an image larger than the canvas on a side keeps its size on that side. thumbor's
 /// `fill` filter with `fit-in`, imgproxy's `extend`.
 public struct Pad: ImageProcessor, Hashable {
+    /// The canvas size in pixels (each at least 1); on a side where the image is larger, the canvas
+    /// takes the image's size instead.
     public var width: Int, height: Int
+    /// The canvas colour, 0…255 per channel, straight alpha (255: opaque).
     public var red: UInt8, green: UInt8, blue: UInt8, alpha: UInt8
+    /// Where the image goes on the canvas: one of the nine directions, or a focal point (fractions
+    /// of the canvas) for the image's centre, as far as the canvas allows; any other gravity
+    /// centres the image.
     public var gravity: Gravity
 
+    /// A canvas of at least `width × height` pixels (both positive) in the colour `red`, `green`,
+    /// `blue`, `alpha` (opaque by default), the image placed by `gravity` (centred by default).
     public init(width: Int, height: Int, red: UInt8, green: UInt8, blue: UInt8, alpha: UInt8 = 255, gravity: Gravity = .center) {
         precondition(width > 0 && height > 0, "a canvas needs a positive size")
         self.width = width
@@ -103,8 +123,11 @@ public struct Pad: ImageProcessor, Hashable {
         self.gravity = gravity
     }
 
+    /// `pad(WxH,r,g,b,a,gravity)`.
     public var identifier: String { "pad(\(width)x\(height),\(red),\(green),\(blue),\(alpha),\(gravity.identifier))" }
 
+    /// Returns `bitmap` as RGBA8 placed on the canvas, or `bitmap` itself when it already covers
+    /// the canvas on both sides.
     public func process(_ bitmap: Bitmap) throws -> Bitmap {
         let canvasWidth = max(width, bitmap.width), canvasHeight = max(height, bitmap.height)
         guard canvasWidth != bitmap.width || canvasHeight != bitmap.height else { return bitmap }

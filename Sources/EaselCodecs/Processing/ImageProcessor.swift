@@ -4,7 +4,12 @@ import EaselSupport
 /// `identifier` is stable across runs and versions for the same parameters, so it can be part
 /// of a cache key: two pipelines with equal identifiers make equal pixels.
 public protocol ImageProcessor: Sendable {
+    /// Stable text naming the step and its parameters: equal identifiers make equal pixels, so it
+    /// can be part of a cache key.
     var identifier: String { get }
+    /// Applies the step to `bitmap` and returns the result (`bitmap` itself when nothing changes).
+    /// - Throws: `CodecError.invalidParameters` when the parameters do not fit the image,
+    ///   `.cancelled` when the work is cancelled.
     func process(_ bitmap: Bitmap) throws -> Bitmap
 }
 
@@ -41,6 +46,8 @@ public enum ResizeMode: String, Sendable, Hashable, CaseIterable {
 
 /// Where a crop lands in the image it is cut from.
 public enum Gravity: Sendable, Hashable {
+    /// The centre, the middle of one edge, or one corner: the crop touches that edge or corner
+    /// (centred along an edge).
     case center, north, south, east, west, northEast, northWest, southEast, southWest
     /// The crop is centred on this point (fractions of the width and height, 0...1), as close
     /// as the image's edges allow.
@@ -108,8 +115,11 @@ public enum Gravity: Sendable, Hashable {
 
 /// Resizes with Lanczos-3.
 public struct Resize: ImageProcessor, Hashable {
+    /// Width of the target box in pixels (at least 1).
     public var width: Int
+    /// Height of the target box in pixels (at least 1).
     public var height: Int
+    /// How the image is scaled to the box; `fit` by default.
     public var mode: ResizeMode
     /// Whether a source smaller than the box may be enlarged. Defaults: `fill` and `exact`
     /// enlarge, `fit`, `fill-down` and `auto` do not. Without it, `fill` crops a small source
@@ -118,6 +128,8 @@ public struct Resize: ImageProcessor, Hashable {
     /// Where `fill` (and `fill-down`, `auto`) crop.
     public var gravity: Gravity
 
+    /// A resize to a `width × height` box (both positive) in `mode`; `upscale` nil takes the mode's
+    /// default (enlarge for `fill` and `exact` only), and `gravity` places the crop.
     public init(width: Int, height: Int, mode: ResizeMode = .fit, upscale: Bool? = nil, gravity: Gravity = .center) {
         precondition(width > 0 && height > 0, "a resize needs a positive size")
         self.width = width
@@ -183,6 +195,9 @@ public struct Resize: ImageProcessor, Hashable {
         return scaledSize(sourceWidth: sourceWidth, sourceHeight: sourceHeight)
     }
 
+    /// Returns `bitmap` resized with Lanczos-3 as `mode` says: `fill` and `fill-down` first crop it
+    /// to the box's aspect ratio where `gravity` says, then resize (never building the covering
+    /// image).
     public func process(_ bitmap: Bitmap) throws -> Bitmap {
         let mode = effectiveMode(sourceWidth: bitmap.width, sourceHeight: bitmap.height)
         // A shrink-on-load decode may hold a fraction of a pixel of padding at its right and
@@ -227,8 +242,12 @@ public struct Resize: ImageProcessor, Hashable {
 
 /// Cuts out a rectangle.
 public struct Crop: ImageProcessor, Hashable {
+    /// The rectangle in the source's pixels: its top-left corner (`x`, `y`) and its size; it must
+    /// lie inside the image.
     public var x: Int, y: Int, width: Int, height: Int
 
+    /// A crop of the `width × height` rectangle whose top-left corner is (`x`, `y`), checked
+    /// against the image only when processed.
     public init(x: Int, y: Int, width: Int, height: Int) {
         self.x = x
         self.y = y
@@ -236,6 +255,7 @@ public struct Crop: ImageProcessor, Hashable {
         self.height = height
     }
 
+    /// `crop(x,y,WxH)`.
     public var identifier: String { "crop(\(x),\(y),\(width)x\(height))" }
 
     /// - Throws: `CodecError.invalidParameters` when the rectangle is not inside the bitmap.
@@ -260,9 +280,13 @@ public struct Crop: ImageProcessor, Hashable {
 
 /// Luminance only (Rec. 601 weights); RGBA stays RGBA with equal channels, alpha kept.
 public struct Grayscale: ImageProcessor, Hashable {
+    /// The grayscale step; it has no parameters.
     public init() {}
+    /// Always `grayscale`.
     public var identifier: String { "grayscale" }
 
+    /// Returns an RGBA8 `bitmap` with each pixel's red, green and blue set to its luminance (alpha
+    /// kept); a Gray8 `bitmap` as it is.
     public func process(_ bitmap: Bitmap) throws -> Bitmap {
         guard bitmap.pixelFormat == .rgba8 else { return bitmap }
         var result = bitmap
@@ -284,16 +308,21 @@ public struct Grayscale: ImageProcessor, Hashable {
 
 /// Composites RGBA onto an opaque background colour (before encoding JPEG, which has no alpha).
 public struct Flatten: ImageProcessor, Hashable {
+    /// The background colour, 0…255 per channel; white by default.
     public var red: UInt8, green: UInt8, blue: UInt8
 
+    /// Flattening onto the background `red`, `green`, `blue` (white by default).
     public init(red: UInt8 = 255, green: UInt8 = 255, blue: UInt8 = 255) {
         self.red = red
         self.green = green
         self.blue = blue
     }
 
+    /// `flatten(r,g,b)`.
     public var identifier: String { "flatten(\(red),\(green),\(blue))" }
 
+    /// Returns an RGBA8 `bitmap` composited over the background, every alpha 255 (so known to be
+    /// opaque); a Gray8 `bitmap` as it is.
     public func process(_ bitmap: Bitmap) throws -> Bitmap {
         guard bitmap.pixelFormat == .rgba8 else { return bitmap }
         var result = bitmap

@@ -20,10 +20,15 @@ public struct Sharpen: ImageProcessor, Hashable {
     /// so flat areas' noise is not amplified. 0 sharpens everything.
     public var threshold: Int
 
+    /// The bounds of `sigma`, in pixels; the lower one is excluded (sigma > 0).
     public static let sigmaRange = 0.0...100.0
+    /// The allowed values of `amount`: 0…10.
     public static let amountRange = 0.0...10.0
+    /// The allowed values of `threshold`, in levels: 0…255.
     public static let thresholdRange = 0...255
 
+    /// An unsharp mask with the given `sigma`, `amount` and `threshold` (the defaults suit a
+    /// downscale); a value outside its range traps (`validated` throws instead).
     public init(sigma: Double = 0.5, amount: Double = 1.0, threshold: Int = 0) {
         precondition(sigma > 0 && sigma <= Self.sigmaRange.upperBound, "sharpen sigma must be in (0, 100]")
         precondition(Self.amountRange.contains(amount), "sharpen amount must be in 0...10")
@@ -48,8 +53,12 @@ public struct Sharpen: ImageProcessor, Hashable {
         return Sharpen(sigma: sigma, amount: amount, threshold: threshold)
     }
 
+    /// `sharpen(sigma,amount,threshold)`.
     public var identifier: String { "sharpen(\(sigma),\(amount),\(threshold))" }
 
+    /// Returns `bitmap` sharpened (same pixel format, alpha kept), or `bitmap` itself when `amount`
+    /// is 0.
+    /// - Throws: `CodecError.cancelled` when the work is cancelled.
     public func process(_ bitmap: Bitmap) throws -> Bitmap {
         if amount == 0 { return bitmap }
         let radius = max(1, Int(checked: (3 * sigma).rounded(.up)))

@@ -7,6 +7,7 @@
 /// distance between the colours as RGB(A) vectors (0…442; a gray image counts as RGB, so one
 /// level of gray is √3 apart).
 public struct Trim: ImageProcessor, Hashable {
+    /// How a pixel's difference from the reference pixel is measured.
     public enum Metric: String, Sendable, Hashable {
         /// Largest difference on any one channel, 0…255.
         case perChannel
@@ -14,19 +15,28 @@ public struct Trim: ImageProcessor, Hashable {
         case euclidean
     }
 
+    /// The corner pixel whose colour is the border's.
     public enum Reference: String, Sendable, Hashable {
+        /// The top-left pixel (the default).
         case topLeft
+        /// The bottom-right pixel.
         case bottomRight
     }
 
+    /// The largest difference from the reference that still counts as border, in `metric`'s units:
+    /// 0…255 per channel, 0…442 Euclidean. Default 10.
     public var tolerance: Int
+    /// How differences are measured; per channel by default.
     public var metric: Metric
+    /// The pixel that gives the border colour; the top-left one by default.
     public var reference: Reference
 
     /// The largest meaningful tolerance of each metric (⌈255·√3⌉ for the Euclidean one:
     /// thumbor's 442).
     public static func maximumTolerance(_ metric: Metric) -> Int { metric == .perChannel ? 255 : 442 }
 
+    /// A trim of the border within `tolerance` (in `metric`'s units) of the `reference` pixel; a
+    /// tolerance outside 0…`maximumTolerance(metric)` traps (`validated` throws instead).
     public init(tolerance: Int = 10, metric: Metric = .perChannel, reference: Reference = .topLeft) {
         precondition(tolerance >= 0 && tolerance <= Self.maximumTolerance(metric), "trim tolerance out of range")
         self.tolerance = tolerance
@@ -100,6 +110,8 @@ public struct Trim: ImageProcessor, Hashable {
         }
     }
 
+    /// Returns `bitmap` cropped to `contentBounds(of:)`, or `bitmap` itself when it has no border
+    /// or is all border.
     public func process(_ bitmap: Bitmap) throws -> Bitmap {
         guard let bounds = contentBounds(of: bitmap),
               bounds.width != bitmap.width || bounds.height != bitmap.height else { return bitmap }

@@ -14,6 +14,8 @@ import Foundation
 public struct Watermark: ImageProcessor {
     /// Where the mark goes.
     public enum Position: Sendable, Hashable, CustomStringConvertible {
+        /// The centre, the middle of one edge, or one corner, `offsetX` and `offsetY` pixels from
+        /// the edges the position names (a shift on an axis it centres).
         case center, north, south, east, west, northEast, northWest, southEast, southWest
         /// The mark's left edge `x` pixels from the image's left edge when `x ≥ 0`, else its right
         /// edge `−x` pixels from the image's right edge (−1: touching it… one pixel in); the same
@@ -53,11 +55,15 @@ public struct Watermark: ImageProcessor {
     public var markIdentifier: String
     /// 0 (invisible) … 1 (the mark's own alpha).
     public var opacity: Double
+    /// Where the mark goes; `.southEast` by default.
     public var position: Position
     /// For the gravity positions: the margin in pixels from the edge the position names (west,
     /// east…); on an axis the position centres, a shift (positive right or down). For `.tiled`,
     /// the gap between copies. Unused by `.offset`.
     public var offsetX: Int
+    /// `offsetX`'s vertical counterpart: the margin in pixels from the top or bottom edge, a shift
+    /// (positive down) when the position centres vertically, the vertical gap between `.tiled`
+    /// copies. Unused by `.offset`.
     public var offsetY: Int
     /// 0: the mark at its own size. Otherwise the mark's width as a fraction (0 < scale ≤ 1) of
     /// the image's width, its height following its aspect ratio (Lanczos-3).
@@ -67,6 +73,9 @@ public struct Watermark: ImageProcessor {
     /// (imgproxy's scale, thumbor's `w_ratio` and `h_ratio`).
     public var heightScale: Double
 
+    /// A watermark drawing `mark` (named in `identifier` by `markIdentifier`) with the given
+    /// `opacity`, `position`, offsets and scales (see the properties); an `opacity`, `scale` or
+    /// `heightScale` outside 0…1 traps (`validated` throws instead).
     public init(mark: Bitmap, markIdentifier: String, opacity: Double = 1, position: Position = .southEast,
                 offsetX: Int = 0, offsetY: Int = 0, scale: Double = 0, heightScale: Double = 0) {
         precondition(opacity >= 0 && opacity <= 1, "watermark opacity must be in 0...1")
@@ -94,6 +103,8 @@ public struct Watermark: ImageProcessor {
                          offsetX: offsetX, offsetY: offsetY, scale: scale, heightScale: heightScale)
     }
 
+    /// `watermark(markIdentifier,opacity,position,offsetX,offsetY,scale)`, with `,h` followed by
+    /// `heightScale` after the scale when it is above 0; never reads the mark's pixels.
     public var identifier: String {
         "watermark(\(markIdentifier),\(opacity),\(position),\(offsetX),\(offsetY),\(scale)"
             + (heightScale > 0 ? ",h\(heightScale))" : ")")
@@ -146,6 +157,10 @@ public struct Watermark: ImageProcessor {
         }
     }
 
+    /// Returns `bitmap` as RGBA8 with the mark drawn over it, clipped at its edges, or `bitmap`
+    /// itself when `opacity` is 0.
+    /// - Throws: `CodecError.invalidParameters` when the scaled mark would have more than four
+    ///   times the image's pixels.
     public func process(_ bitmap: Bitmap) throws -> Bitmap {
         if opacity == 0 { return bitmap }
         let stamp = try scaledMark(imageWidth: bitmap.width, imageHeight: bitmap.height)

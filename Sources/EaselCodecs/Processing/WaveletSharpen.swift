@@ -17,9 +17,13 @@ public struct WaveletSharpen: ImageProcessor, Hashable {
     public var amount: Double
     /// The boosted scale, in wavelet levels: 0…8 (thumbor's typical values are 0…2).
     public var radius: Double
+    /// Whether to boost only luma and leave the chroma as it was (thumbor's `luminance_only`); no
+    /// effect on gray images.
     public var luminanceOnly: Bool
 
+    /// The allowed values of `amount`: 0…100.
     public static let amountRange = 0.0...100.0
+    /// The allowed values of `radius`, in wavelet levels: 0…8.
     public static let radiusRange = 0.0...8.0
     /// Levels of the transform (detail up to 16 pixels apart).
     static let levels = 5
@@ -37,6 +41,7 @@ public struct WaveletSharpen: ImageProcessor, Hashable {
         self.luminanceOnly = luminanceOnly
     }
 
+    /// `wsharpen(amount,radius)`, with `,luma` before the parenthesis when `luminanceOnly`.
     public var identifier: String { "wsharpen(\(amount),\(radius)\(luminanceOnly ? ",luma" : ""))" }
 
     /// The factor detail layer `level` is multiplied by.

@@ -2,9 +2,13 @@ import Foundation
 
 /// Signed URLs in the three styles `easel serve` answers (what `easel sign` prints).
 public enum SignedURLs {
+    /// Why a URL could not be signed; `description` is the message shown.
     public enum SigningError: Error, CustomStringConvertible {
+        /// A key or salt (named) is not hex, or a key is empty.
         case notHex(String)
+        /// A required key (named) is empty.
         case missingKey(String)
+        /// A native path to sign has a query: the server checks only the path and `exp`.
         case query
 
         public var description: String {

@@ -20,39 +20,52 @@ extension DiskCache {
         try await BlockingIOPool.shared.run { try self.removeValues(withKeyPrefix: prefix) }
     }
 
+    /// True when an unexpired value is stored for `key`: `contains(_:)` run on an I/O thread.
     public func contains(_ key: String) async throws -> Bool {
         try await BlockingIOPool.shared.run { try self.contains(key) }
     }
 
+    /// Removes entries not used since `date`: `trim(toDate:)` run on an I/O thread.
     public func trim(toDate date: Date) async throws {
         try await BlockingIOPool.shared.run { try self.trim(toDate: date) }
     }
 
+    /// Removes entries, largest first, until at most `byteCount` bytes remain: `trim(toSize:)` run
+    /// on an I/O thread.
     public func trim(toSize byteCount: Int) async throws {
         try await BlockingIOPool.shared.run { try self.trim(toSize: byteCount) }
     }
 
+    /// Removes entries, least recently used first, until at most `byteCount` bytes remain:
+    /// `trim(toSizeByDate:)` run on an I/O thread.
     public func trim(toSizeByDate byteCount: Int) async throws {
         try await BlockingIOPool.shared.run { try self.trim(toSizeByDate: byteCount) }
     }
 
+    /// Removes expired entries and those past the age limit: `removeExpired()` run on an I/O thread.
     public func removeExpired() async throws {
         try await BlockingIOPool.shared.run { try self.removeExpired() }
     }
 
+    /// Removes every entry: `removeAll()` run on an I/O thread (which may wait there for
+    /// `withFileURL` closures to return).
     public func removeAll() async throws {
         try await BlockingIOPool.shared.run { try self.removeAll() }
     }
 
+    /// Hands the index's free pages back to the file system and returns the bytes it shrank by:
+    /// `compact()` run on an I/O thread.
     @discardableResult
     public func compact() async throws -> Int {
         try await BlockingIOPool.shared.run { try self.compact() }
     }
 
+    /// Counts, bytes and dates of the whole cache: `statistics()` run on an I/O thread.
     public func statistics() async throws -> Statistics {
         try await BlockingIOPool.shared.run { try self.statistics() }
     }
 
+    /// Every entry's key, size and dates, in key order: `entries()` run on an I/O thread.
     public func entries() async throws -> [Entry] {
         try await BlockingIOPool.shared.run { try self.entries() }
     }

@@ -171,17 +171,23 @@ extension DiskCache {
     /// Counts, bytes and dates of the whole cache, from the index alone (no value is read and no
     /// entry is listed).
     public struct Statistics: Sendable, Hashable {
+        /// Entries in the index, expired ones not yet removed included.
         public var entryCount: Int
         /// Value bytes: what `byteLimit` counts.
         public var valueBytes: Int
+        /// Entries whose value is kept inside the index rather than in its own file.
         public var inlineEntryCount: Int
+        /// Entries stored with an expiry date (the age limit does not count).
         public var entriesWithExpiry: Int
+        /// The earliest access date of any entry; nil when the cache is empty.
         public var oldestAccess: Date?
+        /// The latest access date of any entry; nil when the cache is empty.
         public var newestAccess: Date?
         /// Size of the index file and its write-ahead log, inline values included.
         public var indexFileBytes: Int
     }
 
+    /// Reads the cache's statistics from the index, after writing out pending access dates.
     public func statistics() throws -> Statistics {
         let aggregates = try indexCall { index -> (Int, Int, Int, Int, Double?, Double?) in
             try? index.flushAccessTimes()

@@ -70,6 +70,9 @@ public final class DiskCache: Sendable {
         /// Where damaged entries and recoveries are reported.
         public var logger: Logger
 
+        /// Settings with these defaults: no fixed byte limit (half the usable space), an 8 MiB
+        /// reserve, no age limit, a 0.95 trim ratio, values up to 256 KiB inline, no flush to
+        /// stable storage, access dates to the second and up to 1 GiB of the index mapped.
         public init(
             byteLimit: Int = 0,
             freeSpaceFraction: Double = 0.5,
@@ -97,11 +100,15 @@ public final class DiskCache: Sendable {
 
     /// What enumeration reports about an entry, without its value.
     public struct Entry: Sendable, Hashable {
+        /// The key the value is stored under.
         public var key: String
         /// Value size in bytes.
         public var size: Int
+        /// When the value was last set (replacing a value resets it).
         public var createdAt: Date
+        /// When the entry was last read or written, to within `Configuration.accessTimeResolution`.
         public var accessedAt: Date
+        /// The expiry date given to `set`; nil when none (the age limit still applies).
         public var expiresAt: Date?
         /// True when the value is kept inside the index rather than in its own file.
         public var isInline: Bool
@@ -126,11 +133,18 @@ public final class DiskCache: Sendable {
     /// A change to the cache. Handlers run on the thread making the change, outside the cache's
     /// locks, so they may call the cache; PINDiskCache's will/did blocks in Swift form.
     public enum Event: Sendable, Hashable {
+        /// A value of `size` bytes is about to be stored under `key`.
         case willAdd(key: String, size: Int)
+        /// A value of `size` bytes was stored under `key` (committed, before any trim it causes).
         case didAdd(key: String, size: Int)
+        /// The entry under `key` is about to be removed for `reason`; it is kept after all if
+        /// it changed meanwhile, and then no `didRemove` follows.
         case willRemove(key: String, reason: RemovalReason)
+        /// The entry under `key` was removed for `reason`.
         case didRemove(key: String, reason: RemovalReason)
+        /// `removeAll()` is about to remove every entry (no per-entry events follow).
         case willRemoveAll
+        /// `removeAll()` removed every entry.
         case didRemoveAll
     }
 
@@ -335,6 +349,8 @@ public final class DiskCache: Sendable {
         observers.add(handler)
     }
 
+    /// Unregisters the handler that `addObserver(_:)` returned `token` for; an unknown token is
+    /// ignored.
     public func removeObserver(_ token: ObserverToken) { observers.remove(token) }
 
     /// Every event from now on, as an async sequence (newest 4,096 kept if the reader lags).

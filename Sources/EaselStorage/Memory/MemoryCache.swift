@@ -29,10 +29,11 @@ import Synchronization
 /// A value whose cost alone exceeds the cost limit is refused (and an older value for its key is
 /// removed) instead of evicting everything else.
 public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Sendable {
+    /// The limits a cache starts with, and how it is sharded.
     public struct Configuration: Sendable {
         /// Maximum number of entries; 0 means no limit.
         public var countLimit: Int
-        /// Maximum total cost; 0 means no limit. Defaults to `MemoryCache.defaultCostLimit`.
+        /// Maximum total cost; 0 means no limit. Defaults to `MemoryCacheDefaults.costLimit` (a fifth of the memory the process may use).
         public var costLimit: Int
         /// Entries not used for this many seconds are never returned and are trimmed. 0: none.
         public var ageLimit: TimeInterval
@@ -43,6 +44,8 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
         /// cores rarely want one shard at once. One shard keeps one exact LRU order.
         public var shardCount: Int?
 
+        /// Settings with these defaults: no count limit, `MemoryCacheDefaults.costLimit`, no age
+        /// limit, deaf to memory pressure, and the shard count chosen from the limits.
         public init(countLimit: Int = 0, costLimit: Int = MemoryCacheDefaults.costLimit,
                     ageLimit: TimeInterval = 0, respondsToMemoryPressure: Bool = false, shardCount: Int? = nil) {
             self.countLimit = countLimit
@@ -73,8 +76,11 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
 
     /// One evicted entry.
     public struct Eviction: Sendable {
+        /// The key the entry was stored under.
         public let key: Key
+        /// The value the entry held.
         public let value: Value
+        /// Why the entry was evicted.
         public let reason: EvictionReason
 
         @usableFromInline
@@ -106,6 +112,8 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     @usableFromInline let clock: @Sendable () -> Double
     private let ageTrim: Locked<Task<Void, Never>?> = Locked(nil)
 
+    /// An empty cache with `configuration`'s limits; it registers with
+    /// `MemoryPressureMonitor.shared` when `respondsToMemoryPressure` is set.
     public convenience init(configuration: Configuration = .init()) {
         self.init(configuration: configuration, clock: { WallClock.now() })
     }
@@ -243,11 +251,15 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
 
     // MARK: Limits and trims
 
+    /// The number of entries held, expired ones not yet evicted included.
     public var count: Int { totalCount.load(ordering: .relaxed) }
+    /// The sum of the costs of the entries held.
     public var totalCost: Int { totalCostOfEntries.load(ordering: .relaxed) }
     /// The number of shards (1: one exact LRU order).
     public var shardCount: Int { shards.count }
 
+    /// Maximum number of entries; 0 means no limit. Lowering it evicts least recently used
+    /// entries at once (reason `countLimit`); a negative value is stored as 0.
     public var countLimit: Int {
         get { countLimitValue.load(ordering: .relaxed) }
         set {
@@ -257,6 +269,8 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
         }
     }
 
+    /// Maximum total cost; 0 means no limit. Lowering it evicts least recently used entries at
+    /// once (reason `costLimit`); a negative value is stored as 0.
     public var costLimit: Int {
         get { costLimitValue.load(ordering: .relaxed) }
         set {
@@ -344,6 +358,8 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
         observers.add(handler)
     }
 
+    /// Unregisters the handler that `addObserver(_:)` returned `token` for; an unknown token is
+    /// ignored.
     public func removeObserver(_ token: ObserverToken) { observers.remove(token) }
 
     /// Every eviction from now on, as an async sequence.
@@ -358,12 +374,19 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
 
 /// Why a `MemoryCache` entry was evicted.
 public enum MemoryCacheEvictionReason: Sendable, Hashable {
+    /// The entry count went over `countLimit`, by a set or by lowering the limit.
     case countLimit
+    /// The total cost went over `costLimit`, by a set or by lowering the limit.
     case costLimit
+    /// Its expiry date or the age limit passed.
     case expired
+    /// `trim(toCount:)`.
     case trimmedToCount
+    /// `trim(toCost:)`.
     case trimmedToCost
+    /// `trim(toDate:)`.
     case trimmedByDate
+    /// `handleMemoryPressure(_:)` at the warning or critical level.
     case memoryPressure
 }
 

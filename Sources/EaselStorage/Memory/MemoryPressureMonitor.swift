@@ -3,6 +3,7 @@ import Foundation
 
 /// How close the process is to its memory limit.
 public enum MemoryPressureLevel: Sendable, Comparable {
+    /// Below `warningFraction` of the limit, or no reading: nothing to shed.
     case normal
     /// Above `warningFraction` of the limit: caches shed half their contents.
     case warning
@@ -12,8 +13,11 @@ public enum MemoryPressureLevel: Sendable, Comparable {
 
 /// Memory in use against the limit that applies to this process.
 public struct MemoryUsage: Sendable, Equatable {
+    /// Bytes in use.
     public var used: UInt64
+    /// Bytes that may be used; 0 is read as no limit (the level stays normal).
     public var limit: UInt64
+    /// A reading of `used` out of `limit` bytes.
     public init(used: UInt64, limit: UInt64) {
         self.used = used
         self.limit = limit
@@ -45,15 +49,21 @@ public struct MemoryUsage: Sendable, Equatable {
 /// (every two seconds by default) once a handler is registered, and stops when none is left.
 /// `check()` can also be called directly, for example after a large allocation.
 public final class MemoryPressureMonitor: Sendable {
+    /// The monitor caches made with `respondsToMemoryPressure` register with, on the default
+    /// thresholds.
     public static let shared = MemoryPressureMonitor()
 
+    /// The share of the limit in use (0–1) from which the level is `warning`; 0.85 by default.
     public let warningFraction: Double
+    /// The share of the limit in use (0–1) from which the level is `critical`; 0.95 by default.
     public let criticalFraction: Double
     private let interval: Duration
     private let reading: @Sendable () -> MemoryUsage?
     private let handlers = Observers<MemoryPressureLevel>()
     private let poller: Locked<Task<Void, Never>?> = Locked(nil)
 
+    /// A monitor that, while it has handlers, reads memory with `reading` every `interval`
+    /// (2 seconds by default) and compares the share in use with the two fractions.
     public init(warningFraction: Double = 0.85, criticalFraction: Double = 0.95, interval: Duration = .seconds(2),
                 reading: @escaping @Sendable () -> MemoryUsage? = { MemoryUsage.current() }) {
         self.warningFraction = warningFraction
@@ -83,6 +93,8 @@ public final class MemoryPressureMonitor: Sendable {
         }
     }
 
+    /// Unregisters the handler that `addHandler(_:)` returned `token` for; polling stops with the
+    /// last handler.
     public func removeHandler(_ token: ObserverToken) {
         poller.withLock { task in
             handlers.remove(token)

@@ -5,8 +5,10 @@
 /// value only for the exact key that stored it, as the disk index does, so the in-memory levels
 /// key by `CacheKey`. String literals convert: `memory.value(forKey: "a")`.
 public struct CacheKey: Hashable, Sendable, ExpressibleByStringLiteral, CustomStringConvertible {
+    /// The key's text, compared by its UTF-8 bytes.
     public let string: String
 
+    /// The key for `string`, as it is (not normalised).
     public init(_ string: String) { self.string = string }
     public init(stringLiteral value: String) { self.string = value }
 

@@ -9,12 +9,15 @@ public protocol DataConvertible {
 
 /// A value that can be written to a disk cache as bytes (Haneke's `DataRepresentable`).
 public protocol DataRepresentable {
+    /// Encodes the value as the bytes a disk cache stores.
+    /// - Throws: when the value cannot be encoded; the set that needed the bytes then fails.
     func asData() throws -> Data
 }
 
 /// Bytes are stored as they are.
 extension Data: DataConvertible, DataRepresentable {
     public static func convertFromData(_ data: Data) throws -> Data { data }
+    /// Returns the bytes themselves.
     public func asData() throws -> Data { self }
 }
 
@@ -25,6 +28,7 @@ extension String: DataConvertible, DataRepresentable {
         return string
     }
 
+    /// Returns the string's UTF-8 bytes.
     public func asData() throws -> Data { Data(utf8) }
 }
 
@@ -37,6 +41,7 @@ extension DataConvertible where Self: Decodable {
 }
 
 extension DataRepresentable where Self: Encodable {
+    /// Encodes the value as JSON with a default `JSONEncoder`.
     public func asData() throws -> Data { try JSONEncoder().encode(self) }
 }
 
@@ -44,6 +49,8 @@ extension DataRepresentable where Self: Encodable {
 extension Array: DataConvertible, DataRepresentable where Element: Codable {}
 extension Dictionary: DataConvertible, DataRepresentable where Key: Codable, Value: Codable {}
 
+/// Why cached bytes could not be converted back to a value.
 public enum DataConversionError: Error, Sendable, Equatable {
+    /// The bytes are not valid UTF-8, so they hold no `String`.
     case invalidUTF8
 }

@@ -18,13 +18,18 @@ import Logging
 public final class TieredCache<Value: DataConvertible & DataRepresentable & Sendable>: Sendable {
     /// A named transformation applied before caching, with its own capacities.
     public struct Format: Sendable {
+        /// The format's name: how calls select it, and its disk cache's directory name.
         public let name: String
         /// Byte limit of this format's disk cache; 0 means no limit.
         public let diskCapacity: Int
         /// Cost limit of this format's memory cache (cost = encoded size in bytes).
         public let memoryCapacity: Int
+        /// Applied to a value before it is cached (by `set` and after a fetch); an error it throws
+        /// fails that call. The identity by default.
         public let transform: @Sendable (Value) throws -> Value
 
+        /// A format with, by default, no disk limit, a quarter of `MemoryCacheDefaults.costLimit`
+        /// in memory and no transformation.
         public init(name: String, diskCapacity: Int = 0, memoryCapacity: Int = MemoryCacheDefaults.costLimit / 4,
                     transform: @escaping @Sendable (Value) throws -> Value = { $0 }) {
             self.name = name
@@ -43,6 +48,7 @@ public final class TieredCache<Value: DataConvertible & DataRepresentable & Send
         let disk: DiskCache
     }
 
+    /// The cache's name, which names its directory under the root directory.
     public let name: String
     private let root: URL
     private let logger: Logger
@@ -165,6 +171,8 @@ public final class TieredCache<Value: DataConvertible & DataRepresentable & Send
     public func memoryCache(formatName: String = originalFormatName) throws -> MemoryCache<CacheKey, Value> { try level(formatName).memory }
 }
 
+/// What a `TieredCache` call can fail with beyond its tiers' own errors.
 public enum TieredCacheError: Error, Sendable, Equatable {
+    /// No format is registered under this name (see `addFormat(_:)`).
     case unknownFormat(String)
 }
