@@ -99,7 +99,7 @@ final class PipelineMetrics: Sendable {
     func stage(_ stage: Stage, took duration: Duration, attributes: @autoclosure () -> SpanAttributes = [:]) {
         stages[stage]?.recordNanoseconds(Int64(checked: duration.seconds * 1e9))
         // (A fetch is a span of its own, begun before it: the origin continues its trace.)
-        if stage != .fetch, Traces.isEnabled { Traces.record(stage.spanName, took: duration, attributes: attributes()) }
+        if stage != .fetch, Traces.isRecording { Traces.record(stage.spanName, took: duration, attributes: attributes()) }
     }
 }
 

@@ -95,7 +95,7 @@ final class ReadyAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
                                                 at: .init(nanosecondsSinceEpoch: now - min(now, elapsed)))
                     ServerSpan.finish(span, route: answer.route, status: 200, requestID: requestID,
                                       peer: context.channel.remoteAddress, tier: ImageTier.encodedMemory.rawValue,
-                                      contentType: fields[.contentType], bytes: body.readableBytes)
+                                      contentType: fields[.contentType], bytes: body.readableBytes, replayed: true)
                 }
                 answered()
                 return

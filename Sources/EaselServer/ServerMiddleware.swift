@@ -72,23 +72,21 @@ struct MetricsMiddleware<Context: RequestContext>: RouterMiddleware {
         }
         // Traced: the answer is a server span, and the pipeline's stages become its children.
         let span = ServerSpan.start(method: request.method, target: request.uri.description, fields: request.headers)
-        return try await Traces.$requestSpan.withValue(span) {
-            try await InstrumentationContext.$current.withValue(span.context) {
-                let answer: Response
-                do {
-                    answer = try await RequestID.$current.withValue(requestID) {
-                        try await self.answer(request, context: context, next: next, requestID: requestID)
-                    }
-                } catch {
-                    // (`answer` turns every error into a response; a span is never left open.)
-                    ServerSpan.finish(span, route: Self.route(request), status: 500, requestID: requestID)
-                    throw error
+        return try await Traces.inRequest(span) {
+            let answer: Response
+            do {
+                answer = try await RequestID.$current.withValue(requestID) {
+                    try await self.answer(request, context: context, next: next, requestID: requestID)
                 }
-                ServerSpan.finish(span, route: Self.route(request), status: Int(answer.status.code), requestID: requestID,
-                                  peer: (context as? EaselRequestContext)?.remoteAddress, contentType: answer.headers[.contentType],
-                                  bytes: answer.body.contentLength)
-                return answer
+            } catch {
+                // (`answer` turns every error into a response; a span is never left open.)
+                ServerSpan.finish(span, route: Self.route(request), status: 500, requestID: requestID)
+                throw error
             }
+            ServerSpan.finish(span, route: Self.route(request), status: Int(answer.status.code), requestID: requestID,
+                              peer: (context as? EaselRequestContext)?.remoteAddress, contentType: answer.headers[.contentType],
+                              bytes: answer.body.contentLength)
+            return answer
         }
     }
 
@@ -186,7 +184,7 @@ enum ServerSpan {
 
     /// Names the span after its route, records the answer and ends it.
     static func finish(_ span: any Span, route: String?, status: Int, requestID: String, peer: SocketAddress? = nil, tier: String? = nil,
-                       contentType: String? = nil, bytes: Int? = nil) {
+                       contentType: String? = nil, bytes: Int? = nil, replayed: Bool = false) {
         guard span.isRecording else { return span.end() }
         if let route { span.operationName = "\(span.operationName) \(route)" }
         span.updateAttributes { attributes in
@@ -194,6 +192,7 @@ enum ServerSpan {
             attributes["http.response.status_code"] = status
             attributes["http.request.id"] = requestID
             if let tier { attributes["easel.tier"] = tier }
+            if replayed { attributes["easel.replayed"] = true }
             attributes["http.response.header.content-type"] = contentType
             attributes["http.response.body.size"] = bytes
             if let address = peer?.ipAddress { attributes["client.address"] = address }

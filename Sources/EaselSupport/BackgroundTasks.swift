@@ -16,9 +16,12 @@ package final class BackgroundTasks: Sendable {
         }
         // The task removes itself under the same lock it is added under, so it cannot remove
         // itself before it is added.
+        // A detached task inherits no task-locals: the request's trace is carried by hand, so
+        // the copies it makes after the answer are its spans, not stray traces of their own.
+        let trace = Traces.carry()
         pending.withLock { pending in
             pending[id] = Task.detached { [pending = self.pending] in
-                await work()
+                await trace.run(work)
                 _ = pending.withLock { $0.removeValue(forKey: id) }
             }
         }

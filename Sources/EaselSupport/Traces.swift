@@ -23,16 +23,57 @@ package enum Traces {
     /// does not record (the sampler dropped its trace) gets no child spans and no attributes.
     @TaskLocal package static var requestSpan: (any Span)?
 
-    /// Whether work done now should make spans: tracing is on and the request's span (if the
-    /// work belongs to one) records.
-    package static var isRecording: Bool { isEnabled && (requestSpan?.isRecording ?? true) }
+    /// Whether the request's trace is recorded, decided when its span began (a span reports
+    /// false once it has ended, and work after the answer still belongs to the trace).
+    @TaskLocal package static var requestRecorded = true
+
+    /// Whether work done now should make spans: tracing is on and the request's trace (if the
+    /// work belongs to one) is recorded.
+    package static var isRecording: Bool { isEnabled && requestRecorded }
+
+    /// Runs `body` as part of the request whose `span` it is (`requestSpan`, the span's context
+    /// current, its sampling decision).
+    package static func inRequest<T>(_ span: any Span, _ body: () async throws -> T) async rethrows -> T {
+        try await $requestSpan.withValue(span) {
+            try await $requestRecorded.withValue(span.isRecording) {
+                try await InstrumentationContext.$current.withValue(span.context, operation: body)
+            }
+        }
+    }
+
+    /// What a detached task needs to carry on the current request's trace: `run` it there.
+    package struct Carried: Sendable {
+        let context: InstrumentationContext?
+        let span: (any Span)?
+        let recorded: Bool
+
+        /// Runs `body` under the captured trace (as is, when nothing was captured).
+        package func run(_ body: @Sendable () async -> Void) async {
+            guard let context else { return await body() }
+            await $requestSpan.withValue(span) {
+                await $requestRecorded.withValue(recorded) {
+                    await InstrumentationContext.$current.withValue(context) { await body() }
+                }
+            }
+        }
+    }
+
+    /// The current trace, for work that continues it in a detached task (nothing when off).
+    package static func carry() -> Carried {
+        guard isRecording, let context = InstrumentationContext.current else { return Carried(context: nil, span: nil, recorded: false) }
+        return Carried(context: context, span: requestSpan, recorded: requestRecorded)
+    }
 
     /// `job`, run with the context of the caller's span when tracing is on (work handed to a
     /// thread outside the concurrency pool would otherwise lose it); `job` itself when off.
     package static func carryingContext(_ job: @escaping @Sendable () -> Void) -> @Sendable () -> Void {
         guard isRecording, let context = InstrumentationContext.current else { return job }
-        let span = requestSpan
-        return { $requestSpan.withValue(span) { InstrumentationContext.$current.withValue(context) { job() } } }
+        let span = requestSpan, recorded = requestRecorded
+        return {
+            $requestSpan.withValue(span) {
+                $requestRecorded.withValue(recorded) { InstrumentationContext.$current.withValue(context) { job() } }
+            }
+        }
     }
 
     /// A finished span `name` that took `duration` and ended now: a child of `context`, or of

@@ -48,6 +48,11 @@ package struct FileSystemSpace: Equatable, Sendable {
 /// Files, descriptors and mappings. Every call retries on EINTR where that is meaningful and
 /// reports failure as `Errno`.
 package enum SystemCalls {
+    /// Sets the environment variable `name` of this process (for libraries that read only the
+    /// process's environment); false when the C library refused it.
+    @discardableResult
+    package static func setEnvironment(_ name: String, _ value: String) -> Bool { setenv(name, value, 1) == 0 }
+
     package enum OpenMode {
         case read
         case readWrite(create: Bool)

@@ -1,6 +1,7 @@
 import ArgumentParser
 import EaselServer
 import EaselPipeline
+import EaselSupport
 import Foundation
 import Hummingbird
 import Logging
@@ -84,23 +85,44 @@ struct ServeCommand: AsyncParsableCommand {
     }
 
     /// Bootstraps swift-otel's tracer when traces are asked for; returns its exporting service,
-    /// which runs beside the server and sends what is left when the server has stopped.
+    /// which runs beside the server and sends what is left when the server has stopped. Runs
+    /// before the server is made: its HTTP clients take the tracer when they are created.
+    ///
+    /// Asked for by, first to last: `--traces`, `--otlp-endpoint`, `EASEL_TRACES`, then
+    /// `EASEL_OTLP_ENDPOINT` or `otlp` among `OTEL_TRACES_EXPORTER`'s exporters;
+    /// `OTEL_SDK_DISABLED=true` turns them off whatever asked.
     func bootstrapTracing(environment: [String: String]) throws -> (any Service)? {
-        let endpoint = otlpEndpoint ?? environment["EASEL_OTLP_ENDPOINT"]
-        // An endpoint named for Easel, or OpenTelemetry's own switch, asks for traces too.
-        let asked = endpoint != nil || environment["OTEL_TRACES_EXPORTER"] == "otlp"
-        let choice = (traces ?? environment["EASEL_TRACES"] ?? (asked ? "otlp" : "none")).lowercased()
+        func value(_ name: String) -> String? { environment[name].map { $0.trimmingCharacters(in: .whitespaces).lowercased() } }
+        let exporters = value("OTEL_TRACES_EXPORTER")?.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } ?? []
+        let choice = traces?.lowercased() ?? (otlpEndpoint != nil ? "otlp" : nil) ?? value("EASEL_TRACES")
+            ?? (environment["EASEL_OTLP_ENDPOINT"] != nil || exporters.contains("otlp") ? "otlp" : "none")
         guard choice == "otlp" else {
             guard choice == "none" else { throw ValidationError("--traces is none or otlp, not \(choice)") }
             return nil
         }
+        if value("OTEL_SDK_DISABLED") == "true" {
+            Logger(label: "easel.serve").notice("OTEL_SDK_DISABLED=true: no traces")
+            return nil
+        }
+        let transport = value("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL") ?? value("OTEL_EXPORTER_OTLP_PROTOCOL") ?? "http/protobuf"
+        guard transport == "http/protobuf" || transport == "http/json" else {
+            throw ValidationError("traces go over OTLP/HTTP: the OTLP protocol is http/protobuf or http/json, not \(transport)")
+        }
+        // Ours over OpenTelemetry's variables: swift-otel reads the process's environment last,
+        // so the endpoint goes there, in the per-signal variable, which it takes as it is.
+        if let endpoint = otlpEndpoint ?? environment["EASEL_OTLP_ENDPOINT"] {
+            SystemCalls.setEnvironment("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", endpoint)
+        }
         var otel = OTel.Configuration.default
-        otel.serviceName = "easel"
+        // "easel" unless the operator named the service (OTEL_SERVICE_NAME, or service.name in
+        // OTEL_RESOURCE_ATTRIBUTES, which the configuration's own name would hide).
+        if environment["OTEL_SERVICE_NAME"] == nil, !(environment["OTEL_RESOURCE_ATTRIBUTES"] ?? "").contains("service.name=") {
+            otel.serviceName = "easel"
+        }
         otel.logs.enabled = false
         otel.metrics.enabled = false
         otel.traces.enabled = true
         otel.traces.exporter = .otlp
-        if let endpoint { otel.traces.otlpExporter.endpoint = endpoint }
         let (tracer, service) = try OTel.makeTracingBackend(configuration: otel)
         InstrumentationSystem.bootstrap(tracer)
         EaselTracing.enable()
