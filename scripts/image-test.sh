@@ -36,10 +36,12 @@ container="easel-image-test-$$"
 volume="easel-image-test-cache-$$"
 mnt=""
 runner=""    # chroot mode: the unshare process; its only child is easel
+# A process's children, from /proc (procps may not be installed).
+children_of() { cat /proc/"$1"/task/*/children 2>/dev/null | tr ' ' '\n' | grep -v '^$' || true; }
 cleanup() {
   set +e
   if [ -n "$runner" ] && kill -0 "$runner" 2>/dev/null; then
-    pkill -KILL -P "$runner" 2>/dev/null
+    for child in $(children_of "$runner"); do kill -KILL "$child" 2>/dev/null; done
     kill -KILL "$runner" 2>/dev/null
     wait "$runner" 2>/dev/null
   fi
@@ -87,6 +89,7 @@ chmod 0644 "$work/easel.json"
 # host's own (or lower): podman's default raises them, which an unprivileged host refuses.
 nofile="$(ulimit -Hn)"; [ "$nofile" = unlimited ] && nofile=1048576
 limits=(--ulimit "nofile=$nofile:$nofile" --ulimit nproc=4096:4096)
+requested_mode="$mode"
 if [ "$mode" != chroot ]; then
   if "${podman[@]}" run --rm "${limits[@]}" --network none --entrypoint /bin/true "$tag" > "$work/probe.log" 2>&1; then
     mode=run
@@ -115,10 +118,17 @@ if [ "$mode" = run ]; then
   # EASEL_PORT moves the port inside the container: the variables and the health check follow it.
   # (Where systemd is not running, podman logs that it cannot set up the health check timer.)
   "${podman[@]}" run -d --name "$container" "${limits[@]}" -e EASEL_PORT=9090 -p "127.0.0.1:$port:9090" \
-    -v "$volume:/var/cache/easel" -v "$work/easel.json:/etc/easel/easel.json:ro" "$tag" > "$work/run.log" 2>&1 \
-    || { cat "$work/run.log" >&2; fail "podman run failed"; }
-  cache_dir="$("${podman[@]}" volume inspect --format '{{.Mountpoint}}' "$volume")"
-else
+    -v "$volume:/var/cache/easel" -v "$work/easel.json:/etc/easel/easel.json:ro" "$tag" > "$work/run.log" 2>&1 || {
+    cat "$work/run.log" >&2
+    # The probe ran a container, but this one (a published port, volumes) could not start.
+    [ "$requested_mode" = auto ] || fail "podman run failed"
+    say "podman run with a port and volumes failed here: chroot instead"
+    "${podman[@]}" rm -f -t 0 "$container" >/dev/null 2>&1 || true
+    mode=chroot
+  }
+  [ "$mode" = run ] && cache_dir="$("${podman[@]}" volume inspect --format '{{.Mountpoint}}' "$volume")"
+fi
+if [ "$mode" = chroot ]; then
   command -v unshare >/dev/null && command -v nsenter >/dev/null || fail "unshare and nsenter (util-linux) are needed"
   mnt="$("${podman[@]}" image mount "$tag")" || fail "podman image mount $tag failed"
   [ -x "$mnt${entrypoint[0]}" ] || [ -L "$mnt${entrypoint[0]}" ] || fail "${entrypoint[0]} is not in the image's root ($mnt)"
@@ -144,7 +154,7 @@ mount --bind -o ro "$config" "$mnt/etc/easel/easel.json"
 exec chroot --userspec="$userspec" "$mnt" /usr/bin/env -i --chdir="$workdir" "$@"
 INNER
   say "running the entrypoint in the image's root ($mnt) with chroot on $base"
-  unshare --mount --propagation private --pid --fork --mount-proc="$mnt/proc" \
+  unshare --mount --propagation private --pid --fork --kill-child --mount-proc="$mnt/proc" \
     bash "$work/inner.sh" "$mnt" "$cache_dir" "$work/easel.json" "$user" "${workdir:-/}" \
     "${run_env[@]}" "${entrypoint[@]}" "${cmd[@]}" > "$work/server.log" 2>&1 &
   runner=$!
@@ -189,7 +199,7 @@ say "thumbnail: $type, $kind, $(stat -c %s "$work/thumb") bytes, max-age from th
 if [ "$mode" = run ]; then
   "${podman[@]}" healthcheck run "$container" > "$work/health.log" 2>&1 || { cat "$work/health.log" >&2; fail "podman healthcheck run failed"; }
 else
-  server_pid="$(pgrep -P "$runner" | head -1)"
+  server_pid="$(children_of "$runner" | head -1)"
   [ -n "$server_pid" ] || fail "no server process under unshare ($runner)"
   nsenter --target "$server_pid" --mount --pid -- chroot --userspec="$user" "$mnt" /usr/bin/env -i "${run_env[@]}" \
     "${health[@]}" > "$work/health.log" 2>&1 || { cat "$work/health.log" >&2; fail "the image's health check (${health[*]}) failed in the chroot"; }

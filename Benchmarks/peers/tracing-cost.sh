@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # What traces cost, side by side in one run: `easel serve` with tracing off (the default), with
-# tracing on (`--traces otlp`, every span exported to a real OTLP/HTTP receiver on loopback,
-# scripts/otlp-receiver.py, which decodes each batch), and optionally an older binary without
+# tracing on (`--traces otlp`, spans exported to a real OTLP/HTTP receiver on loopback,
+# scripts/otlp-receiver.py, which decodes each batch; swift-otel drops what its batch queue
+# cannot hold when the export falls behind, and the table says how often it logged that), and optionally an older binary without
 # tracing (EASEL_BEFORE: "off is no worse than before"), and tracing on with 1 % of new traces
 # sampled (OTEL_TRACES_SAMPLER=parentbased_traceidratio, OTEL_TRACES_SAMPLER_ARG=0.01: what a busy
 # site would run; a client's sampled traceparent is still followed).
@@ -100,26 +101,27 @@ for k in $(seq "$COPIES"); do for f in "$WORK/source"/*.jpg; do cp "$f" "$WORK/c
 (cd "$WORK/corpus" && ls -- *.jpg) | sed 's|^|/images/thumb/|' >"$WORK/paths"
 N=$(wc -l <"$WORK/paths")
 
-cold_pass() {  # MODE RUN: prints seconds
+TOOK=""
+cold_pass() {  # MODE RUN: sets TOOK (seconds); not in $(...), so that the cleanup sees the server
     local mode="$1" run="$2" port pid seconds
     port=$(free_port)
     printf '{"host": "127.0.0.1", "port": %d, "origin": "%s", "cacheDirectory": "%s", "processingConcurrency": %d}\n' \
         "$port" "$WORK/corpus" "$WORK/cache-cold-$mode-$run" "$JOBS" >"$WORK/cold-$mode.json"
     # shellcheck disable=SC2046
     env $(trace_env "$mode") "$(binary "$mode")" serve --config "$WORK/cold-$mode.json" $(trace_flags "$mode") >"$WORK/cold-$mode-$run.log" 2>&1 &
-    pid=$!
+    pid=$!; PIDS+=("$pid")
     wait_up "$port" || { log "cold $mode did not start:"; tail -n 5 "$WORK/cold-$mode-$run.log" >&2; return 1; }
     seconds=$(python3 "$PEERS_DIR/cold_requests.py" "127.0.0.1:$port" "$CLIENTS" "$WORK/paths" image/jpeg \
         | python3 -c 'import json, sys; print(json.load(sys.stdin)["seconds"])')
     kill -TERM "$pid"; wait "$pid" || true
     rm -rf "$WORK/cache-cold-$mode-$run"
-    echo "$seconds"
+    TOOK="$seconds"
 }
 declare -A cold
 for run in $(seq "$RUNS"); do
     for mode in "${MODES[@]}"; do
         settle
-        t=$(cold_pass "$mode" "$run"); cold[$mode]=$(best_time "$t" "${cold[$mode]:-}")
+        cold_pass "$mode" "$run"; t="$TOOK"; cold[$mode]=$(best_time "$t" "${cold[$mode]:-}")
         log "cold run $run, tracing $mode: $t s for $N thumbnails"
     done
 done
@@ -164,13 +166,16 @@ for run in $(seq "$RUNS"); do
     done
 done
 spans_all=$(wc -l <"$WORK/spans.jsonl" 2>/dev/null || echo 0)
+# swift-otel's batch processor keeps at most 2048 spans and drops the rest when the exporter
+# falls behind: how often each server said so.
+dropped=$(cat "$WORK"/warm-*.log "$WORK"/cold-*.log 2>/dev/null | grep -ci 'dropped' || true)
 
 # ---------------------------------------------------------------- table
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
 echo
 echo "Tracing off and on (exported to an OTLP/HTTP receiver on loopback), nproc $(nproc), best of $RUNS runs"
 echo "easel: $EASEL (git $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?'))${EASEL_BEFORE:+; before: $EASEL_BEFORE}"
-echo "spans received: $spans_cold in the cold runs, $spans_all in all"
+echo "spans received: $spans_cold in the cold runs, $spans_all in all; log lines about dropped spans: $dropped"
 if [ -n "${EASEL_BEFORE:-}" ]; then
     echo "| path | before | tracing off | tracing on | on, 1 % sampled | off / before | on / off | sampled / off |"
     echo "|---|---|---|---|---|---|---|---|"

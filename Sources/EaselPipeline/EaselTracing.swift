@@ -10,7 +10,9 @@ import EaselSupport
 /// ``enable()``; until then every check costs one atomic load and nothing else. A request whose
 /// span the tracer does not record (its sampler dropped the trace) gets no child spans.
 public enum EaselTracing {
-    /// Turns Easel's spans on; call once, after bootstrapping the tracer and before serving.
+    /// Turns Easel's spans on; call once, after bootstrapping the tracer. Bootstrap the tracer
+    /// before creating an `ImagePipeline` or a server: their HTTP clients take it when they are
+    /// made (without it they send no `traceparent` to the origin).
     public static func enable() { Traces.enable() }
 
     /// Whether ``enable()`` was called.
