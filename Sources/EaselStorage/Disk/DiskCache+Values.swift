@@ -211,12 +211,13 @@ extension DiskCache {
         do {
             do {
                 outcome = try store()
-            } catch let error as SQLiteError where error.isFull {
+            } catch let error as SQLiteError where error.isFull && logHoldsPages() {
                 // The log may still hold pages that other writers have finished with (this
                 // cache's background compaction, another instance or process on the same
                 // index): once they commit, a truncating checkpoint gives that space back.
-                // One more try after it, with the value file back where the first try took it.
-                if let fileName { try? files.rename(paths.file(fileName), to: tmpPath) }
+                // One more try after it, with the value file back where the first try took it
+                // (if it cannot go back, the first failure stands).
+                if let fileName, (try? files.rename(paths.file(fileName), to: tmpPath)) == nil { throw error }
                 try? indexCall { try $0.checkpointAndTruncate() }
                 outcome = try store()
             }
@@ -238,6 +239,12 @@ extension DiskCache {
                 logger.warning("could not trim to the byte limit", metadata: ["error": "\(error)", "cache": "\(name)"])
             }
         }
+    }
+
+    /// Whether the index's write-ahead log has any bytes (a full disk's set retries only then).
+    private func logHoldsPages() -> Bool {
+        var info = stat()
+        return stat(paths.index + "-wal", &info) == 0 && info.st_size > 0
     }
 
     /// Renames a finished temporary file into `data/`, creating its subdirectory on first use.
