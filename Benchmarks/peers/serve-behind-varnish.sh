@@ -7,6 +7,7 @@
 #
 # Environment: RUNS=3 DURATION=10 CONNECTIONS=64 SKIP_BUILD=1
 set -euo pipefail
+PATHS_LUA="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/paths.lua"   # the wrk script: GET each of $PATHS in turn
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT"
 RUNS="${RUNS:-3}"; DURATION="${DURATION:-10}"; CONNECTIONS="${CONNECTIONS:-64}"
@@ -32,21 +33,12 @@ for name in $names; do  # warm both caches
     curl -sf -o /dev/null "http://127.0.0.1:$easel_port/images/thumb/$name"
     curl -sf -o /dev/null "http://127.0.0.1:$varnish_port/images/thumb/$name"
 done
-cat > "$work/paths.lua" <<'LUA'
-local paths = {}
-for p in string.gmatch(os.getenv("PATHS"), "[^,]+") do paths[#paths + 1] = p end
-local i = 0
-request = function()
-  i = i % #paths + 1
-  return wrk.format("GET", paths[i])
-end
-LUA
 paths=$(for n in $names; do printf '/images/thumb/%s,' "$n"; done)
 rps() { grep 'Requests/sec' "$1" | awk '{print $2}'; }
 best_direct=0; best_varnish=0
 for run in $(seq "$RUNS"); do
-    PATHS="$paths" wrk --latency -t 2 -c "$CONNECTIONS" -d "${DURATION}s" -s "$work/paths.lua" "http://127.0.0.1:$easel_port" > "$work/direct-$run.txt"
-    PATHS="$paths" wrk --latency -t 2 -c "$CONNECTIONS" -d "${DURATION}s" -s "$work/paths.lua" "http://127.0.0.1:$varnish_port" > "$work/varnish-$run.txt"
+    PATHS="$paths" wrk --latency -t 2 -c "$CONNECTIONS" -d "${DURATION}s" -s "$PATHS_LUA" "http://127.0.0.1:$easel_port" > "$work/direct-$run.txt"
+    PATHS="$paths" wrk --latency -t 2 -c "$CONNECTIONS" -d "${DURATION}s" -s "$PATHS_LUA" "http://127.0.0.1:$varnish_port" > "$work/varnish-$run.txt"
     d=$(rps "$work/direct-$run.txt"); v=$(rps "$work/varnish-$run.txt")
     echo "run $run: easel direct $d req/s, through Varnish $v req/s" >&2
     best_direct=$(echo "if ($d > $best_direct) $d else $best_direct" | bc -l)

@@ -16,6 +16,7 @@
 #   EASEL_BEFORE=path/to/another/easel: also runs that binary with ready answers off, in the same
 #   runs, as one more row (the router path before a change, side by side with after it).
 set -euo pipefail
+PATHS_LUA="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/paths.lua"   # the wrk script: GET each of $PATHS in turn
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT"
 RUNS="${RUNS:-3}"; DURATION="${DURATION:-15}"; CONNECTIONS="${CONNECTIONS:-64}"
@@ -86,30 +87,21 @@ for name in $names; do
     done
 done
 
-cat > "$work/paths.lua" <<'LUA'
-local paths = {}
-for p in string.gmatch(os.getenv("PATHS"), "[^,]+") do paths[#paths + 1] = p end
-local i = 0
-request = function()
-  i = i % #paths + 1
-  return wrk.format("GET", paths[i])
-end
-LUA
 easel_paths=$(for n in $names; do printf '/images/thumb/%s,' "$n"; done)
 nginx_paths=$(for n in $names; do printf '/%s,' "$n"; done)
 rps() { grep 'Requests/sec' "$1" | awk '{print $2}'; }
 best_easel=0; best_nginx=0; best_bare=0; best_nio=0; best_off=0; best_before=0
 for run in $(seq "$RUNS"); do
     if [ -n "$before_pid" ]; then
-        PATHS="$easel_paths" wrk -t 2 -c "$CONNECTIONS" -d "${DURATION}s" -s "$work/paths.lua" "http://127.0.0.1:$before_port" > "$work/before-$run.txt"
+        PATHS="$easel_paths" wrk -t 2 -c "$CONNECTIONS" -d "${DURATION}s" -s "$PATHS_LUA" "http://127.0.0.1:$before_port" > "$work/before-$run.txt"
         r=$(rps "$work/before-$run.txt"); echo "run $run: easel before (ready answers off) $r req/s" >&2
         best_before=$(echo "if ($r > $best_before) $r else $best_before" | bc -l)
     fi
-    PATHS="$easel_paths" wrk -t 2 -c "$CONNECTIONS" -d "${DURATION}s" -s "$work/paths.lua" "http://127.0.0.1:$easel_port" > "$work/easel-$run.txt"
-    PATHS="$easel_paths" wrk -t 2 -c "$CONNECTIONS" -d "${DURATION}s" -s "$work/paths.lua" "http://127.0.0.1:$off_port" > "$work/off-$run.txt"
-    PATHS="$easel_paths" wrk -t 2 -c "$CONNECTIONS" -d "${DURATION}s" -s "$work/paths.lua" "http://127.0.0.1:$bare_port" > "$work/bare-$run.txt"
-    PATHS="$easel_paths" wrk -t 2 -c "$CONNECTIONS" -d "${DURATION}s" -s "$work/paths.lua" "http://127.0.0.1:$nio_port" > "$work/nio-$run.txt"
-    PATHS="$nginx_paths" wrk -t 2 -c "$CONNECTIONS" -d "${DURATION}s" -s "$work/paths.lua" "http://127.0.0.1:$nginx_port" > "$work/nginx-$run.txt"
+    PATHS="$easel_paths" wrk -t 2 -c "$CONNECTIONS" -d "${DURATION}s" -s "$PATHS_LUA" "http://127.0.0.1:$easel_port" > "$work/easel-$run.txt"
+    PATHS="$easel_paths" wrk -t 2 -c "$CONNECTIONS" -d "${DURATION}s" -s "$PATHS_LUA" "http://127.0.0.1:$off_port" > "$work/off-$run.txt"
+    PATHS="$easel_paths" wrk -t 2 -c "$CONNECTIONS" -d "${DURATION}s" -s "$PATHS_LUA" "http://127.0.0.1:$bare_port" > "$work/bare-$run.txt"
+    PATHS="$easel_paths" wrk -t 2 -c "$CONNECTIONS" -d "${DURATION}s" -s "$PATHS_LUA" "http://127.0.0.1:$nio_port" > "$work/nio-$run.txt"
+    PATHS="$nginx_paths" wrk -t 2 -c "$CONNECTIONS" -d "${DURATION}s" -s "$PATHS_LUA" "http://127.0.0.1:$nginx_port" > "$work/nginx-$run.txt"
     e=$(rps "$work/easel-$run.txt"); b=$(rps "$work/bare-$run.txt"); n=$(rps "$work/nginx-$run.txt"); o=$(rps "$work/nio-$run.txt"); f=$(rps "$work/off-$run.txt")
     echo "run $run: easel $e req/s, easel (ready answers off) $f req/s, bare route $b req/s, bare NIO $o req/s, nginx $n req/s, easel/nginx $(echo "scale=3; $e / $n" | bc -l)" >&2
     best_off=$(echo "if ($f > $best_off) $f else $best_off" | bc -l)

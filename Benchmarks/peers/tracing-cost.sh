@@ -21,6 +21,7 @@
 # Environment: RUNS=3 DURATION=10 CONNECTIONS=64 COPIES=6 CLIENTS=4 JOBS=2
 #   EASEL=path (default .build/release/easel; never built here)  EASEL_BEFORE=path (optional)
 set -euo pipefail
+PATHS_LUA="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/paths.lua"   # the wrk script: GET each of $PATHS in turn
 PEERS_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 BENCH_DIR="$(dirname "$PEERS_DIR")"
 ROOT="$(dirname "$BENCH_DIR")"
@@ -142,15 +143,6 @@ for mode in "${MODES[@]}"; do
         for name in $names; do curl -sf -o /dev/null "http://127.0.0.1:$p/images/thumb/$name"; done
     done
 done
-cat >"$WORK/paths.lua" <<'LUA'
-local paths = {}
-for p in string.gmatch(os.getenv("PATHS"), "[^,]+") do paths[#paths + 1] = p end
-local i = 0
-request = function()
-  i = i % #paths + 1
-  return wrk.format("GET", paths[i])
-end
-LUA
 wrk_paths=$(for n in $names; do printf '/images/thumb/%s,' "$n"; done)
 declare -A warm
 for run in $(seq "$RUNS"); do
@@ -158,7 +150,7 @@ for run in $(seq "$RUNS"); do
         for mode in "${MODES[@]}"; do
             out="$WORK/wrk-$mode-$path-$run.txt"
             settle
-            PATHS="$wrk_paths" wrk -t 2 -c "$CONNECTIONS" -d "${DURATION}s" -s "$WORK/paths.lua" "http://127.0.0.1:${port[$mode-$path]}" >"$out"
+            PATHS="$wrk_paths" wrk -t 2 -c "$CONNECTIONS" -d "${DURATION}s" -s "$PATHS_LUA" "http://127.0.0.1:${port[$mode-$path]}" >"$out"
             if grep -q "Non-2xx" "$out"; then log "error answers from $mode $path:"; cat "$out" >&2; exit 1; fi
             r=$(awk '/Requests\/sec/ { print $2 }' "$out"); warm[$mode-$path]=$(best_rate "$r" "${warm[$mode-$path]:-}")
             log "warm run $run, $path, tracing $mode: $r req/s"
