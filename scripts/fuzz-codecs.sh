@@ -32,18 +32,25 @@ for shim in $SHIMS; do
     clang -c -O1 -g $SAN -I "Sources/$shim/include" "$source" -o "$WORK/$(basename "$source" .c).o"
   done
 done
-# The two Swift modules EaselCodecs imports, as static libraries: swift-log's Logging and the
-# package's EaselSupport.
+# The Swift modules EaselCodecs imports, as static libraries: swift-log's Logging, the package's
+# EaselSupport, and what EaselSupport imports: swift-distributed-tracing's Instrumentation,
+# ServiceContextModule and Tracing (for its switch for spans; their warnings are the package's,
+# silenced as SwiftPM silences a dependency's).
 swiftc -sanitize=address -parse-as-library -O -g -module-name Logging -package-name swift_log -emit-library -static \
   -emit-module -emit-module-path "$WORK/modules/Logging.swiftmodule" \
   $(find .build/checkouts/swift-log/Sources/Logging -name '*.swift') -o "$WORK/libLogging.a"
-swiftc -sanitize=address -parse-as-library -O -g -module-name EaselSupport -package-name easel -emit-library -static -I "$WORK/modules/CXXHash" \
+for module in Instrumentation ServiceContextModule Tracing; do
+  swiftc -sanitize=address -parse-as-library -O -g -module-name $module -package-name swift_distributed_tracing -emit-library -static -suppress-warnings \
+    -I "$WORK/modules" -emit-module -emit-module-path "$WORK/modules/$module.swiftmodule" \
+    $(find .build/checkouts/swift-distributed-tracing/Sources/$module -name '*.swift') -o "$WORK/lib$module.a"
+done
+swiftc -sanitize=address -parse-as-library -O -g -module-name EaselSupport -package-name easel -emit-library -static -I "$WORK/modules/CXXHash" -I "$WORK/modules" \
   -emit-module -emit-module-path "$WORK/modules/EaselSupport.swiftmodule" \
   $(find Sources/EaselSupport -name '*.swift') -o "$WORK/libEaselSupport.a"
 swiftc -sanitize=fuzzer,address -parse-as-library -O -g -module-name EaselCodecsFuzz -package-name easel \
   -I "$WORK/modules" $(for shim in $SHIMS; do echo "-I $WORK/modules/$shim"; done) \
   $(find Sources/EaselCodecs -name '*.swift') Fuzz/CodecFuzzer.swift \
-  "$WORK"/*.o -L "$WORK" -lEaselSupport -lLogging \
+  "$WORK"/*.o -L "$WORK" -lEaselSupport -lTracing -lServiceContextModule -lInstrumentation -lLogging \
   -ljpeg -lpng16 -lspng -lz -ldeflate -lwebp -lwebpdemux -lwebpmux -lgif -llcms2 -lavif -lheif \
   -o "$WORK/codec-fuzzer"
 if [ -n "${FUZZ_BUILD_ONLY:-}" ]; then echo "built $WORK/codec-fuzzer"; exit 0; fi

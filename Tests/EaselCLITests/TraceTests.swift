@@ -92,12 +92,14 @@ struct TraceTests {
 
     /// Starts `easel serve` on the samples with `flags`, asks `requests`, stops it (SIGTERM:
     /// the exporter sends what is left) and returns the answers.
-    static func serve(_ flags: [String], origin: String? = nil, _ requests: [(String, [String])]) async throws -> [String] {
+    static func serve(_ flags: [String], origin: String? = nil, environment: [String: String] = [:],
+                      _ requests: [(String, [String])]) async throws -> [String] {
         let cache = try TemporaryDirectory()
         let origin = origin ?? sampleURL("astronaut.jpg").deletingLastPathComponent().path
         let server = try await BlockingIOPool.shared.run {
             try ListeningProcess(executable: builtProduct("easel"),
-                                 arguments: ["serve", "--port", "0", "--cache-dir", cache.path, "--origin", origin] + flags)
+                                 arguments: ["serve", "--port", "0", "--cache-dir", cache.path, "--origin", origin] + flags,
+                                 environment: environment)
         }
         let port = server.port
         let answers = try await BlockingIOPool.shared.run { try requests.map { try ask(port, $0.0, $0.1) } }
@@ -183,6 +185,36 @@ struct TraceTests {
         #expect(roots.count == 2 && Set(roots.map(\.trace_id)).count == 2 && !roots.contains { [cold, replayed].contains($0.trace_id) })
         #expect(roots.contains { $0.number("http.response.status_code") == 404 && $0.text("url.path") == "/images/thumb/no-such.jpg" })
         #expect(roots.contains { $0.text("url.query") == "x=1" })
+    }
+
+    /// An S3 origin (an S3-compatible endpoint on loopback that records what it is sent: the
+    /// request path is what S3's path-style addressing asks for) gets the trace as an HTTP one does.
+    @Test func anS3OriginGetsTheTraceToo() async throws {
+        let work = try TemporaryDirectory()
+        let receiver = try Receiver(in: work)
+        let trace = "5bf92f3577b34da6a3ce929d0e0e4736", parent = "c7ad6b7169203331"
+        let origin = Origin()
+        origin.serve("/photos/originals/astronaut.jpg",
+                     .file(try Data(contentsOf: sampleURL("astronaut.jpg")), headers: ["Content-Type": "image/jpeg", "ETag": "\"a1\""]))
+        let collected = Locked<[String]>([])
+        try await origin.run { base in
+            let got = try await Self.serve(["--traces", "otlp", "--otlp-endpoint", receiver.endpoint], origin: "s3://photos/originals/",
+                                           environment: ["EASEL_S3_ENDPOINT": base.absoluteString, "AWS_ACCESS_KEY_ID": "test",
+                                                         "AWS_SECRET_ACCESS_KEY": "test", "AWS_REGION": "us-east-1"],
+                                           [("/images/thumb/astronaut.jpg", ["traceparent: 00-\(trace)-\(parent)-01"])])
+            collected.withLock { $0 = got }
+        }
+        let answers = collected.withLock { $0 }
+        #expect(answers.first?.hasPrefix("HTTP/1.1 200") == true, "\(answers.map { $0.prefix(60) })")
+        let asked = origin.all.filter { $0.path == "/photos/originals/astronaut.jpg" }
+        #expect(asked.count == 1, "\(origin.all.map(\.path))")
+        #expect(asked.first?.headers[.authorization]?.hasPrefix("AWS4-HMAC-SHA256") == true, "a signed S3 request")
+        let traceparent = try #require(asked.first?.headers[values: HTTPField.Name("traceparent")!])
+        #expect(traceparent.count == 1, "\(traceparent)")
+        let spans = try receiver.spans()
+        let fetch = try #require(spans.first { $0.name == "easel.fetch" && $0.trace_id == trace }, "\(spans.map(\.name))")
+        let request = try #require(spans.first { $0.parent_span_id == fetch.span_id && $0.kind == 3 }, "the HTTP client's span")
+        #expect(traceparent.first == "00-\(trace)-\(request.span_id)-01")
     }
 
     @Test func nothingIsSentUnlessTracesAreAskedFor() async throws {

@@ -10,10 +10,14 @@ public final class ListeningProcess: Sendable {
 
     /// Blocking: waits for the line that names the port. Standard error goes to `standardError`
     /// when given (a file the test reads), else nowhere.
-    public init(executable: URL, arguments: [String], standardError: FileHandle? = nil) throws {
+    /// `environment` is added to this process's own.
+    public init(executable: URL, arguments: [String], standardError: FileHandle? = nil, environment: [String: String] = [:]) throws {
         process = Process()
         process.executableURL = executable
         process.arguments = arguments
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, added in added }
+        }
         let output = ChildProcesses.pipe()
         process.standardOutput = output
         process.standardError = standardError ?? FileHandle.nullDevice
