@@ -47,20 +47,9 @@ podman=(podman ${EASEL_IMAGE_PODMAN_ARGS:-})
 say() { echo "image.sh: $*" >&2; }
 fail() { echo "image.sh: FAIL: $*" >&2; exit 1; }
 
-# Tools: podman and mmdebstrap (Debian's packages), binutils for strip, ldd and dpkg (always
-# there on Debian).
-needed=()
-command -v podman >/dev/null || needed+=(podman)
-command -v mmdebstrap >/dev/null || needed+=(mmdebstrap)
-command -v strip >/dev/null || needed+=(binutils)
-[ -e /usr/share/keyrings/debian-archive-keyring.gpg ] || needed+=(debian-archive-keyring)
-if [ ${#needed[@]} -gt 0 ]; then
-  say "installing: ${needed[*]}"
-  sudo_cmd=""
-  [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
-  $sudo_cmd apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${needed[@]}"
-fi
+# Tools: podman, mmdebstrap, strip and the archive keyring (install-deps.sh's image group, with
+# the build group's libraries easel links); ldd and dpkg are always there on Debian.
+scripts/install-deps.sh image
 
 if [ "${EASEL_IMAGE_SKIP_BUILD:-0}" != 1 ]; then
   swift build -c release --product easel

@@ -4,6 +4,7 @@
 #   test   + the tools the test suites make their files with, moto's S3 server and the pinned
 #          Python reference clients (make test, make test-tsan, the compatibility test)
 #   web    nginx and Varnish (the CDN test; the cluster recipe asks for test and web)
+#   image  podman, mmdebstrap, binutils (strip) and Debian's archive keyring (make image)
 # No group: all of them. `--print GROUP...` lists what the groups need, one name a line
 # (Debian packages, then `pypi:` virtualenvs), and installs nothing (scripts/check-setup.sh).
 # Every group includes build. Chromium (make browser-test) and wrk (make load) are installed by
@@ -13,10 +14,10 @@ cd "$(dirname "$0")/.."
 print=false
 if [ "${1:-}" = "--print" ]; then print=true; shift; fi
 groups=("$@")
-[ ${#groups[@]} -eq 0 ] && groups=(build test web)
+[ ${#groups[@]} -eq 0 ] && groups=(build test web image)
 wants() { local g; for g in "${groups[@]}"; do [ "$g" = "$1" ] && return 0; done; return 1; }
 for g in "${groups[@]}"; do
-  case "$g" in build|test|web) ;; *) echo "install-deps.sh: unknown group $g (build, test, web)" >&2; exit 2 ;; esac
+  case "$g" in build|test|web|image) ;; *) echo "install-deps.sh: unknown group $g (build, test, web, image)" >&2; exit 2 ;; esac
 done
 
 packages=()
@@ -31,6 +32,9 @@ packages+=(libsqlite3-dev libjpeg62-turbo-dev libpng-dev libspng-dev libdeflate-
 wants test && packages+=(libavif-bin libheif-examples icc-profiles-free libjpeg-turbo-progs)
 # nginx and varnish: the cluster recipe and the CDN test (scripts/cluster.sh, scripts/varnish-test.sh).
 wants web && packages+=(nginx varnish)
+# podman and mmdebstrap: the container image (scripts/image.sh); binutils for strip; the keyring
+# mmdebstrap checks Debian's archive with.
+wants image && packages+=(podman mmdebstrap binutils debian-archive-keyring)
 
 if $print; then
   printf '%s\n' "${packages[@]}"

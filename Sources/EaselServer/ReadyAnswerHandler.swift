@@ -89,10 +89,8 @@ final class ReadyAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
                                                                      route: answer.route, status: 200, since: held.start, requestID: requestID)
                 }
                 if Traces.isEnabled {
-                    let elapsed = UInt64(max(0, (ContinuousClock.now - held.start) / .nanoseconds(1)))
-                    let now = DefaultTracerClock.now.nanosecondsSinceEpoch
                     let span = ServerSpan.start(method: held.request.method, target: held.request.path ?? "", fields: held.request.headerFields,
-                                                at: .init(nanosecondsSinceEpoch: now - min(now, elapsed)))
+                                                at: Traces.instant(.now - held.start))
                     ServerSpan.finish(span, route: answer.route, status: 200, requestID: requestID,
                                       peer: context.channel.remoteAddress, tier: ImageTier.encodedMemory.rawValue,
                                       contentType: fields[.contentType], bytes: body.readableBytes, replayed: true)

@@ -83,12 +83,18 @@ package enum Traces {
                                context: InstrumentationContext? = nil, attributes: SpanAttributes = [:]) {
         guard isRecording, let context = context ?? InstrumentationContext.current else { return }
         let end = DefaultTracerClock.now
-        let (seconds, attoseconds) = duration.components
-        let nanoseconds = seconds < 0 ? 0 : UInt64(seconds) * 1_000_000_000 + UInt64(max(0, attoseconds) / 1_000_000_000)
-        let start = DefaultTracerClock.Timestamp(nanosecondsSinceEpoch: end.nanosecondsSinceEpoch - min(nanoseconds, end.nanosecondsSinceEpoch))
-        let span = InstrumentationSystem.tracer.startSpan(name(), context: context, ofKind: kind, at: start)
+        let span = InstrumentationSystem.tracer.startSpan(name(), context: context, ofKind: kind, at: instant(duration, before: end))
         if !attributes.isEmpty { span.attributes = attributes }
         span.end(at: end)
+    }
+
+    /// The tracer's time `duration` before `end` (now by default): the start of work timed
+    /// with a monotonic clock (negative durations count as none).
+    package static func instant(_ duration: Duration, before end: DefaultTracerClock.Timestamp = DefaultTracerClock.now)
+        -> DefaultTracerClock.Timestamp {
+        let (seconds, attoseconds) = duration.components
+        let nanoseconds = seconds < 0 ? 0 : UInt64(seconds) * 1_000_000_000 + UInt64(max(0, attoseconds) / 1_000_000_000)
+        return DefaultTracerClock.Timestamp(nanosecondsSinceEpoch: end.nanosecondsSinceEpoch - min(nanoseconds, end.nanosecondsSinceEpoch))
     }
 
     /// Runs `body` in a span `name`, a child of the current span, which is current meanwhile

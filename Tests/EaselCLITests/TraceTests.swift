@@ -39,32 +39,13 @@ struct TraceTests {
     final class Receiver: Sendable {
         let endpoint: String
         let spansFile: URL
-        private let process: Process
-        private let input: Pipe
+        private let service: ScriptService
 
         init(in directory: TemporaryDirectory) throws {
             spansFile = directory.child("spans.jsonl")
-            process = Process()
-            let python = S3TestServer.python
-            process.executableURL = URL(fileURLWithPath: python)
-            let script = S3TestServer.repositoryRoot().appendingPathComponent("scripts/otlp-receiver.py").path
-            process.arguments = python == "/usr/bin/env" ? ["python3", script, spansFile.path] : [script, spansFile.path]
-            input = ChildProcesses.pipe()
-            let output = ChildProcesses.pipe()
-            process.standardInput = input
-            process.standardOutput = output
-            try ChildProcesses.run(process)
-            var buffer = Data()
-            while !buffer.contains(UInt8(ascii: "\n")) {
-                let chunk = output.fileHandleForReading.availableData
-                guard !chunk.isEmpty else {
-                    throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey:
-                        "scripts/otlp-receiver.py exited before it listened (is opentelemetry-proto installed? run `make deps-test`)"])
-                }
-                buffer.append(chunk)
-            }
-            let first = try JSONSerialization.jsonObject(with: Data(buffer.prefix { $0 != UInt8(ascii: "\n") })) as? [String: String]
-            endpoint = try #require(first?["endpoint"])
+            service = try ScriptService(script: "scripts/otlp-receiver.py", arguments: [spansFile.path],
+                                        needs: "is opentelemetry-proto installed? run `make deps-test`")
+            endpoint = try #require(service.announcement["endpoint"])
         }
 
         func spans() throws -> [Span] {
@@ -72,10 +53,7 @@ struct TraceTests {
             return try text.split(separator: "\n").map { try JSONDecoder().decode(Span.self, from: Data($0.utf8)) }
         }
 
-        deinit {
-            try? input.fileHandleForWriting.close()
-            process.waitUntilExit()
-        }
+        deinit { service.stop() }
     }
 
     /// Blocking: one request on its own connection; the whole answer as text.

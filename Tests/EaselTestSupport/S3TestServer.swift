@@ -38,36 +38,61 @@ public struct S3TestServer: Sendable {
     }
 
     private static func start() throws -> S3TestServer {
-        let process = Process()
-        let python = Self.python
-        process.executableURL = URL(fileURLWithPath: python)
-        let script = repositoryRoot().appendingPathComponent("scripts/s3-test-server.py").path
-        process.arguments = python == "/usr/bin/env" ? ["python3", script, bucket] : [script, bucket]
-        let input = ChildProcesses.pipe(), output = ChildProcesses.pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        try ChildProcesses.run(process)
+        let service = try ScriptService(script: "scripts/s3-test-server.py", arguments: [bucket],
+                                        needs: "is moto[server] installed? run `make deps`")
         // Kept open for the life of this process: the server stops when it closes.
-        keep.withLock { $0 = input }
-        var buffer = Data()
-        let handle = output.fileHandleForReading
-        while !buffer.contains(UInt8(ascii: "\n")) {
-            let chunk = handle.availableData
-            guard !chunk.isEmpty else {
-                throw S3TestServerError("scripts/s3-test-server.py exited before it was ready (is moto[server] installed? run `make deps`)")
-            }
-            buffer.append(chunk)
-        }
-        let line = buffer.prefix { $0 != UInt8(ascii: "\n") }
-        guard let fields = try JSONSerialization.jsonObject(with: Data(line)) as? [String: String],
-              let endpoint = fields["endpoint"].flatMap(URL.init(string:)), let accessKey = fields["accessKey"],
+        keep.withLock { $0 = service }
+        let fields = service.announcement
+        guard let endpoint = fields["endpoint"].flatMap(URL.init(string:)), let accessKey = fields["accessKey"],
               let secretKey = fields["secretKey"], let region = fields["region"] else {
-            throw S3TestServerError("unexpected first line from scripts/s3-test-server.py: \(String(decoding: line, as: UTF8.self))")
+            throw S3TestServerError("unexpected first line from scripts/s3-test-server.py: \(fields)")
         }
         return S3TestServer(endpoint: endpoint, accessKey: accessKey, secretKey: secretKey, region: region)
     }
 
-    private static let keep = Locked<Pipe?>(nil)
+    private static let keep = Locked<ScriptService?>(nil)
+}
+
+/// A Python script of `scripts/` run as a loopback service for tests (`S3TestServer.python`):
+/// it announces itself with a first line of standard output, a JSON object of strings, and runs
+/// until its standard input closes (`stop()`, or the test process ending).
+public final class ScriptService: Sendable {
+    public let process: Process
+    /// The first line the script printed.
+    public let announcement: [String: String]
+    private let input: Pipe
+
+    /// Blocking: starts `script` (relative to the repository) and reads its announcement;
+    /// `needs` says what to install when it exits before announcing.
+    public init(script: String, arguments: [String], needs: String) throws {
+        process = Process()
+        let python = S3TestServer.python
+        process.executableURL = URL(fileURLWithPath: python)
+        let path = S3TestServer.repositoryRoot().appendingPathComponent(script).path
+        process.arguments = (python == "/usr/bin/env" ? ["python3", path] : [path]) + arguments
+        input = ChildProcesses.pipe()
+        let output = ChildProcesses.pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        try ChildProcesses.run(process)
+        var buffer = Data()
+        while !buffer.contains(UInt8(ascii: "\n")) {
+            let chunk = output.fileHandleForReading.availableData
+            guard !chunk.isEmpty else { throw S3TestServerError("\(script) exited before it was ready (\(needs))") }
+            buffer.append(chunk)
+        }
+        let line = buffer.prefix { $0 != UInt8(ascii: "\n") }
+        guard let fields = try JSONSerialization.jsonObject(with: Data(line)) as? [String: String] else {
+            throw S3TestServerError("unexpected first line from \(script): \(String(decoding: line, as: UTF8.self))")
+        }
+        announcement = fields
+    }
+
+    /// Blocking: closes the script's standard input and waits for it to exit.
+    public func stop() {
+        try? input.fileHandleForWriting.close()
+        process.waitUntilExit()
+    }
 }
 
 public struct S3TestServerError: Error, CustomStringConvertible {
