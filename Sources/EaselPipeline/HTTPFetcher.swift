@@ -73,7 +73,7 @@ public final class HTTPFetcher: ImageFetcher {
 
     public func fetch(_ request: FetchRequest, into sink: FetchSink) async throws(PipelineError) -> FetchResponse {
         do {
-            return try await withDeadline(configuration.deadline) { () async throws(PipelineError) in
+            return try await bounded(by: configuration.deadline) { () async throws(PipelineError) in
                 try await self.download(request, into: sink)
             }
         } catch {

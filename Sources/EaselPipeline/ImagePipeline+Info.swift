@@ -29,8 +29,8 @@ extension ImagePipeline {
         // First the preview: a fetched original is stored once it has decoded, so the header
         // read below finds it on disk.
         let preview = try await image(for: previewRequest).image
-        let original = try await sharedOriginal(url: url, sourceKey: sourceKey, policy: request.cachePolicy,
-                                                mark: purges.mark(sourceKey), waiter: nextID(), priority: request.priority)
+        let original = try await tasks.run(FetchTask(pipeline: self, url: url, sourceKey: sourceKey, policy: request.cachePolicy,
+                                                     mark: purges.mark(sourceKey)), waiter: nextID(), priority: request.priority)
         let limits = decodingLimits(for: request)
         let info = try await BlockingIOPool.decoding.perform { () throws(PipelineError) -> ImageInfo in
             do { return try ImageDecoder.info(of: original.data, limits: limits) } catch {

@@ -119,7 +119,8 @@ public final class ImagePipeline: Sendable {
     let encodedMemory: MemoryCache<String, EncodedImage>
     /// The keys of both memory tiers by source (purge).
     let sourceIndex = SourceIndex()
-    let encodes = WorkCoalescer<String, EncodedResponse>()
+    /// The shared work of every stage (fetch, decode, encode) and the slots it runs in.
+    let tasks: TaskGraph
     /// Called before each encode (tests hold it to make an encode outlast a deadline).
     package let encodeHook = Locked<(@Sendable () async -> Void)?>(nil)
     /// Called when a family job (the family's formats after an answer) starts waiting for its
@@ -138,13 +139,9 @@ public final class ImagePipeline: Sendable {
     let formatsByName: [String: ImageFormat]
     /// Per named format, its name and every parameter that decides its pixels (encoded keys).
     let formatIdentifiers: [String: String]
-    let downloads: WorkQueue
-    let decodes: WorkQueue
-    let originals = WorkCoalescer<String, Original>()
     /// Sources whose original turned out to be an animation (GIF or WebP with several frames),
     /// noted as they are decoded: WebP answers for them keep every frame.
     let animatedSources = AnimatedSources()
-    let processings = WorkCoalescer<String, Processed>()
     /// The decoded bytes family jobs hold while they wait or run (see `familyJob`): at most an
     /// eighth of the memory tier's budget, at least 16 MiB.
     let familyJobs: HeldBytes
@@ -155,7 +152,7 @@ public final class ImagePipeline: Sendable {
     /// Source images decoded so far (for tests of shared work).
     package var decodeCount: Int { metrics.decodes.value }
     /// Downloads waiting for a slot, and running (for tests of ordering).
-    package var waitingDownloads: Int { downloads.waitingCount }
+    package var waitingDownloads: Int { tasks.downloadSlots.waitingCount }
     let metrics: PipelineMetrics
     let logger = Logger(label: "easel.pipeline")
 
@@ -198,13 +195,7 @@ public final class ImagePipeline: Sendable {
         _ = encodedMemory.addObserver { [weak encodedMemory] in if encodedMemory?.contains($0.key) != true { index.remove($0.key) } }
         let metrics = PipelineMetrics(factory: configuration.metricsFactory)
         self.metrics = metrics
-        downloads = WorkQueue(limit: configuration.maximumConcurrentDownloads, rate: configuration.downloadRate,
-                              newestFirst: configuration.newestFirst) { waited in
-            metrics.stage(.queue, took: waited)
-        }
-        decodes = WorkQueue(limit: configuration.maximumConcurrentDecodes, newestFirst: configuration.newestFirst) { waited in
-            metrics.stage(.queue, took: waited)
-        }
+        tasks = TaskGraph(configuration: configuration, metrics: metrics)
     }
 
     /// What the caches hold: bytes in memory (decoded and encoded) and on disk, entries per table.
@@ -300,8 +291,7 @@ public final class ImagePipeline: Sendable {
     /// events: a deadline that passes is a failure (`.timedOut`), not a cancellation.
     func response(for request: ImageRequest, id: UInt64) async throws(PipelineError) -> ImageResponse {
         try await tracked(request, id: id, tier: \.tier) { () async throws(PipelineError) -> ImageResponse in
-            guard let deadline = request.deadline else { return try await resolve(request, id: id) }
-            return try await withDeadline(deadline) { () async throws(PipelineError) -> ImageResponse in
+            try await bounded(by: request.deadline) { () async throws(PipelineError) -> ImageResponse in
                 try await self.resolve(request, id: id)
             }
         }
@@ -339,67 +329,26 @@ public final class ImagePipeline: Sendable {
 
     /// Changes the priority of the request `id` while its work waits.
     func setPriority(_ priority: ImageRequest.Priority, id: UInt64) {
-        processings.setPriority(waiter: id, priority)
+        tasks.setPriority(priority, waiter: id)
     }
 
+    /// A bitmap request: a tier that holds the variant, else the shared `DecodeTask` of its key
+    /// (whose family job starts as it answers).
     func resolve(_ request: ImageRequest, id: UInt64) async throws(PipelineError) -> ImageResponse {
         guard let sourceKey = request.sourceKey else { throw .noSource }
-        let format: ImageFormat?
-        if case .format(let name) = request.processing {
-            guard let found = formatsByName[name] else { throw .unknownFormat(name) }
-            format = found
-        } else {
-            format = nil
-        }
+        let format = try namedFormat(request)
         guard let key = bitmapKey(for: request, sourceKey: sourceKey) else { throw .noSource }
-        let readsCache = request.cachePolicy != .reload
-        if readsCache, let image = memory.value(forKey: key.memory) {
-            return ImageResponse(image: image, tier: .memory, sourceInfo: nil)
+        let processed: Processed
+        if let cached = await cachedBitmap(request, key: key, format: format) {
+            processed = cached
+        } else {
+            processed = try await decoded(request, key: key, format: format, frames: nil, waiter: id, priority: request.priority)
         }
-        // Bitmaps decoded from a disk variant (another encoding, possibly lossy) have their own
-        // key: an encoded answer never starts from one.
-        if readsCache, request.usesDiskVariants, let image = memory.value(forKey: key.memoryFromVariant) {
-            return ImageResponse(image: image, tier: .memory, sourceInfo: nil)
-        }
-        if readsCache, let format, let table = tables[format.name] {
-            let (entityID, sourceID) = Self.entityIDs(request, sourceKey: sourceKey)
-            // The first read of an entry after opening verifies its checksum (reads 256 KiB for a
-            // thumbnail): that one goes to the I/O pool.
-            let image = table.needsVerification(entityID)
-                ? try? await BlockingIOPool.shared.perform { () throws(PipelineError) in table.image(for: entityID, sourceID: sourceID) }
-                : table.image(for: entityID, sourceID: sourceID)
-            if let image {
-                return ImageResponse(image: image, tier: .table, sourceInfo: nil)
-            }
-        }
-        guard let url = request.url else { throw .noSource }
-        let policy = request.cachePolicy
-        // Each variant is its own work (decoded at its own scale): a family's other formats
-        // come after its answer.
-        let mark = purges.mark(sourceKey)
-        let workKey = key.memory + policy.workKeySuffix + (request.usesDiskVariants ? "" : "|encoded") + mark.suffix
-            + (request.sourceLimits.map { "|limits:\($0)" } ?? "")  // every field of the limits
-        let result = await processings.value(for: workKey, waiter: id, priority: request.priority) { handle in
-            do throws(PipelineError) {
-                return .success(try await self.process(request, url: url, key: key, format: format, mark: mark, handle: handle))
-            } catch {
-                return .failure(error)
-            }
-        }
-        let processed = try result.get()
+        processed.family?.start()
         let name = format?.name ?? request.processingIdentifier
         guard let image = processed.images[name] else { throw .processing("no image made for \(name)") }
-        var response = ImageResponse(image: image, tier: processed.tier, sourceInfo: processed.info, freshUntil: processed.freshUntil,
-                                     storable: processed.storable)
-        // The family after the answer: a bitmap's now; an encoded answer's after its encode
-        // (which also takes the animation's original, kept off public responses).
-        if request.usesDiskVariants {
-            processed.family?.start()
-        } else {
-            response.family = processed.family
-            response.animatedOriginal = processed.animatedOriginal
-        }
-        return response
+        return ImageResponse(image: image, tier: processed.tier, sourceInfo: processed.info, freshUntil: processed.freshUntil,
+                             storable: processed.storable)
     }
 
     /// For table entries: the entity's IDs, or IDs derived from the source key.

@@ -201,10 +201,6 @@ public struct ImageResponse: Sendable {
     var freshUntil: Date?
     /// False when the original forbade storing (`no-store`): nothing made from it is kept.
     var storable = true
-    /// The original, when this response's decode found it animated.
-    var animatedOriginal: ImagePipeline.Original?
-    /// The family's formats to make once the answer is made (see `ImagePipeline.FamilyJob`).
-    var family: ImagePipeline.FamilyJob?
 
     init(image: Bitmap, tier: ImageTier, sourceInfo: ImageInfo?, freshUntil: Date? = nil, storable: Bool = true) {
         self.image = image

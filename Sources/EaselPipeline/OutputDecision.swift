@@ -145,35 +145,8 @@ extension ImagePipeline {
             request.encoding = decision.encoding
             vary = decision.vary
         }
-        var response = try await encodedResponse(for: request, id: nextID()) { () throws(PipelineError) -> (@Sendable () -> Void)? in
-            guard let admission else { return nil }
-            guard admission.enter() else { throw .overloaded }
-            return { admission.leave() }
-        } work: { [self] (request: ImageRequest, key: VariantKey, id: UInt64) async throws(PipelineError) -> EncodedResponse in
-            guard let abandonWhen else { return try await encodedWork(request, key: key, id: id) }
-            return try await Self.racing(abandonWhen) { () async throws(PipelineError) -> EncodedResponse in
-                try await self.encodedWork(request, key: key, id: id)
-            }
-        }
+        var response = try await encodedResponse(for: request, id: nextID(), admission: admission, abandonWhen: abandonWhen)
         response.vary = vary
         return response
-    }
-
-    /// `work`, or `.cancelled` as soon as `abandon` returns first (which cancels `work`).
-    static func racing<T: Sendable>(_ abandon: @escaping @Sendable () async -> Void,
-                                    _ work: @escaping @Sendable () async throws(PipelineError) -> T) async throws(PipelineError) -> T {
-        let result = await withTaskGroup(of: Result<T, PipelineError>?.self) { group in
-            group.addTask {
-                do throws(PipelineError) { return .success(try await work()) } catch { return .failure(error) }
-            }
-            group.addTask {
-                await abandon()
-                return nil
-            }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first ?? .failure(.cancelled)
-        }
-        return try result.get()
     }
 }

@@ -81,7 +81,7 @@ enum StoreKey {
 /// Sources share a fixed table of slots by hash (bounded memory however many sources are
 /// purged); two sources in one slot only cost each other a skipped store.
 final class PurgeMarks: Sendable {
-    struct Mark: Sendable, Equatable {
+    struct Mark: Sendable, Hashable {
         fileprivate let slot: Int
         fileprivate let started: UInt64
         fileprivate let purging: Bool

@@ -11,11 +11,12 @@ package struct FamilyDecode {
 
     /// - Parameters:
     ///   - targets: the formats to make; the decode covers the largest source size any needs.
+    ///   - info: the header, when the caller has read it already (with the same limits).
     ///   - covering: without targets, the source size to cover, from the header (nil: full size).
-    package init(_ data: Data, targets: [ImageFormat], limits: DecodingLimits,
+    package init(_ data: Data, info known: ImageInfo? = nil, targets: [ImageFormat], limits: DecodingLimits,
                  covering: ((ImageInfo) -> (width: Int, height: Int)?)? = nil) throws(CodecError) {
         do {
-            let info = try ImageDecoder.info(of: data, limits: limits)
+            let info = try known ?? ImageDecoder.info(of: data, limits: limits)
             let needed: (width: Int, height: Int)?
             if targets.isEmpty {
                 needed = covering?(info)

@@ -115,8 +115,8 @@ func waitFor(_ gate: Gate, within limit: Duration = .seconds(60)) async throws {
             let staying = Task { try await pipeline.image(for: request) }
             // The second requester has joined once the work has two waiters.
             let joinedBy = ContinuousClock.now + .seconds(10)
-            while pipeline.processings.waiterCount < 2, ContinuousClock.now < joinedBy { await Task.yield() }
-            #expect(pipeline.processings.waiterCount == 2)
+            while pipeline.tasks.decodes.waiterCount < 2, ContinuousClock.now < joinedBy { await Task.yield() }
+            #expect(pipeline.tasks.decodes.waiterCount == 2)
             leaving.cancel()
             await expectFailure({ $0 == .cancelled }) { _ = try await leaving.value }
             step.release()

@@ -144,9 +144,9 @@ import Testing
                     #expect(disk.lookupCount == warm, "a warm answer reads no disk index")
                 }
             }
-            // The still: one decode. The animation: its first frame (the decode that found it
-            // animated), then its frames once per animated answer.
-            #expect(pipeline.counters.decodes == 4)
+            // The still: one decode. The animation: its frames once per animated answer (the
+            // decode that finds it animated reads the frames; no first frame before them).
+            #expect(pipeline.counters.decodes == 3)
         }
     }
 

@@ -4,10 +4,82 @@ import EaselStorage
 import Foundation
 import Tracing
 
-/// Originals: the disk tier, HTTP caching, downloads with suspension and resumption.
-extension ImagePipeline {
-    // MARK: Originals and HTTP caching
+/// The fetch stage: a source's original from the disk tier, else its fetcher (HTTP caching,
+/// revalidation, downloads with suspension and resumption); one per source, cache policy and
+/// purge mark, however many decodes wait for it.
+struct FetchTask: PipelineTask {
+    let pipeline: ImagePipeline
+    let url: URL
+    let sourceKey: String
+    let policy: ImageRequest.CachePolicy
+    let mark: PurgeMarks.Mark
 
+    var key: WorkKey { WorkKey(identity: sourceKey, policy: policy, mark: mark) }
+    static func coalescer(in graph: TaskGraph) -> WorkCoalescer<WorkKey, ImagePipeline.Original> { graph.fetches }
+
+    /// The original: the disk tier's when fresh (or revalidated with the origin), else fetched;
+    /// a fetched one is stored once it has decoded (`pendingStore`: a corrupt body is never kept).
+    func run(_ handle: PriorityHandle) async throws(PipelineError) -> ImagePipeline.Original {
+        typealias Original = ImagePipeline.Original
+
+        let key = StoreKey.original(sourceKey)
+        var stored: (data: Data, metadata: HTTPMetadata)?
+        if policy != .reload, let disk = pipeline.disk,
+           let record = await Traces.cacheRead(store: disk.storeName, entry: "original", { try? await disk.data(forKey: key) }) {
+            stored = OriginalRecord.decode(record)
+        }
+        if let stored {
+            if policy == .cacheOnly || pipeline.isFresh(stored.metadata) {
+                return Original(data: stored.data, metadata: stored.metadata, tier: .diskOriginal, freshUntil: pipeline.freshUntil(stored.metadata))
+            }
+        } else if policy == .cacheOnly {
+            throw .notCached
+        }
+        let fetchStart = ContinuousClock.now
+        let fetcher = pipeline.configuration.fetchers.first(where: { $0.canFetch(url) })
+        // A client span; AsyncHTTPClient's own span for each request to the origin (HTTP or S3)
+        // is its child and sends its context on in `traceparent`.
+        let (response, data) = try await Traces.withSpan("easel.fetch", kind: .client) { span throws(PipelineError) in
+            let (response, data) = try await pipeline.download(url: url, sourceKey: sourceKey, revalidating: stored?.metadata, handle: handle)
+            span?.updateAttributes { attributes in
+                attributes["server.address"] = url.host
+                attributes["easel.bytes"] = data.count
+                attributes["easel.revalidated"] = stored != nil
+                attributes["easel.cache.result"] = response.outcome == .notModified ? "not-modified" : "fetched"
+            }
+            return (response, data)
+        }
+        pipeline.metrics.stage(.fetch, since: fetchStart)
+        if response.outcome == .notModified, let stored {
+            // 304: the stored copy is fresh again, with the origin's new caching headers.
+            var metadata = stored.metadata
+            metadata.storedAt = Date().timeIntervalSince1970
+            if let cacheControl = response.metadata.cacheControl { metadata.cacheControl = cacheControl }
+            if let etag = response.metadata.etag { metadata.etag = etag }
+            if let lastModified = response.metadata.lastModified { metadata.lastModified = lastModified }
+            if let expires = response.metadata.expires { metadata.expires = expires }
+            if policy != .noStore, let disk = pipeline.disk {
+                if metadata.forbidsStoring, pipeline.configuration.httpCaching == .respectHeaders {
+                    try? await disk.removeValue(forKey: key)
+                } else {
+                    try? await disk.set(OriginalRecord.encode(stored.data, metadata), forKey: key)
+                }
+            }
+            return Original(data: stored.data, metadata: metadata, tier: .diskOriginal, freshUntil: pipeline.freshUntil(metadata))
+        }
+        let metadata = response.metadata
+        let storable = policy != .noStore && (pipeline.configuration.httpCaching == .aggressive || !metadata.forbidsStoring)
+            && fetcher?.cachesOriginals ?? true
+        let until = metadata.forbidsStoring && pipeline.configuration.httpCaching == .respectHeaders ? Date() : pipeline.freshUntil(metadata)
+        // Stored once it has decoded: a corrupt body is never cached.
+        return Original(data: data, metadata: metadata, tier: fetcher?.tier ?? .network, freshUntil: until,
+                        pendingStore: storable && pipeline.disk != nil ? OnceFlag() : nil,
+                        cacheable: pipeline.configuration.httpCaching == .aggressive || !metadata.forbidsStoring)
+        }
+}
+
+extension ImagePipeline {
+    /// A source's original, as the fetch stage hands it to decodes.
     struct Original: Sendable {
         var data: Data
         var metadata: HTTPMetadata
@@ -18,77 +90,6 @@ extension ImagePipeline {
         var pendingStore: OnceFlag?
         /// False for a `no-store` response (caching respects headers): nothing made from it is kept.
         var cacheable = true
-    }
-
-    /// The original through the coalescer: one fetch (or disk read) per original, cache policy
-    /// and purge mark, however many requests wait for it.
-    func sharedOriginal(url: URL, sourceKey: String, policy: ImageRequest.CachePolicy, mark: PurgeMarks.Mark,
-                        waiter: UInt64, priority: ImageRequest.Priority) async throws(PipelineError) -> Original {
-        let key = sourceKey + policy.workKeySuffix + mark.suffix
-        return try await originals.value(for: key, waiter: waiter, priority: priority) { handle in
-            do throws(PipelineError) {
-                return .success(try await self.original(url: url, sourceKey: sourceKey, policy: policy, handle: handle))
-            } catch {
-                return .failure(error)
-            }
-        }.get()
-    }
-
-    func original(url: URL, sourceKey: String, policy: ImageRequest.CachePolicy,
-                          handle: PriorityHandle) async throws(PipelineError) -> Original {
-        let key = StoreKey.original(sourceKey)
-        var stored: (data: Data, metadata: HTTPMetadata)?
-        if policy != .reload, let disk,
-           let record = await Traces.cacheRead(store: disk.storeName, entry: "original", { try? await disk.data(forKey: key) }) {
-            stored = OriginalRecord.decode(record)
-        }
-        if let stored {
-            if policy == .cacheOnly || isFresh(stored.metadata) {
-                return Original(data: stored.data, metadata: stored.metadata, tier: .diskOriginal, freshUntil: freshUntil(stored.metadata))
-            }
-        } else if policy == .cacheOnly {
-            throw .notCached
-        }
-        let fetchStart = ContinuousClock.now
-        let fetcher = configuration.fetchers.first(where: { $0.canFetch(url) })
-        // A client span; AsyncHTTPClient's own span for each request to the origin (HTTP or S3)
-        // is its child and sends its context on in `traceparent`.
-        let (response, data) = try await Traces.withSpan("easel.fetch", kind: .client) { span throws(PipelineError) in
-            let (response, data) = try await download(url: url, sourceKey: sourceKey, revalidating: stored?.metadata, handle: handle)
-            span?.updateAttributes { attributes in
-                attributes["server.address"] = url.host
-                attributes["easel.bytes"] = data.count
-                attributes["easel.revalidated"] = stored != nil
-                attributes["easel.cache.result"] = response.outcome == .notModified ? "not-modified" : "fetched"
-            }
-            return (response, data)
-        }
-        metrics.stage(.fetch, since: fetchStart)
-        if response.outcome == .notModified, let stored {
-            // 304: the stored copy is fresh again, with the origin's new caching headers.
-            var metadata = stored.metadata
-            metadata.storedAt = Date().timeIntervalSince1970
-            if let cacheControl = response.metadata.cacheControl { metadata.cacheControl = cacheControl }
-            if let etag = response.metadata.etag { metadata.etag = etag }
-            if let lastModified = response.metadata.lastModified { metadata.lastModified = lastModified }
-            if let expires = response.metadata.expires { metadata.expires = expires }
-            if policy != .noStore, let disk {
-                if metadata.forbidsStoring, configuration.httpCaching == .respectHeaders {
-                    try? await disk.removeValue(forKey: key)
-                } else {
-                    try? await disk.set(OriginalRecord.encode(stored.data, metadata), forKey: key)
-                }
-            }
-            return Original(data: stored.data, metadata: metadata, tier: .diskOriginal, freshUntil: freshUntil(metadata))
-        }
-        let metadata = response.metadata
-        let storable = policy != .noStore && (configuration.httpCaching == .aggressive || !metadata.forbidsStoring)
-            && fetcher?.cachesOriginals ?? true
-        let until = metadata.forbidsStoring && configuration.httpCaching == .respectHeaders ? Date() : freshUntil(metadata)
-        // Stored once it has decoded: a corrupt body is never cached.
-        return Original(data: data, metadata: metadata, tier: fetcher?.tier ?? .network, freshUntil: until,
-                        pendingStore: storable && disk != nil ? OnceFlag() : nil,
-                        cacheable: configuration.httpCaching == .aggressive || !metadata.forbidsStoring)
     }
 
     func isFresh(_ metadata: HTTPMetadata) -> Bool {
@@ -153,20 +154,35 @@ extension ImagePipeline {
         if Task.isCancelled { throw .cancelled }
     }
 
+    /// The original's bytes from its fetcher: a local file at once (a read on the I/O pool,
+    /// which bounds it); anything else in a download slot, by priority, at the download rate,
+    /// suspendable and resumed from the bytes received.
     func download(url: URL, sourceKey: String, revalidating: HTTPMetadata?,
-                          handle: PriorityHandle) async throws(PipelineError) -> (FetchResponse, Data) {
+                  handle: PriorityHandle) async throws(PipelineError) -> (FetchResponse, Data) {
         guard let fetcher = configuration.fetchers.first(where: { $0.canFetch(url) }) else {
             throw .unsupportedURL(url.absoluteString)
         }
         let sink = FetchSink { [observers] received, expected in
             observers.emit(.progress(url: url, received: received, expected: expected))
         }
+        if fetcher.tier == .file {
+            metrics.fetches.increment()
+            observers.emit(.downloadStarted(url: url))
+            do throws(PipelineError) {
+                let response = try await fetcher.fetch(FetchRequest(url: url, revalidating: revalidating, resume: nil), into: sink)
+                observers.emit(.downloadEnded(url: url, received: sink.count, error: nil))
+                return (response, sink.data)
+            } catch {
+                observers.emit(.downloadEnded(url: url, received: sink.count, error: error))
+                throw error
+            }
+        }
         var resume: (offset: Int, validator: String)?
         var validator: String?
         while true {
             try await waitWhileSuspended(sourceKey)
             let request = FetchRequest(url: url, revalidating: revalidating, resume: resume)
-            let result = try await downloads.run(priority: handle) { () async throws(PipelineError) -> Result<FetchResponse, PipelineError> in
+            let result = try await tasks.downloadSlots.run(priority: handle) { () async throws(PipelineError) -> Result<FetchResponse, PipelineError> in
                 let attempt = Task { () -> Result<FetchResponse, PipelineError> in
                     do throws(PipelineError) {
                         return .success(try await fetcher.fetch(request, into: sink))

@@ -1,0 +1,359 @@
+import EaselCodecs
+import EaselStorage
+import EaselSupport
+import EaselTables
+import Foundation
+
+/// The decode stage: a bitmap variant made from its source — the processed variant on disk
+/// (bitmap requests), else the original (one `FetchTask`), decoded once at the scale the
+/// requested format needs (shrink-on-load), processed and stored; the family's other formats
+/// follow after the answer. For an answer that keeps animations (`frames`), an animated source
+/// is read frame by frame instead, each frame processed the same way and encoded as it is read:
+/// the animation is the still path with frames.
+struct DecodeTask: PipelineTask {
+    let pipeline: ImagePipeline
+    let request: ImageRequest
+    let url: URL
+    let bitmapKey: BitmapKey
+    let format: ImageFormat?
+    let mark: PurgeMarks.Mark
+    /// The animation's encoding when the answer keeps animations (an animated WebP); nil for a
+    /// still.
+    let frames: ImageEncoding?
+
+    var key: WorkKey {
+        WorkKey(identity: bitmapKey.memory, policy: request.cachePolicy, mark: mark,
+                variant: (request.usesDiskVariants ? "" : "encoded")
+                    + (request.sourceLimits.map { "|limits:\($0)" } ?? "")  // every field of the limits
+                    + (frames.map { "|frames:" + $0.description } ?? ""))
+    }
+
+    static func coalescer(in graph: TaskGraph) -> WorkCoalescer<WorkKey, ImagePipeline.Processed> { graph.decodes }
+
+    func run(_ handle: PriorityHandle) async throws(PipelineError) -> ImagePipeline.Processed {
+        let name = format?.name ?? request.processingIdentifier
+        let sourceKey = bitmapKey.source
+        let (entityID, sourceID) = ImagePipeline.entityIDs(request, sourceKey: sourceKey)
+        // The processed variant in the disk cache (bitmap requests only: an encoded answer never
+        // starts from another encoding).
+        if let variant = await diskVariant(handle, name: name, entityID: entityID) { return variant }
+        // The original, from the disk cache or the fetcher (one fetch per original).
+        let fetchWaiter = pipeline.nextID()
+        handle.observe { [fetches = pipeline.tasks.fetches] priority in fetches.setPriority(waiter: fetchWaiter, priority) }
+        let original = try await pipeline.tasks.run(FetchTask(pipeline: pipeline, url: url, sourceKey: sourceKey, policy: request.cachePolicy,
+                                                              mark: mark), waiter: fetchWaiter, priority: handle.priority)
+        handle.observe(nil)
+        // Decode at the scale this request needs, make its own image (or animation) and answer;
+        // the family's other formats follow from the same decode, after the answer.
+        let family: [ImageFormat] = format.map { format in
+            pipeline.configuration.familyInBackground
+                ? pipeline.configuration.formats.filter { $0.family == format.family && $0.name != format.name } : []
+        } ?? []
+        return try await pipeline.tasks.decodeSlots.run(priority: handle) { () async throws(PipelineError) -> ImagePipeline.Processed in
+            try await BlockingIOPool.decoding.performCancellable { () throws(PipelineError) -> ImagePipeline.Processed in
+                // Also when processing fails or is cancelled after the original was stored: a
+                // purge that began meanwhile takes it back.
+                defer { pipeline.undoIfPurged(mark, sourceKey: sourceKey, entityID: entityID) }
+                // Work nobody waits for any more (queued behind others) is not started; the
+                // original it fetched is kept all the same (the next request needs no fetch).
+                if WorkCancellation.isCancelled {
+                    pipeline.storePendingOriginal(original, sourceKey: sourceKey)
+                    throw .cancelled
+                }
+                return try pipeline.decodeAndProcess(original, request: request, format: format, family: family, frames: frames,
+                                                     name: name, ids: (entityID, sourceID), sourceKey: sourceKey, mark: mark)
+            }
+        }
+    }
+
+    /// The processed variant from the disk cache, decoded in a decode slot (bitmap requests).
+    private func diskVariant(_ handle: PriorityHandle, name: String, entityID: UUID) async -> ImagePipeline.Processed? {
+        guard request.cachePolicy != .reload, request.usesDiskVariants, let disk = pipeline.disk,
+              format.map({ pipeline.tables[$0.name] == nil }) ?? true,
+              let record = await Traces.cacheRead(store: disk.storeName, entry: "variant", { try? await disk.data(forKey: bitmapKey.disk) }),
+              let (data, freshUntil) = VariantRecord.decode(record) else { return nil }
+        let limits = pipeline.decodingLimits(for: request)
+        guard let image = try? await pipeline.tasks.decodeSlots.run(priority: handle, { () async throws(PipelineError) -> Bitmap in
+            try await BlockingIOPool.decoding.perform { () throws(PipelineError) -> Bitmap in
+                do { return try ImageDecoder.decode(data, limits: limits) } catch { throw .decoding(error as? CodecError ?? .unknownFormat) }
+            }
+        }) else { return nil }
+        let sourceKey = bitmapKey.source
+        pipeline.keep(image, key: bitmapKey.memoryFromVariant, sourceKey: sourceKey, until: freshUntil)
+        if !pipeline.purges.isCurrent(mark) {
+            _ = try? await BlockingIOPool.shared.perform { [pipeline, mark] () throws(PipelineError) in
+                pipeline.undoIfPurged(mark, sourceKey: sourceKey, entityID: entityID)
+            }
+        }
+        return ImagePipeline.Processed(images: [name: image], tier: .diskVariant, info: nil, freshUntil: freshUntil)
+    }
+}
+
+extension ImagePipeline {
+    /// What a decode made: its images (the requested one; more for the image table cache's
+    /// families), or an animation's encoded bytes, with what is known of the original.
+    struct Processed: Sendable {
+        var images: [String: Bitmap]
+        var tier: ImageTier
+        var info: ImageInfo?
+        var freshUntil: Date?
+        var storable = true
+        /// An animated source's frames, processed and encoded (`DecodeTask.frames`).
+        var animation: Data?
+        /// The family's formats still to make, for whoever answers to start after its answer.
+        var family: FamilyJob?
+    }
+
+    /// Work to start once, after an answer (the first of the requesters sharing it to get there).
+    struct FamilyJob: Sendable {
+        private let once = OnceFlag()
+        private let work: @Sendable () -> Void
+        init(_ work: @escaping @Sendable () -> Void) { self.work = work }
+        func start() { if once.claim() { work() } }
+    }
+
+    /// The format a request names (nil for ad-hoc processing or the original); throws for an
+    /// unknown name.
+    func namedFormat(_ request: ImageRequest) throws(PipelineError) -> ImageFormat? {
+        guard case .format(let name) = request.processing else { return nil }
+        guard let format = formatsByName[name] else { throw .unknownFormat(name) }
+        return format
+    }
+
+    /// The bitmap variant from a tier that holds it (decoded memory, a table), without waiting
+    /// for any work.
+    func cachedBitmap(_ request: ImageRequest, key: BitmapKey, format: ImageFormat?) async -> Processed? {
+        guard request.cachePolicy != .reload else { return nil }
+        let name = format?.name ?? request.processingIdentifier
+        if let image = memory.value(forKey: key.memory) {
+            return Processed(images: [name: image], tier: .memory)
+        }
+        // Bitmaps decoded from a disk variant (another encoding, possibly lossy) have their own
+        // key: an encoded answer never starts from one.
+        if request.usesDiskVariants, let image = memory.value(forKey: key.memoryFromVariant) {
+            return Processed(images: [name: image], tier: .memory)
+        }
+        if let format, let table = tables[format.name] {
+            let (entityID, sourceID) = Self.entityIDs(request, sourceKey: key.source)
+            // The first read of an entry after opening verifies its checksum (reads 256 KiB for a
+            // thumbnail): that one goes to the I/O pool.
+            let image = table.needsVerification(entityID)
+                ? try? await BlockingIOPool.shared.perform { () throws(PipelineError) in table.image(for: entityID, sourceID: sourceID) }
+                : table.image(for: entityID, sourceID: sourceID)
+            if let image { return Processed(images: [name: image], tier: .table) }
+        }
+        return nil
+    }
+
+    /// The bitmap variant (or, with `frames`, an animated source's animation) made by one shared
+    /// `DecodeTask` (joined by every request for the same key).
+    func decoded(_ request: ImageRequest, key: BitmapKey, format: ImageFormat?, frames: ImageEncoding?,
+                 waiter: UInt64, priority: ImageRequest.Priority) async throws(PipelineError) -> Processed {
+        guard let url = request.url else { throw .noSource }
+        let task = DecodeTask(pipeline: self, request: request, url: url, bitmapKey: key, format: format,
+                              mark: purges.mark(key.source), frames: frames)
+        return try await tasks.run(task, waiter: waiter, priority: priority)
+    }
+
+    /// Blocking: stores a fetched original once (the first of the requests sharing it to get here).
+    func storePendingOriginal(_ original: Original, sourceKey: String) {
+        if let flag = original.pendingStore, flag.claim(), let disk {
+            try? disk.set(OriginalRecord.encode(original.data, original.metadata), forKey: StoreKey.original(sourceKey))
+        }
+    }
+
+    /// `request`'s processing applied to one decoded image (or frame).
+    func make(_ decoded: Bitmap, for request: ImageRequest, format: ImageFormat?) throws(PipelineError) -> Bitmap {
+        switch request.processing {
+        case .original:
+            return decoded
+        case .processors(let processors):
+            do { return try processors.process(decoded) } catch CodecError.cancelled { throw .cancelled } catch { throw .processing("\(error)") }
+        case .format:
+            guard let format else { throw .noSource }
+            do { return try format.process(decoded) } catch .cancelled { throw .cancelled } catch { throw .processing(error.description) }
+        }
+    }
+
+    /// Blocking: runs on the decode pool in a decode slot. Reads the header; an animation the
+    /// answer keeps (`frames`) is made frame by frame; otherwise one decode at the scale the
+    /// request's own image needs (shrink-on-load), processed and stored, with the family's other
+    /// formats left to a `familyJob` that the answerer starts after its answer.
+    func decodeAndProcess(_ original: Original, request: ImageRequest, format: ImageFormat?, family: [ImageFormat],
+                          frames: ImageEncoding?, name: String, ids: (entity: UUID, source: UUID), sourceKey: String,
+                          mark: PurgeMarks.Mark) throws(PipelineError) -> Processed {
+        let decodeStart = ContinuousClock.now
+        let limits = decodingLimits(for: request)
+        let stores = request.cachePolicy != .noStore
+        let info: ImageInfo
+        do { info = try ImageDecoder.info(of: original.data, limits: limits) } catch let error as CodecError { throw .decoding(error) } catch {
+            throw .decoding(.invalidParameters("\(error)"))
+        }
+        let animated = info.isAnimated && (info.fileType == .gif || info.fileType == .webp)
+        if animated, let frames, let animation = try animation(original, info: info, limits: limits, encoding: frames, request: request,
+                                                              format: format, sourceKey: sourceKey) {
+            noteAnimation(true, sourceKey: sourceKey, keepsMark: stores && original.cacheable)
+            return Processed(images: [:], tier: original.tier, info: info, freshUntil: original.freshUntil, storable: original.cacheable,
+                             animation: animation)
+        }
+        // A still, or an animation over the animation limits (its first frame, as before).
+        let decode: FamilyDecode
+        do {
+            // A named format: the decode covers that format. Ad-hoc processing: the decode covers
+            // what its first resize needs.
+            decode = try FamilyDecode(original.data, info: info, targets: format.map { [$0] } ?? [], limits: limits) { info in
+                guard case .processors(let processors) = request.processing, let resize = processors.first as? Resize else { return nil }
+                return resize.minimumSourceSize(sourceWidth: info.uprightWidth, sourceHeight: info.uprightHeight)
+            }
+        } catch {
+            throw .decoding(error)
+        }
+        let decoded = decode.decoded
+        noteAnimation(animated, sourceKey: sourceKey, keepsMark: stores && original.cacheable)
+        metrics.decodes.increment()
+        metrics.stage(.decode, since: decodeStart, attributes: ["easel.format": .string("\(info.fileType)".lowercased()), "easel.bytes": .int64(Int64(original.data.count)),
+                                                               "easel.width": .int64(Int64(decoded.width)), "easel.height": .int64(Int64(decoded.height))])
+        storePendingOriginal(original, sourceKey: sourceKey)
+        let processStart = ContinuousClock.now
+        let image = try make(decoded, for: request, format: format)
+        metrics.stage(.process, since: processStart)
+        let made = Processed(images: [name: image], tier: original.tier, info: info, freshUntil: original.freshUntil,
+                             storable: original.cacheable)
+        guard stores, original.cacheable else { return made }
+        storeMade([name: image], request: request, sourceKey: sourceKey, ids: ids, freshUntil: original.freshUntil)
+        var result = made
+        if !family.isEmpty {
+            result.family = familyJob(family, from: decoded, info: info, request: request, sourceKey: sourceKey, ids: ids, mark: mark,
+                                      freshUntil: original.freshUntil)
+        }
+        return result
+    }
+
+    /// Blocking: what a decode found the source to be, in memory and on disk. The disk's mark
+    /// outlives the memory tiers (a WebP answer made later from a table bitmap still knows); it
+    /// is written by every decode that finds an animation (rare: a mark lost to a trim, or never
+    /// written by a request that stored nothing, comes back), and removed when a source known
+    /// as an animation decodes as a still (replaced without a purge).
+    private func noteAnimation(_ animated: Bool, sourceKey: String, keepsMark: Bool) {
+        let known = animatedSources.isAnimated(sourceKey)
+        animatedSources.note(sourceKey, animated: animated)
+        if animated {
+            if keepsMark { try? disk?.set(Data([1]), forKey: StoreKey.animated(sourceKey)) }
+        } else if known == true {
+            try? disk?.removeValue(forKey: StoreKey.animated(sourceKey))
+        }
+    }
+
+    /// Blocking: an animated WebP of an animated source, every frame processed as the request
+    /// asks and encoded as it is read, with its delay. Nil when the animation is over the frame
+    /// or animation-pixel limits: the caller makes its first frame instead.
+    private func animation(_ original: Original, info: ImageInfo, limits: DecodingLimits, encoding: ImageEncoding,
+                           request: ImageRequest, format: ImageFormat?, sourceKey: String) throws(PipelineError) -> Data? {
+        let start = ContinuousClock.now
+        let data: Data
+        do {
+            let encoder = AnimatedWebPEncoder(quality: encoding.quality)
+            try AnimationReader.frames(of: original.data, info: info, limits: limits) { frame in
+                var processed = frame
+                processed.image = try self.make(frame.image, for: request, format: format)
+                try encoder.add(processed)
+            }
+            data = try encoder.finish()
+        } catch CodecError.tooManyFrames, CodecError.tooManyAnimationPixels {
+            return nil
+        } catch let error as PipelineError {
+            throw error
+        } catch CodecError.cancelled, ImageTableError.cancelled {
+            throw .cancelled
+        } catch let error as CodecError {
+            throw .decoding(error)
+        } catch {
+            throw .processing("\(error)")
+        }
+        storePendingOriginal(original, sourceKey: sourceKey)
+        metrics.decodes.increment()
+        metrics.stage(.encode, since: start, attributes: ["easel.format": "\(encoding.format)", "easel.bytes": .int64(Int64(data.count)),
+                                                          "easel.animated": true])
+        metrics.encodes.increment()
+        return data
+    }
+
+    /// Blocking: keeps images made for `request`'s source in their tiers: a table format in its
+    /// table, others in the memory tier and (for bitmap requests) as a variant on disk.
+    private func storeMade(_ images: [String: Bitmap], request: ImageRequest, sourceKey: String, ids: (entity: UUID, source: UUID),
+                           freshUntil: Date?) {
+        for (imageName, image) in images {
+            if let table = tables[imageName] {
+                try? table.setImage(image, for: ids.entity, sourceID: ids.source)
+                continue
+            }
+            // The image's own identity: a family format's, or the request's processing.
+            guard let processing = processingIdentity(request.processing.isFormat ? .format(imageName) : request.processing) else { continue }
+            let key = BitmapKey(source: sourceKey, processing: processing)
+            keep(image, key: key.memory, sourceKey: sourceKey, madeWith: request.madeWith, until: freshUntil)
+            if request.usesDiskVariants, let disk {
+                let encodeStart = ContinuousClock.now
+                let encoding = image.isKnownOpaque ? configuration.variantEncoding : .png(compressionLevel: 1)
+                if let data = try? ImageEncoder.encode(image, as: encoding) {
+                    metrics.stage(.encode, since: encodeStart)
+                    metrics.encodes.increment()
+                    try? disk.set(VariantRecord.encode(data, freshUntil: freshUntil),
+                                  forKey: key.disk, expiresAt: freshUntil)
+                }
+            }
+        }
+    }
+
+    /// FastImageCache's "decode once, make every format", without delaying anyone: after the
+    /// answer, at the lowest priority, the family's other formats that `decoded` covers (a
+    /// smaller one than the format it was decoded for, a crop of it) are made from it and
+    /// stored, unless a tier already has them. A format that needs a larger decode is left to
+    /// its own first request (which decodes at its scale): nothing speculative decodes twice.
+    /// The job is started by whoever answers once the answer is made (after the encode, for an
+    /// encoded answer): started earlier, it could take the decode slot the answer's encode
+    /// needs. The decoded bitmaps such jobs hold while they wait are bounded in bytes
+    /// (`familyJobs`); a job past the bound is dropped (its formats are made on request).
+    private func familyJob(_ family: [ImageFormat], from decoded: Bitmap, info: ImageInfo, request: ImageRequest,
+                           sourceKey: String, ids: (entity: UUID, source: UUID), mark: PurgeMarks.Mark, freshUntil: Date?) -> FamilyJob? {
+        // Only formats whose own decode would be this very one (the same shrink-on-load
+        // scale): a format's bytes, and so its ETag, never depend on which request came first.
+        let covered = family.filter { format in
+            let needed = format.minimumSourceSize(sourceWidth: info.uprightWidth, sourceHeight: info.uprightHeight)
+            let own = ImageDecoder.decodedSize(of: info, covering: needed)
+            return own.width == decoded.width && own.height == decoded.height
+        }
+        guard !covered.isEmpty else { return nil }
+        let cost = decoded.rowBytes * decoded.height
+        let reload = request.cachePolicy == .reload
+        return FamilyJob { [self] in
+            guard familyJobs.enter(cost: cost) else { return }
+            afterAnswer.run { [self] in
+                defer { familyJobs.leave(cost: cost) }
+                if let hook = familyHook.withLock({ $0 }) { await hook() }
+                _ = try? await tasks.decodeSlots.run(priority: PriorityHandle(.veryLow)) { () async throws(PipelineError) in
+                    try await BlockingIOPool.decoding.performCancellable { () throws(PipelineError) in
+                        // A purge since the answer: nothing to make (and nothing of the source's
+                        // newer work to take back). One during the making: what was stored goes.
+                        guard self.purges.isCurrent(mark) else { return }
+                        defer { self.undoIfPurged(mark, sourceKey: sourceKey, entityID: ids.entity) }
+                        let start = ContinuousClock.now
+                        var images: [String: Bitmap] = [:]
+                        // A reload remakes them all (what the tiers hold may be stale).
+                        for format in covered where reload || !self.holds(format, sourceKey: sourceKey, ids: ids) {
+                            images[format.name] = try? format.process(decoded)
+                        }
+                        self.metrics.stage(.process, since: start)
+                        self.storeMade(images, request: request, sourceKey: sourceKey, ids: ids, freshUntil: freshUntil)
+                        self.metrics.familyImages.increment(by: images.count)
+                    }
+                }
+            }
+        }
+    }
+
+    /// Whether a tier already holds `format` of the source (its table, or the memory tier).
+    private func holds(_ format: ImageFormat, sourceKey: String, ids: (entity: UUID, source: UUID)) -> Bool {
+        if let table = tables[format.name] { return table.contains(ids.entity, sourceID: ids.source) }
+        return processingIdentity(.format(format.name)).map { memory.contains(BitmapKey(source: sourceKey, processing: $0).memory) } ?? false
+    }
+}

@@ -1,0 +1,194 @@
+import EaselCodecs
+import EaselStorage
+import EaselSupport
+import Foundation
+
+/// The encode stage: one encoded variant, from the first data store that has it (the local
+/// disk, then the shared stores), else from its bitmap — a tier's (decoded memory, a table) or
+/// one `DecodeTask`'s — encoded once, or an animated source's frames; then stored in every
+/// encoded tier (memory and the local disk before the answer, the shared stores after it).
+struct EncodeTask: PipelineTask {
+    let pipeline: ImagePipeline
+    let request: ImageRequest
+    let keys: ImagePipeline.EncodedKeys
+
+    var key: WorkKey { WorkKey(identity: keys.memory, policy: request.cachePolicy, mark: keys.mark) }
+    static func coalescer(in graph: TaskGraph) -> WorkCoalescer<WorkKey, EncodedResponse> { graph.encodes }
+
+    func run(_ handle: PriorityHandle) async throws(PipelineError) -> EncodedResponse {
+        let encoding = request.encoding ?? ImageEncoding(.jpeg)
+        let keeps = request.cachePolicy != .noStore
+        if let stored = await pipeline.storedAnswer(request, keys: keys, encoding: encoding, keeps: keeps) { return stored }
+        var bitmapRequest = request
+        bitmapRequest.encoding = nil
+        bitmapRequest.deadline = nil
+        bitmapRequest.usesDiskVariants = false
+        bitmapRequest.priority = handle.priority
+        let format = try pipeline.namedFormat(request)
+        guard let bitmapKey = pipeline.bitmapKey(for: bitmapRequest, sourceKey: keys.source) else { throw .noSource }
+        // The bitmap from a tier that has it, unless the answer keeps animations and the source
+        // is one (known in memory, else from the disk's mark, read only on such a hit: a decode
+        // finds out itself); else one decode, which makes the animation from the frames when
+        // the source has several.
+        var frames = encoding.animationEncoding
+        var made = frames != nil && pipeline.animatedSources.contains(keys.source)
+            ? nil : await pipeline.cachedBitmap(bitmapRequest, key: bitmapKey, format: format)
+        if made != nil, frames != nil {
+            if await pipeline.isAnimated(keys.source) { made = nil } else { frames = nil }
+        }
+        if made == nil {
+            let inner = pipeline.nextID()
+            handle.observe { [tasks = pipeline.tasks] priority in tasks.setPriority(priority, waiter: inner) }
+            made = try await pipeline.decoded(bitmapRequest, key: bitmapKey, format: format, frames: frames, waiter: inner,
+                                              priority: handle.priority)
+            handle.observe(nil)
+        }
+        guard let made else { throw .noSource }
+        // The family's other formats once this answer is made (or has failed).
+        defer { made.family?.start() }
+        if let hook = pipeline.encodeHook.withLock({ $0 }) { await hook() }
+        try Task.checkCancellation(orThrow: .cancelled)
+        let until = made.freshUntil ?? Date().addingTimeInterval(pipeline.configuration.defaultFreshness)
+        if let data = made.animation, let animation = encoding.animationEncoding {
+            let encoded = EncodedImage(data: data, encoding: animation)
+            let kept = keeps && made.storable ? await pipeline.store(encoded, data: data, keys: keys, until: until) : false
+            return EncodedResponse(encoded: encoded, tier: made.tier, isInMemoryTier: kept)
+        }
+        guard let image = made.images.values.first else { throw .noSource }
+        let metrics = pipeline.metrics
+        let data = try await pipeline.tasks.decodeSlots.run(priority: handle) { () async throws(PipelineError) -> Data in
+            try await BlockingIOPool.decoding.perform { () throws(PipelineError) -> Data in
+                let start = ContinuousClock.now
+                do {
+                    // JPEG has no alpha: transparent pixels go on white rather than on black.
+                    let opaque = encoding.format == .jpeg && !image.isKnownOpaque ? try Flatten().process(image) : image
+                    let data = try ImageEncoder.encode(opaque, as: encoding.options)
+                    metrics.stage(.encode, since: start, attributes: ["easel.format": "\(encoding.format)", "easel.bytes": .int64(Int64(data.count))])
+                    metrics.encodes.increment()
+                    return data
+                } catch {
+                    throw .processing("\(error)")
+                }
+            }
+        }
+        let encoded = EncodedImage(data: data, encoding: encoding)
+        let kept = keeps && made.storable ? await pipeline.store(encoded, data: data, keys: keys, until: until) : false
+        return EncodedResponse(encoded: encoded, tier: made.tier, isInMemoryTier: kept)
+    }
+}
+
+extension ImagePipeline {
+    /// An encoded request's keys: the variant's, its store key (made once), the purge mark it
+    /// began under, and what else it is made with.
+    struct EncodedKeys: Sendable {
+        var variant: VariantKey
+        var store: String
+        var mark: PurgeMarks.Mark
+        var madeWith: [String]
+        var memory: String { variant.memory }
+        var source: String { variant.source }
+    }
+
+    /// The answer from the first data store that has it, kept in memory and copied to the
+    /// faster stores before it (after the answer); nil when none has it (or the request reloads).
+    func storedAnswer(_ request: ImageRequest, keys: EncodedKeys, encoding: ImageEncoding, keeps: Bool) async -> EncodedResponse? {
+        guard request.cachePolicy != .reload else { return nil }
+        for (position, store) in stores.enumerated() {
+            guard let record = await Traces.cacheRead(store: store.storeName, entry: "encoded", { try? await store.data(forKey: keys.store) }),
+                  let (data, freshUntil) = VariantRecord.decode(record) else {
+                continue
+            }
+            // An animation stored under a key that also serves stills (AVIF or JPEG with a WebP
+            // alternative) is WebP: its content type follows its bytes.
+            let stored = encoding.animationAsWebP != nil && (try? ImageFileType.sniff(data)) == .webp
+                ? encoding.animationEncoding ?? encoding : encoding
+            let encoded = EncodedImage(data: data, encoding: stored)
+            var kept = false
+            if keeps {
+                kept = keep(encoded, keys: keys, until: freshUntil)
+                await undoIfPurged(keys, stored: encoded, record: record)
+                // The faster stores before this one get a copy, after the answer.
+                let earlier = stores[..<position]
+                if !earlier.isEmpty {
+                    afterAnswer.run { [self] in
+                        for store in earlier {
+                            await Traces.cacheWrite(store: store.storeName, entry: "encoded", bytes: record.count) {
+                                try await store.set(record, forKey: keys.store, expiresAt: freshUntil)
+                            }
+                        }
+                        await undoIfPurged(keys, stored: encoded, record: record)
+                    }
+                }
+            }
+            return EncodedResponse(encoded: encoded, tier: position == 0 && disk != nil ? .encodedDisk : .encodedShared, isInMemoryTier: kept)
+        }
+        return nil
+    }
+
+    /// Keeps a new encoded answer: memory and the local disk now, the shared stores after the
+    /// answer; taken back where a purge began meanwhile.
+    /// - Returns: whether the memory tier took the bytes.
+    func store(_ encoded: EncodedImage, data: Data, keys: EncodedKeys, until: Date) async -> Bool {
+        let kept = keep(encoded, keys: keys, until: until)
+        let record = VariantRecord.encode(data, freshUntil: until)
+        if let disk {
+            await Traces.cacheWrite(store: disk.storeName, entry: "encoded", bytes: record.count) {
+                try await disk.set(record, forKey: keys.store, expiresAt: until)
+            }
+        }
+        await undoIfPurged(keys, stored: encoded, record: record)
+        // Shared stores are filled after the answer, never delaying it.
+        let shared = disk == nil ? stores[...] : stores.dropFirst()
+        if !shared.isEmpty {
+            afterAnswer.run { [self] in
+                for store in shared {
+                    await Traces.cacheWrite(store: store.storeName, entry: "encoded", bytes: record.count) {
+                        try await store.set(record, forKey: keys.store, expiresAt: until)
+                    }
+                }
+                if !purges.isCurrent(keys.mark) {
+                    for store in shared where (try? await store.data(forKey: keys.store)) == record {
+                        try? await store.removeValue(forKey: keys.store)
+                    }
+                }
+            }
+        }
+        return kept
+    }
+
+    /// Whether the source is an animation: known in memory, else from the mark a decode left on
+    /// the local disk (for a bitmap from memory or a table, whose decode this process may not
+    /// have seen), read once and then known.
+    func isAnimated(_ source: String) async -> Bool {
+        if let known = animatedSources.isAnimated(source) { return known }
+        let marked = (try? await disk?.data(forKey: StoreKey.animated(source))) != nil
+        animatedSources.note(source, animated: marked)
+        return marked
+    }
+
+    /// Puts encoded bytes in the memory tier and the source index (the index first, so a purge
+    /// that runs meanwhile finds the key; a refused value leaves it again).
+    /// - Returns: whether the tier took the bytes.
+    @discardableResult
+    private func keep(_ encoded: EncodedImage, keys: EncodedKeys, until: Date?) -> Bool {
+        sourceIndex.add(keys.memory, sources: [keys.source] + keys.madeWith)
+        guard encodedMemory.set(encoded, forKey: keys.memory, cost: encoded.count, expiresAt: until) else {
+            sourceIndex.remove(keys.memory)
+            return false
+        }
+        return true
+    }
+
+    /// After storing: when a purge of the source began since the work did, removes what it
+    /// stored from every tier (see `PurgeMarks`) — only where the tier still holds these bytes,
+    /// so what newer work stored under the same key stays.
+    private func undoIfPurged(_ keys: EncodedKeys, stored: EncodedImage, record: Data) async {
+        guard !purges.isCurrent(keys.mark) else { return }
+        for store in stores where (try? await store.data(forKey: keys.store)) == record {
+            try? await store.removeValue(forKey: keys.store)
+        }
+        if encodedMemory.value(forKey: keys.memory)?.etag == stored.etag {
+            encodedMemory.removeValue(forKey: keys.memory)
+        }
+    }
+}
