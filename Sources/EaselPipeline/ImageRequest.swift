@@ -84,10 +84,12 @@ public struct ImageRequest: Sendable {
     public var output: OutputPolicy?
     /// What the client said it takes (its `Accept`).
     public var client: ClientPreferences?
-    /// Source keys of what the image is made with besides its source (a watermark image): a
-    /// purge of any of them removes what was made with it from the memory tiers. (Its identity
-    /// is part of the processing's, so a replaced one makes new keys in every tier.)
-    public var madeWith: [String] = []
+    /// What the image is made with besides its source (watermarks, from
+    /// `ImagePipeline.watermark(for:maxSide:admission:)`): a purge of any of their sources
+    /// removes what was made with them from the memory tiers, and what is being made with them
+    /// is not kept. (A mark's identity is part of the processing's, so a replaced one makes new
+    /// keys in every tier.)
+    public var madeWith: [PreparedWatermark] = []
     /// The whole request — waiting, fetching, decoding, processing and encoding — fails with
     /// `.timedOut` once this has passed (nil: no limit beyond the fetcher's own).
     public var deadline: Duration?

@@ -56,6 +56,19 @@ public struct AcceptHeader: Sendable {
     }
 }
 
+extension AcceptHeader {
+    /// What of this header decides an answer (`ImagePipeline.decide` reads nothing else): each
+    /// output format's q-value, through wildcards and named. Two headers with the same class
+    /// get the same answer for the same URL, however they are spelt (the server's ready answers
+    /// are keyed by it).
+    public var decisionClass: String {
+        ImageEncoding.Format.allCases.map { format in
+            let type = format.contentType
+            return "\(quality(of: type)),\(explicitQuality(of: type))"
+        }.joined(separator: ";")
+    }
+}
+
 /// What the client said it takes, carried by the request for the pipeline to decide its
 /// answer: today its `Accept` header (Client Hints and Save-Data belong here too).
 public struct ClientPreferences: Sendable {

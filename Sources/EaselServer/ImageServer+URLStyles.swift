@@ -108,10 +108,8 @@ extension ImageServer {
 
     // MARK: Watermarks
 
-    /// The watermark image and its identity (its pixels' checksum: a new image under the same
-    /// name is a new cache key).
-    /// The watermark image, and the source key a purge of it names.
-    func watermarkImage(_ image: ProcessingOptions.WatermarkOptions.Image) async throws -> (mark: ProcessingOptions.Mark, sourceKey: String) {
+    /// The watermark image, prepared by the pipeline (once per source, until it is purged).
+    func watermarkImage(_ image: ProcessingOptions.WatermarkOptions.Image) async throws -> PreparedWatermark {
         var request: ImageRequest
         switch image {
         case .configured:
@@ -121,74 +119,18 @@ extension ImageServer {
         case .source(let source):
             request = ImageRequest(url: try resolve(source), cacheKey: sourceKey(source))
         }
-        // Made once per watermark source (until it is purged): the warm path pays a lookup.
-        guard let key = request.sourceKey else { throw RequestError.noSuchImage }
-        let (cached, epoch) = marks.withLock { ($0.entries[key], $0.epoch) }
-        if let cached { return (cached, key) }
         request.deadline = .milliseconds(Int64(checked: configuration.requestTimeout * 1000))
-        // Refused from its header when too large: never decoded first.
-        request.sourceLimits = DecodingLimits(maxSide: Self.largestMark)
-        // A fetch and decode: under the same admission as any other work.
-        guard admission.enter() else { throw RequestError.tooManyRequests }
-        defer { admission.leave() }
-        let loaded: Result<ImageResponse, PipelineError>
-        do throws(PipelineError) { loaded = .success(try await pipeline.image(for: request)) } catch { loaded = .failure(error) }
-        if case .failure(.decoding(.sideTooLong)) = loaded {
+        do throws(PipelineError) {
+            return try await pipeline.watermark(for: request, maxSide: Self.largestMark, admission: admission)
+        } catch .overloaded {
+            throw RequestError.tooManyRequests
+        } catch .decoding(.sideTooLong) {
             throw RequestError.invalid("a watermark image is at most \(Self.largestMark) pixels a side")
+        } catch .noSource {
+            throw RequestError.noSuchImage
         }
-        let bitmap = try loaded.get().image
-        // (A bitmap the memory tier already held was never checked against the side limit.)
-        guard bitmap.width <= Self.largestMark, bitmap.height <= Self.largestMark else {
-            throw RequestError.invalid("a watermark image is at most \(Self.largestMark) pixels a side")
-        }
-        let mark = try await BlockingIOPool.decoding.perform { () throws -> ProcessingOptions.Mark in Self.mark(bitmap) }
-        marks.withLock { $0.keep(mark, forKey: key, loadedAt: epoch) }
-        return (mark, key)
     }
 
     /// Watermark images are at most this many pixels a side.
     static let largestMark = 2048
-
-    /// The mark in RGBA and its identity: SHA-256 of its size and pixels (rows without their
-    /// padding), so no two marks share a cache key.
-    static func mark(_ bitmap: Bitmap) -> ProcessingOptions.Mark {
-        let rgba = bitmap.converted(to: .rgba8)
-        var hasher = SHA256()
-        withUnsafeBytes(of: (UInt64(rgba.width).littleEndian, UInt64(rgba.height).littleEndian)) { hasher.update(bufferPointer: $0) }
-        rgba.withUnsafeBytes { bytes in
-            for y in 0..<rgba.height {
-                hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: bytes[y * rgba.rowBytes..<y * rgba.rowBytes + rgba.width * 4]))
-            }
-        }
-        let identifier = hasher.finalize().prefix(16).map { String(format: "%02x", $0) }.joined()
-        return ProcessingOptions.Mark(bitmap: rgba, identifier: identifier)
-    }
-}
-
-/// Prepared watermark images by source key, bounded in bytes. `epoch` moves on every purge: a
-/// mark whose load began before a purge is not kept (it may be the purged image).
-struct MarkMemo: Sendable {
-    var entries: [String: ProcessingOptions.Mark] = [:]
-    var bytes = 0
-    var epoch: UInt64 = 0
-
-    /// The memo's byte budget (marks are at most 16 MiB each).
-    static let byteLimit = 64 << 20
-
-    mutating func keep(_ mark: ProcessingOptions.Mark, forKey key: String, loadedAt loadEpoch: UInt64) {
-        guard loadEpoch == epoch, entries[key] == nil else { return }
-        let size = mark.bitmap.rowBytes * mark.bitmap.height
-        guard size <= Self.byteLimit else { return }
-        if bytes + size > Self.byteLimit {
-            entries.removeAll()
-            bytes = 0
-        }
-        entries[key] = mark
-        bytes += size
-    }
-
-    mutating func forget(_ key: String) {
-        if let mark = entries.removeValue(forKey: key) { bytes -= mark.bitmap.rowBytes * mark.bitmap.height }
-        epoch &+= 1
-    }
 }

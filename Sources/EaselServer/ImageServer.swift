@@ -45,7 +45,6 @@ public final class ImageServer: Sendable {
     /// The configured watermark image (`watermark`): read through the pipeline like a source.
     let configuredMark: URL?
     /// Watermark images ready to composite, by source key (dropped when their source is purged).
-    let marks = Locked(MarkMemo())
     let cacheControl: String
     /// The ready-answer index: repeat requests answered in the channel pipeline from the memory
     /// tier (`ReadyAnswerHandler`).
@@ -317,21 +316,13 @@ public final class ImageServer: Sendable {
     ///     thumbor's rule); native URLs send WebP and AVIF only to clients that take them.
     func answer(_ request: Request, _ context: EaselRequestContext, head: Bool, source: Source, options: ProcessingOptions,
                 defaultQuality: Int?, strictFormat: Bool = false, lifetime: Int64? = nil) async throws -> Response {
-        var mark: ProcessingOptions.Mark?
-        var madeWith: [String] = []
-        // The memo's epoch before the mark is read: an answer made with a mark that a purge
-        // replaced meanwhile is not offered to the ready answers (its bytes stay under the old
-        // mark's key, which no new request asks for).
-        let generation = readyAnswers.generation.current
-        if let watermark = options.watermark {
-            let loaded = try await watermarkImage(watermark.image)
-            mark = loaded.mark
-            madeWith.append(loaded.sourceKey)
-        }
-        let processors = try options.processors(limit: configuration.maxAdHocSize, maxPixels: configuration.maxOutputPixels, mark: mark)
+        var madeWith: [PreparedWatermark] = []
+        if let watermark = options.watermark { madeWith.append(try await watermarkImage(watermark.image)) }
+        let processors = try options.processors(limit: configuration.maxAdHocSize, maxPixels: configuration.maxOutputPixels,
+                                                mark: madeWith.first.map { ProcessingOptions.Mark(bitmap: $0.image, identifier: $0.identifier) })
         return try await answer(request, context, head: head, source: source, processing: .processors(processors),
                                 output: OutputPolicy(format: options.format, quality: options.quality ?? defaultQuality, strict: strictFormat),
-                                madeWith: madeWith, lifetime: lifetime, markGeneration: madeWith.isEmpty ? nil : generation)
+                                madeWith: madeWith, lifetime: lifetime)
     }
 
     /// The identity a purge of `source` removes (the pipeline's source key), as a purge computes it.
@@ -341,12 +332,9 @@ public final class ImageServer: Sendable {
     /// what the client said (`Accept`) and what the URL asked (`output`); the pipeline decides
     /// the encoding and its `Vary`, answers from memory or makes it (admitted, or 429), and is
     /// left when the client closes its connection. This only writes HTTP.
-    /// - Parameter markGeneration: for an answer made with a watermark, the purge generation
-    ///   (`ReadyAnswers.Generation`) read before the mark was: a purge since then keeps the answer
-    ///   out of the ready answers, and ends its replays.
     func answer(_ request: Request, _ context: EaselRequestContext, head: Bool, source: Source,
-                processing: ImageRequest.Processing, output: OutputPolicy, madeWith: [String] = [],
-                lifetime: Int64? = nil, markGeneration: UInt64? = nil) async throws -> Response {
+                processing: ImageRequest.Processing, output: OutputPolicy, madeWith: [PreparedWatermark] = [],
+                lifetime: Int64? = nil) async throws -> Response {
         let key = sourceKey(source)
         var pipelineRequest = ImageRequest(url: try resolve(source), processing: processing, cacheKey: key)
         pipelineRequest.client = ClientPreferences(accept: request.headers[.accept])
@@ -383,7 +371,7 @@ public final class ImageServer: Sendable {
         if let purgeRelay, !purgeRelay.banURLs.isEmpty {
             // The source's identity, as a purge computes it (`purgeIdentity`), and those of what
             // the answer was made with (a watermark): a purge of any of them bans it in the CDN.
-            headers[Self.surrogateField] = ([pipelineRequest.sourceKey ?? ""] + madeWith).map(PurgeRelay.surrogateKey(forSource:))
+            headers[Self.surrogateField] = ([pipelineRequest.sourceKey ?? ""] + madeWith.map(\.sourceKey)).map(PurgeRelay.surrogateKey(forSource:))
                 .joined(separator: " ")
         }
         // Weak comparison, as RFC 9110 asks for If-None-Match (a CDN may send W/"…").
@@ -395,14 +383,13 @@ public final class ImageServer: Sendable {
         }
         headers[.contentLength] = String(encoded.count)
         // Offered to the ready answers (an index over the memory tier) when the handler could
-        // replay the request, the tier keeps these bytes (the pipeline says so: no tier read here), the headers do not depend on the time
-        // (expiring URLs) and no purge ran since a watermark was read; an earlier offer for the
-        // same request is withdrawn otherwise.
+        // replay the request, the tier keeps these bytes (the pipeline says so: no tier read
+        // here) and the headers do not depend on the time (expiring URLs); an earlier offer for
+        // the same request is withdrawn otherwise.
         if readyAnswers.isEnabled, let readyKey = ReadyAnswers.Key(request.head) {
             let loop = context.channel.eventLoop
-            if lifetime == nil, answer.isInMemoryTier, let variant = answer.key,
-               markGeneration.map({ $0 == readyAnswers.generation.current }) ?? true {
-                readyAnswers.offer(readyKey, .init(memoryKey: variant.memory, etag: encoded.etag, generation: markGeneration), on: loop)
+            if lifetime == nil, answer.isInMemoryTier, let variant = answer.key {
+                readyAnswers.offer(readyKey, .init(memoryKey: variant.memory, etag: encoded.etag), on: loop)
             } else {
                 readyAnswers.withdraw(readyKey, on: loop)
             }
@@ -453,19 +440,11 @@ public final class ImageServer: Sendable {
         // A failing local disk is this instance's failure (500). A shared tier that failed or
         // did not answer in time is named in a 202 (the local tiers are purged; the peers and
         // the CDN are told either way): never a 5xx a balancer would retry elsewhere.
-        // The memo forgets the source's mark before and after the tiers do: a mark loaded from
-        // a tier in between is not kept (see MarkMemo.epoch). Ready answers replay the memory
-        // tier's bytes, which the pipeline's purge removes — for the source and for everything
-        // made with it (`ImageRequest.madeWith`); the purge generation, advanced with each
-        // forget, ends the replays of answers made with a watermark and keeps out those still
-        // being made (their mark may be the purged one).
+        // Ready answers replay the memory tier's bytes, which the pipeline's purge removes — for
+        // the source and for everything made with it (`ImageRequest.madeWith`: a watermark,
+        // whose prepared image the pipeline forgets too; what was being made with the purged
+        // mark is not kept).
         let markKey = purgeIdentity(url: url, key: key)
-        marks.withLock { $0.forget(markKey) }
-        readyAnswers.generation.advance()
-        defer {
-            marks.withLock { $0.forget(markKey) }
-            readyAnswers.generation.advance()
-        }
         let report = try await pipeline.purge(ImageRequest(url: url, cacheKey: key), scope: relayed ? .local : .everywhere,
                                               sharedStoreTimeLimit: Self.sharedPurgeTimeLimit)
         var unreached = report.unreachedSharedStores.map { "shared tier (\($0))" }

@@ -1,3 +1,4 @@
+import EaselPipeline
 import EaselSupport
 import Foundation
 import HTTPTypes
@@ -22,18 +23,6 @@ import Synchronization
 /// One shard per event loop: a connection's handler reads and fills its own loop's shard, so the
 /// hot path takes an uncontended lock.
 final class ReadyAnswers: Sendable {
-    /// Advanced by every purge (before and after its tiers are purged). An answer made with a
-    /// watermark is indexed with the generation its mark was read in and replayed only while
-    /// that is still current: its variant's key names the mark's pixels, and bytes made with an
-    /// old mark may come back under that key after the mark's purge (work that read the mark
-    /// before the purge and stored after it), which must not revive the answer.
-    final class Generation: Sendable {
-        private let value = Atomic<UInt64>(0)
-        init() {}
-        var current: UInt64 { value.load(ordering: .acquiring) }
-        func advance() { value.add(1, ordering: .acquiringAndReleasing) }
-    }
-
     struct Key: Hashable, Sendable {
         var head: Bool
         var target: String
@@ -82,20 +71,17 @@ final class ReadyAnswers: Sendable {
         /// The encoded memory tier's key and the answer's ETag there.
         let memoryKey: String
         let etag: String
-        /// For an answer made with a watermark: the purge generation its mark was read in.
-        let generation: UInt64?
         let cost: Int
         let sequence: UInt64
         /// The second (UNIX time) of the `Date` in `fields`.
         let second: Int
 
-        init(fields: HTTPFields, route: String?, memoryKey: String, etag: String, generation: UInt64?, cost: Int, sequence: UInt64,
+        init(fields: HTTPFields, route: String?, memoryKey: String, etag: String, cost: Int, sequence: UInt64,
              second: Int) {
             self.fields = fields
             self.route = route
             self.memoryKey = memoryKey
             self.etag = etag
-            self.generation = generation
             self.cost = cost
             self.sequence = sequence
             self.second = second
@@ -105,17 +91,15 @@ final class ReadyAnswers: Sendable {
         func with(sequence: UInt64? = nil, date: (second: Int, text: String)? = nil) -> Answer {
             var fields = self.fields
             if let date { fields[.date] = date.text }
-            return Answer(fields: fields, route: route, memoryKey: memoryKey, etag: etag, generation: generation, cost: cost,
+            return Answer(fields: fields, route: route, memoryKey: memoryKey, etag: etag, cost: cost,
                           sequence: sequence ?? self.sequence, second: date?.second ?? second)
         }
     }
 
-    /// What the route answered a request with: the variant's memory key, its ETag, and for an
-    /// answer made with a watermark the generation its mark was read in.
+    /// What the route answered a request with: the variant's memory key and its ETag.
     struct Offer: Sendable {
         var memoryKey: String
         var etag: String
-        var generation: UInt64?
     }
 
     final class Shard: Sendable {
@@ -140,6 +124,28 @@ final class ReadyAnswers: Sendable {
 
         init(limit: Int) { self.limit = limit }
 
+        /// `Accept` values seen, by their decision class (`AcceptHeader.decisionClass`): keys
+        /// are filed and looked up under the class, so two spellings of the same preferences
+        /// share an answer. Bounded (browsers send a handful of values).
+        var classes: [String: String] = [:]
+        static let classesLimit = 256
+
+        /// `key` with its `Accept` value replaced by its decision class.
+        mutating func classed(_ key: Key) -> Key {
+            guard let accept = key.accept else { return key }
+            var classed = key
+            if let known = classes[accept] {
+                classed.accept = known
+            } else {
+                let decision = AcceptHeader(accept).decisionClass
+                if classes.count >= Self.classesLimit { classes.removeAll(keepingCapacity: true) }
+                classes[accept] = decision
+                classed.accept = decision
+            }
+            return classed
+        }
+
+        /// Files `answer` under `key` (classed: see `classed`).
         mutating func store(_ key: Key, _ answer: Answer) {
             guard answer.cost <= limit else { return }
             remove(key)
@@ -163,6 +169,7 @@ final class ReadyAnswers: Sendable {
 
         /// The answer for `key`, its `Date` the current second's.
         mutating func replay(_ key: Key) -> Answer? {
+            let key = classed(key)
             guard let answer = answers[key] else { return nil }
             let now = date.now()
             guard answer.second != now.second else { return answer }
@@ -185,13 +192,11 @@ final class ReadyAnswers: Sendable {
     private let current: @Sendable (_ memoryKey: String, _ etag: String) -> ByteBuffer?
     private let shards = Locked<[ObjectIdentifier: Shard]>([:])
     private let replays = Atomic<Int>(0)
-    let generation: Generation
 
-    init(limit: Int, loops: Int = System.coreCount, generation: Generation = Generation(),
+    init(limit: Int, loops: Int = System.coreCount,
          current: @escaping @Sendable (_ memoryKey: String, _ etag: String) -> ByteBuffer?) {
         self.limit = limit
         self.current = current
-        self.generation = generation
         perShard = limit / max(1, loops)
     }
 
@@ -212,9 +217,9 @@ final class ReadyAnswers: Sendable {
     /// tier still holds the same bytes (else the entry is removed).
     func replay(_ key: Key, from shard: Shard) -> (answer: Answer, body: ByteBuffer)? {
         guard let answer = shard.state.withLock({ $0.replay(key) }) else { return nil }
-        let stale = answer.generation.map { $0 != generation.current } ?? false
-        guard !stale, let body = current(answer.memoryKey, answer.etag) else {
+        guard let body = current(answer.memoryKey, answer.etag) else {
             shard.state.withLock { state in
+                let key = state.classed(key)
                 if state.answers[key]?.sequence == answer.sequence { state.remove(key) }
             }
             return nil
@@ -246,8 +251,7 @@ final class ReadyAnswers: Sendable {
             guard let offer = state.offered.removeValue(forKey: key), let etag = fields[.eTag], etag == offer.etag else { return }
             var cost = 256 + key.target.utf8.count + (key.accept?.utf8.count ?? 0) + offer.memoryKey.utf8.count
             for field in fields { cost += field.name.rawName.utf8.count + field.value.utf8.count + 32 }
-            state.store(key, Answer(fields: fields, route: route, memoryKey: offer.memoryKey, etag: etag, generation: offer.generation,
-                                    cost: cost, sequence: 0, second: -1))
+            state.store(state.classed(key), Answer(fields: fields, route: route, memoryKey: offer.memoryKey, etag: etag, cost: cost, sequence: 0, second: -1))
         }
     }
 

@@ -118,6 +118,55 @@ struct TierTests {
         }
     }
 
+    /// The pipeline prepares a watermark once per source and forgets it with the source's purge;
+    /// an answer made with a mark whose source a purge reached while it was being made is
+    /// answered but not kept (it may show the purged image).
+    @Test func anAnswerMadeWithAMarkPurgedMeanwhileIsNotKept() async throws {
+        let root = try TemporaryDirectory()
+        try catJPEG.write(to: root.child("cat.jpg"))
+        try cupPNG.write(to: root.child("mark.png"))
+        let cache = try TemporaryDirectory()
+        let pipeline = try ImagePipeline(configuration: .init(formats: testFormats, cacheDirectory: cache.url,
+                                                              fetchers: [FileFetcher(root: root.url)], downloadRate: nil))
+        let markRequest = ImageRequest(url: root.child("mark.png"))
+        let mark = try await pipeline.watermark(for: markRequest, maxSide: 2048)
+        #expect(mark.image.pixelFormat == .rgba8 && mark.sourceKey == markRequest.sourceKey)
+        let decodes = pipeline.decodeCount
+        #expect(try await pipeline.watermark(for: markRequest, maxSide: 2048).identifier == mark.identifier)
+        #expect(pipeline.decodeCount == decodes, "prepared once")
+        do {
+            _ = try await pipeline.watermark(for: markRequest, maxSide: 16)
+            Issue.record("a mark over the side limit was prepared")
+        } catch .decoding(.sideTooLong) {
+        } catch {
+            Issue.record("\(error)")
+        }
+        func marked(_ mark: PreparedWatermark) -> ImageRequest {
+            var request = request(root.child("cat.jpg"), .processors([Resize(width: 64, height: 64, mode: .fit),
+                                                                      Watermark(mark: mark.image, markIdentifier: mark.identifier)]))
+            request.madeWith = [mark]
+            return request
+        }
+        let gate = Gate()
+        let encodes = Locked(0)
+        pipeline.encodeHook.withLock { $0 = { encodes.withLock { $0 += 1 }; try? await gate.wait() } }
+        let during = Task { try await pipeline.encodedImage(for: marked(mark)) }
+        await eventually { encodes.withLock { $0 } == 1 }
+        // The mark's image changes and its purge runs while the answer is being made.
+        try catJPEG.write(to: root.child("mark.png"))
+        try await pipeline.purge(markRequest)
+        gate.open()
+        let answer = try await during.value
+        #expect(!answer.isInMemoryTier && pipeline.encodedMemoryCount == 0, "made with a purged mark: not kept")
+        #expect(pipeline.cachedEncodedImage(for: marked(mark)) == nil)
+        // The purge forgot the prepared mark: the next one is the new image's.
+        let replaced = try await pipeline.watermark(for: markRequest, maxSide: 2048)
+        #expect(replaced.identifier != mark.identifier)
+        let after = try await pipeline.encodedImage(for: marked(replaced))
+        #expect(after.isInMemoryTier && pipeline.encodedMemoryCount == 1)
+        await pipeline.close()
+    }
+
     @Test func anEncodedAnswerNeverStartsFromABitmapDecodedFromALossyDiskVariant() async throws {
         let root = try TemporaryDirectory()
         try catJPEG.write(to: root.child("cat.jpg"))

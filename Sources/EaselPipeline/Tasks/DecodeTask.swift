@@ -290,7 +290,7 @@ extension ImagePipeline {
             // The image's own identity: a family format's, or the request's processing.
             guard let processing = processingIdentity(request.processing.isFormat ? .format(imageName) : request.processing) else { continue }
             let key = BitmapKey(source: sourceKey, processing: processing)
-            keep(image, key: key.memory, sourceKey: sourceKey, madeWith: request.madeWith, until: freshUntil)
+            keep(image, key: key.memory, sourceKey: sourceKey, madeWith: request.madeWith.map(\.sourceKey), until: freshUntil)
             if request.usesDiskVariants, let disk {
                 let encodeStart = ContinuousClock.now
                 let encoding = image.isKnownOpaque ? configuration.variantEncoding : .png(compressionLevel: 1)

@@ -84,9 +84,15 @@ extension ImagePipeline {
         var variant: VariantKey
         var store: String
         var mark: PurgeMarks.Mark
-        var madeWith: [String]
+        var madeWith: [PreparedWatermark]
         var memory: String { variant.memory }
         var source: String { variant.source }
+
+        /// Whether what was made under these keys may stay stored: no purge of the source, or of
+        /// a watermark's source since its preparation began, has begun since.
+        func areCurrent(_ purges: PurgeMarks) -> Bool {
+            purges.isCurrent(mark) && madeWith.allSatisfy { purges.isCurrent($0.mark) }
+        }
     }
 
     /// The answer from the first data store that has it, kept in memory and copied to the
@@ -107,6 +113,7 @@ extension ImagePipeline {
             if keeps {
                 kept = keep(encoded, keys: keys, until: freshUntil)
                 await undoIfPurged(keys, stored: encoded, record: record)
+                kept = kept && keys.areCurrent(purges)
                 // The faster stores before this one get a copy, after the answer.
                 let earlier = stores[..<position]
                 if !earlier.isEmpty {
@@ -127,7 +134,7 @@ extension ImagePipeline {
 
     /// Keeps a new encoded answer: memory and the local disk now, the shared stores after the
     /// answer; taken back where a purge began meanwhile.
-    /// - Returns: whether the memory tier took the bytes.
+    /// - Returns: whether the memory tier took the bytes (and keeps them: no purge took them back).
     func store(_ encoded: EncodedImage, data: Data, keys: EncodedKeys, until: Date) async -> Bool {
         let kept = keep(encoded, keys: keys, until: until)
         let record = VariantRecord.encode(data, freshUntil: until)
@@ -146,14 +153,14 @@ extension ImagePipeline {
                         try await store.set(record, forKey: keys.store, expiresAt: until)
                     }
                 }
-                if !purges.isCurrent(keys.mark) {
+                if !keys.areCurrent(purges) {
                     for store in shared where (try? await store.data(forKey: keys.store)) == record {
                         try? await store.removeValue(forKey: keys.store)
                     }
                 }
             }
         }
-        return kept
+        return kept && keys.areCurrent(purges)
     }
 
     /// Whether the source is an animation: known in memory, else from the mark a decode left on
@@ -171,7 +178,7 @@ extension ImagePipeline {
     /// - Returns: whether the tier took the bytes.
     @discardableResult
     private func keep(_ encoded: EncodedImage, keys: EncodedKeys, until: Date?) -> Bool {
-        sourceIndex.add(keys.memory, sources: [keys.source] + keys.madeWith)
+        sourceIndex.add(keys.memory, sources: [keys.source] + keys.madeWith.map(\.sourceKey))
         guard encodedMemory.set(encoded, forKey: keys.memory, cost: encoded.count, expiresAt: until) else {
             sourceIndex.remove(keys.memory)
             return false
@@ -179,11 +186,11 @@ extension ImagePipeline {
         return true
     }
 
-    /// After storing: when a purge of the source began since the work did, removes what it
+    /// After storing: when a purge of the source (or of a watermark's) began since the work did, removes what it
     /// stored from every tier (see `PurgeMarks`) — only where the tier still holds these bytes,
     /// so what newer work stored under the same key stays.
     private func undoIfPurged(_ keys: EncodedKeys, stored: EncodedImage, record: Data) async {
-        guard !purges.isCurrent(keys.mark) else { return }
+        guard !keys.areCurrent(purges) else { return }
         for store in stores where (try? await store.data(forKey: keys.store)) == record {
             try? await store.removeValue(forKey: keys.store)
         }

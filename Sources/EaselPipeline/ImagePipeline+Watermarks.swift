@@ -1,0 +1,109 @@
+import EaselCodecs
+import EaselSupport
+import Foundation
+
+/// A watermark image ready to composite: RGBA, with an identity for the keys of what is made
+/// with it.
+public struct PreparedWatermark: Sendable {
+    /// The mark in RGBA (8 bits a channel).
+    public let image: Bitmap
+    /// 128 bits of its size and pixels (rows without their padding), in hex: a new image under
+    /// the same source is a new identity, so no two marks share a cache key.
+    public let identifier: String
+    /// The source key of the mark's image (what a purge of it names).
+    public let sourceKey: String
+    /// Its source's purge mark when its preparation began: what is made with it is not kept
+    /// past a purge of that source which began since (see `PurgeMarks`).
+    let mark: PurgeMarks.Mark
+}
+
+/// Prepared watermarks by source key, bounded in bytes; emptied of a source by its purge.
+final class PreparedWatermarks: Sendable {
+    private struct State {
+        var entries: [String: PreparedWatermark] = [:]
+        var bytes = 0
+    }
+    private let state = Locked(State())
+    /// The memo's byte budget (marks are at most 16 MiB each).
+    static let byteLimit = 64 << 20
+
+    func value(forKey key: String) -> PreparedWatermark? { state.withLock { $0.entries[key] } }
+
+    func keep(_ mark: PreparedWatermark, forKey key: String) {
+        let size = mark.image.rowBytes * mark.image.height
+        guard size <= Self.byteLimit else { return }
+        state.withLock { state in
+            guard state.entries[key] == nil else { return }
+            if state.bytes + size > Self.byteLimit {
+                state.entries.removeAll()
+                state.bytes = 0
+            }
+            state.entries[key] = mark
+            state.bytes += size
+        }
+    }
+
+    func remove(_ key: String) {
+        state.withLock { state in
+            if let mark = state.entries.removeValue(forKey: key) { state.bytes -= mark.image.rowBytes * mark.image.height }
+        }
+    }
+}
+
+extension ImagePipeline {
+    /// The watermark image of `request`'s source, prepared once (until that source is purged):
+    /// read through the tiers like any source — within `request`'s deadline and limits, under
+    /// `admission` like any other work — at most `maxSide` pixels a side (`.decoding(.sideTooLong)`
+    /// otherwise, from the header before any decode), converted to RGBA and identified by its
+    /// pixels. A warm call is one lookup. A preparation that raced a purge of the source is
+    /// answered but not kept (it may be the purged image).
+    public func watermark(for request: ImageRequest, maxSide: Int,
+                          admission: (any WorkAdmission)? = nil) async throws(PipelineError) -> PreparedWatermark {
+        guard let sourceKey = request.sourceKey else { throw .noSource }
+        if let prepared = watermarks.value(forKey: sourceKey) {
+            let image = prepared.image
+            guard image.width <= maxSide, image.height <= maxSide else {
+                throw .decoding(.sideTooLong(width: image.width, height: image.height, limit: maxSide))
+            }
+            return prepared
+        }
+        let mark = purges.mark(sourceKey)
+        var request = request
+        request.sourceLimits = DecodingLimits(maxSide: maxSide)
+        if let admission, !admission.enter() { throw .overloaded }
+        defer { admission?.leave() }
+        let bitmap = try await image(for: request).image
+        // A bitmap the memory tier already held was never checked against the side limit.
+        guard bitmap.width <= maxSide, bitmap.height <= maxSide else {
+            throw .decoding(.sideTooLong(width: bitmap.width, height: bitmap.height, limit: maxSide))
+        }
+        let prepared = try await BlockingIOPool.decoding.perform { () throws(PipelineError) -> PreparedWatermark in
+            Self.prepare(bitmap, sourceKey: sourceKey, mark: mark)
+        }
+        if purges.isCurrent(mark) {
+            watermarks.keep(prepared, forKey: sourceKey)
+            // A purge that began meanwhile takes it back.
+            if !purges.isCurrent(mark) { watermarks.remove(sourceKey) }
+        }
+        return prepared
+    }
+
+    /// The mark in RGBA and its identity.
+    static func prepare(_ bitmap: Bitmap, sourceKey: String, mark: PurgeMarks.Mark) -> PreparedWatermark {
+        let rgba = bitmap.converted(to: .rgba8)
+        var pixels = Data(capacity: 16 + rgba.width * 4 * rgba.height)
+        withUnsafeBytes(of: (UInt64(rgba.width).littleEndian, UInt64(rgba.height).littleEndian)) { pixels.append(contentsOf: $0) }
+        rgba.withUnsafeBytes { bytes in
+            for y in 0..<rgba.height {
+                pixels.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[y * rgba.rowBytes..<y * rgba.rowBytes + rgba.width * 4]))
+            }
+        }
+        let identifier = [Checksum.compute(pixels, seed: 1), Checksum.compute(pixels, seed: 2)]
+            .map { String($0, radix: 16).leftPadded(to: 16) }.joined()
+        return PreparedWatermark(image: rgba, identifier: identifier, sourceKey: sourceKey, mark: mark)
+    }
+}
+
+extension String {
+    fileprivate func leftPadded(to width: Int) -> String { String(repeating: "0", count: max(0, width - count)) + self }
+}
