@@ -131,6 +131,8 @@ public final class ImagePipeline: Sendable {
     /// cache directory), then `configuration.sharedStores`. Originals and bitmap variants are
     /// kept on the local disk only.
     let stores: [any DataStore]
+    /// Output decisions already made (by policy and `Accept` value).
+    let decisions = Decisions()
     /// Watermark images prepared once per source (until it is purged).
     let watermarks = PreparedWatermarks()
     /// Marks that keep work which raced a purge from storing what it made.

@@ -72,11 +72,37 @@ extension AcceptHeader {
 /// What the client said it takes, carried by the request for the pipeline to decide its
 /// answer: today its `Accept` header (Client Hints and Save-Data belong here too).
 public struct ClientPreferences: Sendable {
+    /// The `Accept` header's value as the client sent it; nil when it sent none.
+    public var acceptValue: String?
     /// The parsed `Accept` header; nil when the client sent none (JPEG for everyone).
-    public var accept: AcceptHeader?
+    public var accept: AcceptHeader? { acceptValue.map(AcceptHeader.init) }
 
-    /// Preferences from the raw `Accept` header value, or nil when the request had none.
-    public init(accept: String?) { self.accept = accept.map(AcceptHeader.init) }
+    /// Preferences from the raw `Accept` header value, or nil when the request had none. The
+    /// value is parsed only when a decision needs it (`ImagePipeline.decide` remembers its
+    /// decisions by value and policy).
+    public init(accept: String?) { acceptValue = accept }
+}
+
+/// Decisions already made, by policy and `Accept` value: a warm request parses no header and
+/// builds no encoding. Bounded (browsers send a handful of values; URLs a handful of policies).
+final class Decisions: Sendable {
+    private struct Key: Hashable {
+        var policy: OutputPolicy
+        var accept: String?
+    }
+    private let known = Locked([Key: OutputDecision]())
+    private static let limit = 1024
+
+    func decision(_ policy: OutputPolicy, for client: ClientPreferences?) -> OutputDecision {
+        let key = Key(policy: policy, accept: client?.acceptValue)
+        if let known = known.withLock({ $0[key] }) { return known }
+        let decision = ImagePipeline.decide(policy, for: client)
+        known.withLock { known in
+            if known.count >= Self.limit { known.removeAll(keepingCapacity: true) }
+            known[key] = decision
+        }
+        return decision
+    }
 }
 
 /// What the URL or the named format asked of the output.
@@ -154,7 +180,7 @@ extension ImagePipeline {
         var request = request
         var vary: String?
         if let policy = request.output {
-            let decision = Self.decide(policy, for: request.client)
+            let decision = decisions.decision(policy, for: request.client)
             request.encoding = decision.encoding
             vary = decision.vary
         }

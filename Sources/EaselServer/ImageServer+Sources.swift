@@ -19,16 +19,17 @@ extension ImageServer {
     /// The first segment after `prefix` (the format, or nil when `withSpec` is false) and the
     /// source: an absolute http(s) URL (`…/https://host/a.jpg`), or decoded path segments.
     static func split(_ path: String, prefix: String, withSpec: Bool = true) throws -> (String?, Source) {
-        guard path.hasPrefix(prefix) else { throw RequestError.noSuchImage }
-        var rest = Substring(path.dropFirst(prefix.count))
+        // Byte comparisons throughout (Character operations and Foundation's String overloads
+        // cost more than the rest of a warm answer).
+        guard path.utf8.starts(with: prefix.utf8) else { throw RequestError.noSuchImage }
+        var rest = path[path.utf8.index(path.startIndex, offsetBy: prefix.utf8.count)...]
         var spec: String?
         if withSpec {
-            guard let slash = rest.firstIndex(of: "/") else { throw RequestError.noSuchImage }
+            guard let slash = rest.utf8.firstIndex(of: UInt8(ascii: "/")) else { throw RequestError.noSuchImage }
             spec = String(rest[..<slash])
-            if spec!.contains("%" as Character) { spec = spec!.removingPercentEncoding }
-            rest = rest[rest.index(after: slash)...]
+            if rest[..<slash].utf8.contains(UInt8(ascii: "%")) { spec = spec!.removingPercentEncoding }
+            rest = rest[rest.utf8.index(after: slash)...]
         }
-        // (Character and byte comparisons: Foundation's String overloads bridge to NSString.)
         if let first = rest.utf8.first, first | 0x20 == UInt8(ascii: "h") || first | 0x20 == UInt8(ascii: "s"),
            let text = Self.absoluteSource(rest) {
             // Dot segments (`..`, also percent-encoded) are resolved here, so that the policy
@@ -41,7 +42,7 @@ extension ImageServer {
             }
             return (spec, .remote(url))
         }
-        return (spec, .path(try decodedSegments(rest.split(separator: "/", omittingEmptySubsequences: false))))
+        return (spec, .path(try decodedSegments(rest.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).map(Substring.init))))
     }
 
     enum Source {
@@ -69,7 +70,7 @@ extension ImageServer {
     static func decodedSegments(_ raw: [Substring]) throws -> [String] {
         guard !raw.isEmpty else { throw RequestError.noSuchImage }
         return try raw.map { segment in
-            guard let decoded = segment.contains("%" as Character) ? String(segment).removingPercentEncoding : String(segment),
+            guard let decoded = segment.utf8.contains(UInt8(ascii: "%")) ? String(segment).removingPercentEncoding : String(segment),
                   !decoded.isEmpty, decoded != ".", decoded != "..",
                   !decoded.utf8.contains(where: { $0 == UInt8(ascii: "/") || $0 == 0 || $0 == UInt8(ascii: "\\") }) else {
                 throw RequestError.noSuchImage

@@ -150,10 +150,12 @@ struct MetricsMiddleware<Context: RequestContext>: RouterMiddleware {
     /// The route label of a request for `path` (without the query); the ready-answer handler
     /// counts its replays with it.
     static func route(path: Substring, method: HTTPRequest.Method) -> String? {
-        if path.hasPrefix("/images/") { return method == .delete ? "purge" : "images" }
-        if path.hasPrefix("/info/") || path.hasPrefix("/imgproxy/info/") { return "info" }
-        if path.hasPrefix("/imgproxy/") { return "imgproxy" }
-        if path.hasPrefix("/thumbor/") { return "thumbor" }
+        // Byte comparisons: this runs on every answer, replays included.
+        let bytes = path.utf8
+        if bytes.starts(with: "/images/".utf8) { return method == .delete ? "purge" : "images" }
+        if bytes.starts(with: "/info/".utf8) || bytes.starts(with: "/imgproxy/info/".utf8) { return "info" }
+        if bytes.starts(with: "/imgproxy/".utf8) { return "imgproxy" }
+        if bytes.starts(with: "/thumbor/".utf8) { return "thumbor" }
         switch path {
         case "/": return "gallery"
         case "/health": return "health"
