@@ -1,3 +1,4 @@
+import Crypto
 import EaselCodecs
 import EaselSupport
 import Foundation
@@ -7,8 +8,9 @@ import Foundation
 public struct PreparedWatermark: Sendable {
     /// The mark in RGBA (8 bits a channel).
     public let image: Bitmap
-    /// 128 bits of its size and pixels (rows without their padding), in hex: a new image under
-    /// the same source is a new identity, so no two marks share a cache key.
+    /// The first 128 bits of the SHA-256 of its size and pixels (rows without their padding), in
+    /// hex: a new image under the same source is a new identity, and no crafted image can take
+    /// another's (a cryptographic hash), so no two marks share a cache key.
     public let identifier: String
     /// The source key of the mark's image (what a purge of it names).
     public let sourceKey: String
@@ -60,7 +62,10 @@ extension ImagePipeline {
     public func watermark(for request: ImageRequest, maxSide: Int,
                           admission: (any WorkAdmission)? = nil) async throws(PipelineError) -> PreparedWatermark {
         guard let sourceKey = request.sourceKey else { throw .noSource }
-        if let prepared = watermarks.value(forKey: sourceKey) {
+        // A prepared mark whose purge mark is no longer current (its source's purge under way, or
+        // a purge of another source in the same slot) is prepared again, under a current mark:
+        // what is made with it could not be kept otherwise.
+        if let prepared = watermarks.value(forKey: sourceKey), purges.isCurrent(prepared.mark) {
             let image = prepared.image
             guard image.width <= maxSide, image.height <= maxSide else {
                 throw .decoding(.sideTooLong(width: image.width, height: image.height, limit: maxSide))
@@ -91,19 +96,14 @@ extension ImagePipeline {
     /// The mark in RGBA and its identity.
     static func prepare(_ bitmap: Bitmap, sourceKey: String, mark: PurgeMarks.Mark) -> PreparedWatermark {
         let rgba = bitmap.converted(to: .rgba8)
-        var pixels = Data(capacity: 16 + rgba.width * 4 * rgba.height)
-        withUnsafeBytes(of: (UInt64(rgba.width).littleEndian, UInt64(rgba.height).littleEndian)) { pixels.append(contentsOf: $0) }
+        var hasher = SHA256()
+        withUnsafeBytes(of: (UInt64(rgba.width).littleEndian, UInt64(rgba.height).littleEndian)) { hasher.update(bufferPointer: $0) }
         rgba.withUnsafeBytes { bytes in
             for y in 0..<rgba.height {
-                pixels.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[y * rgba.rowBytes..<y * rgba.rowBytes + rgba.width * 4]))
+                hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: bytes[y * rgba.rowBytes..<y * rgba.rowBytes + rgba.width * 4]))
             }
         }
-        let identifier = [Checksum.compute(pixels, seed: 1), Checksum.compute(pixels, seed: 2)]
-            .map { String($0, radix: 16).leftPadded(to: 16) }.joined()
+        let identifier = hasher.finalize().prefix(16).map { String(format: "%02x", $0) }.joined()
         return PreparedWatermark(image: rgba, identifier: identifier, sourceKey: sourceKey, mark: mark)
     }
-}
-
-extension String {
-    fileprivate func leftPadded(to width: Int) -> String { String(repeating: "0", count: max(0, width - count)) + self }
 }

@@ -36,7 +36,8 @@ public final class ImagePipeline: Sendable {
         public var diskByteLimit: Int
         /// Tried in order; by default an `HTTPFetcher`. Add a `FileFetcher` for file URLs.
         public var fetchers: [any ImageFetcher]
-        /// Fetches running at once; more wait for a slot by priority. Default 6.
+        /// Fetches running at once; more wait for a slot by priority. Default 6. (Local files,
+        /// read at once on the I/O pool, take no slot.)
         public var maximumConcurrentDownloads: Int
         /// Decodes, processing and encodes running at once. Default: one per core.
         public var maximumConcurrentDecodes: Int
@@ -121,7 +122,8 @@ public final class ImagePipeline: Sendable {
     let sourceIndex = SourceIndex()
     /// The shared work of every stage (fetch, decode, encode) and the slots it runs in.
     let tasks: TaskGraph
-    /// Called before each encode (tests hold it to make an encode outlast a deadline).
+    /// Called before each still's encode, once its bitmap is there (an animation's frames are
+    /// encoded as they are read, before it); tests hold it to make an encode outlast a deadline.
     package let encodeHook = Locked<(@Sendable () async -> Void)?>(nil)
     /// Called when a family job (the family's formats after an answer) starts waiting for its
     /// slot (tests hold it to look at the tiers between the answer and the family).

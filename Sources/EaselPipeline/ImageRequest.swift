@@ -50,16 +50,6 @@ public struct ImageRequest: Sendable {
         case cacheOnly
         /// Read the caches, but store nothing this request produces.
         case noStore
-
-        /// Requests under different policies never share work: this ends their work keys.
-        var workKeySuffix: String {
-            switch self {
-            case .useCache: ""
-            case .reload: "|reload"
-            case .cacheOnly: "|cached"
-            case .noStore: "|nostore"
-            }
-        }
     }
 
     /// Where the original comes from: a URL or an image-table entity.
@@ -86,9 +76,9 @@ public struct ImageRequest: Sendable {
     public var client: ClientPreferences?
     /// What the image is made with besides its source (watermarks, from
     /// `ImagePipeline.watermark(for:maxSide:admission:)`): a purge of any of their sources
-    /// removes what was made with them from the memory tiers, and what is being made with them
-    /// is not kept. (A mark's identity is part of the processing's, so a replaced one makes new
-    /// keys in every tier.)
+    /// removes what was made with them from the memory tiers, and an encoded answer being made
+    /// with them meanwhile is not kept. (A mark's identity is part of the processing's, so a
+    /// replaced one makes new keys in every tier.)
     public var madeWith: [PreparedWatermark] = []
     /// The whole request — waiting, fetching, decoding, processing and encoding — fails with
     /// `.timedOut` once this has passed (nil: no limit beyond the fetcher's own).

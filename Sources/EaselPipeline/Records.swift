@@ -92,7 +92,8 @@ final class PurgeMarks: Sendable {
     private static let slotCount = 1_024
     private let slots = Locked([(started: UInt64, finished: UInt64)](repeating: (0, 0), count: PurgeMarks.slotCount))
 
-    private func slot(_ source: String) -> Int { Int(UInt(bitPattern: source.hashValue) % UInt(Self.slotCount)) }
+    /// The slot `source` shares with others (tests find a source in another's slot with it).
+    package func slot(_ source: String) -> Int { Int(UInt(bitPattern: source.hashValue) % UInt(Self.slotCount)) }
 
     func mark(_ source: String) -> Mark {
         let slot = slot(source)

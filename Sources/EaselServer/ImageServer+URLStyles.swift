@@ -1,4 +1,3 @@
-import Crypto
 import EaselCodecs
 import EaselPipeline
 import EaselSupport

@@ -44,7 +44,6 @@ public final class ImageServer: Sendable {
     let imgproxyPresets: [String: [Substring]]
     /// The configured watermark image (`watermark`): read through the pipeline like a source.
     let configuredMark: URL?
-    /// Watermark images ready to composite, by source key (dropped when their source is purged).
     let cacheControl: String
     /// The ready-answer index: repeat requests answered in the channel pipeline from the memory
     /// tier (`ReadyAnswerHandler`).
@@ -427,10 +426,11 @@ public final class ImageServer: Sendable {
         // The image's own URL works too: a leading format (or ad-hoc spec) is not part of the
         // source, which is then read as a GET reads it (a path or an absolute URL).
         let path = request.uri.path
-        let rest = path.dropFirst("/images/".count)
-        let first = rest.prefix { $0 != "/" }
-        let decodedFirst = first.contains("%" as Character) ? String(first).removingPercentEncoding ?? "" : String(first)
-        let withSpec = first.endIndex < rest.endIndex && (formatsByName[decodedFirst] != nil || decodedFirst.contains("=" as Character))
+        // (Bytes, as `split` reads the path.)
+        let rest = path[path.utf8.index(path.startIndex, offsetBy: min("/images/".utf8.count, path.utf8.count))...]
+        let first = rest[..<(rest.utf8.firstIndex(of: UInt8(ascii: "/")) ?? rest.endIndex)]
+        let decodedFirst = first.utf8.contains(UInt8(ascii: "%")) ? String(first).removingPercentEncoding ?? "" : String(first)
+        let withSpec = first.endIndex < rest.endIndex && (formatsByName[decodedFirst] != nil || decodedFirst.utf8.contains(UInt8(ascii: "=")))
         let (_, source) = try Self.split(path, prefix: "/images/", withSpec: withSpec)
         let url = try resolve(source)
         let key = sourceKey(source)
@@ -444,14 +444,14 @@ public final class ImageServer: Sendable {
         // the source and for everything made with it (`ImageRequest.madeWith`: a watermark,
         // whose prepared image the pipeline forgets too; what was being made with the purged
         // mark is not kept).
-        let markKey = purgeIdentity(url: url, key: key)
+        let sourceIdentity = purgeIdentity(url: url, key: key)
         let report = try await pipeline.purge(ImageRequest(url: url, cacheKey: key), scope: relayed ? .local : .everywhere,
                                               sharedStoreTimeLimit: Self.sharedPurgeTimeLimit)
         var unreached = report.unreachedSharedStores.map { "shared tier (\($0))" }
         if let purgeRelay, !relayed {
             var target = path
             if let query = request.uri.query { target += "?" + query }
-            unreached += await purgeRelay.relay(path: target, surrogateKey: PurgeRelay.surrogateKey(forSource: markKey))
+            unreached += await purgeRelay.relay(path: target, surrogateKey: PurgeRelay.surrogateKey(forSource: sourceIdentity))
         }
         guard unreached.isEmpty else {
             // 202, not a 5xx: the purge is done here but not yet everywhere, and a balancer in

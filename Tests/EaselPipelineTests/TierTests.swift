@@ -164,6 +164,17 @@ struct TierTests {
         #expect(replaced.identifier != mark.identifier)
         let after = try await pipeline.encodedImage(for: marked(replaced))
         #expect(after.isInMemoryTier && pipeline.encodedMemoryCount == 1)
+        // A purge of another source that shares the mark's purge slot: the prepared mark is
+        // prepared again under a current mark, and what is made with it is kept as before.
+        let slot = pipeline.purges.slot(try #require(markRequest.sourceKey))
+        let neighbour = try #require((0..<200_000).lazy.map { "file:///elsewhere/\($0).jpg" }.first { pipeline.purges.slot($0) == slot })
+        try await pipeline.purge(ImageRequest(url: URL(fileURLWithPath: "/elsewhere/x.jpg"), cacheKey: neighbour))
+        let again = try await pipeline.watermark(for: markRequest, maxSide: 2048)
+        #expect(again.identifier == replaced.identifier)
+        var other = marked(again)
+        other.processing = .processors([Resize(width: 32, height: 32, mode: .fit),
+                                        Watermark(mark: again.image, markIdentifier: again.identifier)])
+        #expect(try await pipeline.encodedImage(for: other).isInMemoryTier, "a neighbour's purge does not stop the mark's answers being kept")
         await pipeline.close()
     }
 

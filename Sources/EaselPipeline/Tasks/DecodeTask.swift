@@ -196,7 +196,10 @@ extension ImagePipeline {
             return Processed(images: [:], tier: original.tier, info: info, freshUntil: original.freshUntil, storable: original.cacheable,
                              animation: animation)
         }
-        // A still, or an animation over the animation limits (its first frame, as before).
+        // A still, or an animation over the animation limits (its first frame, as before; it is
+        // then noted as a still, so that later answers start from this still's tiers rather
+        // than read the frames again).
+        let overLimits = animated && frames != nil
         let decode: FamilyDecode
         do {
             // A named format: the decode covers that format. Ad-hoc processing: the decode covers
@@ -209,7 +212,7 @@ extension ImagePipeline {
             throw .decoding(error)
         }
         let decoded = decode.decoded
-        noteAnimation(animated, sourceKey: sourceKey, keepsMark: stores && original.cacheable)
+        noteAnimation(animated && !overLimits, sourceKey: sourceKey, keepsMark: stores && original.cacheable)
         metrics.decodes.increment()
         metrics.stage(.decode, since: decodeStart, attributes: ["easel.format": .string("\(info.fileType)".lowercased()), "easel.bytes": .int64(Int64(original.data.count)),
                                                                "easel.width": .int64(Int64(decoded.width)), "easel.height": .int64(Int64(decoded.height))])

@@ -12,7 +12,11 @@ struct EncodeTask: PipelineTask {
     let request: ImageRequest
     let keys: ImagePipeline.EncodedKeys
 
-    var key: WorkKey { WorkKey(identity: keys.memory, policy: request.cachePolicy, mark: keys.mark) }
+    /// The variant, and the purge marks of its source and of its watermarks' sources: requests
+    /// after a purge of either never join work that began before it.
+    var key: WorkKey {
+        WorkKey(identity: keys.memory, policy: request.cachePolicy, mark: keys.mark, variant: keys.madeWith.map(\.mark.suffix).joined())
+    }
     static func coalescer(in graph: TaskGraph) -> WorkCoalescer<WorkKey, EncodedResponse> { graph.encodes }
 
     func run(_ handle: PriorityHandle) async throws(PipelineError) -> EncodedResponse {
@@ -30,7 +34,9 @@ struct EncodeTask: PipelineTask {
         // is one (known in memory, else from the disk's mark, read only on such a hit: a decode
         // finds out itself); else one decode, which makes the animation from the frames when
         // the source has several.
-        var frames = encoding.animationEncoding
+        // A source known as a still needs no frames (its decode is then the one a still answer's
+        // is, shared with it).
+        var frames = pipeline.animatedSources.isAnimated(keys.source) == false ? nil : encoding.animationEncoding
         var made = frames != nil && pipeline.animatedSources.contains(keys.source)
             ? nil : await pipeline.cachedBitmap(bitmapRequest, key: bitmapKey, format: format)
         if made != nil, frames != nil {
