@@ -114,30 +114,32 @@ import Testing
         }
     }
 
-    /// A cold encoded request looks in the disk index once for its encoded variant and once for
-    /// the original (an animation's frames come from the original its decode read); a warm one
-    /// not at all.
-    @Test func aColdRequestLooksUpEachTierOnce() async throws {
+    /// A cold encoded request looks in the disk index once for its encoded variant and, when its
+    /// fetcher's originals are stored (HTTP), once for the original (an animation's frames come
+    /// from the original its decode read); local files, whose originals are never stored, cost
+    /// no original lookup. A warm one looks up nothing.
+    @Test(arguments: [false, true]) func aColdRequestLooksUpEachTierOnce(overHTTP: Bool) async throws {
         let gif = try GIFCodec.encodeAnimation(width: 120, height: 80, frames: (0..<3).map { i in (0..<9600).map { $0 % 120 / 40 == i ? 1 : 0 } },
                                                palette: [255, 0, 0, 0, 0, 255], delays: [5, 5, 5])
-        try await withFamilyPipeline(["cup.png": cupPNG, "anim.gif": gif]) { pipeline, root in
+        @Sendable func check(_ pipeline: ImagePipeline, _ url: (String) -> URL) async throws {
             let disk = try #require(pipeline.disk)
+            let original = overHTTP ? 1 : 0
             // AVIF with WebP for animations: the answer depends on whether the source is animated.
             let encodings = [ImageEncoding(.avif, quality: 60, animationAsWebP: 80), ImageEncoding(.webp, quality: 80)]
             for (name, type) in [("cup.png", "image/avif"), ("anim.gif", "image/webp")] {
                 for encoding in encodings {
-                    var request = ImageRequest(url: root.child(name), format: "thumb")
+                    var request = ImageRequest(url: url(name), format: "thumb")
                     request.encoding = encoding
                     let before = disk.lookupCount
                     let cold = try await pipeline.encodedImage(for: request)
                     let lookups = disk.lookupCount - before
                     if encoding == encodings[0] {
                         #expect(cold.encoded.contentType == type, "\(name)")
-                        #expect(lookups == 2, "\(name): the encoded variant and the original, once each (\(lookups))")
+                        #expect(lookups == 1 + original, "\(name): the encoded variant and the original, once each (\(lookups))")
                     } else {
                         // The second encoding: its own encoded variant, then the bitmap from
                         // memory (a still) or the animation known in memory (the original, once).
-                        #expect(lookups == (name == "cup.png" ? 1 : 2), "\(name), \(encoding) (\(lookups))")
+                        #expect(lookups == (name == "cup.png" ? 1 : 1 + original), "\(name), \(encoding) (\(lookups))")
                     }
                     let warm = disk.lookupCount
                     #expect(try await pipeline.encodedImage(for: request).tier == .encodedMemory)
@@ -147,6 +149,24 @@ import Testing
             // The still: one decode. The animation: its frames once per animated answer (the
             // decode that finds it animated reads the frames; no first frame before them).
             #expect(pipeline.counters.decodes == 3)
+        }
+        if overHTTP {
+            let origin = Origin()
+            origin.serve("/cup.png", .file(cupPNG))
+            origin.serve("/anim.gif", .file(gif))
+            try await origin.run { base in
+                let cache = try TemporaryDirectory()
+                let pipeline = try ImagePipeline(configuration: .init(formats: Self.family, cacheDirectory: cache.url, downloadRate: nil))
+                do { try await check(pipeline) { base.appendingPathComponent($0) } } catch {
+                    await pipeline.close()
+                    throw error
+                }
+                await pipeline.close()
+            }
+        } else {
+            try await withFamilyPipeline(["cup.png": cupPNG, "anim.gif": gif]) { pipeline, root in
+                try await check(pipeline) { root.child($0) }
+            }
         }
     }
 

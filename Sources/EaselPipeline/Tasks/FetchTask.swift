@@ -23,8 +23,10 @@ struct FetchTask: PipelineTask {
         typealias Original = ImagePipeline.Original
 
         let key = StoreKey.original(sourceKey)
+        let fetcher = pipeline.configuration.fetchers.first(where: { $0.canFetch(url) })
         var stored: (data: Data, metadata: HTTPMetadata)?
-        if policy != .reload, let disk = pipeline.disk,
+        // No lookup for a fetcher whose originals are never stored (local files).
+        if policy != .reload, fetcher?.cachesOriginals ?? true, let disk = pipeline.disk,
            let record = await Traces.cacheRead(store: disk.storeName, entry: "original", { try? await disk.data(forKey: key) }) {
             stored = OriginalRecord.decode(record)
         }
@@ -36,7 +38,6 @@ struct FetchTask: PipelineTask {
             throw .notCached
         }
         let fetchStart = ContinuousClock.now
-        let fetcher = pipeline.configuration.fetchers.first(where: { $0.canFetch(url) })
         // A client span; AsyncHTTPClient's own span for each request to the origin (HTTP or S3)
         // is its child and sends its context on in `traceparent`.
         let (response, data) = try await Traces.withSpan("easel.fetch", kind: .client) { span throws(PipelineError) in
