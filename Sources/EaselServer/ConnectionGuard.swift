@@ -14,10 +14,11 @@ import Synchronization
 /// connection with no request in progress is closed. A client holding thousands of idle sockets
 /// therefore only recycles its own sockets, and a new client (a health check) is still served.
 ///
-/// Idle and half-sent requests are closed by Hummingbird's idle timeout
+/// Idle and half-sent requests are closed by the guard's idle timeout
 /// (`ServerConfiguration.idleTimeout`), which counts from the connection's start or its last
-/// response until a complete request head has arrived: a slowloris client trickling header
-/// bytes is closed when it passes.
+/// answer until a complete request head has arrived: a slowloris client trickling header bytes
+/// is closed when it passes. (The guard keeps it, not Hummingbird's connection-state handler:
+/// replayed ready answers never reach that handler, and the guard sees every request.)
 final class ConnectionRegistry: Sendable {
     private struct Entry {
         let channel: any Channel
@@ -127,8 +128,52 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     private var closeWhenOutputClosed = false
     /// Timers to cancel when the connection goes (so a closed one is not kept alive by them).
     private var timers: [Scheduled<Void>] = []
+    /// How long a connection may wait for a complete request head (nil: for ever).
+    private let idleTimeout: TimeAmount?
+    /// Since when the connection waits for a request (its start, or its last answer); nil while
+    /// a request is in progress.
+    private var idleSince: NIODeadline? = .now()
+    /// Checks `idleSince` when it may have passed the timeout: one timer per connection, moved on
+    /// when it fires early, rather than one scheduled and cancelled per request.
+    private var idleTimer: Scheduled<Void>?
 
-    init(registry: ConnectionRegistry) { self.registry = registry }
+    init(registry: ConnectionRegistry, idleTimeout: TimeAmount? = nil) {
+        self.registry = registry
+        self.idleTimeout = idleTimeout
+    }
+
+    /// Starts the idle timer, once the connection is active.
+    private func startIdleTimer(_ context: ChannelHandlerContext) {
+        guard let idleTimeout, idleTimer == nil, context.channel.isActive else { return }
+        scheduleIdleCheck(context, at: (idleSince ?? .now()) + idleTimeout)
+    }
+
+    private func scheduleIdleCheck(_ context: ChannelHandlerContext, at deadline: NIODeadline) {
+        idleTimer = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) {
+            self.idleTimer = nil
+            guard let idleTimeout = self.idleTimeout, !self.draining, context.channel.isActive else { return }
+            guard let since = self.idleSince else {
+                // A request in progress: look again a timeout from now.
+                self.scheduleIdleCheck(context, at: .now() + idleTimeout)
+                return
+            }
+            if since + idleTimeout <= .now() {
+                context.close(promise: nil)
+            } else {
+                self.scheduleIdleCheck(context, at: since + idleTimeout)
+            }
+        }
+    }
+
+    private func stopIdleTimer() {
+        idleTimer?.cancel()
+        idleTimer = nil
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        startIdleTimer(context)
+        context.fireChannelActive()
+    }
 
     /// How long an idle connection stays open once shutdown begins, for a request the client
     /// already sent (it is answered, with `Connection: close`).
@@ -141,11 +186,13 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     func handlerAdded(context: ChannelHandlerContext) {
         let id = registry.register(context.channel, activity: activity)
         context.channel.closeFuture.whenComplete { [registry] _ in registry.unregister(id) }
+        startIdleTimer(context)
     }
 
     func channelInactive(context: ChannelHandlerContext) {
         for timer in timers { timer.cancel() }
         timers = []
+        stopIdleTimer()
         context.fireChannelInactive()
     }
 
@@ -202,6 +249,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         }
         if case .head(let head) = unwrapInboundIn(data) {
             activity.began()
+            idleSince = nil
             // HTTP/1.1 keeps the connection unless told otherwise: skip the header scan then.
             let close = head.version.minor == 0 || head.headers.contains(name: "connection") ? !head.isKeepAlive : false
             // A transfer coding other than chunked is answered 501 (`MetricsMiddleware`), and its
@@ -256,6 +304,8 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
                 context.write(data, promise: promise)
                 // Shutting down and idle now: the same grace as an idle connection's.
                 if quiescing, after.isEmpty { drainWhenIdle(context) }
+                // The last answer in progress: the wait for the next request begins.
+                if after.isEmpty { idleSince = .now() }
             case .close:
                 // Closed once the kernel has taken the whole answer (a close with writes still
                 // pending would drop them: a large image cut short).
@@ -276,23 +326,24 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
 }
 
 /// Hummingbird's HTTP/1 channel with a `ConnectionGuard` in front of its type conversion and,
-/// when ready answers are on, a `ReadyAnswerHandler` last before the framework.
+/// when ready answers are on, a `ReadyAnswerHandler` right after the guard.
 struct GuardedHTTP1Channel: ServerChildChannel {
     typealias Value = HTTP1Channel.Value
     let inner: HTTP1Channel
     let registry: ConnectionRegistry
+    /// The guard's idle timeout (Hummingbird's own is off: see `ConnectionGuard`).
+    var idleTimeout: TimeAmount?
     var ready: (answers: ReadyAnswers, metrics: ServerMetrics, answered: @Sendable () -> Void, accessLog: Logger?)?
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
-        inner.setup(channel: channel, logger: logger).flatMapThrowing { [registry, ready] value in
+        inner.setup(channel: channel, logger: logger).flatMapThrowing { [registry, ready, idleTimeout] value in
             let operations = channel.pipeline.syncOperations
             let codec = try operations.handler(type: HTTP1ToHTTPServerCodec.self)
-            try operations.addHandler(ConnectionGuard(registry: registry), position: .before(codec))
+            try operations.addHandler(ConnectionGuard(registry: registry, idleTimeout: idleTimeout), position: .before(codec))
             if let ready, ready.answers.isEnabled {
-                let state = try operations.handler(type: HTTPConnectionStateHandler.self)
                 let handler = ReadyAnswerHandler(answers: ready.answers, shard: ready.answers.shard(for: channel.eventLoop), metrics: ready.metrics,
                                                  answered: ready.answered, accessLog: ready.accessLog)
-                try operations.addHandler(handler, position: .after(state))
+                try operations.addHandler(handler, position: .before(codec))
             }
             return value
         }

@@ -59,17 +59,19 @@ final class DisconnectWatcher: ChannelInboundHandler, RemovableChannelHandler, @
 }
 
 extension ImageServer {
-    /// HTTP/1.1 with a `DisconnectWatcher` on every connection, the idle timeout, the
+    /// HTTP/1.1 with a `DisconnectWatcher` on every connection, the idle timeout and the
     /// connection cap (`ConnectionGuard`) and the warm path's ready answers (`ReadyAnswerHandler`).
     public func httpServer() -> HTTPServerBuilder {
-        let configuration = HTTP1Channel.Configuration(additionalChannelHandlers: [DisconnectWatcher()],
-                                                       idleTimeout: .milliseconds(Int64(checked: self.configuration.idleTimeout * 1000)))
+        // The idle timeout is the guard's, which sees replayed requests too.
+        let configuration = HTTP1Channel.Configuration(additionalChannelHandlers: [DisconnectWatcher()], idleTimeout: nil)
+        let idleTimeout = TimeAmount.milliseconds(Int64(checked: self.configuration.idleTimeout * 1000))
         let registry = connections
         let pipeline = pipeline
         let ready = (answers: readyAnswers, metrics: metrics, answered: { @Sendable in pipeline.countAnswer(by: .encodedMemory) },
                      accessLog: self.configuration.accessLog ? Logger(label: "easel.server") : nil)
         return HTTPServerBuilder { responder in
-            GuardedHTTP1Channel(inner: HTTP1Channel(responder: responder, configuration: configuration), registry: registry, ready: ready)
+            GuardedHTTP1Channel(inner: HTTP1Channel(responder: responder, configuration: configuration), registry: registry,
+                                idleTimeout: idleTimeout, ready: ready)
         }
     }
 }

@@ -3,16 +3,18 @@ import EaselSupport
 import HTTPTypes
 import Logging
 import NIOCore
-import NIOHTTPTypes
+import NIOHTTP1
 import Tracing
 
 /// Answers repeat requests from `ReadyAnswers` in the channel pipeline, and files in the index
 /// the header fields of the answers the framework writes for variants the route offered.
 ///
-/// It sits last before the framework's own handlers, after the HTTP codec, the connection guard
-/// and Hummingbird's connection-state handler, so a replayed answer passes through everything a
-/// framework answer passes through on its way out: `Connection: close` for HTTP/1.0 and
-/// `Connection: close` requests, the idle timer, graceful shutdown, the open-connection count.
+/// It sits right after the connection guard, before Hummingbird's type conversion (the HTTP
+/// codec between NIO's HTTP/1 types and HTTP Types), its connection-state handler and everything
+/// after them: a replay costs no conversion either way. What a replayed answer needs of those
+/// it gets from the connection guard, which sees every request and answer: `Connection: close`
+/// for HTTP/1.0 and `Connection: close` requests (with the close after the answer), the idle
+/// timeout, graceful shutdown and the open-connection count.
 ///
 /// A request is replayed only when nothing before it on the connection is still being answered
 /// (pipelined answers stay in order), the connection is writable (a client that does not read
@@ -22,10 +24,10 @@ import Tracing
 ///
 /// Not `Sendable`: it lives on its channel's event loop like every channel handler.
 final class ReadyAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
-    typealias InboundIn = HTTPRequestPart
-    typealias InboundOut = HTTPRequestPart
-    typealias OutboundIn = HTTPResponsePart
-    typealias OutboundOut = HTTPResponsePart
+    typealias InboundIn = HTTPServerRequestPart
+    typealias InboundOut = HTTPServerRequestPart
+    typealias OutboundIn = HTTPServerResponsePart
+    typealias OutboundOut = HTTPServerResponsePart
 
     private let answers: ReadyAnswers
     private let shard: ReadyAnswers.Shard
@@ -41,7 +43,7 @@ final class ReadyAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
     private var passed = CircularBuffer<Passed>()
     /// A request head that may be replayed, held until its end (or a body) arrives.
-    private var held: (request: HTTPRequest, key: ReadyAnswers.Key, start: ContinuousClock.Instant)?
+    private var held: (request: HTTPRequestHead, key: ReadyAnswers.Key, start: ContinuousClock.Instant)?
     private var unflushed = false
 
     init(answers: ReadyAnswers, shard: ReadyAnswers.Shard, metrics: ServerMetrics, answered: @escaping @Sendable () -> Void,
@@ -75,27 +77,7 @@ final class ReadyAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
             }
             self.held = nil
             if context.channel.isActive, context.channel.isWritable, let (answer, body) = answers.replay(held.key, from: shard) {
-                // Each answer gets its own request's ID, in the place the filed answer had one.
-                var fields = answer.fields
-                let requestID = RequestID.of(held.request.headerFields)
-                fields[RequestID.field] = requestID
-                context.write(wrapOutboundOut(.head(HTTPResponse(status: .ok, headerFields: fields))), promise: nil)
-                if !held.key.head { context.write(wrapOutboundOut(.body(body)), promise: nil) }
-                context.write(wrapOutboundOut(.end(nil)), promise: nil)
-                unflushed = true
-                if let route = answer.route { metrics.record(route: route, status: 200, since: held.start) }
-                if let accessLog {
-                    MetricsMiddleware<EaselRequestContext>.logAnswer(accessLog, method: held.request.method, path: String((held.request.path ?? "").prefix { $0 != "?" }),
-                                                                     route: answer.route, status: 200, since: held.start, requestID: requestID)
-                }
-                if Traces.isEnabled {
-                    let span = ServerSpan.start(method: held.request.method, target: held.request.path ?? "", fields: held.request.headerFields,
-                                                at: Traces.instant(.now - held.start))
-                    ServerSpan.finish(span, route: answer.route, status: 200, requestID: requestID,
-                                      peer: context.channel.remoteAddress, tier: ImageTier.encodedMemory.rawValue,
-                                      contentType: fields[.contentType], bytes: body.readableBytes, replayed: true)
-                }
-                answered()
+                replay(context, held.request, answer: answer, body: body, key: held.key, start: held.start)
                 return
             }
             pass(context, held.request, key: held.key)
@@ -103,7 +85,40 @@ final class ReadyAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
-    private func pass(_ context: ChannelHandlerContext, _ request: HTTPRequest, key: ReadyAnswers.Key?) {
+    /// Writes the filed answer with this request's own `X-Request-ID` (in the place the filed
+    /// one had) and the memory tier's bytes; flushed at the end of the read.
+    private func replay(_ context: ChannelHandlerContext, _ request: HTTPRequestHead, answer: ReadyAnswers.Answer, body: ByteBuffer,
+                        key: ReadyAnswers.Key, start: ContinuousClock.Instant) {
+        let requestID = RequestID.accepted(request.headers.first(name: "x-request-id")) ?? RequestID.make()
+        var fields = answer.fields
+        if let index = answer.requestIDIndex { fields[index].1 = requestID } else { fields.append(("X-Request-ID", requestID)) }
+        // HTTP/1.0 keep-alive is said (HTTP/1.1's is the default; closing is the guard's).
+        if request.version.minor == 0, request.isKeepAlive { fields.append(("Connection", "keep-alive")) }
+        let head = HTTPResponseHead(version: request.version, status: .ok, headers: HTTPHeaders(fields))
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
+        if !key.head { context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil) }
+        context.write(wrapOutboundOut(.end(nil)), promise: nil)
+        unflushed = true
+        if let route = answer.route { metrics.record(route: route, status: 200, since: start) }
+        if accessLog != nil || Traces.isEnabled {
+            let method = HTTPRequest.Method(request.method.rawValue) ?? .get
+            if let accessLog {
+                MetricsMiddleware<EaselRequestContext>.logAnswer(accessLog, method: method, path: String(request.uri.prefix { $0 != "?" }),
+                                                                 route: answer.route, status: 200, since: start, requestID: requestID)
+            }
+            if Traces.isEnabled {
+                var requestFields = HTTPFields()
+                for header in request.headers { if let name = HTTPField.Name(header.name) { requestFields.append(HTTPField(name: name, value: header.value)) } }
+                let span = ServerSpan.start(method: method, target: request.uri, fields: requestFields, at: Traces.instant(.now - start))
+                ServerSpan.finish(span, route: answer.route, status: 200, requestID: requestID,
+                                  peer: context.channel.remoteAddress, tier: ImageTier.encodedMemory.rawValue,
+                                  contentType: head.headers.first(name: "content-type"), bytes: body.readableBytes, replayed: true)
+            }
+        }
+        answered()
+    }
+
+    private func pass(_ context: ChannelHandlerContext, _ request: HTTPRequestHead, key: ReadyAnswers.Key?) {
         passed.append(Passed(key: key))
         context.fireChannelRead(wrapInboundOut(.head(request)))
     }
@@ -123,7 +138,7 @@ final class ReadyAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
             // it could be replayed and the route offered its variant.
             if response.status == .ok, !passed.isEmpty, let key = passed[passed.startIndex].key {
                 let path = key.target.prefix { $0 != "?" }
-                answers.file(key, fields: response.headerFields,
+                answers.file(key, headers: response.headers,
                              route: MetricsMiddleware<EaselRequestContext>.route(path: path, method: key.head ? .head : .get), in: shard)
             }
         case .body:

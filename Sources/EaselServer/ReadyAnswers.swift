@@ -3,6 +3,7 @@ import EaselSupport
 import Foundation
 import HTTPTypes
 import NIOCore
+import NIOHTTP1
 import Synchronization
 
 /// Ready answers for the warm path: an index from a request (method, target, `Accept`) to the
@@ -47,6 +48,23 @@ final class ReadyAnswers: Sendable {
             self.accept = accept
         }
 
+        /// The same key from a request head as the HTTP codec reads it (the handler sits before
+        /// the framework's type conversion): the same rules, the same target and `Accept`.
+        init?(_ request: HTTPRequestHead) {
+            guard request.method == .GET || request.method == .HEAD, request.uri.utf8.first == UInt8(ascii: "/"),
+                  request.uri.utf8.count <= Self.longestTarget else { return nil }
+            let headers = request.headers
+            for name in Self.conditionalNames where headers.contains(name: name) { return nil }
+            guard !headers.contains(name: "expect"), !headers.contains(name: "transfer-encoding") else { return nil }
+            if headers.contains(name: "content-length"), headers["content-length"] != ["0"] { return nil }
+            let values = headers["accept"]
+            let accept = values.isEmpty ? nil : values.count == 1 ? values[0] : values.joined(separator: ", ")
+            if let accept, accept.utf8.count > Self.longestAccept { return nil }
+            self.head = request.method == .HEAD
+            self.target = request.uri
+            self.accept = accept
+        }
+
         init(head: Bool, target: String, accept: String?) {
             self.head = head
             self.target = target
@@ -58,14 +76,20 @@ final class ReadyAnswers: Sendable {
         /// Requests carrying any of these go the normal way (the route answers `If-None-Match`
         /// with 304; the others it ignores, but a replay need not know that).
         static let conditionalFields: [HTTPField.Name] = [.ifNoneMatch, .ifModifiedSince, .ifMatch, .ifUnmodifiedSince, .ifRange, .range]
+        static let conditionalNames = conditionalFields.map(\.canonicalName)
     }
 
     /// An indexed answer: the response's header fields as the route and the framework sent them
-    /// (`Date` set anew, in its place, for the current second), the variant's key in the encoded
-    /// memory tier and its ETag there, and what the metrics need. Immutable: a replay hands out
-    /// a reference, and a new second makes a new answer.
+    /// (`Date` set anew, in its place, for the current second; each replay's own `X-Request-ID`
+    /// in the place of the filed one), the variant's key in the encoded memory tier and its ETag
+    /// there, and what the metrics need. Immutable: a replay hands out a reference, and a new
+    /// second makes a new answer.
     final class Answer: Sendable {
-        let fields: HTTPFields
+        /// The fields in their order, as the HTTP encoder writes them.
+        let fields: [(String, String)]
+        /// Where `Date` and `X-Request-ID` are in `fields`.
+        let dateIndex: Int?
+        let requestIDIndex: Int?
         /// The metrics route label (`MetricsMiddleware.route`), nil when the route is not counted.
         let route: String?
         /// The encoded memory tier's key and the answer's ETag there.
@@ -76,9 +100,11 @@ final class ReadyAnswers: Sendable {
         /// The second (UNIX time) of the `Date` in `fields`.
         let second: Int
 
-        init(fields: HTTPFields, route: String?, memoryKey: String, etag: String, cost: Int, sequence: UInt64,
+        init(fields: [(String, String)], route: String?, memoryKey: String, etag: String, cost: Int, sequence: UInt64,
              second: Int) {
             self.fields = fields
+            dateIndex = fields.firstIndex { $0.0.utf8.count == 4 && $0.0.lowercased() == "date" }
+            requestIDIndex = fields.firstIndex { $0.0.utf8.count == 12 && $0.0.lowercased() == "x-request-id" }
             self.route = route
             self.memoryKey = memoryKey
             self.etag = etag
@@ -90,13 +116,17 @@ final class ReadyAnswers: Sendable {
         /// This answer with another sequence number or `Date`.
         func with(sequence: UInt64? = nil, date: (second: Int, text: String)? = nil) -> Answer {
             var fields = self.fields
-            if let date { fields[.date] = date.text }
+            if let date {
+                if let dateIndex { fields[dateIndex].1 = date.text } else { fields.append(("Date", date.text)) }
+            }
             return Answer(fields: fields, route: route, memoryKey: memoryKey, etag: etag, cost: cost,
                           sequence: sequence ?? self.sequence, second: date?.second ?? second)
         }
     }
 
     /// What the route answered a request with: the variant's memory key and its ETag.
+    /// (Offers are kept under the classed key, like answers: the route reads the request through
+    /// the framework's types and the handler through the codec's.)
     struct Offer: Sendable {
         var memoryKey: String
         var etag: String
@@ -234,24 +264,28 @@ final class ReadyAnswers: Sendable {
     func offer(_ key: Key, _ offer: Offer, on loop: any EventLoop) {
         shard(for: loop).state.withLock { state in
             if state.offered.count >= ShardState.offeredLimit { state.offered.removeAll(keepingCapacity: true) }
-            state.offered[key] = offer
+            state.offered[state.classed(key)] = offer
         }
     }
 
     /// The route answered `key` with something that must not be indexed: an earlier offer for
     /// it is dropped.
     func withdraw(_ key: Key, on loop: any EventLoop) {
-        _ = shard(for: loop).state.withLock { $0.offered.removeValue(forKey: key) }
+        _ = shard(for: loop).state.withLock { $0.offered.removeValue(forKey: $0.classed(key)) }
     }
 
     /// Files the answer to `key` with the header fields it was sent with, when the route offered
-    /// its variant and these fields are that variant's (the same ETag).
-    func file(_ key: Key, fields: HTTPFields, route: String?, in shard: Shard) {
+    /// its variant and these fields are that variant's (the same ETag), and they keep the
+    /// connection as a replay would (no `Connection` field: a closing answer is not a template).
+    func file(_ key: Key, headers: HTTPHeaders, route: String?, in shard: Shard) {
+        guard !headers.contains(name: "connection"), let etag = headers.first(name: "etag") else { return }
+        let fields = headers.map { ($0.name, $0.value) }
         shard.state.withLock { state in
-            guard let offer = state.offered.removeValue(forKey: key), let etag = fields[.eTag], etag == offer.etag else { return }
+            let key = state.classed(key)
+            guard let offer = state.offered.removeValue(forKey: key), etag == offer.etag else { return }
             var cost = 256 + key.target.utf8.count + (key.accept?.utf8.count ?? 0) + offer.memoryKey.utf8.count
-            for field in fields { cost += field.name.rawName.utf8.count + field.value.utf8.count + 32 }
-            state.store(state.classed(key), Answer(fields: fields, route: route, memoryKey: offer.memoryKey, etag: etag, cost: cost, sequence: 0, second: -1))
+            for field in fields { cost += field.0.utf8.count + field.1.utf8.count + 32 }
+            state.store(key, Answer(fields: fields, route: route, memoryKey: offer.memoryKey, etag: etag, cost: cost, sequence: 0, second: -1))
         }
     }
 

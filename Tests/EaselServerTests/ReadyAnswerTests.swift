@@ -13,6 +13,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import NIOCore
+import NIOHTTP1
 import NIOPosix
 import Synchronization
 import Testing
@@ -311,6 +312,26 @@ func wireRequest(_ method: String = "GET", _ target: String, _ fields: [String] 
         }
     }
 
+    /// Replays reach no handler after the connection guard, so the guard keeps the idle
+    /// timeout: a connection busy with replayed answers for longer than it is never idle, and
+    /// one that goes quiet after them is closed.
+    @Test func aConnectionAnsweredByReplaysIsNotIdle() async throws {
+        let server = try TestServer { $0.idleTimeout = 0.5 }
+        let ready = server.server.readyAnswers
+        try await onOneConnection(server) { socket, reader, port in
+            try socket.send(wireRequest("GET", "/images/thumb/cat.jpg"))
+            #expect(try reader.next().status == 200)
+            // Eight replays, 150 ms apart: 1.2 s in all, more than twice the idle timeout.
+            for index in 0..<8 {
+                try socket.send(wireRequest("GET", "/images/thumb/cat.jpg"))
+                #expect(try reader.next().status == 200, "replay \(index)")
+                #expect(!socket.readUntilClosed(within: .milliseconds(150)).closed, "closed after replay \(index)")
+            }
+            #expect(ready.replayCount == 8)
+            #expect(socket.readUntilClosed(within: .seconds(10)).closed, "quiet for the idle timeout: closed")
+        }
+    }
+
     @Test func answersWhoseHeadersDependOnTheTimeAreNeverKept() async throws {
         let server = try TestServer { $0.signingKeys = [keyA]; $0.signingSalt = salt }
         let ready = server.server.readyAnswers
@@ -401,10 +422,10 @@ func wireRequest(_ method: String = "GET", _ target: String, _ fields: [String] 
         let answers = ReadyAnswers(limit: 10_000, loops: 1) { _, _ in Self.answer(10) }
         let loop = MultiThreadedEventLoopGroup.singleton.any()
         let shard = answers.shard(for: loop)
-        func file(_ target: String, fields: HTTPFields = [.contentType: "image/jpeg", .eTag: "\"e\""]) {
+        func file(_ target: String, fields: HTTPHeaders = HTTPHeaders([("Content-Type", "image/jpeg"), ("ETag", "\"e\"")])) {
             let key = ReadyAnswers.Key(head: false, target: target, accept: nil)
             answers.offer(key, .init(memoryKey: "m", etag: "\"e\""), on: loop)
-            answers.file(key, fields: fields, route: "images", in: shard)
+            answers.file(key, headers: fields, route: "images", in: shard)
         }
         for index in 0..<100 {
             file("/images/thumb/\(index).jpg")
@@ -415,23 +436,26 @@ func wireRequest(_ method: String = "GET", _ target: String, _ fields: [String] 
         let newest = try #require(answers.replay(.init(head: false, target: "/images/thumb/99.jpg", accept: nil), from: shard))
         #expect(newest.body.readableBytes == 10 && newest.answer.route == "images", "the body is the memory tier's")
         let second = Int(Date().timeIntervalSince1970)
-        #expect([HTTPDate.format(time_t(second)), HTTPDate.format(time_t(second - 1))].contains(newest.answer.fields[.date] ?? ""), "a Date for now")
+        #expect([HTTPDate.format(time_t(second)), HTTPDate.format(time_t(second - 1))].contains(newest.answer.fields.first { $0.0.lowercased() == "date" }?.1 ?? ""), "a Date for now")
         // Filing one key again and again leaves no trail of stale pairs behind.
         for _ in 0..<5_000 { file("/again") }
         #expect(shard.state.withLock { $0.order.count - $0.orderStart } <= 2 * shard.state.withLock { $0.answers.count } + 65)
         // Not offered by the route, or without an ETag: never filed.
-        answers.file(.init(head: false, target: "/unoffered", accept: nil), fields: [.eTag: "\"e\""], route: nil, in: shard)
+        answers.file(.init(head: false, target: "/unoffered", accept: nil), headers: HTTPHeaders([("ETag", "\"e\"")]), route: nil, in: shard)
         #expect(answers.replay(.init(head: false, target: "/unoffered", accept: nil), from: shard) == nil)
-        file("/no-etag", fields: [.contentType: "image/jpeg"])
+        file("/no-etag", fields: HTTPHeaders([("Content-Type", "image/jpeg")]))
         #expect(answers.replay(.init(head: false, target: "/no-etag", accept: nil), from: shard) == nil)
         // Fields of other bytes than the offered variant's (another ETag): not filed.
-        file("/other-bytes", fields: [.eTag: "\"x\""])
+        file("/other-bytes", fields: HTTPHeaders([("ETag", "\"x\"")]))
+        // A closing answer is no template for a kept connection: not filed.
+        file("/closing", fields: HTTPHeaders([("ETag", "\"e\""), ("Connection", "close")]))
+        #expect(answers.replay(.init(head: false, target: "/closing", accept: nil), from: shard) == nil)
         #expect(answers.replay(.init(head: false, target: "/other-bytes", accept: nil), from: shard) == nil)
         // Withdrawn by the route: not filed.
         let withdrawn = ReadyAnswers.Key(head: false, target: "/withdrawn", accept: nil)
         answers.offer(withdrawn, .init(memoryKey: "m", etag: "\"e\""), on: loop)
         answers.withdraw(withdrawn, on: loop)
-        answers.file(withdrawn, fields: [.eTag: "\"e\""], route: nil, in: shard)
+        answers.file(withdrawn, headers: HTTPHeaders([("ETag", "\"e\"")]), route: nil, in: shard)
         #expect(answers.replay(withdrawn, from: shard) == nil)
     }
 
@@ -444,7 +468,7 @@ func wireRequest(_ method: String = "GET", _ target: String, _ fields: [String] 
         let shard = answers.shard(for: loop)
         let key = ReadyAnswers.Key(head: false, target: "/images/thumb/a.jpg", accept: nil)
         answers.offer(key, .init(memoryKey: "m", etag: "\"e\""), on: loop)
-        answers.file(key, fields: [.eTag: "\"e\""], route: nil, in: shard)
+        answers.file(key, headers: HTTPHeaders([("ETag", "\"e\"")]), route: nil, in: shard)
         #expect(answers.replay(key, from: shard) != nil)
         current.store(false, ordering: .relaxed)  // expired, evicted, replaced or purged in the tier
         #expect(answers.replay(key, from: shard) == nil && answers.usage.answers == 0, "removed with it")
