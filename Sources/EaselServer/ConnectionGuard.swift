@@ -189,6 +189,10 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         startIdleTimer(context)
     }
 
+    func handlerRemoved(context: ChannelHandlerContext) {
+        stopIdleTimer()
+    }
+
     func channelInactive(context: ChannelHandlerContext) {
         for timer in timers { timer.cancel() }
         timers = []
@@ -308,7 +312,9 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
                 if after.isEmpty { idleSince = .now() }
             case .close:
                 // Closed once the kernel has taken the whole answer (a close with writes still
-                // pending would drop them: a large image cut short).
+                // pending would drop them: a large image cut short); a client that never reads
+                // it is closed by the idle timeout, counted from here.
+                if after.isEmpty { idleSince = .now() }
                 let written = context.eventLoop.makePromise(of: Void.self)
                 written.futureResult.cascade(to: promise)
                 context.writeAndFlush(data, promise: written)

@@ -89,12 +89,15 @@ final class ReadyAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// one had) and the memory tier's bytes; flushed at the end of the read.
     private func replay(_ context: ChannelHandlerContext, _ request: HTTPRequestHead, answer: ReadyAnswers.Answer, body: ByteBuffer,
                         key: ReadyAnswers.Key, start: ContinuousClock.Instant) {
-        let requestID = RequestID.accepted(request.headers.first(name: "x-request-id")) ?? RequestID.make()
+        // The client's ID when it sent one usable line (several lines are one joined value to the
+        // route, which refuses it, as here).
+        let sent = request.headers["x-request-id"]
+        let requestID = (sent.count == 1 ? RequestID.accepted(sent[0]) : nil) ?? RequestID.make()
         var fields = answer.fields
         if let index = answer.requestIDIndex { fields[index].1 = requestID } else { fields.append(("X-Request-ID", requestID)) }
-        // HTTP/1.0 keep-alive is said (HTTP/1.1's is the default; closing is the guard's).
-        if request.version.minor == 0, request.isKeepAlive { fields.append(("Connection", "keep-alive")) }
-        let head = HTTPResponseHead(version: request.version, status: .ok, headers: HTTPHeaders(fields))
+        // As the framework answers: HTTP/1.1 whatever the request's version, the connection's
+        // fate (`Connection: close` and the close) the guard's.
+        let head = HTTPResponseHead(version: .http1_1, status: .ok, headers: HTTPHeaders(fields))
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         if !key.head { context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil) }
         context.write(wrapOutboundOut(.end(nil)), promise: nil)

@@ -4,6 +4,7 @@ import Foundation
 import HTTPTypes
 import NIOCore
 import NIOHTTP1
+import NIOHTTPTypesHTTP1
 import Synchronization
 
 /// Ready answers for the warm path: an index from a request (method, target, `Accept`) to the
@@ -49,10 +50,17 @@ final class ReadyAnswers: Sendable {
         }
 
         /// The same key from a request head as the HTTP codec reads it (the handler sits before
-        /// the framework's type conversion): the same rules, the same target and `Accept`.
+        /// the framework's type conversion): the same rules, the same target and `Accept`. A
+        /// target in absolute form (`http://host/a.jpg`) is read through the codec's own
+        /// conversion, which keeps its path, as the route sees it.
         init?(_ request: HTTPRequestHead) {
-            guard request.method == .GET || request.method == .HEAD, request.uri.utf8.first == UInt8(ascii: "/"),
-                  request.uri.utf8.count <= Self.longestTarget else { return nil }
+            guard request.method == .GET || request.method == .HEAD else { return nil }
+            if request.uri.utf8.first != UInt8(ascii: "/") {
+                guard let converted = ReadyAnswers.routeView(request) else { return nil }
+                self.init(converted)
+                return
+            }
+            guard request.uri.utf8.count <= Self.longestTarget else { return nil }
             let headers = request.headers
             for name in Self.conditionalNames where headers.contains(name: name) { return nil }
             guard !headers.contains(name: "expect"), !headers.contains(name: "transfer-encoding") else { return nil }
@@ -60,9 +68,7 @@ final class ReadyAnswers: Sendable {
             let values = headers["accept"]
             let accept = values.isEmpty ? nil : values.count == 1 ? values[0] : values.joined(separator: ", ")
             if let accept, accept.utf8.count > Self.longestAccept { return nil }
-            self.head = request.method == .HEAD
-            self.target = request.uri
-            self.accept = accept
+            self.init(head: request.method == .HEAD, target: request.uri, accept: accept)
         }
 
         init(head: Bool, target: String, accept: String?) {
@@ -123,6 +129,9 @@ final class ReadyAnswers: Sendable {
                           sequence: sequence ?? self.sequence, second: date?.second ?? second)
         }
     }
+
+    /// A request head as the route sees it, through the framework's own conversion.
+    static func routeView(_ head: HTTPRequestHead) -> HTTPRequest? { try? HTTPRequest(head, secure: false, splitCookie: false) }
 
     /// What the route answered a request with: the variant's memory key and its ETag.
     /// (Offers are kept under the classed key, like answers: the route reads the request through
@@ -278,11 +287,13 @@ final class ReadyAnswers: Sendable {
     /// its variant and these fields are that variant's (the same ETag), and they keep the
     /// connection as a replay would (no `Connection` field: a closing answer is not a template).
     func file(_ key: Key, headers: HTTPHeaders, route: String?, in shard: Shard) {
-        guard !headers.contains(name: "connection"), let etag = headers.first(name: "etag") else { return }
+        let etag = headers.first(name: "etag")
+        let closing = headers.contains(name: "connection")
         let fields = headers.map { ($0.name, $0.value) }
         shard.state.withLock { state in
             let key = state.classed(key)
-            guard let offer = state.offered.removeValue(forKey: key), etag == offer.etag else { return }
+            // The offer is used up whatever follows.
+            guard let offer = state.offered.removeValue(forKey: key), !closing, let etag, etag == offer.etag else { return }
             var cost = 256 + key.target.utf8.count + (key.accept?.utf8.count ?? 0) + offer.memoryKey.utf8.count
             for field in fields { cost += field.0.utf8.count + field.1.utf8.count + 32 }
             state.store(key, Answer(fields: fields, route: route, memoryKey: offer.memoryKey, etag: etag, cost: cost, sequence: 0, second: -1))
