@@ -3,6 +3,7 @@ import EaselCodecs
 import EaselStorage
 import EaselTables
 import Foundation
+import NIOCore
 
 /// What the caches hold.
 public struct PipelineStatistics: Sendable {
@@ -44,10 +45,16 @@ extension ImagePipeline {
         return encodedMemory.value(forKey: key.memory)
     }
 
-    /// The encoded memory tier's entry under a variant's memory key (`VariantKey.memory`), for a
-    /// caller that keeps the answer elsewhere and must know it is still the tier's (the server's
-    /// ready answers). Never an expired one; a hit counts as a use for the tier's eviction order.
-    public func cachedEncodedImage(memoryKey key: String) -> EncodedImage? { encodedMemory.value(forKey: key) }
+    /// A variant's bytes for an answer given again (the server's ready answers: an index from
+    /// requests to `VariantKey.memory` and the ETag they were answered with), while the encoded
+    /// memory tier still holds them with that ETag: never an expired, evicted, purged or
+    /// replaced entry. A hit is a use for the tier's eviction order and an answer of the tier
+    /// in the pipeline's counts; nil otherwise.
+    package func replayableBytes(memoryKey key: String, etag: String) -> ByteBuffer? {
+        guard let entry = encodedMemory.value(forKey: key), entry.etag == etag else { return nil }
+        metrics.answered(by: .encodedMemory)
+        return entry.bytes
+    }
 
     /// What decides an encoded answer's bytes besides its source: the encoding and the
     /// processing (a named format with every parameter that decides its pixels, so a changed

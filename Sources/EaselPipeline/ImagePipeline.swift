@@ -248,9 +248,6 @@ public final class ImagePipeline: Sendable {
     /// Entries in the encoded memory tier (tests of purges).
     package var encodedMemoryCount: Int { encodedMemory.count }
 
-    /// Counts an answer the caller gave from this pipeline's tier without a request (the
-    /// server's ready answers replay the encoded memory tier's bytes): one counter per event.
-    package func countAnswer(by tier: ImageTier) { metrics.answered(by: tier) }
 
     /// Every event: started, progress, finished (with the tier), failed, cancelled.
     public func events() -> AsyncStream<PipelineEvent> { observers.stream() }

@@ -152,32 +152,11 @@ final class RateLimiter: Sendable {
     }
 }
 
-/// Runs `body` within a request's bounds, in one task group: it fails with `.timedOut` once
-/// `deadline` has passed, and with `.cancelled` as soon as `abandonWhen` returns (a client that
-/// left); either way `body` is cancelled. Without either bound, `body` runs as it is.
+/// Runs `body` within a request's bounds (`withTimeLimit`, one task group): it fails with
+/// `.timedOut` once `deadline` has passed, and with `.cancelled` as soon as `abandonWhen` returns
+/// (a client that left); either way `body` is cancelled. Without either bound, `body` runs as it is.
 package func bounded<T: Sendable>(by deadline: Duration?, abandonWhen: (@Sendable () async -> Void)? = nil,
                                   _ body: @escaping @Sendable () async throws(PipelineError) -> T) async throws(PipelineError) -> T {
-    if deadline == nil, abandonWhen == nil { return try await body() }
-    let result = await withTaskGroup(of: Result<T, PipelineError>?.self) { group in
-        group.addTask {
-            do throws(PipelineError) { return .success(try await body()) } catch { return .failure(error) }
-        }
-        if let deadline {
-            group.addTask {
-                do { try await Task.sleep(for: deadline) } catch { return nil }  // cancelled: another child ended first
-                return .failure(.timedOut(seconds: deadline.seconds))
-            }
-        }
-        if let abandonWhen {
-            group.addTask {
-                await abandonWhen()
-                return .failure(.cancelled)
-            }
-        }
-        var first: Result<T, PipelineError>?
-        while first == nil, let next = await group.next() { first = next }
-        group.cancelAll()
-        return first ?? .failure(.cancelled)
-    }
-    return try result.get()
+    try await withTimeLimit(deadline, timedOut: .timedOut(seconds: deadline?.seconds ?? 0), cancelled: .cancelled,
+                            abandonWhen: abandonWhen, body)
 }

@@ -339,7 +339,7 @@ struct GuardedHTTP1Channel: ServerChildChannel {
     let registry: ConnectionRegistry
     /// The guard's idle timeout (Hummingbird's own is off: see `ConnectionGuard`).
     var idleTimeout: TimeAmount?
-    var ready: (answers: ReadyAnswers, metrics: ServerMetrics, answered: @Sendable () -> Void, accessLog: Logger?)?
+    var ready: (answers: ReadyAnswers, metrics: ServerMetrics, accessLog: Logger?)?
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         inner.setup(channel: channel, logger: logger).flatMapThrowing { [registry, ready, idleTimeout] value in
@@ -348,7 +348,7 @@ struct GuardedHTTP1Channel: ServerChildChannel {
             try operations.addHandler(ConnectionGuard(registry: registry, idleTimeout: idleTimeout), position: .before(codec))
             if let ready, ready.answers.isEnabled {
                 let handler = ReadyAnswerHandler(answers: ready.answers, shard: ready.answers.shard(for: channel.eventLoop), metrics: ready.metrics,
-                                                 answered: ready.answered, accessLog: ready.accessLog)
+                                                 accessLog: ready.accessLog)
                 try operations.addHandler(handler, position: .before(codec))
             }
             return value

@@ -66,9 +66,7 @@ extension ImageServer {
         let configuration = HTTP1Channel.Configuration(additionalChannelHandlers: [DisconnectWatcher()], idleTimeout: nil)
         let idleTimeout = TimeAmount.milliseconds(Int64(checked: self.configuration.idleTimeout * 1000))
         let registry = connections
-        let pipeline = pipeline
-        let ready = (answers: readyAnswers, metrics: metrics, answered: { @Sendable in pipeline.countAnswer(by: .encodedMemory) },
-                     accessLog: self.configuration.accessLog ? Logger(label: "easel.server") : nil)
+        let ready = (answers: readyAnswers, metrics: metrics, accessLog: self.configuration.accessLog ? Logger(label: "easel.server") : nil)
         return HTTPServerBuilder { responder in
             GuardedHTTP1Channel(inner: HTTP1Channel(responder: responder, configuration: configuration), registry: registry,
                                 idleTimeout: idleTimeout, ready: ready)

@@ -181,10 +181,8 @@ public final class ImageServer: Sendable {
         for format in configuration.formats { byName[format.name] = format }
         formatsByName = byName
         cacheControl = "public, max-age=\(configuration.maxAge)"
-        let tiers = pipeline
-        readyAnswers = ReadyAnswers(limit: configuration.readyAnswerLimit) { memoryKey, etag in
-            guard let entry = tiers.cachedEncodedImage(memoryKey: memoryKey), entry.etag == etag else { return nil }
-            return entry.bytes
+        readyAnswers = ReadyAnswers(limit: configuration.readyAnswerLimit) { [pipeline] memoryKey, etag in
+            pipeline.replayableBytes(memoryKey: memoryKey, etag: etag)
         }
         // As servers do at start: the soft descriptor limit up to the hard one, then the
         // connection cap below it.
@@ -318,7 +316,7 @@ public final class ImageServer: Sendable {
         var madeWith: [PreparedWatermark] = []
         if let watermark = options.watermark { madeWith.append(try await watermarkImage(watermark.image)) }
         let processors = try options.processors(limit: configuration.maxAdHocSize, maxPixels: configuration.maxOutputPixels,
-                                                mark: madeWith.first.map { ProcessingOptions.Mark(bitmap: $0.image, identifier: $0.identifier) })
+                                                mark: madeWith.first)
         return try await answer(request, context, head: head, source: source, processing: .processors(processors),
                                 output: OutputPolicy(format: options.format, quality: options.quality ?? defaultQuality, strict: strictFormat),
                                 madeWith: madeWith, lifetime: lifetime)

@@ -32,8 +32,6 @@ final class ReadyAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private let answers: ReadyAnswers
     private let shard: ReadyAnswers.Shard
     private let metrics: ServerMetrics
-    /// Counts a replay as an answer of the pipeline's encoded memory tier (whose bytes it is).
-    private let answered: @Sendable () -> Void
     /// Where a replay's access-log line goes (nil: access logging is off).
     private let accessLog: Logger?
 
@@ -46,12 +44,10 @@ final class ReadyAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private var held: (request: HTTPRequestHead, key: ReadyAnswers.Key, start: ContinuousClock.Instant)?
     private var unflushed = false
 
-    init(answers: ReadyAnswers, shard: ReadyAnswers.Shard, metrics: ServerMetrics, answered: @escaping @Sendable () -> Void,
-         accessLog: Logger? = nil) {
+    init(answers: ReadyAnswers, shard: ReadyAnswers.Shard, metrics: ServerMetrics, accessLog: Logger? = nil) {
         self.answers = answers
         self.shard = shard
         self.metrics = metrics
-        self.answered = answered
         self.accessLog = accessLog
     }
 
@@ -103,22 +99,20 @@ final class ReadyAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
         context.write(wrapOutboundOut(.end(nil)), promise: nil)
         unflushed = true
         if let route = answer.route { metrics.record(route: route, status: 200, since: start) }
-        if accessLog != nil || Traces.isEnabled {
-            let method = HTTPRequest.Method(request.method.rawValue) ?? .get
+        // The access log and the trace read the request as the route would (the framework's own
+        // conversion), only when either is on.
+        if accessLog != nil || Traces.isEnabled, let routed = ReadyAnswers.routeView(request) {
             if let accessLog {
-                MetricsMiddleware<EaselRequestContext>.logAnswer(accessLog, method: method, path: String(request.uri.prefix { $0 != "?" }),
+                MetricsMiddleware<EaselRequestContext>.logAnswer(accessLog, method: routed.method, path: String(request.uri.prefix { $0 != "?" }),
                                                                  route: answer.route, status: 200, since: start, requestID: requestID)
             }
             if Traces.isEnabled {
-                var requestFields = HTTPFields()
-                for header in request.headers { if let name = HTTPField.Name(header.name) { requestFields.append(HTTPField(name: name, value: header.value)) } }
-                let span = ServerSpan.start(method: method, target: request.uri, fields: requestFields, at: Traces.instant(.now - start))
+                let span = ServerSpan.start(method: routed.method, target: request.uri, fields: routed.headerFields, at: Traces.instant(.now - start))
                 ServerSpan.finish(span, route: answer.route, status: 200, requestID: requestID,
                                   peer: context.channel.remoteAddress, tier: ImageTier.encodedMemory.rawValue,
                                   contentType: head.headers.first(name: "content-type"), bytes: body.readableBytes, replayed: true)
             }
         }
-        answered()
     }
 
     private func pass(_ context: ChannelHandlerContext, _ request: HTTPRequestHead, key: ReadyAnswers.Key?) {

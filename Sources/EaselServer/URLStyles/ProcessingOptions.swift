@@ -72,19 +72,13 @@ struct ProcessingOptions: Sendable {
         var heightScale: Double = 0
     }
 
-    /// A watermark image ready to composite, with an identity for cache keys.
-    struct Mark: Sendable {
-        var bitmap: Bitmap
-        var identifier: String
-    }
-
     /// Whether the chain needs a watermark image.
     var needsMark: Bool { watermark != nil }
 
     /// The processor chain, checked against the limits (`limit` per side, `maxPixels` in all).
     /// A request that is just a size with `fit`, `fill` or `exact` becomes exactly the native
     /// ad-hoc chain (`[Resize(w, h, mode)]`), so it shares that cache entry.
-    func processors(limit: Int, maxPixels: Int, mark: Mark?) throws -> [any ImageProcessor] {
+    func processors(limit: Int, maxPixels: Int, mark: PreparedWatermark?) throws -> [any ImageProcessor] {
         var chain: [any ImageProcessor] = []
         if let trim { chain.append(trim) }
         if var crop {
@@ -161,7 +155,7 @@ struct ProcessingOptions: Sendable {
             let offsetX = Int(checked: (Double(watermark.offsetX) * dpr).rounded())
             let offsetY = Int(checked: (Double(watermark.offsetY) * dpr).rounded())
             do {
-                chain.append(try Watermark.validated(mark: mark.bitmap, markIdentifier: mark.identifier, opacity: watermark.opacity,
+                chain.append(try Watermark.validated(mark: mark.image, markIdentifier: mark.identifier, opacity: watermark.opacity,
                                                      position: watermark.position, offsetX: offsetX, offsetY: offsetY,
                                                      scale: watermark.scale, heightScale: watermark.heightScale))
             } catch {
