@@ -40,6 +40,7 @@ import Testing
             @Sendable func configure(_ configuration: inout ServerConfiguration) {
                 configuration.origin = base.absoluteString
                 configuration.sharedCache = shared
+                configuration.sharedCacheTimeout = 30  // the test asserts a shared hit: moto may be slow under a loaded suite
                 configuration.adminToken = Self.token
             }
             let b = try TestServer(environment: s3.environment, configure)
@@ -151,6 +152,7 @@ import Testing
             // (The same origin directory: a file source's identity is its path.)
             let b = try TestServer(environment: s3.environment) {
                 $0.sharedCache = "s3://\(S3TestServer.bucket)/\(prefix)"
+                $0.sharedCacheTimeout = 30  // the test asserts the read found the damaged object
                 $0.origin = a.origin.path
             }
             try await live(b) { portB in
