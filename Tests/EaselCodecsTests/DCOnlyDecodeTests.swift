@@ -11,18 +11,7 @@ struct DCOnlyDecodeTests {
 
     /// Runs a tool, killed after 60 s; true when it exited 0.
     @discardableResult
-    static func run(_ tool: String, _ arguments: [String]) throws -> Bool {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: tool)
-        process.arguments = arguments
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try ChildProcesses.run(process)
-        let deadline = Date().addingTimeInterval(60)
-        while process.isRunning, Date() < deadline { usleep(5_000) }
-        if process.isRunning { process.terminate(); return false }
-        return process.terminationStatus == 0
-    }
+    static func run(_ tool: String, _ arguments: [String]) throws -> Bool { try runTool(tool, arguments) }
 
     /// A binary PPM of `bitmap` (cjpeg's input).
     static func ppm(_ bitmap: Bitmap) -> Data {

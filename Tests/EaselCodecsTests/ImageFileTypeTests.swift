@@ -12,12 +12,14 @@ struct ImageFileTypeTests {
         #expect(try ImageFileType.sniff(Array("GIF87a....".utf8)) == .gif)
         #expect(try ImageFileType.sniff([0, 0, 0, 0x10] + Array("ftypavif".utf8) + [0, 0, 0, 0]) == .avif)
         #expect(try ImageFileType.sniff([0, 0, 0, 0x10] + Array("ftypheic".utf8) + [0, 0, 0, 0]) == .heic)
+        // BMP: `BM` and a DIB header size that exists (40 here); ICO and CUR: a directory with entries.
+        #expect(try ImageFileType.sniff(Array("BM".utf8) + [UInt8](repeating: 0, count: 12) + [40, 0, 0, 0]) == .bmp)
+        #expect(try ImageFileType.sniff([0, 0, 1, 0, 1, 0]) == .ico)
+        #expect(try ImageFileType.sniff([0, 0, 2, 0, 3, 0]) == .ico)
     }
 
     static let unsupported: [([UInt8], String)] = {
-        let bmp: [UInt8] = Array("BM".utf8) + [UInt8](repeating: 0, count: 20)
-        return [([0x49, 0x49, 0x2A, 0x00, 8, 0, 0, 0], "TIFF"),
-                ([0x4D, 0x4D, 0x00, 0x2A, 0, 0, 0, 8], "TIFF"), (bmp, "BMP")]
+        [([0x49, 0x49, 0x2A, 0x00, 8, 0, 0, 0], "TIFF"), ([0x4D, 0x4D, 0x00, 0x2A, 0, 0, 0, 8], "TIFF")]
     }()
 
     @Test(arguments: unsupported)
@@ -29,6 +31,9 @@ struct ImageFileTypeTests {
         #expect(throws: CodecError.unknownFormat) { try ImageFileType.sniff([UInt8]()) }
         #expect(throws: CodecError.unknownFormat) { try ImageFileType.sniff(Array("hello world".utf8)) }
         #expect(throws: CodecError.unknownFormat) { try ImageFileType.sniff([0xFF, 0xD8]) } // too short for JPEG
+        // `BM` text, and an icon directory of no entries, are not images.
+        #expect(throws: CodecError.unknownFormat) { try ImageFileType.sniff(Array("BM is not a bitmap header".utf8)) }
+        #expect(throws: CodecError.unknownFormat) { try ImageFileType.sniff([0, 0, 1, 0, 0, 0]) }
     }
 
     @Test func aFileNameNeverDecides() throws {

@@ -46,3 +46,18 @@ public func sampleURL(_ name: String, file: String = #filePath) -> URL {
     URL(fileURLWithPath: file).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("Samples").appendingPathComponent(name)
 }
+
+/// Runs `tool` with `arguments` (its output discarded) for at most `timeout` seconds: whether
+/// it ran to the end with status 0.
+public func runTool(_ tool: String, _ arguments: [String], timeout: TimeInterval = 60) throws -> Bool {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: tool)
+    process.arguments = arguments
+    process.standardOutput = FileHandle.nullDevice
+    process.standardError = FileHandle.nullDevice
+    try ChildProcesses.run(process)
+    let deadline = Date().addingTimeInterval(timeout)
+    while process.isRunning, Date() < deadline { usleep(5_000) }
+    if process.isRunning { process.terminate(); return false }
+    return process.terminationStatus == 0
+}

@@ -31,6 +31,8 @@ public enum ImageDecoder {
         case .gif: info = try GIFCodec.info(data, limits: limits)
         case .avif: info = try AVIFCodec.info(data, limits: limits)
         case .heic: info = try HEIFCodec.info(data, limits: limits)
+        case .bmp: info = try BMPCodec.info(data, limits: limits)
+        case .ico: info = try ICOCodec.info(data, limits: limits)
         }
         try limits.check(width: info.width, height: info.height)
         // (Frames are not refused here: an animation over `maxFrames` is still read as its first
@@ -40,9 +42,11 @@ public enum ImageDecoder {
 
     /// Decodes `data` to a bitmap.
     /// - Parameters:
-    ///   - data: an encoded image (JPEG, PNG, WebP, GIF, AVIF or HEIC, told by its content).
+    ///   - data: an encoded image (JPEG, PNG, WebP, GIF, AVIF, HEIC, BMP or ICO, told by its
+    ///     content).
     ///   - minimumSize: the smallest size the caller needs; JPEGs are then decoded at the
-    ///     smallest DCT scale (1/8, 1/4, 1/2) whose output still covers it. Nil: full size.
+    ///     smallest DCT scale (1/8, 1/4, 1/2) whose output still covers it, and icons from their
+    ///     smallest image that covers it. Nil: full size.
     ///   - pixelFormat: RGBA8 (default) or Gray8.
     ///   - applyOrientation: turn the pixels upright according to the EXIF orientation
     ///     (default); `minimumSize` is then the upright size.
@@ -63,12 +67,24 @@ public enum ImageDecoder {
     /// every other format decodes at full size. Two coverings with one decoded size give the
     /// same pixels.
     public static func decodedSize(of info: ImageInfo, covering minimumSize: (width: Int, height: Int)?) -> (width: Int, height: Int) {
+        if info.fileType == .ico, let minimumSize {
+            let size = entrySize(.init(width: info.width, height: info.height), info.entrySizes, covering: minimumSize)
+            return (size.width, size.height)
+        }
         guard info.fileType == .jpeg else { return (info.uprightWidth, info.uprightHeight) }
         let swaps = Orientation.swapsAxes(info.orientation)
         let stored = swaps ? minimumSize.map { ($0.height, $0.width) } : minimumSize
         let denominator = JPEGCodec.scaleDenominator(width: info.width, height: info.height, covering: stored)
         let width = (info.width + denominator - 1) / denominator, height = (info.height + denominator - 1) / denominator
         return swaps ? (height, width) : (width, height)
+    }
+
+    /// Of an icon's sizes (`largest` and `smaller`), the smallest whose sides both reach
+    /// `minimumSize`, else the largest.
+    static func entrySize(_ largest: ImageInfo.EntrySize, _ smaller: [ImageInfo.EntrySize],
+                          covering minimumSize: (width: Int, height: Int)) -> ImageInfo.EntrySize {
+        smaller.filter { $0.width >= minimumSize.width && $0.height >= minimumSize.height }
+            .min { $0.width * $0.height < $1.width * $1.height } ?? largest
     }
 
     /// `decode(_:covering:pixelFormat:applyOrientation:limits:)` with the `info` the caller
@@ -123,6 +139,10 @@ public enum ImageDecoder {
                                      to: converted(try AVIFCodec.decode(data, info: info, limits: limits))).converted(to: pixelFormat)
         case .heic:
             return converted(try HEIFCodec.decode(data, info: info)).converted(to: pixelFormat)
+        case .bmp:
+            return converted(try BMPCodec.decode(data, info: info, pixelFormat: .rgba8, limits: limits)).converted(to: pixelFormat)
+        case .ico:
+            return try ICOCodec.decode(data, info: info, covering: minimumSize, pixelFormat: pixelFormat, limits: limits)
         }
     }
 }

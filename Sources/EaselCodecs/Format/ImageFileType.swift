@@ -14,6 +14,10 @@ public enum ImageFileType: String, Sendable, Hashable, CustomStringConvertible {
     /// HEIC (HEVC in HEIF): an ISO-BMFF file whose brands include `heic`, `heix`, `heim`, `heis`,
     /// `hevc` or `hevx`.
     case heic = "HEIC"
+    /// BMP: Windows and OS/2 bitmaps, `BM` and a known DIB header size.
+    case bmp = "BMP"
+    /// ICO or CUR: an icon directory (`00 00 01 00` or `00 00 02 00` and at least one entry).
+    case ico = "ICO"
 
     public var description: String { rawValue }
 
@@ -26,13 +30,15 @@ public enum ImageFileType: String, Sendable, Hashable, CustomStringConvertible {
         case .gif: "image/gif"
         case .avif: "image/avif"
         case .heic: "image/heic"
+        case .bmp: "image/bmp"
+        case .ico: "image/x-icon"  // what browsers and imgproxy send; IANA's is image/vnd.microsoft.icon
         }
     }
 
     /// The format of `bytes`.
     /// AVIF and HEIC are told by the brands of their `ftyp` box (major, then compatible).
     /// - Throws: `CodecError.unsupportedFormat` for formats recognised but not decoded (TIFF,
-    ///   BMP, ICO, JPEG XL, JPEG 2000), `.unknownFormat` for anything else.
+    ///   JPEG XL, JPEG 2000), `.unknownFormat` for anything else.
     public static func sniff<Bytes: Collection<UInt8>>(_ bytes: Bytes) throws(CodecError) -> ImageFileType {
         let head = Array(bytes.prefix(32))
         func starts(_ prefix: [UInt8], at offset: Int = 0) -> Bool {
@@ -44,8 +50,13 @@ public enum ImageFileType: String, Sendable, Hashable, CustomStringConvertible {
         if starts(Array("GIF87a".utf8)) || starts(Array("GIF89a".utf8)) { return .gif }
         if starts(Array("ftyp".utf8), at: 4), head.count >= 12, let type = isoBrandType(bytes) { return type }
         if starts([0x49, 0x49, 0x2A, 0x00]) || starts([0x4D, 0x4D, 0x00, 0x2A]) { throw .unsupportedFormat("TIFF") }
-        if starts(Array("BM".utf8)), head.count >= 14 { throw .unsupportedFormat("BMP") }
-        if starts([0x00, 0x00, 0x01, 0x00]) { throw .unsupportedFormat("ICO") }
+        if starts(Array("BM".utf8)), head.count >= 18,
+           [12, 16, 40, 52, 56, 64, 108, 124].contains(Int(head[14]) | Int(head[15]) << 8 | Int(head[16]) << 16 | Int(head[17]) << 24) {
+            return .bmp
+        }
+        if starts([0x00, 0x00, 0x01, 0x00]) || starts([0x00, 0x00, 0x02, 0x00]), head.count >= 6, head[4] != 0 || head[5] != 0 {
+            return .ico
+        }
         if starts([0xFF, 0x0A]) || starts([0x00, 0x00, 0x00, 0x0C, 0x4A, 0x58, 0x4C, 0x20]) { throw .unsupportedFormat("JPEG XL") }
         if starts([0x00, 0x00, 0x00, 0x0C, 0x6A, 0x50, 0x20, 0x20]) { throw .unsupportedFormat("JPEG 2000") }
         throw .unknownFormat

@@ -27,6 +27,15 @@ public struct ImageInfo: Sendable, Hashable {
     /// Bits per sample as stored (AVIF and HEIC: 8, 10 or 12); 8 otherwise.
     public var bitDepth: Int
 
+    /// A size an icon holds besides its largest (`width` × `height`).
+    public struct EntrySize: Sendable, Hashable {
+        public var width: Int, height: Int
+        public init(width: Int, height: Int) { (self.width, self.height) = (width, height) }
+    }
+    /// An ICO's smaller images of the largest one's shape, largest first (empty for every other
+    /// format): `ImageDecoder.decode(covering:)` reads the smallest that covers the size asked for.
+    public var entrySizes: [EntrySize] = []
+
     /// width × height (`Int.max` if that overflows: `ImageDecoder.info` refuses such sizes).
     public var pixelCount: Int { Int.checkedProduct(width, height) ?? .max }
     /// An orientation the container gives (AVIF's `irot`/`imir` as the equivalent EXIF value;

@@ -1,0 +1,332 @@
+import Foundation
+
+/// BMP by a decoder of our own (Debian has no small BMP library): Windows bitmaps with any of the
+/// header versions (OS/2 1.x's 12 bytes, 40, 52, 56, 108 and 124), 1, 2, 4 and 8 bits through a
+/// palette, 16 and 32 bits through bit fields (5-5-5 and 8-8-8 by default), 24 bits, RLE8 and
+/// RLE4, bottom-up and top-down rows, and an embedded ICC profile (V5's `PROFILE_EMBEDDED`; a
+/// linked profile, a file name, is never opened). The same code reads the bitmaps inside ICO and
+/// CUR files (`ICOCodec`).
+///
+/// Every offset and size comes from hostile bytes: each is checked against the input before it
+/// is read, the size against the limits before any pixel memory is allocated, and pixel data
+/// shorter than the header says is a `corrupt` error (a lying header costs nothing).
+enum BMPCodec {
+    enum Compression: Equatable { case rgb, rle8, rle4, bitFields }
+
+    /// What a DIB header says, with every offset absolute in the input.
+    struct Header {
+        var width: Int
+        /// The height as drawn (an icon's DIB stores twice this: its colours, then its AND mask).
+        var height: Int
+        var topDown: Bool
+        var bitCount: Int
+        var compression: Compression
+        /// Red, green, blue and alpha masks (bit fields, and the defaults for 16 and 32 bits).
+        var masks: [UInt32]
+        var palette: [UInt32]  // 0xAARRGGBB, opaque
+        var pixelOffset: Int
+        var profile: Range<Int>?
+        /// The stored pixels can carry alpha: an alpha mask, 32-bit pixels with a fourth byte
+        /// (used when any is non-zero), or RLE's skipped pixels.
+        var mayHaveAlpha: Bool
+
+        var rowStride: Int { ((width * bitCount + 31) / 32) * 4 }
+    }
+
+    static func corrupt(_ reason: String) -> CodecError { .corrupt(format: .bmp, reason: reason) }
+
+    static func info(_ data: Data, limits: DecodingLimits = .default) throws(CodecError) -> ImageInfo {
+        let header = try fileHeader(data)
+        return ImageInfo(fileType: .bmp, width: header.width, height: header.height, hasAlpha: header.mayHaveAlpha,
+                         isGrayscale: false, isProgressive: false, colorProfile: profile(header, in: data, limit: limits.maxProfileBytes))
+    }
+
+    static func decode(_ data: Data, info: ImageInfo, pixelFormat: Bitmap.PixelFormat, limits: DecodingLimits) throws(CodecError) -> Bitmap {
+        let header = try fileHeader(data)
+        guard header.width == info.width, header.height == info.height else { throw corrupt("the header changed size") }
+        return try decodePixels(data, header: header, andMask: nil).converted(to: pixelFormat)
+    }
+
+    static func profile(_ header: Header, in data: Data, limit: Int) -> EmbeddedProfile {
+        guard let range = header.profile else { return .none }
+        guard range.count <= limit else { return .tooLarge(bytes: range.count) }
+        return ICCProfileReader.parse(data.subdata(in: (data.startIndex + range.lowerBound)..<(data.startIndex + range.upperBound)))
+    }
+
+    /// The header of a BMP file: the 14-byte file header, then the DIB's.
+    static func fileHeader(_ data: Data) throws(CodecError) -> Header {
+        let bytes = [UInt8](data.prefix(14))
+        guard bytes.count == 14, bytes[0] == 0x42, bytes[1] == 0x4D else { throw corrupt("no BMP file header") }
+        let offset = Int(UInt32(bytes[10]) | UInt32(bytes[11]) << 8 | UInt32(bytes[12]) << 16 | UInt32(bytes[13]) << 24)
+        return try dibHeader(data, at: 14, pixelOffset: offset, icon: false)
+    }
+
+    /// Reads a little-endian field; every read is bounds-checked.
+    struct Reader {
+        let data: Data
+        func u8(_ offset: Int) throws(CodecError) -> UInt8 {
+            guard offset >= 0, offset < data.count else { throw corrupt("truncated header") }
+            return data[data.startIndex + offset]
+        }
+        func u16(_ offset: Int) throws(CodecError) -> UInt16 { try UInt16(u8(offset)) | UInt16(u8(offset + 1)) << 8 }
+        func u32(_ offset: Int) throws(CodecError) -> UInt32 { try UInt32(u16(offset)) | UInt32(u16(offset + 2)) << 16 }
+        func i32(_ offset: Int) throws(CodecError) -> Int32 { Int32(bitPattern: try u32(offset)) }
+    }
+
+    /// The DIB header at `start`. `pixelOffset`: where a file header says the pixels are (nil in
+    /// an icon, whose pixels follow the palette). `icon`: the height is doubled (colours and
+    /// mask), and 32-bit pixels carry alpha.
+    static func dibHeader(_ data: Data, at start: Int, pixelOffset: Int?, icon: Bool) throws(CodecError) -> Header {
+        let r = Reader(data: data)
+        let size = Int(try r.u32(start))
+        var width: Int, storedHeight: Int, bitCount: Int, rawCompression: UInt32 = 0, colorsUsed = 0
+        var masks: [UInt32] = [0, 0, 0, 0]
+        var profile: Range<Int>?
+        switch size {
+        case 12:  // OS/2 1.x: 16-bit sides, 3-byte palette entries
+            width = Int(try r.u16(start + 4))
+            storedHeight = Int(try r.u16(start + 6))
+            bitCount = Int(try r.u16(start + 10))
+        case 16, 40, 52, 56, 64, 108, 124:
+            width = Int(try r.i32(start + 4))
+            storedHeight = Int(try r.i32(start + 8))
+            bitCount = Int(try r.u16(start + 14))
+            if size >= 20 { rawCompression = try r.u32(start + 16) }
+            if size >= 36 { colorsUsed = Int(try r.u32(start + 32)) }
+            if size >= 52 { masks = [try r.u32(start + 40), try r.u32(start + 44), try r.u32(start + 48), 0] }
+            if size >= 56 { masks[3] = try r.u32(start + 52) }
+            if size == 124, try r.u32(start + 56) == 0x4D42_4544 {  // 'MBED': the profile is in the file
+                let profileStart = Int(try r.u32(start + 112)), profileSize = Int(try r.u32(start + 116))
+                let lower = start + profileStart
+                guard profileSize > 0, lower >= start + size, lower + profileSize <= data.count else { throw corrupt("embedded profile out of the file") }
+                profile = lower..<(lower + profileSize)
+            }
+        default:
+            throw corrupt("a DIB header of \(size) bytes")
+        }
+        if size == 64 || size == 16, rawCompression == 3 || rawCompression == 4 {
+            throw .unsupportedFormat("OS/2 BMP with Huffman or RLE24 compression")
+        }
+        let compression: Compression
+        switch rawCompression {
+        case 0: compression = .rgb
+        case 1: compression = .rle8
+        case 2: compression = .rle4
+        case 3: compression = .bitFields
+        case 6: compression = .bitFields  // BI_ALPHABITFIELDS
+        case 4: throw .unsupportedFormat("BMP holding a JPEG")
+        case 5: throw .unsupportedFormat("BMP holding a PNG")
+        default: throw corrupt("compression \(rawCompression)")
+        }
+        switch (compression, bitCount) {
+        case (.rgb, 1), (.rgb, 2), (.rgb, 4), (.rgb, 8), (.rgb, 16), (.rgb, 24), (.rgb, 32), (.rle8, 8), (.rle4, 4),
+             (.bitFields, 16), (.bitFields, 32): break
+        default: throw corrupt("\(bitCount) bits per pixel with \(compression) compression")
+        }
+        let topDown = storedHeight < 0
+        // (Int32.min's magnitude is 2^31: far over any limit, never an overflow in Int.)
+        var height = abs(storedHeight)
+        if icon { height /= 2 }
+        guard width > 0, height > 0 else { throw CodecError.noPixels(width: width, height: height) }
+        if topDown, compression == .rle4 || compression == .rle8 { throw corrupt("top-down rows with RLE compression") }
+
+        // Masks after a 40-byte header (BI_BITFIELDS: three, BI_ALPHABITFIELDS: four).
+        var afterHeader = start + size
+        if size == 40, compression == .bitFields {
+            masks = [try r.u32(afterHeader), try r.u32(afterHeader + 4), try r.u32(afterHeader + 8), 0]
+            afterHeader += 12
+            if rawCompression == 6 {
+                masks[3] = try r.u32(afterHeader)
+                afterHeader += 4
+            }
+        }
+        if compression != .bitFields {
+            switch bitCount {
+            case 16: masks = [0x7C00, 0x03E0, 0x001F, 0]
+            case 32: masks = [0x00FF_0000, 0x0000_FF00, 0x0000_00FF, 0]
+            default: break
+            }
+        }
+        if bitCount == 16, masks.contains(where: { $0 > 0xFFFF }) { throw corrupt("a 16-bit mask wider than 16 bits") }
+
+        var palette: [UInt32] = []
+        if bitCount <= 8 {
+            let capacity = 1 << bitCount
+            let count = colorsUsed == 0 ? capacity : colorsUsed
+            guard count <= capacity else { throw corrupt("\(count) palette entries for \(bitCount) bits") }
+            let entryBytes = size == 12 ? 3 : 4
+            palette.reserveCapacity(capacity)
+            for index in 0..<count {
+                let at = afterHeader + index * entryBytes
+                let blue = try r.u8(at), green = try r.u8(at + 1), red = try r.u8(at + 2)
+                palette.append(0xFF00_0000 | UInt32(red) << 16 | UInt32(green) << 8 | UInt32(blue))
+            }
+            // Indexes past the palette are black, as browsers draw them.
+            palette += repeatElement(0xFF00_0000, count: capacity - count)
+            afterHeader += count * entryBytes
+        }
+        let pixels: Int
+        if let pixelOffset, pixelOffset >= afterHeader, pixelOffset < data.count { pixels = pixelOffset } else { pixels = afterHeader }
+        let mayHaveAlpha = masks[3] != 0 || (bitCount == 32 && compression == .rgb) || compression == .rle4 || compression == .rle8
+        if bitCount == 32, compression == .rgb { masks[3] = 0xFF00_0000 }  // used only when some pixel's is non-zero
+        return Header(width: width, height: height, topDown: topDown, bitCount: bitCount, compression: compression, masks: masks,
+                      palette: palette, pixelOffset: pixels, profile: profile, mayHaveAlpha: mayHaveAlpha)
+    }
+
+    /// The pixels as RGBA. `andMask`: an icon's 1-bit transparency rows, bottom-up (used when the
+    /// colours carry no alpha of their own).
+    static func decodePixels(_ data: Data, header: Header, andMask: Int?) throws(CodecError) -> Bitmap {
+        var bitmap = Bitmap(width: header.width, height: header.height, pixelFormat: .rgba8)
+        let rowBytes = bitmap.rowBytes
+        let (width, height) = (header.width, header.height)
+        // Whether some pixel is not opaque, and whether some stored alpha is not zero.
+        var transparent = false, anyAlpha = false
+        // (The buffer closures rethrow untyped errors: the failure is carried out of them.)
+        var failure: CodecError?
+        data.withUnsafeBytes { (input: UnsafeRawBufferPointer) in
+            let source = input.bindMemory(to: UInt8.self)
+            bitmap.withUnsafeMutableBytes { (output: UnsafeMutableRawBufferPointer) in
+                do throws(CodecError) {
+                    let pixels = output.bindMemory(to: UInt8.self)
+                    func destinationRow(_ fileRow: Int) -> Int { header.topDown ? fileRow : height - 1 - fileRow }
+                    switch header.compression {
+                    case .rle8, .rle4:
+                        output.initializeMemory(as: UInt8.self, repeating: 0)  // skipped pixels: transparent
+                        try decodeRLE(source, header: header) { x, fileRow, index in
+                            let color = header.palette[Int(index)]
+                            let at = destinationRow(fileRow) * rowBytes + x * 4
+                            pixels[at] = UInt8(truncatingIfNeeded: color >> 16)
+                            pixels[at + 1] = UInt8(truncatingIfNeeded: color >> 8)
+                            pixels[at + 2] = UInt8(truncatingIfNeeded: color)
+                            pixels[at + 3] = 255
+                        }
+                        transparent = true
+                    case .rgb, .bitFields:
+                        let stride = header.rowStride
+                        // The last row need not be padded.
+                        let needed = stride * (height - 1) + (width * header.bitCount + 7) / 8
+                        guard header.pixelOffset + needed <= source.count else { throw corrupt("pixel data shorter than the header says") }
+                        let fields = header.bitCount >= 16 ? header.masks.map(Field.init) : []
+                        for fileRow in 0..<height {
+                            let row = header.pixelOffset + fileRow * stride
+                            var at = destinationRow(fileRow) * rowBytes
+                            switch header.bitCount {
+                            case 24:
+                                for x in 0..<width {
+                                    let p = row + x * 3
+                                    pixels[at] = source[p + 2]
+                                    pixels[at + 1] = source[p + 1]
+                                    pixels[at + 2] = source[p]
+                                    pixels[at + 3] = 255
+                                    at += 4
+                                }
+                            case 16, 32:
+                                let four = header.bitCount == 32
+                                for x in 0..<width {
+                                    let p = row + x * (four ? 4 : 2)
+                                    var value = UInt32(source[p]) | UInt32(source[p + 1]) << 8
+                                    if four { value |= UInt32(source[p + 2]) << 16 | UInt32(source[p + 3]) << 24 }
+                                    pixels[at] = fields[0].value(value)
+                                    pixels[at + 1] = fields[1].value(value)
+                                    pixels[at + 2] = fields[2].value(value)
+                                    let alpha = fields[3].mask == 0 ? 255 : fields[3].value(value)
+                                    pixels[at + 3] = alpha
+                                    if alpha != 0 { anyAlpha = true }
+                                    if alpha != 255 { transparent = true }
+                                    at += 4
+                                }
+                            default:  // 1, 2, 4, 8: palette indexes, high bits first
+                                let bits = header.bitCount, perByte = 8 / bits, low = UInt8((1 << bits) - 1)
+                                for x in 0..<width {
+                                    let byte = source[row + x / perByte]
+                                    let index = (byte >> UInt8(8 - bits - (x % perByte) * bits)) & low
+                                    let color = header.palette[Int(index)]
+                                    pixels[at] = UInt8(truncatingIfNeeded: color >> 16)
+                                    pixels[at + 1] = UInt8(truncatingIfNeeded: color >> 8)
+                                    pixels[at + 2] = UInt8(truncatingIfNeeded: color)
+                                    pixels[at + 3] = 255
+                                    at += 4
+                                }
+                            }
+                        }
+                        // Alpha that is zero everywhere was never set (most writers leave the fourth
+                        // byte at 0): opaque, as browsers draw it.
+                        let hasOwnAlpha = header.bitCount >= 16 && header.masks[3] != 0 && anyAlpha
+                        if header.bitCount >= 16, header.masks[3] != 0, !anyAlpha {
+                            for y in 0..<height { for x in 0..<width { pixels[y * rowBytes + x * 4 + 3] = 255 } }
+                            transparent = false
+                        }
+                        // An icon's AND mask: 1 is transparent. Used when the colours have no alpha.
+                        if let andMask, !hasOwnAlpha {
+                            let maskStride = ((width + 31) / 32) * 4
+                            if andMask + maskStride * height <= source.count {
+                                for fileRow in 0..<height {
+                                    let row = andMask + fileRow * maskStride, y = destinationRow(fileRow)
+                                    for x in 0..<width where source[row + x / 8] & (0x80 >> UInt8(x % 8)) != 0 {
+                                        let at = y * rowBytes + x * 4
+                                        pixels[at] = 0; pixels[at + 1] = 0; pixels[at + 2] = 0; pixels[at + 3] = 0
+                                        transparent = true
+                                    }
+                                }
+                            }
+                        }
+                    }
+                } catch { failure = error }
+            }
+        }
+        if let failure { throw failure }
+        if !transparent { bitmap.markOpaque() }
+        return bitmap
+    }
+
+    /// One bit field: where it sits and how its values stretch to 0…255.
+    struct Field {
+        let mask: UInt32, shift: UInt32, maximum: UInt32
+        init(_ mask: UInt32) {
+            self.mask = mask
+            shift = mask == 0 ? 0 : UInt32(mask.trailingZeroBitCount)
+            maximum = mask >> shift
+        }
+        func value(_ pixel: UInt32) -> UInt8 {
+            guard maximum != 0 else { return 0 }
+            let v = (pixel & mask) >> shift
+            if maximum == 255 { return UInt8(truncatingIfNeeded: v) }
+            return UInt8(truncatingIfNeeded: (UInt64(v) * 255 + UInt64(maximum) / 2) / UInt64(maximum))
+        }
+    }
+
+    /// RLE8 and RLE4: runs, absolute runs, end of line, end of bitmap and deltas; pixels outside
+    /// the image are dropped, and the loop ends at the end of the input or of the bitmap.
+    static func decodeRLE(_ source: UnsafeBufferPointer<UInt8>, header: Header, _ put: (Int, Int, UInt8) -> Void) throws(CodecError) {
+        let four = header.compression == .rle4
+        var p = header.pixelOffset, x = 0, row = 0
+        func write(_ index: UInt8) {
+            if x < header.width, row < header.height { put(x, row, index) }
+            x += 1
+        }
+        while p + 1 < source.count, row < header.height {
+            let count = Int(source[p]), value = source[p + 1]
+            p += 2
+            if count > 0 {
+                for i in 0..<count { write(four ? (i % 2 == 0 ? value >> 4 : value & 0x0F) : value) }
+                continue
+            }
+            switch value {
+            case 0: x = 0; row += 1
+            case 1: return
+            case 2:
+                guard p + 1 < source.count else { throw corrupt("truncated RLE delta") }
+                x += Int(source[p]); row += Int(source[p + 1])
+                p += 2
+            default:
+                let n = Int(value), bytes = four ? (n + 1) / 2 : n
+                guard p + bytes <= source.count else { throw corrupt("truncated RLE run") }
+                for i in 0..<n {
+                    let byte = source[p + (four ? i / 2 : i)]
+                    write(four ? (i % 2 == 0 ? byte >> 4 : byte & 0x0F) : byte)
+                }
+                p += bytes + (bytes % 2)  // runs are padded to 16 bits
+            }
+        }
+    }
+}

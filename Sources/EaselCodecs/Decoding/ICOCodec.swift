@@ -1,0 +1,106 @@
+import Foundation
+
+/// ICO and CUR by a decoder of our own: a directory of images, each a PNG or a headerless BMP
+/// (a DIB whose height counts its colours and its 1-bit AND mask). `info` describes the largest
+/// entry and lists the others of its shape (`ImageInfo.entrySizes`); `decode(covering:)` reads the
+/// smallest entry that still covers the size asked for, so a 16-pixel favicon comes from the
+/// icon's hand-drawn 16-pixel image rather than a shrunk 256-pixel one.
+///
+/// Each entry's size is read from its own header (the directory's bytes, one byte a side, are
+/// only hints and may lie); an entry that cannot be read is skipped, and a file with none that
+/// can be is corrupt.
+enum ICOCodec {
+    /// At most this many directory entries are looked at (real icons have a handful).
+    static let maxEntries = 256
+
+    struct Entry {
+        var width: Int, height: Int
+        var bitCount: Int
+        var range: Range<Int>
+        var isPNG: Bool
+    }
+
+    static func corrupt(_ reason: String) -> CodecError { .corrupt(format: .ico, reason: reason) }
+
+    /// The entries that can be read, best first (largest, then deepest).
+    static func entries(_ data: Data, limits: DecodingLimits) throws(CodecError) -> [Entry] {
+        let r = BMPCodec.Reader(data: data)
+        guard try r.u16(0) == 0, [1, 2].contains(try r.u16(2)) else { throw corrupt("no icon directory") }
+        let count = Int(try r.u16(4))
+        guard count > 0 else { throw corrupt("an icon with no images") }
+        guard count <= maxEntries else { throw corrupt("\(count) images in one icon (at most \(maxEntries) are read)") }
+        var found: [Entry] = []
+        for index in 0..<count {
+            let at = 6 + index * 16
+            let size = Int(try r.u32(at + 8)), offset = Int(try r.u32(at + 12))
+            guard size > 0, offset >= 6 + count * 16, offset <= data.count, size <= data.count - offset else { continue }
+            let range = offset..<(offset + size)
+            let bytes = data.subdata(in: (data.startIndex + offset)..<(data.startIndex + offset + size))
+            if bytes.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) {
+                guard let info = try? PNGCodec.info(bytes, limits: limits) else { continue }
+                found.append(Entry(width: info.width, height: info.height, bitCount: 32, range: range, isPNG: true))
+            } else {
+                guard let header = try? BMPCodec.dibHeader(bytes, at: 0, pixelOffset: nil, icon: true) else { continue }
+                found.append(Entry(width: header.width, height: header.height, bitCount: header.bitCount, range: range, isPNG: false))
+            }
+        }
+        guard !found.isEmpty else { throw corrupt("no readable image in the icon") }
+        return found.sorted { ($0.width * $0.height, $0.bitCount) > ($1.width * $1.height, $1.bitCount) }
+    }
+
+    static func info(_ data: Data, limits: DecodingLimits = .default) throws(CodecError) -> ImageInfo {
+        let all = try entries(data, limits: limits)
+        let best = all[0]
+        try limits.check(width: best.width, height: best.height)
+        var info = ImageInfo(fileType: .ico, width: best.width, height: best.height, hasAlpha: true, isGrayscale: false,
+                             isProgressive: false)
+        info.entrySizes = sizes(all)
+        return info
+    }
+
+    /// The smaller entries' sizes of the largest one's shape, largest first, one of each size.
+    static func sizes(_ all: [Entry]) -> [ImageInfo.EntrySize] {
+        let best = all[0]
+        var seen = Set<[Int]>()
+        return all.dropFirst().compactMap { entry in
+            // The same shape: width/height equal to the largest's, to a pixel.
+            guard abs(entry.width * best.height - entry.height * best.width) < max(best.width, best.height),
+                  entry.width < best.width, seen.insert([entry.width, entry.height]).inserted else { return nil }
+            return ImageInfo.EntrySize(width: entry.width, height: entry.height)
+        }
+    }
+
+    /// The entry `covering` asks for: the smallest of the largest's shape whose sides both reach
+    /// it (the deepest of that size), else the largest.
+    static func chosen(_ all: [Entry], covering minimumSize: (width: Int, height: Int)?) -> Entry {
+        let best = all[0]
+        guard let minimumSize else { return best }
+        let size = ImageDecoder.entrySize(ImageInfo.EntrySize(width: best.width, height: best.height),
+                                          sizes(all), covering: minimumSize)
+        return all.first { $0.width == size.width && $0.height == size.height } ?? best
+    }
+
+    static func decode(_ data: Data, info: ImageInfo, covering minimumSize: (width: Int, height: Int)?,
+                       pixelFormat: Bitmap.PixelFormat, limits: DecodingLimits) throws(CodecError) -> Bitmap {
+        let all = try entries(data, limits: limits)
+        guard all[0].width == info.width, all[0].height == info.height else { throw corrupt("the icon changed size") }
+        let entry = chosen(all, covering: minimumSize)
+        let bytes = data.subdata(in: (data.startIndex + entry.range.lowerBound)..<(data.startIndex + entry.range.upperBound))
+        let bitmap: Bitmap
+        if entry.isPNG {
+            let pngInfo = try pngInfo(bytes, limits: limits)
+            do { bitmap = try PNGCodec.decode(bytes, info: pngInfo, pixelFormat: .rgba8) } catch {
+                throw corrupt("its PNG image: \((error as? CodecError)?.description ?? "\(error)")")
+            }
+        } else {
+            let header = try BMPCodec.dibHeader(bytes, at: 0, pixelOffset: nil, icon: true)
+            let andMask = header.pixelOffset + header.rowStride * header.height
+            bitmap = try BMPCodec.decodePixels(bytes, header: header, andMask: andMask)
+        }
+        return bitmap.converted(to: pixelFormat)
+    }
+
+    private static func pngInfo(_ bytes: Data, limits: DecodingLimits) throws(CodecError) -> ImageInfo {
+        do { return try PNGCodec.info(bytes, limits: limits) } catch { throw corrupt("its PNG image: \(error)") }
+    }
+}
