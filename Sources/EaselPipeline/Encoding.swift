@@ -15,18 +15,25 @@ import NIOCore
 public struct ImageEncoding: Sendable, Hashable, CustomStringConvertible {
     /// An output file format; the raw value is its lowercase name (`jpeg`, not `jpg`).
     public enum Format: String, Sendable, CaseIterable {
-        /// JPEG (lossy, no alpha), WebP and AVIF (lossy, with alpha), or PNG (lossless).
-        case jpeg, png, webp, avif
+        /// JPEG (lossy, no alpha), WebP and AVIF (lossy, with alpha), PNG (lossless), ICO (a
+        /// PNG in an icon, at most 256 pixels a side: favicons) or BMP (uncompressed).
+        case jpeg, png, webp, avif, ico, bmp
 
-        /// The format's MIME type (`image/jpeg`, `image/png`, `image/webp`, `image/avif`).
+        /// The format's MIME type (`image/jpeg`, `image/png`, `image/webp`, `image/avif`,
+        /// `image/x-icon`, `image/bmp`).
         public var contentType: String {
             switch self {
             case .jpeg: "image/jpeg"
             case .png: "image/png"
             case .webp: "image/webp"
             case .avif: "image/avif"
+            case .ico: "image/x-icon"
+            case .bmp: "image/bmp"
             }
         }
+
+        /// Lossless formats take no quality (their cache keys carry none).
+        public var isLossless: Bool { self == .png || self == .ico || self == .bmp }
     }
 
     /// The output for a client: a pinned format as it is (`.png`, `.jpeg`), else the format the
@@ -42,6 +49,8 @@ public struct ImageEncoding: Sendable, Hashable, CustomStringConvertible {
         switch pinned {
         case .png: return .png
         case .jpeg: return .jpeg
+        case .ico: return .ico
+        case .bmp: return .bmp
         case .avif: return quality(Format.avif.contentType, true) > 0 ? .avif : .jpeg
         case .webp: return quality(Format.webp.contentType, true) > 0 ? .webp : .jpeg
         case nil:
@@ -83,7 +92,7 @@ public struct ImageEncoding: Sendable, Hashable, CustomStringConvertible {
         self.quality = min(100, max(1, quality))
         self.keepsAnimation = keepsAnimation && format == .webp
         self.animationAsWebP = format == .webp ? nil : animationAsWebP.map { min(100, max(1, $0)) }
-        description = (format == .png ? "png" : "\(format.rawValue)-q\(self.quality)") + (format == .webp && !keepsAnimation ? "-still" : "")
+        description = (format.isLossless ? format.rawValue : "\(format.rawValue)-q\(self.quality)") + (format == .webp && !keepsAnimation ? "-still" : "")
             + (self.animationAsWebP.map { "+anim-webp-q\($0)" } ?? "")
     }
 
@@ -101,6 +110,8 @@ public struct ImageEncoding: Sendable, Hashable, CustomStringConvertible {
         case .png: .png(compressionLevel: 6)
         case .webp: .webp(quality: quality)
         case .avif: .avif(quality: quality)
+        case .ico: .ico
+        case .bmp: .bmp
         }
     }
 }

@@ -251,4 +251,48 @@ struct BMPAndICOTests {
         // The AND mask hides the top row's green.
         #expect(Self.pixels(try ImageDecoder.decode(cursor)) == [[255, 0, 0, 255], [0, 0, 0, 0], [255, 0, 0, 255], [0, 0, 255, 255]])
     }
+
+    // MARK: Out
+
+    @Test func bmpAndICOOutputReadBackAndPillowReadsThem() throws {
+        let directory = try TemporaryDirectory()
+        let color = { (x: Int, y: Int) -> [UInt8] in [UInt8(truncatingIfNeeded: x * 6), UInt8(truncatingIfNeeded: y * 11), UInt8(truncatingIfNeeded: x * y)] }
+        // Alpha 0 (with colour 0, as decoders leave it), 90, and opaque elsewhere.
+        let translucent = painted(width: 37, height: 23) { x, y in
+            x == 0 && y == 0 ? [0, 0, 0, 0] : color(x, y) + [x == 1 && y == 0 ? 90 : 255]
+        }
+        let opaque = paintedOpaque(width: 37, height: 23, color)
+        var files: [(String, Bitmap)] = []
+        for (name, bitmap) in [("translucent", translucent), ("opaque", opaque)] {
+            for options in [ImageEncoder.Options.bmp, .ico] {
+                let data = try ImageEncoder.encode(bitmap, as: options)
+                let back = try ImageDecoder.decode(data)
+                let file = "\(name).\(options.fileType.rawValue.lowercased())"
+                #expect(try ImageDecoder.info(of: data).fileType == options.fileType)
+                #expect(Self.pixels(back) == Self.pixels(bitmap.converted(to: .rgba8)), "\(file)")
+                // A BMP says whether it has alpha (24 or 32 bits); an icon's PNG always has it.
+                if options == .bmp { #expect(back.isKnownOpaque == (name == "opaque"), "\(file)") }
+                try data.write(to: directory.child(file))
+                files.append((file, bitmap))
+            }
+        }
+        // 24 bits when opaque: 3 bytes a pixel, rows padded to 4.
+        #expect(try ImageEncoder.encode(opaque, as: .bmp).count == 54 + 112 * 23)
+        // Pillow (the reference reader) sees the same pixels.
+        let program = """
+            import sys, os
+            from PIL import Image
+            for name in sys.argv[2:]:
+                image = Image.open(os.path.join(sys.argv[1], name)).convert("RGBA")
+                open(os.path.join(sys.argv[1], name + ".rgba"), "wb").write(image.tobytes())
+            """
+        #expect(try runTool(Self.python, ["-c", program, directory.path] + files.map(\.0)), "Pillow read the files")
+        for (file, bitmap) in files {
+            #expect(Self.difference(bitmap.converted(to: .rgba8), try Data(contentsOf: directory.child(file + ".rgba"))) == 0, "\(file)")
+        }
+        // An icon is at most 256 pixels a side.
+        #expect(throws: CodecError.encodingFailed(format: .ico, reason: "an icon is at most 256 pixels a side (this one is 257×10)")) {
+            try ImageEncoder.encode(paintedOpaque(width: 257, height: 10, color), as: .ico)
+        }
+    }
 }

@@ -7,7 +7,7 @@ import NIOCore
 import Testing
 
 /// Degenerate images made at test time: headers that say 0 pixels or 2³²−1 a side, in every
-/// format Easel reads, and valid images of extreme aspect ratios.
+/// format Easel reads (BMP and ICO included), and valid images of extreme aspect ratios.
 enum DegenerateImages {
     struct Case: Sendable {
         let name: String
@@ -84,6 +84,27 @@ enum DegenerateImages {
             cases.append(Case(name: "webp-\(w)x\(h).webp", data: try ImageEncoder.encode(gradient(width: w, height: h), as: .webp(quality: 80)),
                               valid: true))
         }
+        // BMP: the DIB header's width and height (signed 32-bit, bytes 18–25); ICO: its BMP
+        // entry's (the height counts the AND mask too).
+        let bmp = try ImageEncoder.encode(small, as: .bmp)
+        for (w, h, tag) in [(0, 12, "0xh"), (16, 0, "wx0"), (0x7FFF_FFFF, 1, "wide"), (1, Int32.min, "min"), (-16, 12, "negative")] {
+            var data = bmp
+            put32LE(&data, at: 18, UInt32(bitPattern: Int32(w))); put32LE(&data, at: 22, UInt32(bitPattern: h == Int32.min ? Int32.min : Int32(h)))
+            cases.append(Case(name: "bmp-\(tag).bmp", data: data, valid: false))
+        }
+        var icon = Data([0, 0, 1, 0, 1, 0, 16, 12, 0, 0, 1, 0, 24, 0])
+        let dib = bmp.dropFirst(14)
+        icon.append(contentsOf: withUnsafeBytes(of: UInt32(dib.count).littleEndian, Array.init) + withUnsafeBytes(of: UInt32(22).littleEndian, Array.init))
+        icon.append(dib)
+        for (w, h, tag) in [(0, 24, "0xh"), (16, 0, "wx0"), (0x7FFF_FFFF, 2, "wide")] {
+            var data = icon
+            put32LE(&data, at: 22 + 4, UInt32(w)); put32LE(&data, at: 22 + 8, UInt32(h))
+            cases.append(Case(name: "ico-\(tag).ico", data: data, valid: false))
+        }
+        for (w, h) in [(1, 1), (9, 2), (1, 7)] {
+            cases.append(Case(name: "bmp-\(w)x\(h).bmp", data: try ImageEncoder.encode(gradient(width: w, height: h), as: .bmp), valid: true))
+            cases.append(Case(name: "ico-\(w)x\(h).ico", data: try ImageEncoder.encode(gradient(width: w, height: h), as: .ico), valid: true))
+        }
         cases.append(Case(name: "png-1x1.png", data: try ImageEncoder.encode(gradient(width: 1, height: 1), as: .png()), valid: true))
         // JPEGs decoded shrunk (1/8) to an extent under a pixel: 1×1, and thin strips.
         for (w, h) in [(1, 1), (3, 1), (1, 7), (9, 2)] {
@@ -143,6 +164,10 @@ enum DegenerateImages {
 
     static func put16(_ data: inout Data, at offset: Int, _ value: UInt16) {
         data[data.startIndex + offset] = UInt8(value >> 8); data[data.startIndex + offset + 1] = UInt8(value & 0xFF)
+    }
+
+    static func put32LE(_ data: inout Data, at offset: Int, _ value: UInt32) {
+        for i in 0..<4 { data[data.startIndex + offset + i] = UInt8(truncatingIfNeeded: value >> (8 * i)) }
     }
 
     static func put16LE(_ data: inout Data, at offset: Int, _ value: UInt16) {

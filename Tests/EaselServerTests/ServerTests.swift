@@ -166,6 +166,38 @@ func signature(_ path: String, key: String = keyA) -> String {
         }
     }
 
+    @Test func bmpAndIconSourcesAndOutputsInEveryStyle() async throws {
+        let server = try TestServer { $0.allowUnsignedAdHoc = true }
+        let cat = try ImageDecoder.decode(catJPEG, covering: (200, 200))
+        try ImageEncoder.encode(cat, as: .bmp).write(to: server.origin.child("cat.bmp"))
+        try ImageEncoder.encode(try Resize(width: 64, height: 64, mode: .fill).process(cat), as: .ico).write(to: server.origin.child("cat.ico"))
+        try await server.test { (client: any TestClientProtocol) async throws in
+            func answer(_ uri: String) async throws -> (String?, ImageInfo) {
+                let response = try await get(client, uri)
+                #expect(response.status == .ok, "\(uri)")
+                return (response.headers[.contentType], try ImageDecoder.info(of: Data(buffer: response.body)))
+            }
+            // In: a BMP and an icon, through the native, imgproxy and thumbor styles.
+            for uri in ["/images/w=50,h=50/cat.bmp", "/imgproxy/insecure/rs:fit:50:50/plain/local:///cat.bmp",
+                        "/thumbor/unsafe/fit-in/50x50/cat.bmp", "/images/w=50,h=50/cat.ico", "/thumbor/unsafe/fit-in/50x50/cat.ico"] {
+                let (type, info) = try await answer(uri)
+                #expect(type == "image/jpeg" && max(info.width, info.height) == 50, "\(uri)")
+            }
+            // Out: f=ico and imgproxy's @ico (a PNG in an icon), f=bmp and @bmp.
+            for (uri, type) in [("/images/w=48,h=48,f=ico/cat.jpg", "image/x-icon"), ("/imgproxy/insecure/rs:fit:48:48/plain/local:///cat.jpg@ico", "image/x-icon"),
+                                ("/images/w=48,h=48,f=bmp/cat.ico", "image/bmp"), ("/imgproxy/insecure/rs:fit:48:48/plain/local:///cat.bmp@bmp", "image/bmp"),
+                                ("/thumbor/unsafe/fit-in/48x48/filters:format(ico)/cat.bmp", "image/x-icon")] {
+                let (sent, info) = try await answer(uri)
+                #expect(sent == type && max(info.width, info.height) == 48, "\(uri)")
+                #expect(info.fileType == (type == "image/bmp" ? .bmp : .ico), "\(uri)")
+            }
+            // An icon over 256 pixels a side is refused with the reason, not cut down.
+            let big = try await get(client, "/imgproxy/insecure/rs:fit:300:300/plain/local:///cat.jpg@ico")
+            #expect(big.status == .unprocessableContent)
+            #expect(String(buffer: big.body).contains("an icon is at most 256 pixels a side"))
+        }
+    }
+
     @Test func traversalAndMissingFilesAreNotFound() async throws {
         let outside = try TemporaryDirectory()
         try catJPEG.write(to: outside.child("secret.jpg"))

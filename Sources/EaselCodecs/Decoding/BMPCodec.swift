@@ -330,3 +330,50 @@ enum BMPCodec {
         }
     }
 }
+
+extension BMPCodec {
+    /// A BMP of `bitmap`: 24-bit rows when it is opaque, else 32-bit with an alpha bit field (a
+    /// V4 header, which browsers, Windows and Pillow read with its alpha). Bottom-up rows, as
+    /// every reader expects.
+    static func encode(_ bitmap: Bitmap) -> Data {
+        let rgba = bitmap.converted(to: .rgba8)
+        let alpha = !rgba.isKnownOpaque && rgba.withUnsafeBytes { pixels in
+            (0..<rgba.height).contains { y in (0..<rgba.width).contains { pixels[y * rgba.rowBytes + $0 * 4 + 3] != 255 } }
+        }
+        let (width, height) = (rgba.width, rgba.height)
+        let bits = alpha ? 32 : 24
+        let stride = ((width * bits + 31) / 32) * 4
+        let headerSize = alpha ? 108 : 40
+        let offset = 14 + headerSize, size = offset + stride * height
+        var out = [UInt8](repeating: 0, count: size)
+        func put32(_ value: UInt32, at index: Int) { for byte in 0..<4 { out[index + byte] = UInt8(truncatingIfNeeded: value >> (byte * 8)) } }
+        out[0] = 0x42; out[1] = 0x4D
+        put32(UInt32(truncatingIfNeeded: size), at: 2)
+        put32(UInt32(offset), at: 10)
+        put32(UInt32(headerSize), at: 14)
+        put32(UInt32(width), at: 18)
+        put32(UInt32(height), at: 22)
+        out[26] = 1
+        out[28] = UInt8(bits)
+        put32(alpha ? 3 : 0, at: 30)  // BI_BITFIELDS with the masks below, or BI_RGB
+        put32(UInt32(truncatingIfNeeded: stride * height), at: 34)
+        put32(2835, at: 38); put32(2835, at: 42)  // 72 dpi
+        if alpha {
+            put32(0x00FF_0000, at: 54); put32(0x0000_FF00, at: 58); put32(0x0000_00FF, at: 62); put32(0xFF00_0000, at: 66)
+            put32(0x7352_4742, at: 70)  // 'sRGB'
+        }
+        rgba.withUnsafeBytes { pixels in
+            for y in 0..<height {
+                let source = (height - 1 - y) * rgba.rowBytes
+                var at = offset + y * stride
+                for x in 0..<width {
+                    let p = source + x * 4
+                    out[at] = pixels[p + 2]; out[at + 1] = pixels[p + 1]; out[at + 2] = pixels[p]
+                    if alpha { out[at + 3] = pixels[p + 3] }
+                    at += bits / 8
+                }
+            }
+        }
+        return Data(out)
+    }
+}

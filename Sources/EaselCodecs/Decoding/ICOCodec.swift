@@ -104,3 +104,23 @@ enum ICOCodec {
         do { return try PNGCodec.info(bytes, limits: limits) } catch { throw corrupt("its PNG image: \(error)") }
     }
 }
+
+extension ICOCodec {
+    /// The largest side an icon entry may have (its directory gives one byte a side, 0 for 256).
+    static let maxEncodedSide = 256
+
+    /// An icon of one PNG entry (what browsers take as a favicon, at any depth with alpha).
+    /// - Throws: `CodecError.encodingFailed` for a side over 256 pixels (no reader takes more).
+    static func encode(_ bitmap: Bitmap) throws -> Data {
+        guard bitmap.width <= maxEncodedSide, bitmap.height <= maxEncodedSide else {
+            throw CodecError.encodingFailed(format: .ico, reason: "an icon is at most \(maxEncodedSide) pixels a side (this one is \(bitmap.width)×\(bitmap.height))")
+        }
+        let png = try PNGCodec.encode(bitmap, compressionLevel: 9)
+        var out = Data([0, 0, 1, 0, 1, 0])  // an icon of one entry
+        out.append(contentsOf: [UInt8(bitmap.width % 256), UInt8(bitmap.height % 256), 0, 0, 1, 0, 32, 0])
+        withUnsafeBytes(of: UInt32(png.count).littleEndian) { out.append(contentsOf: $0) }
+        withUnsafeBytes(of: UInt32(22).littleEndian) { out.append(contentsOf: $0) }
+        out.append(png)
+        return out
+    }
+}

@@ -29,6 +29,10 @@ public enum ImageEncoder {
         /// AVIF (AV1 through aom), quality 1–100 and encoder speed 0–10 (10 fastest; the
         /// default 8 keeps a 256 px thumbnail to a few tens of milliseconds).
         case avif(quality: Int = 60, speed: Int = 8)
+        /// ICO: one PNG entry (favicons); at most 256 pixels a side.
+        case ico
+        /// BMP: 24-bit, or 32-bit with alpha when the bitmap has transparent pixels.
+        case bmp
 
         /// The container format these options encode to.
         public var fileType: ImageFileType {
@@ -37,6 +41,8 @@ public enum ImageEncoder {
             case .png: .png
             case .webp: .webp
             case .avif: .avif
+            case .ico: .ico
+            case .bmp: .bmp
             }
         }
     }
@@ -64,6 +70,8 @@ public enum ImageEncoder {
         case .png(let level): try PNGCodec.encode(bitmap, compressionLevel: level, iccProfile: iccProfile)
         case .webp(let quality, let lossless): try WebPCodec.encode(bitmap, quality: quality, lossless: lossless)
         case .avif(let quality, let speed): try AVIFCodec.encode(bitmap, quality: quality, speed: speed)
+        case .ico: try ICOCodec.encode(bitmap)
+        case .bmp: BMPCodec.encode(bitmap)
         }
     }
 }

@@ -96,7 +96,9 @@ struct ImgproxyURL {
         case "png": return .png
         case "webp": return .webp
         case "avif": return .avif
-        default: throw RequestError.invalid("output format \(name) is not supported (jpg, png, webp, avif)")
+        case "ico": return .ico
+        case "bmp": return .bmp
+        default: throw RequestError.invalid("output format \(name) is not supported (jpg, png, webp, avif, ico, bmp)")
         }
     }
 

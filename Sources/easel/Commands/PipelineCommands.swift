@@ -81,7 +81,10 @@ struct FetchCommand: AsyncParsableCommand {
         case "png": encoding = .png()
         case "webp": encoding = .webp()
         case "jpg", "jpeg": encoding = .jpeg(quality: 85)
-        default: throw ValidationError("-o needs a .jpg, .png or .webp file name")
+        case "avif": encoding = .avif()
+        case "ico": encoding = .ico
+        case "bmp": encoding = .bmp
+        default: throw ValidationError("-o needs a .jpg, .png, .webp, .avif, .ico or .bmp file name")
         }
         let flattened = encoding.fileType == .jpeg && !image.isKnownOpaque ? try Flatten().process(image) : image
         try ImageEncoder.encode(flattened, as: encoding).write(to: URL(fileURLWithPath: path), options: .atomic)

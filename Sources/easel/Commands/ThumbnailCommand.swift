@@ -83,6 +83,8 @@ struct ThumbnailCommand: ParsableCommand {
         case .png: .png()
         case .webp: .webp(quality: quality ?? 80)
         case .avif: .avif(quality: quality ?? 60)
+        case .ico: .ico
+        case .bmp: .bmp
         }
         let workers = min(jobs, inputs.count)
         let results = ThumbnailResults(count: inputs.count, workers: workers)
