@@ -61,13 +61,14 @@ let package = Package(
         .target(name: "CLCMS", linkerSettings: [.linkedLibrary("lcms2")]),
         .target(name: "CAVIF", linkerSettings: [.linkedLibrary("avif")]),
         .target(name: "CHEIF", linkerSettings: [.linkedLibrary("heif")]),
+        .target(name: "CTIFF", linkerSettings: [.linkedLibrary("tiff")]),
         // Resampling passes in 16-bit fixed point with SSE2 (our code; no library).
         .target(name: "CResample"),
         // glibc allocator tuning for batch decoding (`easel thumbnail`; mallopt is a macro-heavy C API).
         .target(name: "CMalloc"),
         .target(
             name: "EaselCodecs",
-            dependencies: ["EaselSupport", "CJPEG", "CPNG", "CWebP", "CGIF", "CLCMS", "CAVIF", "CHEIF", "CResample",
+            dependencies: ["EaselSupport", "CJPEG", "CPNG", "CWebP", "CGIF", "CLCMS", "CAVIF", "CHEIF", "CTIFF", "CResample",
                            .product(name: "Logging", package: "swift-log")]
         ),
         .target(

@@ -113,13 +113,29 @@ public func fuzzInitialize(_ argc: UnsafeMutablePointer<CInt>?, _ argv: UnsafeMu
     let seeds: [(String, ImageEncoder.Options)] = [
         ("seed.jpg", .jpeg(quality: 80)), ("seed-progressive.jpg", .jpeg(quality: 60, progressive: true)),
         ("seed.png", .png()), ("seed.webp", .webp(quality: 70)), ("seed-lossless.webp", .webp(lossless: true)),
-        ("seed.avif", .avif(quality: 40, speed: 10)),
+        ("seed.avif", .avif(quality: 40, speed: 10)), ("seed.bmp", .bmp), ("seed.ico", .ico),
     ]
     for (name, options) in seeds {
         try? ImageEncoder.encode(bitmap, as: options).write(to: URL(fileURLWithPath: directory + "/" + name))
     }
-    // PNGs the fast path takes as they are: RGB (from an opaque bitmap) and gray (RGBA is seed.png).
+    // PNGs the fast path takes as they are: RGB (from an opaque bitmap) and gray (RGBA is seed.png);
+    // a 24-bit BMP, the same bitmap as an icon's BMP entry (height doubled, an AND mask), and an
+    // 8-bit RLE BMP.
     if let jpeg = try? ImageEncoder.encode(bitmap, as: .jpeg(quality: 90)), let opaque = try? ImageDecoder.decode(jpeg) {
+        let bmp = BMPCodec.encode(opaque)
+        try? bmp.write(to: URL(fileURLWithPath: directory + "/seed-24.bmp"))
+        var dib = [UInt8](bmp.dropFirst(14))
+        dib[8] = UInt8(opaque.height * 2)
+        dib += [UInt8](repeating: 0x0F, count: 4 * opaque.height)
+        var icon: [UInt8] = [0, 0, 1, 0, 1, 0, UInt8(opaque.width), UInt8(opaque.height), 0, 0, 1, 0, 24, 0]
+        icon += withUnsafeBytes(of: UInt32(dib.count).littleEndian, Array.init) + withUnsafeBytes(of: UInt32(22).littleEndian, Array.init)
+        try? Data(icon + dib).write(to: URL(fileURLWithPath: directory + "/seed-bmp-entry.ico"))
+        var rle: [UInt8] = Array("BM".utf8) + [UInt8](repeating: 0, count: 12)
+        rle += [40, 0, 0, 0, 8, 0, 0, 0, 4, 0, 0, 0, 1, 0, 8, 0, 1, 0, 0, 0] + [UInt8](repeating: 0, count: 12) + [3, 0, 0, 0, 0, 0, 0, 0]
+        rle += [255, 0, 0, 0, 0, 255, 0, 0, 0, 0, 255, 0]
+        rle[10] = UInt8(rle.count)
+        rle += [4, 0, 0, 3, 1, 2, 0, 0, 0, 0, 0, 2, 1, 1, 3, 2, 0, 1]
+        try? Data(rle).write(to: URL(fileURLWithPath: directory + "/seed-rle8.bmp"))
         try? ImageEncoder.encode(opaque, as: .png()).write(to: URL(fileURLWithPath: directory + "/seed-rgb.png"))
         try? ImageEncoder.encode(opaque.converted(to: .gray8), as: .png()).write(to: URL(fileURLWithPath: directory + "/seed-gray.png"))
     }

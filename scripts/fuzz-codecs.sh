@@ -3,7 +3,8 @@
 # conversion, animation frames, resize), then the geometry planner (headers into every named
 # format's sizes) and the ICC parser with libFuzzer under
 # AddressSanitizer, for a set number of iterations. Formats: JPEG, PNG, WebP (still and
-# animated), GIF (still and animated), AVIF, HEIC; profiles: JPEG APP2, PNG iCCP, WebP ICCP.
+# animated), GIF (still and animated), AVIF, HEIC, BMP (every depth, RLE), ICO (PNG and BMP
+# entries); profiles: JPEG APP2, PNG iCCP, WebP ICCP, BMP V5.
 # Differential checks: progressive JPEGs' DC-only decode against the full one, and the PNG fast
 # path (libdeflate) against libspng.
 # Usage: scripts/fuzz-codecs.sh [RUNS (default 200000)] [-- extra libFuzzer flags]

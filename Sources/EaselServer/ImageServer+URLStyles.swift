@@ -83,6 +83,7 @@ extension ImageServer {
             "alpha": info.hasAlpha, "progressive": info.isProgressive, "bitDepth": info.bitDepth, "frames": info.frameCount,
         ]
         object.merge(placeholders(details.preview)) { $1 }
+        if !info.entrySizes.isEmpty { object["iconSizes"] = info.entrySizes.map { [$0.width, $0.height] } }
         switch info.colorProfile {
         case .none: break
         case .profile(let profile): object["icc"] = ["description": profile.description, "colorSpace": profile.colorSpace.rawValue]

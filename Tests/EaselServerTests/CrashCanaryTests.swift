@@ -7,7 +7,7 @@ import NIOCore
 import Testing
 
 /// Degenerate images made at test time: headers that say 0 pixels or 2³²−1 a side, in every
-/// format Easel reads (BMP and ICO included), and valid images of extreme aspect ratios.
+/// format Easel reads (TIFF, BMP and ICO included), and valid images of extreme aspect ratios.
 enum DegenerateImages {
     struct Case: Sendable {
         let name: String
@@ -101,7 +101,14 @@ enum DegenerateImages {
             put32LE(&data, at: 22 + 4, UInt32(w)); put32LE(&data, at: 22 + 8, UInt32(h))
             cases.append(Case(name: "ico-\(tag).ico", data: data, valid: false))
         }
+        // TIFF: the directory's ImageWidth and ImageLength (LONGs), a strip too short, many pages.
+        for (w, h, tag) in [(0, 12, "0xh"), (16, 0, "wx0"), (0xFFFF_FFFF, 0xFFFF_FFFF, "max"), (0x7FFF_FFFF, 1, "wide")] {
+            cases.append(Case(name: "tiff-\(tag).tif", data: uncompressedTIFF(width: w, height: h, samples: 1, stripBytes: 16), valid: false))
+        }
+        cases.append(Case(name: "tiff-short.tif", data: uncompressedTIFF(width: 300, height: 300, stripBytes: 100), valid: false))
+        cases.append(Case(name: "tiff-pages.tif", data: uncompressedTIFF(width: 3, height: 2, samples: 1, pages: 2000), valid: true))
         for (w, h) in [(1, 1), (9, 2), (1, 7)] {
+            cases.append(Case(name: "tiff-\(w)x\(h).tif", data: uncompressedTIFF(width: w, height: h), valid: true))
             cases.append(Case(name: "bmp-\(w)x\(h).bmp", data: try ImageEncoder.encode(gradient(width: w, height: h), as: .bmp), valid: true))
             cases.append(Case(name: "ico-\(w)x\(h).ico", data: try ImageEncoder.encode(gradient(width: w, height: h), as: .ico), valid: true))
         }

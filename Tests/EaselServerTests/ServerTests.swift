@@ -166,20 +166,25 @@ func signature(_ path: String, key: String = keyA) -> String {
         }
     }
 
-    @Test func bmpAndIconSourcesAndOutputsInEveryStyle() async throws {
+    @Test func bmpTIFFAndIconSourcesAndOutputsInEveryStyle() async throws {
         let server = try TestServer { $0.allowUnsignedAdHoc = true }
         let cat = try ImageDecoder.decode(catJPEG, covering: (200, 200))
         try ImageEncoder.encode(cat, as: .bmp).write(to: server.origin.child("cat.bmp"))
         try ImageEncoder.encode(try Resize(width: 64, height: 64, mode: .fill).process(cat), as: .ico).write(to: server.origin.child("cat.ico"))
+        try cat.withUnsafeBytes { pixels in
+            uncompressedTIFF(width: cat.width, height: cat.height) { x, y in Array(pixels[(y * cat.rowBytes + x * 4)..<(y * cat.rowBytes + x * 4 + 3)]) }
+        }.write(to: server.origin.child("cat.tif"))
         try await server.test { (client: any TestClientProtocol) async throws in
             func answer(_ uri: String) async throws -> (String?, ImageInfo) {
                 let response = try await get(client, uri)
                 #expect(response.status == .ok, "\(uri)")
                 return (response.headers[.contentType], try ImageDecoder.info(of: Data(buffer: response.body)))
             }
-            // In: a BMP and an icon, through the native, imgproxy and thumbor styles.
+            // In: a BMP, a TIFF and an icon, through the native, imgproxy and thumbor styles.
             for uri in ["/images/w=50,h=50/cat.bmp", "/imgproxy/insecure/rs:fit:50:50/plain/local:///cat.bmp",
-                        "/thumbor/unsafe/fit-in/50x50/cat.bmp", "/images/w=50,h=50/cat.ico", "/thumbor/unsafe/fit-in/50x50/cat.ico"] {
+                        "/thumbor/unsafe/fit-in/50x50/cat.bmp", "/images/w=50,h=50/cat.ico", "/thumbor/unsafe/fit-in/50x50/cat.ico",
+                        "/images/w=50,h=50/cat.tif", "/imgproxy/insecure/rs:fit:50:50/plain/local:///cat.tif",
+                        "/thumbor/unsafe/fit-in/50x50/cat.tif"] {
                 let (type, info) = try await answer(uri)
                 #expect(type == "image/jpeg" && max(info.width, info.height) == 50, "\(uri)")
             }

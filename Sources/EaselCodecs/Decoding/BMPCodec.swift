@@ -71,6 +71,9 @@ enum BMPCodec {
         func u16(_ offset: Int) throws(CodecError) -> UInt16 { try UInt16(u8(offset)) | UInt16(u8(offset + 1)) << 8 }
         func u32(_ offset: Int) throws(CodecError) -> UInt32 { try UInt32(u16(offset)) | UInt32(u16(offset + 2)) << 16 }
         func i32(_ offset: Int) throws(CodecError) -> Int32 { Int32(bitPattern: try u32(offset)) }
+        func u32BE(_ offset: Int) throws(CodecError) -> UInt32 {
+            try UInt32(u8(offset)) << 24 | UInt32(u8(offset + 1)) << 16 | UInt32(u8(offset + 2)) << 8 | UInt32(u8(offset + 3))
+        }
     }
 
     /// The DIB header at `start`. `pixelOffset`: where a file header says the pixels are (nil in

@@ -21,6 +21,7 @@ enum ICOCodec {
     }
 
     static func corrupt(_ reason: String) -> CodecError { .corrupt(format: .ico, reason: reason) }
+    static let pngSignature: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
 
     /// The entries that can be read, best first (largest, then deepest).
     static func entries(_ data: Data, limits: DecodingLimits) throws(CodecError) -> [Entry] {
@@ -35,10 +36,13 @@ enum ICOCodec {
             let size = Int(try r.u32(at + 8)), offset = Int(try r.u32(at + 12))
             guard size > 0, offset >= 6 + count * 16, offset <= data.count, size <= data.count - offset else { continue }
             let range = offset..<(offset + size)
-            let bytes = data.subdata(in: (data.startIndex + offset)..<(data.startIndex + offset + size))
-            if bytes.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) {
-                guard let info = try? PNGCodec.info(bytes, limits: limits) else { continue }
-                found.append(Entry(width: info.width, height: info.height, bitCount: 32, range: range, isPNG: true))
+            // A view, not a copy: entries may all name the same megabytes.
+            let bytes = data[(data.startIndex + offset)..<(data.startIndex + offset + size)]
+            if bytes.starts(with: pngSignature) {
+                // IHDR's width and height (big-endian, bytes 16–23); the decode checks them again.
+                guard let width = try? Int(r.u32BE(offset + 16)), let height = try? Int(r.u32BE(offset + 20)),
+                      width > 0, height > 0 else { continue }
+                found.append(Entry(width: width, height: height, bitCount: 32, range: range, isPNG: true))
             } else {
                 guard let header = try? BMPCodec.dibHeader(bytes, at: 0, pixelOffset: nil, icon: true) else { continue }
                 found.append(Entry(width: header.width, height: header.height, bitCount: header.bitCount, range: range, isPNG: false))
@@ -89,6 +93,7 @@ enum ICOCodec {
         let bitmap: Bitmap
         if entry.isPNG {
             let pngInfo = try pngInfo(bytes, limits: limits)
+            guard pngInfo.width == entry.width, pngInfo.height == entry.height else { throw corrupt("its PNG image changed size") }
             do { bitmap = try PNGCodec.decode(bytes, info: pngInfo, pixelFormat: .rgba8) } catch {
                 throw corrupt("its PNG image: \((error as? CodecError)?.description ?? "\(error)")")
             }

@@ -32,6 +32,7 @@ public enum ImageDecoder {
         case .avif: info = try AVIFCodec.info(data, limits: limits)
         case .heic: info = try HEIFCodec.info(data, limits: limits)
         case .bmp: info = try BMPCodec.info(data, limits: limits)
+        case .tiff: info = try TIFFCodec.info(data, limits: limits)
         case .ico: info = try ICOCodec.info(data, limits: limits)
         }
         try limits.check(width: info.width, height: info.height)
@@ -42,8 +43,8 @@ public enum ImageDecoder {
 
     /// Decodes `data` to a bitmap.
     /// - Parameters:
-    ///   - data: an encoded image (JPEG, PNG, WebP, GIF, AVIF, HEIC, BMP or ICO, told by its
-    ///     content).
+    ///   - data: an encoded image (JPEG, PNG, WebP, GIF, AVIF, HEIC, TIFF, BMP or ICO, told by
+    ///     its content).
     ///   - minimumSize: the smallest size the caller needs; JPEGs are then decoded at the
     ///     smallest DCT scale (1/8, 1/4, 1/2) whose output still covers it, and icons from their
     ///     smallest image that covers it. Nil: full size.
@@ -139,6 +140,14 @@ public enum ImageDecoder {
                                      to: converted(try AVIFCodec.decode(data, info: info, limits: limits))).converted(to: pixelFormat)
         case .heic:
             return converted(try HEIFCodec.decode(data, info: info)).converted(to: pixelFormat)
+        case .tiff:
+            // CMYK with a CMYK profile: the samples come raw, and the profile turns them into sRGB.
+            let rawCMYK = profile?.colorSpace == .cmyk
+            var (bitmap, cmyk) = try TIFFCodec.decode(data, info: info, rawCMYK: rawCMYK)
+            if let profile, cmyk || profile.colorSpace != .cmyk {
+                ColorConverter.convertToSRGB(&bitmap, from: profile, cmyk: cmyk ? .cmyk : nil)
+            }
+            return Orientation.apply(applyOrientation ? info.orientation : 1, to: bitmap).converted(to: pixelFormat)
         case .bmp:
             return converted(try BMPCodec.decode(data, info: info, pixelFormat: .rgba8, limits: limits)).converted(to: pixelFormat)
         case .ico:

@@ -16,6 +16,8 @@ public enum ImageFileType: String, Sendable, Hashable, CustomStringConvertible {
     case heic = "HEIC"
     /// BMP: Windows and OS/2 bitmaps, `BM` and a known DIB header size.
     case bmp = "BMP"
+    /// TIFF: `II*\0` or `MM\0*` (classic TIFF; BigTIFF too, through libtiff).
+    case tiff = "TIFF"
     /// ICO or CUR: an icon directory (`00 00 01 00` or `00 00 02 00` and at least one entry).
     case ico = "ICO"
 
@@ -31,14 +33,15 @@ public enum ImageFileType: String, Sendable, Hashable, CustomStringConvertible {
         case .avif: "image/avif"
         case .heic: "image/heic"
         case .bmp: "image/bmp"
+        case .tiff: "image/tiff"
         case .ico: "image/x-icon"  // what browsers and imgproxy send; IANA's is image/vnd.microsoft.icon
         }
     }
 
     /// The format of `bytes`.
     /// AVIF and HEIC are told by the brands of their `ftyp` box (major, then compatible).
-    /// - Throws: `CodecError.unsupportedFormat` for formats recognised but not decoded (TIFF,
-    ///   JPEG XL, JPEG 2000), `.unknownFormat` for anything else.
+    /// - Throws: `CodecError.unsupportedFormat` for formats recognised but not decoded (JPEG XL,
+    ///   JPEG 2000), `.unknownFormat` for anything else.
     public static func sniff<Bytes: Collection<UInt8>>(_ bytes: Bytes) throws(CodecError) -> ImageFileType {
         let head = Array(bytes.prefix(32))
         func starts(_ prefix: [UInt8], at offset: Int = 0) -> Bool {
@@ -49,7 +52,10 @@ public enum ImageFileType: String, Sendable, Hashable, CustomStringConvertible {
         if starts(Array("RIFF".utf8)), starts(Array("WEBP".utf8), at: 8) { return .webp }
         if starts(Array("GIF87a".utf8)) || starts(Array("GIF89a".utf8)) { return .gif }
         if starts(Array("ftyp".utf8), at: 4), head.count >= 12, let type = isoBrandType(bytes) { return type }
-        if starts([0x49, 0x49, 0x2A, 0x00]) || starts([0x4D, 0x4D, 0x00, 0x2A]) { throw .unsupportedFormat("TIFF") }
+        if starts([0x49, 0x49, 0x2A, 0x00]) || starts([0x4D, 0x4D, 0x00, 0x2A]) || starts([0x49, 0x49, 0x2B, 0x00])
+            || starts([0x4D, 0x4D, 0x00, 0x2B]) {
+            return .tiff
+        }
         if starts(Array("BM".utf8)), head.count >= 18,
            [12, 16, 40, 52, 56, 64, 108, 124].contains(Int(head[14]) | Int(head[15]) << 8 | Int(head[16]) << 16 | Int(head[17]) << 24) {
             return .bmp

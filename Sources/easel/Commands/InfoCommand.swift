@@ -48,6 +48,7 @@ struct InfoCommand: ParsableCommand {
         if info.isProgressive { parts.append(info.fileType == .png ? "interlaced" : "progressive") }
         if info.bitDepth > 8 { parts.append("\(info.bitDepth)-bit") }
         if info.frameCount > 1 { parts.append("\(info.frameCount) \(info.fileType == .heic ? "images" : "frames")") }
+        if !info.entrySizes.isEmpty { parts.append("also " + info.entrySizes.map { "\($0.width)×\($0.height)" }.joined(separator: ", ")) }
         switch info.colorProfile {
         case .none: break
         case .profile(let profile): parts.append("ICC profile \"\(printable(profile.description))\" (\(profile.colorSpace.rawValue.uppercased()))")

@@ -1,0 +1,236 @@
+#include "easel_tiff.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <tiffio.h>
+
+/* libtiff allocates per strip, tile and directory: no single allocation past this (the
+ * pixel limits are checked by the caller before any decode; this bounds what a lying
+ * strip or tag count could ask for). */
+#define EASEL_TIFF_MAX_ALLOCATION ((tmsize_t)256 << 20)
+
+typedef struct {
+    const uint8_t *data;
+    toff_t size, position;
+    char *message;
+    int failed;
+} source;
+
+static tmsize_t source_read(thandle_t handle, void *buffer, tmsize_t count) {
+    source *s = (source *)handle;
+    if (count <= 0 || s->position >= s->size) return 0;
+    toff_t left = s->size - s->position;
+    tmsize_t n = (toff_t)count < left ? count : (tmsize_t)left;
+    memcpy(buffer, s->data + s->position, (size_t)n);
+    s->position += (toff_t)n;
+    return n;
+}
+
+static tmsize_t source_write(thandle_t handle, void *buffer, tmsize_t count) {
+    (void)handle; (void)buffer; (void)count;
+    return 0;  /* read-only */
+}
+
+static toff_t source_seek(thandle_t handle, toff_t offset, int whence) {
+    source *s = (source *)handle;
+    int64_t base;
+    switch (whence) {
+    case SEEK_SET: base = 0; break;
+    case SEEK_CUR: base = (int64_t)s->position; break;
+    case SEEK_END: base = (int64_t)s->size; break;
+    default: return (toff_t)-1;
+    }
+    /* Relative seeks back arrive as two's complement; an absolute one past 2^63 is refused. */
+    int64_t delta = (int64_t)offset, target;
+    if (whence == SEEK_SET && delta < 0) return (toff_t)-1;
+    if (__builtin_add_overflow(base, delta, &target) || target < 0) return (toff_t)-1;
+    s->position = (toff_t)target;  /* past the end is allowed, as lseek allows it: reads there return nothing */
+    return (toff_t)target;
+}
+
+static int source_close(thandle_t handle) { (void)handle; return 0; }
+static toff_t source_size(thandle_t handle) { return ((source *)handle)->size; }
+static int source_map(thandle_t handle, void **base, toff_t *size) { (void)handle; (void)base; (void)size; return 0; }
+static void source_unmap(thandle_t handle, void *base, toff_t size) { (void)handle; (void)base; (void)size; }
+
+/* The first error is kept as the message; warnings are dropped. */
+static int on_error(TIFF *tif, void *user_data, const char *module, const char *format, va_list arguments) {
+    (void)tif; (void)module;
+    source *s = (source *)user_data;
+    if (!s->failed) {
+        vsnprintf(s->message, EASEL_TIFF_MESSAGE_SIZE, format, arguments);
+        s->failed = 1;
+    }
+    return 1;
+}
+
+static int on_warning(TIFF *tif, void *user_data, const char *module, const char *format, va_list arguments) {
+    (void)tif; (void)user_data; (void)module; (void)format; (void)arguments;
+    return 1;
+}
+
+static TIFF *open_source(source *s, const uint8_t *data, size_t size, char *message) {
+    s->data = data;
+    s->size = size;
+    s->position = 0;
+    s->message = message;
+    s->failed = 0;
+    message[0] = 0;
+    TIFFOpenOptions *options = TIFFOpenOptionsAlloc();
+    if (!options) { snprintf(message, EASEL_TIFF_MESSAGE_SIZE, "out of memory"); return NULL; }
+    TIFFOpenOptionsSetMaxSingleMemAlloc(options, EASEL_TIFF_MAX_ALLOCATION);
+    TIFFOpenOptionsSetErrorHandlerExtR(options, on_error, s);
+    TIFFOpenOptionsSetWarningHandlerExtR(options, on_warning, s);
+    /* "m": never map (the bytes belong to the caller and are read-only). */
+    TIFF *tif = TIFFClientOpenExt("memory", "rm", (thandle_t)s, source_read, source_write, source_seek, source_close,
+                                  source_size, source_map, source_unmap, options);
+    TIFFOpenOptionsFree(options);
+    if (!tif && !message[0]) snprintf(message, EASEL_TIFF_MESSAGE_SIZE, "not a readable TIFF");
+    return tif;
+}
+
+static int fail(TIFF *tif, char *message, const char *fallback) {
+    if (!message[0]) snprintf(message, EASEL_TIFF_MESSAGE_SIZE, "%s", fallback);
+    if (tif) TIFFClose(tif);
+    return 0;
+}
+
+int easel_tiff_read_info(const uint8_t *data, size_t size, int page, int max_pages, easel_tiff_info *info,
+                         uint8_t *icc, size_t icc_capacity, char *message) {
+    source s;
+    TIFF *tif = open_source(&s, data, size, message);
+    if (!tif) return 0;
+    memset(info, 0, sizeof(*info));
+    int pages = 1;
+    while (pages <= max_pages && TIFFReadDirectory(tif)) pages++;
+    /* A damaged later directory ends the count; it does not make the file unreadable. */
+    s.failed = 0;
+    message[0] = 0;
+    info->pages = pages;
+    if (page < 0 || page >= pages) {
+        snprintf(message, EASEL_TIFF_MESSAGE_SIZE, "no page %d (the file has %d)", page, pages);
+        TIFFClose(tif);
+        return 0;
+    }
+    if (!TIFFSetDirectory(tif, (tdir_t)page)) return fail(tif, message, "the page's directory is damaged");
+    uint32_t width = 0, height = 0;
+    uint16_t bits = 1, samples = 1, photometric = 0, orientation = ORIENTATION_TOPLEFT, extra_count = 0;
+    uint16_t *extra = NULL;
+    if (!TIFFGetField(tif, TIFFTAG_IMAGEWIDTH, &width) || !TIFFGetField(tif, TIFFTAG_IMAGELENGTH, &height))
+        return fail(tif, message, "no image size");
+    TIFFGetFieldDefaulted(tif, TIFFTAG_BITSPERSAMPLE, &bits);
+    TIFFGetFieldDefaulted(tif, TIFFTAG_SAMPLESPERPIXEL, &samples);
+    if (!TIFFGetField(tif, TIFFTAG_PHOTOMETRIC, &photometric)) photometric = samples >= 3 ? PHOTOMETRIC_RGB : PHOTOMETRIC_MINISBLACK;
+    TIFFGetFieldDefaulted(tif, TIFFTAG_ORIENTATION, &orientation);
+    TIFFGetFieldDefaulted(tif, TIFFTAG_EXTRASAMPLES, &extra_count, &extra);
+    info->width = width;
+    info->height = height;
+    info->bits_per_sample = bits;
+    info->samples_per_pixel = samples;
+    info->photometric = photometric;
+    info->orientation = orientation >= 1 && orientation <= 8 ? orientation : 1;
+    info->is_tiled = TIFFIsTiled(tif);
+    for (uint16_t i = 0; i < extra_count && extra; i++) {
+        if (extra[i] == EXTRASAMPLE_ASSOCALPHA || extra[i] == EXTRASAMPLE_UNASSALPHA) info->has_alpha = 1;
+    }
+    info->is_gray = (photometric == PHOTOMETRIC_MINISBLACK || photometric == PHOTOMETRIC_MINISWHITE) && samples - extra_count == 1;
+    uint32_t icc_size = 0;
+    void *icc_data = NULL;
+    if (TIFFGetField(tif, TIFFTAG_ICCPROFILE, &icc_size, &icc_data) && icc_data && icc_size > 0) {
+        info->icc_size = icc_size;
+        if (icc && icc_size <= icc_capacity) memcpy(icc, icc_data, icc_size);
+    }
+    char why[1024] = {0};
+    if (!TIFFRGBAImageOK(tif, why)) {
+        snprintf(message, EASEL_TIFF_MESSAGE_SIZE, "%s", why[0] ? why : "a layout libtiff cannot convert");
+        TIFFClose(tif);
+        return 2;
+    }
+    TIFFClose(tif);
+    return 1;
+}
+
+/* Raw 8-bit CMYK samples, strip by strip through scanlines. 0 when the page is not that. */
+static int read_raw_cmyk(TIFF *tif, uint8_t *pixels, size_t row_bytes, int width, int height) {
+    uint16_t bits = 0, samples = 0, photometric = 0, planar = PLANARCONFIG_CONTIG, inkset = INKSET_CMYK;
+    TIFFGetFieldDefaulted(tif, TIFFTAG_BITSPERSAMPLE, &bits);
+    TIFFGetFieldDefaulted(tif, TIFFTAG_SAMPLESPERPIXEL, &samples);
+    TIFFGetFieldDefaulted(tif, TIFFTAG_PLANARCONFIG, &planar);
+    TIFFGetFieldDefaulted(tif, TIFFTAG_INKSET, &inkset);
+    if (!TIFFGetField(tif, TIFFTAG_PHOTOMETRIC, &photometric)) return 0;
+    if (photometric != PHOTOMETRIC_SEPARATED || inkset != INKSET_CMYK || bits != 8 || samples < 4 ||
+        planar != PLANARCONFIG_CONTIG || TIFFIsTiled(tif))
+        return 0;
+    tmsize_t line = TIFFScanlineSize(tif);
+    if (line < (tmsize_t)width * samples) return -1;
+    uint8_t *buffer = (uint8_t *)_TIFFmalloc(line);
+    if (!buffer) return -1;
+    for (int y = 0; y < height; y++) {
+        if (TIFFReadScanline(tif, buffer, (uint32_t)y, 0) < 0) { _TIFFfree(buffer); return -1; }
+        uint8_t *out = pixels + (size_t)y * row_bytes;
+        for (int x = 0; x < width; x++) memcpy(out + (size_t)x * 4, buffer + (size_t)x * samples, 4);
+    }
+    _TIFFfree(buffer);
+    return 1;
+}
+
+int easel_tiff_decode(const uint8_t *data, size_t size, int page, uint8_t *pixels, size_t row_bytes, int width, int height,
+                      int raw_cmyk, char *message) {
+    source s;
+    TIFF *tif = open_source(&s, data, size, message);
+    if (!tif) return 0;
+    if (page > 0 && !TIFFSetDirectory(tif, (tdir_t)page)) return fail(tif, message, "the page's directory is damaged");
+    uint32_t w = 0, h = 0;
+    TIFFGetField(tif, TIFFTAG_IMAGEWIDTH, &w);
+    TIFFGetField(tif, TIFFTAG_IMAGELENGTH, &h);
+    if ((int64_t)w != width || (int64_t)h != height) return fail(tif, message, "the page changed size");
+    if (raw_cmyk) {
+        int raw = read_raw_cmyk(tif, pixels, row_bytes, width, height);
+        if (raw == 1) { TIFFClose(tif); return 3; }
+        if (raw < 0) return fail(tif, message, "damaged CMYK data");
+    }
+    TIFFRGBAImage image;
+    char why[1024] = {0};
+    if (!TIFFRGBAImageBegin(&image, tif, 0, why)) {
+        if (!message[0]) snprintf(message, EASEL_TIFF_MESSAGE_SIZE, "%s", why[0] ? why : "cannot convert the page");
+        TIFFClose(tif);
+        return 0;
+    }
+    /* The stored order: the caller applies the orientation (as it does EXIF's). */
+    image.orientation = ORIENTATION_TOPLEFT;
+    image.req_orientation = ORIENTATION_TOPLEFT;
+    uint32_t *raster = (uint32_t *)_TIFFmalloc((tmsize_t)width * height * 4);
+    if (!raster) {
+        TIFFRGBAImageEnd(&image);
+        return fail(tif, message, "out of memory");
+    }
+    int ok = TIFFRGBAImageGet(&image, raster, (uint32_t)width, (uint32_t)height);
+    /* libtiff's raster has premultiplied alpha whatever the file's kind: made straight here. */
+    int premultiplied = image.alpha != 0;
+    TIFFRGBAImageEnd(&image);
+    if (!ok || s.failed) {
+        _TIFFfree(raster);
+        return fail(tif, message, "damaged image data");
+    }
+    for (int y = 0; y < height; y++) {
+        const uint32_t *in = raster + (size_t)y * width;
+        uint8_t *out = pixels + (size_t)y * row_bytes;
+        for (int x = 0; x < width; x++) {
+            uint32_t p = in[x];
+            uint8_t r = (uint8_t)TIFFGetR(p), g = (uint8_t)TIFFGetG(p), b = (uint8_t)TIFFGetB(p), a = (uint8_t)TIFFGetA(p);
+            if (premultiplied && a != 255) {
+                if (a == 0) { r = g = b = 0; }
+                else {
+                    unsigned ur = (r * 255u + a / 2) / a, ug = (g * 255u + a / 2) / a, ub = (b * 255u + a / 2) / a;
+                    r = (uint8_t)(ur > 255 ? 255 : ur); g = (uint8_t)(ug > 255 ? 255 : ug); b = (uint8_t)(ub > 255 ? 255 : ub);
+                }
+            }
+            out[x * 4] = r; out[x * 4 + 1] = g; out[x * 4 + 2] = b; out[x * 4 + 3] = a;
+        }
+    }
+    _TIFFfree(raster);
+    TIFFClose(tif);
+    return 1;
+}

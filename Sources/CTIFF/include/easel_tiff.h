@@ -1,0 +1,34 @@
+#ifndef EASEL_TIFF_H
+#define EASEL_TIFF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define EASEL_TIFF_MESSAGE_SIZE 200
+
+/* What a page's directory says. */
+typedef struct {
+    uint32_t width, height;
+    int bits_per_sample, samples_per_pixel, photometric, orientation;
+    int has_alpha, is_gray, is_tiled;
+    /* Directories (pages) counted from the first, stopping one past max_pages. */
+    int pages;
+    /* The ICC profile's size (0: none); its bytes are copied when icc_capacity holds them. */
+    uint32_t icc_size;
+} easel_tiff_info;
+
+/* Reads the page's directory (0 is the first) from memory, with libtiff's own allocations
+ * capped. Returns 1, 0 with a message when the file is damaged, or 2 with a message when
+ * libtiff reads it but cannot turn it into RGBA (an unsupported layout or sample format). */
+int easel_tiff_read_info(const uint8_t *data, size_t size, int page, int max_pages, easel_tiff_info *info,
+                         uint8_t *icc, size_t icc_capacity, char *message);
+
+/* Decodes the page as RGBA (straight alpha) in its stored orientation into `pixels` (height
+ * rows of row_bytes); width and height must be the directory's. With raw_cmyk, an 8-bit CMYK
+ * page in strips is read as its raw C, M, Y, K samples (for its ICC profile to convert) and
+ * 3 is returned; otherwise 1 (CMYK then converted by libtiff's naive formula), 0 with a
+ * message on failure. */
+int easel_tiff_decode(const uint8_t *data, size_t size, int page, uint8_t *pixels, size_t row_bytes, int width, int height,
+                      int raw_cmyk, char *message);
+
+#endif

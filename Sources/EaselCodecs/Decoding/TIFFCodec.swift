@@ -1,0 +1,63 @@
+import CTIFF
+import Foundation
+
+/// TIFF through libtiff, read from memory with libtiff's own allocations capped: strips and
+/// tiles, 1 to 16 bits a sample (16 scaled to 8), gray, RGB, palette, YCbCr, CMYK (through its
+/// ICC profile when it has one, as CMYK JPEGs are; else libtiff's naive formula), alpha
+/// (associated or not, made straight), the orientation tag (applied as EXIF's is), and the
+/// first page of a multi-page file (pages are counted, up to one past `DecodingLimits.maxFrames`
+/// directories: a file of ten thousand costs no more than one of 257).
+enum TIFFCodec {
+    static let photometricSeparated: Int32 = 5
+
+    static func info(_ data: Data, limits: DecodingLimits = .default) throws -> ImageInfo {
+        var header = easel_tiff_info()
+        var result = try read(data, into: &header, icc: nil, limits: limits)
+        var profile = EmbeddedProfile.none
+        if header.icc_size > 0 {
+            let size = Int(header.icc_size)
+            if size > limits.maxProfileBytes {
+                profile = .tooLarge(bytes: size)
+            } else {
+                var icc = [UInt8](repeating: 0, count: size)
+                result = try icc.withUnsafeMutableBufferPointer { try read(data, into: &header, icc: $0, limits: limits) }
+                profile = ICCProfileReader.parse(Data(icc))
+            }
+        }
+        _ = result
+        return ImageInfo(fileType: .tiff, width: Int(header.width), height: Int(header.height), hasAlpha: header.has_alpha != 0,
+                         isGrayscale: header.is_gray != 0, isProgressive: false, colorProfile: profile,
+                         frameCount: Int(header.pages), bitDepth: Int(header.bits_per_sample),
+                         containerOrientation: Int(header.orientation))
+    }
+
+    private static func read(_ data: Data, into header: inout easel_tiff_info, icc: UnsafeMutableBufferPointer<UInt8>?,
+                             limits: DecodingLimits) throws -> Int32 {
+        var why = ""
+        let result = try callShim(data, format: .tiff, messageSize: EASEL_TIFF_MESSAGE_SIZE) { bytes, count, message in
+            let result = easel_tiff_read_info(bytes, count, 0, Int32(clamping: limits.maxFrames), &header, icc?.baseAddress, icc?.count ?? 0,
+                                              message)
+            if result == 2 { why = cMessage(message) }
+            return result
+        }
+        if result == 2 { throw CodecError.unsupportedFormat("TIFF (\(why))") }
+        return result
+    }
+
+    /// The first page's pixels as stored (the caller applies the orientation). `rawCMYK`: an
+    /// 8-bit CMYK page in strips comes as its raw samples (the second value says so) for its
+    /// profile to convert.
+    static func decode(_ data: Data, info: ImageInfo, rawCMYK: Bool) throws -> (Bitmap, cmyk: Bool) {
+        var bitmap = Bitmap(width: info.width, height: info.height, pixelFormat: .rgba8)
+        let rowBytes = bitmap.rowBytes
+        var result: Int32 = 0
+        try bitmap.withUnsafeMutableBytes { pixels in
+            result = try callShim(data, format: .tiff, messageSize: EASEL_TIFF_MESSAGE_SIZE) { bytes, count, message in
+                easel_tiff_decode(bytes, count, 0, pixels.baseAddress!.assumingMemoryBound(to: UInt8.self), rowBytes,
+                                  Int32(info.width), Int32(info.height), rawCMYK ? 1 : 0, message)
+            }
+        }
+        if !info.hasAlpha { bitmap.markOpaque() }
+        return (bitmap, result == 3)
+    }
+}

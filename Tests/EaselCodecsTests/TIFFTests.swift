@@ -1,0 +1,179 @@
+@testable import EaselCodecs
+import EaselTestSupport
+import Foundation
+import Testing
+
+/// TIFF through libtiff: files Pillow and libtiff's own `tiffcp` write at test time (strips and
+/// tiles, every common compression, 8- and 16-bit, gray, palette, RGBA, the orientation tag,
+/// several pages) decode to the pixels Pillow reads from them; CMYK goes through its profile;
+/// lying headers, damaged strips and a file of ten thousand pages are refused or bounded.
+@Suite("TIFF", .timeLimit(.minutes(2)))
+struct TIFFTests {
+    static let python = BMPAndICOTests.python
+
+    /// Writes Pillow's files, and the RGBA Pillow reads from each (`<name>.rgba`, upright).
+    static func corpus(in directory: URL) throws -> [String] {
+        let program = """
+            import sys, os, struct
+            from PIL import Image
+            out = sys.argv[1]
+            w, h = 67, 45
+            im = Image.new("RGBA", (w, h))
+            im.putdata([((x * 4) % 256, (y * 5) % 256, (x * y) % 256, 255 if x < 30 else 128 + (x * 3) % 128) for y in range(h) for x in range(w)])
+            rgb = im.convert("RGB")
+            files = {
+                "rgb-none.tif": (rgb, {}),
+                "rgb-lzw.tif": (rgb, {"compression": "tiff_lzw"}),
+                "rgb-deflate.tif": (rgb, {"compression": "tiff_adobe_deflate"}),
+                "rgb-packbits.tif": (rgb, {"compression": "packbits"}),
+                "rgb-jpeg.tif": (rgb, {"compression": "jpeg", "quality": 95}),
+                "rgba-lzw.tif": (im, {"compression": "tiff_lzw"}),
+                "gray.tif": (im.convert("L"), {}),
+                "gray16.tif": (Image.frombytes("I;16", (w, h), b"".join(struct.pack("<H", v * 257) for v in im.convert("L").getdata())), {}),
+                "palette.tif": (rgb.convert("P", palette=Image.ADAPTIVE, colors=60), {}),
+                "bilevel.tif": (im.convert("1"), {"compression": "group4"}),
+            }
+            for name, (image, options) in files.items():
+                path = os.path.join(out, name)
+                image.save(path, **options)
+            # The orientation tag (6: turned a quarter clockwise to view).
+            rgb.save(os.path.join(out, "rotated.tif"), tiffinfo={274: 6})
+            for name in list(files) + ["rotated.tif"]:
+                path = os.path.join(out, name)
+                back = Image.open(path)
+                if name == "rotated.tif":
+                    # (Pillow's own read of this file is not upright: the source, turned.)
+                    back = rgb.transpose(Image.Transpose.ROTATE_270)
+                if back.mode == "I;16":
+                    back = im.convert("L")  # what the 16-bit samples hold, times 257
+                open(path + ".rgba", "wb").write(back.convert("RGBA").tobytes())
+                open(path + ".size", "w").write(f"{back.width} {back.height}")
+            """
+        try #require(FileManager.default.isExecutableFile(atPath: python), "no \(python): run `make deps`")
+        #expect(try runTool(python, ["-c", program, directory.path]), "Pillow wrote its files")
+        // Tiles and several pages, by libtiff's own tool.
+        let tiffcp = "/usr/bin/tiffcp"
+        try #require(FileManager.default.isExecutableFile(atPath: tiffcp), "no tiffcp: run `make deps` (libtiff-tools)")
+        let dir = directory.path
+        #expect(try runTool(tiffcp, ["-t", "-w", "16", "-l", "16", "-c", "lzw", "\(dir)/rgba-lzw.tif", "\(dir)/tiled.tif"]))
+        try FileManager.default.copyItem(atPath: "\(dir)/rgba-lzw.tif.rgba", toPath: "\(dir)/tiled.tif.rgba")
+        #expect(try runTool(tiffcp, ["\(dir)/gray.tif", "\(dir)/rgb-lzw.tif", "\(dir)/palette.tif", "\(dir)/pages.tif"]))
+        try FileManager.default.copyItem(atPath: "\(dir)/gray.tif.rgba", toPath: "\(dir)/pages.tif.rgba")
+        return ["rgb-none.tif", "rgb-lzw.tif", "rgb-deflate.tif", "rgb-packbits.tif", "rgb-jpeg.tif", "rgba-lzw.tif", "gray.tif",
+                "gray16.tif", "palette.tif", "bilevel.tif", "rotated.tif", "tiled.tif", "pages.tif"]
+    }
+
+    /// The mean absolute difference over visible pixels' colours and every alpha.
+    static func meanDifference(_ bitmap: Bitmap, _ expected: Data) -> Double {
+        let bytes = [UInt8](expected)
+        var total = 0, count = 0
+        bitmap.withUnsafeBytes { pixels in
+            for y in 0..<bitmap.height {
+                for x in 0..<bitmap.width {
+                    let at = y * bitmap.rowBytes + x * 4, e = (y * bitmap.width + x) * 4
+                    total += abs(Int(pixels[at + 3]) - Int(bytes[e + 3])); count += 1
+                    for c in 0..<3 { total += abs(Int(pixels[at + c]) - Int(bytes[e + c])); count += 1 }
+                }
+            }
+        }
+        return Double(total) / Double(max(count, 1))
+    }
+
+    @Test func pillowsAndTiffcpsFilesDecodeToThePixelsPillowReads() throws {
+        let directory = try TemporaryDirectory()
+        for name in try Self.corpus(in: directory.url) {
+            let data = try Data(contentsOf: directory.child(name))
+            let info = try ImageDecoder.info(of: data)
+            #expect(info.fileType == .tiff, "\(name)")
+            let bitmap = try ImageDecoder.decode(data)
+            // Upright: 67×45, or turned by the orientation tag.
+            let upright = name == "rotated.tif" ? (45, 67) : (67, 45)
+            #expect(bitmap.width == upright.0 && bitmap.height == upright.1, "\(name)")
+            let expected = try Data(contentsOf: directory.child(name + ".rgba"))
+            let difference = Self.meanDifference(bitmap, expected)
+            // Lossless files to the level; with alpha within one (libtiff hands alpha over
+            // premultiplied, made straight again); the JPEG-compressed one within two (another IDCT).
+            let alpha = name == "rgba-lzw.tif" || name == "tiled.tif"
+            #expect(difference <= (name == "rgb-jpeg.tif" ? 2 : alpha ? 1 : 0.01), "\(name): \(difference)")
+            #expect(info.hasAlpha == (name == "rgba-lzw.tif" || name == "tiled.tif"), "\(name)")
+            #expect(info.isGrayscale == ["gray.tif", "gray16.tif", "bilevel.tif", "pages.tif"].contains(name), "\(name)")
+        }
+        let pages = try ImageDecoder.info(of: try Data(contentsOf: directory.child("pages.tif")))
+        #expect(pages.frameCount == 3 && !pages.isAnimated)
+        #expect(try ImageDecoder.info(of: try Data(contentsOf: directory.child("gray16.tif"))).bitDepth == 16)
+        #expect(try ImageDecoder.info(of: try Data(contentsOf: directory.child("rotated.tif"))).orientation == 6)
+    }
+
+    @Test func cmykGoesThroughItsProfile() throws {
+        // Pillow writes the CMYK samples with a CMYK profile of ours; the decode equals those
+        // samples converted by that profile (not libtiff's naive formula).
+        let directory = try TemporaryDirectory()
+        let profile = try #require(ICCProfile.testCMYK(gamma: 1.6))
+        try profile.data.write(to: directory.child("cmyk.icc"))
+        let program = """
+            import sys, os
+            from PIL import Image
+            out = sys.argv[1]
+            im = Image.new("CMYK", (19, 11))
+            im.putdata([((x * 13) % 256, (y * 23) % 256, (x * y * 3) % 256, (x + y) * 4) for y in range(11) for x in range(19)])
+            icc = open(os.path.join(out, "cmyk.icc"), "rb").read()
+            im.save(os.path.join(out, "cmyk.tif"), icc_profile=icc)
+            im.save(os.path.join(out, "plain-cmyk.tif"))
+            open(os.path.join(out, "cmyk.raw"), "wb").write(im.tobytes())
+            """
+        try #require(FileManager.default.isExecutableFile(atPath: Self.python), "no \(Self.python): run `make deps`")
+        #expect(try runTool(Self.python, ["-c", program, directory.path]), "Pillow wrote its files")
+        let raw = [UInt8](try Data(contentsOf: directory.child("cmyk.raw")))
+        var samples = painted(width: 19, height: 11) { x, y in Array(raw[((y * 19 + x) * 4)..<((y * 19 + x) * 4 + 4)]) }
+        #expect(ColorConverter.convertToSRGB(&samples, from: profile, cmyk: .cmyk))
+        let tiff = try Data(contentsOf: directory.child("cmyk.tif"))
+        #expect(try ImageDecoder.info(of: tiff).colorProfile.profile?.colorSpace == .cmyk)
+        let decoded = try ImageDecoder.decode(tiff)
+        #expect(BMPAndICOTests.pixels(decoded) == BMPAndICOTests.pixels(samples))
+        // Without a profile: the naive formula, as for JPEG (white where there is no ink).
+        let plain = BMPAndICOTests.pixels(try ImageDecoder.decode(try Data(contentsOf: directory.child("plain-cmyk.tif"))))
+        let (c, m, yellow, k) = (Int(raw[0]), Int(raw[1]), Int(raw[2]), Int(raw[3]))
+        #expect(abs(Int(plain[0][0]) - (255 - c) * (255 - k) / 255) <= 1)
+        #expect(abs(Int(plain[0][1]) - (255 - m) * (255 - k) / 255) <= 1 && abs(Int(plain[0][2]) - (255 - yellow) * (255 - k) / 255) <= 1)
+    }
+
+    // MARK: Hostile files
+
+    static func tiff(pages: Int = 1, width: Int = 1, height: Int = 1, stripBytes: Int? = nil) -> Data {
+        uncompressedTIFF(width: width, height: height, samples: 1, pages: pages, stripBytes: stripBytes)
+    }
+    static func le32(_ v: Int) -> [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: v >> ($0 * 8)) } }
+
+    @Test func aHugeCanvasADamagedStripAndTenThousandPagesAreBounded() throws {
+        // The hand-made writer is right: one page reads back, gray and RGB, turned by its tag.
+        #expect(BMPAndICOTests.pixels(try ImageDecoder.decode(Self.tiff())) == [[128, 128, 128, 255]])
+        let turned = uncompressedTIFF(width: 2, height: 1, orientation: 8) { x, _ in x == 0 ? [255, 0, 0] : [0, 0, 255] }
+        #expect(BMPAndICOTests.pixels(try ImageDecoder.decode(turned)) == [[0, 0, 255, 255], [255, 0, 0, 255]])
+        // A 100000×100000 directory: refused from the header.
+        #expect(throws: CodecError.tooManyPixels(width: 100_000, height: 100_000, limit: DecodingLimits.default.maxPixels)) {
+            try ImageDecoder.info(of: Self.tiff(width: 100_000, height: 100_000, stripBytes: 64))
+        }
+        // 2000×2000 with a strip of 64 bytes: a typed error, not a read past the end.
+        let short = Self.tiff(width: 2000, height: 2000, stripBytes: 64)
+        #expect(try ImageDecoder.info(of: short).width == 2000)
+        #expect(throws: CodecError.self) { try ImageDecoder.decode(short) }
+        do { _ = try ImageDecoder.decode(short) } catch let error as CodecError {
+            guard case .corrupt(.tiff, _) = error else { Issue.record("\(error)"); return }
+        }
+        // Ten thousand pages: counted to one past the frame limit, and the first page decodes.
+        let many = Self.tiff(pages: 10_000)
+        let info = try ImageDecoder.info(of: many)
+        #expect(info.frameCount == DecodingLimits.default.maxFrames + 1)
+        #expect(try ImageDecoder.decode(many, info: info).width == 1)
+        // A directory that points at itself (a loop) is one page.
+        var loop = [UInt8](Self.tiff())
+        let nextOffset = 8 + 2 + 10 * 12
+        loop.replaceSubrange(nextOffset..<(nextOffset + 4), with: Self.le32(8))
+        #expect(try ImageDecoder.info(of: Data(loop)).frameCount == 1)
+        // Truncated anywhere: a typed error.
+        let whole = [UInt8](Self.tiff())
+        for cut in [4, 9, 20, 60, 132] {
+            #expect(throws: CodecError.self) { try ImageDecoder.decode(Data(whole.prefix(cut))) }
+        }
+    }
+}
