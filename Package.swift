@@ -62,13 +62,16 @@ let package = Package(
         .target(name: "CAVIF", linkerSettings: [.linkedLibrary("avif")]),
         .target(name: "CHEIF", linkerSettings: [.linkedLibrary("heif")]),
         .target(name: "CTIFF", linkerSettings: [.linkedLibrary("tiff")]),
+        // (The shim declares the few librsvg, GLib and cairo functions it calls: see easel_svg.c.)
+        .target(name: "CSVG", linkerSettings: [.linkedLibrary("rsvg-2"), .linkedLibrary("cairo"), .linkedLibrary("gio-2.0"),
+                                               .linkedLibrary("gobject-2.0"), .linkedLibrary("glib-2.0")]),
         // Resampling passes in 16-bit fixed point with SSE2 (our code; no library).
         .target(name: "CResample"),
         // glibc allocator tuning for batch decoding (`easel thumbnail`; mallopt is a macro-heavy C API).
         .target(name: "CMalloc"),
         .target(
             name: "EaselCodecs",
-            dependencies: ["EaselSupport", "CJPEG", "CPNG", "CWebP", "CGIF", "CLCMS", "CAVIF", "CHEIF", "CTIFF", "CResample",
+            dependencies: ["EaselSupport", "CJPEG", "CPNG", "CWebP", "CGIF", "CLCMS", "CAVIF", "CHEIF", "CTIFF", "CSVG", "CResample",
                            .product(name: "Logging", package: "swift-log")]
         ),
         .target(

@@ -74,6 +74,10 @@ public struct DecodingLimits: Sendable, Hashable {
     /// million (e.g. 100 frames of 1000×1000).
     public var maxAnimationPixels: Int
 
+    /// Most elements a vector document (SVG) may have, counted before it is parsed. Default
+    /// 100,000.
+    public var maxVectorElements: Int
+
     /// Longest side accepted (width or height), checked from the header with `maxPixels`.
     /// Default: no limit beyond `maxPixels` (a caller with a use for one sets it, e.g. watermark
     /// images).
@@ -81,10 +85,12 @@ public struct DecodingLimits: Sendable, Hashable {
 
     /// Limits with the given values; each one left out keeps its default (50 megapixels, 64 MiB of
     /// input, 100 scans, 4 MiB of profile, 256 frames, 100 million animation pixels, no limit on a
-    /// side).
+    /// side, 100,000 vector elements).
     public init(maxPixels: Int = 50_000_000, maxInputBytes: Int = 64 << 20, maxProgressiveScans: Int = 100,
-                maxProfileBytes: Int = 4 << 20, maxFrames: Int = 256, maxAnimationPixels: Int = 100_000_000, maxSide: Int = .max) {
+                maxProfileBytes: Int = 4 << 20, maxFrames: Int = 256, maxAnimationPixels: Int = 100_000_000, maxSide: Int = .max,
+                maxVectorElements: Int = 100_000) {
         self.maxPixels = maxPixels
+        self.maxVectorElements = maxVectorElements
         self.maxSide = maxSide
         self.maxInputBytes = maxInputBytes
         self.maxProgressiveScans = maxProgressiveScans
@@ -101,7 +107,8 @@ public struct DecodingLimits: Sendable, Hashable {
         DecodingLimits(maxPixels: min(maxPixels, other.maxPixels), maxInputBytes: min(maxInputBytes, other.maxInputBytes),
                        maxProgressiveScans: min(maxProgressiveScans, other.maxProgressiveScans),
                        maxProfileBytes: min(maxProfileBytes, other.maxProfileBytes), maxFrames: min(maxFrames, other.maxFrames),
-                       maxAnimationPixels: min(maxAnimationPixels, other.maxAnimationPixels), maxSide: min(maxSide, other.maxSide))
+                       maxAnimationPixels: min(maxAnimationPixels, other.maxAnimationPixels), maxSide: min(maxSide, other.maxSide),
+                       maxVectorElements: min(maxVectorElements, other.maxVectorElements))
     }
 
     /// Checks a size read from a header, before anything is computed from it: each side at

@@ -107,6 +107,18 @@ enum DegenerateImages {
         }
         cases.append(Case(name: "tiff-short.tif", data: uncompressedTIFF(width: 300, height: 300, stripBytes: 100), valid: false))
         cases.append(Case(name: "tiff-pages.tif", data: uncompressedTIFF(width: 3, height: 2, samples: 1, pages: 2000), valid: true))
+        // SVG: sizes of 0, of 2³²−1, negative, not numbers; an empty viewBox; a million elements.
+        for (size, tag) in [("width='0' height='10'", "0xh"), ("width='4294967295' height='4294967295'", "max"),
+                            ("width='-5' height='5'", "negative"), ("width='NaN' height='1e400'", "nan"), ("viewBox='0 0 0 0'", "viewbox0")] {
+            cases.append(Case(name: "svg-\(tag).svg", data: Data("<svg xmlns='http://www.w3.org/2000/svg' \(size)><rect width='5' height='5'/></svg>".utf8),
+                              valid: false))
+        }
+        cases.append(Case(name: "svg-elements.svg", data: Data(("<svg xmlns='http://www.w3.org/2000/svg' width='9' height='9'>"
+                                                                + String(repeating: "<g/>", count: 200_000) + "</svg>").utf8), valid: false))
+        for (w, h) in [(1, 1), (1, 20000), (3, 1)] {
+            cases.append(Case(name: "svg-\(w)x\(h).svg", data: Data("<svg xmlns='http://www.w3.org/2000/svg' width='\(w)' height='\(h)'><rect width='\(w)' height='\(h)' fill='#369'/></svg>".utf8),
+                              valid: true))
+        }
         for (w, h) in [(1, 1), (9, 2), (1, 7)] {
             cases.append(Case(name: "tiff-\(w)x\(h).tif", data: uncompressedTIFF(width: w, height: h), valid: true))
             cases.append(Case(name: "bmp-\(w)x\(h).bmp", data: try ImageEncoder.encode(gradient(width: w, height: h), as: .bmp), valid: true))

@@ -166,7 +166,7 @@ func signature(_ path: String, key: String = keyA) -> String {
         }
     }
 
-    @Test func bmpTIFFAndIconSourcesAndOutputsInEveryStyle() async throws {
+    @Test func everyFormatUsersSendInEveryStyle() async throws {
         let server = try TestServer { $0.allowUnsignedAdHoc = true }
         let cat = try ImageDecoder.decode(catJPEG, covering: (200, 200))
         try ImageEncoder.encode(cat, as: .bmp).write(to: server.origin.child("cat.bmp"))
@@ -174,6 +174,11 @@ func signature(_ path: String, key: String = keyA) -> String {
         try cat.withUnsafeBytes { pixels in
             uncompressedTIFF(width: cat.width, height: cat.height) { x, y in Array(pixels[(y * cat.rowBytes + x * 4)..<(y * cat.rowBytes + x * 4 + 3)]) }
         }.write(to: server.origin.child("cat.tif"))
+        // 100×50: white with a black rectangle from x = 25 to 75.
+        try Data("""
+            <svg xmlns="http://www.w3.org/2000/svg" width="100" height="50"><rect width="100" height="50" fill="#fff"/>
+            <rect x="25" width="50" height="50" fill="#000"/></svg>
+            """.utf8).write(to: server.origin.child("drawing.svg"))
         try await server.test { (client: any TestClientProtocol) async throws in
             func answer(_ uri: String) async throws -> (String?, ImageInfo) {
                 let response = try await get(client, uri)
@@ -187,6 +192,17 @@ func signature(_ path: String, key: String = keyA) -> String {
                         "/thumbor/unsafe/fit-in/50x50/cat.tif"] {
                 let (type, info) = try await answer(uri)
                 #expect(type == "image/jpeg" && max(info.width, info.height) == 50, "\(uri)")
+            }
+            // A vector is rendered at the size asked for, larger than its own (no enlarge option
+            // needed), with its edges where the vector has them (x = 25 % of the width).
+            for uri in ["/images/w=500,h=500,f=png/drawing.svg", "/imgproxy/insecure/rs:fit:500:500/plain/local:///drawing.svg@png",
+                        "/thumbor/unsafe/fit-in/500x500/filters:format(png)/drawing.svg"] {
+                let response = try await get(client, uri)
+                #expect(response.status == .ok, "\(uri)")
+                let bitmap = try ImageDecoder.decode(Data(buffer: response.body))
+                #expect(bitmap.width == 500 && bitmap.height == 250, "\(uri)")
+                let edge = bitmap.withUnsafeBytes { p in (0..<bitmap.width).first { p[125 * bitmap.rowBytes + $0 * 4] < 128 } }
+                #expect(edge.map { abs($0 - 125) <= 1 } == true, "\(uri): edge at \(String(describing: edge))")
             }
             // Out: f=ico and imgproxy's @ico (a PNG in an icon), f=bmp and @bmp.
             for (uri, type) in [("/images/w=48,h=48,f=ico/cat.jpg", "image/x-icon"), ("/imgproxy/insecure/rs:fit:48:48/plain/local:///cat.jpg@ico", "image/x-icon"),

@@ -1,3 +1,4 @@
+import EaselSupport
 import Foundation
 
 /// ICO and CUR by a decoder of our own: a directory of images, each a PNG or a headerless BMP
@@ -18,6 +19,7 @@ enum ICOCodec {
         var bitCount: Int
         var range: Range<Int>
         var isPNG: Bool
+        var area: Int { Int.checkedProduct(width, height) ?? .max }
     }
 
     static func corrupt(_ reason: String) -> CodecError { .corrupt(format: .ico, reason: reason) }
@@ -49,7 +51,8 @@ enum ICOCodec {
             }
         }
         guard !found.isEmpty else { throw corrupt("no readable image in the icon") }
-        return found.sorted { ($0.width * $0.height, $0.bitCount) > ($1.width * $1.height, $1.bitCount) }
+        // (Sides read from a PNG's header reach 2³²−1: areas without overflow.)
+        return found.sorted { ($0.area, $0.bitCount) > ($1.area, $1.bitCount) }
     }
 
     static func info(_ data: Data, limits: DecodingLimits = .default) throws(CodecError) -> ImageInfo {
@@ -68,7 +71,7 @@ enum ICOCodec {
         var seen = Set<[Int]>()
         return all.dropFirst().compactMap { entry in
             // The same shape: width/height equal to the largest's, to a pixel.
-            guard abs(entry.width * best.height - entry.height * best.width) < max(best.width, best.height),
+            guard abs(Double(entry.width) * Double(best.height) - Double(entry.height) * Double(best.width)) < Double(max(best.width, best.height)),
                   entry.width < best.width, seen.insert([entry.width, entry.height]).inserted else { return nil }
             return ImageInfo.EntrySize(width: entry.width, height: entry.height)
         }

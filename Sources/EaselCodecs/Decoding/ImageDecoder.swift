@@ -1,3 +1,4 @@
+import EaselSupport
 import Foundation
 
 /// Reads encoded images: format by magic bytes, header facts without decoding, pixels within
@@ -33,6 +34,7 @@ public enum ImageDecoder {
         case .heic: info = try HEIFCodec.info(data, limits: limits)
         case .bmp: info = try BMPCodec.info(data, limits: limits)
         case .tiff: info = try TIFFCodec.info(data, limits: limits)
+        case .svg: info = try SVGCodec.info(data, limits: limits)
         case .ico: info = try ICOCodec.info(data, limits: limits)
         }
         try limits.check(width: info.width, height: info.height)
@@ -43,11 +45,12 @@ public enum ImageDecoder {
 
     /// Decodes `data` to a bitmap.
     /// - Parameters:
-    ///   - data: an encoded image (JPEG, PNG, WebP, GIF, AVIF, HEIC, TIFF, BMP or ICO, told by
-    ///     its content).
+    ///   - data: an encoded image (JPEG, PNG, WebP, GIF, AVIF, HEIC, TIFF, BMP, ICO or SVG, told
+    ///     by its content).
     ///   - minimumSize: the smallest size the caller needs; JPEGs are then decoded at the
-    ///     smallest DCT scale (1/8, 1/4, 1/2) whose output still covers it, and icons from their
-    ///     smallest image that covers it. Nil: full size.
+    ///     smallest DCT scale (1/8, 1/4, 1/2) whose output still covers it, icons from their
+    ///     smallest image that covers it, and vectors rendered at the scale that covers it
+    ///     (larger than their intrinsic size too). Nil: full size (a vector's intrinsic size).
     ///   - pixelFormat: RGBA8 (default) or Gray8.
     ///   - applyOrientation: turn the pixels upright according to the EXIF orientation
     ///     (default); `minimumSize` is then the upright size.
@@ -68,6 +71,7 @@ public enum ImageDecoder {
     /// every other format decodes at full size. Two coverings with one decoded size give the
     /// same pixels.
     public static func decodedSize(of info: ImageInfo, covering minimumSize: (width: Int, height: Int)?) -> (width: Int, height: Int) {
+        if info.fileType == .svg { return SVGCodec.renderedSize(of: info, covering: minimumSize) }
         if info.fileType == .ico, let minimumSize {
             let size = entrySize(.init(width: info.width, height: info.height), info.entrySizes, covering: minimumSize)
             return (size.width, size.height)
@@ -85,7 +89,7 @@ public enum ImageDecoder {
     static func entrySize(_ largest: ImageInfo.EntrySize, _ smaller: [ImageInfo.EntrySize],
                           covering minimumSize: (width: Int, height: Int)) -> ImageInfo.EntrySize {
         smaller.filter { $0.width >= minimumSize.width && $0.height >= minimumSize.height }
-            .min { $0.width * $0.height < $1.width * $1.height } ?? largest
+            .min { (Int.checkedProduct($0.width, $0.height) ?? .max) < (Int.checkedProduct($1.width, $1.height) ?? .max) } ?? largest
     }
 
     /// `decode(_:covering:pixelFormat:applyOrientation:limits:)` with the `info` the caller
@@ -140,6 +144,8 @@ public enum ImageDecoder {
                                      to: converted(try AVIFCodec.decode(data, info: info, limits: limits))).converted(to: pixelFormat)
         case .heic:
             return converted(try HEIFCodec.decode(data, info: info)).converted(to: pixelFormat)
+        case .svg:
+            return try SVGCodec.decode(data, info: info, covering: minimumSize, pixelFormat: pixelFormat, limits: limits)
         case .tiff:
             // CMYK with a CMYK profile: the samples come raw, and the profile turns them into sRGB.
             let rawCMYK = profile?.colorSpace == .cmyk

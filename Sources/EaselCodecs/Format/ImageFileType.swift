@@ -18,6 +18,9 @@ public enum ImageFileType: String, Sendable, Hashable, CustomStringConvertible {
     case bmp = "BMP"
     /// TIFF: `II*\0` or `MM\0*` (classic TIFF; BigTIFF too, through libtiff).
     case tiff = "TIFF"
+    /// SVG: XML text whose root element is `svg` (after an XML declaration, comments and a
+    /// doctype), UTF-8 with or without a byte-order mark.
+    case svg = "SVG"
     /// ICO or CUR: an icon directory (`00 00 01 00` or `00 00 02 00` and at least one entry).
     case ico = "ICO"
 
@@ -34,6 +37,7 @@ public enum ImageFileType: String, Sendable, Hashable, CustomStringConvertible {
         case .heic: "image/heic"
         case .bmp: "image/bmp"
         case .tiff: "image/tiff"
+        case .svg: "image/svg+xml"
         case .ico: "image/x-icon"  // what browsers and imgproxy send; IANA's is image/vnd.microsoft.icon
         }
     }
@@ -60,12 +64,53 @@ public enum ImageFileType: String, Sendable, Hashable, CustomStringConvertible {
            [12, 16, 40, 52, 56, 64, 108, 124].contains(Int(head[14]) | Int(head[15]) << 8 | Int(head[16]) << 16 | Int(head[17]) << 24) {
             return .bmp
         }
+        if isSVG(bytes) { return .svg }
         if starts([0x00, 0x00, 0x01, 0x00]) || starts([0x00, 0x00, 0x02, 0x00]), head.count >= 6, head[4] != 0 || head[5] != 0 {
             return .ico
         }
         if starts([0xFF, 0x0A]) || starts([0x00, 0x00, 0x00, 0x0C, 0x4A, 0x58, 0x4C, 0x20]) { throw .unsupportedFormat("JPEG XL") }
         if starts([0x00, 0x00, 0x00, 0x0C, 0x6A, 0x50, 0x20, 0x20]) { throw .unsupportedFormat("JPEG 2000") }
         throw .unknownFormat
+    }
+
+    /// Whether the text starts (after a byte-order mark and white space) with an SVG root
+    /// element, with only an XML declaration, processing instructions, comments and an `svg`
+    /// doctype before it. Looks at the first 4 KB.
+    static func isSVG<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> Bool {
+        var text = Array(bytes.prefix(4096))
+        if text.starts(with: [0xEF, 0xBB, 0xBF]) { text.removeFirst(3) }
+        var index = 0
+        func skipSpace() { while index < text.count, [0x20, 0x09, 0x0A, 0x0D].contains(text[index]) { index += 1 } }
+        func at(_ prefix: String) -> Bool {
+            let p = Array(prefix.utf8)
+            guard index + p.count <= text.count else { return false }
+            return zip(text[index..<(index + p.count)], p).allSatisfy { a, b in a == b || (a | 0x20) == b }
+        }
+        func skip(past end: String) -> Bool {
+            let e = Array(end.utf8)
+            while index + e.count <= text.count {
+                if Array(text[index..<(index + e.count)]) == e { index += e.count; return true }
+                index += 1
+            }
+            return false
+        }
+        while true {
+            skipSpace()
+            if at("<?") {
+                guard skip(past: "?>") else { return false }
+            } else if at("<!--") {
+                guard skip(past: "-->") else { return false }
+            } else if at("<!doctype svg") {
+                // An internal subset in brackets may hold `>`s of its own.
+                while index < text.count, text[index] != 0x5B, text[index] != 0x3E { index += 1 }
+                if index < text.count, text[index] == 0x5B { guard skip(past: "]") else { return false } }
+                guard skip(past: ">") else { return false }
+            } else {
+                guard at("<svg"), index + 4 < text.count else { return false }
+                let next = text[index + 4]
+                return [0x20, 0x09, 0x0A, 0x0D, 0x3E, 0x2F].contains(next)  // `<svg` then space, `>` or `/`
+            }
+        }
     }
 
     /// AVIF or HEIC from an ISO-BMFF `ftyp` box: the major brand, else the compatible brands

@@ -36,6 +36,25 @@ public struct ImageInfo: Sendable, Hashable {
     /// format): `ImageDecoder.decode(covering:)` reads the smallest that covers the size asked for.
     public var entrySizes: [EntrySize] = []
 
+    /// Scalable without loss: a vector (SVG), rendered at the size asked for.
+    public var isVector: Bool { fileType == .svg }
+    /// The longest side a vector is planned at (see `planningWidth`).
+    public static let vectorPlanningSide = 4096
+    /// The source width to plan a resize from (`Resize.minimumSourceSize`): the upright width,
+    /// or for a vector its intrinsic size scaled up to `vectorPlanningSide` on its longer side,
+    /// so that a resize of a small vector to a large box is planned at the box's size (and then
+    /// rendered there) instead of stopping at the intrinsic size as an image's would.
+    public var planningWidth: Int { planningSize.width }
+    /// The source height to plan a resize from (see `planningWidth`).
+    public var planningHeight: Int { planningSize.height }
+    private var planningSize: (width: Int, height: Int) {
+        let (width, height) = (uprightWidth, uprightHeight)
+        guard isVector, max(width, height) < Self.vectorPlanningSide else { return (width, height) }
+        let scale = Double(Self.vectorPlanningSide) / Double(max(width, height))
+        return (max(1, Int(checked: Double(width) * scale, rounding: .toNearestOrAwayFromZero)),
+                max(1, Int(checked: Double(height) * scale, rounding: .toNearestOrAwayFromZero)))
+    }
+
     /// width × height (`Int.max` if that overflows: `ImageDecoder.info` refuses such sizes).
     public var pixelCount: Int { Int.checkedProduct(width, height) ?? .max }
     /// An orientation the container gives (AVIF's `irot`/`imir` as the equivalent EXIF value;

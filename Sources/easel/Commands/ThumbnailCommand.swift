@@ -170,7 +170,7 @@ struct ThumbnailCommand: ParsableCommand {
                 return size
             } catch CodecError.tooManyFrames, CodecError.tooManyAnimationPixels {}
         }
-        let needed = resize.minimumSourceSize(sourceWidth: info.uprightWidth, sourceHeight: info.uprightHeight)
+        let needed = resize.minimumSourceSize(sourceWidth: info.planningWidth, sourceHeight: info.planningHeight)
         // (Only an RGB profile describes the RGB pixels written: gray and CMYK sources are
         // always converted.)
         let keep = keepProfile && (encoding.fileType == .jpeg || encoding.fileType == .png)

@@ -1,0 +1,23 @@
+#ifndef EASEL_SVG_H
+#define EASEL_SVG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define EASEL_SVG_MESSAGE_SIZE 200
+
+/* The document's intrinsic size in CSS pixels at 96 dpi: its width and height when they are
+ * absolute, else its viewBox's size; *from_view_box says which. Returns 1, or 0 with a message
+ * when librsvg cannot load it, or -1 when it has neither a usable size nor a viewBox.
+ *
+ * Documents are loaded from memory with no base URL, so librsvg resolves no external reference
+ * (files, http, xi:include); data: URLs inside the document still work. libxml2's safety limits
+ * stay on. */
+int easel_svg_size(const uint8_t *data, size_t size, double *width, double *height, int *from_view_box, char *message);
+
+/* Renders the whole document scaled to width x height (its aspect ratio is the caller's
+ * business) as RGBA with straight alpha into `pixels` (height rows of row_bytes, a multiple
+ * of 4), on a transparent background. Returns 1, or 0 with a message. */
+int easel_svg_render(const uint8_t *data, size_t size, uint8_t *pixels, size_t row_bytes, int width, int height, char *message);
+
+#endif

@@ -1,0 +1,74 @@
+import CSVG
+import EaselSupport
+import Foundation
+
+/// SVG through librsvg, rendered **at the size asked for**: `info` gives the document's
+/// intrinsic size (its width and height, else its viewBox), and a decode covering a size renders
+/// the vector straight at the scale that covers it (never small and then enlarged). Safe by
+/// construction: loaded from memory with no base URL, so librsvg opens no file and no URL
+/// (`<image href>`, `xi:include`, CSS `@import`); libxml2's limits stay on; and the document's
+/// elements are counted before it is parsed (`DecodingLimits.maxVectorElements`).
+enum SVGCodec {
+    static func corrupt(_ reason: String) -> CodecError { .corrupt(format: .svg, reason: reason) }
+
+    static func info(_ data: Data, limits: DecodingLimits = .default) throws -> ImageInfo {
+        try checkElements(data, limits: limits)
+        var width = 0.0, height = 0.0
+        var fromViewBox: Int32 = 0
+        var why = ""
+        let result = try callShim(data, format: .svg, messageSize: EASEL_SVG_MESSAGE_SIZE) { bytes, count, message in
+            let result = easel_svg_size(bytes, count, &width, &height, &fromViewBox, message)
+            if result < 0 { why = cMessage(message) }
+            return result
+        }
+        if result < 0 { throw corrupt(why) }
+        // Whole pixels, at least one a side (a size past the limits is refused by them).
+        func side(_ value: Double) -> Int { max(1, Int(checked: value, rounding: .up)) }
+        return ImageInfo(fileType: .svg, width: side(width), height: side(height), hasAlpha: true, isGrayscale: false, isProgressive: false)
+    }
+
+    /// Elements are counted by their opening `<` (comments and declarations included): cheap, and
+    /// an upper bound, so that a document of a million elements is refused before librsvg builds
+    /// its tree.
+    static func checkElements(_ data: Data, limits: DecodingLimits) throws(CodecError) {
+        let count = data.withUnsafeBytes { raw in raw.reduce(0) { $0 + ($1 == 0x3C ? 1 : 0) } }
+        guard count <= limits.maxVectorElements else {
+            throw corrupt("more than \(limits.maxVectorElements) elements (the limit)")
+        }
+    }
+
+    /// The most pixels a render covering a size may have (4096²), and the longest side cairo draws.
+    static let maxRenderPixels = 4096 * 4096, maxRenderSide = 32767
+
+    /// The size a decode covering `minimumSize` renders at: the intrinsic size scaled (up or
+    /// down) to cover it, keeping the aspect ratio. Scaling up stops at `maxRenderPixels` (a
+    /// thin vector asked to cover a square would otherwise be rendered kilometres long, to be
+    /// cropped), and no side passes `maxRenderSide`: a resize then makes the rest.
+    static func renderedSize(of info: ImageInfo, covering minimumSize: (width: Int, height: Int)?) -> (width: Int, height: Int) {
+        let (width, height) = (Double(info.width), Double(info.height))
+        var scale = 1.0
+        if let minimumSize {
+            scale = max(Double(minimumSize.width) / width, Double(minimumSize.height) / height)
+            if scale > 1 { scale = min(scale, max(1, (Double(maxRenderPixels) / (width * height)).squareRoot())) }
+        }
+        scale = min(scale, Double(maxRenderSide) / max(width, height))
+        func side(_ value: Double) -> Int { max(1, Int(checked: value * scale, rounding: .up)) }
+        return (side(width), side(height))
+    }
+
+    static func decode(_ data: Data, info: ImageInfo, covering minimumSize: (width: Int, height: Int)?, pixelFormat: Bitmap.PixelFormat,
+                       limits: DecodingLimits) throws -> Bitmap {
+        try checkElements(data, limits: limits)
+        let size = renderedSize(of: info, covering: minimumSize)
+        try limits.check(width: size.width, height: size.height)
+        var bitmap = Bitmap(width: size.width, height: size.height, pixelFormat: .rgba8)
+        let rowBytes = bitmap.rowBytes
+        try bitmap.withUnsafeMutableBytes { pixels in
+            _ = try callShim(data, format: .svg, messageSize: EASEL_SVG_MESSAGE_SIZE) { bytes, count, message in
+                easel_svg_render(bytes, count, pixels.baseAddress!.assumingMemoryBound(to: UInt8.self), rowBytes,
+                                 Int32(size.width), Int32(size.height), message)
+            }
+        }
+        return bitmap.converted(to: pixelFormat)
+    }
+}

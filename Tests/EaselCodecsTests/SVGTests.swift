@@ -1,0 +1,151 @@
+@testable import EaselCodecs
+import EaselTestSupport
+import Foundation
+import Testing
+
+/// SVG through librsvg: sniffed from its text, sized from width/height or the viewBox, rendered
+/// at the size asked for (sharp at 64 and at 2048 pixels, as `rsvg-convert` renders it), never
+/// reading a file or URL it names, and refused past its limits.
+@Suite("SVG", .timeLimit(.minutes(2)))
+struct SVGTests {
+    /// 100×50: white, a black rectangle over x 25–75 and y 10–40, a red circle.
+    static let drawing = Data("""
+        <?xml version="1.0" encoding="UTF-8"?>
+        <!-- a test drawing -->
+        <svg xmlns="http://www.w3.org/2000/svg" width="100" height="50" viewBox="0 0 100 50">
+          <rect width="100" height="50" fill="#fff"/>
+          <rect x="25" y="10" width="50" height="30" fill="#000"/>
+          <circle cx="90" cy="40" r="6" fill="#f00"/>
+        </svg>
+        """.utf8)
+
+    @Test func svgIsToldFromItsTextAndHTMLIsNot() throws {
+        for text in ["<svg xmlns=\"http://www.w3.org/2000/svg\"/>", "\u{FEFF}  <?xml version=\"1.0\"?>\n<svg>",
+                     "<!-- c --><!DOCTYPE svg PUBLIC \"-//W3C//DTD SVG 1.1//EN\" \"x\">\n<SVG width='1'>"] {
+            #expect(try ImageFileType.sniff(Array(text.utf8)) == .svg, "\(text)")
+        }
+        for text in ["<!DOCTYPE html><html><svg></svg></html>", "<svgfoo>", "<?xml version=\"1.0\"?><feed/>", "<html><body><svg>"] {
+            #expect(throws: CodecError.unknownFormat) { try ImageFileType.sniff(Array(text.utf8)) }
+        }
+    }
+
+    @Test func theSizeComesFromWidthAndHeightElseTheViewBox() throws {
+        let info = try ImageDecoder.info(of: Self.drawing)
+        #expect(info.fileType == .svg && info.width == 100 && info.height == 50 && info.hasAlpha && info.isVector)
+        let viewBoxOnly = Data("<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 30.5 20'><rect width='30' height='20'/></svg>".utf8)
+        #expect(try ImageDecoder.info(of: viewBoxOnly).width == 31 && (try ImageDecoder.info(of: viewBoxOnly).height) == 20)
+        // Units: 1in is 96 px.
+        let inches = Data("<svg xmlns='http://www.w3.org/2000/svg' width='1in' height='0.5in'/>".utf8)
+        #expect(try ImageDecoder.info(of: inches).width == 96)
+        // Neither: a typed error (there is no size to render at).
+        #expect(throws: CodecError.corrupt(format: .svg, reason: "the document has neither a size nor a viewBox")) {
+            try ImageDecoder.info(of: Data("<svg xmlns='http://www.w3.org/2000/svg'><rect width='5' height='5'/></svg>".utf8))
+        }
+        #expect(throws: CodecError.self) { try ImageDecoder.info(of: Data("<svg xmlns='http://www.w3.org/2000/svg'><rect".utf8)) }
+    }
+
+    /// The column where row `y` turns from white to black (its first pixel under 128).
+    static func firstDark(_ bitmap: Bitmap, row y: Int) -> Int? {
+        bitmap.withUnsafeBytes { p in (0..<bitmap.width).first { p[y * bitmap.rowBytes + $0 * 4] < 128 } }
+    }
+
+    @Test func aVectorIsRenderedAtTheSizeAskedForAndMatchesRsvgConvert() throws {
+        let directory = try TemporaryDirectory()
+        try Self.drawing.write(to: directory.child("drawing.svg"))
+        let info = try ImageDecoder.info(of: Self.drawing)
+        for width in [64, 2048] {
+            let height = width / 2
+            // Covering (width, height): rendered there, not at 100×50 and resized.
+            #expect(ImageDecoder.decodedSize(of: info, covering: (width, height)) == (width, height))
+            let bitmap = try ImageDecoder.decode(Self.drawing, covering: (width, height))
+            #expect(bitmap.width == width && bitmap.height == height)
+            // The rectangle's left edge within a pixel of the vector's (x = 25 % of the width).
+            let edge = try #require(Self.firstDark(bitmap, row: height / 2))
+            #expect(abs(edge - width / 4) <= 1, "\(width): edge at \(edge)")
+            // And the same pixels as librsvg's own tool, to within two levels on average.
+            let png = directory.child("rsvg-\(width).png")
+            #expect(try runTool("/usr/bin/rsvg-convert", ["-w", "\(width)", "-h", "\(height)", "-o", png.path, directory.child("drawing.svg").path]),
+                    "rsvg-convert ran (librsvg2-bin: run `make deps`)")
+            let reference = try ImageDecoder.decode(try Data(contentsOf: png))
+            var total = 0
+            bitmap.withUnsafeBytes { a in
+                reference.withUnsafeBytes { b in
+                    for y in 0..<height { for x in 0..<(width * 4) { total += abs(Int(a[y * bitmap.rowBytes + x]) - Int(b[y * reference.rowBytes + x])) } }
+                }
+            }
+            #expect(Double(total) / Double(width * height * 4) <= 2)
+        }
+        // Without a size asked for: the intrinsic size.
+        #expect(try ImageDecoder.decode(Self.drawing).width == 100)
+        // The planning size of a small vector is large (a resize of it is planned at the box).
+        #expect(info.planningWidth == ImageInfo.vectorPlanningSide && info.planningHeight == ImageInfo.vectorPlanningSide / 2)
+    }
+
+    @Test func noFileAndNoURLItNamesIsEverRead() async throws {
+        // A red PNG in a file and on a loopback server: the document names both, and neither
+        // may be read (no request; no red in the output).
+        let directory = try TemporaryDirectory()
+        let red = try ImageEncoder.encode(paintedOpaque(width: 8, height: 8) { _, _ in [255, 0, 0] }, as: .png())
+        try red.write(to: directory.child("secret.png"))
+        try Data("<svg xmlns='http://www.w3.org/2000/svg' width='8' height='8'><rect width='8' height='8' fill='red'/></svg>".utf8)
+            .write(to: directory.child("part.svg"))
+        let origin = Origin()
+        origin.serve("/red.png", .file(red))
+        origin.serve("/style.css", .file(Data("rect { fill: red }".utf8)))
+        try await origin.run { base in
+            let document = """
+                <svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink"
+                     xmlns:xi="http://www.w3.org/2001/XInclude" width="40" height="10">
+                  <style>@import url("\(base.absoluteString)style.css");</style>
+                  <rect width="40" height="10" fill="#00f"/>
+                  <image x="0" width="8" height="8" href="\(base.absoluteString)red.png"/>
+                  <image x="8" width="8" height="8" xlink:href="file://\(directory.child("secret.png").path)"/>
+                  <image x="16" width="8" height="8" href="secret.png"/>
+                  <use x="24" href="file://\(directory.child("part.svg").path)#x"/>
+                  <xi:include href="file://\(directory.child("part.svg").path)"/>
+                </svg>
+                """
+            let bitmap = try ImageDecoder.decode(Data(document.utf8))
+            #expect(origin.all.isEmpty, "the document's URLs were fetched: \(origin.all.map(\.path))")
+            let reds = bitmap.withUnsafeBytes { p in
+                (0..<bitmap.height).flatMap { y in (0..<bitmap.width).map { (y, $0) } }.filter { y, x in
+                    let at = y * bitmap.rowBytes + x * 4
+                    return p[at] > 200 && p[at + 1] < 50 && p[at + 2] < 50
+                }.count
+            }
+            #expect(reds == 0, "\(reds) red pixels: something the document names was read")
+        }
+    }
+
+    @Test func bombsAreRefusedWithinTheLimits() throws {
+        // A million elements: refused by counting, before librsvg parses anything.
+        var many = "<svg xmlns='http://www.w3.org/2000/svg' width='10' height='10'>"
+        many += String(repeating: "<g/>", count: 1_000_000) + "</svg>"
+        #expect(throws: CodecError.corrupt(format: .svg, reason: "more than 100000 elements (the limit)")) {
+            try ImageDecoder.info(of: Data(many.utf8))
+        }
+        // A huge canvas: refused from the size, before a pixel is allocated.
+        let huge = Data("<svg xmlns='http://www.w3.org/2000/svg' width='100000' height='100000'/>".utf8)
+        #expect(throws: CodecError.tooManyPixels(width: 100_000, height: 100_000, limit: DecodingLimits.default.maxPixels)) {
+            try ImageDecoder.info(of: huge)
+        }
+        // A small one asked to cover a huge size: enlarged only to 4096² pixels (a resize makes
+        // the rest), and never past cairo's 32767 a side, however thin.
+        let info = try ImageDecoder.info(of: Self.drawing)
+        let big = try ImageDecoder.decode(Self.drawing, info: info, covering: (20_000, 10_000))
+        #expect(big.width * big.height <= SVGCodec.maxRenderPixels + big.width + big.height && big.width == 2 * big.height - 1)
+        let thin = Data("<svg xmlns='http://www.w3.org/2000/svg' width='1' height='40000'><rect width='1' height='40000'/></svg>".utf8)
+        #expect(try ImageDecoder.decode(thin, covering: (256, 256)).height == SVGCodec.maxRenderSide)
+        // Entity expansion ("billion laughs"): libxml2's limits refuse it.
+        var laughs = "<?xml version='1.0'?><!DOCTYPE svg [<!ENTITY a0 'ha'>"
+        for level in 1...10 { laughs += "<!ENTITY a\(level) '" + String(repeating: "&a\(level - 1);", count: 10) + "'>" }
+        laughs += "]><svg xmlns='http://www.w3.org/2000/svg' width='10' height='10'><text>&a10;</text></svg>"
+        do {
+            let bitmap = try ImageDecoder.decode(Data(laughs.utf8))
+            // (If librsvg renders it, it did so without expanding 10^10 characters.)
+            #expect(bitmap.width == 10)
+        } catch let error as CodecError {
+            guard case .corrupt(.svg, _) = error else { Issue.record("\(error)"); return }
+        }
+    }
+}
