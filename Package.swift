@@ -62,6 +62,7 @@ let package = Package(
         .target(name: "CAVIF", linkerSettings: [.linkedLibrary("avif")]),
         .target(name: "CHEIF", linkerSettings: [.linkedLibrary("heif")]),
         .target(name: "CTIFF", linkerSettings: [.linkedLibrary("tiff")]),
+        .target(name: "CJXL", linkerSettings: [.linkedLibrary("jxl")]),
         // (The shim declares the few librsvg, GLib and cairo functions it calls: see easel_svg.c.)
         .target(name: "CSVG", linkerSettings: [.linkedLibrary("rsvg-2"), .linkedLibrary("cairo"), .linkedLibrary("gio-2.0"),
                                                .linkedLibrary("gobject-2.0"), .linkedLibrary("glib-2.0")]),
@@ -71,7 +72,7 @@ let package = Package(
         .target(name: "CMalloc"),
         .target(
             name: "EaselCodecs",
-            dependencies: ["EaselSupport", "CJPEG", "CPNG", "CWebP", "CGIF", "CLCMS", "CAVIF", "CHEIF", "CTIFF", "CSVG", "CResample",
+            dependencies: ["EaselSupport", "CJPEG", "CPNG", "CWebP", "CGIF", "CLCMS", "CAVIF", "CHEIF", "CTIFF", "CSVG", "CJXL", "CResample",
                            .product(name: "Logging", package: "swift-log")]
         ),
         .target(

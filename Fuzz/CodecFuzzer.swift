@@ -114,6 +114,7 @@ public func fuzzInitialize(_ argc: UnsafeMutablePointer<CInt>?, _ argv: UnsafeMu
         ("seed.jpg", .jpeg(quality: 80)), ("seed-progressive.jpg", .jpeg(quality: 60, progressive: true)),
         ("seed.png", .png()), ("seed.webp", .webp(quality: 70)), ("seed-lossless.webp", .webp(lossless: true)),
         ("seed.avif", .avif(quality: 40, speed: 10)), ("seed.bmp", .bmp), ("seed.ico", .ico),
+        ("seed.jxl", .jxl(quality: 80, effort: 1)), ("seed-lossless.jxl", .jxl(quality: 100, effort: 1)),
     ]
     for (name, options) in seeds {
         try? ImageEncoder.encode(bitmap, as: options).write(to: URL(fileURLWithPath: directory + "/" + name))

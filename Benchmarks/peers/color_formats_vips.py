@@ -5,6 +5,8 @@ caller), operation cache off. Prints one JSON object.
     color_formats_vips.py avif QUALITY EFFORT REPS FILE.png...   heifsave (AV1) of each PNG
     color_formats_vips.py decode REPS FILE...                   full decode into memory
     color_formats_vips.py psnr REFERENCE.png CANDIDATE...         mean PSNR (RGB) of candidates
+    color_formats_vips.py svg SIZE REPS FILE.svg...              each square SVG rendered at SIZE px
+    color_formats_vips.py tiff OUT-DIR FILE...                   each file saved as an LZW TIFF
 """
 import json
 import math
@@ -44,6 +46,26 @@ def decode(reps, files):
     return {"decodes": len(times), "medianMs": statistics.median(times) * 1000, "totalS": sum(times)}
 
 
+def svg(size, reps, files):
+    scales = [size / pyvips.Image.svgload(path).width for path in files]
+    times = []
+    for _ in range(reps):
+        for path, scale in zip(files, scales):
+            start = time.perf_counter()
+            pyvips.Image.svgload(path, scale=scale).copy_memory()
+            times.append(time.perf_counter() - start)
+    return {"decodes": len(times), "medianMs": statistics.median(times) * 1000, "totalS": sum(times)}
+
+
+def tiff(out, files):
+    outputs = []
+    for path in files:
+        target = f"{out}/{path.rsplit('/', 1)[-1].rsplit('.', 1)[0]}.tif"
+        pyvips.Image.new_from_file(path).tiffsave(target, compression="lzw")
+        outputs.append(target)
+    return {"outputs": outputs}
+
+
 def psnr(reference, candidates):
     ref = pyvips.Image.new_from_file(reference)[0:3].cast("float")
     values = []
@@ -60,6 +82,10 @@ def main():
         result = avif(int(args[0]), int(args[1]), int(args[2]), args[3:])
     elif mode == "decode":
         result = decode(int(args[0]), args[1:])
+    elif mode == "svg":
+        result = svg(int(args[0]), int(args[1]), args[2:])
+    elif mode == "tiff":
+        result = tiff(args[0], args[1:])
     else:
         result = psnr(args[0], args[1:])
     print(json.dumps(result))

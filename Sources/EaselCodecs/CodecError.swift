@@ -77,6 +77,9 @@ public struct DecodingLimits: Sendable, Hashable {
     /// Most elements a vector document (SVG) may have, counted before it is parsed. Default
     /// 100,000.
     public var maxVectorElements: Int
+    /// Most pixels a JPEG XL image may have (libjxl decodes in float planes, about 18 bytes a
+    /// pixel, which it allocates itself): its memory cap. Default 25 million (about 450 MB).
+    public var maxJPEGXLPixels: Int
 
     /// Longest side accepted (width or height), checked from the header with `maxPixels`.
     /// Default: no limit beyond `maxPixels` (a caller with a use for one sets it, e.g. watermark
@@ -85,12 +88,13 @@ public struct DecodingLimits: Sendable, Hashable {
 
     /// Limits with the given values; each one left out keeps its default (50 megapixels, 64 MiB of
     /// input, 100 scans, 4 MiB of profile, 256 frames, 100 million animation pixels, no limit on a
-    /// side, 100,000 vector elements).
+    /// side, 100,000 vector elements, 25 million JPEG XL pixels).
     public init(maxPixels: Int = 50_000_000, maxInputBytes: Int = 64 << 20, maxProgressiveScans: Int = 100,
                 maxProfileBytes: Int = 4 << 20, maxFrames: Int = 256, maxAnimationPixels: Int = 100_000_000, maxSide: Int = .max,
-                maxVectorElements: Int = 100_000) {
+                maxVectorElements: Int = 100_000, maxJPEGXLPixels: Int = 25_000_000) {
         self.maxPixels = maxPixels
         self.maxVectorElements = maxVectorElements
+        self.maxJPEGXLPixels = maxJPEGXLPixels
         self.maxSide = maxSide
         self.maxInputBytes = maxInputBytes
         self.maxProgressiveScans = maxProgressiveScans
@@ -108,7 +112,8 @@ public struct DecodingLimits: Sendable, Hashable {
                        maxProgressiveScans: min(maxProgressiveScans, other.maxProgressiveScans),
                        maxProfileBytes: min(maxProfileBytes, other.maxProfileBytes), maxFrames: min(maxFrames, other.maxFrames),
                        maxAnimationPixels: min(maxAnimationPixels, other.maxAnimationPixels), maxSide: min(maxSide, other.maxSide),
-                       maxVectorElements: min(maxVectorElements, other.maxVectorElements))
+                       maxVectorElements: min(maxVectorElements, other.maxVectorElements),
+                       maxJPEGXLPixels: min(maxJPEGXLPixels, other.maxJPEGXLPixels))
     }
 
     /// Checks a size read from a header, before anything is computed from it: each side at

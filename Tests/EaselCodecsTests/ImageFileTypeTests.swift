@@ -16,6 +16,9 @@ struct ImageFileTypeTests {
         #expect(try ImageFileType.sniff(Array("BM".utf8) + [UInt8](repeating: 0, count: 12) + [40, 0, 0, 0]) == .bmp)
         #expect(try ImageFileType.sniff([0, 0, 1, 0, 1, 0]) == .ico)
         #expect(try ImageFileType.sniff([0, 0, 2, 0, 3, 0]) == .ico)
+        // JPEG XL: a bare codestream and the container.
+        #expect(try ImageFileType.sniff([0xFF, 0x0A, 0, 0]) == .jxl)
+        #expect(try ImageFileType.sniff([0, 0, 0, 0x0C, 0x4A, 0x58, 0x4C, 0x20, 0x0D, 0x0A, 0x87, 0x0A]) == .jxl)
         // TIFF, both byte orders, and BigTIFF.
         #expect(try ImageFileType.sniff([0x49, 0x49, 0x2A, 0x00, 8, 0, 0, 0]) == .tiff)
         #expect(try ImageFileType.sniff([0x4D, 0x4D, 0x00, 0x2A, 0, 0, 0, 8]) == .tiff)
@@ -23,7 +26,7 @@ struct ImageFileTypeTests {
     }
 
     static let unsupported: [([UInt8], String)] = {
-        [([0xFF, 0x0A, 0, 0], "JPEG XL"), ([0x00, 0x00, 0x00, 0x0C, 0x6A, 0x50, 0x20, 0x20, 0x0D, 0x0A], "JPEG 2000")]
+        [([0x00, 0x00, 0x00, 0x0C, 0x6A, 0x50, 0x20, 0x20, 0x0D, 0x0A], "JPEG 2000")]
     }()
 
     @Test(arguments: unsupported)

@@ -90,6 +90,15 @@ struct ColorFormatsWorkload {
             var times: [Double] = []
             for _ in 0..<reps { for data in files { times.append(try seconds { _ = try ImageDecoder.decode(data) }) } }
             emit(["decodes": times.count, "medianMs": median(times) * 1000, "totalS": times.reduce(0, +)])
+        case "render":
+            // Each file decoded covering SIZE×SIZE (an SVG is rendered there), REPS times.
+            let size = Int(arguments.removeFirst())!, reps = Int(arguments.removeFirst())!
+            let files = try arguments.map { try Data(contentsOf: URL(fileURLWithPath: $0)) }
+            var times: [Double] = []
+            for _ in 0..<reps {
+                for data in files { times.append(try seconds { _ = try ImageDecoder.decode(data, covering: (size, size)) }) }
+            }
+            emit(["decodes": times.count, "medianMs": median(times) * 1000, "totalS": times.reduce(0, +)])
         default:
             FileHandle.standardError.write(Data("unknown mode \(mode)\n".utf8))
             exit(2)

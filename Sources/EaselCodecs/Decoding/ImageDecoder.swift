@@ -35,6 +35,7 @@ public enum ImageDecoder {
         case .bmp: info = try BMPCodec.info(data, limits: limits)
         case .tiff: info = try TIFFCodec.info(data, limits: limits)
         case .svg: info = try SVGCodec.info(data, limits: limits)
+        case .jxl: info = try JXLCodec.info(data, limits: limits)
         case .ico: info = try ICOCodec.info(data, limits: limits)
         }
         try limits.check(width: info.width, height: info.height)
@@ -45,8 +46,8 @@ public enum ImageDecoder {
 
     /// Decodes `data` to a bitmap.
     /// - Parameters:
-    ///   - data: an encoded image (JPEG, PNG, WebP, GIF, AVIF, HEIC, TIFF, BMP, ICO or SVG, told
-    ///     by its content).
+    ///   - data: an encoded image (JPEG, PNG, WebP, GIF, AVIF, HEIC, JPEG XL, TIFF, BMP, ICO or
+    ///     SVG, told by its content).
     ///   - minimumSize: the smallest size the caller needs; JPEGs are then decoded at the
     ///     smallest DCT scale (1/8, 1/4, 1/2) whose output still covers it, icons from their
     ///     smallest image that covers it, and vectors rendered at the scale that covers it
@@ -144,6 +145,9 @@ public enum ImageDecoder {
                                      to: converted(try AVIFCodec.decode(data, info: info, limits: limits))).converted(to: pixelFormat)
         case .heic:
             return converted(try HEIFCodec.decode(data, info: info)).converted(to: pixelFormat)
+        case .jxl:
+            return Orientation.apply(applyOrientation ? info.orientation : 1,
+                                     to: converted(try JXLCodec.decode(data, info: info, limits: limits))).converted(to: pixelFormat)
         case .svg:
             return try SVGCodec.decode(data, info: info, covering: minimumSize, pixelFormat: pixelFormat, limits: limits)
         case .tiff:

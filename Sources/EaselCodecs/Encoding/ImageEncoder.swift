@@ -29,6 +29,9 @@ public enum ImageEncoder {
         /// AVIF (AV1 through aom), quality 1–100 and encoder speed 0–10 (10 fastest; the
         /// default 8 keeps a 256 px thumbnail to a few tens of milliseconds).
         case avif(quality: Int = 60, speed: Int = 8)
+        /// JPEG XL with quality 1–100 on cjxl's scale (100: lossless) and encoder effort 1–9
+        /// (cjxl's default is 7; 3 keeps a 256 px thumbnail to tens of milliseconds).
+        case jxl(quality: Int = 82, effort: Int = 3)
         /// ICO: one PNG entry (favicons); at most 256 pixels a side.
         case ico
         /// BMP: 24-bit, or 32-bit with alpha when the bitmap has transparent pixels.
@@ -43,6 +46,7 @@ public enum ImageEncoder {
             case .avif: .avif
             case .ico: .ico
             case .bmp: .bmp
+            case .jxl: .jxl
             }
         }
     }
@@ -71,6 +75,7 @@ public enum ImageEncoder {
         case .webp(let quality, let lossless): try WebPCodec.encode(bitmap, quality: quality, lossless: lossless)
         case .avif(let quality, let speed): try AVIFCodec.encode(bitmap, quality: quality, speed: speed)
         case .ico: try ICOCodec.encode(bitmap)
+        case .jxl(let quality, let effort): try JXLCodec.encode(bitmap, quality: quality, effort: effort)
         case .bmp: BMPCodec.encode(bitmap)
         }
     }

@@ -18,6 +18,8 @@ public enum ImageFileType: String, Sendable, Hashable, CustomStringConvertible {
     case bmp = "BMP"
     /// TIFF: `II*\0` or `MM\0*` (classic TIFF; BigTIFF too, through libtiff).
     case tiff = "TIFF"
+    /// JPEG XL: a bare codestream (`FF 0A`) or the ISO-BMFF container (`JXL ` box).
+    case jxl = "JPEG XL"
     /// SVG: XML text whose root element is `svg` (after an XML declaration, comments and a
     /// doctype), UTF-8 with or without a byte-order mark.
     case svg = "SVG"
@@ -38,14 +40,15 @@ public enum ImageFileType: String, Sendable, Hashable, CustomStringConvertible {
         case .bmp: "image/bmp"
         case .tiff: "image/tiff"
         case .svg: "image/svg+xml"
+        case .jxl: "image/jxl"
         case .ico: "image/x-icon"  // what browsers and imgproxy send; IANA's is image/vnd.microsoft.icon
         }
     }
 
     /// The format of `bytes`.
     /// AVIF and HEIC are told by the brands of their `ftyp` box (major, then compatible).
-    /// - Throws: `CodecError.unsupportedFormat` for formats recognised but not decoded (JPEG XL,
-    ///   JPEG 2000), `.unknownFormat` for anything else.
+    /// - Throws: `CodecError.unsupportedFormat` for formats recognised but not decoded (JPEG
+    ///   2000), `.unknownFormat` for anything else.
     public static func sniff<Bytes: Collection<UInt8>>(_ bytes: Bytes) throws(CodecError) -> ImageFileType {
         let head = Array(bytes.prefix(32))
         func starts(_ prefix: [UInt8], at offset: Int = 0) -> Bool {
@@ -68,7 +71,7 @@ public enum ImageFileType: String, Sendable, Hashable, CustomStringConvertible {
         if starts([0x00, 0x00, 0x01, 0x00]) || starts([0x00, 0x00, 0x02, 0x00]), head.count >= 6, head[4] != 0 || head[5] != 0 {
             return .ico
         }
-        if starts([0xFF, 0x0A]) || starts([0x00, 0x00, 0x00, 0x0C, 0x4A, 0x58, 0x4C, 0x20]) { throw .unsupportedFormat("JPEG XL") }
+        if starts([0xFF, 0x0A]) || starts([0x00, 0x00, 0x00, 0x0C, 0x4A, 0x58, 0x4C, 0x20, 0x0D, 0x0A, 0x87, 0x0A]) { return .jxl }
         if starts([0x00, 0x00, 0x00, 0x0C, 0x6A, 0x50, 0x20, 0x20]) { throw .unsupportedFormat("JPEG 2000") }
         throw .unknownFormat
     }
