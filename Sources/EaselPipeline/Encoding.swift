@@ -15,9 +15,9 @@ import NIOCore
 public struct ImageEncoding: Sendable, Hashable, CustomStringConvertible {
     /// An output file format; the raw value is its lowercase name (`jpeg`, not `jpg`).
     public enum Format: String, Sendable, CaseIterable {
-        /// JPEG (lossy, no alpha), WebP and AVIF (lossy, with alpha), PNG (lossless), ICO (a
-        /// PNG in an icon, at most 256 pixels a side: favicons) or BMP (uncompressed).
-        case jpeg, png, webp, avif, ico, bmp
+        /// JPEG (lossy, no alpha), WebP, AVIF and JPEG XL (lossy, with alpha), PNG (lossless),
+        /// ICO (a PNG in an icon, at most 256 pixels a side: favicons) or BMP (uncompressed).
+        case jpeg, png, webp, avif, jxl, ico, bmp
 
         /// The format's MIME type (`image/jpeg`, `image/png`, `image/webp`, `image/avif`,
         /// `image/x-icon`, `image/bmp`).
@@ -27,6 +27,7 @@ public struct ImageEncoding: Sendable, Hashable, CustomStringConvertible {
             case .png: "image/png"
             case .webp: "image/webp"
             case .avif: "image/avif"
+            case .jxl: "image/jxl"
             case .ico: "image/x-icon"
             case .bmp: "image/bmp"
             }
@@ -45,7 +46,9 @@ public struct ImageEncoding: Sendable, Hashable, CustomStringConvertible {
     ///   - pinned: the format the request asked for, if any.
     ///   - quality: the q-value the client gives a MIME type; `explicitly` false counts
     ///     wildcards (`image/*`, `*/*`), true only the type named itself (0 when absent).
-    public static func negotiate(pinned: Format?, quality: (_ type: String, _ explicitly: Bool) -> Double) -> Format {
+    /// JPEG XL, when `offersJPEGXL`, is negotiated like AVIF (named explicitly), ahead of it on
+    /// ties; otherwise it goes only to a request that pins it.
+    public static func negotiate(pinned: Format?, offersJPEGXL: Bool = false, quality: (_ type: String, _ explicitly: Bool) -> Double) -> Format {
         switch pinned {
         case .png: return .png
         case .jpeg: return .jpeg
@@ -53,9 +56,12 @@ public struct ImageEncoding: Sendable, Hashable, CustomStringConvertible {
         case .bmp: return .bmp
         case .avif: return quality(Format.avif.contentType, true) > 0 ? .avif : .jpeg
         case .webp: return quality(Format.webp.contentType, true) > 0 ? .webp : .jpeg
+        case .jxl: return quality(Format.jxl.contentType, true) > 0 ? .jxl : .jpeg
         case nil:
             let avif = quality(Format.avif.contentType, true), webp = quality(Format.webp.contentType, true)
             let jpeg = quality(Format.jpeg.contentType, false)
+            let jxl = offersJPEGXL ? quality(Format.jxl.contentType, true) : 0
+            if jxl > 0, jxl >= avif, jxl >= webp, jxl >= jpeg { return .jxl }
             if avif > 0, avif >= webp, avif >= jpeg { return .avif }
             if webp > 0, webp >= jpeg { return .webp }
             return .jpeg
@@ -64,7 +70,7 @@ public struct ImageEncoding: Sendable, Hashable, CustomStringConvertible {
 
     /// Whether the answer for `pinned` depends on `Accept` (then `Vary: Accept`).
     public static func variesWithAccept(pinned: Format?) -> Bool {
-        pinned == nil || pinned == .webp || pinned == .avif
+        pinned == nil || pinned == .webp || pinned == .avif || pinned == .jxl
     }
 
     /// AVIF's quality scale is its own: it is given the JPEG-scale quality minus 20 (82 → 62),
@@ -110,6 +116,7 @@ public struct ImageEncoding: Sendable, Hashable, CustomStringConvertible {
         case .png: .png(compressionLevel: 6)
         case .webp: .webp(quality: quality)
         case .avif: .avif(quality: quality)
+        case .jxl: .jxl(quality: quality)
         case .ico: .ico
         case .bmp: .bmp
         }

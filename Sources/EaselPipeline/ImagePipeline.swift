@@ -71,6 +71,9 @@ public final class ImagePipeline: Sendable {
         /// Where the pipeline's metrics go (nil: the process's `MetricsSystem`); a server passes
         /// the factory of the registry it exports.
         public var metricsFactory: (any MetricsFactory)?
+        /// Negotiate JPEG XL for clients that name `image/jxl` in `Accept` (false, the default:
+        /// few browsers take it, and its encoder is slow); a request that pins it gets it anyway.
+        public var offersJPEGXL: Bool
 
         /// Creates a configuration; every setting has the default its property names (no cache
         /// directory: memory only; `fetchers` nil: one `HTTPFetcher`).
@@ -82,7 +85,8 @@ public final class ImagePipeline: Sendable {
                     defaultFreshness: Double = 3600, decodingLimits: DecodingLimits = .default,
                     variantEncoding: ImageEncoder.Options = .jpeg(quality: 90), newestFirst: Bool = true,
                     encodedMemoryCostLimit: Int? = nil, sharedStores: [any DataStore] = [], familyInBackground: Bool = true,
-                    metricsFactory: (any MetricsFactory)? = nil) {
+                    metricsFactory: (any MetricsFactory)? = nil, offersJPEGXL: Bool = false) {
+            self.offersJPEGXL = offersJPEGXL
             self.formats = formats
             self.cacheDirectory = cacheDirectory
             self.memoryCostLimit = memoryCostLimit
@@ -134,7 +138,7 @@ public final class ImagePipeline: Sendable {
     /// kept on the local disk only.
     let stores: [any DataStore]
     /// Output decisions already made (by policy and `Accept` value).
-    let decisions = Decisions()
+    let decisions: Decisions
     /// Watermark images prepared once per source (until it is purged).
     let watermarks = PreparedWatermarks()
     /// Marks that keep work which raced a purge from storing what it made.
@@ -167,6 +171,7 @@ public final class ImagePipeline: Sendable {
     /// locked by another pipeline, say).
     public init(configuration: Configuration = .init()) throws(PipelineError) {
         self.configuration = configuration
+        decisions = Decisions(offersJPEGXL: configuration.offersJPEGXL)
         var byName: [String: ImageFormat] = [:]
         for format in configuration.formats { byName[format.name] = format }
         formatsByName = byName

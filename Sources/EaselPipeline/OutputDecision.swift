@@ -86,6 +86,9 @@ public struct ClientPreferences: Sendable {
 /// Decisions already made, by policy and `Accept` value: a warm request parses no header and
 /// builds no encoding. Bounded (browsers send a handful of values; URLs a handful of policies).
 final class Decisions: Sendable {
+    let offersJPEGXL: Bool
+    init(offersJPEGXL: Bool) { self.offersJPEGXL = offersJPEGXL }
+
     private struct Key: Hashable {
         var policy: OutputPolicy
         var accept: String?
@@ -96,7 +99,7 @@ final class Decisions: Sendable {
     func decision(_ policy: OutputPolicy, for client: ClientPreferences?) -> OutputDecision {
         let key = Key(policy: policy, accept: client?.acceptValue)
         if let known = known.withLock({ $0[key] }) { return known }
-        let decision = ImagePipeline.decide(policy, for: client)
+        let decision = ImagePipeline.decide(policy, for: client, offersJPEGXL: offersJPEGXL)
         known.withLock { known in
             if known.count >= Self.limit { known.removeAll(keepingCapacity: true) }
             known[key] = decision
@@ -152,10 +155,13 @@ extension ImagePipeline {
     /// otherwise. Quality per codec (AVIF's scale is its own). An animated source stays
     /// animated as WebP for a client that names WebP, whatever else it takes — unless the
     /// policy pins JPEG or PNG, or pins any format strictly.
-    public static func decide(_ policy: OutputPolicy, for client: ClientPreferences?) -> OutputDecision {
+    ///
+    /// JPEG XL is negotiated only when `offersJPEGXL` (the pipeline's `offersJPEGXL`: few
+    /// browsers take it, and its encoder is slow), ahead of AVIF for a client that names both.
+    public static func decide(_ policy: OutputPolicy, for client: ClientPreferences?, offersJPEGXL: Bool = false) -> OutputDecision {
         let accept = client?.accept
         let pinned = policy.strict && policy.format != nil
-        let output = pinned ? policy.format! : ImageEncoding.negotiate(pinned: policy.format) { type, explicitly in
+        let output = pinned ? policy.format! : ImageEncoding.negotiate(pinned: policy.format, offersJPEGXL: offersJPEGXL) { type, explicitly in
             // No Accept at all: JPEG (the fallback) for everyone.
             guard let accept else { return 0 }
             return explicitly ? accept.explicitQuality(of: type) : accept.quality(of: type)

@@ -161,7 +161,7 @@ public final class ImageServer: Sendable {
             decodingLimits: DecodingLimits(maxPixels: configuration.maxSourcePixels, maxInputBytes: configuration.maxSourceBytes),
             newestFirst: false,  // a server serves in arrival order: nobody starves behind newer requests
             encodedMemoryCostLimit: configuration.memoryLimit / 2, sharedStores: sharedStore.map { [$0] } ?? [],
-            familyInBackground: configuration.familyInBackground, metricsFactory: metrics.factory))
+            familyInBackground: configuration.familyInBackground, metricsFactory: metrics.factory, offersJPEGXL: configuration.jpegXL))
         } catch {
             Task.detached {
                 try? await clients.fetcher.shutdown()

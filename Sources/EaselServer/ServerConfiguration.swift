@@ -98,6 +98,10 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
     public var signNamedFormats: Bool = false
     /// Serve ad-hoc sizes without a signature (development only: anyone can make variants).
     public var allowUnsignedAdHoc: Bool = false
+    /// Negotiate JPEG XL for clients that name `image/jxl` in `Accept` (off by default: few
+    /// browsers take it, and its encoder is slow). A URL that pins it (`f=jxl`, `@jxl`) gets it
+    /// either way.
+    public var jpegXL: Bool = false
     /// Bearer token for `DELETE /images/…`; without one, purging is off.
     public var adminToken: String?
     /// Largest source image in pixels (width × height), checked from its header before
@@ -173,7 +177,7 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
 
     enum CodingKeys: String, CodingKey {
         case host, port, origin, sharedCache, sharedCacheTimeout, peers, cdnBanURLs, cacheDirectory, allowHosts, formats, maxAge, signingKeys, signingSalt, signNamedFormats
-        case allowUnsignedAdHoc, adminToken, maxSourcePixels, maxSourceBytes, downloadTimeout, processingConcurrency
+        case allowUnsignedAdHoc, jpegXL, adminToken, maxSourcePixels, maxSourceBytes, downloadTimeout, processingConcurrency
         case maxQueue, requestTimeout, memoryLimit, readyAnswerLimit, diskLimit, maxAdHocSize, maxOutputPixels, idleTimeout, maxConnections
         case gallery, galleryPageSize, imgproxyKeys, imgproxySalts, imgproxyPresets, thumborSecurityKey, watermark
         case familyInBackground, accessLog
@@ -199,6 +203,7 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         signingSalt = try value(.signingSalt, defaults.signingSalt)
         signNamedFormats = try value(.signNamedFormats, defaults.signNamedFormats)
         allowUnsignedAdHoc = try value(.allowUnsignedAdHoc, defaults.allowUnsignedAdHoc)
+        jpegXL = try value(.jpegXL, defaults.jpegXL)
         adminToken = try container.decodeIfPresent(String.self, forKey: .adminToken)
         maxSourcePixels = try value(.maxSourcePixels, defaults.maxSourcePixels)
         maxSourceBytes = try value(.maxSourceBytes, defaults.maxSourceBytes)
@@ -238,7 +243,7 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
     /// Applies `EASEL_HOST`, `EASEL_PORT`, `EASEL_ORIGIN`, `EASEL_SHARED_CACHE`, `EASEL_PEERS`
     /// (comma-separated), `EASEL_CDN_BAN_URLS` (comma-separated), `EASEL_CACHE_DIR`,
     /// `EASEL_ALLOW_HOSTS` (comma-separated), `EASEL_SIGNING_KEYS` (comma-separated),
-    /// `EASEL_SIGNING_SALT`, `EASEL_ADMIN_TOKEN` and `EASEL_ACCESS_LOG` (1/true/0/false); and imgproxy's and thumbor's own:
+    /// `EASEL_SIGNING_SALT`, `EASEL_ADMIN_TOKEN`, `EASEL_ACCESS_LOG` and `EASEL_JPEG_XL` (1/true/0/false); and imgproxy's and thumbor's own:
     /// `IMGPROXY_KEY`, `IMGPROXY_SALT` (or the comma-separated `IMGPROXY_KEYS`,
     /// `IMGPROXY_SALTS`), `IMGPROXY_PRESETS`, `IMGPROXY_WATERMARK_PATH`, `THUMBOR_SECURITY_KEY`.
     public mutating func apply(environment: [String: String]) throws(ServerConfigurationError) {
@@ -256,13 +261,8 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         if let keys = environment["EASEL_SIGNING_KEYS"] { signingKeys = keys.split(separator: ",").map(String.init) }
         if let salt = environment["EASEL_SIGNING_SALT"] { signingSalt = salt }
         if let token = environment["EASEL_ADMIN_TOKEN"] { adminToken = token }
-        if let text = environment["EASEL_ACCESS_LOG"] {
-            switch text.lowercased() {
-            case "1", "true", "yes", "on": accessLog = true
-            case "0", "false", "no", "off", "": accessLog = false
-            default: throw .invalidValue(name: "EASEL_ACCESS_LOG", value: text)
-            }
-        }
+        if let on = try Self.flag(environment, "EASEL_ACCESS_LOG") { accessLog = on }
+        if let on = try Self.flag(environment, "EASEL_JPEG_XL") { jpegXL = on }
         if let keys = environment["IMGPROXY_KEYS"] ?? environment["IMGPROXY_KEY"] { imgproxyKeys = Self.list(keys) }
         if let salts = environment["IMGPROXY_SALTS"] ?? environment["IMGPROXY_SALT"] { imgproxySalts = Self.list(salts) }
         if let presets = environment["IMGPROXY_PRESETS"] {
@@ -270,6 +270,16 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         }
         if let path = environment["IMGPROXY_WATERMARK_PATH"] { watermark = path.isEmpty ? nil : path }
         if let key = environment["THUMBOR_SECURITY_KEY"] { thumborSecurityKey = key.isEmpty ? nil : key }
+    }
+
+    /// A yes/no variable (1/true/yes/on, 0/false/no/off or empty), nil when unset.
+    private static func flag(_ environment: [String: String], _ name: String) throws(ServerConfigurationError) -> Bool? {
+        guard let text = environment[name] else { return nil }
+        switch text.lowercased() {
+        case "1", "true", "yes", "on": return true
+        case "0", "false", "no", "off", "": return false
+        default: throw .invalidValue(name: name, value: text)
+        }
     }
 
     private static func list(_ text: String) -> [String] {

@@ -166,6 +166,42 @@ func signature(_ path: String, key: String = keyA) -> String {
         }
     }
 
+    @Test func jpegXLIsNegotiatedOnlyWhenTurnedOn() async throws {
+        @Sendable func type(_ client: any TestClientProtocol, _ uri: String, accept: String?) async throws -> String? {
+            let response = try await get(client, uri, headers: accept.map { [.accept: $0] } ?? [:])
+            #expect(response.status == .ok, "\(uri)")
+            let sent = response.headers[.contentType]
+            // The bytes are what the header says.
+            if sent == "image/jxl" { #expect(try ImageDecoder.info(of: Data(buffer: response.body)).fileType == .jxl) }
+            return sent
+        }
+        let all = "image/jxl,image/avif,image/webp,image/*;q=0.8"
+        // Off (the default): never negotiated, but a URL that pins it strictly (imgproxy's @jxl) gets it.
+        try await TestServer { $0.allowUnsignedAdHoc = true }.test { (client: any TestClientProtocol) async throws in
+            #expect(try await type(client, "/images/thumb/cat.jpg", accept: all) == "image/avif")
+            #expect(try await type(client, "/images/thumb/cat.jpg", accept: "image/jxl") == "image/jpeg")
+            #expect(try await type(client, "/imgproxy/insecure/rs:fit:64:64/plain/local:///cat.jpg@jxl", accept: nil) == "image/jxl")
+        }
+        // On: first for a client that names it, then AVIF, WebP, JPEG as before.
+        try await TestServer { $0.allowUnsignedAdHoc = true; $0.jpegXL = true }.test { (client: any TestClientProtocol) async throws in
+            #expect(try await type(client, "/images/thumb/cat.jpg", accept: all) == "image/jxl")
+            #expect(try await type(client, "/images/thumb/cat.jpg", accept: "image/avif,image/webp") == "image/avif")
+            #expect(try await type(client, "/images/thumb/cat.jpg", accept: "image/webp") == "image/webp")
+            #expect(try await type(client, "/images/thumb/cat.jpg", accept: "image/*") == "image/jpeg")
+            #expect(try await type(client, "/images/thumb/cat.jpg", accept: nil) == "image/jpeg")
+            // Pinned (f=jxl): JPEG XL to a client that takes it, JPEG to one that does not.
+            #expect(try await type(client, "/images/w=64,h=64,f=jxl/cat.jpg", accept: "image/jxl") == "image/jxl")
+            #expect(try await type(client, "/images/w=64,h=64,f=jxl/cat.jpg", accept: "image/webp") == "image/jpeg")
+            let response = try await get(client, "/images/thumb/cat.jpg", headers: [.accept: all])
+            #expect(response.headers[.vary] == "Accept")
+        }
+        // The environment turns it on too.
+        var configuration = ServerConfiguration()
+        try configuration.apply(environment: ["EASEL_JPEG_XL": "1"])
+        #expect(configuration.jpegXL)
+        #expect(throws: ServerConfigurationError.self) { try configuration.apply(environment: ["EASEL_JPEG_XL": "maybe"]) }
+    }
+
     @Test func everyFormatUsersSendInEveryStyle() async throws {
         let server = try TestServer { $0.allowUnsignedAdHoc = true }
         let cat = try ImageDecoder.decode(catJPEG, covering: (200, 200))

@@ -96,9 +96,10 @@ struct ImgproxyURL {
         case "png": return .png
         case "webp": return .webp
         case "avif": return .avif
+        case "jxl": return .jxl
         case "ico": return .ico
         case "bmp": return .bmp
-        default: throw RequestError.invalid("output format \(name) is not supported (jpg, png, webp, avif, ico, bmp)")
+        default: throw RequestError.invalid("output format \(name) is not supported (jpg, png, webp, avif, jxl, ico, bmp)")
         }
     }
 

@@ -38,6 +38,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "A JSON configuration file.") var config: String?
     @Option(name: .customLong("allow-host"), help: "A host remote sources may come from (repeatable).") var allowHost: [String] = []
     @Flag(name: .customLong("allow-unsigned-ad-hoc"), help: "Serve ad-hoc sizes without signatures (development only).") var allowUnsignedAdHoc = false
+    @Flag(name: .customLong("jpeg-xl"), help: "Negotiate JPEG XL for clients that name image/jxl in Accept (off by default).") var jpegXL = false
     @Option(name: .customLong("log-format"), help: "text (default) or json: one object a line with time, level, label, message, request_id and the rest (EASEL_LOG_FORMAT).")
     var logFormat: String?
     @Flag(name: .customLong("access-log"), help: "One log line per answer: method, path, route, status, duration, request ID (EASEL_ACCESS_LOG=1).")
@@ -72,6 +73,7 @@ struct ServeCommand: AsyncParsableCommand {
         if let cacheDir { configuration.cacheDirectory = cacheDir }
         configuration.allowHosts += allowHost
         if allowUnsignedAdHoc { configuration.allowUnsignedAdHoc = true }
+        if jpegXL { configuration.jpegXL = true }
         if accessLog { configuration.accessLog = true }
 
         let tracing = try bootstrapTracing(environment: ProcessInfo.processInfo.environment)

@@ -83,6 +83,7 @@ struct ThumbnailCommand: ParsableCommand {
         case .png: .png()
         case .webp: .webp(quality: quality ?? 80)
         case .avif: .avif(quality: quality ?? 60)
+        case .jxl: .jxl(quality: quality ?? 82)
         case .ico: .ico
         case .bmp: .bmp
         }
