@@ -63,6 +63,9 @@ let package = Package(
         .target(name: "CHEIF", linkerSettings: [.linkedLibrary("heif")]),
         .target(name: "CTIFF", linkerSettings: [.linkedLibrary("tiff")]),
         .target(name: "CJXL", linkerSettings: [.linkedLibrary("jxl")]),
+        // (The shim declares the few poppler-glib, GLib and cairo functions it calls: see easel_pdf.c.)
+        .target(name: "CPDF", linkerSettings: [.linkedLibrary("poppler-glib"), .linkedLibrary("cairo"), .linkedLibrary("gobject-2.0"),
+                                               .linkedLibrary("glib-2.0")]),
         // (The shim declares the few librsvg, GLib and cairo functions it calls: see easel_svg.c.)
         .target(name: "CSVG", linkerSettings: [.linkedLibrary("rsvg-2"), .linkedLibrary("cairo"), .linkedLibrary("gio-2.0"),
                                                .linkedLibrary("gobject-2.0"), .linkedLibrary("glib-2.0")]),
@@ -72,7 +75,7 @@ let package = Package(
         .target(name: "CMalloc"),
         .target(
             name: "EaselCodecs",
-            dependencies: ["EaselSupport", "CJPEG", "CPNG", "CWebP", "CGIF", "CLCMS", "CAVIF", "CHEIF", "CTIFF", "CSVG", "CJXL", "CResample",
+            dependencies: ["EaselSupport", "CJPEG", "CPNG", "CWebP", "CGIF", "CLCMS", "CAVIF", "CHEIF", "CTIFF", "CSVG", "CJXL", "CPDF", "CResample",
                            .product(name: "Logging", package: "swift-log")]
         ),
         .target(

@@ -11,12 +11,12 @@ installs="$(grep -o 'install-deps\.sh[^;&|]*' <<<"$plan" | sed 's/ *$//' | sort 
 if grep -Eq 'apt-get|pip |venv|npm ' <<<"$plan"; then fail "make run installs something itself: $plan"; fi
 build="$(scripts/install-deps.sh --print build)"
 test="$(scripts/install-deps.sh --print build test web)"
-tools=(nginx varnish chromium wrk libavif-bin libheif-examples icc-profiles-free libjpeg-turbo-progs libtiff-tools librsvg2-bin libjxl-tools)
+tools=(nginx varnish chromium wrk libavif-bin libheif-examples icc-profiles-free libjpeg-turbo-progs libtiff-tools librsvg2-bin libjxl-tools poppler-utils)
 for tool in "${tools[@]}"; do
   if grep -qx "$tool" <<<"$build"; then fail "make run would install the test tool $tool"; fi
 done
 if grep -q '^pypi:' <<<"$build"; then fail "make run would install Python packages: $(grep '^pypi:' <<<"$build" | tr '\n' ' ')"; fi
-for tool in nginx varnish libavif-bin libheif-examples icc-profiles-free libjpeg-turbo-progs libtiff-tools librsvg2-bin libjxl-tools 'pypi:moto\[server\]' pypi:libthumbor; do
+for tool in nginx varnish libavif-bin libheif-examples icc-profiles-free libjpeg-turbo-progs libtiff-tools librsvg2-bin libjxl-tools poppler-utils 'pypi:moto\[server\]' pypi:libthumbor; do
   grep -qx "$tool" <<<"$test" || fail "the test groups no longer name $tool: is this check still checking?"
 done
 grep -qx libsqlite3-dev <<<"$build" || fail "the build group lost SQLite"

@@ -3,7 +3,7 @@
 # conversion, animation frames, resize), then the geometry planner (headers into every named
 # format's sizes) and the ICC parser with libFuzzer under
 # AddressSanitizer, for a set number of iterations. Formats: JPEG, PNG, WebP (still and
-# animated), GIF (still and animated), AVIF, HEIC, JPEG XL, TIFF, SVG, BMP (every depth, RLE), ICO (PNG and BMP
+# animated), GIF (still and animated), AVIF, HEIC, JPEG XL, TIFF, SVG, PDF, BMP (every depth, RLE), ICO (PNG and BMP
 # entries); profiles: JPEG APP2, PNG iCCP, WebP ICCP, BMP V5.
 # Differential checks: progressive JPEGs' DC-only decode against the full one, and the PNG fast
 # path (libdeflate) against libspng.
@@ -23,7 +23,7 @@ WORK=".build-fuzz"
 rm -rf "$WORK/modules" "$WORK"/*.o "$WORK"/*.a
 mkdir -p "$WORK/modules" "$WORK/corpus" "$WORK/seeds"
 SAN="-fsanitize=address,fuzzer-no-link"
-SHIMS="CJPEG CPNG CGIF CWebP CLCMS CAVIF CHEIF CTIFF CSVG CJXL CResample CXXHash"
+SHIMS="CJPEG CPNG CGIF CWebP CLCMS CAVIF CHEIF CTIFF CSVG CJXL CPDF CResample CXXHash"
 for shim in $SHIMS; do
   mkdir -p "$WORK/modules/$shim"
   header=$(ls "Sources/$shim/include/"*.h | head -1)
@@ -52,7 +52,7 @@ swiftc -sanitize=fuzzer,address -parse-as-library -O -g -module-name EaselCodecs
   -I "$WORK/modules" $(for shim in $SHIMS; do echo "-I $WORK/modules/$shim"; done) \
   $(find Sources/EaselCodecs -name '*.swift') Fuzz/CodecFuzzer.swift \
   "$WORK"/*.o -L "$WORK" -lEaselSupport -lTracing -lServiceContextModule -lInstrumentation -lLogging \
-  -ljpeg -lpng16 -lspng -lz -ldeflate -lwebp -lwebpdemux -lwebpmux -lgif -llcms2 -lavif -lheif -ltiff -ljxl -lrsvg-2 -lcairo -lgio-2.0 -lgobject-2.0 -lglib-2.0 \
+  -ljpeg -lpng16 -lspng -lz -ldeflate -lwebp -lwebpdemux -lwebpmux -lgif -llcms2 -lavif -lheif -ltiff -ljxl -lrsvg-2 -lpoppler-glib -lcairo -lgio-2.0 -lgobject-2.0 -lglib-2.0 \
   -o "$WORK/codec-fuzzer"
 if [ -n "${FUZZ_BUILD_ONLY:-}" ]; then echo "built $WORK/codec-fuzzer"; exit 0; fi
 if [ -n "${FUZZ_SECONDS:-}" ]; then LENGTH=(-max_total_time="$FUZZ_SECONDS"); else LENGTH=(-runs="$RUNS"); fi

@@ -24,15 +24,16 @@ packages=()
 # Every group builds easel. liblcms2-dev, libavif-dev, libheif-dev: colour management, AVIF and
 # HEIC. libdeflate-dev: whole-stream inflate for PNG decoding. libxxhash-dev: xxHash's header
 # (XXH3, the disk cache's checksum of inline values). libtiff-dev: TIFF. librsvg2-dev: SVG
-# (librsvg, cairo and GLib to link against). libjxl-dev: JPEG XL.
+# (librsvg, cairo and GLib to link against). libjxl-dev: JPEG XL. libpoppler-glib-dev: PDF.
 packages+=(libsqlite3-dev libjpeg62-turbo-dev libpng-dev libspng-dev libdeflate-dev libxxhash-dev libwebp-dev libgif-dev
-           liblcms2-dev libavif-dev libheif-dev libtiff-dev librsvg2-dev libjxl-dev)
+           liblcms2-dev libavif-dev libheif-dev libtiff-dev librsvg2-dev libjxl-dev libpoppler-glib-dev)
 # libavif-bin and libheif-examples (avifenc, heif-enc) and icc-profiles-free (an Adobe
 # RGB-compatible profile): the tests make their AVIF, HEIC and wide-gamut files with them;
 # libjpeg-turbo-progs (cjpeg, jpegtran): progressive JPEGs with custom scan scripts;
 # libtiff-tools (tiffcp): tiled and multi-page TIFFs; librsvg2-bin (rsvg-convert): SVG references;
-# libjxl-tools (cjxl, djxl): JPEG XL files and references.
-wants test && packages+=(libavif-bin libheif-examples icc-profiles-free libjpeg-turbo-progs libtiff-tools librsvg2-bin libjxl-tools)
+# libjxl-tools (cjxl, djxl): JPEG XL files and references; poppler-utils (pdftoppm): PDF references.
+wants test && packages+=(libavif-bin libheif-examples icc-profiles-free libjpeg-turbo-progs libtiff-tools librsvg2-bin libjxl-tools
+                         poppler-utils)
 # nginx and varnish: the cluster recipe and the CDN test (scripts/cluster.sh, scripts/varnish-test.sh).
 wants web && packages+=(nginx varnish)
 # podman and mmdebstrap: the container image (scripts/image.sh); binutils for strip; the keyring

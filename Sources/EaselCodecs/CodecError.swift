@@ -80,6 +80,8 @@ public struct DecodingLimits: Sendable, Hashable {
     /// Most pixels a JPEG XL image may have (libjxl decodes in float planes, about 18 bytes a
     /// pixel, which it allocates itself): its memory cap. Default 25 million (about 450 MB).
     public var maxJPEGXLPixels: Int
+    /// Most pages a document (PDF) may have, counted before any page is read. Default 1,000.
+    public var maxPages: Int
 
     /// Longest side accepted (width or height), checked from the header with `maxPixels`.
     /// Default: no limit beyond `maxPixels` (a caller with a use for one sets it, e.g. watermark
@@ -88,10 +90,11 @@ public struct DecodingLimits: Sendable, Hashable {
 
     /// Limits with the given values; each one left out keeps its default (50 megapixels, 64 MiB of
     /// input, 100 scans, 4 MiB of profile, 256 frames, 100 million animation pixels, no limit on a
-    /// side, 100,000 vector elements, 25 million JPEG XL pixels).
+    /// side, 100,000 vector elements, 25 million JPEG XL pixels, 1,000 document pages).
     public init(maxPixels: Int = 50_000_000, maxInputBytes: Int = 64 << 20, maxProgressiveScans: Int = 100,
                 maxProfileBytes: Int = 4 << 20, maxFrames: Int = 256, maxAnimationPixels: Int = 100_000_000, maxSide: Int = .max,
-                maxVectorElements: Int = 100_000, maxJPEGXLPixels: Int = 25_000_000) {
+                maxVectorElements: Int = 100_000, maxJPEGXLPixels: Int = 25_000_000, maxPages: Int = 1000) {
+        self.maxPages = maxPages
         self.maxPixels = maxPixels
         self.maxVectorElements = maxVectorElements
         self.maxJPEGXLPixels = maxJPEGXLPixels
@@ -113,7 +116,7 @@ public struct DecodingLimits: Sendable, Hashable {
                        maxProfileBytes: min(maxProfileBytes, other.maxProfileBytes), maxFrames: min(maxFrames, other.maxFrames),
                        maxAnimationPixels: min(maxAnimationPixels, other.maxAnimationPixels), maxSide: min(maxSide, other.maxSide),
                        maxVectorElements: min(maxVectorElements, other.maxVectorElements),
-                       maxJPEGXLPixels: min(maxJPEGXLPixels, other.maxJPEGXLPixels))
+                       maxJPEGXLPixels: min(maxJPEGXLPixels, other.maxJPEGXLPixels), maxPages: min(maxPages, other.maxPages))
     }
 
     /// Checks a size read from a header, before anything is computed from it: each side at

@@ -133,9 +133,9 @@ struct SVGTests {
         // the rest), and never past cairo's 32767 a side, however thin.
         let info = try ImageDecoder.info(of: Self.drawing)
         let big = try ImageDecoder.decode(Self.drawing, info: info, covering: (20_000, 10_000))
-        #expect(big.width * big.height <= SVGCodec.maxRenderPixels + big.width + big.height && big.width == 2 * big.height - 1)
+        #expect(big.width * big.height <= VectorRender.maxRenderPixels + big.width + big.height && big.width == 2 * big.height - 1)
         let thin = Data("<svg xmlns='http://www.w3.org/2000/svg' width='1' height='40000'><rect width='1' height='40000'/></svg>".utf8)
-        #expect(try ImageDecoder.decode(thin, covering: (256, 256)).height == SVGCodec.maxRenderSide)
+        #expect(try ImageDecoder.decode(thin, covering: (256, 256)).height == VectorRender.maxRenderSide)
         // Entity expansion ("billion laughs"): libxml2's limits refuse it.
         var laughs = "<?xml version='1.0'?><!DOCTYPE svg [<!ENTITY a0 'ha'>"
         for level in 1...10 { laughs += "<!ENTITY a\(level) '" + String(repeating: "&a\(level - 1);", count: 10) + "'>" }

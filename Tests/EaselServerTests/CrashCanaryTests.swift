@@ -115,6 +115,16 @@ enum DegenerateImages {
         }
         cases.append(Case(name: "svg-elements.svg", data: Data(("<svg xmlns='http://www.w3.org/2000/svg' width='9' height='9'>"
                                                                 + String(repeating: "<g/>", count: 200_000) + "</svg>").utf8), valid: false))
+        // PDF: page sizes of 0 and huge (refused); a negative height and a number out of range,
+        // which poppler reads as a normalised rectangle and as its default page (answered).
+        for (box, tag, valid) in [("0 0 0 10", "0xh", false), ("0 0 4294967295 4294967295", "max", false), ("0 0 10 -5", "negative", true),
+                                  ("0 0 1e400 5", "inf", true)] {
+            cases.append(Case(name: "pdf-\(tag).pdf", data: Data(pdfDocument(width: 1, height: 1, content: "0 g 0 0 1 1 re f")
+                .replacingOccurrences(of: "/MediaBox [0 0 1 1]", with: "/MediaBox [\(box)]").utf8), valid: valid))
+        }
+        for (w, h) in [(1, 1), (1, 20000), (3, 1)] {
+            cases.append(Case(name: "pdf-\(w)x\(h).pdf", data: Data(pdfDocument(width: w, height: h, content: "0.2 g 0 0 \(w) \(h) re f").utf8), valid: true))
+        }
         for (w, h) in [(1, 1), (1, 20000), (3, 1)] {
             cases.append(Case(name: "svg-\(w)x\(h).svg", data: Data("<svg xmlns='http://www.w3.org/2000/svg' width='\(w)' height='\(h)'><rect width='\(w)' height='\(h)' fill='#369'/></svg>".utf8),
                               valid: true))

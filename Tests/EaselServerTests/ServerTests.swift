@@ -215,6 +215,8 @@ func signature(_ path: String, key: String = keyA) -> String {
             <svg xmlns="http://www.w3.org/2000/svg" width="100" height="50"><rect width="100" height="50" fill="#fff"/>
             <rect x="25" width="50" height="50" fill="#000"/></svg>
             """.utf8).write(to: server.origin.child("drawing.svg"))
+        // The same drawing as a PDF page (200×100 points: the black rectangle from x = 50 to 150).
+        try Data(pdfDocument(width: 200, height: 100, content: "0 0 0 rg 50 0 100 100 re f").utf8).write(to: server.origin.child("drawing.pdf"))
         try await server.test { (client: any TestClientProtocol) async throws in
             func answer(_ uri: String) async throws -> (String?, ImageInfo) {
                 let response = try await get(client, uri)
@@ -232,7 +234,8 @@ func signature(_ path: String, key: String = keyA) -> String {
             // A vector is rendered at the size asked for, larger than its own (no enlarge option
             // needed), with its edges where the vector has them (x = 25 % of the width).
             for uri in ["/images/w=500,h=500,f=png/drawing.svg", "/imgproxy/insecure/rs:fit:500:500/plain/local:///drawing.svg@png",
-                        "/thumbor/unsafe/fit-in/500x500/filters:format(png)/drawing.svg"] {
+                        "/thumbor/unsafe/fit-in/500x500/filters:format(png)/drawing.svg", "/images/w=500,h=500,f=png/drawing.pdf",
+                        "/imgproxy/insecure/rs:fit:500:500/plain/local:///drawing.pdf@png"] {
                 let response = try await get(client, uri)
                 #expect(response.status == .ok, "\(uri)")
                 let bitmap = try ImageDecoder.decode(Data(buffer: response.body))
@@ -451,4 +454,20 @@ func signature(_ path: String, key: String = keyA) -> String {
             _ = try ImageServer(configuration: bad, registry: PrometheusCollectorRegistry())
         }
     }
+}
+
+/// A one-page PDF of `width`×`height` points drawing `content`, with a correct xref.
+func pdfDocument(width: Int, height: Int, content: String) -> String {
+    let objects = ["<< /Type /Catalog /Pages 2 0 R >>", "<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+                   "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 \(width) \(height)] /Contents 4 0 R >>",
+                   "<< /Length \(content.utf8.count) >>\nstream\n\(content)\nendstream"]
+    var out = "%PDF-1.4\n"
+    var offsets: [Int] = []
+    for (index, object) in objects.enumerated() {
+        offsets.append(out.utf8.count)
+        out += "\(index + 1) 0 obj\n\(object)\nendobj\n"
+    }
+    let xref = out.utf8.count
+    out += "xref\n0 \(objects.count + 1)\n0000000000 65535 f \n" + offsets.map { String(format: "%010d 00000 n \n", $0) }.joined()
+    return out + "trailer\n<< /Size \(objects.count + 1) /Root 1 0 R >>\nstartxref\n\(xref)\n%%EOF\n"
 }

@@ -36,6 +36,7 @@ public enum ImageDecoder {
         case .tiff: info = try TIFFCodec.info(data, limits: limits)
         case .svg: info = try SVGCodec.info(data, limits: limits)
         case .jxl: info = try JXLCodec.info(data, limits: limits)
+        case .pdf: info = try PDFCodec.info(data, limits: limits)
         case .ico: info = try ICOCodec.info(data, limits: limits)
         }
         try limits.check(width: info.width, height: info.height)
@@ -46,8 +47,8 @@ public enum ImageDecoder {
 
     /// Decodes `data` to a bitmap.
     /// - Parameters:
-    ///   - data: an encoded image (JPEG, PNG, WebP, GIF, AVIF, HEIC, JPEG XL, TIFF, BMP, ICO or
-    ///     SVG, told by its content).
+    ///   - data: an encoded image (JPEG, PNG, WebP, GIF, AVIF, HEIC, JPEG XL, TIFF, BMP, ICO,
+    ///     SVG or PDF, told by its content).
     ///   - minimumSize: the smallest size the caller needs; JPEGs are then decoded at the
     ///     smallest DCT scale (1/8, 1/4, 1/2) whose output still covers it, icons from their
     ///     smallest image that covers it, and vectors rendered at the scale that covers it
@@ -72,7 +73,7 @@ public enum ImageDecoder {
     /// every other format decodes at full size. Two coverings with one decoded size give the
     /// same pixels.
     public static func decodedSize(of info: ImageInfo, covering minimumSize: (width: Int, height: Int)?) -> (width: Int, height: Int) {
-        if info.fileType == .svg { return SVGCodec.renderedSize(of: info, covering: minimumSize) }
+        if info.isVector { return VectorRender.size(of: info, covering: minimumSize) }
         if info.fileType == .ico, let minimumSize {
             let size = entrySize(.init(width: info.width, height: info.height), info.entrySizes, covering: minimumSize)
             return (size.width, size.height)
@@ -148,6 +149,8 @@ public enum ImageDecoder {
         case .jxl:
             return Orientation.apply(applyOrientation ? info.orientation : 1,
                                      to: converted(try JXLCodec.decode(data, info: info, limits: limits))).converted(to: pixelFormat)
+        case .pdf:
+            return try PDFCodec.decode(data, info: info, covering: minimumSize, pixelFormat: pixelFormat, limits: limits)
         case .svg:
             return try SVGCodec.decode(data, info: info, covering: minimumSize, pixelFormat: pixelFormat, limits: limits)
         case .tiff:

@@ -20,6 +20,8 @@ public enum ImageFileType: String, Sendable, Hashable, CustomStringConvertible {
     case tiff = "TIFF"
     /// JPEG XL: a bare codestream (`FF 0A`) or the ISO-BMFF container (`JXL ` box).
     case jxl = "JPEG XL"
+    /// PDF: `%PDF-` (a page of it is rendered).
+    case pdf = "PDF"
     /// SVG: XML text whose root element is `svg` (after an XML declaration, comments and a
     /// doctype), UTF-8 with or without a byte-order mark.
     case svg = "SVG"
@@ -41,6 +43,7 @@ public enum ImageFileType: String, Sendable, Hashable, CustomStringConvertible {
         case .tiff: "image/tiff"
         case .svg: "image/svg+xml"
         case .jxl: "image/jxl"
+        case .pdf: "application/pdf"
         case .ico: "image/x-icon"  // what browsers and imgproxy send; IANA's is image/vnd.microsoft.icon
         }
     }
@@ -68,6 +71,7 @@ public enum ImageFileType: String, Sendable, Hashable, CustomStringConvertible {
             return .bmp
         }
         if isSVG(bytes) { return .svg }
+        if starts(Array("%PDF-".utf8)) { return .pdf }
         if starts([0x00, 0x00, 0x01, 0x00]) || starts([0x00, 0x00, 0x02, 0x00]), head.count >= 6, head[4] != 0 || head[5] != 0 {
             return .ico
         }

@@ -36,8 +36,8 @@ public struct ImageInfo: Sendable, Hashable {
     /// format): `ImageDecoder.decode(covering:)` reads the smallest that covers the size asked for.
     public var entrySizes: [EntrySize] = []
 
-    /// Scalable without loss: a vector (SVG), rendered at the size asked for.
-    public var isVector: Bool { fileType == .svg }
+    /// Scalable without loss: a vector (SVG, a PDF page), rendered at the size asked for.
+    public var isVector: Bool { fileType == .svg || fileType == .pdf }
     /// The longest side a vector is planned at (see `planningWidth`).
     public static let vectorPlanningSide = 4096
     /// The source width to plan a resize from (`Resize.minimumSourceSize`): the upright width,

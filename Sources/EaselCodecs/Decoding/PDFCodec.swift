@@ -1,0 +1,46 @@
+import CPDF
+import EaselSupport
+import Foundation
+
+/// PDF through poppler-glib: a page rendered **at the size asked for** on white paper, as
+/// `pdftoppm` renders it (the first page; `info` counts the pages). The page's size is read in
+/// points at 72 dpi (one point, one pixel), and a decode covering a size renders the page there,
+/// as SVGs are. poppler runs no JavaScript and fetches nothing; an encrypted document is refused
+/// (`unsupportedFormat`: it needs a password), and one of more than `DecodingLimits.maxPages`
+/// pages is refused before any page is read.
+enum PDFCodec {
+    static func corrupt(_ reason: String) -> CodecError { .corrupt(format: .pdf, reason: reason) }
+
+    static func info(_ data: Data, limits: DecodingLimits = .default) throws -> ImageInfo {
+        var pages: Int32 = 0
+        var width = 0.0, height = 0.0
+        var why = ""
+        let result = try callShim(data, format: .pdf, messageSize: EASEL_PDF_MESSAGE_SIZE) { bytes, count, message in
+            let result = easel_pdf_info(bytes, count, 0, &pages, &width, &height, message)
+            if result < 0 { why = cMessage(message) }
+            return result
+        }
+        if result == -1 { throw CodecError.unsupportedFormat("encrypted PDF (a password is needed)") }
+        if result < 0 { throw corrupt(why) }
+        guard Int(pages) <= limits.maxPages else { throw corrupt("\(pages) pages (the limit is \(limits.maxPages))") }
+        func side(_ value: Double) -> Int { max(1, Int(checked: value, rounding: .up)) }
+        return ImageInfo(fileType: .pdf, width: side(width), height: side(height), hasAlpha: false, isGrayscale: false,
+                         isProgressive: false, frameCount: Int(pages))
+    }
+
+    static func decode(_ data: Data, info: ImageInfo, covering minimumSize: (width: Int, height: Int)?, pixelFormat: Bitmap.PixelFormat,
+                       limits: DecodingLimits) throws -> Bitmap {
+        let size = VectorRender.size(of: info, covering: minimumSize)
+        try limits.check(width: size.width, height: size.height)
+        var bitmap = Bitmap(width: size.width, height: size.height, pixelFormat: .rgba8)
+        let rowBytes = bitmap.rowBytes
+        try bitmap.withUnsafeMutableBytes { pixels in
+            _ = try callShim(data, format: .pdf, messageSize: EASEL_PDF_MESSAGE_SIZE) { bytes, count, message in
+                easel_pdf_render(bytes, count, 0, pixels.baseAddress!.assumingMemoryBound(to: UInt8.self), rowBytes,
+                                 Int32(size.width), Int32(size.height), message)
+            }
+        }
+        bitmap.markOpaque()
+        return bitmap.converted(to: pixelFormat)
+    }
+}

@@ -1,0 +1,89 @@
+@testable import EaselCodecs
+import EaselTestSupport
+import Foundation
+import Testing
+
+/// PDF through poppler: a page rendered at the size asked for, as `pdftoppm` renders it; pages
+/// counted and limited; encrypted and damaged documents refused with typed errors.
+@Suite("PDF", .timeLimit(.minutes(2)))
+struct PDFTests {
+    /// A PDF of `pages` pages of `width`×`height` points, each a filled rectangle of a colour
+    /// over the left half of the page on white, written object by object with a correct xref.
+    /// `encrypt` adds a standard security handler whose password is not empty.
+    static func document(pages: Int = 1, width: Int = 200, height: Int = 100, encrypt: Bool = false) -> Data {
+        var objects: [String] = []
+        objects.append("<< /Type /Catalog /Pages 2 0 R >>")
+        let kids = (0..<pages).map { "\(3 + 2 * $0) 0 R" }.joined(separator: " ")
+        objects.append("<< /Type /Pages /Kids [\(kids)] /Count \(pages) >>")
+        for page in 0..<pages {
+            objects.append("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 \(width) \(height)] /Contents \(4 + 2 * page) 0 R >>")
+            let gray = Double(page % 5) / 5
+            let content = "\(gray) 0.2 0.8 rg 0 0 \(width / 2) \(height) re f"
+            objects.append("<< /Length \(content.utf8.count) >>\nstream\n\(content)\nendstream")
+        }
+        if encrypt {
+            let filler = String(repeating: "A", count: 64)
+            objects.append("<< /Filter /Standard /V 1 /R 2 /Length 40 /P -44 /O <\(filler)> /U <\(filler)> >>")
+        }
+        var out = "%PDF-1.4\n"
+        var offsets: [Int] = []
+        for (index, object) in objects.enumerated() {
+            offsets.append(out.utf8.count)
+            out += "\(index + 1) 0 obj\n\(object)\nendobj\n"
+        }
+        let xref = out.utf8.count
+        out += "xref\n0 \(objects.count + 1)\n0000000000 65535 f \n"
+        for offset in offsets { out += String(format: "%010d 00000 n \n", offset) }
+        let encryption = encrypt ? " /Encrypt \(objects.count) 0 R /ID [<0123456789ABCDEF0123456789ABCDEF> <0123456789ABCDEF0123456789ABCDEF>]" : ""
+        out += "trailer\n<< /Size \(objects.count + 1) /Root 1 0 R\(encryption) >>\nstartxref\n\(xref)\n%%EOF\n"
+        return Data(out.utf8)
+    }
+
+    @Test func aPageIsRenderedAtTheSizeAskedForAsPdftoppmRendersIt() throws {
+        let pdf = Self.document(pages: 3)
+        let info = try ImageDecoder.info(of: pdf)
+        #expect(info.fileType == .pdf && info.width == 200 && info.height == 100 && info.frameCount == 3 && info.isVector)
+        // Twice the page's size: rendered there (not at 200×100 and enlarged).
+        let bitmap = try ImageDecoder.decode(pdf, covering: (400, 200))
+        #expect(bitmap.width == 400 && bitmap.height == 200 && bitmap.isKnownOpaque)
+        // The rectangle (green 0.2) ends at the middle, to the pixel: the first white after it.
+        let edge = bitmap.withUnsafeBytes { p in (0..<bitmap.width).first { p[100 * bitmap.rowBytes + $0 * 4 + 1] > 128 } }
+        #expect(edge == 200)
+        // poppler's own tool at 144 dpi: the same size, the same pixels within two levels.
+        let directory = try TemporaryDirectory()
+        try pdf.write(to: directory.child("doc.pdf"))
+        #expect(try runTool("/usr/bin/pdftoppm", ["-png", "-r", "144", "-f", "1", "-l", "1", "-singlefile", directory.child("doc.pdf").path,
+                                                  directory.child("page").path]), "pdftoppm ran (poppler-utils: run `make deps`)")
+        let reference = try ImageDecoder.decode(try Data(contentsOf: directory.child("page.png")))
+        #expect(reference.width == 400 && reference.height == 200)
+        var total = 0
+        bitmap.withUnsafeBytes { a in
+            reference.withUnsafeBytes { b in
+                for y in 0..<200 { for x in 0..<(400 * 4) { total += abs(Int(a[y * bitmap.rowBytes + x]) - Int(b[y * reference.rowBytes + x])) } }
+            }
+        }
+        #expect(Double(total) / Double(400 * 200 * 4) <= 2)
+        // Without a size asked for: the page's own (72 dpi).
+        #expect(try ImageDecoder.decode(pdf).width == 200)
+    }
+
+    @Test func encryptedDamagedAndHugeDocumentsAreRefused() throws {
+        #expect(throws: CodecError.unsupportedFormat("encrypted PDF (a password is needed)")) {
+            try ImageDecoder.info(of: Self.document(encrypt: true))
+        }
+        // Ten thousand pages: refused from the page count, before a page is read.
+        #expect(throws: CodecError.corrupt(format: .pdf, reason: "10000 pages (the limit is 1000)")) {
+            try ImageDecoder.info(of: Self.document(pages: 10_000))
+        }
+        // A page of 100000×100000 points: refused by the pixel limit from its size.
+        #expect(throws: CodecError.tooManyPixels(width: 100_000, height: 100_000, limit: DecodingLimits.default.maxPixels)) {
+            try ImageDecoder.info(of: Self.document(width: 100_000, height: 100_000))
+        }
+        // Truncated or damaged: a typed error.
+        let whole = Self.document()
+        for cut in [5, 9, 40] {
+            #expect(throws: CodecError.self) { try ImageDecoder.info(of: whole.prefix(cut)) }
+        }
+        #expect(throws: CodecError.self) { try ImageDecoder.info(of: Data("%PDF-1.4\nnot a document at all".utf8)) }
+    }
+}
