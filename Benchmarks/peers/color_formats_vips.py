@@ -7,6 +7,8 @@ caller), operation cache off. Prints one JSON object.
     color_formats_vips.py psnr REFERENCE.png CANDIDATE...         mean PSNR (RGB) of candidates
     color_formats_vips.py svg SIZE REPS FILE.svg...              each square SVG rendered at SIZE px
     color_formats_vips.py tiff OUT-DIR FILE...                   each file saved as an LZW TIFF
+    color_formats_vips.py jxl QUALITY EFFORT REPS FILE.png...    jxlsave of each PNG
+    color_formats_vips.py pdf SIZE REPS FILE.pdf...              each first page rendered SIZE px wide
 """
 import json
 import math
@@ -57,6 +59,30 @@ def svg(size, reps, files):
     return {"decodes": len(times), "medianMs": statistics.median(times) * 1000, "totalS": sum(times)}
 
 
+def jxl(quality, effort, reps, files):
+    images = [pyvips.Image.new_from_file(path).copy_memory() for path in files]
+    times, size = [], 0
+    for rep in range(reps):
+        for image in images:
+            start = time.perf_counter()
+            data = image.jxlsave_buffer(Q=quality, effort=effort)
+            times.append(time.perf_counter() - start)
+            if rep == 0:
+                size += len(data)
+    return {"encodes": len(times), "medianMs": statistics.median(times) * 1000, "totalS": sum(times), "bytes": size}
+
+
+def pdf(size, reps, files):
+    scales = [size / pyvips.Image.pdfload(path).width for path in files]
+    times = []
+    for _ in range(reps):
+        for path, scale in zip(files, scales):
+            start = time.perf_counter()
+            pyvips.Image.pdfload(path, scale=scale).copy_memory()
+            times.append(time.perf_counter() - start)
+    return {"decodes": len(times), "medianMs": statistics.median(times) * 1000, "totalS": sum(times)}
+
+
 def tiff(out, files):
     outputs = []
     for path in files:
@@ -86,6 +112,10 @@ def main():
         result = svg(int(args[0]), int(args[1]), args[2:])
     elif mode == "tiff":
         result = tiff(args[0], args[1:])
+    elif mode == "jxl":
+        result = jxl(int(args[0]), int(args[1]), int(args[2]), args[3:])
+    elif mode == "pdf":
+        result = pdf(int(args[0]), int(args[1]), args[2:])
     else:
         result = psnr(args[0], args[1:])
     print(json.dumps(result))

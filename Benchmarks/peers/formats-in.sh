@@ -6,6 +6,11 @@
 #      (both a process per file writing a PNG) (goal: >= 1x).
 #   2. TIFF decode (the sample photos as LZW TIFFs, written by libvips): easel vs pyvips
 #      (both libtiff) (goal: >= 1x).
+#   3. JPEG XL: decode of the sample photos (cjxl -q 85 -e 3) against pyvips (both libjxl), and
+#      encode of 256 px thumbnails against pyvips' jxlsave at the same quality and effort, with
+#      the bytes (goal: >= 1x at equal size).
+#   4. PDF: a 2-page document's first page rendered at 256 and 2048 px wide, in process against
+#      pyvips' pdfload and as a CLI against pdftoppm (all poppler) (goal: >= 1x).
 # pyvips runs on Debian's libvips42 in the venv color-and-formats.sh uses.
 #
 #   SKIP_BUILD=1 REPS=3 CPU=0 Benchmarks/peers/formats-in.sh
@@ -35,7 +40,8 @@ ratio() { "$VENV/bin/python" -c "print(f'{$1 / $2:.2f}')"; }
 # Square SVGs: 20 of Adwaita's scalable icons (16 px documents of paths) and a generated 512 px
 # drawing of 600 shapes.
 mkdir -p "$WORK/svg"
-ls /usr/share/icons/Adwaita/scalable/*/*.svg | head -20 | while read -r f; do cp "$f" "$WORK/svg/"; done
+adwaita=(/usr/share/icons/Adwaita/scalable/*/*.svg)
+cp "${adwaita[@]:0:20}" "$WORK/svg/"
 "$VENV/bin/python" - "$WORK/svg/drawing.svg" <<'PY'
 import random, sys
 random.seed(7)
@@ -93,3 +99,51 @@ echo "|---|---|---|"
 e=$(run "$WORKLOAD" decode "$REPS" $tiffs); v=$(run "$VENV/bin/python" "$PEERS/color_formats_vips.py" decode "$REPS" $tiffs)
 echo "| easel (libtiff) | $(printf %.2f "$(echo "$e" | json "['medianMs']")") | 1.00 |"
 echo "| pyvips (libtiff) | $(printf %.2f "$(echo "$v" | json "['medianMs']")") | $(ratio "$(echo "$v" | json "['totalS']")" "$(echo "$e" | json "['totalS']")") |"
+echo
+
+echo "## 3. JPEG XL ($REPS passes, one core)"
+mkdir -p "$WORK/jxl"
+for f in "$ROOT"/Samples/*.jpg; do cjxl "$f" "$WORK/jxl/$(basename "${f%.jpg}").jxl" -q 85 -e 3 --num_threads=0 >/dev/null 2>&1; done
+jxls=$(ls "$WORK"/jxl/*.jxl)
+echo "| work | easel median ms | pyvips median ms | easel speed / pyvips | easel bytes | pyvips bytes |"
+echo "|---|---|---|---|---|---|"
+e=$(run "$WORKLOAD" decode "$REPS" $jxls); v=$(run "$VENV/bin/python" "$PEERS/color_formats_vips.py" decode "$REPS" $jxls)
+echo "| decode $(echo $jxls | wc -w) photos (cjxl q85 e3) | $(printf %.2f "$(echo "$e" | json "['medianMs']")") | $(printf %.2f "$(echo "$v" | json "['medianMs']")") | $(ratio "$(echo "$v" | json "['totalS']")" "$(echo "$e" | json "['totalS']")") | | |"
+"$WORKLOAD" prepare $(ls "$ROOT"/Samples/*.jpg | grep -v -- '-gray') "$WORK/jxl" >/dev/null
+pngs=$(ls "$WORK"/jxl/*-256.png)
+e=$(run "$WORKLOAD" jxl 82 3 "$REPS" $pngs); v=$(run "$VENV/bin/python" "$PEERS/color_formats_vips.py" jxl 82 3 "$REPS" $pngs)
+echo "| encode $(echo $pngs | wc -w) 256 px thumbnails, q82 effort 3 | $(printf %.2f "$(echo "$e" | json "['medianMs']")") | $(printf %.2f "$(echo "$v" | json "['medianMs']")") | $(ratio "$(echo "$v" | json "['totalS']")" "$(echo "$e" | json "['totalS']")") | $(echo "$e" | json "['bytes']") | $(echo "$v" | json "['bytes']") |"
+echo
+
+echo "## 4. PDF first page ($REPS passes, one core)"
+"$VENV/bin/python" - "$WORK/doc.pdf" <<'PY'
+import sys
+# Two Letter pages: a page of text (Helvetica), rectangles and curves; then a blank one.
+ops = ["BT /F1 11 Tf 72 720 Td 14 TL"] + [f"(Line {i}: the quick brown fox jumps over the lazy dog, {i * 37}.) '" for i in range(40)] + ["ET"]
+ops += [f"{(i % 7) / 7:.2f} 0.3 0.6 rg {40 + i * 9} {40 + (i * 13) % 200} 30 20 re f" for i in range(50)]
+ops += [f"0 0 0 RG 1 w {100 + i} 300 m {200 + i * 3} 420 {300 - i} 200 {500} {300 + i} c S" for i in range(30)]
+content = "\n".join(ops)
+objs = ["<< /Type /Catalog /Pages 2 0 R >>", "<< /Type /Pages /Kids [3 0 R 6 0 R] /Count 2 >>",
+        "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>",
+        f"<< /Length {len(content)} >>\nstream\n{content}\nendstream", "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+        "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] >>"]
+out, offsets = "%PDF-1.4\n", []
+for i, o in enumerate(objs):
+    offsets.append(len(out)); out += f"{i + 1} 0 obj\n{o}\nendobj\n"
+x = len(out)
+out += f"xref\n0 {len(objs) + 1}\n0000000000 65535 f \n" + "".join(f"{o:010d} 00000 n \n" for o in offsets)
+out += f"trailer\n<< /Size {len(objs) + 1} /Root 1 0 R >>\nstartxref\n{x}\n%%EOF\n"
+open(sys.argv[1], "w").write(out)
+PY
+echo "| size | easel median ms | pyvips pdfload median ms | easel speed / pyvips | easel thumbnail s | pdftoppm s | easel speed / pdftoppm |"
+echo "|---|---|---|---|---|---|---|"
+for size in 256 2048; do
+  e=$(run "$WORKLOAD" render "$size" "$REPS" "$WORK/doc.pdf"); v=$(run "$VENV/bin/python" "$PEERS/color_formats_vips.py" pdf "$size" "$REPS" "$WORK/doc.pdf")
+  start=$(date +%s.%N)
+  for _ in $(seq $((REPS * 10))); do run "$EASEL" thumbnail --size "${size}x${size}" --format png --output-dir "$WORK/out" "$WORK/doc.pdf" >/dev/null; done
+  et=$("$VENV/bin/python" -c "print($(date +%s.%N) - $start)")
+  start=$(date +%s.%N)
+  for _ in $(seq $((REPS * 10))); do run pdftoppm -png -f 1 -l 1 -singlefile -scale-to "$size" "$WORK/doc.pdf" "$WORK/out/pdftoppm"; done
+  pt=$("$VENV/bin/python" -c "print($(date +%s.%N) - $start)")
+  echo "| $size px | $(printf %.2f "$(echo "$e" | json "['medianMs']")") | $(printf %.2f "$(echo "$v" | json "['medianMs']")") | $(ratio "$(echo "$v" | json "['totalS']")" "$(echo "$e" | json "['totalS']")") | $(printf %.2f "$et") | $(printf %.2f "$pt") | $(ratio "$pt" "$et") |"
+done

@@ -435,3 +435,85 @@ int easel_gif_count_frames(const uint8_t *data, size_t size, int stop_at, char *
     DGifCloseFile(gif, NULL);
     return count;
 }
+
+struct easel_gif_writer {
+    GifFileType *gif;
+    gif_sink sink;
+    int width, height;
+};
+
+easel_gif_writer *easel_gif_writer_new(int width, int height, int loop_count, int animated, char *message) {
+    easel_gif_writer *writer = calloc(1, sizeof(*writer));
+    if (!writer) { set_message(message, "out of memory"); return NULL; }
+    int error = 0;
+    writer->gif = EGifOpen(&writer->sink, write_memory, &error);
+    writer->width = width;
+    writer->height = height;
+    if (!writer->gif) { free(writer); set_message(message, "EGifOpen failed"); return NULL; }
+    EGifSetGifVersion(writer->gif, true);
+    /* No global palette: each frame brings its own. */
+    if (EGifPutScreenDesc(writer->gif, width, height, 8, 0, NULL) == GIF_ERROR) goto failed;
+    if (animated) {
+        unsigned char loop[3] = {1, (unsigned char)(loop_count & 255), (unsigned char)((loop_count >> 8) & 255)};
+        if (EGifPutExtensionLeader(writer->gif, APPLICATION_EXT_FUNC_CODE) == GIF_ERROR ||
+            EGifPutExtensionBlock(writer->gif, 11, "NETSCAPE2.0") == GIF_ERROR || EGifPutExtensionBlock(writer->gif, 3, loop) == GIF_ERROR ||
+            EGifPutExtensionTrailer(writer->gif) == GIF_ERROR)
+            goto failed;
+    }
+    return writer;
+failed:
+    set_message(message, "could not start the GIF");
+    easel_gif_writer_free(writer);
+    return NULL;
+}
+
+int easel_gif_writer_add(easel_gif_writer *writer, const uint8_t *indexes, const uint8_t *palette, int palette_size, int transparent,
+                         int delay_cs, int disposal, char *message) {
+    if (palette_size < 1 || palette_size > 256) { set_message(message, "a palette of 1 to 256 colours"); return 0; }
+    int map_size = 2;
+    while (map_size < palette_size) map_size *= 2;
+    ColorMapObject *map = GifMakeMapObject(map_size, NULL);
+    if (!map) { set_message(message, "out of memory"); return 0; }
+    for (int i = 0; i < palette_size; i++) {
+        map->Colors[i].Red = palette[3 * i];
+        map->Colors[i].Green = palette[3 * i + 1];
+        map->Colors[i].Blue = palette[3 * i + 2];
+    }
+    if (delay_cs < 0) delay_cs = 0;
+    if (delay_cs > 65535) delay_cs = 65535;
+    unsigned char packed = (unsigned char)(((disposal & 7) << 2) | (transparent >= 0 ? 1 : 0));
+    unsigned char control[4] = {packed, (unsigned char)(delay_cs & 255), (unsigned char)(delay_cs >> 8),
+                                (unsigned char)(transparent >= 0 ? transparent : 0)};
+    int ok = EGifPutExtension(writer->gif, GRAPHICS_EXT_FUNC_CODE, 4, control) != GIF_ERROR &&
+             EGifPutImageDesc(writer->gif, 0, 0, writer->width, writer->height, false, map) != GIF_ERROR;
+    for (int y = 0; ok && y < writer->height; y++) {
+        ok = EGifPutLine(writer->gif, (GifPixelType *)(indexes + (size_t)y * writer->width), writer->width) != GIF_ERROR;
+    }
+    GifFreeMapObject(map);
+    if (!ok) set_message(message, "could not write the frame");
+    return ok;
+}
+
+int easel_gif_writer_finish(easel_gif_writer *writer, uint8_t **output, size_t *output_size, char *message) {
+    int error = 0;
+    int ok = EGifCloseFile(writer->gif, &error) != GIF_ERROR;
+    writer->gif = NULL;
+    if (!ok) {
+        set_message(message, "could not finish the GIF");
+        free(writer->sink.data);
+        free(writer);
+        return 0;
+    }
+    *output = writer->sink.data;
+    *output_size = writer->sink.size;
+    free(writer);
+    return 1;
+}
+
+void easel_gif_writer_free(easel_gif_writer *writer) {
+    if (!writer) return;
+    int error = 0;
+    if (writer->gif) EGifCloseFile(writer->gif, &error);
+    free(writer->sink.data);
+    free(writer);
+}

@@ -16,8 +16,9 @@ public struct ImageEncoding: Sendable, Hashable, CustomStringConvertible {
     /// An output file format; the raw value is its lowercase name (`jpeg`, not `jpg`).
     public enum Format: String, Sendable, CaseIterable {
         /// JPEG (lossy, no alpha), WebP, AVIF and JPEG XL (lossy, with alpha), PNG (lossless),
-        /// ICO (a PNG in an icon, at most 256 pixels a side: favicons) or BMP (uncompressed).
-        case jpeg, png, webp, avif, jxl, ico, bmp
+        /// GIF (a palette of 256 colours a frame; animations kept), ICO (a PNG in an icon, at
+        /// most 256 pixels a side: favicons) or BMP (uncompressed).
+        case jpeg, png, webp, avif, jxl, gif, ico, bmp
 
         /// The format's MIME type (`image/jpeg`, `image/png`, `image/webp`, `image/avif`,
         /// `image/x-icon`, `image/bmp`).
@@ -28,13 +29,15 @@ public struct ImageEncoding: Sendable, Hashable, CustomStringConvertible {
             case .webp: "image/webp"
             case .avif: "image/avif"
             case .jxl: "image/jxl"
+            case .gif: "image/gif"
             case .ico: "image/x-icon"
             case .bmp: "image/bmp"
             }
         }
 
-        /// Lossless formats take no quality (their cache keys carry none).
-        public var isLossless: Bool { self == .png || self == .ico || self == .bmp }
+        /// Whether the format has a quality setting (JPEG, WebP, AVIF, JPEG XL); the others'
+        /// cache keys carry none.
+        public var hasQuality: Bool { self == .jpeg || self == .webp || self == .avif || self == .jxl }
     }
 
     /// The output for a client: a pinned format as it is (`.png`, `.jpeg`), else the format the
@@ -54,6 +57,7 @@ public struct ImageEncoding: Sendable, Hashable, CustomStringConvertible {
         case .jpeg: return .jpeg
         case .ico: return .ico
         case .bmp: return .bmp
+        case .gif: return .gif
         case .avif: return quality(Format.avif.contentType, true) > 0 ? .avif : .jpeg
         case .webp: return quality(Format.webp.contentType, true) > 0 ? .webp : .jpeg
         case .jxl: return quality(Format.jxl.contentType, true) > 0 ? .jxl : .jpeg
@@ -88,25 +92,32 @@ public struct ImageEncoding: Sendable, Hashable, CustomStringConvertible {
     /// instead (a client that takes AVIF and WebP gets its GIF animations as WebP, not as a
     /// still AVIF); nil keeps the first frame in `format`.
     public let animationAsWebP: Int?
+    /// For formats other than WebP and GIF, without `animationAsWebP`: an animated source is
+    /// answered as an animated GIF (a client that takes GIF but not WebP).
+    public let animationAsGIF: Bool
     /// Identifies the encoding in cache keys (made once: every cache lookup uses it).
     public let description: String
 
     /// Creates an encoding of `format`; `quality` and `animationAsWebP` are clamped to 1–100,
-    /// `keepsAnimation` only applies to WebP and `animationAsWebP` only to other formats.
-    public init(_ format: Format, quality: Int = 82, keepsAnimation: Bool = true, animationAsWebP: Int? = nil) {
+    /// `keepsAnimation` only applies to WebP, `animationAsWebP` to other formats, and
+    /// `animationAsGIF` to formats other than WebP and GIF without `animationAsWebP`.
+    public init(_ format: Format, quality: Int = 82, keepsAnimation: Bool = true, animationAsWebP: Int? = nil, animationAsGIF: Bool = false) {
         self.format = format
         self.quality = min(100, max(1, quality))
         self.keepsAnimation = keepsAnimation && format == .webp
         self.animationAsWebP = format == .webp ? nil : animationAsWebP.map { min(100, max(1, $0)) }
-        description = (format.isLossless ? format.rawValue : "\(format.rawValue)-q\(self.quality)") + (format == .webp && !keepsAnimation ? "-still" : "")
-            + (self.animationAsWebP.map { "+anim-webp-q\($0)" } ?? "")
+        self.animationAsGIF = animationAsGIF && format != .webp && format != .gif && self.animationAsWebP == nil
+        description = (format.hasQuality ? "\(format.rawValue)-q\(self.quality)" : format.rawValue) + (format == .webp && !keepsAnimation ? "-still" : "")
+            + (self.animationAsWebP.map { "+anim-webp-q\($0)" } ?? "") + (self.animationAsGIF ? "+anim-gif" : "")
     }
 
-    /// The encoding of an animated source's answer: this one (WebP keeping animations), the
-    /// WebP alternative, or nil (the first frame in `format`).
+    /// The encoding of an animated source's answer: this one (WebP keeping animations, GIF),
+    /// the WebP or GIF alternative, or nil (the first frame in `format`).
     public var animationEncoding: ImageEncoding? {
         if format == .webp { return keepsAnimation ? self : nil }
-        return animationAsWebP.map { ImageEncoding(.webp, quality: $0) }
+        if format == .gif { return self }
+        if let quality = animationAsWebP { return ImageEncoding(.webp, quality: quality) }
+        return animationAsGIF ? ImageEncoding(.gif) : nil
     }
 
     /// The encoder's options.
@@ -117,6 +128,7 @@ public struct ImageEncoding: Sendable, Hashable, CustomStringConvertible {
         case .webp: .webp(quality: quality)
         case .avif: .avif(quality: quality)
         case .jxl: .jxl(quality: quality)
+        case .gif: .gif
         case .ico: .ico
         case .bmp: .bmp
         }

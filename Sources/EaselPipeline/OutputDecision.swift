@@ -168,9 +168,12 @@ extension ImagePipeline {
         }
         let webpForAnimations = !pinned && output != .webp && output != .png && policy.format != .jpeg
             && (accept?.explicitlyAccepts("image/webp") ?? false)
+        // A client that names GIF but not WebP (older browsers, mail clients) gets animations as GIF.
+        let gifForAnimations = !webpForAnimations && !pinned && output != .png && policy.format != .jpeg
+            && (accept?.explicitlyAccepts("image/gif") ?? false)
         let quality = policy.quality ?? Self.defaultQuality
         let encoding = ImageEncoding(output, quality: output == .avif ? ImageEncoding.avifQuality(forJPEGQuality: quality) : quality,
-                                     animationAsWebP: webpForAnimations ? quality : nil)
+                                     animationAsWebP: webpForAnimations ? quality : nil, animationAsGIF: gifForAnimations)
         let varies = policy.format == nil || (!policy.strict && ImageEncoding.variesWithAccept(pinned: policy.format))
         return OutputDecision(encoding: encoding, vary: varies ? "Accept" : nil)
     }

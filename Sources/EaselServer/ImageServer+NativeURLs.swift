@@ -61,7 +61,7 @@ extension ImageServer {
                 options.quality = quality
             case "f":
                 guard let type = ImageEncoding.Format(rawValue: value == "jpg" ? "jpeg" : String(value)) else {
-                    throw RequestError.invalid("f is jpeg, png, webp, avif, jxl, ico or bmp")
+                    throw RequestError.invalid("f is jpeg, png, webp, avif, jxl, gif, ico or bmp")
                 }
                 options.format = type
             case "dpr": options.dpr = try number("dpr", 0.1...8)

@@ -191,6 +191,35 @@ let coffeeJPEG = try! Data(contentsOf: sampleURL("coffee-cup.jpg"))
         #expect(server.server.metricsSnapshot()["encodedMemory"] == 1)
     }
 
+    /// An animated GIF to a client that names GIF but not WebP stays an animated GIF (its own
+    /// cache key); `f=gif` pins GIF for everyone, animations kept.
+    @Test func animationsStayAnimatedAsGIFForGIFOnlyClients() async throws {
+        let server = try TestServer { $0.allowUnsignedAdHoc = true }
+        let palette: [UInt8] = [255, 0, 0, 0, 0, 255, 255, 255, 255]
+        let frames = (0..<4).map { i in (0..<(200 * 100)).map { p -> UInt8 in p % 200 / 50 == i ? 1 : 2 } }
+        try GIFCodec.encodeAnimation(width: 200, height: 100, frames: frames, palette: palette, delays: [10, 20, 30, 40])
+            .write(to: server.origin.child("anim.gif"))
+        try await server.test { (client: any TestClientProtocol) async throws in
+            for (uri, accept) in [("/images/thumb/anim.gif", "image/gif,image/jpeg,*/*;q=0.5"), ("/images/w=100,h=100,f=gif/anim.gif", "image/webp")] {
+                let response = try await get(client, uri, headers: [.accept: accept])
+                #expect(response.status == .ok && response.headers[.contentType] == "image/gif", "\(uri)")
+                let body = Data(buffer: response.body)
+                let info = try ImageDecoder.info(of: body)
+                #expect(info.fileType == .gif && info.isAnimated && info.frameCount == 4, "\(uri)")
+                var durations: [Int] = []
+                try AnimationReader.frames(of: body, info: info) { durations.append($0.duration) }
+                #expect(durations == [100, 200, 300, 400], "\(uri)")
+            }
+            // A still to the same GIF-only client: JPEG as before (GIF is for animations).
+            try ImageEncoder.encode(paintedOpaque(width: 50, height: 50) { _, _ in [9, 99, 199] }, as: .png()).write(to: server.origin.child("still.png"))
+            let still = try await get(client, "/images/thumb/still.png", headers: [.accept: "image/gif,image/jpeg"])
+            #expect(still.headers[.contentType] == "image/jpeg")
+            // WebP clients still get WebP.
+            let webp = try await get(client, "/images/thumb/anim.gif", headers: [.accept: "image/webp,image/gif"])
+            #expect(webp.headers[.contentType] == "image/webp")
+        }
+    }
+
     /// After a restart the answers come from the disk (the animation under the AVIF key keeps
     /// its WebP content type), and a new kind of answer made from a table or memory bitmap still
     /// knows the source is animated (the disk's mark). An animation over the frame limit is

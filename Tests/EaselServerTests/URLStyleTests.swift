@@ -45,7 +45,7 @@ import Testing
         // Unknown options and bad values are 400s that say what is wrong.
         for (bad, word) in [("/s/foo:1/plain/local:///a.jpg", "foo"), ("/s/rs:stretch:1:1/plain/local:///a.jpg", "stretch"),
                             ("/s/q:101/plain/local:///a.jpg", "quality"), ("/s/g:no:10:0/plain/local:///a.jpg", "offsets"),
-                            ("/s/pr:missing/plain/local:///a.jpg", "missing"), ("/s/w:10/plain/local:///a.jpg@gif", "gif")] {
+                            ("/s/pr:missing/plain/local:///a.jpg", "missing"), ("/s/w:10/plain/local:///a.jpg@tiff", "tiff")] {
             #expect(throws: RequestError.self, "\(bad)") { try ImgproxyURL.parse(Substring(bad), presets: [:]) }
             do { _ = try ImgproxyURL.parse(Substring(bad), presets: [:]) } catch let error as RequestError {
                 #expect(error.status == .badRequest && error.message.contains(word), "\(bad): \(error.message)")

@@ -1,12 +1,15 @@
 import EaselCodecs
 import Foundation
 
-/// The Swift side of peers/color-and-formats.sh, in process, one thread, release build.
+/// The Swift side of peers/color-and-formats.sh and peers/formats-in.sh, in process, one
+/// thread, release build.
 ///
 ///     ColorFormatsWorkload prepare SAMPLE.jpg... OUTDIR   camera-size sRGB and Display P3 JPEGs (2560 wide)
 ///     ColorFormatsWorkload icc REPS FILE...               256 px thumbnails of P3 JPEGs, converted vs not
 ///     ColorFormatsWorkload avif QUALITY SPEED REPS FILE.png...   AVIF encodes of 256 px thumbnails
-///     ColorFormatsWorkload decode REPS FILE...            decodes (HEIC, AVIF…) at full size
+///     ColorFormatsWorkload decode REPS FILE...            decodes (HEIC, AVIF, TIFF, JPEG XL…) at full size
+///     ColorFormatsWorkload render SIZE REPS FILE...       decodes covering SIZE×SIZE (SVG and PDF: rendered there)
+///     ColorFormatsWorkload jxl QUALITY EFFORT REPS FILE.png...   JPEG XL encodes of 256 px thumbnails
 ///
 /// Prints one JSON object.
 @main
@@ -90,6 +93,24 @@ struct ColorFormatsWorkload {
             var times: [Double] = []
             for _ in 0..<reps { for data in files { times.append(try seconds { _ = try ImageDecoder.decode(data) }) } }
             emit(["decodes": times.count, "medianMs": median(times) * 1000, "totalS": times.reduce(0, +)])
+        case "jxl":
+            // Each PNG encoded as JPEG XL at QUALITY and EFFORT, REPS times; the first pass's
+            // files are written next to the inputs (.easel.jxl).
+            let quality = Int(arguments.removeFirst())!, effort = Int(arguments.removeFirst())!, reps = Int(arguments.removeFirst())!
+            let bitmaps = try arguments.map { try ImageDecoder.decode(try Data(contentsOf: URL(fileURLWithPath: $0))) }
+            var times: [Double] = []
+            var bytes = 0
+            for rep in 0..<reps {
+                for (index, bitmap) in bitmaps.enumerated() {
+                    var data = Data()
+                    times.append(try seconds { data = try ImageEncoder.encode(bitmap, as: .jxl(quality: quality, effort: effort)) })
+                    if rep == 0 {
+                        bytes += data.count
+                        try data.write(to: URL(fileURLWithPath: arguments[index] + ".easel.jxl"))
+                    }
+                }
+            }
+            emit(["encodes": times.count, "medianMs": median(times) * 1000, "totalS": times.reduce(0, +), "bytes": bytes])
         case "render":
             // Each file decoded covering SIZE×SIZE (an SVG is rendered there), REPS times.
             let size = Int(arguments.removeFirst())!, reps = Int(arguments.removeFirst())!

@@ -52,4 +52,22 @@ int easel_gif_encode_frames(int width, int height, int frame_count, const uint8_
 int easel_gif_encode_indexed(const uint8_t *indexes, int width, int height, int frame_count, const uint8_t *colors,
                              int color_count, const int *delays_cs, uint8_t **output, size_t *output_size, char *message);
 
+/* Writes a GIF one frame at a time, each full-screen with its own palette (up to 256 RGB
+ * triples) and, when transparent >= 0, that index transparent: what Easel serves to clients
+ * that take GIF. loop_count: 0 forever (a NETSCAPE2.0 extension; none is written for a still). */
+typedef struct easel_gif_writer easel_gif_writer;
+
+easel_gif_writer *easel_gif_writer_new(int width, int height, int loop_count, int animated, char *message);
+
+/* Adds a frame of width x height palette indexes; disposal 1 (keep) or 2 (clear: for frames
+ * with transparency, so the previous one does not show through). */
+int easel_gif_writer_add(easel_gif_writer *writer, const uint8_t *indexes, const uint8_t *palette, int palette_size, int transparent,
+                         int delay_cs, int disposal, char *message);
+
+/* The file (*output is malloc'ed: free with free()); the writer is freed either way. */
+int easel_gif_writer_finish(easel_gif_writer *writer, uint8_t **output, size_t *output_size, char *message);
+
+/* Frees a writer that will not be finished. */
+void easel_gif_writer_free(easel_gif_writer *writer);
+
 #endif

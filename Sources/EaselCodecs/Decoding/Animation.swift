@@ -147,8 +147,17 @@ public enum AnimationReader {
     }
 }
 
+/// Writes an animation one frame at a time (frames need not be kept until the end).
+public protocol AnimationEncoder: AnyObject {
+    /// Adds a frame; every frame must have the first one's size. The first frame's
+    /// `loopCount` is the animation's.
+    func add(_ frame: AnimationFrame) throws
+    /// The file (the encoder is done with).
+    func finish() throws -> Data
+}
+
 /// Writes an animated WebP one frame at a time (frames need not be kept until the end).
-public final class AnimatedWebPEncoder {
+public final class AnimatedWebPEncoder: AnimationEncoder {
     private var encoder: UnsafeMutableRawPointer?
     private var size: (width: Int, height: Int)?
     private var time = 0

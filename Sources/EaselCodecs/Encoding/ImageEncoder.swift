@@ -32,6 +32,8 @@ public enum ImageEncoder {
         /// JPEG XL with quality 1–100 on cjxl's scale (100: lossless) and encoder effort 1–9
         /// (cjxl's default is 7; 3 keeps a 256 px thumbnail to tens of milliseconds).
         case jxl(quality: Int = 82, effort: Int = 3)
+        /// GIF: a still with a median-cut palette (animations: `AnimatedGIFEncoder`).
+        case gif
         /// ICO: one PNG entry (favicons); at most 256 pixels a side.
         case ico
         /// BMP: 24-bit, or 32-bit with alpha when the bitmap has transparent pixels.
@@ -47,6 +49,7 @@ public enum ImageEncoder {
             case .ico: .ico
             case .bmp: .bmp
             case .jxl: .jxl
+            case .gif: .gif
             }
         }
     }
@@ -75,6 +78,7 @@ public enum ImageEncoder {
         case .webp(let quality, let lossless): try WebPCodec.encode(bitmap, quality: quality, lossless: lossless)
         case .avif(let quality, let speed): try AVIFCodec.encode(bitmap, quality: quality, speed: speed)
         case .ico: try ICOCodec.encode(bitmap)
+        case .gif: try AnimatedGIFEncoder.still(bitmap)
         case .jxl(let quality, let effort): try JXLCodec.encode(bitmap, quality: quality, effort: effort)
         case .bmp: BMPCodec.encode(bitmap)
         }

@@ -255,7 +255,7 @@ extension ImagePipeline {
         let start = ContinuousClock.now
         let data: Data
         do {
-            let encoder = AnimatedWebPEncoder(quality: encoding.quality)
+            let encoder: any AnimationEncoder = encoding.format == .gif ? AnimatedGIFEncoder() : AnimatedWebPEncoder(quality: encoding.quality)
             try AnimationReader.frames(of: original.data, info: info, limits: limits) { frame in
                 var processed = frame
                 processed.image = try self.make(frame.image, for: request, format: format)

@@ -111,9 +111,10 @@ extension ImagePipeline {
                 continue
             }
             // An animation stored under a key that also serves stills (AVIF or JPEG with a WebP
-            // alternative) is WebP: its content type follows its bytes.
-            let stored = encoding.animationAsWebP != nil && (try? ImageFileType.sniff(data)) == .webp
-                ? encoding.animationEncoding ?? encoding : encoding
+            // or GIF alternative) is in the alternative's format: its content type follows its bytes.
+            let alternative = encoding.animationEncoding.flatMap { $0.format == encoding.format ? nil : $0 }
+            let stored = alternative.map { (try? ImageFileType.sniff(data))?.mimeType == $0.format.contentType } == true
+                ? alternative! : encoding
             let encoded = EncodedImage(data: data, encoding: stored)
             var kept = false
             if keeps {

@@ -97,9 +97,10 @@ struct ImgproxyURL {
         case "webp": return .webp
         case "avif": return .avif
         case "jxl": return .jxl
+        case "gif": return .gif
         case "ico": return .ico
         case "bmp": return .bmp
-        default: throw RequestError.invalid("output format \(name) is not supported (jpg, png, webp, avif, jxl, ico, bmp)")
+        default: throw RequestError.invalid("output format \(name) is not supported (jpg, png, webp, avif, jxl, gif, ico, bmp)")
         }
     }
 

@@ -83,9 +83,10 @@ struct FetchCommand: AsyncParsableCommand {
         case "jpg", "jpeg": encoding = .jpeg(quality: 85)
         case "avif": encoding = .avif()
         case "jxl": encoding = .jxl()
+        case "gif": encoding = .gif
         case "ico": encoding = .ico
         case "bmp": encoding = .bmp
-        default: throw ValidationError("-o needs a .jpg, .png, .webp, .avif, .jxl, .ico or .bmp file name")
+        default: throw ValidationError("-o needs a .jpg, .png, .webp, .avif, .jxl, .gif, .ico or .bmp file name")
         }
         let flattened = encoding.fileType == .jpeg && !image.isKnownOpaque ? try Flatten().process(image) : image
         try ImageEncoder.encode(flattened, as: encoding).write(to: URL(fileURLWithPath: path), options: .atomic)

@@ -84,6 +84,7 @@ struct ThumbnailCommand: ParsableCommand {
         case .webp: .webp(quality: quality ?? 80)
         case .avif: .avif(quality: quality ?? 60)
         case .jxl: .jxl(quality: quality ?? 82)
+        case .gif: .gif
         case .ico: .ico
         case .bmp: .bmp
         }
@@ -155,10 +156,14 @@ struct ThumbnailCommand: ParsableCommand {
                           keepProfile: Bool = false, animate: Bool = true, keepCopyright: Bool = false) throws -> (width: Int, height: Int) {
         let data = try readInput(input, limit: DecodingLimits.default.maxInputBytes)
         let info = try ImageDecoder.info(of: data)
-        // An animation to WebP keeps every frame, each resized and encoded as it is read; one
-        // over the frame or animation-pixel limits is made from its first frame, as before.
-        if animate, info.isAnimated, case .webp(let quality, let lossless) = encoding {
-            let encoder = AnimatedWebPEncoder(quality: quality, lossless: lossless)
+        // An animation to WebP or GIF keeps every frame, each resized and encoded as it is read;
+        // one over the frame or animation-pixel limits is made from its first frame, as before.
+        let animationEncoder: (any AnimationEncoder)? = switch encoding {
+        case .webp(let quality, let lossless): AnimatedWebPEncoder(quality: quality, lossless: lossless)
+        case .gif: AnimatedGIFEncoder()
+        default: nil
+        }
+        if animate, info.isAnimated, let encoder = animationEncoder {
             var size = (width: 0, height: 0)
             do {
                 try AnimationReader.frames(of: data, info: info) { frame in
