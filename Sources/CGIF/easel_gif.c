@@ -467,7 +467,7 @@ failed:
     return NULL;
 }
 
-int easel_gif_writer_add(easel_gif_writer *writer, const uint8_t *indexes, const uint8_t *palette, int palette_size, int transparent,
+int easel_gif_writer_add(easel_gif_writer *writer, uint8_t *indexes, const uint8_t *palette, int palette_size, int transparent,
                          int delay_cs, int disposal, char *message) {
     if (palette_size < 1 || palette_size > 256) { set_message(message, "a palette of 1 to 256 colours"); return 0; }
     int map_size = 2;
@@ -487,7 +487,7 @@ int easel_gif_writer_add(easel_gif_writer *writer, const uint8_t *indexes, const
     int ok = EGifPutExtension(writer->gif, GRAPHICS_EXT_FUNC_CODE, 4, control) != GIF_ERROR &&
              EGifPutImageDesc(writer->gif, 0, 0, writer->width, writer->height, false, map) != GIF_ERROR;
     for (int y = 0; ok && y < writer->height; y++) {
-        ok = EGifPutLine(writer->gif, (GifPixelType *)(indexes + (size_t)y * writer->width), writer->width) != GIF_ERROR;
+        ok = EGifPutLine(writer->gif, indexes + (size_t)y * writer->width, writer->width) != GIF_ERROR;
     }
     GifFreeMapObject(map);
     if (!ok) set_message(message, "could not write the frame");

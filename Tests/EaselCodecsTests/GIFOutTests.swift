@@ -48,6 +48,24 @@ struct GIFOutTests {
         #expect(try runTool(BMPAndICOTests.python, ["-c", program, directory.child("anim.gif").path]), "Pillow read the animation")
     }
 
+    @Test func aTransparentPixelNeverShowsTheFrameBeforeAndLoopsRoundTrip() throws {
+        // An opaque red frame, then one clear on its left half: the left half is clear, not red.
+        let red = paintedOpaque(width: 8, height: 4) { _, _ in [255, 0, 0] }
+        let half = painted(width: 8, height: 4) { x, _ in x < 4 ? [0, 0, 0, 0] : [0, 0, 255, 255] }
+        for plays in [0, 1, 3] {
+            let encoder = AnimatedGIFEncoder()
+            try encoder.add(AnimationFrame(image: red, duration: 50, loopCount: plays))
+            try encoder.add(AnimationFrame(image: half, duration: 50, loopCount: plays))
+            let data = try encoder.finish()
+            var frames: [AnimationFrame] = []
+            let loops = try AnimationReader.frames(of: data, info: try ImageDecoder.info(of: data)) { frames.append($0) }
+            #expect(BMPAndICOTests.pixels(frames[1].image)[0] == [0, 0, 0, 0], "plays \(plays)")
+            #expect(BMPAndICOTests.pixels(frames[1].image)[7] == [0, 0, 255, 255])
+            // Plays as written: forever, once, three times.
+            #expect(loops == plays && frames[0].loopCount == plays, "plays \(plays): read \(loops)")
+        }
+    }
+
     @Test func aPhotoIsQuantizedCloselyAndAStillIsOneFrame() throws {
         let photo = try ImageDecoder.decode(try Data(contentsOf: sampleURL("chelsea-cat.jpg")), covering: (160, 160))
         let gif = try ImageEncoder.encode(photo, as: .gif)

@@ -217,6 +217,15 @@ let coffeeJPEG = try! Data(contentsOf: sampleURL("coffee-cup.jpg"))
             // WebP clients still get WebP.
             let webp = try await get(client, "/images/thumb/anim.gif", headers: [.accept: "image/webp,image/gif"])
             #expect(webp.headers[.contentType] == "image/webp")
+            // A format pinned as it is (f=ico, f=bmp) is the same for every client: its first
+            // frame, whatever Accept says, and no Vary.
+            for format in ["ico", "bmp"] {
+                for accept in ["image/webp", "image/gif", "*/*"] {
+                    let response = try await get(client, "/images/w=64,h=64,f=\(format)/anim.gif", headers: [.accept: accept])
+                    #expect(response.headers[.contentType] == (format == "ico" ? "image/x-icon" : "image/bmp"), "\(format) \(accept)")
+                    #expect(response.headers[.vary] == nil, "\(format) \(accept)")
+                }
+            }
         }
     }
 

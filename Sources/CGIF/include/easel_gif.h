@@ -54,14 +54,16 @@ int easel_gif_encode_indexed(const uint8_t *indexes, int width, int height, int 
 
 /* Writes a GIF one frame at a time, each full-screen with its own palette (up to 256 RGB
  * triples) and, when transparent >= 0, that index transparent: what Easel serves to clients
- * that take GIF. loop_count: 0 forever (a NETSCAPE2.0 extension; none is written for a still). */
+ * that take GIF. loop_count: GIF's repeats after the first play, 0 forever (a NETSCAPE2.0
+ * extension, written when animated). */
 typedef struct easel_gif_writer easel_gif_writer;
 
 easel_gif_writer *easel_gif_writer_new(int width, int height, int loop_count, int animated, char *message);
 
-/* Adds a frame of width x height palette indexes; disposal 1 (keep) or 2 (clear: for frames
- * with transparency, so the previous one does not show through). */
-int easel_gif_writer_add(easel_gif_writer *writer, const uint8_t *indexes, const uint8_t *palette, int palette_size, int transparent,
+/* Adds a frame of width x height palette indexes (giflib masks them in place); disposal 1
+ * (keep) or 2 (clear after showing: full-size frames, so the previous one never shows through
+ * the next one's transparent pixels). */
+int easel_gif_writer_add(easel_gif_writer *writer, uint8_t *indexes, const uint8_t *palette, int palette_size, int transparent,
                          int delay_cs, int disposal, char *message);
 
 /* The file (*output is malloc'ed: free with free()); the writer is freed either way. */

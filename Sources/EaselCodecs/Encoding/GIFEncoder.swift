@@ -3,9 +3,11 @@ import Foundation
 
 /// Writes a GIF (an animation, or a still) one frame at a time through giflib: each frame is
 /// full-size with a palette of its own, made by median cut over its colours (`Quantizer`);
-/// pixels under half opacity become the transparent index (GIF's alpha is one bit), and a frame
-/// with any is cleared before the next (so the frame before never shows through). Delays are
-/// rounded to GIF's centiseconds.
+/// pixels under half opacity become the transparent index (GIF's alpha is one bit), and every
+/// frame is cleared after it is shown (each is full-size, so the frame before never shows
+/// through the next one's transparent pixels). Delays are rounded to GIF's centiseconds; the
+/// loop count is the first frame's plays (GIF's own field counts repeats). Sides are at most
+/// 65,535 (GIF's fields).
 public final class AnimatedGIFEncoder: AnimationEncoder {
     private var writer: OpaquePointer?
     private var size: (width: Int, height: Int)?
@@ -24,8 +26,13 @@ public final class AnimatedGIFEncoder: AnimationEncoder {
         guard animated || frames == 0 else { throw CodecError.invalidParameters("a still GIF has one frame") }
         if writer == nil {
             guard size == nil else { throw CodecError.invalidParameters("the GIF is finished") }
-            guard let created = easel_gif_writer_new(Int32(frame.image.width), Int32(frame.image.height), Int32(clamping: frame.loopCount),
-                                                     animated ? 1 : 0, &message) else {
+            guard frame.image.width <= 65_535, frame.image.height <= 65_535 else {
+                throw CodecError.encodingFailed(format: .gif, reason: "a GIF is at most 65535 pixels a side")
+            }
+            // GIF's loop field counts repeats after the first play (0: forever); none: once.
+            let repeats = frame.loopCount == 0 ? 0 : min(frame.loopCount - 1, 65_535)
+            guard let created = easel_gif_writer_new(Int32(frame.image.width), Int32(frame.image.height), Int32(repeats),
+                                                     animated && frame.loopCount != 1 ? 1 : 0, &message) else {
                 throw CodecError.encodingFailed(format: .gif, reason: cMessage(&message))
             }
             writer = created
@@ -34,12 +41,14 @@ public final class AnimatedGIFEncoder: AnimationEncoder {
         guard let size, frame.image.width == size.width, frame.image.height == size.height else {
             throw CodecError.invalidParameters("animation frames differ in size")
         }
-        let quantized = Quantizer.quantize(frame.image.converted(to: .rgba8))
+        var quantized = Quantizer.quantize(frame.image.converted(to: .rgba8))
         let delay = Int32(clamping: (max(frame.duration, 0) + 5) / 10)
-        let ok = quantized.indexes.withUnsafeBufferPointer { indexes in
+        let colors = Int32(quantized.palette.count / 3), transparent = Int32(quantized.transparent ?? -1)
+        // (giflib masks the indexes it is given in place: they are lent mutable.) Disposal 2:
+        // cleared after showing.
+        let ok = quantized.indexes.withUnsafeMutableBufferPointer { indexes in
             quantized.palette.withUnsafeBufferPointer { palette in
-                easel_gif_writer_add(writer, indexes.baseAddress, palette.baseAddress, Int32(quantized.palette.count / 3),
-                                     Int32(quantized.transparent ?? -1), delay, quantized.transparent == nil ? 1 : 2, &message)
+                easel_gif_writer_add(writer, indexes.baseAddress, palette.baseAddress, colors, transparent, delay, 2, &message)
             }
         }
         guard ok != 0 else { throw CodecError.encodingFailed(format: .gif, reason: cMessage(&message)) }
