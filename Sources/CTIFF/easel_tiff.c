@@ -91,6 +91,19 @@ static TIFF *open_source(source *s, const uint8_t *data, size_t size, char *mess
     return tif;
 }
 
+/* Whether the page declares alpha: an extra sample marked associated or unassociated alpha.
+ * (libtiff also takes an unmarked 4th sample, or one marked "unspecified", as alpha; those are
+ * not alpha here, as Pillow and browsers read them.) */
+static int declares_alpha(TIFF *tif) {
+    uint16_t count = 0;
+    uint16_t *kinds = NULL;
+    TIFFGetFieldDefaulted(tif, TIFFTAG_EXTRASAMPLES, &count, &kinds);
+    for (uint16_t i = 0; i < count && kinds; i++) {
+        if (kinds[i] == EXTRASAMPLE_ASSOCALPHA || kinds[i] == EXTRASAMPLE_UNASSALPHA) return 1;
+    }
+    return 0;
+}
+
 static int fail(TIFF *tif, char *message, const char *fallback) {
     if (!message[0]) snprintf(message, EASEL_TIFF_MESSAGE_SIZE, "%s", fallback);
     if (tif) TIFFClose(tif);
@@ -132,9 +145,7 @@ int easel_tiff_read_info(const uint8_t *data, size_t size, int page, int max_pag
     info->photometric = photometric;
     info->orientation = orientation >= 1 && orientation <= 8 ? orientation : 1;
     info->is_tiled = TIFFIsTiled(tif);
-    for (uint16_t i = 0; i < extra_count && extra; i++) {
-        if (extra[i] == EXTRASAMPLE_ASSOCALPHA || extra[i] == EXTRASAMPLE_UNASSALPHA) info->has_alpha = 1;
-    }
+    info->has_alpha = declares_alpha(tif);
     info->is_gray = (photometric == PHOTOMETRIC_MINISBLACK || photometric == PHOTOMETRIC_MINISWHITE) && samples - extra_count == 1;
     uint32_t icc_size = 0;
     void *icc_data = NULL;
@@ -207,8 +218,11 @@ int easel_tiff_decode(const uint8_t *data, size_t size, int page, uint8_t *pixel
         return fail(tif, message, "out of memory");
     }
     int ok = TIFFRGBAImageGet(&image, raster, (uint32_t)width, (uint32_t)height);
-    /* libtiff's raster has premultiplied alpha whatever the file's kind: made straight here. */
-    int premultiplied = image.alpha != 0;
+    /* libtiff's raster has premultiplied alpha whatever the file's kind: made straight here.
+     * Extra samples that are not declared alpha are no alpha: opaque, colours as stored (libtiff
+     * passes them through as if associated). */
+    int alpha = declares_alpha(tif);
+    int premultiplied = alpha && image.alpha != 0;
     TIFFRGBAImageEnd(&image);
     if (!ok || s.failed) {
         _TIFFfree(raster);
@@ -219,7 +233,7 @@ int easel_tiff_decode(const uint8_t *data, size_t size, int page, uint8_t *pixel
         uint8_t *out = pixels + (size_t)y * row_bytes;
         for (int x = 0; x < width; x++) {
             uint32_t p = in[x];
-            uint8_t r = (uint8_t)TIFFGetR(p), g = (uint8_t)TIFFGetG(p), b = (uint8_t)TIFFGetB(p), a = (uint8_t)TIFFGetA(p);
+            uint8_t r = (uint8_t)TIFFGetR(p), g = (uint8_t)TIFFGetG(p), b = (uint8_t)TIFFGetB(p), a = alpha ? (uint8_t)TIFFGetA(p) : 255;
             if (premultiplied && a != 255) {
                 if (a == 0) { r = g = b = 0; }
                 else {

@@ -144,6 +144,23 @@ struct TIFFTests {
     }
     static func le32(_ v: Int) -> [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: v >> ($0 * 8)) } }
 
+    @Test func aFourthSampleIsAlphaOnlyWhenDeclared() throws {
+        // Red with a fourth sample of 0: alpha when declared unassociated (clear), not when it
+        // is "unspecified" or has no ExtraSamples tag at all (opaque red, as Pillow reads it).
+        for (extra, expected) in [(2, [UInt8]([0, 0, 0, 0])), (0, [255, 0, 0, 255]), (nil, [255, 0, 0, 255])] as [(Int?, [UInt8])] {
+            let tiff = uncompressedTIFF(width: 2, height: 1, samples: 4, extraSamples: extra) { _, _ in [255, 0, 0, 0] }
+            let info = try ImageDecoder.info(of: tiff)
+            #expect(info.hasAlpha == (extra == 2), "\(String(describing: extra))")
+            let bitmap = try ImageDecoder.decode(tiff)
+            #expect(BMPAndICOTests.pixels(bitmap)[0] == expected, "\(String(describing: extra))")
+            #expect(bitmap.isKnownOpaque == (extra != 2))
+        }
+        // Half-transparent declared alpha stays straight: (200, 100, 50) at alpha 128.
+        let half = uncompressedTIFF(width: 1, height: 1, samples: 4, extraSamples: 2) { _, _ in [200, 100, 50, 128] }
+        let pixel = BMPAndICOTests.pixels(try ImageDecoder.decode(half))[0]
+        #expect(pixel[3] == 128 && abs(Int(pixel[0]) - 200) <= 1 && abs(Int(pixel[1]) - 100) <= 1 && abs(Int(pixel[2]) - 50) <= 1)
+    }
+
     @Test func aHugeCanvasADamagedStripAndTenThousandPagesAreBounded() throws {
         // The hand-made writer is right: one page reads back, gray and RGB, turned by its tag.
         #expect(BMPAndICOTests.pixels(try ImageDecoder.decode(Self.tiff())) == [[128, 128, 128, 255]])
@@ -167,7 +184,7 @@ struct TIFFTests {
         #expect(try ImageDecoder.decode(many, info: info).width == 1)
         // A directory that points at itself (a loop) is one page.
         var loop = [UInt8](Self.tiff())
-        let nextOffset = 8 + 2 + 10 * 12
+        let nextOffset = 8 + 2 + 10 * 12  // (a one-sample page's directory has 10 entries)
         loop.replaceSubrange(nextOffset..<(nextOffset + 4), with: Self.le32(8))
         #expect(try ImageDecoder.info(of: Data(loop)).frameCount == 1)
         // Truncated anywhere: a typed error.

@@ -23,10 +23,12 @@ public func paintedOpaque(width: Int, height: Int, _ color: (Int, Int) -> [UInt8
 }
 
 /// A little-endian, uncompressed TIFF of `pages` pages, each `width`×`height` of 8-bit gray (1
-/// sample) or RGB (3) from `pixel`, in one strip. `stripBytes` makes the strip that long
-/// instead (shorter than the directory says: a damaged file); `orientation` is the tag's value.
+/// sample), RGB (3) or RGB and a fourth sample (4) from `pixel`, in one strip. `extraSamples`:
+/// the ExtraSamples tag's value for the samples past the colour ones (nil: no tag).
+/// `stripBytes` makes the strip that long instead (shorter than the directory says: a damaged
+/// file); `orientation` is the tag's value.
 public func uncompressedTIFF(width: Int, height: Int, samples: Int = 3, pages: Int = 1, stripBytes: Int? = nil, orientation: Int = 1,
-                             _ pixel: (Int, Int) -> [UInt8] = { _, _ in [128, 128, 128] }) -> Data {
+                             extraSamples: Int? = nil, _ pixel: (Int, Int) -> [UInt8] = { _, _ in [128, 128, 128, 255] }) -> Data {
     func le16(_ v: Int) -> [UInt8] { [UInt8(v & 0xFF), UInt8((v >> 8) & 0xFF)] }
     func le32(_ v: Int) -> [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: v >> ($0 * 8)) } }
     func entry(_ tag: Int, _ type: Int, _ count: Int, _ value: Int) -> [UInt8] { le16(tag) + le16(type) + le32(count) + le32(value) }
@@ -36,24 +38,25 @@ public func uncompressedTIFF(width: Int, height: Int, samples: Int = 3, pages: I
     } else {
         strip = []
         strip.reserveCapacity(width * height * samples)
-        for y in 0..<height { for x in 0..<width { strip += pixel(x, y).prefix(samples) } }
+        for y in 0..<height { for x in 0..<width { strip += (pixel(x, y) + [255, 255, 255, 255]).prefix(samples) } }
     }
     if strip.count % 2 == 1 { strip.append(0) }
     var out: [UInt8] = [0x49, 0x49, 42, 0] + le32(8)
-    let entries = 10, ifdSize = 2 + entries * 12 + 4
-    // RGB's BitsPerSample is three values, stored after the strip.
+    let entries = extraSamples == nil ? 10 : 11, ifdSize = 2 + entries * 12 + 4
+    // BitsPerSample of several samples is a list, stored after the strip.
     for page in 0..<pages {
         let ifdStart = out.count, stripAt = ifdStart + ifdSize, bitsAt = stripAt + strip.count
-        let next = page + 1 < pages ? bitsAt + 6 : 0
+        let next = page + 1 < pages ? bitsAt + 2 * samples : 0
         out += le16(entries)
         out += entry(256, 4, 1, width) + entry(257, 4, 1, height)
-        out += samples == 3 ? entry(258, 3, 3, bitsAt) : entry(258, 3, 1, 8)
-        out += entry(259, 3, 1, 1) + entry(262, 3, 1, samples == 3 ? 2 : 1) + entry(273, 4, 1, stripAt)
+        out += samples > 1 ? entry(258, 3, samples, bitsAt) : entry(258, 3, 1, 8)
+        out += entry(259, 3, 1, 1) + entry(262, 3, 1, samples >= 3 ? 2 : 1) + entry(273, 4, 1, stripAt)
         out += entry(274, 3, 1, orientation) + entry(277, 3, 1, samples) + entry(278, 4, 1, height)
         out += entry(279, 4, 1, stripBytes ?? width * height * samples)
+        if let extraSamples { out += entry(338, 3, 1, extraSamples) }
         out += le32(next)
         out += strip
-        out += le16(8) + le16(8) + le16(8)
+        for _ in 0..<samples { out += le16(8) }
     }
     return Data(out)
 }
