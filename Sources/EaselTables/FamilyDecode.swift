@@ -22,7 +22,7 @@ package struct FamilyDecode {
                 needed = covering?(info)
             } else {
                 needed = targets.reduce((width: 1, height: 1)) { needed, target in
-                    let size = target.minimumSourceSize(sourceWidth: info.planningWidth, sourceHeight: info.planningHeight)
+                    let size = target.minimumSourceSize(of: info)
                     return (max(needed.width, size.width), max(needed.height, size.height))
                 }
             }

@@ -97,6 +97,11 @@ public struct ImageFormat: Sendable, CustomStringConvertible {
         Resize(width: width, height: height, mode: fit).minimumSourceSize(sourceWidth: sourceWidth, sourceHeight: sourceHeight)
     }
 
+    /// `minimumSourceSize` for an image with this header (a vector planned at its planning size).
+    public func minimumSourceSize(of info: ImageInfo) -> (width: Int, height: Int) {
+        Resize(width: width, height: height, mode: fit).minimumSourceSize(of: info)
+    }
+
     /// Turns a source image into this format's entry: resize, then `processors`, then the
     /// pixel format. Exactly what an `ImageTableCache` stores for this format.
     /// - Throws: `ImageTableError.imageDoesNotFit` when a processor makes the image larger than

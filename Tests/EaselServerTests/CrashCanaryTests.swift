@@ -107,17 +107,20 @@ enum DegenerateImages {
         }
         cases.append(Case(name: "tiff-short.tif", data: uncompressedTIFF(width: 300, height: 300, stripBytes: 100), valid: false))
         cases.append(Case(name: "tiff-pages.tif", data: uncompressedTIFF(width: 3, height: 2, samples: 1, pages: 2000), valid: true))
-        // SVG: sizes of 0, of 2³²−1, negative, not numbers; an empty viewBox; a million elements.
-        for (size, tag) in [("width='0' height='10'", "0xh"), ("width='4294967295' height='4294967295'", "max"),
-                            ("width='-5' height='5'", "negative"), ("width='NaN' height='1e400'", "nan"), ("viewBox='0 0 0 0'", "viewbox0")] {
+        // SVG: sizes of 0, negative, not numbers; an empty viewBox; a million elements (refused);
+        // sides of 2³²−1 (a vector has no pixels of its own: rendered at the size asked for).
+        for (size, tag, valid) in [("width='0' height='10'", "0xh", false), ("width='4294967295' height='4294967295'", "max", true),
+                                   ("width='-5' height='5'", "negative", false), ("width='NaN' height='1e400'", "nan", false),
+                                   ("viewBox='0 0 0 0'", "viewbox0", false)] {
             cases.append(Case(name: "svg-\(tag).svg", data: Data("<svg xmlns='http://www.w3.org/2000/svg' \(size)><rect width='5' height='5'/></svg>".utf8),
-                              valid: false))
+                              valid: valid))
         }
         cases.append(Case(name: "svg-elements.svg", data: Data(("<svg xmlns='http://www.w3.org/2000/svg' width='9' height='9'>"
                                                                 + String(repeating: "<g/>", count: 200_000) + "</svg>").utf8), valid: false))
-        // PDF: page sizes of 0 and huge (refused); a negative height and a number out of range,
-        // which poppler reads as a normalised rectangle and as its default page (answered).
-        for (box, tag, valid) in [("0 0 0 10", "0xh", false), ("0 0 4294967295 4294967295", "max", false), ("0 0 10 -5", "negative", true),
+        // PDF: a page size of 0 (refused); a huge page (rendered at the size asked for), a negative
+        // height and a number out of range, which poppler reads as a normalised rectangle and as
+        // its default page (answered).
+        for (box, tag, valid) in [("0 0 0 10", "0xh", false), ("0 0 4294967295 4294967295", "max", true), ("0 0 10 -5", "negative", true),
                                   ("0 0 1e400 5", "inf", true)] {
             cases.append(Case(name: "pdf-\(tag).pdf", data: Data(pdfDocument(width: 1, height: 1, content: "0 g 0 0 1 1 re f")
                 .replacingOccurrences(of: "/MediaBox [0 0 1 1]", with: "/MediaBox [\(box)]").utf8), valid: valid))

@@ -39,10 +39,21 @@ public enum ImageDecoder {
         case .pdf: info = try PDFCodec.info(data, limits: limits)
         case .ico: info = try ICOCodec.info(data, limits: limits)
         }
-        try limits.check(width: info.width, height: info.height)
+        try checkSize(info, limits: limits)
         // (Frames are not refused here: an animation over `maxFrames` is still read as its first
         // frame, and `AnimationReader` refuses it before decoding any frame.)
         return info
+    }
+
+    /// A raster's size against the limits; a vector has no pixels of its own, so only its sides
+    /// are checked here (at least 1, and its sides within the longest a render may have scaled
+    /// from) and its render is held to the pixel limits when it is made.
+    static func checkSize(_ info: ImageInfo, limits: DecodingLimits) throws(CodecError) {
+        guard info.isVector else { return try limits.check(width: info.width, height: info.height) }
+        guard info.width >= 1, info.height >= 1 else { throw .noPixels(width: info.width, height: info.height) }
+        guard info.width <= limits.maxSide, info.height <= limits.maxSide else {
+            throw .sideTooLong(width: info.width, height: info.height, limit: limits.maxSide)
+        }
     }
 
     /// Decodes `data` to a bitmap.
@@ -104,7 +115,7 @@ public enum ImageDecoder {
             throw CodecError.inputTooLarge(bytes: data.count, limit: limits.maxInputBytes)
         }
         // `info` may come from a caller with other limits: checked again against these.
-        try limits.check(width: info.width, height: info.height)
+        try checkSize(info, limits: limits)
         var profile: ICCProfile?
         switch info.colorProfile {
         case .none: break

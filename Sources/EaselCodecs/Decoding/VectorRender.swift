@@ -19,7 +19,9 @@ enum VectorRender {
             if scale > 1 { scale = min(scale, max(1, (Double(maxRenderPixels) / (width * height)).squareRoot())) }
         }
         scale = min(scale, Double(maxRenderSide) / max(width, height))
-        func side(_ value: Double) -> Int { max(1, Int(checked: value * scale, rounding: .up)) }
+        // Up to whole pixels, but not past a whole number that floating point overshot
+        // (11 × 100/11 is 100.00000000000001), and never past cairo's side.
+        func side(_ value: Double) -> Int { min(maxRenderSide, max(1, Int(checked: value * scale - 1e-6, rounding: .up))) }
         return (side(width), side(height))
     }
 }

@@ -40,7 +40,7 @@ public struct ImageInfo: Sendable, Hashable {
     public var isVector: Bool { fileType == .svg || fileType == .pdf }
     /// The longest side a vector is planned at (see `planningWidth`).
     public static let vectorPlanningSide = 4096
-    /// The source width to plan a resize from (`Resize.minimumSourceSize`): the upright width,
+    /// The source width to plan a resize from (`Resize.minimumSourceSize(of:)`): the upright width,
     /// or for a vector its intrinsic size scaled up to `vectorPlanningSide` on its longer side,
     /// so that a resize of a small vector to a large box is planned at the box's size (and then
     /// rendered there) instead of stopping at the intrinsic size as an image's would.

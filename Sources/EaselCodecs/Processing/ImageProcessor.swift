@@ -195,6 +195,15 @@ public struct Resize: ImageProcessor, Hashable {
         return scaledSize(sourceWidth: sourceWidth, sourceHeight: sourceHeight)
     }
 
+    /// `minimumSourceSize` for an image with this header: planned from its planning size (a
+    /// vector's is large, so it is rendered at the box), except for a gravity in source pixels,
+    /// which needs the source at its own size (a vector's intrinsic size, where its
+    /// coordinates are).
+    public func minimumSourceSize(of info: ImageInfo) -> (width: Int, height: Int) {
+        if case .focalPixel = gravity { return (info.uprightWidth, info.uprightHeight) }
+        return scaledSize(sourceWidth: info.planningWidth, sourceHeight: info.planningHeight)
+    }
+
     /// Returns `bitmap` resized with Lanczos-3 as `mode` says: `fill` and `fill-down` first crop it
     /// to the box's aspect ratio where `gravity` says, then resize (never building the covering
     /// image).

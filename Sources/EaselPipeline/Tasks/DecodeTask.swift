@@ -206,7 +206,7 @@ extension ImagePipeline {
             // what its first resize needs.
             decode = try FamilyDecode(original.data, info: info, targets: format.map { [$0] } ?? [], limits: limits) { info in
                 guard case .processors(let processors) = request.processing, let resize = processors.first as? Resize else { return nil }
-                return resize.minimumSourceSize(sourceWidth: info.planningWidth, sourceHeight: info.planningHeight)
+                return resize.minimumSourceSize(of: info)
             }
         } catch {
             throw .decoding(error)
@@ -321,7 +321,7 @@ extension ImagePipeline {
         // Only formats whose own decode would be this very one (the same shrink-on-load
         // scale): a format's bytes, and so its ETag, never depend on which request came first.
         let covered = family.filter { format in
-            let needed = format.minimumSourceSize(sourceWidth: info.planningWidth, sourceHeight: info.planningHeight)
+            let needed = format.minimumSourceSize(of: info)
             let own = ImageDecoder.decodedSize(of: info, covering: needed)
             return own.width == decoded.width && own.height == decoded.height
         }

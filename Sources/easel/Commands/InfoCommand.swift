@@ -23,7 +23,7 @@ struct InfoCommand: ParsableCommand {
                 if hash {
                     let side = 100
                     let decoded = try ImageDecoder.decode(data, covering: Resize(width: side, height: side)
-                        .minimumSourceSize(sourceWidth: info.planningWidth, sourceHeight: info.planningHeight))
+                        .minimumSourceSize(of: info))
                     let preview = try Resize(width: side, height: side).process(decoded)
                     let colour = Placeholder.dominantColor(preview)
                     hashes["dominantColor"] = String(format: "#%02x%02x%02x", colour.red, colour.green, colour.blue)

@@ -176,7 +176,7 @@ struct ThumbnailCommand: ParsableCommand {
                 return size
             } catch CodecError.tooManyFrames, CodecError.tooManyAnimationPixels {}
         }
-        let needed = resize.minimumSourceSize(sourceWidth: info.planningWidth, sourceHeight: info.planningHeight)
+        let needed = resize.minimumSourceSize(of: info)
         // (Only an RGB profile describes the RGB pixels written: gray and CMYK sources are
         // always converted.)
         let keep = keepProfile && (encoding.fileType == .jpeg || encoding.fileType == .png)
