@@ -176,6 +176,10 @@ struct BMPAndICOTests {
         let translucent = try ImageDecoder.decode(Self.bmp(v4, pixels: [10, 20, 30, 128]))
         #expect(Self.pixels(translucent) == [[30, 20, 10, 128]] && !translucent.isKnownOpaque)
         #expect(try ImageDecoder.info(of: Self.bmp(v4, pixels: [10, 20, 30, 128])).hasAlpha)
+        // An alpha mask in a header of 24-bit pixels (no bit fields read): no alpha.
+        let v4rgb = Self.info(width: 1, height: 1, bits: 24, size: 108) + [UInt8](repeating: 0, count: 12) + Self.le32(Int(0xFF00_0000))
+            + [UInt8](repeating: 0, count: 108 - 56)
+        #expect(try !ImageDecoder.info(of: Self.bmp(v4rgb, pixels: [10, 20, 30, 0])).hasAlpha)
     }
 
     @Test func anEmbeddedProfileIsAppliedAndALinkedOneNeverOpened() throws {
@@ -220,6 +224,11 @@ struct BMPAndICOTests {
                     Self.info(width: 1, height: 1, bits: 4, colors: 17), Array(Self.info(width: 1, height: 1, bits: 8).prefix(30))] {
             #expect(throws: CodecError.self) { try ImageDecoder.decode(Self.bmp(bad, pixels: [0, 0, 0, 0])) }
         }
+        // A megabyte of 255-pixel runs on one 3-pixel row: counted, not drawn pixel by pixel
+        // (about a million steps, not 128 million).
+        let runs = Self.bmp(Self.info(width: 3, height: 1, bits: 8, compression: 1, colors: 1) + Self.palette([Self.red]),
+                            pixels: [UInt8](repeating: 255, count: 1 << 20).enumerated().map { $0.offset % 2 == 0 ? 255 : 0 })
+        #expect(Self.pixels(try ImageDecoder.decode(runs)) == [[255, 0, 0, 255], [255, 0, 0, 255], [255, 0, 0, 255]])
         // RLE that claims huge runs and deltas stays inside the bitmap and ends with the input.
         let wild = Self.bmp(Self.info(width: 3, height: 2, bits: 8, compression: 1, colors: 1) + Self.palette([Self.red]),
                             pixels: [255, 0, 0, 2, 255, 255, 255, 0, 0, 255])

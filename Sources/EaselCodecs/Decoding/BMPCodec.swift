@@ -9,7 +9,9 @@ import Foundation
 ///
 /// Every offset and size comes from hostile bytes: each is checked against the input before it
 /// is read, the size against the limits before any pixel memory is allocated, and pixel data
-/// shorter than the header says is a `corrupt` error (a lying header costs nothing).
+/// shorter than the header says is a `corrupt` error, found before any pixel memory is allocated
+/// for uncompressed rows (RLE's length is known only by decoding it: its bitmap, within the
+/// limits, is allocated first). Runs past the right edge are counted, not drawn.
 enum BMPCodec {
     enum Compression: Equatable { case rgb, rle8, rle4, bitFields }
 
@@ -170,7 +172,9 @@ enum BMPCodec {
         }
         let pixels: Int
         if let pixelOffset, pixelOffset >= afterHeader, pixelOffset < data.count { pixels = pixelOffset } else { pixels = afterHeader }
-        let mayHaveAlpha = masks[3] != 0 || (bitCount == 32 && compression == .rgb) || compression == .rle4 || compression == .rle8
+        // (An alpha mask counts only where bit fields are read: 16 and 32 bits.)
+        let mayHaveAlpha = ((bitCount == 16 || bitCount == 32) && masks[3] != 0) || (bitCount == 32 && compression == .rgb) || compression == .rle4
+            || compression == .rle8
         if bitCount == 32, compression == .rgb { masks[3] = 0xFF00_0000 }  // used only when some pixel's is non-zero
         return Header(width: width, height: height, topDown: topDown, bitCount: bitCount, compression: compression, masks: masks,
                       palette: palette, pixelOffset: pixels, profile: profile, mayHaveAlpha: mayHaveAlpha)
@@ -179,6 +183,11 @@ enum BMPCodec {
     /// The pixels as RGBA. `andMask`: an icon's 1-bit transparency rows, bottom-up (used when the
     /// colours carry no alpha of their own).
     static func decodePixels(_ data: Data, header: Header, andMask: Int?) throws(CodecError) -> Bitmap {
+        // Uncompressed rows shorter than the header says: refused before any pixel memory.
+        if header.compression == .rgb || header.compression == .bitFields {
+            let needed = header.rowStride * (header.height - 1) + (header.width * header.bitCount + 7) / 8
+            guard header.pixelOffset + needed <= data.count else { throw corrupt("pixel data shorter than the header says") }
+        }
         var bitmap = Bitmap(width: header.width, height: header.height, pixelFormat: .rgba8)
         let rowBytes = bitmap.rowBytes
         let (width, height) = (header.width, header.height)
@@ -254,8 +263,8 @@ enum BMPCodec {
                         }
                         // Alpha that is zero everywhere was never set (most writers leave the fourth
                         // byte at 0): opaque, as browsers draw it.
-                        let hasOwnAlpha = header.bitCount >= 16 && header.masks[3] != 0 && anyAlpha
-                        if header.bitCount >= 16, header.masks[3] != 0, !anyAlpha {
+                        let hasOwnAlpha = (header.bitCount == 16 || header.bitCount == 32) && header.masks[3] != 0 && anyAlpha
+                        if header.bitCount == 16 || header.bitCount == 32, header.masks[3] != 0, !anyAlpha {
                             for y in 0..<height { for x in 0..<width { pixels[y * rowBytes + x * 4 + 3] = 255 } }
                             transparent = false
                         }
@@ -303,15 +312,15 @@ enum BMPCodec {
     static func decodeRLE(_ source: UnsafeBufferPointer<UInt8>, header: Header, _ put: (Int, Int, UInt8) -> Void) throws(CodecError) {
         let four = header.compression == .rle4
         var p = header.pixelOffset, x = 0, row = 0
-        func write(_ index: UInt8) {
-            if x < header.width, row < header.height { put(x, row, index) }
-            x += 1
-        }
+        // How many of `count` pixels from x fall inside the row (the rest are only counted: a
+        // run past the width costs nothing, however many the input holds).
+        func inside(_ count: Int) -> Int { max(0, min(count, header.width - x)) }
         while p + 1 < source.count, row < header.height {
             let count = Int(source[p]), value = source[p + 1]
             p += 2
             if count > 0 {
-                for i in 0..<count { write(four ? (i % 2 == 0 ? value >> 4 : value & 0x0F) : value) }
+                for i in 0..<inside(count) { put(x + i, row, four ? (i % 2 == 0 ? value >> 4 : value & 0x0F) : value) }
+                x += count
                 continue
             }
             switch value {
@@ -324,10 +333,11 @@ enum BMPCodec {
             default:
                 let n = Int(value), bytes = four ? (n + 1) / 2 : n
                 guard p + bytes <= source.count else { throw corrupt("truncated RLE run") }
-                for i in 0..<n {
+                for i in 0..<inside(n) {
                     let byte = source[p + (four ? i / 2 : i)]
-                    write(four ? (i % 2 == 0 ? byte >> 4 : byte & 0x0F) : byte)
+                    put(x + i, row, four ? (i % 2 == 0 ? byte >> 4 : byte & 0x0F) : byte)
                 }
+                x += n
                 p += bytes + (bytes % 2)  // runs are padded to 16 bits
             }
         }
