@@ -45,29 +45,29 @@ sub vcl_recv {
         return (synth(200, "Banned"));
     }
     if (req.url ~ "^/images/") {
-        # One Accept per kind of client easel tells apart: whether it takes AVIF, and whether
-        # it takes WebP (a type refused with q=0 is not taken). Other q-values are not kept: a
-        # client that rates AVIF low but above 0 gets AVIF here, where easel alone would weigh
-        # it against JPEG (both are formats the client takes).
-        unset req.http.X-Takes-AVIF;
-        unset req.http.X-Takes-WebP;
+        # One Accept per kind of client easel tells apart: whether it takes AVIF, JPEG XL (which
+        # easel negotiates only when turned on) and WebP, and, for one that takes no WebP,
+        # whether it names GIF (animations as GIF). A type refused with q=0 is not taken. Other
+        # q-values are not kept: a client that rates AVIF low but above 0 gets AVIF here, where
+        # easel alone would weigh it against JPEG (both are formats the client takes).
+        set req.http.X-Accept = "";
         if (req.http.Accept ~ "image/avif" && req.http.Accept !~ "image/avif\s*;\s*q=0(\.0*)?\s*(,|$)") {
-            set req.http.X-Takes-AVIF = "1";
+            set req.http.X-Accept = req.http.X-Accept + "image/avif,";
+        }
+        if (req.http.Accept ~ "image/jxl" && req.http.Accept !~ "image/jxl\s*;\s*q=0(\.0*)?\s*(,|$)") {
+            set req.http.X-Accept = req.http.X-Accept + "image/jxl,";
         }
         if (req.http.Accept ~ "image/webp" && req.http.Accept !~ "image/webp\s*;\s*q=0(\.0*)?\s*(,|$)") {
-            set req.http.X-Takes-WebP = "1";
+            set req.http.X-Accept = req.http.X-Accept + "image/webp,";
+        } elsif (req.http.Accept ~ "image/gif" && req.http.Accept !~ "image/gif\s*;\s*q=0(\.0*)?\s*(,|$)") {
+            set req.http.X-Accept = req.http.X-Accept + "image/gif,";
         }
-        if (req.http.X-Takes-AVIF && req.http.X-Takes-WebP) {
-            set req.http.Accept = "image/avif,image/webp";
-        } elsif (req.http.X-Takes-AVIF) {
-            set req.http.Accept = "image/avif";
-        } elsif (req.http.X-Takes-WebP) {
-            set req.http.Accept = "image/webp";
-        } else {
+        if (req.http.X-Accept == "") {
             unset req.http.Accept;
+        } else {
+            set req.http.Accept = regsub(req.http.X-Accept, ",$", "");
         }
-        unset req.http.X-Takes-AVIF;
-        unset req.http.X-Takes-WebP;
+        unset req.http.X-Accept;
         # Images are public: cookies never change them.
         unset req.http.Cookie;
     }

@@ -91,7 +91,7 @@ public enum ImageFileType: String, Sendable, Hashable, CustomStringConvertible {
         func at(_ prefix: String) -> Bool {
             let p = Array(prefix.utf8)
             guard index + p.count <= text.count else { return false }
-            return zip(text[index..<(index + p.count)], p).allSatisfy { a, b in a == b || (a | 0x20) == b }
+            return text[index..<(index + p.count)].elementsEqual(p)  // XML is case-sensitive
         }
         func skip(past end: String) -> Bool {
             let e = Array(end.utf8)
@@ -107,7 +107,7 @@ public enum ImageFileType: String, Sendable, Hashable, CustomStringConvertible {
                 guard skip(past: "?>") else { return false }
             } else if at("<!--") {
                 guard skip(past: "-->") else { return false }
-            } else if at("<!doctype svg") {
+            } else if at("<!DOCTYPE svg") {
                 // An internal subset in brackets may hold `>`s of its own.
                 while index < text.count, text[index] != 0x5B, text[index] != 0x3E { index += 1 }
                 if index < text.count, text[index] == 0x5B { guard skip(past: "]") else { return false } }

@@ -34,7 +34,7 @@ struct ThumbnailCommand: ParsableCommand {
     @Option(help: "JPEG, WebP or AVIF quality, 1–100 (AVIF's scale is its own: 60 there looks like JPEG's 80).") var quality: Int?
     @Option(help: "JPEG chroma: 420 (half-resolution colour, the default) or 444 (full).") var chroma: Chroma = .c420
     @Option(help: "JPEG progressive: auto (over 256×256 pixels), on or off.") var progressive: Progressive = .auto
-    @Flag(name: .customLong("first-frame"), help: "Of an animated GIF or WebP, keep only the first frame (animations become animated WebP otherwise, with --format webp).")
+    @Flag(name: .customLong("first-frame"), help: "Of an animated GIF or WebP, keep only the first frame (animations stay animated otherwise, with --format webp or gif).")
     var firstFrame = false
     @Flag(name: .customLong("keep-copyright"), help: "Keep the source's EXIF Artist and Copyright (JPEG, PNG and WebP outputs); outputs carry no other metadata.")
     var keepCopyright = false
