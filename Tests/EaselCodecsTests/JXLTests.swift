@@ -60,6 +60,24 @@ struct JXLTests {
         }
     }
 
+    @Test func aWideGamutFileIsConvertedToSRGBLikeItsPNG() throws {
+        // A Display P3 PNG (its iCCP) made into JPEG XL by cjxl (lossless keeps the profile):
+        // decoded to the same sRGB pixels as the PNG itself.
+        try Self.requireTools()
+        let directory = try TemporaryDirectory()
+        let p3 = try #require(ICCProfile.displayP3)
+        let bitmap = paintedOpaque(width: 32, height: 16) { x, y in [UInt8(x * 8), 255 - UInt8(y * 15), 200] }
+        let png = directory.child("p3.png"), jxl = directory.child("p3.jxl")
+        try ImageEncoder.encode(bitmap, as: .png(), iccProfile: p3.data).write(to: png)
+        #expect(try runTool(Self.cjxl, [png.path, jxl.path, "-d", "0", "-e", "3"]))
+        let data = try Data(contentsOf: jxl)
+        #expect(try ImageDecoder.info(of: data).colorProfile.profile?.isSRGB == false)
+        let fromPNG = try ImageDecoder.decode(try Data(contentsOf: png)), fromJXL = try ImageDecoder.decode(data)
+        #expect(Self.meanDifference(fromJXL, fromPNG) <= 1)
+        // (And the conversion did something: P3's pure colours are not sRGB's.)
+        #expect(Self.meanDifference(fromJXL, bitmap) > 1)
+    }
+
     @Test func whatEaselWritesDjxlReads() throws {
         try Self.requireTools()
         let directory = try TemporaryDirectory()
