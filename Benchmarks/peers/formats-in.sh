@@ -3,7 +3,8 @@
 #   1. SVG rendered at 256 and 2048 px (square documents: Debian's Adwaita icons and a
 #      generated drawing of 600 shapes with gradients, blur and text): easel in process vs
 #      pyvips' svgload at the same scale (both librsvg 2.54), and the CLI vs rsvg-convert
-#      (both a process per file writing a PNG) (goal: >= 1x).
+#      (both a process per file writing a PNG; then easel with every file in one process)
+#      (goal: >= 1x).
 #   2. TIFF decode (the sample photos as LZW TIFFs, written by libvips): easel vs pyvips
 #      (both libtiff) (goal: >= 1x).
 #   3. JPEG XL: decode of the sample photos (cjxl -q 85 -e 3) against pyvips (both libjxl), and
@@ -81,6 +82,22 @@ for set in icons drawing; do
   for size in 256 2048; do
     start=$(date +%s.%N)
     for _ in $(seq "$REPS"); do for f in $files; do run "$EASEL" thumbnail --size "${size}x${size}" --format png --output-dir "$WORK/out" "$f" >/dev/null; done; done
+    e=$("$VENV/bin/python" -c "print($(date +%s.%N) - $start)")
+    start=$(date +%s.%N)
+    for _ in $(seq "$REPS"); do for f in $files; do run rsvg-convert -w "$size" -h "$size" -o "$WORK/out/rsvg.png" "$f"; done; done
+    r=$("$VENV/bin/python" -c "print($(date +%s.%N) - $start)")
+    echo "| $set | $size px | $(printf %.2f "$e") | $(printf %.2f "$r") | $(ratio "$r" "$e") |"
+  done
+done
+echo
+echo "### A batch: easel thumbnail with every file in one process against rsvg-convert, a process per file"
+echo "| documents | size | easel thumbnail s | rsvg-convert s | easel speed / rsvg-convert |"
+echo "|---|---|---|---|---|"
+for set in icons drawing; do
+  files=${!set}
+  for size in 256 2048; do
+    start=$(date +%s.%N)
+    for _ in $(seq "$REPS"); do run "$EASEL" thumbnail --size "${size}x${size}" --format png --output-dir "$WORK/out" $files >/dev/null; done
     e=$("$VENV/bin/python" -c "print($(date +%s.%N) - $start)")
     start=$(date +%s.%N)
     for _ in $(seq "$REPS"); do for f in $files; do run rsvg-convert -w "$size" -h "$size" -o "$WORK/out/rsvg.png" "$f"; done; done

@@ -3,6 +3,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "the pixel conversion below writes little-endian words"
+#endif
+
 /* The parts of librsvg 2.54's, GLib's and cairo's public C API this shim uses, declared here
  * rather than included: their headers sit under pkg-config's include paths (glib, cairo,
  * gdk-pixbuf), which SwiftPM gives a C target only through a pkg-config system module, whose
@@ -102,7 +106,6 @@ int easel_svg_size(const uint8_t *data, size_t size, double *width, double *heig
 int easel_svg_render(const uint8_t *data, size_t size, uint8_t *pixels, size_t row_bytes, int width, int height, char *message) {
     RsvgHandle *handle = load(data, size, message);
     if (!handle) return 0;
-    memset(pixels, 0, row_bytes * (size_t)height);
     cairo_surface_t *surface = cairo_image_surface_create_for_data(pixels, CAIRO_FORMAT_ARGB32, width, height, (int)row_bytes);
     if (cairo_surface_status(surface) != CAIRO_STATUS_SUCCESS) {
         set_message(message, cairo_status_to_string(cairo_surface_status(surface)));
@@ -124,21 +127,23 @@ int easel_svg_render(const uint8_t *data, size_t size, uint8_t *pixels, size_t r
         if (error) g_error_free(error);
         return 0;
     }
-    /* Cairo's ARGB32 is premultiplied, in native-endian words: B, G, R, A bytes here. */
+    /* Cairo's ARGB32 is premultiplied, in native-endian words (A<<24 | R<<16 | G<<8 | B: bytes
+     * B, G, R, A here). Opaque words only exchange R and B; clear ones are already 0; the rest
+     * are made straight. */
     for (int y = 0; y < height; y++) {
-        uint8_t *row = pixels + (size_t)y * row_bytes;
+        uint32_t *row = (uint32_t *)(pixels + (size_t)y * row_bytes);
         for (int x = 0; x < width; x++) {
-            uint8_t *p = row + (size_t)x * 4;
-            uint32_t word;
-            memcpy(&word, p, 4);
-            unsigned a = word >> 24, r = (word >> 16) & 0xFF, g = (word >> 8) & 0xFF, b = word & 0xFF;
-            if (a != 0 && a != 255) {
+            uint32_t word = row[x], a = word >> 24;
+            if (a == 255) {
+                row[x] = (word & 0xFF00FF00u) | ((word >> 16) & 0xFFu) | ((word & 0xFFu) << 16);
+            } else if (a != 0) {
+                uint32_t r = (word >> 16) & 0xFF, g = (word >> 8) & 0xFF, b = word & 0xFF;
                 r = (r * 255 + a / 2) / a; g = (g * 255 + a / 2) / a; b = (b * 255 + a / 2) / a;
                 if (r > 255) r = 255;
                 if (g > 255) g = 255;
                 if (b > 255) b = 255;
+                row[x] = a << 24 | b << 16 | g << 8 | r;
             }
-            p[0] = (uint8_t)r; p[1] = (uint8_t)g; p[2] = (uint8_t)b; p[3] = (uint8_t)a;
         }
     }
     return 1;

@@ -17,7 +17,8 @@ int easel_svg_size(const uint8_t *data, size_t size, double *width, double *heig
 
 /* Renders the whole document scaled to width x height (its aspect ratio is the caller's
  * business) as RGBA with straight alpha into `pixels` (height rows of row_bytes, a multiple
- * of 4), on a transparent background. Returns 1, or 0 with a message. */
+ * of 4), which must start zeroed (transparent: a new Bitmap is). Returns 1, or 0 with a
+ * message. */
 int easel_svg_render(const uint8_t *data, size_t size, uint8_t *pixels, size_t row_bytes, int width, int height, char *message);
 
 #endif

@@ -203,7 +203,7 @@ enum BMPCodec {
                     func destinationRow(_ fileRow: Int) -> Int { header.topDown ? fileRow : height - 1 - fileRow }
                     switch header.compression {
                     case .rle8, .rle4:
-                        output.initializeMemory(as: UInt8.self, repeating: 0)  // skipped pixels: transparent
+                        // (Skipped pixels stay transparent: a new bitmap is zero bytes.)
                         try decodeRLE(source, header: header) { x, fileRow, index in
                             let color = header.palette[Int(index)]
                             let at = destinationRow(fileRow) * rowBytes + x * 4
