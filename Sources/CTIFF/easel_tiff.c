@@ -91,17 +91,16 @@ static TIFF *open_source(source *s, const uint8_t *data, size_t size, char *mess
     return tif;
 }
 
-/* Whether the page declares alpha: an extra sample marked associated or unassociated alpha.
- * (libtiff also takes an unmarked 4th sample, or one marked "unspecified", as alpha; those are
- * not alpha here, as Pillow and browsers read them.) */
-static int declares_alpha(TIFF *tif) {
+/* The page's alpha as libtiff reads it: its first extra sample, when that is declared associated
+ * or unassociated alpha (EXTRASAMPLE_ASSOCALPHA or _UNASSALPHA), else 0 (libtiff also takes an
+ * unmarked or "unspecified" first extra sample as alpha; those are not alpha here, as Pillow and
+ * browsers read them). */
+static int alpha_kind(TIFF *tif) {
     uint16_t count = 0;
     uint16_t *kinds = NULL;
     TIFFGetFieldDefaulted(tif, TIFFTAG_EXTRASAMPLES, &count, &kinds);
-    for (uint16_t i = 0; i < count && kinds; i++) {
-        if (kinds[i] == EXTRASAMPLE_ASSOCALPHA || kinds[i] == EXTRASAMPLE_UNASSALPHA) return 1;
-    }
-    return 0;
+    if (count == 0 || !kinds) return 0;
+    return kinds[0] == EXTRASAMPLE_ASSOCALPHA || kinds[0] == EXTRASAMPLE_UNASSALPHA ? kinds[0] : 0;
 }
 
 static int fail(TIFF *tif, char *message, const char *fallback) {
@@ -145,7 +144,7 @@ int easel_tiff_read_info(const uint8_t *data, size_t size, int page, int max_pag
     info->photometric = photometric;
     info->orientation = orientation >= 1 && orientation <= 8 ? orientation : 1;
     info->is_tiled = TIFFIsTiled(tif);
-    info->has_alpha = declares_alpha(tif);
+    info->has_alpha = alpha_kind(tif) != 0;
     info->is_gray = (photometric == PHOTOMETRIC_MINISBLACK || photometric == PHOTOMETRIC_MINISWHITE) && samples - extra_count == 1;
     uint32_t icc_size = 0;
     void *icc_data = NULL;
@@ -218,11 +217,17 @@ int easel_tiff_decode(const uint8_t *data, size_t size, int page, uint8_t *pixel
         return fail(tif, message, "out of memory");
     }
     int ok = TIFFRGBAImageGet(&image, raster, (uint32_t)width, (uint32_t)height);
-    /* libtiff's raster has premultiplied alpha whatever the file's kind: made straight here.
-     * Extra samples that are not declared alpha are no alpha: opaque, colours as stored (libtiff
-     * passes them through as if associated). */
-    int alpha = declares_alpha(tif);
-    int premultiplied = alpha && image.alpha != 0;
+    /* The raster made straight where it is premultiplied. Extra samples that are not declared
+     * alpha are no alpha: opaque, colours as stored (libtiff passes them through as if
+     * associated). */
+    int kind = alpha_kind(tif);
+    uint16_t photometric = 0;
+    TIFFGetFieldDefaulted(tif, TIFFTAG_PHOTOMETRIC, &photometric);
+    int gray = photometric == PHOTOMETRIC_MINISBLACK || photometric == PHOTOMETRIC_MINISWHITE;
+    /* libtiff premultiplies colour with unassociated alpha, but hands gray over as stored: gray
+     * is premultiplied only when the file's alpha is associated. */
+    int alpha = kind != 0;
+    int premultiplied = alpha && image.alpha != 0 && (!gray || kind == EXTRASAMPLE_ASSOCALPHA);
     TIFFRGBAImageEnd(&image);
     if (!ok || s.failed) {
         _TIFFfree(raster);

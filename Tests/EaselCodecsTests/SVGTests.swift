@@ -161,6 +161,25 @@ struct SVGTests {
         do { _ = try ImageDecoder.info(of: document([bombURL])) } catch let error as CodecError {
             #expect(error.description.contains("an embedded image") && error.description.contains("20000"), "\(error)")
         }
+        // However the URL is written, as librsvg reads it: character references, any case, tabs
+        // inside, an entity of the internal subset, text/plain (which librsvg sniffs).
+        let base64 = Data(bomb).base64EncodedString()
+        for spelling in ["&#100;ata:image/png;base64,", "DATA:image/PNG;base64,", "d&#9;ata:image/png;base64,", "&#x64;&#x61;ta:image/png ; base64,",
+                         "data:text/plain;charset=US-ASCII;base64,", "data:;base64,"] {
+            #expect(throws: CodecError.self, "\(spelling)") { try ImageDecoder.info(of: document([spelling + base64])) }
+        }
+        let entity = Data(("<!DOCTYPE svg [<!ENTITY d 'd'><!ENTITY png 'image/png'>]><svg xmlns='http://www.w3.org/2000/svg' width='10' height='10'>"
+                           + "<image width='10' height='10' href='&d;ata:&png;;base64,\(base64)'/></svg>").utf8)
+        #expect(throws: CodecError.self) { try ImageDecoder.info(of: entity) }
+        // Percent-encoded binary (not UTF-8) is decoded to its bytes.
+        let percent = bomb.map { String(format: "%%%02X", $0) }.joined()
+        #expect(throws: CodecError.self) { try ImageDecoder.info(of: document(["data:image/png," + percent])) }
+        // An embedded SVG is drawn at its own size: held to the pixel limits, and it may not
+        // embed images of its own.
+        let bigSVG = "data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg' width='20000' height='20000'/%3E"
+        #expect(throws: CodecError.self) { try ImageDecoder.info(of: document([bigSVG.replacingOccurrences(of: "'", with: "%22")])) }
+        let nested = "data:image/svg+xml;base64," + Data(document([bombURL])).base64EncodedString()
+        #expect(throws: CodecError.corrupt(format: .svg, reason: "an embedded SVG embeds images of its own")) { try ImageDecoder.info(of: document([nested])) }
         // Declared as something else, sniffed as an image: checked too.
         #expect(throws: CodecError.self) { try ImageDecoder.info(of: document(["data:application/octet-stream;base64," + Data(bomb).base64EncodedString()])) }
         #expect(throws: CodecError.self) { try ImageDecoder.info(of: document(["data:image/x-portable-pixmap;base64,UDYKMzAwMDAgMzAwMDAKMjU1Cg=="])) }

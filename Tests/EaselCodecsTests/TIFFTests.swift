@@ -155,6 +155,16 @@ struct TIFFTests {
             #expect(BMPAndICOTests.pixels(bitmap)[0] == expected, "\(String(describing: extra))")
             #expect(bitmap.isKnownOpaque == (extra != 2))
         }
+        // Gray with unassociated alpha (Pillow's LA): libtiff hands it over straight, kept so.
+        let directory = try TemporaryDirectory()
+        let program = """
+            import sys
+            from PIL import Image
+            im = Image.new("LA", (2, 1)); im.putdata([(200, 128), (50, 255)]); im.save(sys.argv[1])
+            """
+        #expect(try runTool(Self.python, ["-c", program, directory.child("la.tif").path]), "Pillow wrote its file")
+        let la = BMPAndICOTests.pixels(try ImageDecoder.decode(try Data(contentsOf: directory.child("la.tif"))))
+        #expect(la == [[200, 200, 200, 128], [50, 50, 50, 255]], "\(la)")
         // Half-transparent declared alpha stays straight: (200, 100, 50) at alpha 128.
         let half = uncompressedTIFF(width: 1, height: 1, samples: 4, extraSamples: 2) { _, _ in [200, 100, 50, 128] }
         let pixel = BMPAndICOTests.pixels(try ImageDecoder.decode(half))[0]
