@@ -63,12 +63,11 @@ let package = Package(
         .target(name: "CHEIF", linkerSettings: [.linkedLibrary("heif")]),
         .target(name: "CTIFF", linkerSettings: [.linkedLibrary("tiff")]),
         .target(name: "CJXL", linkerSettings: [.linkedLibrary("jxl")]),
-        // (The shim declares the few poppler-glib, GLib and cairo functions it calls: see easel_pdf.c.)
-        .target(name: "CPDF", linkerSettings: [.linkedLibrary("poppler-glib"), .linkedLibrary("cairo"), .linkedLibrary("gobject-2.0"),
-                                               .linkedLibrary("glib-2.0")]),
-        // (The shim declares the few librsvg, GLib and cairo functions it calls: see easel_svg.c.)
-        .target(name: "CSVG", linkerSettings: [.linkedLibrary("rsvg-2"), .linkedLibrary("cairo"), .linkedLibrary("gio-2.0"),
-                                               .linkedLibrary("gobject-2.0"), .linkedLibrary("glib-2.0")]),
+        // (These shims declare the few GLib, cairo, librsvg and poppler functions they call: see
+        // CCairo's header.)
+        .target(name: "CCairo", linkerSettings: [.linkedLibrary("cairo"), .linkedLibrary("gobject-2.0"), .linkedLibrary("glib-2.0")]),
+        .target(name: "CSVG", dependencies: ["CCairo"], linkerSettings: [.linkedLibrary("rsvg-2"), .linkedLibrary("gio-2.0")]),
+        .target(name: "CPDF", dependencies: ["CCairo"], linkerSettings: [.linkedLibrary("poppler-glib")]),
         // Resampling passes in 16-bit fixed point with SSE2 (our code; no library).
         .target(name: "CResample"),
         // glibc allocator tuning for batch decoding (`easel thumbnail`; mallopt is a macro-heavy C API).

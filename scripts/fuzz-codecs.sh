@@ -23,14 +23,14 @@ WORK=".build-fuzz"
 rm -rf "$WORK/modules" "$WORK"/*.o "$WORK"/*.a
 mkdir -p "$WORK/modules" "$WORK/corpus" "$WORK/seeds"
 SAN="-fsanitize=address,fuzzer-no-link"
-SHIMS="CJPEG CPNG CGIF CWebP CLCMS CAVIF CHEIF CTIFF CSVG CJXL CPDF CResample CXXHash"
+SHIMS="CJPEG CPNG CGIF CWebP CLCMS CAVIF CHEIF CTIFF CCairo CSVG CJXL CPDF CResample CXXHash"
 for shim in $SHIMS; do
   mkdir -p "$WORK/modules/$shim"
   header=$(ls "Sources/$shim/include/"*.h | head -1)
   cp "$header" "$WORK/modules/$shim/"
   printf 'module %s {\n    header "%s"\n    export *\n}\n' "$shim" "$(basename "$header")" > "$WORK/modules/$shim/module.modulemap"
   for source in Sources/$shim/*.c; do
-    clang -c -O1 -g $SAN -I "Sources/$shim/include" "$source" -o "$WORK/$(basename "$source" .c).o"
+    clang -c -O1 -g $SAN -I "Sources/$shim/include" -I Sources/CCairo/include "$source" -o "$WORK/$(basename "$source" .c).o"
   done
 done
 # The Swift modules EaselCodecs imports, as static libraries: swift-log's Logging, the package's

@@ -25,18 +25,8 @@ struct PDFTests {
             let filler = String(repeating: "A", count: 64)
             objects.append("<< /Filter /Standard /V 1 /R 2 /Length 40 /P -44 /O <\(filler)> /U <\(filler)> >>")
         }
-        var out = "%PDF-1.4\n"
-        var offsets: [Int] = []
-        for (index, object) in objects.enumerated() {
-            offsets.append(out.utf8.count)
-            out += "\(index + 1) 0 obj\n\(object)\nendobj\n"
-        }
-        let xref = out.utf8.count
-        out += "xref\n0 \(objects.count + 1)\n0000000000 65535 f \n"
-        for offset in offsets { out += String(format: "%010d 00000 n \n", offset) }
         let encryption = encrypt ? " /Encrypt \(objects.count) 0 R /ID [<0123456789ABCDEF0123456789ABCDEF> <0123456789ABCDEF0123456789ABCDEF>]" : ""
-        out += "trailer\n<< /Size \(objects.count + 1) /Root 1 0 R\(encryption) >>\nstartxref\n\(xref)\n%%EOF\n"
-        return Data(out.utf8)
+        return Data(pdfFile(objects: objects, trailer: encryption).utf8)
     }
 
     @Test func aPageIsRenderedAtTheSizeAskedForAsPdftoppmRendersIt() throws {

@@ -455,19 +455,3 @@ func signature(_ path: String, key: String = keyA) -> String {
         }
     }
 }
-
-/// A one-page PDF of `width`×`height` points drawing `content`, with a correct xref.
-func pdfDocument(width: Int, height: Int, content: String) -> String {
-    let objects = ["<< /Type /Catalog /Pages 2 0 R >>", "<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-                   "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 \(width) \(height)] /Contents 4 0 R >>",
-                   "<< /Length \(content.utf8.count) >>\nstream\n\(content)\nendstream"]
-    var out = "%PDF-1.4\n"
-    var offsets: [Int] = []
-    for (index, object) in objects.enumerated() {
-        offsets.append(out.utf8.count)
-        out += "\(index + 1) 0 obj\n\(object)\nendobj\n"
-    }
-    let xref = out.utf8.count
-    out += "xref\n0 \(objects.count + 1)\n0000000000 65535 f \n" + offsets.map { String(format: "%010d 00000 n \n", $0) }.joined()
-    return out + "trailer\n<< /Size \(objects.count + 1) /Root 1 0 R >>\nstartxref\n\(xref)\n%%EOF\n"
-}

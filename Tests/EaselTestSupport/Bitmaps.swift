@@ -60,3 +60,24 @@ public func uncompressedTIFF(width: Int, height: Int, samples: Int = 3, pages: I
     }
     return Data(out)
 }
+
+/// A PDF of `objects` (numbered from 1 in order; the first is the catalog), laid out with a
+/// correct cross-reference table. `trailer` adds entries to the trailer dictionary.
+public func pdfFile(objects: [String], trailer: String = "") -> String {
+    var out = "%PDF-1.4\n"
+    var offsets: [Int] = []
+    for (index, object) in objects.enumerated() {
+        offsets.append(out.utf8.count)
+        out += "\(index + 1) 0 obj\n\(object)\nendobj\n"
+    }
+    let xref = out.utf8.count
+    out += "xref\n0 \(objects.count + 1)\n0000000000 65535 f \n" + offsets.map { String(format: "%010d 00000 n \n", $0) }.joined()
+    return out + "trailer\n<< /Size \(objects.count + 1) /Root 1 0 R\(trailer) >>\nstartxref\n\(xref)\n%%EOF\n"
+}
+
+/// A one-page PDF of `width`×`height` points drawing `content`.
+public func pdfDocument(width: Int, height: Int, content: String) -> String {
+    pdfFile(objects: ["<< /Type /Catalog /Pages 2 0 R >>", "<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+                      "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 \(width) \(height)] /Contents 4 0 R >>",
+                      "<< /Length \(content.utf8.count) >>\nstream\n\(content)\nendstream"])
+}

@@ -30,15 +30,9 @@ enum PDFCodec {
 
     static func decode(_ data: Data, info: ImageInfo, covering minimumSize: (width: Int, height: Int)?, pixelFormat: Bitmap.PixelFormat,
                        limits: DecodingLimits) throws -> Bitmap {
-        let size = VectorRender.size(of: info, covering: minimumSize)
-        try limits.check(width: size.width, height: size.height)
-        var bitmap = Bitmap(width: size.width, height: size.height, pixelFormat: .rgba8)
-        let rowBytes = bitmap.rowBytes
-        try bitmap.withUnsafeMutableBytes { pixels in
-            _ = try callShim(data, format: .pdf, messageSize: EASEL_PDF_MESSAGE_SIZE) { bytes, count, message in
-                easel_pdf_render(bytes, count, 0, pixels.baseAddress!.assumingMemoryBound(to: UInt8.self), rowBytes,
-                                 Int32(size.width), Int32(size.height), message)
-            }
+        var bitmap = try VectorRender.render(data, info: info, covering: minimumSize, limits: limits, format: .pdf,
+                                             messageSize: EASEL_PDF_MESSAGE_SIZE) { bytes, count, pixels, rowBytes, width, height, message in
+            easel_pdf_render(bytes, count, 0, pixels, rowBytes, width, height, message)  // the first page
         }
         bitmap.markOpaque()
         return bitmap.converted(to: pixelFormat)

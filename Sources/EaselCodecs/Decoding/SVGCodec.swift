@@ -44,16 +44,7 @@ enum SVGCodec {
     static func decode(_ data: Data, info: ImageInfo, covering minimumSize: (width: Int, height: Int)?, pixelFormat: Bitmap.PixelFormat,
                        limits: DecodingLimits) throws -> Bitmap {
         try checkDocument(data, limits: limits)
-        let size = VectorRender.size(of: info, covering: minimumSize)
-        try limits.check(width: size.width, height: size.height)
-        var bitmap = Bitmap(width: size.width, height: size.height, pixelFormat: .rgba8)
-        let rowBytes = bitmap.rowBytes
-        try bitmap.withUnsafeMutableBytes { pixels in
-            _ = try callShim(data, format: .svg, messageSize: EASEL_SVG_MESSAGE_SIZE) { bytes, count, message in
-                easel_svg_render(bytes, count, pixels.baseAddress!.assumingMemoryBound(to: UInt8.self), rowBytes,
-                                 Int32(size.width), Int32(size.height), message)
-            }
-        }
-        return bitmap.converted(to: pixelFormat)
+        return try VectorRender.render(data, info: info, covering: minimumSize, limits: limits, format: .svg,
+                                       messageSize: EASEL_SVG_MESSAGE_SIZE, draw: easel_svg_render).converted(to: pixelFormat)
     }
 }

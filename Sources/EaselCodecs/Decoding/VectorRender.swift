@@ -1,9 +1,30 @@
 import EaselSupport
+import Foundation
 
 /// The size a vector (SVG, a PDF page) is rendered at: vectors have no pixels of their own, so a
 /// decode covering a size renders them there, up or down, rather than at their intrinsic size
 /// and then resized.
 enum VectorRender {
+    /// A vector's bitmap covering `minimumSize` (its render size checked against `limits` before
+    /// any pixel memory), drawn by `draw` with the bytes of `data`, the pixels, their row bytes
+    /// and the size, through a C shim (`format` names its errors).
+    static func render(_ data: Data, info: ImageInfo, covering minimumSize: (width: Int, height: Int)?, limits: DecodingLimits,
+                       format: ImageFileType, messageSize: Int32,
+                       draw: (UnsafePointer<UInt8>, Int, UnsafeMutablePointer<UInt8>, Int, Int32, Int32, UnsafeMutablePointer<CChar>) -> Int32)
+        throws -> Bitmap {
+        let size = size(of: info, covering: minimumSize)
+        try limits.check(width: size.width, height: size.height)
+        var bitmap = Bitmap(width: size.width, height: size.height, pixelFormat: .rgba8)
+        let rowBytes = bitmap.rowBytes
+        try bitmap.withUnsafeMutableBytes { pixels in
+            _ = try callShim(data, format: format, messageSize: messageSize) { bytes, count, message in
+                draw(bytes, count, pixels.baseAddress!.assumingMemoryBound(to: UInt8.self), rowBytes, Int32(size.width), Int32(size.height),
+                     message)
+            }
+        }
+        return bitmap
+    }
+
     /// The most pixels a render covering a size may have (4096²), and the longest side cairo draws.
     static let maxRenderPixels = 4096 * 4096, maxRenderSide = 32767
 

@@ -1,0 +1,41 @@
+#ifndef EASEL_CAIRO_H
+#define EASEL_CAIRO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The parts of GLib's and cairo's public C API that the librsvg and poppler shims (CSVG, CPDF)
+ * use, declared here rather than included: their headers sit under pkg-config's include paths,
+ * which SwiftPM gives a C target only through a pkg-config system module, whose flags
+ * (-pthread) it refuses with a warning; and unsafe include flags would keep the package from
+ * being used as a dependency. These are the libraries' stable ABI (GLib 2.x, cairo 1.x) as
+ * their headers give it. */
+typedef int gboolean;
+typedef struct {
+    uint32_t domain;
+    int code;
+    char *message;
+} GError;
+typedef struct _cairo_surface cairo_surface_t;
+typedef struct _cairo cairo_t;
+enum { CAIRO_FORMAT_ARGB32 = 0, CAIRO_STATUS_SUCCESS = 0 };
+
+extern void g_object_unref(void *object);
+extern void g_error_free(GError *error);
+extern cairo_surface_t *cairo_image_surface_create_for_data(unsigned char *data, int format, int width, int height, int stride);
+extern int cairo_surface_status(cairo_surface_t *surface);
+extern void cairo_surface_flush(cairo_surface_t *surface);
+extern void cairo_surface_destroy(cairo_surface_t *surface);
+extern cairo_t *cairo_create(cairo_surface_t *target);
+extern int cairo_status(cairo_t *cr);
+extern void cairo_destroy(cairo_t *cr);
+extern void cairo_scale(cairo_t *cr, double sx, double sy);
+extern void cairo_set_source_rgb(cairo_t *cr, double red, double green, double blue);
+extern void cairo_paint(cairo_t *cr);
+extern const char *cairo_status_to_string(int status);
+
+/* Turns a cairo ARGB32 image (premultiplied, native-endian words) drawn in `pixels` (height rows
+ * of row_bytes) into RGBA with straight alpha, in place. */
+void easel_cairo_to_rgba(uint8_t *pixels, size_t row_bytes, int width, int height);
+
+#endif
