@@ -29,7 +29,11 @@ public struct ImageInfo: Sendable, Hashable {
 
     /// A size an icon holds besides its largest (`width` × `height`).
     public struct EntrySize: Sendable, Hashable {
-        public var width: Int, height: Int
+        /// The entry's width in pixels.
+        public var width: Int
+        /// The entry's height in pixels.
+        public var height: Int
+        /// A size of `width` × `height`.
         public init(width: Int, height: Int) { (self.width, self.height) = (width, height) }
     }
     /// An ICO's smaller images of the largest one's shape, largest first (empty for every other
