@@ -44,13 +44,14 @@ public struct ImageEncoding: Sendable, Hashable, CustomStringConvertible {
     /// client rates highest — AVIF and WebP only when named explicitly (wildcards do not count:
     /// a client that says `image/*` may not decode every new format), JPEG by any range that
     /// covers it, and always possible as the fallback — with ties going to AVIF, then WebP, then
-    /// JPEG. `pinned` `.webp` or `.avif` means "that format when the client takes it".
+    /// JPEG. `pinned` `.webp`, `.avif` or `.jxl` means "that format when the client takes it";
+    /// another pinned format is what every client gets.
     /// - Parameters:
     ///   - pinned: the format the request asked for, if any.
+    ///   - offersJPEGXL: negotiate JPEG XL like AVIF (named explicitly), ahead of it on ties;
+    ///     otherwise it goes only to a request that pins it.
     ///   - quality: the q-value the client gives a MIME type; `explicitly` false counts
     ///     wildcards (`image/*`, `*/*`), true only the type named itself (0 when absent).
-    /// JPEG XL, when `offersJPEGXL`, is negotiated like AVIF (named explicitly), ahead of it on
-    /// ties; otherwise it goes only to a request that pins it.
     public static func negotiate(pinned: Format?, offersJPEGXL: Bool = false, quality: (_ type: String, _ explicitly: Bool) -> Double) -> Format {
         switch pinned {
         case .png: return .png
