@@ -74,38 +74,35 @@ for set in icons drawing; do
   done
 done
 echo
+# cli_table each|batch: easel thumbnail a process per file (each) or every file in one process
+# (batch), against rsvg-convert, a process per file; both write a PNG of the size.
+cli_table() {
+  echo "| documents | size | easel thumbnail s | rsvg-convert s | easel speed / rsvg-convert |"
+  echo "|---|---|---|---|---|"
+  for set in icons drawing; do
+    files=${!set}
+    for size in 256 2048; do
+      start=$(date +%s.%N)
+      for _ in $(seq "$REPS"); do
+        if [ "$1" = batch ]; then
+          run "$EASEL" thumbnail --size "${size}x${size}" --format png --output-dir "$WORK/out" $files >/dev/null
+        else
+          for f in $files; do run "$EASEL" thumbnail --size "${size}x${size}" --format png --output-dir "$WORK/out" "$f" >/dev/null; done
+        fi
+      done
+      e=$("$VENV/bin/python" -c "print($(date +%s.%N) - $start)")
+      start=$(date +%s.%N)
+      for _ in $(seq "$REPS"); do for f in $files; do run rsvg-convert -w "$size" -h "$size" -o "$WORK/out/rsvg.png" "$f"; done; done
+      r=$("$VENV/bin/python" -c "print($(date +%s.%N) - $start)")
+      echo "| $set | $size px | $(printf %.2f "$e") | $(printf %.2f "$r") | $(ratio "$r" "$e") |"
+    done
+  done
+  echo
+}
 echo "### The CLI against rsvg-convert (a process per file, each writing a PNG of the size)"
-echo "| documents | size | easel thumbnail s | rsvg-convert s | easel speed / rsvg-convert |"
-echo "|---|---|---|---|---|"
-for set in icons drawing; do
-  files=${!set}
-  for size in 256 2048; do
-    start=$(date +%s.%N)
-    for _ in $(seq "$REPS"); do for f in $files; do run "$EASEL" thumbnail --size "${size}x${size}" --format png --output-dir "$WORK/out" "$f" >/dev/null; done; done
-    e=$("$VENV/bin/python" -c "print($(date +%s.%N) - $start)")
-    start=$(date +%s.%N)
-    for _ in $(seq "$REPS"); do for f in $files; do run rsvg-convert -w "$size" -h "$size" -o "$WORK/out/rsvg.png" "$f"; done; done
-    r=$("$VENV/bin/python" -c "print($(date +%s.%N) - $start)")
-    echo "| $set | $size px | $(printf %.2f "$e") | $(printf %.2f "$r") | $(ratio "$r" "$e") |"
-  done
-done
-echo
+cli_table each
 echo "### A batch: easel thumbnail with every file in one process against rsvg-convert, a process per file"
-echo "| documents | size | easel thumbnail s | rsvg-convert s | easel speed / rsvg-convert |"
-echo "|---|---|---|---|---|"
-for set in icons drawing; do
-  files=${!set}
-  for size in 256 2048; do
-    start=$(date +%s.%N)
-    for _ in $(seq "$REPS"); do run "$EASEL" thumbnail --size "${size}x${size}" --format png --output-dir "$WORK/out" $files >/dev/null; done
-    e=$("$VENV/bin/python" -c "print($(date +%s.%N) - $start)")
-    start=$(date +%s.%N)
-    for _ in $(seq "$REPS"); do for f in $files; do run rsvg-convert -w "$size" -h "$size" -o "$WORK/out/rsvg.png" "$f"; done; done
-    r=$("$VENV/bin/python" -c "print($(date +%s.%N) - $start)")
-    echo "| $set | $size px | $(printf %.2f "$e") | $(printf %.2f "$r") | $(ratio "$r" "$e") |"
-  done
-done
-echo
+cli_table batch
 
 mkdir -p "$WORK/tiff"
 tiffs=$("$VENV/bin/python" "$PEERS/color_formats_vips.py" tiff "$WORK/tiff" "$ROOT"/Samples/*.jpg | json "['outputs']" | tr -d "[]',")

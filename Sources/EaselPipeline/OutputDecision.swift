@@ -166,17 +166,16 @@ extension ImagePipeline {
             guard let accept else { return 0 }
             return explicitly ? accept.explicitQuality(of: type) : accept.quality(of: type)
         }
-        // Animation alternatives only where the answer is negotiated (no format, or WebP, AVIF
-        // or JPEG XL "when the client takes it"): a format pinned as it is (JPEG, PNG, GIF, ICO,
-        // BMP) is what every client gets, with no `Vary`.
-        let negotiated = !pinned && (policy.format == nil || policy.format == .webp || policy.format == .avif || policy.format == .jxl)
-        let webpForAnimations = negotiated && output != .webp && (accept?.explicitlyAccepts("image/webp") ?? false)
+        // The answer depends on Accept (it is negotiated: no format, or WebP, AVIF or JPEG XL
+        // "when the client takes it"), and only then has animation alternatives: a format pinned
+        // as it is (JPEG, PNG, GIF, ICO, BMP) is what every client gets, with no `Vary`.
+        let varies = policy.format == nil || (!policy.strict && ImageEncoding.variesWithAccept(pinned: policy.format))
+        let webpForAnimations = varies && output != .webp && (accept?.explicitlyAccepts("image/webp") ?? false)
         // A client that names GIF but not WebP (older browsers, mail clients) gets animations as GIF.
-        let gifForAnimations = negotiated && !webpForAnimations && output != .webp && (accept?.explicitlyAccepts("image/gif") ?? false)
+        let gifForAnimations = varies && !webpForAnimations && output != .webp && (accept?.explicitlyAccepts("image/gif") ?? false)
         let quality = policy.quality ?? Self.defaultQuality
         let encoding = ImageEncoding(output, quality: output == .avif ? ImageEncoding.avifQuality(forJPEGQuality: quality) : quality,
                                      animationAsWebP: webpForAnimations ? quality : nil, animationAsGIF: gifForAnimations)
-        let varies = policy.format == nil || (!policy.strict && ImageEncoding.variesWithAccept(pinned: policy.format))
         return OutputDecision(encoding: encoding, vary: varies ? "Accept" : nil)
     }
 

@@ -9,9 +9,6 @@ import Testing
 struct DCOnlyDecodeTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
-    /// Runs a tool, killed after 60 s; true when it exited 0.
-    @discardableResult
-    static func run(_ tool: String, _ arguments: [String]) throws -> Bool { try runTool(tool, arguments) }
 
     /// A binary PPM of `bitmap` (cjpeg's input).
     static func ppm(_ bitmap: Bitmap) -> Data {
@@ -56,17 +53,17 @@ struct DCOnlyDecodeTests {
             let sampling = samplings[index % samplings.count]
             for (tag, extra) in [("cj", ["-sample", sampling, "-progressive"]), ("gray", ["-grayscale", "-progressive"])] {
                 let file = directory.appendingPathComponent("\(tag)-\(index).jpg")
-                if try run(cjpeg, ["-quality", String(60 + index * 3)] + extra + ["-outfile", file.path, source.path]) { files.append(file) }
+                if try runTool(cjpeg, ["-quality", String(60 + index * 3)] + extra + ["-outfile", file.path, source.path]) { files.append(file) }
             }
             for scan in scans {
                 let gray = scan.hasPrefix("g")
                 let file = directory.appendingPathComponent("scan-\(index)-\(scan).jpg")
                 let arguments = ["-quality", "85"] + (gray ? ["-grayscale"] : ["-sample", samplings[(index + scan.count) % 5]])
                     + ["-scans", root.appendingPathComponent("Tests/Fixtures/jpeg-scans/\(scan)").path, "-outfile", file.path, source.path]
-                if try run(cjpeg, arguments) { files.append(file) }
+                if try runTool(cjpeg, arguments) { files.append(file) }
             }
             let transcoded = directory.appendingPathComponent("jpegtran-\(index).jpg")
-            if try run(jpegtran, ["-progressive", "-outfile", transcoded.path, sample.path]) { files.append(transcoded) }
+            if try runTool(jpegtran, ["-progressive", "-outfile", transcoded.path, sample.path]) { files.append(transcoded) }
         }
         // Four components: CMYK (Adobe, inverted) made progressive by jpegtran.
         for (index, size) in [(0, (203, 151)), (1, (640, 480))].map({ ($0.0, $0.1) }) {
@@ -75,7 +72,7 @@ struct DCOnlyDecodeTests {
                 (UInt8((x * 7) & 255), UInt8((y * 5) & 255), UInt8(((x + y) * 3) & 255), UInt8((x ^ y) & 255))
             }.write(to: cmyk)
             let file = directory.appendingPathComponent("cmyk-\(index).jpg")
-            if try run(jpegtran, ["-progressive", "-outfile", file.path, cmyk.path]) { files.append(file) }
+            if try runTool(jpegtran, ["-progressive", "-outfile", file.path, cmyk.path]) { files.append(file) }
         }
         // Pillow's progressive writer, when the test virtualenv has it.
         let python = root.appendingPathComponent(".venv-compat/bin/python3").path
@@ -90,7 +87,7 @@ struct DCOnlyDecodeTests {
                     image.save(os.path.join(out, f"pillow-{i}-{sub}.jpg"), quality=55 + 7 * j + i, progressive=True, subsampling=sub)
                 image.convert("L").save(os.path.join(out, f"pillow-{i}-L.jpg"), quality=80, progressive=True)
             """
-        #expect(try run(python, ["-c", program, directory.path]), "Pillow wrote its files")
+        #expect(try runTool(python, ["-c", program, directory.path]), "Pillow wrote its files")
         files += try FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: nil)
             .filter { $0.lastPathComponent.hasPrefix("pillow-") }
         return files

@@ -183,7 +183,8 @@ enum BMPCodec {
     /// The pixels as RGBA. `andMask`: an icon's 1-bit transparency rows, bottom-up (used when the
     /// colours carry no alpha of their own).
     static func decodePixels(_ data: Data, header: Header, andMask: Int?) throws(CodecError) -> Bitmap {
-        // Uncompressed rows shorter than the header says: refused before any pixel memory.
+        // Uncompressed rows shorter than the header says: refused before any pixel memory (the
+        // last row need not be padded).
         if header.compression == .rgb || header.compression == .bitFields {
             let needed = header.rowStride * (header.height - 1) + (header.width * header.bitCount + 7) / 8
             guard header.pixelOffset + needed <= data.count else { throw corrupt("pixel data shorter than the header says") }
@@ -214,10 +215,8 @@ enum BMPCodec {
                         }
                         transparent = true
                     case .rgb, .bitFields:
+                        // (The rows' length was checked before the bitmap was allocated.)
                         let stride = header.rowStride
-                        // The last row need not be padded.
-                        let needed = stride * (height - 1) + (width * header.bitCount + 7) / 8
-                        guard header.pixelOffset + needed <= source.count else { throw corrupt("pixel data shorter than the header says") }
                         let fields = header.bitCount >= 16 ? header.masks.map(Field.init) : []
                         for fileRow in 0..<height {
                             let row = header.pixelOffset + fileRow * stride

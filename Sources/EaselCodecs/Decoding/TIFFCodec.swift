@@ -12,7 +12,7 @@ enum TIFFCodec {
 
     static func info(_ data: Data, limits: DecodingLimits = .default) throws -> ImageInfo {
         var header = easel_tiff_info()
-        var result = try read(data, into: &header, icc: nil, limits: limits)
+        try read(data, into: &header, icc: nil, limits: limits)
         var profile = EmbeddedProfile.none
         if header.icc_size > 0 {
             let size = Int(header.icc_size)
@@ -20,11 +20,10 @@ enum TIFFCodec {
                 profile = .tooLarge(bytes: size)
             } else {
                 var icc = [UInt8](repeating: 0, count: size)
-                result = try icc.withUnsafeMutableBufferPointer { try read(data, into: &header, icc: $0, limits: limits) }
+                try icc.withUnsafeMutableBufferPointer { try read(data, into: &header, icc: $0, limits: limits) }
                 profile = ICCProfileReader.parse(Data(icc))
             }
         }
-        _ = result
         return ImageInfo(fileType: .tiff, width: Int(header.width), height: Int(header.height), hasAlpha: header.has_alpha != 0,
                          isGrayscale: header.is_gray != 0, isProgressive: false, colorProfile: profile,
                          frameCount: Int(header.pages), bitDepth: Int(header.bits_per_sample),
@@ -32,7 +31,7 @@ enum TIFFCodec {
     }
 
     private static func read(_ data: Data, into header: inout easel_tiff_info, icc: UnsafeMutableBufferPointer<UInt8>?,
-                             limits: DecodingLimits) throws -> Int32 {
+                             limits: DecodingLimits) throws {
         var why = ""
         let result = try callShim(data, format: .tiff, messageSize: EASEL_TIFF_MESSAGE_SIZE) { bytes, count, message in
             let result = easel_tiff_read_info(bytes, count, 0, Int32(clamping: limits.maxFrames), &header, icc?.baseAddress, icc?.count ?? 0,
@@ -41,7 +40,6 @@ enum TIFFCodec {
             return result
         }
         if result == 2 { throw CodecError.unsupportedFormat("TIFF (\(why))") }
-        return result
     }
 
     /// The first page's pixels as stored (the caller applies the orientation). `rawCMYK`: an
