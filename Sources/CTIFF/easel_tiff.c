@@ -124,7 +124,7 @@ int easel_tiff_read_info(const uint8_t *data, size_t size, int page, int max_pag
     if (page < 0 || page >= pages) {
         snprintf(message, EASEL_TIFF_MESSAGE_SIZE, "no page %d (the file has %d)", page, pages);
         TIFFClose(tif);
-        return 0;
+        return 3;
     }
     if (!TIFFSetDirectory(tif, (tdir_t)page)) return fail(tif, message, "the page's directory is damaged");
     uint32_t width = 0, height = 0;

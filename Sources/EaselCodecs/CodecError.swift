@@ -28,6 +28,9 @@ public enum CodecError: Error, Sendable, Equatable, CustomStringConvertible {
     case tooManyAnimationPixels(limit: Int)
     /// Encoding failed (the library's message).
     case encodingFailed(format: ImageFileType, reason: String)
+    /// The page (of a document) or frame (of an animation) asked for is not in the image: pages
+    /// are numbered from 0, and `pages` is how many it has (1 for a format without pages).
+    case noSuchPage(page: Int, pages: Int)
     /// A processor was given parameters that do not fit the image.
     case invalidParameters(String)
     /// The work was stopped: its deadline passed or nobody waits for it any more.
@@ -49,6 +52,7 @@ public enum CodecError: Error, Sendable, Equatable, CustomStringConvertible {
         case .tooManyFrames(let limit): "animation with more than \(limit) frames"
         case .tooManyAnimationPixels(let limit): "animation with more than \(limit) pixels over all its frames"
         case .encodingFailed(let format, let reason): "could not encode \(format): \(reason)"
+        case .noSuchPage(let page, let pages): "no page \(page): the image has \(pages) page\(pages == 1 ? "" : "s") (numbered from 0)"
         case .invalidParameters(let reason): "invalid parameters: \(reason)"
         case .cancelled: "cancelled"
         }

@@ -87,6 +87,12 @@ public struct ImageRequest: Sendable {
     /// two): checked from the source's header before anything is decoded, e.g. a side limit for
     /// watermark images. Nil: the pipeline's limits.
     public var sourceLimits: DecodingLimits?
+    /// Which page of a document (PDF, TIFF) or frame of an animated GIF or WebP the image is made
+    /// from, numbered from 0 (the default: the first page, and an animation kept as one where the
+    /// answer keeps animations). Any other page is a still, with its own identity in every tier;
+    /// a page the source does not have fails with `.decoding(.noSuchPage)`. (Named formats stored
+    /// in image tables keep their first pages there; other pages live in the other tiers.)
+    public var page = 0
     /// False for the bitmaps of `encodedImage(for:)`: their bytes are stored as served, so a
     /// bitmap variant on disk (another encoding) is neither read nor written for them.
     var usesDiskVariants = true
@@ -147,14 +153,19 @@ public struct ImageRequest: Sendable {
         return components.url?.absoluteString ?? url.absoluteString
     }
 
-    /// Identifies the processing in cache keys.
+    /// Identifies the processing (and a page other than the first) in cache keys.
     var processingIdentifier: String {
-        switch processing {
+        let processing = switch processing {
         case .original: "original"
         case .format(let name): "format:" + name
         case .processors(let processors): "processors:" + processors.identifier
         }
+        return processing + Self.pageSuffix(page)
     }
+
+    /// What a page other than the first adds to a processing's identity ("" for the first, so
+    /// the keys of every request without a page are as they were).
+    static func pageSuffix(_ page: Int) -> String { page == 0 ? "" : "|page:\(page)" }
 }
 
 /// Which tier answered a request.

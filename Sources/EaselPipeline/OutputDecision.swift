@@ -191,7 +191,9 @@ extension ImagePipeline {
         var vary: String?
         if let policy = request.output {
             let decision = decisions.decision(policy, for: request.client)
-            request.encoding = decision.encoding
+            // A page other than the first is a still: no animation alternatives in its key.
+            request.encoding = request.page == 0 ? decision.encoding
+                : ImageEncoding(decision.encoding.format, quality: decision.encoding.quality, keepsAnimation: false)
             vary = decision.vary
         }
         var response = try await encodedResponse(for: request, id: nextID(), admission: admission, abandonWhen: abandonWhen)

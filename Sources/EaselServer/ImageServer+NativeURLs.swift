@@ -29,7 +29,8 @@ extension ImageServer {
 
     /// A native spec: a format's name, or ad-hoc options `w=…,h=…` with `fit` (fit, fill,
     /// fill-down, auto, exact), `q`, `f`, `dpr`, `g` (gravity: c, n, s, e, w, ne, nw, se, sw,
-    /// sm, entropy, fp:X:Y), `blur`, `sharpen`.
+    /// sm, entropy, fp:X:Y), `blur`, `sharpen`, `page` (of a PDF or TIFF, or a frame of an
+    /// animation; from 0).
     func parse(spec: String, source: Source) throws -> ImagePath {
         if let format = formatsByName[spec] { return ImagePath(processing: .named(format), source: source, spec: spec) }
         guard spec.contains("=") else { throw RequestError.notFound("no format named \(spec)") }
@@ -80,6 +81,7 @@ extension ImageServer {
                 }
             case "blur": options.blur = try number("blur", 0.1...250)
             case "sharpen": options.sharpen = try number("sharpen", 0.1...10)
+            case "page": options.page = try ProcessingOptions.page(value)
             default: throw RequestError.invalid("unknown option \(pair[0])")
             }
         }

@@ -319,7 +319,7 @@ public final class ImageServer: Sendable {
                                                 mark: madeWith.first)
         return try await answer(request, context, head: head, source: source, processing: .processors(processors),
                                 output: OutputPolicy(format: options.format, quality: options.quality ?? defaultQuality, strict: strictFormat),
-                                madeWith: madeWith, lifetime: lifetime)
+                                page: options.page, madeWith: madeWith, lifetime: lifetime)
     }
 
     /// The identity a purge of `source` removes (the pipeline's source key), as a purge computes it.
@@ -330,10 +330,11 @@ public final class ImageServer: Sendable {
     /// the encoding and its `Vary`, answers from memory or makes it (admitted, or 429), and is
     /// left when the client closes its connection. This only writes HTTP.
     func answer(_ request: Request, _ context: EaselRequestContext, head: Bool, source: Source,
-                processing: ImageRequest.Processing, output: OutputPolicy, madeWith: [PreparedWatermark] = [],
+                processing: ImageRequest.Processing, output: OutputPolicy, page: Int = 0, madeWith: [PreparedWatermark] = [],
                 lifetime: Int64? = nil) async throws -> Response {
         let key = sourceKey(source)
         var pipelineRequest = ImageRequest(url: try resolve(source), processing: processing, cacheKey: key)
+        pipelineRequest.page = page
         pipelineRequest.client = ClientPreferences(accept: request.headers[.accept])
         pipelineRequest.output = output
         pipelineRequest.madeWith = madeWith

@@ -47,6 +47,32 @@ import Testing
         #expect(try ImageDecoder.decode(gif).pixel(x: 2, y: 2)[2] > 200)
     }
 
+    /// `page` of an animation is that frame as a still, composed as the reader shows it; a page
+    /// past the last frame is `noSuchPage`; a still has one page.
+    @Test func aPageOfAnAnimationIsThatFrameAsAStill() throws {
+        let gif = try Self.gif(frames: 6)
+        var shown: [[[UInt8]]] = []
+        try AnimationReader.frames(of: gif, info: try ImageDecoder.info(of: gif)) { shown.append(BMPAndICOTests.pixels($0.image)) }
+        let webp = try AnimationWriter.webp(try (0..<6).map { i in
+            AnimationFrame(image: try ImageDecoder.decode(gif, info: try ImageDecoder.info(of: gif, page: i)), duration: 50)
+        }, lossless: true)
+        for page in [1, 3, 5] {
+            let info = try ImageDecoder.info(of: gif, page: page)
+            #expect(info.page == page && info.frameCount == 6)
+            let frame = try ImageDecoder.decode(gif, info: info)
+            #expect(BMPAndICOTests.pixels(frame) == shown[page], "frame \(page)")
+            // Its bar (blue at x = 10·page).
+            #expect(frame.pixel(x: 10 * page + 5, y: 40)[2] > 200 && frame.pixel(x: 10 * page + 5, y: 40)[0] < 60)
+            // The same of an animated WebP (lossless: the same pixels).
+            let webpFrame = try ImageDecoder.decode(webp, info: try ImageDecoder.info(of: webp, page: page))
+            #expect(BMPAndICOTests.pixels(webpFrame) == shown[page], "WebP frame \(page)")
+        }
+        #expect(throws: CodecError.noSuchPage(page: 6, pages: 6)) { try ImageDecoder.info(of: gif, page: 6) }
+        let png = try ImageEncoder.encode(Bitmap(width: 4, height: 4, pixelFormat: .rgba8), as: .png())
+        #expect(throws: CodecError.noSuchPage(page: 1, pages: 1)) { try ImageDecoder.info(of: png, page: 1) }
+        #expect(throws: CodecError.self) { try ImageDecoder.info(of: png, page: -1) }
+    }
+
     @Test func shortGIFDelaysPlayAsBrowsersPlayThem() throws {
         let gif = try GIFCodec.encodeAnimation(width: 4, height: 4, frames: [[UInt8](repeating: 0, count: 16), [UInt8](repeating: 1, count: 16)],
                                                palette: Self.palette, delays: [0, 1])

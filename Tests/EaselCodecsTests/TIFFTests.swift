@@ -104,6 +104,30 @@ struct TIFFTests {
         #expect(try ImageDecoder.info(of: try Data(contentsOf: directory.child("rotated.tif"))).orientation == 6)
     }
 
+    /// Each page of a file `tiffcp` joins decodes to its own pixels, size and orientation (the
+    /// second is turned by its tag); one past the last is `noSuchPage` with the count.
+    @Test func everyPageDecodesToItsOwnPixels() throws {
+        let directory = try TemporaryDirectory()
+        _ = try Self.corpus(in: directory.url)
+        let dir = directory.path
+        let pages = ["gray.tif", "rotated.tif", "palette.tif", "rgba-lzw.tif"]
+        #expect(try runTool("/usr/bin/tiffcp", pages.map { "\(dir)/\($0)" } + ["\(dir)/mixed.tif"]))
+        let data = try Data(contentsOf: directory.child("mixed.tif"))
+        for (page, name) in pages.enumerated() {
+            let info = try ImageDecoder.info(of: data, page: page)
+            #expect(info.page == page && info.frameCount == 4 && info.orientation == (name == "rotated.tif" ? 6 : 1), "\(name)")
+            #expect(info.hasAlpha == (name == "rgba-lzw.tif") && info.isGrayscale == (name == "gray.tif"), "\(name)")
+            let bitmap = try ImageDecoder.decode(data, info: info)
+            let upright = name == "rotated.tif" ? (45, 67) : (67, 45)
+            #expect(bitmap.width == upright.0 && bitmap.height == upright.1, "\(name)")
+            let difference = Self.meanDifference(bitmap, try Data(contentsOf: directory.child(name + ".rgba")))
+            #expect(difference <= (name == "rgba-lzw.tif" ? 1 : 0.01), "\(name): \(difference)")
+        }
+        #expect(throws: CodecError.noSuchPage(page: 4, pages: 4)) { try ImageDecoder.info(of: data, page: 4) }
+        // A page past the frame limit is refused before any directory is read.
+        #expect(throws: CodecError.self) { try ImageDecoder.info(of: data, limits: DecodingLimits(maxFrames: 3), page: 3) }
+    }
+
     @Test func cmykGoesThroughItsProfile() throws {
         // Pillow writes the CMYK samples with a CMYK profile of ours; the decode equals those
         // samples converted by that profile (not libtiff's naive formula).

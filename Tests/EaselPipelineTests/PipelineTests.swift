@@ -388,6 +388,46 @@ func expectFailure(_ expected: (PipelineError) -> Bool, _ body: () async throws 
         }
     }
 
+    /// A page other than the first has its own identity in every tier: a table format keeps its
+    /// first page in the table and other pages in memory and on disk, and no tier answers one
+    /// page for another, before or after a restart.
+    @Test func eachPageHasItsOwnIdentityInEveryTier() async throws {
+        let directory = try TemporaryDirectory()
+        let root = try TemporaryDirectory()
+        func stream(_ content: String) -> String { "<< /Length \(content.utf8.count) >>\nstream\n\(content)\nendstream" }
+        // Page 0: 200×100 points, red; page 1: 100×200, blue.
+        try Data(pdfFile(objects: [
+            "<< /Type /Catalog /Pages 2 0 R >>", "<< /Type /Pages /Kids [3 0 R 5 0 R] /Count 2 >>",
+            "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 100] /Contents 4 0 R >>", stream("1 0 0 rg 0 0 200 100 re f"),
+            "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 100 200] /Contents 6 0 R >>", stream("0 0 1 rg 0 0 100 200 re f"),
+        ]).utf8).write(to: root.child("doc.pdf"))
+        let configuration = ImagePipeline.Configuration(formats: testFormats, cacheDirectory: directory.url,
+                                                        fetchers: [FileFetcher(root: root.url)], downloadRate: nil)
+        func request(page: Int) -> ImageRequest {
+            var request = ImageRequest(url: root.child("doc.pdf"), format: "thumb")
+            request.page = page
+            return request
+        }
+        func check(_ response: ImageResponse, page: Int, tier: ImageTier) {
+            let (width, height, channel) = page == 0 ? (128, 64, 0) : (64, 128, 2)
+            #expect(response.tier == tier && response.image.width == width && response.image.height == height, "page \(page) from \(response.tier)")
+            #expect(response.image.pixel(x: 10, y: 10)[channel] > 240 && response.image.pixel(x: 10, y: 10)[2 - channel] < 15, "page \(page)")
+        }
+        do {
+            let pipeline = try ImagePipeline(configuration: configuration)
+            check(try await pipeline.image(for: request(page: 0)), page: 0, tier: .file)
+            check(try await pipeline.image(for: request(page: 1)), page: 1, tier: .file)  // (local files are not copied)
+            check(try await pipeline.image(for: request(page: 0)), page: 0, tier: .table)
+            check(try await pipeline.image(for: request(page: 1)), page: 1, tier: .memory)
+            await #expect(throws: PipelineError.decoding(.noSuchPage(page: 2, pages: 2))) { try await pipeline.image(for: request(page: 2)) }
+            await pipeline.close()
+        }
+        let pipeline = try ImagePipeline(configuration: configuration)
+        check(try await pipeline.image(for: request(page: 1)), page: 1, tier: .diskVariant)
+        check(try await pipeline.image(for: request(page: 0)), page: 0, tier: .table)
+        await pipeline.close()
+    }
+
     @Test func aClosedPipelineReleasesItsTablesSoTheDirectoryReopensAtOnce() async throws {
         let directory = try TemporaryDirectory()
         let root = try TemporaryDirectory()

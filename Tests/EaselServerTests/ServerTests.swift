@@ -258,6 +258,57 @@ func signature(_ path: String, key: String = keyA) -> String {
         }
     }
 
+    /// `page` (native `page=`, imgproxy Pro's `pg`/`page`): a PDF's page at its own size, an
+    /// animation's frame as a still (for a WebP client too); each page its own variant (page 0
+    /// is the URL without a page); a page past the last a 422 that names the count.
+    @Test func pagesOfDocumentsAndFramesOfAnimations() async throws {
+        let server = try TestServer { $0.allowUnsignedAdHoc = true }
+        func stream(_ content: String) -> String { "<< /Length \(content.utf8.count) >>\nstream\n\(content)\nendstream" }
+        // Page 0: 200×100 points, red; page 1: 100×200, blue.
+        try Data(pdfFile(objects: [
+            "<< /Type /Catalog /Pages 2 0 R >>", "<< /Type /Pages /Kids [3 0 R 5 0 R] /Count 2 >>",
+            "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 100] /Contents 4 0 R >>", stream("1 0 0 rg 0 0 200 100 re f"),
+            "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 100 200] /Contents 6 0 R >>", stream("0 0 1 rg 0 0 100 200 re f"),
+        ]).utf8).write(to: server.origin.child("doc.pdf"))
+        // Four frames of 200×100: frame i is blue from x = 50·i to 50·i + 49, white elsewhere.
+        let frames = (0..<4).map { i in (0..<(200 * 100)).map { p -> UInt8 in p % 200 / 50 == i ? 1 : 2 } }
+        try GIFCodec.encodeAnimation(width: 200, height: 100, frames: frames, palette: [255, 0, 0, 0, 0, 255, 255, 255, 255],
+                                     delays: [10, 10, 10, 10]).write(to: server.origin.child("anim.gif"))
+        try await server.test { (client: any TestClientProtocol) async throws in
+            func image(_ uri: String, accept: String = "image/png") async throws -> (Bitmap, String?, String?) {
+                let response = try await get(client, uri, headers: [.accept: accept])
+                #expect(response.status == .ok, "\(uri): \(String(buffer: response.body))")
+                let body = Data(buffer: response.body)
+                #expect(try ImageDecoder.info(of: body).frameCount == 1, "\(uri): a still")
+                return (try ImageDecoder.decode(body), response.headers[.contentType], response.headers[.eTag])
+            }
+            let (first, _, firstTag) = try await image("/images/w=50,h=50,f=png/doc.pdf")
+            #expect(first.width == 50 && first.height == 25 && first.pixel(x: 25, y: 12)[0] > 240)
+            let (zero, _, zeroTag) = try await image("/images/w=50,h=50,f=png,page=0/doc.pdf")
+            #expect(zeroTag == firstTag && zero.width == 50)
+            for uri in ["/images/w=50,h=50,f=png,page=1/doc.pdf", "/imgproxy/insecure/rs:fit:50:50/pg:1/plain/local:///doc.pdf@png",
+                        "/imgproxy/insecure/rs:fit:50:50/page:1/plain/local:///doc.pdf@png"] {
+                let (second, _, tag) = try await image(uri)
+                #expect(second.width == 25 && second.height == 50 && second.pixel(x: 12, y: 25)[2] > 240 && second.pixel(x: 12, y: 25)[0] < 15, "\(uri)")
+                #expect(tag != firstTag, "\(uri)")
+            }
+            // An animation's frame: a still, even to a client that takes animated WebP.
+            for uri in ["/images/w=100,h=100,page=2/anim.gif", "/imgproxy/insecure/rs:fit:100:100/pg:2/plain/local:///anim.gif"] {
+                let (frame, type, _) = try await image(uri, accept: "image/webp,*/*")
+                #expect(type == "image/webp" && frame.width == 100 && frame.height == 50, "\(uri)")
+                #expect(frame.pixel(x: 62, y: 25)[2] > 200 && frame.pixel(x: 62, y: 25)[0] < 60 && frame.pixel(x: 12, y: 25)[0] > 200, "\(uri)")
+            }
+            // Past the last page: 422 with the count; a page no URL may name: 400.
+            for (uri, count) in [("/images/w=50,h=50,page=2/doc.pdf", "2 pages"), ("/imgproxy/insecure/pg:4/plain/local:///anim.gif", "4 pages")] {
+                let response = try await get(client, uri)
+                #expect(response.status == .unprocessableContent && String(buffer: response.body).contains(count), "\(uri): \(String(buffer: response.body))")
+            }
+            for uri in ["/images/w=50,h=50,page=-1/doc.pdf", "/imgproxy/insecure/pg:x/plain/local:///doc.pdf", "/images/w=50,h=50,page=10000/doc.pdf"] {
+                #expect(try await get(client, uri).status == .badRequest, "\(uri)")
+            }
+        }
+    }
+
     @Test func traversalAndMissingFilesAreNotFound() async throws {
         let outside = try TemporaryDirectory()
         try catJPEG.write(to: outside.child("secret.jpg"))

@@ -19,7 +19,8 @@ typedef struct {
 
 /* Reads the page's directory (0 is the first) from memory, with libtiff's own allocations
  * capped. Returns 1, 0 with a message when the file is damaged, or 2 with a message when
- * libtiff reads it but cannot turn it into RGBA (an unsupported layout or sample format). */
+ * libtiff reads it but cannot turn it into RGBA (an unsupported layout or sample format), or 3
+ * when the file has no such page (`info->pages` then says how many it has). */
 int easel_tiff_read_info(const uint8_t *data, size_t size, int page, int max_pages, easel_tiff_info *info,
                          uint8_t *icc, size_t icc_capacity, char *message);
 

@@ -18,13 +18,21 @@ public enum ImageDecoder {
     /// frames counted up to one past `limits.maxFrames` (`AnimationReader` refuses more before
     /// decoding a frame). Decoders then allocate only this size and refuse a
     /// codestream whose real size differs from it.
+    ///
+    /// `page` picks a page of a document (TIFF, PDF: its own size) or a frame of an animated GIF
+    /// or WebP (decoded as a still); 0, the first, by default. A page past the last, or any page
+    /// but 0 of another format, is `noSuchPage`; one at or past `limits.maxFrames` is refused
+    /// before anything is counted.
     /// - Throws: `CodecError` (unknown, unsupported or corrupt input; input over the byte limit;
-    ///   `noPixels`, `sideTooLong`, `tooManyPixels`).
-    public static func info(of data: Data, limits: DecodingLimits = .default) throws -> ImageInfo {
+    ///   `noPixels`, `sideTooLong`, `tooManyPixels`; `noSuchPage`).
+    public static func info(of data: Data, limits: DecodingLimits = .default, page: Int = 0) throws -> ImageInfo {
         guard data.count <= limits.maxInputBytes else {
             throw CodecError.inputTooLarge(bytes: data.count, limit: limits.maxInputBytes)
         }
-        let info: ImageInfo
+        guard page >= 0, page < max(1, limits.maxFrames) else {
+            throw CodecError.invalidParameters("page \(page): pages are numbered from 0 to \(max(1, limits.maxFrames) - 1) at most")
+        }
+        var info: ImageInfo
         switch try ImageFileType.sniff(data) {
         case .jpeg: info = try JPEGCodec.info(data, limits: limits)
         case .png: info = try PNGCodec.info(data, limits: limits)
@@ -33,11 +41,22 @@ public enum ImageDecoder {
         case .avif: info = try AVIFCodec.info(data, limits: limits)
         case .heic: info = try HEIFCodec.info(data, limits: limits)
         case .bmp: info = try BMPCodec.info(data, limits: limits)
-        case .tiff: info = try TIFFCodec.info(data, limits: limits)
+        case .tiff: info = try TIFFCodec.info(data, limits: limits, page: page)
         case .svg: info = try SVGCodec.info(data, limits: limits)
         case .jxl: info = try JXLCodec.info(data, limits: limits)
-        case .pdf: info = try PDFCodec.info(data, limits: limits)
+        case .pdf: info = try PDFCodec.info(data, limits: limits, page: page)
         case .ico: info = try ICOCodec.info(data, limits: limits)
+        }
+        if page > 0 {
+            switch info.fileType {
+            case .tiff, .pdf: break  // read at that page
+            case .gif, .webp:
+                guard page < info.frameCount else { throw CodecError.noSuchPage(page: page, pages: info.frameCount) }
+            default:
+                // (An AVIF sequence's or a HEIF's further images are not decoded: one page.)
+                throw CodecError.noSuchPage(page: page, pages: 1)
+            }
+            info.page = page
         }
         try checkSize(info, limits: limits)
         // (Frames are not refused here: an animation over `maxFrames` is still read as its first
@@ -132,6 +151,10 @@ public enum ImageDecoder {
             ColorConverter.convertToSRGB(&bitmap, from: profile)
             return bitmap
         }
+        // A later frame of an animation, as a still (`info(of:limits:page:)`).
+        if info.page > 0, info.fileType == .gif || info.fileType == .webp {
+            return try frame(info.page, of: data, info: info, limits: limits).converted(to: pixelFormat)
+        }
         switch info.fileType {
         case .jpeg:
             let orientation = applyOrientation ? info.orientation : 1
@@ -177,5 +200,21 @@ public enum ImageDecoder {
         case .ico:
             return try ICOCodec.decode(data, info: info, covering: minimumSize, pixelFormat: pixelFormat, limits: limits)
         }
+    }
+
+    /// Frame `page` of an animated GIF or WebP as a still: the canvas as shown once that frame is
+    /// composed (the frames before it are read, within the animation limits, none after it).
+    static func frame(_ page: Int, of data: Data, info: ImageInfo, limits: DecodingLimits) throws -> Bitmap {
+        struct Found: Error { let image: Bitmap }
+        var index = 0
+        do {
+            try AnimationReader.frames(of: data, info: info, limits: limits) { frame in
+                if index == page { throw Found(image: frame.image) }
+                index += 1
+            }
+        } catch let found as Found {
+            return found.image
+        }
+        throw CodecError.noSuchPage(page: page, pages: index)
     }
 }

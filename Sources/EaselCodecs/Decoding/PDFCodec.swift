@@ -3,7 +3,7 @@ import EaselSupport
 import Foundation
 
 /// PDF through poppler-glib: a page rendered **at the size asked for** on white paper, as
-/// `pdftoppm` renders it (the first page; `info` counts the pages). The page's size is read in
+/// `pdftoppm` renders it (the first page unless another is asked for; `info` counts the pages). The page's size is read in
 /// points at 72 dpi (one point, one pixel), and a decode covering a size renders the page there,
 /// as SVGs are. poppler runs no JavaScript and fetches nothing; an encrypted document is refused
 /// (`unsupportedFormat`: it needs a password), and one of more than `DecodingLimits.maxPages`
@@ -11,18 +11,19 @@ import Foundation
 enum PDFCodec {
     static func corrupt(_ reason: String) -> CodecError { .corrupt(format: .pdf, reason: reason) }
 
-    static func info(_ data: Data, limits: DecodingLimits = .default) throws -> ImageInfo {
+    static func info(_ data: Data, limits: DecodingLimits = .default, page: Int = 0) throws -> ImageInfo {
         var pages: Int32 = 0
         var width = 0.0, height = 0.0
         var why = ""
         let result = try callShim(data, format: .pdf, messageSize: EASEL_PDF_MESSAGE_SIZE) { bytes, count, message in
-            let result = easel_pdf_info(bytes, count, 0, &pages, &width, &height, message)
+            let result = easel_pdf_info(bytes, count, Int32(clamping: page), &pages, &width, &height, message)
             if result < 0 { why = cMessage(message) }
             return result
         }
         if result == -1 { throw CodecError.unsupportedFormat("encrypted PDF (a password is needed)") }
-        if result < 0 { throw corrupt(why) }
+        if result < 0, result != -2 { throw corrupt(why) }
         guard Int(pages) <= limits.maxPages else { throw corrupt("\(pages) pages (the limit is \(limits.maxPages))") }
+        if result == -2 { throw CodecError.noSuchPage(page: page, pages: Int(pages)) }
         func side(_ value: Double) -> Int { max(1, Int(checked: value, rounding: .up)) }
         return ImageInfo(fileType: .pdf, width: side(width), height: side(height), hasAlpha: false, isGrayscale: false,
                          isProgressive: false, frameCount: Int(pages))
@@ -32,7 +33,7 @@ enum PDFCodec {
                        limits: DecodingLimits) throws -> Bitmap {
         var bitmap = try VectorRender.render(data, info: info, covering: minimumSize, limits: limits, format: .pdf,
                                              messageSize: EASEL_PDF_MESSAGE_SIZE) { bytes, count, pixels, rowBytes, width, height, message in
-            easel_pdf_render(bytes, count, 0, pixels, rowBytes, width, height, message)  // the first page
+            easel_pdf_render(bytes, count, Int32(clamping: info.page), pixels, rowBytes, width, height, message)
         }
         bitmap.markOpaque()
         return bitmap.converted(to: pixelFormat)

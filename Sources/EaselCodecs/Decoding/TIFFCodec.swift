@@ -10,9 +10,9 @@ import Foundation
 enum TIFFCodec {
     static let photometricSeparated: Int32 = 5
 
-    static func info(_ data: Data, limits: DecodingLimits = .default) throws -> ImageInfo {
+    static func info(_ data: Data, limits: DecodingLimits = .default, page: Int = 0) throws -> ImageInfo {
         var header = easel_tiff_info()
-        try read(data, into: &header, icc: nil, limits: limits)
+        try read(data, into: &header, icc: nil, limits: limits, page: page)
         var profile = EmbeddedProfile.none
         if header.icc_size > 0 {
             let size = Int(header.icc_size)
@@ -20,7 +20,7 @@ enum TIFFCodec {
                 profile = .tooLarge(bytes: size)
             } else {
                 var icc = [UInt8](repeating: 0, count: size)
-                try icc.withUnsafeMutableBufferPointer { try read(data, into: &header, icc: $0, limits: limits) }
+                try icc.withUnsafeMutableBufferPointer { try read(data, into: &header, icc: $0, limits: limits, page: page) }
                 profile = ICCProfileReader.parse(Data(icc))
             }
         }
@@ -31,18 +31,19 @@ enum TIFFCodec {
     }
 
     private static func read(_ data: Data, into header: inout easel_tiff_info, icc: UnsafeMutableBufferPointer<UInt8>?,
-                             limits: DecodingLimits) throws {
+                             limits: DecodingLimits, page: Int) throws {
         var why = ""
         let result = try callShim(data, format: .tiff, messageSize: EASEL_TIFF_MESSAGE_SIZE) { bytes, count, message in
-            let result = easel_tiff_read_info(bytes, count, 0, Int32(clamping: limits.maxFrames), &header, icc?.baseAddress, icc?.count ?? 0,
-                                              message)
+            let result = easel_tiff_read_info(bytes, count, Int32(clamping: page), Int32(clamping: limits.maxFrames), &header,
+                                              icc?.baseAddress, icc?.count ?? 0, message)
             if result == 2 { why = cMessage(message) }
             return result
         }
         if result == 2 { throw CodecError.unsupportedFormat("TIFF (\(why))") }
+        if result == 3 { throw CodecError.noSuchPage(page: page, pages: Int(header.pages)) }
     }
 
-    /// The first page's pixels as stored (the caller applies the orientation). `rawCMYK`: an
+    /// The page's (`info.page`) pixels as stored (the caller applies the orientation). `rawCMYK`: an
     /// 8-bit CMYK page in strips comes as its raw samples (the second value says so) for its
     /// profile to convert.
     static func decode(_ data: Data, info: ImageInfo, rawCMYK: Bool) throws -> (Bitmap, cmyk: Bool) {
@@ -51,7 +52,7 @@ enum TIFFCodec {
         var result: Int32 = 0
         try bitmap.withUnsafeMutableBytes { pixels in
             result = try callShim(data, format: .tiff, messageSize: EASEL_TIFF_MESSAGE_SIZE) { bytes, count, message in
-                easel_tiff_decode(bytes, count, 0, pixels.baseAddress!.assumingMemoryBound(to: UInt8.self), rowBytes,
+                easel_tiff_decode(bytes, count, Int32(clamping: info.page), pixels.baseAddress!.assumingMemoryBound(to: UInt8.self), rowBytes,
                                   Int32(info.width), Int32(info.height), rawCMYK ? 1 : 0, message)
             }
         }

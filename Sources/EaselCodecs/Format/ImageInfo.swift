@@ -22,8 +22,13 @@ public struct ImageInfo: Sendable, Hashable {
     public var isAnimated: Bool
     /// The embedded ICC profile (JPEG APP2, PNG iCCP, WebP ICCP, AVIF/HEIC colr), if any.
     public var colorProfile: EmbeddedProfile
-    /// Frames (AVIF sequences) or top-level images (HEIF); 1 otherwise.
+    /// Frames (AVIF sequences, animated GIF and WebP), pages (TIFF, PDF) or top-level images
+    /// (HEIF); 1 otherwise.
     public var frameCount: Int
+    /// The page (TIFF, PDF) or frame (an animated GIF or WebP) these facts describe and a decode
+    /// with them makes: 0, the first, unless `ImageDecoder.info(of:limits:page:)` was asked for
+    /// another.
+    public var page = 0
     /// Bits per sample as stored (AVIF and HEIC: 8, 10 or 12); 8 otherwise.
     public var bitDepth: Int
 

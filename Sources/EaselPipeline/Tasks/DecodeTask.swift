@@ -45,7 +45,8 @@ struct DecodeTask: PipelineTask {
         handle.observe(nil)
         // Decode at the scale this request needs, make its own image (or animation) and answer;
         // the family's other formats follow from the same decode, after the answer.
-        let family: [ImageFormat] = format.map { format in
+        // (Only the first page has a family: the formats of the image tables are of it.)
+        let family: [ImageFormat] = request.page > 0 ? [] : format.map { format in
             pipeline.configuration.familyInBackground
                 ? pipeline.configuration.formats.filter { $0.family == format.family && $0.name != format.name } : []
         } ?? []
@@ -69,7 +70,7 @@ struct DecodeTask: PipelineTask {
     /// The processed variant from the disk cache, decoded in a decode slot (bitmap requests).
     private func diskVariant(_ handle: PriorityHandle, name: String, entityID: UUID) async -> ImagePipeline.Processed? {
         guard request.cachePolicy != .reload, request.usesDiskVariants, let disk = pipeline.disk,
-              format.map({ pipeline.tables[$0.name] == nil }) ?? true,
+              request.page > 0 || format.map({ pipeline.tables[$0.name] == nil }) ?? true,
               let record = await Traces.cacheRead(store: disk.storeName, entry: "variant", { try? await disk.data(forKey: bitmapKey.disk) }),
               let (data, freshUntil) = VariantRecord.decode(record) else { return nil }
         let limits = pipeline.decodingLimits(for: request)
@@ -133,7 +134,7 @@ extension ImagePipeline {
         if request.usesDiskVariants, let image = memory.value(forKey: key.memoryFromVariant) {
             return Processed(images: [name: image], tier: .memory)
         }
-        if let format, let table = tables[format.name] {
+        if request.page == 0, let format, let table = tables[format.name] {
             let (entityID, sourceID) = Self.entityIDs(request, sourceKey: key.source)
             // The first read of an entry after opening verifies its checksum (reads 256 KiB for a
             // thumbnail): that one goes to the I/O pool.
@@ -186,11 +187,11 @@ extension ImagePipeline {
         let limits = decodingLimits(for: request)
         let stores = request.cachePolicy != .noStore
         let info: ImageInfo
-        do { info = try ImageDecoder.info(of: original.data, limits: limits) } catch let error as CodecError { throw .decoding(error) } catch {
+        do { info = try ImageDecoder.info(of: original.data, limits: limits, page: request.page) } catch let error as CodecError { throw .decoding(error) } catch {
             throw .decoding(.invalidParameters("\(error)"))
         }
         let animated = info.isAnimated && (info.fileType == .gif || info.fileType == .webp)
-        if animated, let frames, let animation = try animation(original, info: info, limits: limits, encoding: frames, request: request,
+        if animated, info.page == 0, let frames, let animation = try animation(original, info: info, limits: limits, encoding: frames, request: request,
                                                               format: format, sourceKey: sourceKey) {
             noteAnimation(true, sourceKey: sourceKey, keepsMark: stores && original.cacheable)
             return Processed(images: [:], tier: original.tier, info: info, freshUntil: original.freshUntil, storable: original.cacheable,
@@ -286,12 +287,13 @@ extension ImagePipeline {
     private func storeMade(_ images: [String: Bitmap], request: ImageRequest, sourceKey: String, ids: (entity: UUID, source: UUID),
                            freshUntil: Date?) {
         for (imageName, image) in images {
-            if let table = tables[imageName] {
+            if request.page == 0, let table = tables[imageName] {
                 try? table.setImage(image, for: ids.entity, sourceID: ids.source)
                 continue
             }
             // The image's own identity: a family format's, or the request's processing.
-            guard let processing = processingIdentity(request.processing.isFormat ? .format(imageName) : request.processing) else { continue }
+            guard let processing = processingIdentity(request.processing.isFormat ? .format(imageName) : request.processing,
+                                                      page: request.page) else { continue }
             let key = BitmapKey(source: sourceKey, processing: processing)
             keep(image, key: key.memory, sourceKey: sourceKey, madeWith: request.madeWith.map(\.sourceKey), until: freshUntil)
             if request.usesDiskVariants, let disk {
@@ -357,6 +359,6 @@ extension ImagePipeline {
     /// Whether a tier already holds `format` of the source (its table, or the memory tier).
     private func holds(_ format: ImageFormat, sourceKey: String, ids: (entity: UUID, source: UUID)) -> Bool {
         if let table = tables[format.name] { return table.contains(ids.entity, sourceID: ids.source) }
-        return processingIdentity(.format(format.name)).map { memory.contains(BitmapKey(source: sourceKey, processing: $0).memory) } ?? false
+        return processingIdentity(.format(format.name), page: 0).map { memory.contains(BitmapKey(source: sourceKey, processing: $0).memory) } ?? false
     }
 }

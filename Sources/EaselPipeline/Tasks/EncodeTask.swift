@@ -36,7 +36,8 @@ struct EncodeTask: PipelineTask {
         // the source has several.
         // A source known as a still needs no frames (its decode is then the one a still answer's
         // is, shared with it).
-        var frames = pipeline.animatedSources.isAnimated(keys.source) == false ? nil : encoding.animationEncoding
+        // A page other than the first is a still (a frame of an animation).
+        var frames = request.page > 0 || pipeline.animatedSources.isAnimated(keys.source) == false ? nil : encoding.animationEncoding
         var made = frames != nil && pipeline.animatedSources.contains(keys.source)
             ? nil : await pipeline.cachedBitmap(bitmapRequest, key: bitmapKey, format: format)
         if made != nil, frames != nil {

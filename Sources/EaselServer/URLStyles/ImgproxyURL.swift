@@ -256,6 +256,9 @@ struct ImgproxyURL {
                 try atMost(1)
                 // Colour is converted to sRGB and no profile is embedded, whichever is asked.
                 _ = try bool(0)
+            case "page", "pg":
+                try atMost(1)
+                options.page = try ProcessingOptions.page(args[0])
             case "cachebuster", "cb":
                 try atMost(1)
                 break  // changes the URL (for CDNs), not the image

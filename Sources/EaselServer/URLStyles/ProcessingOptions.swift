@@ -52,6 +52,18 @@ struct ProcessingOptions: Sendable {
     var transparentExtend = false
     var quality: Int?
     var format: ImageEncoding.Format?
+    /// The page of a document (PDF, TIFF) or frame of an animation to make the image from,
+    /// numbered from 0 (imgproxy Pro's and weserv's `page`; `ImageRequest.page`).
+    var page = 0
+
+    /// The most a URL may name: pages past it are refused before the source is read.
+    static let maxPage = 9_999
+
+    /// `page`'s value: 0–`maxPage`.
+    static func page(_ text: Substring) throws -> Int {
+        guard let page = Int(text), (0...maxPage).contains(page) else { throw RequestError.invalid("page is 0–\(maxPage) (0: the first)") }
+        return page
+    }
 
     struct WatermarkOptions: Sendable {
         enum Image: Sendable {

@@ -41,9 +41,12 @@ struct FetchCommand: AsyncParsableCommand {
     var fit: ThumbnailCommand.Fit = .contain
     @Option(name: [.customShort("o"), .long], help: "Write the image here (.jpg, .png or .webp).") var output: String?
     @Flag(help: "Skip the caches and fetch from the origin.") var reload = false
+    @Option(help: "The page of a PDF or TIFF, or the frame of an animated GIF or WebP, to load (0, the first, by default).")
+    var page = 0
     @OptionGroup var options: PipelineOptions
 
     func validate() throws {
+        guard page >= 0 else { throw ValidationError("--page is 0 or more (0: the first)") }
         if format != nil, size != nil { throw ValidationError("use --format or --size, not both") }
         if let format, ImageFormat.defaults.first(where: { $0.name == format }) == nil {
             throw ValidationError("no format named \(format) (\(ImageFormat.defaults.map(\.name).joined(separator: ", ")))")
@@ -60,7 +63,8 @@ struct FetchCommand: AsyncParsableCommand {
         } else {
             processing = .original
         }
-        let request = ImageRequest(url: PipelineOptions.source(source), processing: processing, cachePolicy: reload ? .reload : .useCache)
+        var request = ImageRequest(url: PipelineOptions.source(source), processing: processing, cachePolicy: reload ? .reload : .useCache)
+        request.page = page
         let start = ContinuousClock.now
         do {
             let response = try await pipeline.image(for: request)

@@ -36,6 +36,8 @@ struct ThumbnailCommand: ParsableCommand {
     @Option(help: "JPEG progressive: auto (over 256×256 pixels), on or off.") var progressive: Progressive = .auto
     @Flag(name: .customLong("first-frame"), help: "Of an animated GIF or WebP, keep only the first frame (animations stay animated otherwise, with --format webp or gif).")
     var firstFrame = false
+    @Option(help: "The page of a PDF or TIFF, or the frame of an animated GIF or WebP (as a still), to make the thumbnail from; 0, the first, by default.")
+    var page = 0
     @Flag(name: .customLong("keep-copyright"), help: "Keep the source's EXIF Artist and Copyright (JPEG, PNG and WebP outputs); outputs carry no other metadata.")
     var keepCopyright = false
     @Flag(name: .customLong("keep-profile"), help: "Keep the source's ICC profile (embedded in JPEG and PNG outputs) instead of converting to sRGB.")
@@ -65,6 +67,7 @@ struct ThumbnailCommand: ParsableCommand {
     func validate() throws {
         if let quality { guard (1...100).contains(quality) else { throw ValidationError("--quality must be 1–100") } }
         guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1") }
+        guard page >= 0 else { throw ValidationError("--page is 0 or more (0: the first)") }
     }
 
     func run() throws {
@@ -106,7 +109,7 @@ struct ThumbnailCommand: ParsableCommand {
                 let started = DispatchTime.now().uptimeNanoseconds
                 do {
                     let size = try Self.thumbnail(input: input, output: output, resize: resize, encoding: encoding, keepProfile: keepProfile,
-                                                  animate: !firstFrame, keepCopyright: keepCopyright)
+                                                  animate: !firstFrame, keepCopyright: keepCopyright, page: page)
                     let ms = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e6
                     results.set(index, "\(input) -> \(output) (\(size.width)×\(size.height), \(String(format: "%.1f", ms)) ms)", failed: false, worker: worker)
                 } catch {
@@ -153,9 +156,10 @@ struct ThumbnailCommand: ParsableCommand {
     /// Colour: converted to sRGB from an embedded profile, unless `keepProfile` (then the
     /// profile goes into JPEG and PNG outputs; WebP and AVIF outputs are always sRGB).
     static func thumbnail(input: String, output: String, resize: Resize, encoding: ImageEncoder.Options,
-                          keepProfile: Bool = false, animate: Bool = true, keepCopyright: Bool = false) throws -> (width: Int, height: Int) {
+                          keepProfile: Bool = false, animate: Bool = true, keepCopyright: Bool = false,
+                          page: Int = 0) throws -> (width: Int, height: Int) {
         let data = try readInput(input, limit: DecodingLimits.default.maxInputBytes)
-        let info = try ImageDecoder.info(of: data)
+        let info = try ImageDecoder.info(of: data, page: page)
         // An animation to WebP or GIF keeps every frame, each resized and encoded as it is read;
         // one over the frame or animation-pixel limits is made from its first frame, as before.
         let animationEncoder: (any AnimationEncoder)? = switch encoding {
@@ -163,7 +167,7 @@ struct ThumbnailCommand: ParsableCommand {
         case .gif: AnimatedGIFEncoder()
         default: nil
         }
-        if animate, info.isAnimated, let encoder = animationEncoder {
+        if animate, info.page == 0, info.isAnimated, let encoder = animationEncoder {
             var size = (width: 0, height: 0)
             do {
                 try AnimationReader.frames(of: data, info: info) { frame in
