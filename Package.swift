@@ -66,7 +66,9 @@ let package = Package(
         // (These shims declare the few GLib, cairo, librsvg and poppler functions they call: see
         // CCairo's header.)
         .target(name: "CCairo", linkerSettings: [.linkedLibrary("cairo"), .linkedLibrary("gobject-2.0"), .linkedLibrary("glib-2.0")]),
-        .target(name: "CSVG", dependencies: ["CCairo"], linkerSettings: [.linkedLibrary("rsvg-2"), .linkedLibrary("gio-2.0")]),
+        // libxml2 for the SVG sanitiser (SVG output): pkg-config gives only its include path.
+        .systemLibrary(name: "CXML2", pkgConfig: "libxml-2.0", providers: [.apt(["libxml2-dev"])]),
+        .target(name: "CSVG", dependencies: ["CCairo", "CXML2"], linkerSettings: [.linkedLibrary("rsvg-2"), .linkedLibrary("gio-2.0")]),
         .target(name: "CPDF", dependencies: ["CCairo"], linkerSettings: [.linkedLibrary("poppler-glib")]),
         // Resampling passes in 16-bit fixed point with SSE2 (our code; no library).
         .target(name: "CResample"),

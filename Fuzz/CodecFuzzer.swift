@@ -44,7 +44,9 @@ public func fuzzOneInput(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {
         planGeometry(data)
         return 0
     }
-    _ = try? ImageFileType.sniff(data)
+    let type = try? ImageFileType.sniff(data)
+    // SVG served as SVG: the cleaner (libxml2 through the shim) on whatever is sniffed as SVG.
+    if type == .svg { _ = try? SVGSanitizer.sanitize(data, limits: fuzzLimits) }
     // The ICC parser on raw bytes (Little CMS through the shim), and as embedded below.
     _ = ICCProfile(data: data)
     guard let info = try? ImageDecoder.info(of: data, limits: fuzzLimits) else { return 0 }
@@ -89,6 +91,10 @@ public func fuzzOneInput(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {
                 fatalError("the PNG fast path differs from libspng")
             }
         }
+    }
+    // A later page (TIFF, PDF) or frame (GIF, WebP), read as a still.
+    if info.frameCount > 1, let second = try? ImageDecoder.info(of: data, limits: fuzzLimits, page: 1) {
+        _ = try? ImageDecoder.decode(data, info: second, covering: (32, 32), limits: fuzzLimits)
     }
     if info.isAnimated {
         _ = try? AnimationReader.frames(of: data, info: info, limits: fuzzLimits) { frame in

@@ -30,7 +30,8 @@ for shim in $SHIMS; do
   cp "$header" "$WORK/modules/$shim/"
   printf 'module %s {\n    header "%s"\n    export *\n}\n' "$shim" "$(basename "$header")" > "$WORK/modules/$shim/module.modulemap"
   for source in Sources/$shim/*.c; do
-    clang -c -O1 -g $SAN -I "Sources/$shim/include" -I Sources/CCairo/include "$source" -o "$WORK/$(basename "$source" .c).o"
+    # (libxml2's include path for the SVG cleaner.)
+    clang -c -O1 -g $SAN -I "Sources/$shim/include" -I Sources/CCairo/include $(pkg-config --cflags libxml-2.0) "$source" -o "$WORK/$(basename "$source" .c).o"
   done
 done
 # The Swift modules EaselCodecs imports, as static libraries: swift-log's Logging, the package's
@@ -52,7 +53,7 @@ swiftc -sanitize=fuzzer,address -parse-as-library -O -g -module-name EaselCodecs
   -I "$WORK/modules" $(for shim in $SHIMS; do echo "-I $WORK/modules/$shim"; done) \
   $(find Sources/EaselCodecs -name '*.swift') Fuzz/CodecFuzzer.swift \
   "$WORK"/*.o -L "$WORK" -lEaselSupport -lTracing -lServiceContextModule -lInstrumentation -lLogging \
-  -ljpeg -lpng16 -lspng -lz -ldeflate -lwebp -lwebpdemux -lwebpmux -lgif -llcms2 -lavif -lheif -ltiff -ljxl -lrsvg-2 -lpoppler-glib -lcairo -lgio-2.0 -lgobject-2.0 -lglib-2.0 \
+  -ljpeg -lpng16 -lspng -lz -ldeflate -lwebp -lwebpdemux -lwebpmux -lgif -llcms2 -lavif -lheif -ltiff -ljxl -lrsvg-2 -lxml2 -lpoppler-glib -lcairo -lgio-2.0 -lgobject-2.0 -lglib-2.0 \
   -o "$WORK/codec-fuzzer"
 if [ -n "${FUZZ_BUILD_ONLY:-}" ]; then echo "built $WORK/codec-fuzzer"; exit 0; fi
 if [ -n "${FUZZ_SECONDS:-}" ]; then LENGTH=(-max_total_time="$FUZZ_SECONDS"); else LENGTH=(-runs="$RUNS"); fi

@@ -17,11 +17,12 @@ public struct ImageEncoding: Sendable, Hashable, CustomStringConvertible {
     public enum Format: String, Sendable, CaseIterable {
         /// JPEG (lossy, no alpha), WebP, AVIF and JPEG XL (lossy, with alpha), PNG (lossless),
         /// GIF (a palette of 256 colours a frame; animations kept), ICO (a PNG in an icon, at
-        /// most 256 pixels a side: favicons) or BMP (uncompressed).
-        case jpeg, png, webp, avif, jxl, gif, ico, bmp
+        /// most 256 pixels a side: favicons), BMP (uncompressed), or SVG: an SVG source itself,
+        /// cleaned (`SVGSanitizer`; no processing applies, as imgproxy serves SVG as SVG).
+        case jpeg, png, webp, avif, jxl, gif, ico, bmp, svg
 
         /// The format's MIME type (`image/jpeg`, `image/png`, `image/webp`, `image/avif`,
-        /// `image/x-icon`, `image/bmp`).
+        /// `image/jxl`, `image/gif`, `image/x-icon`, `image/bmp`, `image/svg+xml`).
         public var contentType: String {
             switch self {
             case .jpeg: "image/jpeg"
@@ -32,6 +33,7 @@ public struct ImageEncoding: Sendable, Hashable, CustomStringConvertible {
             case .gif: "image/gif"
             case .ico: "image/x-icon"
             case .bmp: "image/bmp"
+            case .svg: "image/svg+xml"
             }
         }
 
@@ -58,6 +60,7 @@ public struct ImageEncoding: Sendable, Hashable, CustomStringConvertible {
         case .jpeg: return .jpeg
         case .ico: return .ico
         case .bmp: return .bmp
+        case .svg: return .svg
         case .gif: return .gif
         case .avif: return quality(Format.avif.contentType, true) > 0 ? .avif : .jpeg
         case .webp: return quality(Format.webp.contentType, true) > 0 ? .webp : .jpeg
@@ -100,14 +103,14 @@ public struct ImageEncoding: Sendable, Hashable, CustomStringConvertible {
     public let description: String
 
     /// Creates an encoding of `format`; `quality` and `animationAsWebP` are clamped to 1–100,
-    /// `keepsAnimation` only applies to WebP, `animationAsWebP` to other formats, and
-    /// `animationAsGIF` to formats other than WebP and GIF without `animationAsWebP`.
+    /// `keepsAnimation` only applies to WebP, `animationAsWebP` to other formats but SVG, and
+    /// `animationAsGIF` to formats other than WebP, GIF and SVG without `animationAsWebP`.
     public init(_ format: Format, quality: Int = 82, keepsAnimation: Bool = true, animationAsWebP: Int? = nil, animationAsGIF: Bool = false) {
         self.format = format
         self.quality = min(100, max(1, quality))
         self.keepsAnimation = keepsAnimation && format == .webp
-        self.animationAsWebP = format == .webp ? nil : animationAsWebP.map { min(100, max(1, $0)) }
-        self.animationAsGIF = animationAsGIF && format != .webp && format != .gif && self.animationAsWebP == nil
+        self.animationAsWebP = format == .webp || format == .svg ? nil : animationAsWebP.map { min(100, max(1, $0)) }
+        self.animationAsGIF = animationAsGIF && format != .webp && format != .gif && format != .svg && self.animationAsWebP == nil
         description = (format.hasQuality ? "\(format.rawValue)-q\(self.quality)" : format.rawValue) + (format == .webp && !keepsAnimation ? "-still" : "")
             + (self.animationAsWebP.map { "+anim-webp-q\($0)" } ?? "") + (self.animationAsGIF ? "+anim-gif" : "")
     }
@@ -121,8 +124,9 @@ public struct ImageEncoding: Sendable, Hashable, CustomStringConvertible {
         return animationAsGIF ? ImageEncoding(.gif) : nil
     }
 
-    /// The encoder's options.
-    public var options: ImageEncoder.Options {
+    /// The encoder's options; nil for SVG, whose bytes are the source's, cleaned, not an encode
+    /// of pixels.
+    public var options: ImageEncoder.Options? {
         switch format {
         case .jpeg: .jpeg(quality: quality)
         case .png: .png(compressionLevel: 6)
@@ -132,6 +136,7 @@ public struct ImageEncoding: Sendable, Hashable, CustomStringConvertible {
         case .gif: .gif
         case .ico: .ico
         case .bmp: .bmp
+        case .svg: nil
         }
     }
 }

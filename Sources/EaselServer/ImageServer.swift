@@ -366,6 +366,9 @@ public final class ImageServer: Sendable {
             .cacheControl: lifetime.map { "public, max-age=\(min(Int64(configuration.maxAge), $0))" } ?? cacheControl,
         ]
         if let vary = answer.vary { headers[.vary] = vary }
+        // An SVG is a document a browser may open on its own: besides its cleaning, it may run
+        // nothing and load nothing but its own styles and embedded images.
+        if encoded.encoding.format == .svg { headers[.contentSecurityPolicy] = Self.svgPolicy }
         if let purgeRelay, !purgeRelay.banURLs.isEmpty {
             // The source's identity, as a purge computes it (`purgeIdentity`), and those of what
             // the answer was made with (a watermark): a purge of any of them bans it in the CDN.
@@ -468,5 +471,8 @@ public final class ImageServer: Sendable {
 
     static let relayField = HTTPField.Name(PurgeRelay.relayHeader)!
     static let surrogateField = HTTPField.Name(PurgeRelay.surrogateHeader)!
+    /// `Content-Security-Policy` of SVG answers: no script, no load but inline styles and `data:`
+    /// images (what the cleaned document may still hold).
+    static let svgPolicy = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; sandbox"
     static let unreachedField = HTTPField.Name("Easel-Purge-Unreached")!
 }

@@ -258,6 +258,36 @@ func signature(_ path: String, key: String = keyA) -> String {
         }
     }
 
+    /// `f=svg` and imgproxy's `@svg`/`f:svg`: an SVG source served as SVG, cleaned, with a policy
+    /// that lets it run and load nothing, the same bytes every time; any other source is a 422.
+    @Test func svgSourcesAreServedAsCleanedSVG() async throws {
+        let server = try TestServer { $0.allowUnsignedAdHoc = true }
+        try Data("""
+            <svg xmlns="http://www.w3.org/2000/svg" width="100" height="50" onload="alert(1)"><script>alert(2)</script>
+            <rect width="100" height="50" fill="#08f"/></svg>
+            """.utf8).write(to: server.origin.child("logo.svg"))
+        try catJPEG.write(to: server.origin.child("cat.jpg"))
+        try await server.test { (client: any TestClientProtocol) async throws in
+            var tags: Set<String> = []
+            for uri in ["/images/w=100,h=100,f=svg/logo.svg", "/images/w=100,h=100,f=svg/logo.svg",
+                        "/imgproxy/insecure/rs:fit:100:100/plain/local:///logo.svg@svg", "/imgproxy/insecure/f:svg/plain/local:///logo.svg"] {
+                let response = try await get(client, uri, headers: [.accept: "image/avif,image/webp,*/*"])
+                #expect(response.status == .ok && response.headers[.contentType] == "image/svg+xml", "\(uri)")
+                #expect(response.headers[.contentSecurityPolicy] == "default-src 'none'; style-src 'unsafe-inline'; img-src data:; sandbox")
+                #expect(response.headers[.vary] == nil, "\(uri): SVG is what every client gets")
+                let body = Data(buffer: response.body)
+                let text = String(decoding: body, as: UTF8.self)
+                #expect(!text.contains("alert") && text.contains("<rect"), "\(uri): \(text)")
+                let drawn = try ImageDecoder.decode(body)
+                #expect(drawn.width == 100 && drawn.height == 50 && drawn.pixel(x: 50, y: 25)[2] == 255)
+                tags.insert(response.headers[.eTag] ?? "")
+            }
+            #expect(tags.count == 1, "one cleaned document: \(tags)")
+            let raster = try await get(client, "/images/w=100,h=100,f=svg/cat.jpg")
+            #expect(raster.status == .unprocessableContent && String(buffer: raster.body).contains("SVG output is made only from an SVG source"))
+        }
+    }
+
     /// `page` (native `page=`, imgproxy Pro's `pg`/`page`): a PDF's page at its own size, an
     /// animation's frame as a still (for a WebP client too); each page its own variant (page 0
     /// is the URL without a page); a page past the last a 422 that names the count.

@@ -21,4 +21,14 @@ int easel_svg_size(const uint8_t *data, size_t size, double *width, double *heig
  * message. */
 int easel_svg_render(const uint8_t *data, size_t size, uint8_t *pixels, size_t row_bytes, int width, int height, char *message);
 
+/* The document cleaned for serving as SVG (easel_svg_sanitize.c says what stays): parsed by
+ * libxml2 with no external entity, DTD or network access, rebuilt and written as UTF-8 into a
+ * buffer the caller frees with easel_svg_free. Returns 1, or 0 with a message (not well-formed,
+ * not an SVG, more than max_elements elements, a result over max_output bytes). */
+int easel_svg_sanitize(const uint8_t *data, size_t size, int max_elements, size_t max_output, uint8_t **output, size_t *output_size,
+                       char *message);
+
+/* Frees what easel_svg_sanitize wrote. */
+void easel_svg_free(uint8_t *bytes);
+
 #endif

@@ -23,6 +23,7 @@ struct EncodeTask: PipelineTask {
         let encoding = request.encoding ?? ImageEncoding(.jpeg)
         let keeps = request.cachePolicy != .noStore
         if let stored = await pipeline.storedAnswer(request, keys: keys, encoding: encoding, keeps: keeps) { return stored }
+        guard let options = encoding.options else { return try await cleanedSVG(handle, encoding: encoding, keeps: keeps) }
         var bitmapRequest = request
         bitmapRequest.encoding = nil
         bitmapRequest.deadline = nil
@@ -69,7 +70,7 @@ struct EncodeTask: PipelineTask {
                 do {
                     // JPEG has no alpha: transparent pixels go on white rather than on black.
                     let opaque = encoding.format == .jpeg && !image.isKnownOpaque ? try Flatten().process(image) : image
-                    let data = try ImageEncoder.encode(opaque, as: encoding.options)
+                    let data = try ImageEncoder.encode(opaque, as: options)
                     metrics.stage(.encode, since: start, attributes: ["easel.format": "\(encoding.format)", "easel.bytes": .int64(Int64(data.count))])
                     metrics.encodes.increment()
                     return data
@@ -81,6 +82,39 @@ struct EncodeTask: PipelineTask {
         let encoded = EncodedImage(data: data, encoding: encoding)
         let kept = keeps && made.storable ? await pipeline.store(encoded, data: data, keys: keys, until: until) : false
         return EncodedResponse(encoded: encoded, tier: made.tier, isInMemoryTier: kept)
+    }
+
+    /// An SVG answer: the source document itself, cleaned (`SVGSanitizer`), whatever the
+    /// processing asks (SVG is served as SVG, as imgproxy does); a source that is not an SVG is
+    /// refused. Stored in the encoded tiers like any answer.
+    private func cleanedSVG(_ handle: PriorityHandle, encoding: ImageEncoding, keeps: Bool) async throws(PipelineError) -> EncodedResponse {
+        guard let url = request.url else { throw .noSource }
+        let fetchWaiter = pipeline.nextID()
+        handle.observe { [fetches = pipeline.tasks.fetches] priority in fetches.setPriority(waiter: fetchWaiter, priority) }
+        let original = try await pipeline.tasks.run(FetchTask(pipeline: pipeline, url: url, sourceKey: keys.source, policy: request.cachePolicy,
+                                                              mark: keys.mark), waiter: fetchWaiter, priority: handle.priority)
+        handle.observe(nil)
+        let limits = pipeline.decodingLimits(for: request)
+        let (entityID, _) = ImagePipeline.entityIDs(request, sourceKey: keys.source)
+        let data = try await pipeline.tasks.decodeSlots.run(priority: handle) { [pipeline, keys] () async throws(PipelineError) -> Data in
+            try await BlockingIOPool.decoding.perform { () throws(PipelineError) -> Data in
+                // The original is kept (the next answer of it needs no fetch); a purge meanwhile takes it back.
+                defer { pipeline.undoIfPurged(keys.mark, sourceKey: keys.source, entityID: entityID) }
+                pipeline.storePendingOriginal(original, sourceKey: keys.source)
+                guard (try? ImageFileType.sniff(original.data)) == .svg else {
+                    throw .processing("SVG output is made only from an SVG source")
+                }
+                do { return try SVGSanitizer.sanitize(original.data, limits: limits) } catch let error as CodecError {
+                    throw .decoding(error)
+                } catch {
+                    throw .decoding(.invalidParameters("\(error)"))
+                }
+            }
+        }
+        let encoded = EncodedImage(data: data, encoding: encoding)
+        let until = original.freshUntil ?? Date().addingTimeInterval(pipeline.configuration.defaultFreshness)
+        let kept = keeps && original.cacheable ? await pipeline.store(encoded, data: data, keys: keys, until: until) : false
+        return EncodedResponse(encoded: encoded, tier: original.tier, isInMemoryTier: kept)
     }
 }
 

@@ -100,7 +100,8 @@ struct ImgproxyURL {
         case "gif": return .gif
         case "ico": return .ico
         case "bmp": return .bmp
-        default: throw RequestError.invalid("output format \(name) is not supported (jpg, png, webp, avif, jxl, gif, ico, bmp)")
+        case "svg": return .svg
+        default: throw RequestError.invalid("output format \(name) is not supported (jpg, png, webp, avif, jxl, gif, ico, bmp, svg)")
         }
     }
 

@@ -68,6 +68,7 @@ struct ThumbnailCommand: ParsableCommand {
         if let quality { guard (1...100).contains(quality) else { throw ValidationError("--quality must be 1–100") } }
         guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1") }
         guard page >= 0 else { throw ValidationError("--page is 0 or more (0: the first)") }
+        guard format != .svg else { throw ValidationError("--format svg: a thumbnail is pixels (the server serves SVG sources as SVG with f=svg)") }
     }
 
     func run() throws {
@@ -90,6 +91,7 @@ struct ThumbnailCommand: ParsableCommand {
         case .gif: .gif
         case .ico: .ico
         case .bmp: .bmp
+        case .svg: .png()  // refused by `validate()`: a thumbnail is pixels
         }
         let workers = min(jobs, inputs.count)
         let results = ThumbnailResults(count: inputs.count, workers: workers)
