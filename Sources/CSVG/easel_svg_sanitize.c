@@ -157,6 +157,8 @@ static int is_svg(walk *state, xmlNodePtr node) {
     return node->ns->href && strcmp((const char *)node->ns->href, svg_namespace) == 0;
 }
 
+static int any_entry(const char *value, int (*check)(const char *));
+
 /* Whether an attribute stays: see the file's comment. */
 static int keep_attribute(xmlAttrPtr attribute) {
     const char *name = (const char *)attribute->name;
@@ -167,24 +169,51 @@ static int keep_attribute(xmlAttrPtr attribute) {
     xmlChar *value = xmlNodeListGetString(attribute->doc, attribute->children, 1);
     const char *text = value ? (const char *)value : "";
     int keep;
-    if (strcmp(name, "href") == 0 || strcmp(name, "src") == 0) keep = local_or_raster(text);
-    else keep = !scripted(text) && !css_loads(text);
+    if (equals_ignoring_case(name, "href") || equals_ignoring_case(name, "src")) keep = local_or_raster(text);
+    else keep = !scripted(text) && !css_loads(text) && !any_entry(text, scripted);
     if (value) xmlFree(value);
     return keep;
 }
 
-/* An animation that sets a link or an event handler (SMIL `set`/`animate` of `href`, `on…`). */
+/* An animation that sets a link, a handler or a style (SMIL `set`/`animate…` of `href`, `on…`,
+ * `src`, `style`), or whose target is not a plain `attributeName` (a namespaced one is a decoy
+ * beside the real one, in any case of the name). */
 static int animates_code(xmlNodePtr node) {
     const char *name = (const char *)node->name;
-    if (strcmp(name, "set") != 0 && strncmp(name, "animate", 7) != 0) return 0;
-    xmlChar *target = xmlGetProp(node, (const xmlChar *)"attributeName");
-    if (!target) return 0;
-    const char *text = skip_blank((const char *)target);
-    const char *colon = strchr(text, ':');
-    const char *local = colon ? colon + 1 : text;
-    int code = starts_with(local, "href") || starts_with(local, "on") || starts_with(local, "src") || starts_with(local, "style");
-    xmlFree(target);
+    if (!equals_ignoring_case(name, "set") && !starts_with(name, "animate")) return 0;
+    int code = 0;
+    for (xmlAttrPtr attribute = node->properties; attribute && !code; attribute = attribute->next) {
+        if (!equals_ignoring_case((const char *)attribute->name, "attributeName")) continue;
+        if (attribute->ns) {
+            code = 1;
+            break;
+        }
+        xmlChar *target = xmlNodeListGetString(node->doc, attribute->children, 1);
+        const char *text = skip_blank(target ? (const char *)target : "");
+        const char *colon = strchr(text, ':');
+        const char *local = colon ? colon + 1 : text;
+        code = starts_with(local, "href") || starts_with(local, "on") || starts_with(local, "src") || starts_with(local, "style") ||
+               starts_with(local, "xlink") || starts_with(local, "xml:base") || starts_with(local, "base");
+        if (target) xmlFree(target);
+    }
     return code;
+}
+
+/* Each `;`-separated entry of an animation value list (`values`, `to`, `from`, `by`) is checked
+ * like a whole value. */
+static int any_entry(const char *value, int (*check)(const char *)) {
+    char entry[512];
+    while (*value) {
+        size_t n = 0;
+        while (*value && *value != ';') {
+            if (n + 1 < sizeof entry) entry[n++] = *value;
+            value++;
+        }
+        entry[n] = 0;
+        if (check(entry)) return 1;
+        if (*value == ';') value++;
+    }
+    return 0;
 }
 
 static int keep_element(walk *state, xmlNodePtr node) {
@@ -194,7 +223,16 @@ static int keep_element(walk *state, xmlNodePtr node) {
         if (equals_ignoring_case((const char *)node->name, refused[i])) return 0;
     }
     if (animates_code(node)) return 0;
-    if (strcmp((const char *)node->name, "style") == 0) {
+    if (equals_ignoring_case((const char *)node->name, "style")) {
+        /* A style sheet is its text: any other child goes first (removed later, it could have
+         * split a `url(` or an `@import` the check below would then not see), then the text as
+         * it will be written is checked. */
+        xmlNodePtr child = node->children;
+        while (child) {
+            xmlNodePtr next = child->next;
+            if (child->type != XML_TEXT_NODE && child->type != XML_CDATA_SECTION_NODE) drop(child);
+            child = next;
+        }
         xmlChar *sheet = xmlNodeGetContent(node);
         int loads = sheet && css_loads((const char *)sheet);
         if (sheet) xmlFree(sheet);
@@ -270,10 +308,10 @@ int easel_svg_sanitize(const uint8_t *data, size_t size, int max_elements, size_
         xmlFreeParserCtxt(context);
         return 0;
     }
-    if (!document || !context->wellFormed) {
+    if (!document || !context->wellFormed || !context->nsWellFormed) {
         const xmlError *error = xmlCtxtGetLastError(context);
-        snprintf(message, EASEL_SVG_MESSAGE_SIZE, "not well-formed XML%s%s", error && error->message ? ": " : "",
-                 error && error->message ? error->message : "");
+        snprintf(message, EASEL_SVG_MESSAGE_SIZE, "not well-formed XML%s%s%s", document && !context->nsWellFormed ? " (namespaces)" : "",
+                 error && error->message ? ": " : "", error && error->message ? error->message : "");
         /* libxml2's messages end in a line break. */
         size_t length = strlen(message);
         if (length > 0 && message[length - 1] == '\n') message[length - 1] = 0;
@@ -299,7 +337,16 @@ int easel_svg_sanitize(const uint8_t *data, size_t size, int max_elements, size_
     }
     document->intSubset = NULL;
     document->extSubset = NULL;
-    if (state.svg_without_namespace) xmlSetNs(root, xmlNewNs(root, (const xmlChar *)svg_namespace, NULL));
+    if (state.svg_without_namespace) {
+        xmlNsPtr space = xmlNewNs(root, (const xmlChar *)svg_namespace, NULL);
+        if (!space) {
+            /* (`xmlns=""` on the root: a default namespace already declared, empty.) */
+            snprintf(message, EASEL_SVG_MESSAGE_SIZE, "not an SVG document (its root declares an empty namespace)");
+            xmlFreeDoc(document);
+            return 0;
+        }
+        xmlSetNs(root, space);
+    }
     clean_attributes(root);
     if (!clean_children(&state, root)) {
         xmlFreeDoc(document);

@@ -33,7 +33,7 @@ extension ImagePipeline {
                                                      mark: purges.mark(sourceKey)), waiter: nextID(), priority: request.priority)
         let limits = decodingLimits(for: request)
         let info = try await BlockingIOPool.decoding.perform { () throws(PipelineError) -> ImageInfo in
-            do { return try ImageDecoder.info(of: original.data, limits: limits) } catch {
+            do { return try ImageDecoder.info(of: original.data, limits: limits, page: request.page) } catch {
                 throw .decoding(error as? CodecError ?? .unknownFormat)
             }
         }

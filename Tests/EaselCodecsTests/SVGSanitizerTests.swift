@@ -147,6 +147,8 @@ struct SVGSanitizerTests {
             let text = String(decoding: cleaned, as: UTF8.self)
             #expect(!text.contains("SECRET-TEXT-42") && !text.contains("LOADED") && text.contains("safe-text"))
             #expect(!text.lowercased().contains("alert") && !text.contains("<!DOCTYPE") && !text.contains("<!--") && !text.contains("xml-stylesheet"))
+            // The loopback URL (and so every reference to it) is nowhere in what is served.
+            #expect(!text.contains(url) && !text.contains(base.host ?? "127.0.0.1"), "\(text)")
             let lines = try Self.parsedBack(cleaned)
             #expect(Self.dangers(lines).isEmpty, "\(Self.dangers(lines))")
             // What draws stays: the rects, the links' contents, the harmless animation.
@@ -181,6 +183,41 @@ struct SVGSanitizerTests {
         #expect { try SVGSanitizer.sanitize(Data("<svg xmlns='http://www.w3.org/2000/svg'><g></svg>".utf8)) } throws: { error in
             guard case .corrupt(.svg, let reason) = error as? CodecError else { return false }
             return reason.hasPrefix("not well-formed XML")
+        }
+    }
+}
+
+extension SVGSanitizerTests {
+    /// Tricks that split or hide what the checks look for: a style sheet whose `url(` or
+    /// `@import` is cut by a child element, an animation whose real target hides behind a
+    /// namespaced decoy or whose link is the second entry of its values, an undeclared prefix,
+    /// names in upper case (live when the SVG is inlined in HTML) and an empty root namespace.
+    @Test func splitAndDisguisedReferencesDoNotSurvive() throws {
+        let evil = "https://evil.example/p"
+        let documents = [
+            "<style>rect{fill:u<script>-</script>rl(\(evil))}</style>",
+            "<style>@im<script>x</script>port \"\(evil).css\";</style>",
+            "<style>@im<g>x</g>port \"\(evil).css\";</style>",
+            "<a><animate xlink:attributeName=\"x\" attributeName=\"href\" values=\"#a;javascript:alert(1)\" dur=\"1s\"/><text>t</text></a>",
+            "<image><set xlink:attributeName=\"x\" attributeName=\"href\" to=\"\(evil).png\"/></image>",
+            "<a><animate attributeName=\"fill\" values=\"red;javascript:alert(1)\"/><set attributeName=\"HREF\" to=\"\(evil)\"/></a>",
+            "<STYLE>@import \"\(evil).css\";</STYLE><SET attributeName=\"href\" to=\"\(evil)\"/><image HREF=\"\(evil).png\"/>",
+        ]
+        for body in documents {
+            let source = "<svg xmlns=\"http://www.w3.org/2000/svg\" xmlns:xlink=\"http://www.w3.org/1999/xlink\">\(body)<rect width=\"5\" height=\"5\"/></svg>"
+            let text = String(decoding: try SVGSanitizer.sanitize(Data(source.utf8)), as: UTF8.self)
+            #expect(!text.contains("evil.example") && !text.contains("javascript") && !text.lowercased().contains("import"), "\(body) → \(text)")
+            #expect(text.contains("<rect"), "\(body): what draws stays")
+        }
+        // An undeclared prefix, and a root whose default namespace is declared empty: refused.
+        for source in ["<svg xmlns=\"http://www.w3.org/2000/svg\"><image xlink:href=\"\(evil).png\"/></svg>", "<svg><x:script>alert(1)</x:script></svg>"] {
+            #expect { try SVGSanitizer.sanitize(Data(source.utf8)) } throws: { error in
+                guard case .corrupt(.svg, let reason) = error as? CodecError else { return false }
+                return reason.hasPrefix("not well-formed XML (namespaces)")
+            }
+        }
+        #expect(throws: CodecError.corrupt(format: .svg, reason: "not an SVG document (its root declares an empty namespace)")) {
+            try SVGSanitizer.sanitize(Data("<svg xmlns=\"\"><rect/></svg>".utf8))
         }
     }
 }

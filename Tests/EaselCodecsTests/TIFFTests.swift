@@ -124,8 +124,12 @@ struct TIFFTests {
             #expect(difference <= (name == "rgba-lzw.tif" ? 1 : 0.01), "\(name): \(difference)")
         }
         #expect(throws: CodecError.noSuchPage(page: 4, pages: 4)) { try ImageDecoder.info(of: data, page: 4) }
-        // A page past the frame limit is refused before any directory is read.
-        #expect(throws: CodecError.self) { try ImageDecoder.info(of: data, limits: DecodingLimits(maxFrames: 3), page: 3) }
+        // Pages are counted as far as the page asked for, past the frame limit; one past both
+        // the page and the frame limits is refused before any directory is read.
+        #expect(try ImageDecoder.info(of: data, limits: DecodingLimits(maxFrames: 2), page: 3).hasAlpha)
+        #expect(throws: CodecError.invalidParameters("page 3: pages are numbered from 0 to 2 at most")) {
+            try ImageDecoder.info(of: data, limits: DecodingLimits(maxFrames: 3, maxPages: 3), page: 3)
+        }
     }
 
     @Test func cmykGoesThroughItsProfile() throws {

@@ -328,6 +328,16 @@ func signature(_ path: String, key: String = keyA) -> String {
                 #expect(type == "image/webp" && frame.width == 100 && frame.height == 50, "\(uri)")
                 #expect(frame.pixel(x: 62, y: 25)[2] > 200 && frame.pixel(x: 62, y: 25)[0] < 60 && frame.pixel(x: 12, y: 25)[0] > 200, "\(uri)")
             }
+            // The animation itself, after its pages: still every frame.
+            let whole = try await get(client, "/images/w=100,h=100/anim.gif", headers: [.accept: "image/webp,*/*"])
+            #expect(whole.status == .ok && whole.headers[.contentType] == "image/webp")
+            #expect(try ImageDecoder.info(of: Data(buffer: whole.body)).frameCount == 4)
+            // An SVG has one page, whatever the output.
+            try Data("<svg xmlns='http://www.w3.org/2000/svg' width='8' height='8'/>".utf8).write(to: server.origin.child("one.svg"))
+            for uri in ["/images/w=8,h=8,f=svg,page=1/one.svg", "/images/w=8,h=8,f=png,page=1/one.svg"] {
+                let response = try await get(client, uri)
+                #expect(response.status == .unprocessableContent && String(buffer: response.body).contains("1 page"), "\(uri)")
+            }
             // Past the last page: 422 with the count; a page no URL may name: 400.
             for (uri, count) in [("/images/w=50,h=50,page=2/doc.pdf", "2 pages"), ("/imgproxy/insecure/pg:4/plain/local:///anim.gif", "4 pages")] {
                 let response = try await get(client, uri)

@@ -21,16 +21,18 @@ public enum ImageDecoder {
     ///
     /// `page` picks a page of a document (TIFF, PDF: its own size) or a frame of an animated GIF
     /// or WebP (decoded as a still); 0, the first, by default. A page past the last, or any page
-    /// but 0 of another format, is `noSuchPage`; one at or past `limits.maxFrames` is refused
-    /// before anything is counted.
+    /// but 0 of another format, is `noSuchPage`; one at or past both `limits.maxPages` and
+    /// `limits.maxFrames` is refused before anything is counted (a frame past `maxFrames` is
+    /// refused by the animation limits).
     /// - Throws: `CodecError` (unknown, unsupported or corrupt input; input over the byte limit;
     ///   `noPixels`, `sideTooLong`, `tooManyPixels`; `noSuchPage`).
     public static func info(of data: Data, limits: DecodingLimits = .default, page: Int = 0) throws -> ImageInfo {
         guard data.count <= limits.maxInputBytes else {
             throw CodecError.inputTooLarge(bytes: data.count, limit: limits.maxInputBytes)
         }
-        guard page >= 0, page < max(1, limits.maxFrames) else {
-            throw CodecError.invalidParameters("page \(page): pages are numbered from 0 to \(max(1, limits.maxFrames) - 1) at most")
+        let pageLimit = max(1, limits.maxPages, limits.maxFrames)
+        guard page >= 0, page < pageLimit else {
+            throw CodecError.invalidParameters("page \(page): pages are numbered from 0 to \(pageLimit - 1) at most")
         }
         var info: ImageInfo
         switch try ImageFileType.sniff(data) {

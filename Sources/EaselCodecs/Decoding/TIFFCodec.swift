@@ -34,7 +34,8 @@ enum TIFFCodec {
                              limits: DecodingLimits, page: Int) throws {
         var why = ""
         let result = try callShim(data, format: .tiff, messageSize: EASEL_TIFF_MESSAGE_SIZE) { bytes, count, message in
-            let result = easel_tiff_read_info(bytes, count, Int32(clamping: page), Int32(clamping: limits.maxFrames), &header,
+            // Directories are counted to one past the frame limit, or to the page asked for.
+            let result = easel_tiff_read_info(bytes, count, Int32(clamping: page), Int32(clamping: max(limits.maxFrames, page + 1)), &header,
                                               icc?.baseAddress, icc?.count ?? 0, message)
             if result == 2 { why = cMessage(message) }
             return result

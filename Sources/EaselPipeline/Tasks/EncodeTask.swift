@@ -89,6 +89,8 @@ struct EncodeTask: PipelineTask {
     /// refused. Stored in the encoded tiers like any answer.
     private func cleanedSVG(_ handle: PriorityHandle, encoding: ImageEncoding, keeps: Bool) async throws(PipelineError) -> EncodedResponse {
         guard let url = request.url else { throw .noSource }
+        // An SVG has one page.
+        guard request.page == 0 else { throw .decoding(.noSuchPage(page: request.page, pages: 1)) }
         let fetchWaiter = pipeline.nextID()
         handle.observe { [fetches = pipeline.tasks.fetches] priority in fetches.setPriority(waiter: fetchWaiter, priority) }
         let original = try await pipeline.tasks.run(FetchTask(pipeline: pipeline, url: url, sourceKey: keys.source, policy: request.cachePolicy,

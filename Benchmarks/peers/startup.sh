@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Why a process per file loses to single-purpose tools on small images: what starting costs.
+# One core (taskset), N runs each, mean wall time per run in milliseconds, of:
+#   - `easel --help` (the release build: dynamic Swift runtime and Foundation, and every codec
+#     library linked, resolved at start as BIND_NOW makes it);
+#   - the peers' own start: `rsvg-convert --version`, `pdftoppm -v`, `cjxl --version`;
+#   - empty C programs linked like easel (-z now, no --as-needed) against easel's C libraries:
+#     all of them; all but the five that pull most (librsvg, poppler-glib, libjxl, libheif,
+#     libavif, with their own dependencies); and the rest plus each of those five alone — what
+#     loading a codec library only when a file needs it could save.
+#
+#   N=50 CPU=0 Benchmarks/peers/startup.sh     (after `swift build -c release --product easel`)
+set -euo pipefail
+PEERS="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(dirname "$(dirname "$PEERS")")"
+N="${N:-50}"
+CPU="${CPU:-0}"
+EASEL="$ROOT/.build/release/easel"
+[ -x "$EASEL" ] || { echo "no $EASEL: swift build -c release --product easel" >&2; exit 1; }
+WORK="$(mktemp -d "${TMPDIR:-/tmp}/easel-startup.XXXXXX")"
+trap 'rm -rf "$WORK"' EXIT
+
+# mean_ms COMMAND...: the mean wall time of N runs, in milliseconds (output discarded).
+mean_ms() {
+  local start end
+  start=$(date +%s%N)
+  for _ in $(seq "$N"); do taskset -c "$CPU" "$@" >/dev/null 2>&1 || true; done
+  end=$(date +%s%N)
+  python3 -c "print(f'{($end - $start) / $N / 1e6:.1f}')"
+}
+libs() { ldd "$1" | wc -l; }
+
+echo 'int main(void) { return 0; }' > "$WORK/empty.c"
+rest="-lsqlite3 -lz -lcairo -lgobject-2.0 -lglib-2.0 -lgio-2.0 -ltiff -llcms2 -lgif -lwebp -lwebpdemux -lwebpmux -lpng16 -lspng -ldeflate -ljpeg -lstdc++ -lm"
+heavy="-lrsvg-2 -lpoppler-glib -ljxl -lheif -lavif"
+stub() { cc -O1 "$WORK/empty.c" -o "$WORK/$1" -Wl,--no-as-needed -Wl,-z,now "${@:2}"; }
+# shellcheck disable=SC2086
+stub all $rest $heavy
+# shellcheck disable=SC2086
+stub rest $rest
+for lib in $heavy; do
+  # shellcheck disable=SC2086
+  stub "rest+${lib#-l}" $rest "$lib"
+done
+
+echo "## Start-up, one core, mean of $N runs"
+echo "| program | shared libraries loaded | ms per run |"
+echo "|---|---|---|"
+echo "| easel --help | $(libs "$EASEL") | $(mean_ms "$EASEL" --help) |"
+echo "| rsvg-convert --version | $(libs "$(command -v rsvg-convert)") | $(mean_ms rsvg-convert --version) |"
+echo "| pdftoppm -v | $(libs "$(command -v pdftoppm)") | $(mean_ms pdftoppm -v) |"
+echo "| cjxl --version | $(libs "$(command -v cjxl)") | $(mean_ms cjxl --version) |"
+echo "| empty C program, easel's C libraries | $(libs "$WORK/all") | $(mean_ms "$WORK/all") |"
+echo "| the same without librsvg, poppler-glib, libjxl, libheif, libavif | $(libs "$WORK/rest") | $(mean_ms "$WORK/rest") |"
+for lib in $heavy; do
+  echo "| ... plus ${lib#-l} alone | $(libs "$WORK/rest+${lib#-l}") | $(mean_ms "$WORK/rest+${lib#-l}") |"
+done
