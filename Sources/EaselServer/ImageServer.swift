@@ -319,7 +319,7 @@ public final class ImageServer: Sendable {
                                                 mark: madeWith.first)
         return try await answer(request, context, head: head, source: source, processing: .processors(processors),
                                 output: OutputPolicy(format: options.format, quality: options.quality ?? defaultQuality, strict: strictFormat),
-                                page: options.page, madeWith: madeWith, lifetime: lifetime)
+                                page: options.page, madeWith: madeWith, lifetime: lifetime, maxAge: options.maxAge)
     }
 
     /// The identity a purge of `source` removes (the pipeline's source key), as a purge computes it.
@@ -331,7 +331,7 @@ public final class ImageServer: Sendable {
     /// left when the client closes its connection. This only writes HTTP.
     func answer(_ request: Request, _ context: EaselRequestContext, head: Bool, source: Source,
                 processing: ImageRequest.Processing, output: OutputPolicy, page: Int = 0, madeWith: [PreparedWatermark] = [],
-                lifetime: Int64? = nil) async throws -> Response {
+                lifetime: Int64? = nil, maxAge: Int? = nil) async throws -> Response {
         let key = sourceKey(source)
         var pipelineRequest = ImageRequest(url: try resolve(source), processing: processing, cacheKey: key)
         pipelineRequest.page = page
@@ -363,7 +363,9 @@ public final class ImageServer: Sendable {
         var headers: HTTPFields = [
             .contentType: encoded.contentType,
             .eTag: encoded.etag,
-            .cacheControl: lifetime.map { "public, max-age=\(min(Int64(configuration.maxAge), $0))" } ?? cacheControl,
+            // An expiring URL's remaining life, or the URL's own max-age, never past the server's.
+            .cacheControl: lifetime.map { "public, max-age=\(min(Int64(configuration.maxAge), $0))" }
+                ?? maxAge.map { "public, max-age=\(min(configuration.maxAge, $0))" } ?? cacheControl,
         ]
         if let vary = answer.vary { headers[.vary] = vary }
         // An SVG is a document a browser may open on its own: besides its cleaning, it may run

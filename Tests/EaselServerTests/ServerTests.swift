@@ -258,6 +258,20 @@ func signature(_ path: String, key: String = keyA) -> String {
         }
     }
 
+    /// thumbor's `max_age(seconds)`: the answer's `max-age`, never past the server's.
+    @Test func thumborsMaxAgeSetsTheAnswersLifetime() async throws {
+        let server = try TestServer { $0.allowUnsignedAdHoc = true; $0.maxAge = 3600 }
+        try catJPEG.write(to: server.origin.child("cat.jpg"))
+        try await server.test { (client: any TestClientProtocol) async throws in
+            for (filter, expected) in [("max_age(600)", "public, max-age=600"), ("max_age(0)", "public, max-age=0"),
+                                       ("max_age(86400)", "public, max-age=3600")] {
+                let response = try await get(client, "/thumbor/unsafe/50x50/filters:\(filter)/cat.jpg")
+                #expect(response.status == .ok && response.headers[.cacheControl] == expected, "\(filter)")
+            }
+            #expect(try await get(client, "/thumbor/unsafe/50x50/cat.jpg").headers[.cacheControl] == "public, max-age=3600")
+        }
+    }
+
     /// `f=svg` and imgproxy's `@svg`/`f:svg`: an SVG source served as SVG, cleaned, with a policy
     /// that lets it run and load nothing, the same bytes every time; any other source is a 422.
     @Test func svgSourcesAreServedAsCleanedSVG() async throws {

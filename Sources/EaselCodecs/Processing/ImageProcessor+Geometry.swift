@@ -159,3 +159,53 @@ public struct Pad: ImageProcessor, Hashable {
         return canvas
     }
 }
+
+/// thumbor's fit-in variants in a box of `width` × `height`, the aspect ratio kept:
+/// `adaptive-fit-in` first turns the box to the image's orientation (a portrait image in a
+/// landscape box gets a portrait box); `full-fit-in` covers the box instead of fitting in it (the
+/// image's smaller side meets the box, nothing is cropped) and is resized even when that enlarges
+/// it; plain `fit-in` enlarges only with `upscale`. Sides are rounded half up, as thumbor does.
+public struct FitIn: ImageProcessor, Hashable {
+    /// The box.
+    public let width: Int, height: Int
+    /// Turn the box to the image's orientation.
+    public let adaptive: Bool
+    /// Cover the box rather than fit in it.
+    public let full: Bool
+    /// Let a plain fit enlarge (a `full` one always may).
+    public let upscale: Bool
+
+    /// A fit in `width` × `height` (each at least 1).
+    public init(width: Int, height: Int, adaptive: Bool, full: Bool, upscale: Bool = false) {
+        self.width = max(1, width)
+        self.height = max(1, height)
+        self.adaptive = adaptive
+        self.full = full
+        self.upscale = upscale
+    }
+
+    /// `fit-in(w,h,adaptive,full,upscale)`.
+    public var identifier: String { "fit-in(\(width),\(height),\(adaptive),\(full),\(upscale))" }
+
+    /// The size the image gets (`width` × `height` of the source).
+    public func size(sourceWidth: Int, sourceHeight: Int) -> (width: Int, height: Int) {
+        var (boxWidth, boxHeight) = (width, height)
+        if adaptive, (sourceWidth < sourceHeight && boxWidth > boxHeight) || (sourceWidth > sourceHeight && boxWidth < boxHeight) {
+            swap(&boxWidth, &boxHeight)
+        }
+        if !full, !upscale, boxWidth >= sourceWidth, boxHeight >= sourceHeight { return (sourceWidth, sourceHeight) }
+        let widthRatio = Double(sourceWidth) / Double(boxWidth), heightRatio = Double(sourceHeight) / Double(boxHeight)
+        // Fit: the side with the larger ratio meets the box; cover (full): the smaller one.
+        if full ? widthRatio <= heightRatio : widthRatio >= heightRatio {
+            return (boxWidth, max(1, Int(checked: (Double(sourceHeight) * Double(boxWidth) / Double(sourceWidth) + 1e-5).rounded())))
+        }
+        return (max(1, Int(checked: (Double(sourceWidth) * Double(boxHeight) / Double(sourceHeight) + 1e-5).rounded())), boxHeight)
+    }
+
+    /// The resized bitmap (Lanczos-3).
+    public func process(_ bitmap: Bitmap) throws -> Bitmap {
+        let (w, h) = size(sourceWidth: bitmap.width, sourceHeight: bitmap.height)
+        guard w != bitmap.width || h != bitmap.height else { return bitmap }
+        return try Resize(width: w, height: h, mode: .exact, upscale: true).process(bitmap)
+    }
+}

@@ -52,6 +52,15 @@ struct ProcessingOptions: Sendable {
     var transparentExtend = false
     var quality: Int?
     var format: ImageEncoding.Format?
+    /// Colour and geometry filters applied after the resize, in the URL's order (thumbor's
+    /// `brightness`, `contrast`, `rgb`, `saturation`, `colorize`, `equalize`, `curve`, `noise`,
+    /// `convolution`, `rotate`, `proportion`).
+    var adjustments: [any ImageProcessor] = []
+    /// thumbor's `adaptive-fit-in`, `full-fit-in` and `adaptive-full-fit-in` (`FitIn`), for a
+    /// size with both sides; nil: the plain modes.
+    var fitVariant: (adaptive: Bool, full: Bool)?
+    /// The answer's `max-age` in seconds (thumbor's `max_age`), at most the server's.
+    var maxAge: Int?
     /// The page of a document (PDF, TIFF) or frame of an animation to make the image from,
     /// numbered from 0 (imgproxy Pro's and weserv's `page`; `ImageRequest.page`).
     var page = 0
@@ -127,8 +136,12 @@ struct ProcessingOptions: Sendable {
             throw RequestError.invalid("dpr with enlarge needs a width or a height")
         }
         let upscale = (width == 0 && height == 0) ? false : enlarge
-        chain.append(Resize(width: w, height: h, mode: mode, upscale: upscale,
-                            gravity: mode == .fit || mode == .exact ? .center : gravity))
+        if let fitVariant, width > 0, height > 0 {
+            chain.append(FitIn(width: w, height: h, adaptive: fitVariant.adaptive, full: fitVariant.full, upscale: upscale ?? false))
+        } else {
+            chain.append(Resize(width: w, height: h, mode: mode, upscale: upscale,
+                                gravity: mode == .fit || mode == .exact ? .center : gravity))
+        }
         if extend, width > 0 || height > 0 {
             // A side not asked for is not extended (the canvas is never smaller than the image).
             let colour = extendColour ?? background ?? (255, 255, 255)
@@ -153,6 +166,7 @@ struct ProcessingOptions: Sendable {
         }
         if let waveletSharpen { chain.append(waveletSharpen) }
         if grayscale { chain.append(Grayscale()) }
+        chain.append(contentsOf: adjustments)
         if let cornerRadii {
             guard cornerRadii.x >= 0, cornerRadii.y >= 0, cornerRadii.x <= Double(limit), cornerRadii.y <= Double(limit) else {
                 throw RequestError.invalid("round_corner radii are 0–\(limit)")

@@ -6,12 +6,14 @@ import Foundation
 import Hummingbird
 
 /// thumbor-compatible URLs (under `/thumbor/`):
-/// `/{signature|unsafe}/[trim[:top-left|:bottom-right][:tolerance]/][AxB:CxD/][fit-in/][-]WxH/[halign/][valign/][smart/][filters:…/]{source}`.
+/// `/{signature|unsafe}/[trim[:top-left|:bottom-right][:tolerance]/][AxB:CxD/][[adaptive-][full-]fit-in/][-]WxH/[halign/][valign/][smart/][filters:…/]{source}`.
 ///
 /// The signature is thumbor's: urlsafe base64 (with padding) of HMAC-SHA1(`THUMBOR_SECURITY_KEY`,
 /// everything after the signature segment, as written). Filters: `quality`, `format`, `blur`,
 /// `grayscale`, `round_corner`, `watermark`, `focal`, `strip_exif`, `strip_icc`, `fill`,
-/// `background_color`, `upscale`, `no_upscale`, `sharpen`; another is a 400 that names it.
+/// `background_color`, `upscale`, `no_upscale`, `sharpen`, `brightness`, `contrast`, `rgb`,
+/// `saturation`, `colorize`, `equalize`, `curve`, `noise`, `convolution`, `rotate`,
+/// `proportion`, `stretch`, `max_age`; another is a 400 that names it.
 struct ThumborURL {
     var options: ProcessingOptions
     var source: ImageServer.Source
@@ -38,7 +40,7 @@ struct ThumborURL {
         var segments = signedPath.split(separator: "/", omittingEmptySubsequences: false)[...]
         var options = ProcessingOptions()
         options.mode = .fill
-        var fitIn = false, upscale: Bool?, filled: (colour: (UInt8, UInt8, UInt8)?, transparent: Bool, fillTransparent: Bool)?
+        var fitIn = false, stretch = false, upscale: Bool?, filled: (colour: (UInt8, UInt8, UInt8)?, transparent: Bool, fillTransparent: Bool)?
 
         func next(_ matches: (Substring) -> Bool) -> Substring? {
             guard let first = segments.first, matches(first) else { return nil }
@@ -75,7 +77,13 @@ struct ThumborURL {
             }
         }
         if let fit = next({ $0.hasSuffix("fit-in") }) {
-            guard fit == "fit-in" else { throw RequestError.invalid("\(fit) is not supported (fit-in is)") }
+            switch fit {
+            case "fit-in": break
+            case "adaptive-fit-in": options.fitVariant = (adaptive: true, full: false)
+            case "full-fit-in": options.fitVariant = (adaptive: false, full: true)
+            case "adaptive-full-fit-in": options.fitVariant = (adaptive: true, full: true)
+            default: throw RequestError.invalid("\(fit) is not one of fit-in, adaptive-fit-in, full-fit-in, adaptive-full-fit-in")
+            }
             fitIn = true
         }
         if let size = next(Self.isDimensions) {
@@ -226,6 +234,86 @@ struct ThumborURL {
                     let text = args[0].trimmingCharacters(in: .whitespaces)
                     guard let colour = ProcessingOptions.colour(Substring(text)) else { throw RequestError.invalid("bad colour \(text)") }
                     backgroundColour = colour
+                case "brightness", "contrast":
+                    guard args.count == 1, let value = Int(args[0].trimmingCharacters(in: .whitespaces)), (-100...100).contains(value) else {
+                        throw RequestError.invalid("\(name) takes one whole number, −100–100")
+                    }
+                    options.adjustments.append(name == "brightness" ? ChannelCurves.brightness(value) : ChannelCurves.contrast(value))
+                case "rgb":
+                    let values = args.compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+                    guard args.count == 3, values.count == 3, values.allSatisfy({ (-100...100).contains($0) }) else {
+                        throw RequestError.invalid("rgb takes three whole numbers, −100–100")
+                    }
+                    options.adjustments.append(ChannelCurves.rgb(red: values[0], green: values[1], blue: values[2]))
+                case "saturation":
+                    guard args.count == 1 else { throw RequestError.invalid("saturation takes one number") }
+                    do { options.adjustments.append(try Saturation(change: try number(0))) } catch let error as CodecError {
+                        throw RequestError.invalid("bad saturation: \(error)")
+                    }
+                case "colorize":
+                    let values = args.prefix(3).compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+                    guard args.count == 4, values.count == 3, values.allSatisfy({ (0...100).contains($0) }),
+                          case let hex = args[3].trimmingCharacters(in: .whitespaces), hex.count == 6,
+                          let fill = ProcessingOptions.colour(Substring(hex)) else {
+                        throw RequestError.invalid("colorize takes red, green and blue percents (0–100) and a fill colour RRGGBB")
+                    }
+                    options.adjustments.append(ChannelCurves.colorize(red: values[0], green: values[1], blue: values[2], fill: fill))
+                case "equalize":
+                    try noArguments()
+                    options.adjustments.append(Equalize())
+                case "curve":
+                    let lists = try Self.curveLists(args.joined(separator: ","))
+                    do {
+                        options.adjustments.append(try ChannelCurves.curve(all: lists[0], red: lists[1], green: lists[2], blue: lists[3]))
+                    } catch {
+                        throw RequestError.invalid("bad curve: \(error)")
+                    }
+                case "noise":
+                    guard (1...2).contains(args.count), let amount = Int(args[0].trimmingCharacters(in: .whitespaces)), (0...255).contains(amount) else {
+                        throw RequestError.invalid("noise takes an amount 0–255 and an optional seed")
+                    }
+                    var seed: UInt64 = 0
+                    if args.count == 2 {
+                        guard let value = UInt64(args[1].trimmingCharacters(in: .whitespaces)) else { throw RequestError.invalid("noise's seed is a whole number ≥ 0") }
+                        seed = value
+                    }
+                    options.adjustments.append(try Noise(amount: amount, seed: seed))
+                case "convolution":
+                    guard (2...3).contains(args.count), let columns = Int(args[1].trimmingCharacters(in: .whitespaces)) else {
+                        throw RequestError.invalid("convolution takes weights (w;w;…), columns and an optional normalize")
+                    }
+                    let weights = args[0].split(separator: ";", omittingEmptySubsequences: false).map { Double($0.trimmingCharacters(in: .whitespaces)) }
+                    guard weights.allSatisfy({ $0 != nil }) else { throw RequestError.invalid("convolution weights are numbers separated by ;") }
+                    var normalize = true
+                    if args.count == 3 {
+                        guard let value = Self.boolean(args[2]) else { throw RequestError.invalid("convolution's normalize is true or false") }
+                        normalize = value
+                    }
+                    do {
+                        options.adjustments.append(try Convolution(weights: weights.map { $0! }, columns: columns, normalize: normalize))
+                    } catch {
+                        throw RequestError.invalid("bad convolution: \(error)")
+                    }
+                case "rotate":
+                    guard args.count == 1, let degrees = Int(args[0].trimmingCharacters(in: .whitespaces)), degrees.magnitude <= 3600 else {
+                        throw RequestError.invalid("rotate takes a whole number of degrees")
+                    }
+                    do { options.adjustments.append(try QuarterTurn(degrees: degrees)) } catch {
+                        throw RequestError.invalid("rotate takes a multiple of 90 degrees (other angles are not supported)")
+                    }
+                case "proportion":
+                    guard args.count == 1 else { throw RequestError.invalid("proportion takes one number") }
+                    do { options.adjustments.append(try Scale(factor: try number(0))) } catch let error as CodecError {
+                        throw RequestError.invalid("bad proportion: \(error)")
+                    }
+                case "stretch":
+                    try noArguments()
+                    stretch = true
+                case "max_age":
+                    guard args.count == 1, let seconds = Int(args[0].trimmingCharacters(in: .whitespaces)), (0...31_536_000).contains(seconds) else {
+                        throw RequestError.invalid("max_age takes seconds, 0–31536000")
+                    }
+                    options.maxAge = seconds
                 case "upscale":
                     try noArguments()
                     upscale = true
@@ -260,6 +348,8 @@ struct ThumborURL {
             }
         } else {
             options.enlarge = upscale ?? true
+            // stretch(): exactly the size asked for, the aspect ratio not kept (both sides given).
+            if stretch, options.width > 0, options.height > 0 { options.mode = .exact }
         }
         if let filled, filled.fillTransparent, let colour = filled.colour { options.background = colour }
         return ThumborURL(options: options, source: try ImageServer.split("/" + sourceText, prefix: "/", withSpec: false).1,
@@ -312,6 +402,29 @@ struct ThumborURL {
         if args.count >= 5 { mark.scale = try ratio(args[4]) }
         if args.count >= 6 { mark.heightScale = try ratio(args[5]) }
         return mark
+    }
+
+    /// `curve`'s four lists, `[(x,y),(x,y),…]` each (all, red, green, blue).
+    static func curveLists(_ text: String) throws -> [[(Int, Int)]] {
+        var lists: [[(Int, Int)]] = []
+        var rest = Substring(text.filter { !$0.isWhitespace })
+        while !rest.isEmpty {
+            if rest.first == "," { rest = rest.dropFirst() }
+            guard rest.first == "[", let close = rest.firstIndex(of: "]") else { throw RequestError.invalid("curve takes four lists [(x,y),…]") }
+            let inner = rest[rest.index(after: rest.startIndex)..<close]
+            var points: [(Int, Int)] = []
+            for pair in inner.split(separator: ")") {
+                let numbers = pair.drop { $0 == "," || $0 == "(" }.split(separator: ",")
+                guard numbers.count == 2, let x = Int(numbers[0]), let y = Int(numbers[1]) else {
+                    throw RequestError.invalid("curve points are (x,y) whole numbers")
+                }
+                points.append((x, y))
+            }
+            lists.append(points)
+            rest = rest[rest.index(after: close)...]
+        }
+        guard lists.count == 4 else { throw RequestError.invalid("curve takes four lists (all, red, green, blue)") }
+        return lists
     }
 
     static func isManualCrop(_ text: Substring) -> Bool {
