@@ -4,11 +4,14 @@
 # from a running `easel serve` on 127.0.0.1: sizes, formats, crops, gravity, DPR, watermarks,
 # signatures (tampered and unsigned: 403), unknown options (400), one cache entry for one
 # request in the three styles, the info endpoints, expiring native URLs and `easel sign`.
-# Uses EASEL_BIN (default .build/debug/easel, built when missing). Bounded: about 20 s.
+# Then thumbor's own integration URL set (scripts/thumbor_suite.py: 558 single and 576 combined
+# URLs on thumbor's test images, the deviations listed in Tests/Compat/thumbor/deviations.txt).
+# Uses EASEL_BIN (default .build/debug/easel, built when missing). Bounded: about a minute.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 easel="${EASEL_BIN:-.build/debug/easel}"
 [ -x "$easel" ] || swift build --product easel -Xswiftc -warnings-as-errors
 python="${EASEL_COMPAT_PYTHON:-.venv-compat/bin/python3}"
 [ -x "$python" ] || { echo "$python missing: run make deps" >&2; exit 1; }
-exec timeout 300 "$python" scripts/compat_test.py "$easel"
+timeout 300 "$python" scripts/compat_test.py "$easel"
+exec timeout 600 "$python" scripts/thumbor_suite.py "$easel"

@@ -29,8 +29,37 @@ extension ImageServer {
             throw RequestError.badSignature
         }
         let url = try ThumborURL.parse(path)
+        if url.meta { return try await thumborMeta(url) }
         return try await answer(request, context, head: head, source: url.source, options: url.options,
                                 defaultQuality: ThumborURL.defaultQuality, strictFormat: true)
+    }
+
+    /// thumbor's `meta/` answer: `{"thumbor": {"source": {url, width, height, frameCount},
+    /// "operations": […], "target": {width, height}}}` (and `focal_points` for a focal gravity),
+    /// from the source's header (read through the pipeline's tiers) and the URL's chain
+    /// (`ThumborURL.metaOperations`); no image is made.
+    func thumborMeta(_ url: ThumborURL) async throws -> Response {
+        var pipelineRequest = ImageRequest(url: try resolve(url.source), cacheKey: sourceKey(url.source))
+        pipelineRequest.deadline = .milliseconds(Int64(checked: configuration.requestTimeout * 1000))
+        guard admission.enter() else { throw RequestError.tooManyRequests }
+        defer { admission.leave() }
+        let info = try await pipeline.sourceDetails(for: pipelineRequest).info
+        // The geometry only: a watermark changes no size.
+        var options = url.options
+        options.watermark = nil
+        let chain = try options.processors(limit: configuration.maxAdHocSize, maxPixels: configuration.maxOutputPixels, mark: nil)
+        let (operations, target) = ThumborURL.metaOperations(chain, width: info.uprightWidth, height: info.uprightHeight)
+        var document: [String: Any] = [
+            "source": ["url": url.sourceText, "width": info.uprightWidth, "height": info.uprightHeight, "frameCount": info.frameCount],
+            "operations": operations,
+            "target": ["width": target.0, "height": target.1],
+        ]
+        if case .focalPixel(let x, let y) = options.gravity {
+            document["focal_points"] = [["x": x, "y": y, "height": 1, "width": 1, "z": 1.0, "origin": "Explicit"]]
+        }
+        let body = try JSONSerialization.data(withJSONObject: ["thumbor": document], options: [.sortedKeys])
+        return Response(status: .ok, headers: [.contentType: "application/json", .cacheControl: cacheControl],
+                        body: .init(byteBuffer: ByteBuffer(bytes: body)))
     }
 
     /// A valid signature with any configured key/salt pair; when unsigned URLs are served,

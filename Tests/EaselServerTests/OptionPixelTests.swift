@@ -490,6 +490,19 @@ import Testing
         Case(description: "thumbor adaptive-fit-in turns the box", path: thumbor("adaptive-fit-in/30x10/filters:format(png)", "s2.png"), check: size(10, 30)),
         Case(description: "thumbor full-fit-in covers the box", path: thumbor("full-fit-in/30x30/filters:format(png)", "s1.png"), check: size(90, 30)),
         Case(description: "thumbor adaptive-full-fit-in", path: thumbor("adaptive-full-fit-in/10x30/filters:format(png)", "s1.png"), check: size(30, 10)),
+        // 60×20 red | green | blue fitted in 40×40: padded with its mean colour, a third of each.
+        Case(description: "thumbor fill(auto)", path: thumbor("fit-in/40x40/filters:fill(auto):format(png)", "s1.png"),
+             check: pixels((40, 40), [(0, 0, [85, 85, 85, 255]), (39, 39, [85, 85, 85, 255]), (2, 20, red)], tolerance: 6)),
+        Case(description: "thumbor focal() is the detectors' (attention)", path: thumbor("20x20/filters:focal():format(png)", "s8.png"),
+             check: keepsRed(notIn: thumbor("20x20/filters:format(png)", "s8.png"))),
+        Case(description: "thumbor extract_focal() from a thumbor URL's crop",
+             path: thumbor("20x20/filters:extract_focal():format(png)", "localhost:8888/unsafe/10x0:14x20/s8.png"), check: focal(columns: 8...12)),
+        Case(description: "thumbor gifv() answers WebP", path: thumbor("filters:gifv()", "s1.png"),
+             check: type("image/webp", of: thumbor("filters:gifv()", "s1.png"))),
+        Case(description: "thumbor gifv(mp4) answers WebP too", path: thumbor("filters:gifv(mp4)", "s1.png"),
+             check: type("image/webp", of: thumbor("filters:gifv(mp4)", "s1.png"))),
+        Case(description: "thumbor extract_focal() of a plain source does nothing", path: thumbor("20x20/filters:extract_focal():format(png)", "s8.png"),
+             check: sameAs(thumbor("20x20/filters:format(png)", "s8.png"))),
     ]
 
     static let everyCase = native + imgproxyCases + thumborCases
@@ -558,6 +571,9 @@ import Testing
         ("/thumbor/unsafe/filters:max_age(-1)/s1.png", "max_age takes"),
         ("/thumbor/unsafe/filters:colorize(10,10,10,red)/s1.png", "colorize takes"),
         ("/thumbor/unsafe/filters:stretch(1)/s1.png", "takes no arguments"),
+        ("/thumbor/unsafe/filters:gifv(avi)/s1.png", "gifv takes mp4 or webm"),
+        ("/thumbor/unsafe/filters:redeye()/s1.png", "eye detector"),
+        ("/thumbor/unsafe/fit-in/40x40/filters:fill(blur)/s1.png", "fill(blur) is not supported"),
         ("/thumbor/unsafe/half-fit-in/10x10/s1.png", "is not one of fit-in"),
         ("/thumbor/unsafe/fit-in/40x40/filters:fill(red,true):background_color(blue)/s1.png", "give one"),
         ("/thumbor/unsafe/fit-in/40x40/filters:fill(transparent):background_color(blue)/s1.png", "contradict"),

@@ -258,6 +258,46 @@ func signature(_ path: String, key: String = keyA) -> String {
         }
     }
 
+    /// thumbor's `meta/`: the source's size and frames, the operations in thumbor's order (manual
+    /// crop, the crop to the box's aspect ratio, the resize, the flips) and the target, as JSON.
+    @Test func thumborsMetaDescribesTheOperations() async throws {
+        let server = try TestServer { $0.allowUnsignedAdHoc = true }
+        try ImageEncoder.encode(paintedOpaque(width: 400, height: 200) { _, _ in [9, 99, 199] }, as: .png()).write(to: server.origin.child("wide.png"))
+        try await server.test { (client: any TestClientProtocol) async throws in
+            func meta(_ options: String) async throws -> [String: Any] {
+                let response = try await get(client, "/thumbor/unsafe/meta/\(options)/wide.png")
+                #expect(response.status == .ok && response.headers[.contentType] == "application/json", "\(options)")
+                let object = try JSONSerialization.jsonObject(with: Data(buffer: response.body)) as? [String: Any]
+                return try #require(object?["thumbor"] as? [String: Any])
+            }
+            func operations(_ document: [String: Any]) -> String {
+                ((document["operations"] as? [[String: Any]]) ?? []).map { op in
+                    let type = op["type"] as? String ?? "?"
+                    switch type {
+                    case "crop": return "crop \(op["left"]!),\(op["top"]!),\(op["right"]!),\(op["bottom"]!)"
+                    case "resize": return "resize \(op["width"]!)x\(op["height"]!)"
+                    default: return type
+                    }
+                }.joined(separator: "; ")
+            }
+            func target(_ document: [String: Any]) -> String {
+                let t = document["target"] as? [String: Any]
+                return "\(t?["width"] ?? "?")x\(t?["height"] ?? "?")"
+            }
+            let fill = try await meta("100x100")
+            let source = try #require(fill["source"] as? [String: Any])
+            #expect(source["url"] as? String == "wide.png" && source["width"] as? Int == 400 && source["height"] as? Int == 200
+                    && source["frameCount"] as? Int == 1)
+            #expect(operations(fill) == "crop 100,0,300,200; resize 100x100" && target(fill) == "100x100")
+            let fit = try await meta("fit-in/100x100")
+            #expect(operations(fit) == "resize 100x50" && target(fit) == "100x50")
+            let cropped = try await meta("10x10:110x60/-50x50")
+            #expect(operations(cropped) == "crop 10,10,110,60; crop 25,0,75,50; flip_horizontally" && target(cropped) == "50x50")
+            let left = try await meta("100x100/left")
+            #expect(operations(left) == "crop 0,0,200,200; resize 100x100")
+        }
+    }
+
     /// thumbor's `max_age(seconds)`: the answer's `max-age`, never past the server's.
     @Test func thumborsMaxAgeSetsTheAnswersLifetime() async throws {
         let server = try TestServer { $0.allowUnsignedAdHoc = true; $0.maxAge = 3600 }

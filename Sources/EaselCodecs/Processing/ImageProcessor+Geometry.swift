@@ -109,6 +109,9 @@ public struct Pad: ImageProcessor, Hashable {
     /// of the canvas) for the image's centre, as far as the canvas allows; any other gravity
     /// centres the image.
     public var gravity: Gravity
+    /// The canvas takes the image's mean colour (every pixel's red, green and blue averaged),
+    /// opaque, instead of `red`, `green`, `blue`, `alpha` (thumbor's `fill(auto)`).
+    public var autoColour = false
 
     /// A canvas of at least `width × height` pixels (both positive) in the colour `red`, `green`,
     /// `blue`, `alpha` (opaque by default), the image placed by `gravity` (centred by default).
@@ -123,8 +126,11 @@ public struct Pad: ImageProcessor, Hashable {
         self.gravity = gravity
     }
 
-    /// `pad(WxH,r,g,b,a,gravity)`.
-    public var identifier: String { "pad(\(width)x\(height),\(red),\(green),\(blue),\(alpha),\(gravity.identifier))" }
+    /// `pad(WxH,r,g,b,a,gravity)`, or `pad(WxH,auto,gravity)`.
+    public var identifier: String {
+        autoColour ? "pad(\(width)x\(height),auto,\(gravity.identifier))"
+            : "pad(\(width)x\(height),\(red),\(green),\(blue),\(alpha),\(gravity.identifier))"
+    }
 
     /// Returns `bitmap` as RGBA8 placed on the canvas, or `bitmap` itself when it already covers
     /// the canvas on both sides.
@@ -141,7 +147,7 @@ public struct Pad: ImageProcessor, Hashable {
             left = min(freeX, max(0, Int(checked: (fx * Double(canvasWidth)).rounded()) - source.width / 2))
             top = min(freeY, max(0, Int(checked: (fy * Double(canvasHeight)).rounded()) - source.height / 2))
         }
-        let rowBytes = canvas.rowBytes, colour: [UInt8] = [red, green, blue, alpha]
+        let rowBytes = canvas.rowBytes, colour: [UInt8] = autoColour ? Self.meanColour(source) + [255] : [red, green, blue, alpha]
         source.withUnsafeBytes { pixels in
             canvas.withUnsafeMutableBytes { bytes in
                 for y in 0..<canvasHeight {
@@ -155,8 +161,21 @@ public struct Pad: ImageProcessor, Hashable {
                 }
             }
         }
-        if alpha == 255, source.isKnownOpaque { canvas.markOpaque() }
+        if autoColour || alpha == 255, source.isKnownOpaque { canvas.markOpaque() }
         return canvas
+    }
+
+    /// Every pixel's red, green and blue averaged (an RGBA8 bitmap), truncated as thumbor does.
+    static func meanColour(_ bitmap: Bitmap) -> [UInt8] {
+        var sums = [Int](repeating: 0, count: 3)
+        bitmap.withUnsafeBytes { bytes in
+            for y in 0..<bitmap.height {
+                let row = y * bitmap.rowBytes
+                for x in 0..<bitmap.width { for c in 0..<3 { sums[c] += Int(bytes[row + x * 4 + c]) } }
+            }
+        }
+        let count = bitmap.width * bitmap.height
+        return sums.map { UInt8($0 / count) }
     }
 }
 

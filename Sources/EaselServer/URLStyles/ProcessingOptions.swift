@@ -50,6 +50,8 @@ struct ProcessingOptions: Sendable {
     var extendColour: (red: UInt8, green: UInt8, blue: UInt8)?
     /// `extend` with a transparent canvas.
     var transparentExtend = false
+    /// `extend` with the image's mean colour (thumbor's `fill(auto)`).
+    var autoExtendColour = false
     var quality: Int?
     var format: ImageEncoding.Format?
     /// Colour and geometry filters applied after the resize, in the URL's order (thumbor's
@@ -145,8 +147,10 @@ struct ProcessingOptions: Sendable {
         if extend, width > 0 || height > 0 {
             // A side not asked for is not extended (the canvas is never smaller than the image).
             let colour = extendColour ?? background ?? (255, 255, 255)
-            chain.append(Pad(width: width > 0 ? w : 1, height: height > 0 ? h : 1, red: colour.red, green: colour.green, blue: colour.blue,
-                             alpha: transparentExtend ? 0 : 255, gravity: extendGravity ?? .center))
+            var pad = Pad(width: width > 0 ? w : 1, height: height > 0 ? h : 1, red: colour.red, green: colour.green, blue: colour.blue,
+                          alpha: transparentExtend ? 0 : 255, gravity: extendGravity ?? .center)
+            pad.autoColour = autoExtendColour
+            chain.append(pad)
         }
         if flipHorizontal || flipVertical { chain.append(Flip(horizontal: flipHorizontal, vertical: flipVertical)) }
         if let blur {

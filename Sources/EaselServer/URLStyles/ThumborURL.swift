@@ -20,6 +20,10 @@ struct ThumborURL {
     var signature: Substring
     /// What the signature covers: everything after `/{signature}/`.
     var signedPath: Substring
+    /// The source as the URL writes it (after any `extract_focal()`).
+    var sourceText: String
+    /// `meta/`: thumbor's JSON of the source, the operations and the target, not the image.
+    var meta = false
 
     /// The signature segment and what it covers (everything after `/{signature}/`).
     static func signatureAndPath(_ path: Substring) -> (Substring, Substring)? {
@@ -40,17 +44,16 @@ struct ThumborURL {
         var segments = signedPath.split(separator: "/", omittingEmptySubsequences: false)[...]
         var options = ProcessingOptions()
         options.mode = .fill
-        var fitIn = false, stretch = false, upscale: Bool?, filled: (colour: (UInt8, UInt8, UInt8)?, transparent: Bool, fillTransparent: Bool)?
+        var fitIn = false, stretch = false, extractFocal = false, upscale: Bool?
+        var filled: (colour: (UInt8, UInt8, UInt8)?, transparent: Bool, fillTransparent: Bool, auto: Bool)?
 
         func next(_ matches: (Substring) -> Bool) -> Substring? {
             guard let first = segments.first, matches(first) else { return nil }
             segments.removeFirst()
             return first
         }
-        // thumbor's grammar reads a leading `meta/` as its JSON metadata endpoint (not served).
-        if next({ $0 == "meta" }) != nil {
-            throw RequestError.invalid("meta (thumbor's metadata as JSON) is not supported")
-        }
+        // `meta/`: thumbor's JSON metadata endpoint.
+        let meta = next({ $0 == "meta" }) != nil
         // trim[:top-left|:bottom-right][:tolerance]: thumbor's Euclidean colour distance from
         // that corner's pixel, 0–442.
         if let trim = next({ $0 == "trim" || $0.hasPrefix("trim:") }) {
@@ -196,6 +199,12 @@ struct ThumborURL {
                     options.cornerColour = transparent ? nil : (r, g, b)
                 case "watermark":
                     options.watermark = try watermark(args)
+                case "focal" where args.isEmpty:
+                    // No region: the detectors' (the attention crop until faces are detected).
+                    options.gravity = .smart(.attention)
+                case "extract_focal":
+                    try noArguments()
+                    extractFocal = true
                 case "focal":
                     guard args.count == 1, let region = args.first, isManualCrop(Substring(region)) else {
                         throw RequestError.invalid("focal takes AxB:CxD")
@@ -221,12 +230,15 @@ struct ThumborURL {
                         fillTransparent = value
                     }
                     if text == "transparent" {
-                        filled = (nil, true, false)
-                    } else if text == "auto" || text == "blur" {
-                        throw RequestError.invalid("fill(\(text)) is not supported; name a colour")
+                        filled = (nil, true, false, false)
+                    } else if text == "auto" {
+                        // The image's mean colour (every pixel's), as thumbor's fill(auto).
+                        filled = (nil, false, false, true)
+                    } else if text == "blur" {
+                        throw RequestError.invalid("fill(blur) is not supported; name a colour, or auto")
                     } else {
                         guard let colour = ProcessingOptions.colour(Substring(text)) else { throw RequestError.invalid("bad colour \(text)") }
-                        filled = (colour, false, fillTransparent)
+                        filled = (colour, false, fillTransparent, false)
                     }
                 case "background_color":
                     // The colour transparent pixels are composited onto (thumbor's background layer).
@@ -306,6 +318,16 @@ struct ThumborURL {
                     do { options.adjustments.append(try Scale(factor: try number(0))) } catch let error as CodecError {
                         throw RequestError.invalid("bad proportion: \(error)")
                     }
+                case "gifv":
+                    // thumbor turns an animated GIF into a video (mp4 by default, or webm): here an
+                    // animated WebP (every browser plays it in an <img>), whichever is named, until
+                    // a video encoder exists. A still source is a still WebP.
+                    guard args.count <= 1, ["", "mp4", "webm"].contains(args.first?.trimmingCharacters(in: .whitespaces) ?? "") else {
+                        throw RequestError.invalid("gifv takes mp4 or webm")
+                    }
+                    options.format = .webp
+                case "redeye":
+                    throw RequestError.invalid("redeye is not supported: it needs an eye detector (OpenCV's cascade), which this build does not have")
                 case "stretch":
                     try noArguments()
                     stretch = true
@@ -330,14 +352,18 @@ struct ThumborURL {
                 if let filled, filled.fillTransparent {
                     throw RequestError.invalid("fill(…, true) and background_color both colour transparent pixels: give one")
                 }
-                if let filled, filled.transparent, fitIn {
+                if let filled, filled.transparent || filled.auto, fitIn {
                     throw RequestError.invalid("fill(transparent) and background_color contradict each other")
                 }
                 options.background = backgroundColour
             }
         }
-        let sourceText = segments.joined(separator: "/")
+        var sourceText = segments.joined(separator: "/")
         guard !sourceText.isEmpty else { throw RequestError.notFound("no source in the URL") }
+        if extractFocal, let (image, focal) = Self.extractFocal(sourceText) {
+            sourceText = image
+            options.gravity = focal
+        }
         if fitIn {
             options.mode = .fit
             options.enlarge = upscale ?? false
@@ -345,6 +371,7 @@ struct ThumborURL {
                 options.extend = true
                 options.transparentExtend = filled.transparent
                 options.extendColour = filled.colour
+                options.autoExtendColour = filled.auto
             }
         } else {
             options.enlarge = upscale ?? true
@@ -353,7 +380,70 @@ struct ThumborURL {
         }
         if let filled, filled.fillTransparent, let colour = filled.colour { options.background = colour }
         return ThumborURL(options: options, source: try ImageServer.split("/" + sourceText, prefix: "/", withSpec: false).1,
-                          signature: signature, signedPath: signedPath)
+                          signature: signature, signedPath: signedPath, sourceText: sourceText, meta: meta)
+    }
+
+    /// thumbor's `meta` operations for `chain` on a source of `width` × `height` (upright): its
+    /// manual crop, resizes and flips as thumbor's JSON engine lists them (`crop` with `left`,
+    /// `top`, `right`, `bottom`; `resize` with `width`, `height`; `flip_horizontally`,
+    /// `flip_vertically`), and the target size they come to. A crop to a box is placed by its
+    /// gravity's direction (a smart or focal crop, which needs the pixels, is listed centred);
+    /// a trim, which needs the pixels too, is not listed.
+    static func metaOperations(_ chain: [any ImageProcessor], width: Int, height: Int) -> ([[String: Any]], (Int, Int)) {
+        var (w, h) = (width, height)
+        var operations: [[String: Any]] = []
+        func crop(_ left: Int, _ top: Int, _ right: Int, _ bottom: Int) {
+            operations.append(["type": "crop", "left": left, "top": top, "right": right, "bottom": bottom])
+            (w, h) = (right - left, bottom - top)
+        }
+        func resize(_ width: Int, _ height: Int) {
+            operations.append(["type": "resize", "width": width, "height": height])
+            (w, h) = (width, height)
+        }
+        for step in chain {
+            switch step {
+            case let step as RegionCrop:
+                if case .edges(let left, let top, let right, let bottom) = step.region {
+                    let l = min(max(0, left), w), t = min(max(0, top), h)
+                    crop(l, t, max(l, min(right, w)), max(t, min(bottom, h)))
+                }
+            case let step as Resize:
+                let mode = step.effectiveMode(sourceWidth: w, sourceHeight: h)
+                let scaled = step.scaledSize(sourceWidth: w, sourceHeight: h)
+                switch mode {
+                case .fill, .fillDown:
+                    // thumbor's order: a crop to the box's aspect ratio in the source's pixels
+                    // (its `auto_crop`, with its rounding), then the resize to the box.
+                    let (boxWidth, boxHeight) = (step.width, step.height)
+                    let sameRatio = (Double(w) / Double(h) * 100).rounded() == (Double(boxWidth) / Double(boxHeight) * 100).rounded()
+                    if !sameRatio {
+                        let (cropWidth, cropHeight) = Double(boxWidth) / Double(w) > Double(boxHeight) / Double(h)
+                            ? (w, max(1, Int(checked: (Double(w) * Double(boxHeight) / Double(boxWidth)).rounded())))
+                            : (max(1, Int(checked: (Double(boxWidth) * Double(h) / Double(boxHeight)).rounded(.up))), h)
+                        let (cw, ch) = (min(cropWidth, w), min(cropHeight, h))
+                        let (x, y) = step.gravity.offset(freeX: w - cw, freeY: h - ch)
+                            ?? (Int(checked: (Double(w - cw) / 2).rounded()), Int(checked: (Double(h - ch) / 2).rounded()))
+                        crop(x, y, x + cw, y + ch)
+                    }
+                    if (boxWidth != w || boxHeight != h) && (step.upscale || (boxWidth <= w && boxHeight <= h)) { resize(boxWidth, boxHeight) }
+                default:
+                    if scaled.width != w || scaled.height != h { resize(scaled.width, scaled.height) }
+                }
+            case let step as FitIn:
+                let size = step.size(sourceWidth: w, sourceHeight: h)
+                if size.width != w || size.height != h { resize(size.width, size.height) }
+            case let step as Scale where step.factor < 1:
+                resize(max(1, Int(checked: (Double(w) * step.factor).rounded())), max(1, Int(checked: (Double(h) * step.factor).rounded())))
+            case let step as QuarterTurn where step.turns % 2 == 1:
+                (w, h) = (h, w)  // (thumbor's JSON engine lists no rotation)
+            case let step as Flip:
+                if step.horizontal { operations.append(["type": "flip_horizontally"]) }
+                if step.vertical { operations.append(["type": "flip_vertically"]) }
+            default:
+                break
+            }
+        }
+        return (operations, (w, h))
     }
 
     /// thumbor's booleans (`BaseFilter.Boolean`): true/false, 1/0, on/off, yes/no, any case.
@@ -402,6 +492,29 @@ struct ThumborURL {
         if args.count >= 5 { mark.scale = try ratio(args[4]) }
         if args.count >= 6 { mark.heightScale = try ratio(args[5]) }
         return mark
+    }
+
+    /// thumbor's `extract_focal()`: a source that is itself a thumbor URL (`[scheme://]host/`
+    /// then `{signature|unsafe}/…`, nested up to ten deep) with a manual crop names its image and
+    /// a focal point, the crop's centre; the image is then read from this server's own sources.
+    /// Nil for any other source (nothing to extract: the filter does nothing, as in thumbor).
+    static func extractFocal(_ source: String) -> (String, Gravity)? {
+        var url = source
+        for _ in 0..<10 {
+            // The host: everything up to the first `/` (after a scheme).
+            let withoutScheme = url.hasPrefix("http://") ? String(url.dropFirst(7)) : url.hasPrefix("https://") ? String(url.dropFirst(8)) : url
+            guard let slash = withoutScheme.firstIndex(of: "/") else { return nil }
+            let path = withoutScheme[slash...]
+            guard let (signature, _) = signatureAndPath(Substring(path)), signature == "unsafe" || signature.count == 28,
+                  let inner = try? parse(Substring(path)) else { return nil }
+            let image = inner.sourceText
+            if case .edges(let left, let top, let right, let bottom) = inner.options.crop, right > left, bottom > top, !image.isEmpty {
+                return (image, .focalPixel(x: (left + right) / 2, y: (top + bottom) / 2))
+            }
+            guard !image.isEmpty else { return nil }
+            url = image
+        }
+        return nil
     }
 
     /// `curve`'s four lists, `[(x,y),(x,y),…]` each (all, red, green, blue).

@@ -1,0 +1,137 @@
+"""thumbor's own integration URL set against a running `easel serve`.
+
+thumbor's `integration_tests/urls_helpers.py` (vendored unchanged, with its test images and
+licence, in Tests/Compat/thumbor/) lists every option and filter; its PIL-engine test asks
+`/unsafe/{options}/{image}` for every option on every image (the single set) and expects 200
+each time. This asks the same paths under `/thumbor/`, and also the combined set thumbor
+defines (`combined_dataset`: options stacked). An answer is a pass when it is a 200 whose body
+is what it should be (thumbor's test asks only for the 200): an image Pillow opens (an AVIF,
+which Pillow here does not read, by its `ftyp` brand), or for `meta/` a JSON document with
+thumbor's keys.
+
+Expected deviations are listed, each with its reason, in Tests/Compat/thumbor/deviations.txt:
+`<text in the options>  <reason>`. A failure that no entry covers fails the run, and so does an
+entry that no longer matches a failure (the list stays true). Every request is bounded (30 s).
+
+    python3 scripts/thumbor_suite.py .build/debug/easel
+"""
+import io, json, os, socket, subprocess, sys, tempfile, time, types
+import urllib.error, urllib.parse, urllib.request
+
+from PIL import Image
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SUITE = os.path.join(ROOT, "Tests", "Compat", "thumbor")
+EASEL = os.path.abspath(sys.argv[1])
+
+# urls_helpers.py prints with colorama, which the tests' virtualenv does not need otherwise: an
+# empty stand-in (only its colour names are read).
+sys.modules["colorama"] = types.SimpleNamespace(Fore=types.SimpleNamespace(GREEN="", RED="", RESET=""))
+sys.path.insert(0, SUITE)
+import urls_helpers  # noqa: E402  (thumbor's file, unchanged)
+
+
+def deviations():
+    entries = []
+    with open(os.path.join(SUITE, "deviations.txt")) as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if not line.strip() or line.startswith("#"):
+                continue
+            pattern, _, reason = line.partition("  ")
+            entries.append((pattern.strip(), reason.strip()))
+    return entries
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def answers_well(path, body):
+    """Whether a 200's body is what the path asks for."""
+    if "/meta/" in path:
+        try:
+            document = json.loads(body)["thumbor"]
+            return all(key in document for key in ("source", "operations", "target"))
+        except (ValueError, KeyError, TypeError):
+            return False
+    if body[4:12] in (b"ftypavif", b"ftypavis"):
+        return True
+    try:
+        Image.open(io.BytesIO(body)).load()
+        return True
+    except Exception:  # noqa: BLE001 (any decode failure is a failure here)
+        return False
+
+
+def get(base, path):
+    try:
+        with urllib.request.urlopen(base + urllib.parse.quote(path, safe="/:(),;[]|*"), timeout=30) as response:
+            return response.status, response.read()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read()
+
+
+def main():
+    work = tempfile.mkdtemp(prefix="easel-thumbor-suite.")
+    port = free_port()
+    base = "http://127.0.0.1:%d" % port
+    config = {"port": port, "origin": os.path.join(SUITE, "imgs"), "cacheDirectory": os.path.join(work, "cache")}
+    with open(os.path.join(work, "easel.json"), "w") as f:
+        json.dump(config, f)
+    log = open(os.path.join(work, "easel.log"), "w")
+    server = subprocess.Popen([EASEL, "serve", "--config", os.path.join(work, "easel.json"), "--allow-unsigned-ad-hoc"],
+                              stdout=log, stderr=subprocess.STDOUT)
+    try:
+        for _ in range(300):
+            try:
+                if get(base, "/health")[0] == 200:
+                    break
+            except OSError:
+                pass
+            time.sleep(0.1)  # bounded start-up wait (30 s), not a wait for a result
+        else:
+            print("easel serve did not start; its log:\n" + open(log.name).read())
+            return 1
+        expected = deviations()
+        used = set()
+        unexpected = []
+        results = {}
+        for name, dataset in (("single", urls_helpers.single_dataset()), ("combined", urls_helpers.combined_dataset())):
+            passed = failed = 0
+            for options in dataset:
+                path = "/thumbor/unsafe/" + "/".join(options)
+                status, body = get(base, path)
+                ok = status == 200 and answers_well(path, body)
+                if ok:
+                    passed += 1
+                    continue
+                failed += 1
+                covering = [pattern for pattern, _ in expected if pattern in path]
+                used.update(covering)
+                message = body[:120].decode("utf-8", "replace").strip()
+                if not covering:
+                    unexpected.append("%s %d %s" % (path, status, message))
+            results[name] = (passed, passed + failed)
+            print("thumbor %s set: %d of %d answered 200 with an image" % (name, passed, passed + failed))
+        stale = [pattern for pattern, _ in expected if pattern not in used]
+        for line in unexpected:
+            print("UNEXPECTED " + line)
+        for pattern in stale:
+            print("STALE deviation (nothing fails with it any more): " + pattern)
+        print("deviations in use: %d (Tests/Compat/thumbor/deviations.txt)" % len(used))
+        return 1 if unexpected or stale else 0
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            server.kill()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
