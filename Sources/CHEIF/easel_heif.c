@@ -107,3 +107,86 @@ done:
 void easel_heif_free(void *buffer) {
     free(buffer);
 }
+
+/* The writer libheif calls with the encoded file: appended to a growing buffer. */
+typedef struct {
+    uint8_t *bytes;
+    size_t size;
+    int failed;
+} memory_writer;
+
+static struct heif_error write_to_memory(struct heif_context *context, const void *data, size_t size, void *userdata) {
+    (void)context;
+    memory_writer *writer = userdata;
+    struct heif_error ok = {heif_error_Ok, heif_suberror_Unspecified, ""};
+    uint8_t *grown = realloc(writer->bytes, writer->size + size);
+    if (!grown) {
+        writer->failed = 1;
+        struct heif_error error = {heif_error_Encoding_error, heif_suberror_Unspecified, "out of memory"};
+        return error;
+    }
+    memcpy(grown + writer->size, data, size);
+    writer->bytes = grown;
+    writer->size += size;
+    return ok;
+}
+
+int easel_heif_encode(const uint8_t *pixels, int width, int height, size_t row_bytes, int has_alpha, int quality,
+                      uint8_t **output, size_t *output_size, char *message) {
+    *output = NULL;
+    *output_size = 0;
+    struct heif_context *context = heif_context_alloc();
+    struct heif_encoder *encoder = NULL;
+    struct heif_image *image = NULL;
+    memory_writer writer = {NULL, 0, 0};
+    int ok = 0;
+    if (!context) {
+        set_message(message, "out of memory");
+        return 0;
+    }
+    struct heif_error error = heif_context_get_encoder_for_format(context, heif_compression_HEVC, &encoder);
+    if (error.code != heif_error_Ok) {
+        set_message(message, error.message ? error.message : "no HEVC encoder in libheif");
+        goto done;
+    }
+    heif_encoder_set_lossy_quality(encoder, quality < 1 ? 1 : quality > 100 ? 100 : quality);
+    error = heif_image_create(width, height, heif_colorspace_RGB, has_alpha ? heif_chroma_interleaved_RGBA : heif_chroma_interleaved_RGB,
+                              &image);
+    if (error.code == heif_error_Ok) error = heif_image_add_plane(image, heif_channel_interleaved, width, height, 8);
+    if (error.code != heif_error_Ok) {
+        set_message(message, error.message ? error.message : "cannot make the image");
+        goto done;
+    }
+    int stride = 0;
+    uint8_t *plane = heif_image_get_plane(image, heif_channel_interleaved, &stride);
+    int channels = has_alpha ? 4 : 3;
+    for (int y = 0; y < height; y++) {
+        const uint8_t *source = pixels + (size_t)y * row_bytes;
+        uint8_t *destination = plane + (size_t)y * (size_t)stride;
+        if (has_alpha) {
+            memcpy(destination, source, (size_t)width * 4);
+        } else {
+            for (int x = 0; x < width; x++) memcpy(destination + x * channels, source + x * 4, 3);
+        }
+    }
+    error = heif_context_encode_image(context, image, encoder, NULL, NULL);
+    if (error.code != heif_error_Ok) {
+        set_message(message, error.message ? error.message : "encoding failed");
+        goto done;
+    }
+    struct heif_writer callbacks = {1, write_to_memory};
+    error = heif_context_write(context, &callbacks, &writer);
+    if (error.code != heif_error_Ok || writer.failed || writer.size == 0) {
+        set_message(message, error.message && error.message[0] ? error.message : "writing failed");
+        free(writer.bytes);
+        goto done;
+    }
+    *output = writer.bytes;
+    *output_size = writer.size;
+    ok = 1;
+done:
+    if (image) heif_image_release(image);
+    if (encoder) heif_encoder_release(encoder);
+    heif_context_free(context);
+    return ok;
+}

@@ -18,8 +18,9 @@ public struct ImageEncoding: Sendable, Hashable, CustomStringConvertible {
         /// JPEG (lossy, no alpha), WebP, AVIF and JPEG XL (lossy, with alpha), PNG (lossless),
         /// GIF (a palette of 256 colours a frame; animations kept), ICO (a PNG in an icon, at
         /// most 256 pixels a side: favicons), BMP (uncompressed), or SVG: an SVG source itself,
-        /// cleaned (`SVGSanitizer`; no processing applies, as imgproxy serves SVG as SVG).
-        case jpeg, png, webp, avif, jxl, gif, ico, bmp, svg
+        /// cleaned (`SVGSanitizer`; no processing applies, as imgproxy serves SVG as SVG), or HEIC
+        /// (HEVC; only when asked for: browsers do not name it in `Accept`).
+        case jpeg, png, webp, avif, jxl, gif, ico, bmp, svg, heic
 
         /// The format's MIME type (`image/jpeg`, `image/png`, `image/webp`, `image/avif`,
         /// `image/jxl`, `image/gif`, `image/x-icon`, `image/bmp`, `image/svg+xml`).
@@ -34,12 +35,13 @@ public struct ImageEncoding: Sendable, Hashable, CustomStringConvertible {
             case .ico: "image/x-icon"
             case .bmp: "image/bmp"
             case .svg: "image/svg+xml"
+            case .heic: "image/heic"
             }
         }
 
-        /// Whether the format has a quality setting (JPEG, WebP, AVIF, JPEG XL); the others'
+        /// Whether the format has a quality setting (JPEG, WebP, AVIF, JPEG XL, HEIC); the others'
         /// cache keys carry none.
-        public var hasQuality: Bool { self == .jpeg || self == .webp || self == .avif || self == .jxl }
+        public var hasQuality: Bool { self == .jpeg || self == .webp || self == .avif || self == .jxl || self == .heic }
     }
 
     /// The output for a client: a pinned format as it is (`.png`, `.jpeg`), else the format the
@@ -61,6 +63,7 @@ public struct ImageEncoding: Sendable, Hashable, CustomStringConvertible {
         case .ico: return .ico
         case .bmp: return .bmp
         case .svg: return .svg
+        case .heic: return .heic
         case .gif: return .gif
         case .avif: return quality(Format.avif.contentType, true) > 0 ? .avif : .jpeg
         case .webp: return quality(Format.webp.contentType, true) > 0 ? .webp : .jpeg
@@ -137,6 +140,7 @@ public struct ImageEncoding: Sendable, Hashable, CustomStringConvertible {
         case .ico: .ico
         case .bmp: .bmp
         case .svg: nil
+        case .heic: .heic(quality: quality)
         }
     }
 }

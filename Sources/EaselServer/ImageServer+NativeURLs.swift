@@ -62,7 +62,7 @@ extension ImageServer {
                 options.quality = quality
             case "f":
                 guard let type = ImageEncoding.Format(rawValue: value == "jpg" ? "jpeg" : String(value)) else {
-                    throw RequestError.invalid("f is jpeg, png, webp, avif, jxl, gif, ico, bmp or svg")
+                    throw RequestError.invalid("f is jpeg, png, webp, avif, jxl, gif, ico, bmp, svg or heic")
                 }
                 options.format = type
             case "dpr": options.dpr = try number("dpr", 0.1...8)

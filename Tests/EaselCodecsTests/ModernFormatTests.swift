@@ -122,6 +122,28 @@ import Testing
         #expect(try ImageDecoder.decode(opaque).isKnownOpaque)
     }
 
+    /// HEIC out (libheif's HEVC encoder): odd sizes, alpha kept, read back by us and by libheif's
+    /// own `heif-convert` to the same pixels within the codec's loss.
+    @Test func heicIsWrittenWithItsSizeAndAlpha() throws {
+        let directory = try TemporaryDirectory()
+        let original = gradient(width: 67, height: 45) { x, y in UInt8((x * 3 + y) % 256) }
+        let data = try ImageEncoder.encode(original, as: .heic(quality: 90))
+        #expect(try ImageFileType.sniff(data) == .heic)
+        let info = try ImageDecoder.info(of: data)
+        #expect(info.width == 67 && info.height == 45 && info.hasAlpha)
+        let decoded = try ImageDecoder.decode(data)
+        #expect(Self.mean(decoded, original, channels: 4) < 6)
+        try data.write(to: directory.child("ours.heic"))
+        let converted = try Self.tool("heif-convert", [directory.child("ours.heic").path, directory.child("back.png").path],
+                                      output: directory.child("back.png"))
+        let back = try ImageDecoder.decode(converted)
+        #expect(back.width == 67 && back.height == 45 && Self.mean(back, original, channels: 4) < 6)
+        // Opaque: no alpha plane; smaller at a lower quality.
+        let opaque = try ImageEncoder.encode(gradient(width: 64, height: 64), as: .heic(quality: 90))
+        #expect(try ImageDecoder.info(of: opaque).hasAlpha == false)
+        #expect(try ImageEncoder.encode(gradient(width: 64, height: 64), as: .heic(quality: 20)).count < opaque.count)
+    }
+
     @Test func ftypBrandsTellAVIFFromHEIC() throws {
         func ftyp(_ major: String, _ compatible: [String]) -> [UInt8] {
             let size = 16 + 4 * compatible.count

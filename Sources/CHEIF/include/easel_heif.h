@@ -28,6 +28,12 @@ int easel_heif_read_header(const uint8_t *data, size_t size, easel_heif_header *
 int easel_heif_decode(const uint8_t *data, size_t size, int width, int height, uint8_t *pixels, size_t row_bytes,
                       char *message);
 
+/* Encodes RGBA pixels (straight alpha; alpha kept when has_alpha) as HEIC with libheif's HEVC
+ * encoder (x265) at quality 1-100, into a buffer the caller frees with easel_heif_free. Returns
+ * 1, or 0 with a message (no HEVC encoder in this libheif among them). */
+int easel_heif_encode(const uint8_t *pixels, int width, int height, size_t row_bytes, int has_alpha, int quality,
+                      uint8_t **output, size_t *output_size, char *message);
+
 void easel_heif_free(void *buffer);
 
 #endif

@@ -77,8 +77,23 @@ enum AVIFCodec {
 }
 
 /// HEIC/HEIF through libheif (libde265 decodes HEVC): the primary image, upright (libheif
-/// applies irot/imir), alpha, HDR scaled to 8 bits.
+/// applies irot/imir), alpha, HDR scaled to 8 bits; written with libheif's HEVC encoder (x265).
 enum HEIFCodec {
+    /// HEIC of `bitmap` (alpha kept when it has any) at libheif's quality 1–100.
+    static func encode(_ bitmap: Bitmap, quality: Int) throws -> Data {
+        let rgba = bitmap.converted(to: .rgba8)
+        var output: UnsafeMutablePointer<UInt8>?
+        var size = 0
+        var message = [CChar](repeating: 0, count: Int(EASEL_HEIF_MESSAGE_SIZE))
+        let ok = rgba.withUnsafeBytes { pixels in
+            easel_heif_encode(pixels.baseAddress!.assumingMemoryBound(to: UInt8.self), Int32(rgba.width), Int32(rgba.height),
+                              rgba.rowBytes, rgba.hasTransparentPixels ? 1 : 0, Int32(quality), &output, &size, &message)
+        }
+        guard ok != 0, let output else { throw CodecError.encodingFailed(format: .heic, reason: cMessage(message)) }
+        defer { easel_heif_free(output) }
+        return Data(bytes: output, count: size)
+    }
+
     static func info(_ data: Data, limits: DecodingLimits) throws -> ImageInfo {
         var header = easel_heif_header()
         var icc: UnsafeMutablePointer<UInt8>?

@@ -349,9 +349,7 @@ extension BMPCodec {
     /// every reader expects.
     static func encode(_ bitmap: Bitmap) -> Data {
         let rgba = bitmap.converted(to: .rgba8)
-        let alpha = !rgba.isKnownOpaque && rgba.withUnsafeBytes { pixels in
-            (0..<rgba.height).contains { y in (0..<rgba.width).contains { pixels[y * rgba.rowBytes + $0 * 4 + 3] != 255 } }
-        }
+        let alpha = rgba.hasTransparentPixels
         let (width, height) = (rgba.width, rgba.height)
         let bits = alpha ? 32 : 24
         let stride = ((width * bits + 31) / 32) * 4

@@ -32,6 +32,8 @@ public enum ImageEncoder {
         /// JPEG XL with quality 1–100 on cjxl's scale (100: lossless) and encoder effort 1–9
         /// (cjxl's default is 7; 3 keeps a 256 px thumbnail to tens of milliseconds).
         case jxl(quality: Int = 82, effort: Int = 3)
+        /// HEIC (HEVC through libheif and x265), quality 1–100 on libheif's scale.
+        case heic(quality: Int = 60)
         /// GIF: a still with a median-cut palette (animations: `AnimatedGIFEncoder`).
         case gif
         /// ICO: one PNG entry (favicons); at most 256 pixels a side.
@@ -49,6 +51,7 @@ public enum ImageEncoder {
             case .ico: .ico
             case .bmp: .bmp
             case .jxl: .jxl
+            case .heic: .heic
             case .gif: .gif
             }
         }
@@ -80,6 +83,7 @@ public enum ImageEncoder {
         case .ico: try ICOCodec.encode(bitmap)
         case .gif: try AnimatedGIFEncoder.still(bitmap)
         case .jxl(let quality, let effort): try JXLCodec.encode(bitmap, quality: quality, effort: effort)
+        case .heic(let quality): try HEIFCodec.encode(bitmap, quality: quality)
         case .bmp: BMPCodec.encode(bitmap)
         }
     }

@@ -101,7 +101,8 @@ struct ImgproxyURL {
         case "ico": return .ico
         case "bmp": return .bmp
         case "svg": return .svg
-        default: throw RequestError.invalid("output format \(name) is not supported (jpg, png, webp, avif, jxl, gif, ico, bmp, svg)")
+        case "heic", "heif": return .heic
+        default: throw RequestError.invalid("output format \(name) is not supported (jpg, png, webp, avif, jxl, gif, ico, bmp, svg, heic)")
         }
     }
 

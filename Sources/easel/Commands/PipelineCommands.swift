@@ -90,7 +90,8 @@ struct FetchCommand: AsyncParsableCommand {
         case "gif": encoding = .gif
         case "ico": encoding = .ico
         case "bmp": encoding = .bmp
-        default: throw ValidationError("-o needs a .jpg, .png, .webp, .avif, .jxl, .gif, .ico or .bmp file name")
+        case "heic": encoding = .heic()
+        default: throw ValidationError("-o needs a .jpg, .png, .webp, .avif, .jxl, .gif, .ico, .bmp or .heic file name")
         }
         let flattened = encoding.fileType == .jpeg && !image.isKnownOpaque ? try Flatten().process(image) : image
         try ImageEncoder.encode(flattened, as: encoding).write(to: URL(fileURLWithPath: path), options: .atomic)

@@ -91,6 +91,7 @@ struct ThumbnailCommand: ParsableCommand {
         case .gif: .gif
         case .ico: .ico
         case .bmp: .bmp
+        case .heic: .heic(quality: quality ?? 60)
         case .svg: .png()  // refused by `validate()`: a thumbnail is pixels
         }
         let workers = min(jobs, inputs.count)
