@@ -5,8 +5,8 @@ licence, in Tests/Compat/thumbor/) lists every option and filter; its PIL-engine
 `/unsafe/{options}/{image}` for every option on every image (the single set) and expects 200
 each time. This asks the same paths under `/thumbor/`, and also the combined set thumbor
 defines (`combined_dataset`: options stacked). An answer is a pass when it is a 200 whose body
-is what it should be (thumbor's test asks only for the 200): an image Pillow opens (an AVIF,
-which Pillow here does not read, by its `ftyp` brand), or for `meta/` a JSON document with
+is what it should be (thumbor's test asks only for the 200): an image Pillow opens (AVIF and
+HEIC, which Pillow here does not read, by their `ftyp` brand), or for `meta/` a JSON document with
 thumbor's keys.
 
 Expected deviations are listed, each with its reason, in Tests/Compat/thumbor/deviations.txt:
@@ -59,8 +59,8 @@ def answers_well(path, body):
             return all(key in document for key in ("source", "operations", "target"))
         except (ValueError, KeyError, TypeError):
             return False
-    if body[4:12] in (b"ftypavif", b"ftypavis"):
-        return True
+    if body[4:12] in (b"ftypavif", b"ftypavis", b"ftypheic", b"ftypheix", b"ftypmif1"):
+        return True  # AVIF and HEIC, which this Pillow does not read: their ftyp brand
     try:
         Image.open(io.BytesIO(body)).load()
         return True
