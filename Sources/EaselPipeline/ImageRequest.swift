@@ -160,12 +160,16 @@ public struct ImageRequest: Sendable {
         case .format(let name): "format:" + name
         case .processors(let processors): "processors:" + processors.identifier
         }
-        return processing + Self.pageSuffix(page)
+        return processing + variantSuffix
     }
 
-    /// What a page other than the first adds to a processing's identity ("" for the first, so
-    /// the keys of every request without a page are as they were).
-    static func pageSuffix(_ page: Int) -> String { page == 0 ? "" : "|page:\(page)" }
+    /// What a page other than the first, and limits of the request's own, add to a processing's
+    /// identity ("" for neither, so the keys of every other request are as they were): a request
+    /// whose limits refuse its source never gets what another request made of it. Image tables
+    /// and a format's family hold only variants without one.
+    var variantSuffix: String {
+        (page == 0 ? "" : "|page:\(page)") + (sourceLimits.map { "|limits:\($0)" } ?? "")
+    }
 }
 
 /// Which tier answered a request.

@@ -313,13 +313,23 @@ public final class ImageServer: Sendable {
     ///     thumbor's rule); native URLs send WebP and AVIF only to clients that take them.
     func answer(_ request: Request, _ context: EaselRequestContext, head: Bool, source: Source, options: ProcessingOptions,
                 defaultQuality: Int?, strictFormat: Bool = false, lifetime: Int64? = nil) async throws -> Response {
+        var lifetime = lifetime
+        if let expires = options.expires {
+            // imgproxy's `expires`: a URL past its time is gone (404, as imgproxy answers); until
+            // then caches keep the answer no longer than the URL lives.
+            let now = Int64(checked: Date().timeIntervalSince1970)
+            guard expires > now else { throw RequestError.notFound("the URL has expired") }
+            lifetime = min(lifetime ?? .max, expires - now)
+        }
         var madeWith: [PreparedWatermark] = []
         if let watermark = options.watermark { madeWith.append(try await watermarkImage(watermark.image)) }
         let processors = try options.processors(limit: configuration.maxAdHocSize, maxPixels: configuration.maxOutputPixels,
                                                 mark: madeWith.first)
         return try await answer(request, context, head: head, source: source, processing: .processors(processors),
                                 output: OutputPolicy(format: options.format, quality: options.quality ?? defaultQuality, strict: strictFormat),
-                                page: options.page, madeWith: madeWith, lifetime: lifetime, maxAge: options.maxAge)
+                                page: options.page, madeWith: madeWith, lifetime: lifetime, maxAge: options.maxAge,
+                                sourceLimits: options.sourceLimits,
+                                disposition: options.contentDisposition ? (options.filename ?? Self.sourceName(source), options.attachment) : nil)
     }
 
     /// The identity a purge of `source` removes (the pipeline's source key), as a purge computes it.
@@ -331,10 +341,12 @@ public final class ImageServer: Sendable {
     /// left when the client closes its connection. This only writes HTTP.
     func answer(_ request: Request, _ context: EaselRequestContext, head: Bool, source: Source,
                 processing: ImageRequest.Processing, output: OutputPolicy, page: Int = 0, madeWith: [PreparedWatermark] = [],
-                lifetime: Int64? = nil, maxAge: Int? = nil) async throws -> Response {
+                lifetime: Int64? = nil, maxAge: Int? = nil, sourceLimits: DecodingLimits? = nil,
+                disposition: (name: String, attachment: Bool)? = nil) async throws -> Response {
         let key = sourceKey(source)
         var pipelineRequest = ImageRequest(url: try resolve(source), processing: processing, cacheKey: key)
         pipelineRequest.page = page
+        pipelineRequest.sourceLimits = sourceLimits
         pipelineRequest.client = ClientPreferences(accept: request.headers[.accept])
         pipelineRequest.output = output
         pipelineRequest.madeWith = madeWith
@@ -368,6 +380,7 @@ public final class ImageServer: Sendable {
                 ?? maxAge.map { "public, max-age=\(min(configuration.maxAge, $0))" } ?? cacheControl,
         ]
         if let vary = answer.vary { headers[.vary] = vary }
+        if let disposition { headers[.contentDisposition] = Self.contentDisposition(disposition.name, format: encoded.encoding.format, attachment: disposition.attachment) }
         // An SVG is a document a browser may open on its own: besides its cleaning, it may run
         // nothing and load nothing but its own styles and embedded images.
         if encoded.encoding.format == .svg { headers[.contentSecurityPolicy] = Self.svgPolicy }
@@ -473,6 +486,33 @@ public final class ImageServer: Sendable {
 
     static let relayField = HTTPField.Name(PurgeRelay.relayHeader)!
     static let surrogateField = HTTPField.Name(PurgeRelay.surrogateHeader)!
+
+    /// RFC 5987's attr-char: ASCII letters and digits and `!#$&+-.^_`|~`.
+    static let attrChar = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789!#$&+-.^_`|~")
+
+    /// The source's file name without its extension (imgproxy names an answer after it).
+    static func sourceName(_ source: Source) -> String {
+        let last: String
+        switch source {
+        case .path(let segments): last = segments.last ?? ""
+        case .remote(let url): last = url.lastPathComponent
+        }
+        let stem = last.contains(".") ? String(last[..<last.lastIndex(of: ".")!]) : last
+        return stem.isEmpty ? "image" : stem
+    }
+
+    /// `inline` or `attachment`, with `name` and the format's extension: quoted ASCII (quotes,
+    /// backslashes and control characters dropped), and `filename*` in UTF-8 when the name has
+    /// more than ASCII (RFC 6266).
+    static func contentDisposition(_ name: String, format: ImageEncoding.Format, attachment: Bool) -> String {
+        let fileName = name + "." + (format == .jpeg ? "jpg" : format.rawValue)
+        let ascii = String(fileName.unicodeScalars.filter { $0.isASCII && $0.value >= 0x20 && $0 != "\"" && $0 != "\\" && $0.value != 0x7F })
+        var value = (attachment ? "attachment" : "inline") + "; filename=\"" + ascii + "\""
+        if ascii != fileName, let encoded = fileName.addingPercentEncoding(withAllowedCharacters: Self.attrChar) {
+            value += "; filename*=UTF-8''" + encoded
+        }
+        return value
+    }
     /// `Content-Security-Policy` of SVG answers: no script, no load but inline styles and `data:`
     /// images (what the cleaned document may still hold).
     static let svgPolicy = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; sandbox"

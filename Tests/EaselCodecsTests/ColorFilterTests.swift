@@ -113,7 +113,8 @@ import Testing
 
     @Test func proportionAndTheFitInVariantsSizeAsThumbor() throws {
         #expect(try Scale(factor: 0.5).process(Bitmap(width: 100, height: 60, pixelFormat: .rgba8)).width == 50)
-        #expect(throws: CodecError.self) { try Scale(factor: 1.5) }
+        #expect(throws: CodecError.self) { try Scale(factor: 9) }
+        #expect(try Scale(x: 2, y: 0.5).process(Bitmap(width: 100, height: 60, pixelFormat: .rgba8)).width == 200)
         func size(_ fit: FitIn, _ w: Int, _ h: Int) -> [Int] { let s = fit.size(sourceWidth: w, sourceHeight: h); return [s.width, s.height] }
         // fit-in: inside the box, never enlarged without upscale.
         #expect(size(FitIn(width: 100, height: 100, adaptive: false, full: false), 400, 200) == [100, 50])

@@ -298,6 +298,41 @@ func signature(_ path: String, key: String = keyA) -> String {
         }
     }
 
+    /// imgproxy's `expires` (404 once past, a lifetime no longer than the URL's), `filename` and
+    /// `return_attachment` (`Content-Disposition` on every imgproxy answer), and the URL's own
+    /// source limits (`max_src_resolution`, `max_src_file_size`, `max_animation_frames`), which
+    /// a cached answer made without them never bypasses.
+    @Test func imgproxysExpiresFilenameAndSourceLimits() async throws {
+        let server = try TestServer { $0.allowUnsignedAdHoc = true }
+        try catJPEG.write(to: server.origin.child("cat.jpg"))
+        try await server.test { (client: any TestClientProtocol) async throws in
+            let now = Int64(Date().timeIntervalSince1970)
+            let expired = try await get(client, "/imgproxy/insecure/exp:\(now - 10)/rs:fit:50:50/plain/local:///cat.jpg@png")
+            #expect(expired.status == .notFound && String(buffer: expired.body).contains("expired"))
+            let alive = try await get(client, "/imgproxy/insecure/exp:\(now + 100)/rs:fit:50:50/plain/local:///cat.jpg@png")
+            let age = alive.headers[.cacheControl].flatMap { Int($0.split(separator: "=").last ?? "") } ?? -1
+            #expect(alive.status == .ok && (90...100).contains(age), "\(alive.headers[.cacheControl] ?? "none")")
+            // Content-Disposition: the source's name by default; the URL's; base64url; non-ASCII.
+            for (options, expected) in [("rs:fit:50:50", "inline; filename=\"cat.png\""),
+                                        ("rs:fit:50:50/fn:photo/att:1", "attachment; filename=\"photo.png\""),
+                                        ("rs:fit:50:50/fn:\(Data("my \"cat\"".utf8).base64EncodedString().replacingOccurrences(of: "=", with: "")):1",
+                                         "inline; filename=\"my cat.png\"; filename*=UTF-8''my%20%22cat%22.png"),
+                                        ("rs:fit:50:50/fn:k%C3%A4tzchen", "inline; filename=\"ktzchen.png\"; filename*=UTF-8''k%C3%A4tzchen.png")] {
+                let response = try await get(client, "/imgproxy/insecure/\(options)/plain/local:///cat.jpg@png")
+                #expect(response.status == .ok && response.headers[.contentDisposition] == expected, "\(options): \(response.headers[.contentDisposition] ?? "none")")
+            }
+            #expect(try await get(client, "/imgproxy/insecure/rs:fit:50:50/plain/local:///cat.jpg").headers[.contentDisposition] == "inline; filename=\"cat.jpg\"")
+            // Source limits: the cat (451×300, 27 KB) passes 1 MP and fails 0.1 MP and 1000 bytes,
+            // even right after the same processing was made without a limit.
+            #expect(try await get(client, "/imgproxy/insecure/rs:fit:60:60/plain/local:///cat.jpg@png").status == .ok)
+            #expect(try await get(client, "/imgproxy/insecure/rs:fit:60:60/msr:1/plain/local:///cat.jpg@png").status == .ok)
+            for limit in ["msr:0.1", "msfs:1000"] {
+                let refused = try await get(client, "/imgproxy/insecure/rs:fit:60:60/\(limit)/plain/local:///cat.jpg@png")
+                #expect(refused.status == .unprocessableContent, "\(limit): \(refused.status)")
+            }
+        }
+    }
+
     /// thumbor's `max_age(seconds)`: the answer's `max-age`, never past the server's.
     @Test func thumborsMaxAgeSetsTheAnswersLifetime() async throws {
         let server = try TestServer { $0.allowUnsignedAdHoc = true; $0.maxAge = 3600 }

@@ -370,27 +370,152 @@ public struct QuarterTurn: ImageProcessor, Hashable {
     }
 }
 
-/// A resize by a factor of the bitmap's own size (thumbor's `proportion(factor)`, after the other
-/// steps), with Lanczos-3; each side at least 1 pixel.
+/// A resize by factors of the bitmap's own size, across and down (thumbor's `proportion(factor)`,
+/// imgproxy's `zoom` without a size), with Lanczos-3; each side at least 1 pixel.
 public struct Scale: ImageProcessor, Hashable {
-    /// Above 0, at most 1.
-    public let factor: Double
+    /// Above 0, at most `maximumFactor`.
+    public let factorX: Double, factorY: Double
 
-    /// A scale by `factor`.
-    /// - Throws: `CodecError.invalidParameters` outside (0, 1].
-    public init(factor: Double) throws {
-        guard factor.isFinite, factor > 0, factor <= 1 else { throw CodecError.invalidParameters("proportion is above 0 and at most 1") }
-        self.factor = factor
+    /// The largest factor.
+    public static let maximumFactor = 8.0
+
+    /// A scale by `factor` on both sides.
+    /// - Throws: `CodecError.invalidParameters` outside (0, `maximumFactor`].
+    public init(factor: Double) throws { try self.init(x: factor, y: factor) }
+
+    /// A scale by `x` across and `y` down.
+    /// - Throws: `CodecError.invalidParameters` outside (0, `maximumFactor`].
+    public init(x: Double, y: Double) throws {
+        guard x.isFinite, y.isFinite, x > 0, y > 0, x <= Self.maximumFactor, y <= Self.maximumFactor else {
+            throw CodecError.invalidParameters("a scale factor is above 0 and at most \(Self.maximumFactor)")
+        }
+        (factorX, factorY) = (x, y)
     }
 
-    /// `scale(factor)`.
-    public var identifier: String { "scale(\(factor))" }
+    /// The factor on both sides (`factorX`).
+    public var factor: Double { factorX }
 
-    /// The bitmap at `factor` times its size.
+    /// `scale(x,y)`.
+    public var identifier: String { "scale(\(factorX),\(factorY))" }
+
+    /// The size of a `width` × `height` bitmap once scaled.
+    public func size(width: Int, height: Int) -> (width: Int, height: Int) {
+        (max(1, Int(checked: (Double(width) * factorX).rounded())), max(1, Int(checked: (Double(height) * factorY).rounded())))
+    }
+
+    /// The bitmap at the factors times its size.
     public func process(_ bitmap: Bitmap) throws -> Bitmap {
-        guard factor < 1 else { return bitmap }
-        let width = max(1, Int(checked: (Double(bitmap.width) * factor).rounded()))
-        let height = max(1, Int(checked: (Double(bitmap.height) * factor).rounded()))
-        return try Resize(width: width, height: height, mode: .exact).process(bitmap)
+        let (width, height) = size(width: bitmap.width, height: bitmap.height)
+        guard width != bitmap.width || height != bitmap.height else { return bitmap }
+        return try Resize(width: width, height: height, mode: .exact, upscale: true).process(bitmap)
+    }
+}
+
+/// A border of `top`, `right`, `bottom` and `left` pixels around the bitmap in one colour
+/// (imgproxy's `padding`); straight alpha.
+public struct Border: ImageProcessor, Hashable {
+    /// The border's widths in pixels, 0…`maximumWidth` each.
+    public let top: Int, right: Int, bottom: Int, left: Int
+    /// The border's colour, straight alpha.
+    public let red: UInt8, green: UInt8, blue: UInt8, alpha: UInt8
+
+    /// The widest border side.
+    public static let maximumWidth = 8192
+
+    /// A border of these widths and colour (opaque white by default).
+    /// - Throws: `CodecError.invalidParameters` for a width outside 0…`maximumWidth`.
+    public init(top: Int, right: Int, bottom: Int, left: Int, red: UInt8 = 255, green: UInt8 = 255, blue: UInt8 = 255, alpha: UInt8 = 255) throws {
+        guard [top, right, bottom, left].allSatisfy({ (0...Self.maximumWidth).contains($0) }) else {
+            throw CodecError.invalidParameters("padding is 0–\(Self.maximumWidth) pixels a side")
+        }
+        (self.top, self.right, self.bottom, self.left) = (top, right, bottom, left)
+        (self.red, self.green, self.blue, self.alpha) = (red, green, blue, alpha)
+    }
+
+    /// `border(t,r,b,l,r,g,b,a)`.
+    public var identifier: String { "border(\(top),\(right),\(bottom),\(left),\(red),\(green),\(blue),\(alpha))" }
+
+    /// The bitmap on a canvas larger by the border, in the border's colour.
+    public func process(_ bitmap: Bitmap) throws -> Bitmap {
+        guard top + right + bottom + left > 0 else { return bitmap }
+        var pad = Pad(width: bitmap.width + left + right, height: bitmap.height + top + bottom, red: red, green: green, blue: blue, alpha: alpha)
+        // The image's top-left corner at (left, top): a focal point there, as fractions of the canvas.
+        let canvasWidth = Double(bitmap.width + left + right), canvasHeight = Double(bitmap.height + top + bottom)
+        pad.gravity = .focalPoint(x: (Double(left) + Double(bitmap.width) / 2) / canvasWidth,
+                                  y: (Double(top) + Double(bitmap.height) / 2) / canvasHeight)
+        return try pad.process(bitmap)
+    }
+}
+
+/// Blocks of `size` × `size` pixels, each its mean colour and alpha (imgproxy's `pixelate`); the
+/// last blocks of a row or column are smaller. Cost: two passes over the pixels at any size.
+public struct Pixelate: ImageProcessor, Hashable {
+    /// The side of a block, 1…`maximumSize` (1: no change).
+    public let size: Int
+
+    /// The largest block.
+    public static let maximumSize = 4096
+
+    /// Pixelation into blocks of `size`.
+    /// - Throws: `CodecError.invalidParameters` outside 1…`maximumSize`.
+    public init(size: Int) throws {
+        guard (1...Self.maximumSize).contains(size) else { throw CodecError.invalidParameters("pixelate is 1–\(Self.maximumSize)") }
+        self.size = size
+    }
+
+    /// `pixelate(size)`.
+    public var identifier: String { "pixelate(\(size))" }
+
+    /// The pixelated bitmap.
+    public func process(_ bitmap: Bitmap) throws -> Bitmap {
+        guard size > 1 else { return bitmap }
+        let step = bitmap.pixelFormat.bytesPerPixel, rowBytes = bitmap.rowBytes
+        let opaque = bitmap.isKnownOpaque
+        var result = bitmap
+        try result.withUnsafeMutableBytes { bytes in
+            for blockY in stride(from: 0, to: bitmap.height, by: size) {
+                if WorkCancellation.isCancelled { throw CodecError.cancelled }
+                let rows = min(size, bitmap.height - blockY)
+                for blockX in stride(from: 0, to: bitmap.width, by: size) {
+                    let columns = min(size, bitmap.width - blockX)
+                    var sums = [Int](repeating: 0, count: step)
+                    for y in blockY..<(blockY + rows) {
+                        for x in blockX..<(blockX + columns) { for c in 0..<step { sums[c] += Int(bytes[y * rowBytes + x * step + c]) } }
+                    }
+                    let count = rows * columns
+                    let mean = sums.map { UInt8(($0 + count / 2) / count) }
+                    for y in blockY..<(blockY + rows) {
+                        for x in blockX..<(blockX + columns) { for c in 0..<step { bytes[y * rowBytes + x * step + c] = mean[c] } }
+                    }
+                }
+            }
+        }
+        if opaque { result.markOpaque() }
+        return result
+    }
+}
+
+/// At least `width` × `height`, the aspect ratio kept (imgproxy's `min-width` and `min-height`):
+/// a bitmap smaller on either side is enlarged until both are met (0: no minimum on that side).
+public struct MinimumSize: ImageProcessor, Hashable {
+    /// The minimum sides, 0 for none.
+    public let width: Int, height: Int
+
+    /// Minimum sides (0: none); each at most 16384.
+    public init(width: Int, height: Int) {
+        self.width = min(16_384, max(0, width))
+        self.height = min(16_384, max(0, height))
+    }
+
+    /// `min-size(WxH)`.
+    public var identifier: String { "min-size(\(width)x\(height))" }
+
+    /// The bitmap, enlarged when a side is below its minimum.
+    public func process(_ bitmap: Bitmap) throws -> Bitmap {
+        let factor = max(Double(width) / Double(bitmap.width), Double(height) / Double(bitmap.height))
+        guard factor > 1 else { return bitmap }
+        let w = max(width, Int(checked: (Double(bitmap.width) * factor).rounded()))
+        let h = max(height, Int(checked: (Double(bitmap.height) * factor).rounded()))
+        return try Resize(width: w, height: h, mode: .exact, upscale: true).process(bitmap)
     }
 }

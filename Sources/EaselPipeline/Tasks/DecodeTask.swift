@@ -45,8 +45,9 @@ struct DecodeTask: PipelineTask {
         handle.observe(nil)
         // Decode at the scale this request needs, make its own image (or animation) and answer;
         // the family's other formats follow from the same decode, after the answer.
-        // (Only the first page has a family: the formats of the image tables are of it.)
-        let family: [ImageFormat] = request.page > 0 ? [] : format.map { format in
+        // (Only a request with no page or limits of its own has a family: the image tables'
+        // formats are of the first page, as any request sees it.)
+        let family: [ImageFormat] = !request.variantSuffix.isEmpty ? [] : format.map { format in
             pipeline.configuration.familyInBackground
                 ? pipeline.configuration.formats.filter { $0.family == format.family && $0.name != format.name } : []
         } ?? []
@@ -70,7 +71,7 @@ struct DecodeTask: PipelineTask {
     /// The processed variant from the disk cache, decoded in a decode slot (bitmap requests).
     private func diskVariant(_ handle: PriorityHandle, name: String, entityID: UUID) async -> ImagePipeline.Processed? {
         guard request.cachePolicy != .reload, request.usesDiskVariants, let disk = pipeline.disk,
-              request.page > 0 || format.map({ pipeline.tables[$0.name] == nil }) ?? true,
+              !request.variantSuffix.isEmpty || format.map({ pipeline.tables[$0.name] == nil }) ?? true,
               let record = await Traces.cacheRead(store: disk.storeName, entry: "variant", { try? await disk.data(forKey: bitmapKey.disk) }),
               let (data, freshUntil) = VariantRecord.decode(record) else { return nil }
         let limits = pipeline.decodingLimits(for: request)
@@ -134,7 +135,7 @@ extension ImagePipeline {
         if request.usesDiskVariants, let image = memory.value(forKey: key.memoryFromVariant) {
             return Processed(images: [name: image], tier: .memory)
         }
-        if request.page == 0, let format, let table = tables[format.name] {
+        if request.variantSuffix.isEmpty, let format, let table = tables[format.name] {
             let (entityID, sourceID) = Self.entityIDs(request, sourceKey: key.source)
             // The first read of an entry after opening verifies its checksum (reads 256 KiB for a
             // thumbnail): that one goes to the I/O pool.
@@ -287,13 +288,13 @@ extension ImagePipeline {
     private func storeMade(_ images: [String: Bitmap], request: ImageRequest, sourceKey: String, ids: (entity: UUID, source: UUID),
                            freshUntil: Date?) {
         for (imageName, image) in images {
-            if request.page == 0, let table = tables[imageName] {
+            if request.variantSuffix.isEmpty, let table = tables[imageName] {
                 try? table.setImage(image, for: ids.entity, sourceID: ids.source)
                 continue
             }
             // The image's own identity: a family format's, or the request's processing.
             guard let processing = processingIdentity(request.processing.isFormat ? .format(imageName) : request.processing,
-                                                      page: request.page) else { continue }
+                                                      suffix: request.variantSuffix) else { continue }
             let key = BitmapKey(source: sourceKey, processing: processing)
             keep(image, key: key.memory, sourceKey: sourceKey, madeWith: request.madeWith.map(\.sourceKey), until: freshUntil)
             if request.usesDiskVariants, let disk {
@@ -359,6 +360,6 @@ extension ImagePipeline {
     /// Whether a tier already holds `format` of the source (its table, or the memory tier).
     private func holds(_ format: ImageFormat, sourceKey: String, ids: (entity: UUID, source: UUID)) -> Bool {
         if let table = tables[format.name] { return table.contains(ids.entity, sourceID: ids.source) }
-        return processingIdentity(.format(format.name), page: 0).map { memory.contains(BitmapKey(source: sourceKey, processing: $0).memory) } ?? false
+        return processingIdentity(.format(format.name), suffix: "").map { memory.contains(BitmapKey(source: sourceKey, processing: $0).memory) } ?? false
     }
 }

@@ -41,8 +41,9 @@ struct ImgproxyURL {
         rest = rest[rest.index(after: slash)...]
         var segments = rest.split(separator: "/", omittingEmptySubsequences: false)
         var options = ProcessingOptions()
-        // imgproxy enlarges in no resizing type unless asked (`enlarge`).
+        // imgproxy enlarges in no resizing type unless asked (`enlarge`), and names every answer.
         options.enlarge = false
+        options.contentDisposition = true
         if let defaults = presets["default"] { try apply(defaults, to: &options, presets: presets, depth: 0) }
         var optionSegments: [Substring] = []
         while let first = segments.first, first != "plain", first.contains(":") {
@@ -257,6 +258,82 @@ struct ImgproxyURL {
             case "strip_color_profile", "scp":
                 try atMost(1)
                 // Colour is converted to sRGB and no profile is embedded, whichever is asked.
+                _ = try bool(0)
+            case "rotate", "rot":
+                try atMost(1)
+                guard let degrees = Int(args[0]), degrees % 90 == 0, degrees.magnitude <= 3600 else {
+                    throw RequestError.invalid("rotate takes 0, 90, 180 or 270 (multiples of 90)")
+                }
+                options.rotation = degrees
+            case "padding", "pd":
+                // CSS's shorthand: one value for all sides; two for top and bottom, left and right;
+                // three for top, left and right, bottom; four for each.
+                try atMost(4)
+                let values = try (0..<args.count).map { try int($0, "padding") }
+                guard values.contains(where: { $0 != nil }) else { throw RequestError.invalid("padding needs at least one side") }
+                let v = values.map { $0 ?? 0 }
+                switch v.count {
+                case 1: options.padding = (v[0], v[0], v[0], v[0])
+                case 2: options.padding = (v[0], v[1], v[0], v[1])
+                case 3: options.padding = (v[0], v[1], v[2], v[1])
+                default: options.padding = (v[0], v[1], v[2], v[3])
+                }
+            case "pixelate", "pix":
+                try atMost(1)
+                let size = try int(0, "size") ?? 0
+                options.pixelate = size > 1 ? size : nil
+            case "zoom", "z":
+                try atMost(2)
+                guard let x = try double(0, "zoom"), x > 0 else { throw RequestError.invalid("zoom is above 0") }
+                let y = try double(1, "zoom") ?? x
+                guard y > 0, x <= Scale.maximumFactor, y <= Scale.maximumFactor else { throw RequestError.invalid("zoom is above 0 and at most \(Scale.maximumFactor)") }
+                options.zoom = (x, y)
+            case "min-width", "mw":
+                try atMost(1)
+                options.minWidth = try int(0, "min-width") ?? 0
+            case "min-height", "mh":
+                try atMost(1)
+                options.minHeight = try int(0, "min-height") ?? 0
+            case "max_src_resolution", "msr", "max_src_file_size", "msfs", "max_animation_frames", "maf":
+                // The URL's own limits on its source: tighter than the server's, never looser.
+                try atMost(1)
+                var limits = options.sourceLimits ?? DecodingLimits(maxPixels: .max, maxInputBytes: .max, maxFrames: .max, maxAnimationPixels: .max)
+                switch name {
+                case "max_src_resolution", "msr":
+                    guard let megapixels = try double(0, "megapixels"), megapixels > 0, megapixels <= 1_000_000 else {
+                        throw RequestError.invalid("max_src_resolution is megapixels above 0")
+                    }
+                    limits.maxPixels = Int(checked: (megapixels * 1_000_000).rounded())
+                case "max_src_file_size", "msfs":
+                    guard let bytes = try int(0, "bytes"), bytes > 0 else { throw RequestError.invalid("max_src_file_size is bytes above 0") }
+                    limits.maxInputBytes = bytes
+                default:
+                    guard let frames = try int(0, "frames"), frames > 0 else { throw RequestError.invalid("max_animation_frames is above 0") }
+                    limits.maxFrames = frames
+                }
+                options.sourceLimits = limits
+            case "expires", "exp":
+                try atMost(1)
+                guard let text = arg(0), let time = Int64(text) else { throw RequestError.invalid("expires is a UNIX time in seconds") }
+                options.expires = time
+            case "filename", "fn":
+                try atMost(2)
+                guard let text = arg(0) else { throw RequestError.invalid("filename needs a name") }
+                if try bool(1) == true {
+                    guard let data = URLSigner.decodeBase64URL(String(text)), let decoded = String(data: data, encoding: .utf8) else {
+                        throw RequestError.invalid("filename: the encoded name is not base64url")
+                    }
+                    options.filename = decoded
+                } else {
+                    options.filename = String(text).removingPercentEncoding ?? String(text)
+                }
+            case "return_attachment", "att":
+                try atMost(1)
+                options.attachment = try bool(0) ?? false
+            case "preserve_hdr", "ph":
+                // Accepted: answers are 8 bits a channel in sRGB (an HDR source is tone-mapped
+                // by its decoder), so there is no HDR to keep.
+                try atMost(1)
                 _ = try bool(0)
             case "page", "pg":
                 try atMost(1)

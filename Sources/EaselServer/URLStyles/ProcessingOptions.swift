@@ -61,6 +61,32 @@ struct ProcessingOptions: Sendable {
     /// thumbor's `adaptive-fit-in`, `full-fit-in` and `adaptive-full-fit-in` (`FitIn`), for a
     /// size with both sides; nil: the plain modes.
     var fitVariant: (adaptive: Bool, full: Bool)?
+    /// A turn clockwise by a multiple of 90° before the resize (imgproxy's `rotate`); the size
+    /// asked for is the turned image's.
+    var rotation = 0
+    /// Blocks of this many pixels after the resize (imgproxy's `pixelate`).
+    var pixelate: Int?
+    /// Multiplies the size asked for (or, without one, the image's), across and down (imgproxy's
+    /// `zoom`).
+    var zoom: (x: Double, y: Double)?
+    /// The least the result may measure (imgproxy's `min-width`, `min-height`; 0: none).
+    var minWidth = 0
+    var minHeight = 0
+    /// A border after the other steps but the watermark, in pixels of the requested size (times
+    /// `dpr`), in `background` or transparent (imgproxy's `padding`: top, right, bottom, left).
+    var padding: (top: Int, right: Int, bottom: Int, left: Int)?
+    /// The URL's own limits on its source (imgproxy's `max_src_resolution`, `max_src_file_size`,
+    /// `max_animation_frames`), each tightened into the server's.
+    var sourceLimits: DecodingLimits?
+    /// After this UNIX time the URL is gone (imgproxy's `expires`).
+    var expires: Int64?
+    /// The answer's file name and whether it is an attachment (imgproxy's `filename`,
+    /// `return_attachment`): `Content-Disposition`.
+    var filename: String?
+    var attachment = false
+    /// Answers carry `Content-Disposition` (imgproxy's always do: `inline`, or `attachment`, with
+    /// `filename` or the source's name and the answer's extension).
+    var contentDisposition = false
     /// The answer's `max-age` in seconds (thumbor's `max_age`), at most the server's.
     var maxAge: Int?
     /// The page of a document (PDF, TIFF) or frame of an animation to make the image from,
@@ -115,8 +141,12 @@ struct ProcessingOptions: Sendable {
         }
         guard dpr > 0, dpr <= 8, dpr.isFinite else { throw RequestError.invalid("dpr is above 0 and at most 8") }
         guard width >= 0, height >= 0 else { throw RequestError.invalid("width and height are 0 or more") }
+        if rotation != 0 {
+            do { chain.append(try QuarterTurn(degrees: -rotation)) } catch { throw RequestError.invalid("rotate takes 0, 90, 180 or 270 (or more turns)") }
+        }
+        let zoomX = zoom?.x ?? 1, zoomY = zoom?.y ?? 1
         // In Double first: sides far past the limit are refused before any integer conversion.
-        let scaledWidth = (Double(width) * dpr).rounded(), scaledHeight = (Double(height) * dpr).rounded()
+        let scaledWidth = (Double(width) * dpr * zoomX).rounded(), scaledHeight = (Double(height) * dpr * zoomY).rounded()
         guard scaledWidth <= Double(limit), scaledHeight <= Double(limit), scaledWidth * scaledHeight <= Double(maxPixels) else {
             throw RequestError.invalid("the result is at most \(limit) pixels a side and \(maxPixels) pixels in all")
         }
@@ -144,6 +174,13 @@ struct ProcessingOptions: Sendable {
             chain.append(Resize(width: w, height: h, mode: mode, upscale: upscale,
                                 gravity: mode == .fit || mode == .exact ? .center : gravity))
         }
+        if minWidth > 0 || minHeight > 0 {
+            chain.append(MinimumSize(width: Int(checked: (Double(minWidth) * dpr).rounded()), height: Int(checked: (Double(minHeight) * dpr).rounded())))
+        }
+        // A zoom without a size scales the image itself.
+        if let zoom, width == 0, height == 0, zoom.x != 1 || zoom.y != 1 {
+            do { chain.append(try Scale(x: zoom.x, y: zoom.y)) } catch { throw RequestError.invalid("zoom is above 0 and at most \(Scale.maximumFactor)") }
+        }
         if extend, width > 0 || height > 0 {
             // A side not asked for is not extended (the canvas is never smaller than the image).
             let colour = extendColour ?? background ?? (255, 255, 255)
@@ -169,6 +206,11 @@ struct ProcessingOptions: Sendable {
             chain.append(step)
         }
         if let waveletSharpen { chain.append(waveletSharpen) }
+        if let pixelate {
+            do { chain.append(try Pixelate(size: max(1, Int(checked: (Double(pixelate) * dpr).rounded())))) } catch {
+                throw RequestError.invalid("pixelate is 1–\(Pixelate.maximumSize)")
+            }
+        }
         if grayscale { chain.append(Grayscale()) }
         chain.append(contentsOf: adjustments)
         if let cornerRadii {
@@ -176,6 +218,17 @@ struct ProcessingOptions: Sendable {
                 throw RequestError.invalid("round_corner radii are 0–\(limit)")
             }
             chain.append(RoundedCorners(radiusX: cornerRadii.x, radiusY: cornerRadii.y, fill: cornerColour))
+        }
+        if let padding {
+            func scaled(_ side: Int) -> Int { Int(checked: (Double(side) * dpr).rounded()) }
+            let colour = background ?? (255, 255, 255)
+            do {
+                chain.append(try Border(top: scaled(padding.top), right: scaled(padding.right), bottom: scaled(padding.bottom),
+                                        left: scaled(padding.left), red: colour.red, green: colour.green, blue: colour.blue,
+                                        alpha: background == nil ? 0 : 255))
+            } catch {
+                throw RequestError.invalid("padding is 0–\(Border.maximumWidth) pixels a side")
+            }
         }
         if let watermark, let mark {
             guard (0...1).contains(watermark.opacity), (0...1).contains(watermark.scale), (0...1).contains(watermark.heightScale) else {

@@ -315,9 +315,9 @@ struct ThumborURL {
                     }
                 case "proportion":
                     guard args.count == 1 else { throw RequestError.invalid("proportion takes one number") }
-                    do { options.adjustments.append(try Scale(factor: try number(0))) } catch let error as CodecError {
-                        throw RequestError.invalid("bad proportion: \(error)")
-                    }
+                    let factor = try number(0)
+                    guard factor > 0, factor <= 1 else { throw RequestError.invalid("bad proportion: above 0 and at most 1") }
+                    options.adjustments.append(try Scale(factor: factor))
                 case "gifv":
                     // thumbor turns an animated GIF into a video (mp4 by default, or webm): here an
                     // animated WebP (every browser plays it in an <img>), whichever is named, until
@@ -432,8 +432,9 @@ struct ThumborURL {
             case let step as FitIn:
                 let size = step.size(sourceWidth: w, sourceHeight: h)
                 if size.width != w || size.height != h { resize(size.width, size.height) }
-            case let step as Scale where step.factor < 1:
-                resize(max(1, Int(checked: (Double(w) * step.factor).rounded())), max(1, Int(checked: (Double(h) * step.factor).rounded())))
+            case let step as Scale:
+                let size = step.size(width: w, height: h)
+                if size.width != w || size.height != h { resize(size.width, size.height) }
             case let step as QuarterTurn where step.turns % 2 == 1:
                 (w, h) = (h, w)  // (thumbor's JSON engine lists no rotation)
             case let step as Flip:
