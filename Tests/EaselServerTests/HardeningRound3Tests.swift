@@ -47,11 +47,12 @@ import Testing
         }
     }
 
-    @Test func thumborMetaIsABadRequest() async throws {
+    /// `meta/` answers thumbor's JSON (its operations: `ServerTests.thumborsMetaDescribesTheOperations`).
+    @Test func thumborMetaAnswersJSON() async throws {
         try await TestServer { $0.allowUnsignedAdHoc = true }.test { (client: any TestClientProtocol) async throws in
             try await client.execute(uri: "/thumbor/unsafe/meta/100x100/cat.jpg", method: .get) { response in
-                #expect(response.status == .badRequest)
-                #expect(String(buffer: response.body).contains("meta"))
+                #expect(response.status == .ok && response.headers[.contentType] == "application/json")
+                #expect(String(buffer: response.body).hasPrefix("{\"thumbor\":"))
             }
         }
     }

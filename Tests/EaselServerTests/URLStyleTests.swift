@@ -80,7 +80,8 @@ import Testing
         let focal = try ThumborURL.parse("/sig/300x200/filters:focal(100x100:200x300)/a.jpg")
         #expect(focal.options.gravity == .focalPixel(x: 150, y: 200))
         #expect(throws: RequestError.self) { try ThumborURL.parse("/sig/300x200/filters:sepia()/a.jpg") }
-        #expect(throws: RequestError.self) { try ThumborURL.parse("/sig/full-fit-in/300x200/a.jpg") }
+        #expect(try ThumborURL.parse("/sig/full-fit-in/300x200/a.jpg").options.fitVariant.map { !$0.adaptive && $0.full } == true)
+        #expect(throws: RequestError.self) { try ThumborURL.parse("/sig/half-fit-in/300x200/a.jpg") }
     }
 
     @Test func expiringNativeURLs() async throws {
