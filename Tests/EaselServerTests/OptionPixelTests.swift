@@ -75,6 +75,8 @@ import Testing
             "s11.png": try png(40, 20) { x, _ in x < 20 ? [180, 60, 60] : [60, 60, 180] },
             // 70×60 red: twenty-odd marks do not divide it evenly.
             "s12.png": try png(70, 60) { _, _ in red },
+            // 60×40 white with a red block at x 10…29, y 5…24: borders of 10 and 30 across, 5 and 15 down.
+            "s13.png": try png(60, 40) { x, y in (10...29).contains(x) && (5...24).contains(y) ? red : [255, 255, 255] },
             // The watermark: 20×10 opaque blue.
             "mark.png": try solidMark(blue),
         ]
@@ -319,6 +321,15 @@ import Testing
     }
 
     static let imgproxyCases: [Case] = [
+        Case(description: "imgproxy trim", path: imgproxy("trim:10", "s6.png"), check: all(red, 20, 20)),
+        Case(description: "imgproxy trim below the noise", path: imgproxy("trim:3", "s6.png"), check: size(60, 60)),
+        Case(description: "imgproxy trim's colour", path: imgproxy("trim:10:ff0000", "s13.png"), check: size(60, 40)),
+        Case(description: "imgproxy trim equal_hor", path: imgproxy("trim:0::1", "s13.png"),
+             check: pixels((40, 20), [(0, 0, red), (19, 19, red), (20, 10, [255, 255, 255])], tolerance: 0)),
+        Case(description: "imgproxy trim equal_hor and equal_ver", path: imgproxy("trim:0::1:1", "s13.png"),
+             check: pixels((40, 30), [(0, 0, red), (19, 19, red), (20, 10, [255, 255, 255]), (5, 25, [255, 255, 255])], tolerance: 0)),
+        Case(description: "imgproxy path-escaped plain source", path: "/imgproxy/insecure/rs:fit:30:30/plain/local:%2F%2F%2Fs1.png@png", check: size(30, 10)),
+        Case(description: "imgproxy auto_rotate:1 is the default", path: imgproxy("rs:fit:60:60/ar:1", "s3.png"), check: sameAs(imgproxy("rs:fit:60:60", "s3.png"))),
         // rotate turns clockwise before the resize: 60×20 red | green | blue becomes 20×60, red on top.
         Case(description: "imgproxy rotate:90", path: imgproxy("rot:90", "s1.png"), check: pixels((20, 60), [(10, 5, red), (10, 55, blue)])),
         Case(description: "imgproxy rotate then resize", path: imgproxy("rot:270/rs:fit:10:30", "s1.png"),
@@ -585,6 +596,9 @@ import Testing
         ("/thumbor/unsafe/filters:focal(0x0:1x1,2)/s1.png", "focal takes"),
         ("/thumbor/unsafe/filters:rotate(45)/s1.png", "multiple of 90"),
         ("/imgproxy/insecure/rot:45/plain/local:///s1.png@png", "multiples of 90"),
+        ("/imgproxy/insecure/ar:0/plain/local:///s1.png@png", "auto_rotate:0 is not supported"),
+        ("/imgproxy/insecure/trim:300/plain/local:///s1.png@png", "threshold is 0–255"),
+        ("/imgproxy/insecure/trim:10:nocolour/plain/local:///s1.png@png", "bad colour"),
         ("/imgproxy/insecure/pd:1:2:3:4:5/plain/local:///s1.png@png", "at most 4 arguments"),
         ("/imgproxy/insecure/pd:9000/plain/local:///s1.png@png", "padding is 0–8192"),
         ("/imgproxy/insecure/z:0/plain/local:///s1.png@png", "zoom is above 0"),

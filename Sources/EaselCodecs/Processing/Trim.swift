@@ -30,6 +30,12 @@ public struct Trim: ImageProcessor, Hashable {
     public var metric: Metric
     /// The pixel that gives the border colour; the top-left one by default.
     public var reference: Reference
+    /// The border colour given outright (red, green, blue; opaque) instead of a corner pixel's
+    /// (imgproxy's `trim` colour).
+    public var colour: [UInt8]?
+    /// Cut the same from the left and the right (the smaller of the two borders), and the same
+    /// from the top and the bottom (imgproxy's `equal_hor`, `equal_ver`).
+    public var equalHorizontal = false, equalVertical = false
 
     /// The largest meaningful tolerance of each metric (⌈255·√3⌉ for the Euclidean one:
     /// thumbor's 442).
@@ -59,6 +65,9 @@ public struct Trim: ImageProcessor, Hashable {
         var text = "trim(\(tolerance)"
         if metric == .euclidean { text += ",rgb" }
         if reference == .bottomRight { text += ",br" }
+        if let colour { text += ",#" + colour.map { String(format: "%02x", $0) }.joined() }
+        if equalHorizontal { text += ",eqh" }
+        if equalVertical { text += ",eqv" }
         return text + ")"
     }
 
@@ -73,7 +82,11 @@ public struct Trim: ImageProcessor, Hashable {
         return bitmap.withUnsafeBytes { raw -> (x: Int, y: Int, width: Int, height: Int)? in
             let base = raw.baseAddress!
             let origin = reference == .topLeft ? 0 : (height - 1) * rowBytes + (width - 1) * bpp
-            let reference = (0..<bpp).map { Int(base.load(fromByteOffset: origin + $0, as: UInt8.self)) }
+            var reference = (0..<bpp).map { Int(base.load(fromByteOffset: origin + $0, as: UInt8.self)) }
+            if let colour, colour.count >= 3 {
+                reference = bpp == 1 ? [(Int(colour[0]) * 299 + Int(colour[1]) * 587 + Int(colour[2]) * 114 + 500) / 1000]
+                    : [Int(colour[0]), Int(colour[1]), Int(colour[2]), 255]
+            }
             func isBorder(_ row: UnsafeRawPointer, _ x: Int) -> Bool {
                 if euclidean {
                     var sum = 0
@@ -106,7 +119,16 @@ public struct Trim: ImageProcessor, Hashable {
                 while r > right, isBorder(row, r) { r -= 1 }
                 if r > right { right = r }
             }
-            return (left, top, right - left + 1, bottom - top + 1)
+            var (x, y, w, h) = (left, top, right - left + 1, bottom - top + 1)
+            if equalHorizontal {
+                let cut = min(x, width - (x + w))
+                (x, w) = (cut, width - 2 * cut)
+            }
+            if equalVertical {
+                let cut = min(y, height - (y + h))
+                (y, h) = (cut, height - 2 * cut)
+            }
+            return (x, y, w, h)
         }
     }
 

@@ -56,6 +56,9 @@ struct ImgproxyURL {
         var fileExtension: Substring?
         if segments.first == "plain" {
             var plain = segments.dropFirst().joined(separator: "/")[...]
+            // A plain source may come path-escaped (`local:%2F%2F%2Fa.jpg`, as Go's PathEscape
+            // writes it): unescaped once.
+            if plain.lowercased().hasPrefix("local:%2f"), let decoded = String(plain).removingPercentEncoding { plain = decoded[...] }
             if let at = plain.lastIndex(of: "@") {
                 fileExtension = plain[plain.index(after: at)...]
                 plain = plain[..<at]
@@ -259,6 +262,19 @@ struct ImgproxyURL {
                 try atMost(1)
                 // Colour is converted to sRGB and no profile is embedded, whichever is asked.
                 _ = try bool(0)
+            case "trim", "t":
+                // trim:threshold[:colour[:equal_hor[:equal_ver]]]: the border within threshold
+                // levels on every channel of the colour (else of the top-left pixel).
+                try atMost(4)
+                guard let threshold = try int(0, "threshold"), threshold <= 255 else { throw RequestError.invalid("trim: threshold is 0–255") }
+                var trim = Trim(tolerance: threshold, metric: .perChannel)
+                if let text = arg(1) {
+                    guard let colour = ProcessingOptions.colour(text) else { throw RequestError.invalid("trim: bad colour \(text)") }
+                    trim.colour = [colour.red, colour.green, colour.blue]
+                }
+                trim.equalHorizontal = try bool(2) ?? false
+                trim.equalVertical = try bool(3) ?? false
+                options.trim = trim
             case "rotate", "rot":
                 try atMost(1)
                 guard let degrees = Int(args[0]), degrees % 90 == 0, degrees.magnitude <= 3600 else {
@@ -330,6 +346,11 @@ struct ImgproxyURL {
             case "return_attachment", "att":
                 try atMost(1)
                 options.attachment = try bool(0) ?? false
+            case "auto_rotate", "ar":
+                // Orientation is always applied (as imgproxy's default): asking for it is fine,
+                // asking to leave it is not supported.
+                try atMost(1)
+                if try bool(0) == false { throw RequestError.invalid("auto_rotate:0 is not supported: the orientation is always applied") }
             case "preserve_hdr", "ph":
                 // Accepted: answers are 8 bits a channel in sRGB (an HDR source is tone-mapped
                 // by its decoder), so there is no HDR to keep.
