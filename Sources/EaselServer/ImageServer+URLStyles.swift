@@ -15,7 +15,7 @@ extension ImageServer {
         if path.hasPrefix("/imgproxy/info/") { return try await imgproxyInfo(request, context) }
         // The signature first: nothing of an unsigned URL is parsed.
         try checkImgproxySignature(path.dropFirst("/imgproxy".count))
-        let url = try ImgproxyURL.parse(path.dropFirst("/imgproxy".count), presets: imgproxyPresets)
+        let url = try ImgproxyURL.parse(path.dropFirst("/imgproxy".count), presets: imgproxyPresets, separator: imgproxySeparator)
         return try await answer(request, context, head: head, source: url.source, options: url.options,
                                 defaultQuality: ImgproxyURL.defaultQuality, strictFormat: true)
     }
@@ -87,7 +87,7 @@ extension ImageServer {
     /// info form; the options are checked and otherwise not used.
     func imgproxyInfo(_ request: Request, _ context: EaselRequestContext) async throws -> Response {
         try checkImgproxySignature(request.uri.path.dropFirst("/imgproxy/info".count))
-        let url = try ImgproxyURL.parse(request.uri.path.dropFirst("/imgproxy/info".count), presets: imgproxyPresets)
+        let url = try ImgproxyURL.parse(request.uri.path.dropFirst("/imgproxy/info".count), presets: imgproxyPresets, separator: imgproxySeparator)
         return try await infoAnswer(url.source, context)
     }
 

@@ -42,6 +42,8 @@ public final class ImageServer: Sendable {
     /// One signer per imgproxy key/salt pair.
     let imgproxySigners: [URLSigner]
     let imgproxyPresets: [String: [Substring]]
+    /// Between an imgproxy option's name and arguments (`imgproxyArgumentsSeparator`).
+    let imgproxySeparator: Character
     /// The configured watermark image (`watermark`): read through the pipeline like a source.
     let configuredMark: URL?
     let cacheControl: String
@@ -79,7 +81,7 @@ public final class ImageServer: Sendable {
         for (name, preset) in presets {
             var options = ProcessingOptions()
             do {
-                try ImgproxyURL.apply(preset, to: &options, presets: presets, depth: 1)
+                try ImgproxyURL.apply(preset, to: &options, presets: presets, depth: 1, separator: configuration.imgproxyArgumentsSeparator.first ?? ":")
             } catch {
                 throw ServerConfigurationError.invalidValue(name: "imgproxyPresets[\(name)]", value: "\(error)")
             }
@@ -175,6 +177,7 @@ public final class ImageServer: Sendable {
             return URLSigner(keys: [key], salt: salt)
         }
         imgproxyPresets = presets
+        imgproxySeparator = configuration.imgproxyArgumentsSeparator.first ?? ":"
         signer = URLSigner(keys: configuration.signingKeys.compactMap { Data(hex: $0) }, salt: Data(hex: configuration.signingSalt) ?? Data())
         admission = Admission(limit: configuration.processingConcurrency + configuration.maxQueue) { metrics.queue.record($0) }
         var byName: [String: ServerConfiguration.Format] = [:]

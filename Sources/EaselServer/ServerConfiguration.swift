@@ -150,6 +150,9 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
     /// imgproxy presets: name → options (`"thumb": "rs:fill:200:200/q:75"`); `default` applies
     /// to every imgproxy URL.
     public var imgproxyPresets: [String: String] = [:]
+    /// The character between an imgproxy option's name and its arguments (`IMGPROXY_ARGUMENTS_SEPARATOR`):
+    /// `:` by default; one character, not `/`.
+    public var imgproxyArgumentsSeparator = ":"
     /// thumbor-compatible URLs (`/thumbor/…`): thumbor's `SECURITY_KEY` (text, not hex).
     public var thumborSecurityKey: String?
     /// The watermark image of imgproxy's `watermark` option: a file path.
@@ -179,7 +182,7 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         case host, port, origin, sharedCache, sharedCacheTimeout, peers, cdnBanURLs, cacheDirectory, allowHosts, formats, maxAge, signingKeys, signingSalt, signNamedFormats
         case allowUnsignedAdHoc, jpegXL, adminToken, maxSourcePixels, maxSourceBytes, downloadTimeout, processingConcurrency
         case maxQueue, requestTimeout, memoryLimit, readyAnswerLimit, diskLimit, maxAdHocSize, maxOutputPixels, idleTimeout, maxConnections
-        case gallery, galleryPageSize, imgproxyKeys, imgproxySalts, imgproxyPresets, thumborSecurityKey, watermark
+        case gallery, galleryPageSize, imgproxyKeys, imgproxySalts, imgproxyPresets, imgproxyArgumentsSeparator, thumborSecurityKey, watermark
         case familyInBackground, accessLog
     }
 
@@ -223,6 +226,7 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         imgproxyKeys = try value(.imgproxyKeys, defaults.imgproxyKeys)
         imgproxySalts = try value(.imgproxySalts, defaults.imgproxySalts)
         imgproxyPresets = try value(.imgproxyPresets, defaults.imgproxyPresets)
+        imgproxyArgumentsSeparator = try value(.imgproxyArgumentsSeparator, defaults.imgproxyArgumentsSeparator)
         thumborSecurityKey = try container.decodeIfPresent(String.self, forKey: .thumborSecurityKey)
         watermark = try container.decodeIfPresent(String.self, forKey: .watermark)
         familyInBackground = try value(.familyInBackground, defaults.familyInBackground)
@@ -245,7 +249,8 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
     /// `EASEL_ALLOW_HOSTS` (comma-separated), `EASEL_SIGNING_KEYS` (comma-separated),
     /// `EASEL_SIGNING_SALT`, `EASEL_ADMIN_TOKEN`, `EASEL_ACCESS_LOG` and `EASEL_JPEG_XL` (1/true/0/false); and imgproxy's and thumbor's own:
     /// `IMGPROXY_KEY`, `IMGPROXY_SALT` (or the comma-separated `IMGPROXY_KEYS`,
-    /// `IMGPROXY_SALTS`), `IMGPROXY_PRESETS`, `IMGPROXY_WATERMARK_PATH`, `THUMBOR_SECURITY_KEY`.
+    /// `IMGPROXY_SALTS`), `IMGPROXY_PRESETS`, `IMGPROXY_WATERMARK_PATH`, `IMGPROXY_ARGUMENTS_SEPARATOR`,
+    /// `THUMBOR_SECURITY_KEY`.
     public mutating func apply(environment: [String: String]) throws(ServerConfigurationError) {
         if let host = environment["EASEL_HOST"] { self.host = host }
         if let port = environment["EASEL_PORT"] {
@@ -269,6 +274,7 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
             for (name, options) in ImgproxyURL.presets(presets) { imgproxyPresets[name] = options.joined(separator: "/") }
         }
         if let path = environment["IMGPROXY_WATERMARK_PATH"] { watermark = path.isEmpty ? nil : path }
+        if let separator = environment["IMGPROXY_ARGUMENTS_SEPARATOR"] { imgproxyArgumentsSeparator = separator }
         if let key = environment["THUMBOR_SECURITY_KEY"] { thumborSecurityKey = key.isEmpty ? nil : key }
     }
 
@@ -300,6 +306,9 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         }
         if !peers.isEmpty, adminToken == nil { throw .invalidValue(name: "peers", value: "relaying purges needs an admin token") }
         guard (0...65_535).contains(port) else { throw .invalidValue(name: "port", value: "\(port)") }
+        guard imgproxyArgumentsSeparator.count == 1, imgproxyArgumentsSeparator != "/" else {
+            throw .invalidValue(name: "imgproxyArgumentsSeparator", value: "\(imgproxyArgumentsSeparator) (one character, not /)")
+        }
         guard !formats.isEmpty else { throw .invalidValue(name: "formats", value: "[]") }
         var names = Set<String>()
         for format in formats {

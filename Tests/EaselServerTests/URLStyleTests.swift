@@ -252,3 +252,21 @@ func solidMark(_ rgb: [UInt8]) throws -> Data {
     }
     return try ImageEncoder.encode(bitmap, as: .png())
 }
+
+extension URLStyleTests {
+    /// imgproxy's `IMGPROXY_ARGUMENTS_SEPARATOR` (`imgproxyArgumentsSeparator`): options split on
+    /// it (its own parser test, `size,100,100,1`); one character, not `/`.
+    @Test func imgproxysArgumentsSeparator() throws {
+        let url = try ImgproxyURL.parse("/sig/size,100,100,1/plain/local:///a.jpg", presets: [:], separator: ",")
+        #expect(url.options.width == 100 && url.options.height == 100 && url.options.enlarge == true)
+        #expect(throws: RequestError.self) { try ImgproxyURL.parse("/sig/size,100,100,1/plain/local:///a.jpg", presets: [:]) }
+        var configuration = ServerConfiguration()
+        try configuration.apply(environment: ["IMGPROXY_ARGUMENTS_SEPARATOR": ","])
+        #expect(configuration.imgproxyArgumentsSeparator == ",")
+        try configuration.validate()
+        for bad in ["", "/", "::"] {
+            configuration.imgproxyArgumentsSeparator = bad
+            #expect(throws: ServerConfigurationError.self) { try configuration.validate() }
+        }
+    }
+}

@@ -33,7 +33,8 @@ struct ImgproxyURL {
 
     /// - Parameter path: the request path after the `/imgproxy` prefix (starting with `/`).
     /// - Parameter presets: option lists by name (`pr:name`); `default` applies to every URL.
-    static func parse(_ path: Substring, presets: [String: [Substring]]) throws -> ImgproxyURL {
+    /// - Parameter separator: between an option's name and arguments (`IMGPROXY_ARGUMENTS_SEPARATOR`).
+    static func parse(_ path: Substring, presets: [String: [Substring]], separator: Character = ":") throws -> ImgproxyURL {
         var rest = path.drop { $0 == "/" }
         guard let slash = rest.firstIndex(of: "/") else { throw RequestError.noSuchImage }
         let signature = rest[..<slash]
@@ -44,13 +45,13 @@ struct ImgproxyURL {
         // imgproxy enlarges in no resizing type unless asked (`enlarge`), and names every answer.
         options.enlarge = false
         options.contentDisposition = true
-        if let defaults = presets["default"] { try apply(defaults, to: &options, presets: presets, depth: 0) }
+        if let defaults = presets["default"] { try apply(defaults, to: &options, presets: presets, depth: 0, separator: separator) }
         var optionSegments: [Substring] = []
-        while let first = segments.first, first != "plain", first.contains(":") {
+        while let first = segments.first, first != "plain", first.contains(separator) {
             optionSegments.append(first)
             segments.removeFirst()
         }
-        try apply(optionSegments, to: &options, presets: presets, depth: 0)
+        try apply(optionSegments, to: &options, presets: presets, depth: 0, separator: separator)
         guard !segments.isEmpty else { throw RequestError.notFound("no source in the URL") }
         var sourceText: String
         var fileExtension: Substring?
@@ -110,9 +111,10 @@ struct ImgproxyURL {
         }
     }
 
-    static func apply(_ segments: [Substring], to options: inout ProcessingOptions, presets: [String: [Substring]], depth: Int) throws {
+    static func apply(_ segments: [Substring], to options: inout ProcessingOptions, presets: [String: [Substring]], depth: Int,
+                      separator: Character = ":") throws {
         for segment in segments where !segment.isEmpty {
-            let parts = segment.split(separator: ":", omittingEmptySubsequences: false)
+            let parts = segment.split(separator: separator, omittingEmptySubsequences: false)
             let name = parts[0], args = Array(parts.dropFirst())
             func arg(_ index: Int) -> Substring? { index < args.count && !args[index].isEmpty ? args[index] : nil }
             func int(_ index: Int, _ what: String) throws -> Int? {
@@ -381,7 +383,7 @@ struct ImgproxyURL {
                 guard depth < 4 else { throw RequestError.invalid("presets nest too deeply") }
                 for presetName in args {
                     guard let preset = presets[String(presetName)] else { throw RequestError.invalid("unknown preset \(presetName)") }
-                    try apply(preset, to: &options, presets: presets, depth: depth + 1)
+                    try apply(preset, to: &options, presets: presets, depth: depth + 1, separator: separator)
                 }
             default:
                 throw RequestError.invalid("unknown option \(name)")
