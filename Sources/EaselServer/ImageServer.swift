@@ -325,9 +325,12 @@ public final class ImageServer: Sendable {
             lifetime = min(lifetime ?? .max, expires - now)
         }
         var madeWith: [PreparedWatermark] = []
-        if let watermark = options.watermark { madeWith.append(try await watermarkImage(watermark.image)) }
+        var mark: PreparedWatermark?, frame: PreparedWatermark?
+        if let watermark = options.watermark { mark = try await watermarkImage(watermark.image) }
+        if let source = options.frame { frame = try await watermarkImage(.source(source)) }
+        madeWith.append(contentsOf: [mark, frame].compactMap { $0 })
         let processors = try options.processors(limit: configuration.maxAdHocSize, maxPixels: configuration.maxOutputPixels,
-                                                mark: madeWith.first)
+                                                mark: mark, frameImage: frame)
         return try await answer(request, context, head: head, source: source, processing: .processors(processors),
                                 output: OutputPolicy(format: options.format, quality: options.quality ?? defaultQuality, strict: strictFormat),
                                 page: options.page, madeWith: madeWith, lifetime: lifetime, maxAge: options.maxAge,

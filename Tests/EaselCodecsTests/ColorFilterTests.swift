@@ -132,3 +132,24 @@ import Testing
         #expect(size(FitIn(width: 100, height: 100, adaptive: false, full: true), 200, 333) == [100, 167])
     }
 }
+
+extension ColorFilterTests {
+    /// A 7×7 nine-patch: the middle column and row stretch, the content area is the inner 3×3
+    /// (margins of 1), and the frame is a blue ring one pixel wide around a transparent middle.
+    @Test func aNinePatchFrameGoesAroundTheImage() throws {
+        let frame = painted(width: 7, height: 7) { x, y -> [UInt8] in
+            let guideTop = y == 0 && x == 3, guideLeft = x == 0 && y == 3
+            let contentBottom = y == 6 && (2...4).contains(x), contentRight = x == 6 && (2...4).contains(y)
+            if guideTop || guideLeft || contentBottom || contentRight { return [0, 0, 0, 255] }
+            if x == 0 || y == 0 || x == 6 || y == 6 { return [0, 0, 0, 0] }
+            return x == 1 || y == 1 || x == 5 || y == 5 ? [0, 0, 255, 255] : [0, 0, 0, 0]
+        }
+        let step = try NinePatchFrame(frame: frame, frameIdentifier: "ring")
+        #expect(step.margins == (1, 1, 1, 1))
+        let framed = try step.process(painted(width: 10, height: 6) { _, _ in [255, 0, 0, 255] })
+        #expect(framed.width == 12 && framed.height == 8 && framed.isKnownOpaque)
+        for (x, y) in [(0, 0), (0, 4), (11, 7), (6, 0), (11, 3)] { #expect(framed.pixel(x: x, y: y) == [0, 0, 255, 255], "(\(x), \(y))") }
+        for (x, y) in [(1, 1), (6, 4), (10, 6)] { #expect(framed.pixel(x: x, y: y) == [255, 0, 0, 255], "(\(x), \(y))") }
+        #expect(throws: CodecError.self) { try NinePatchFrame(frame: Bitmap(width: 2, height: 9, pixelFormat: .rgba8), frameIdentifier: "x") }
+    }
+}

@@ -77,6 +77,13 @@ import Testing
             "s12.png": try png(70, 60) { _, _ in red },
             // 60×40 white with a red block at x 10…29, y 5…24: borders of 10 and 30 across, 5 and 15 down.
             "s13.png": try png(60, 40) { x, y in (10...29).contains(x) && (5...24).contains(y) ? red : [255, 255, 255] },
+            // A 7×7 nine-patch: the middle column and row stretch, the content area is the inner
+            // 3×3, the frame a blue ring one pixel wide (ColorFilterTests draws the same).
+            "ring.png": try png(7, 7) { x, y in
+                if (y == 0 && x == 3) || (x == 0 && y == 3) || (y == 6 && (2...4).contains(x)) || (x == 6 && (2...4).contains(y)) { return [0, 0, 0, 255] }
+                if x == 0 || y == 0 || x == 6 || y == 6 { return [0, 0, 0, 0] }
+                return x == 1 || y == 1 || x == 5 || y == 5 ? [0, 0, 255, 255] : [0, 0, 0, 0]
+            },
             // The watermark: 20×10 opaque blue.
             "mark.png": try solidMark(blue),
         ]
@@ -530,6 +537,8 @@ import Testing
              check: both(type("image/heic", of: thumbor("filters:format(heic)", "s1.png")), pixels((60, 20), [(10, 10, red), (50, 10, blue)], tolerance: 30))),
         Case(description: "thumbor format(heif) is HEIC", path: thumbor("filters:format(heif)", "s1.png"),
              check: type("image/heic", of: thumbor("filters:format(heif)", "s1.png"))),
+        Case(description: "thumbor frame (nine-patch)", path: thumbor("filters:frame(ring.png):format(png)", "s9.png"),
+             check: pixels((22, 22), [(0, 0, blue), (0, 11, blue), (21, 21, blue), (1, 1, red), (20, 20, red)], tolerance: 0)),
         Case(description: "thumbor gifv() answers WebP", path: thumbor("filters:gifv()", "s1.png"),
              check: type("image/webp", of: thumbor("filters:gifv()", "s1.png"))),
         Case(description: "thumbor gifv(mp4) answers WebP too", path: thumbor("filters:gifv(mp4)", "s1.png"),

@@ -240,3 +240,119 @@ public struct Watermark: ImageProcessor {
         return packed
     }
 }
+
+/// thumbor's `frame(image)`: a nine-patch frame drawn around the image. The frame image carries
+/// Android's one-pixel guides: opaque black in its top row marks the columns that stretch, in its
+/// left column the rows that stretch; in its bottom row and right column, the content area. The
+/// image is first given a white margin as wide as the frame's edges outside the content area,
+/// then the frame's cells are drawn over the whole, the fixed ones at their size and the
+/// stretching ones shared out over what is left (bilinear), composed over the image by their
+/// alpha.
+public struct NinePatchFrame: ImageProcessor {
+    /// The frame image with its guides (RGBA).
+    public let frame: Bitmap
+    /// The frame image's identity (`PreparedWatermark.identifier`): part of this step's.
+    public let frameIdentifier: String
+
+    /// A frame from `frame` (at least 3 × 3 pixels: the guides and one pixel).
+    /// - Throws: `CodecError.invalidParameters` for a smaller image.
+    public init(frame: Bitmap, frameIdentifier: String) throws {
+        guard frame.width >= 3, frame.height >= 3 else { throw CodecError.invalidParameters("a nine-patch frame is at least 3×3 pixels") }
+        self.frame = frame.converted(to: .rgba8)
+        self.frameIdentifier = frameIdentifier
+    }
+
+    /// `frame(identity)`.
+    public var identifier: String { "frame(\(frameIdentifier))" }
+
+    /// Whether the frame's pixel is a guide mark (opaque black).
+    private func isMark(_ x: Int, _ y: Int) -> Bool { frame.pixel(x: x, y: y) == [0, 0, 0, 255] }
+
+    /// The margins (left, top, right, bottom): the frame's pixels outside its content area, from
+    /// the first and last marks of the bottom row and of the right column.
+    var margins: (left: Int, top: Int, right: Int, bottom: Int) {
+        let inner = 1..<(frame.width - 1), innerRows = 1..<(frame.height - 1)
+        let marksX = inner.filter { isMark($0, frame.height - 1) }, marksY = innerRows.filter { isMark(frame.width - 1, $0) }
+        return ((marksX.first ?? 1) - 1, (marksY.first ?? 1) - 1, frame.width - 2 - (marksX.last ?? frame.width - 2),
+                frame.height - 2 - (marksY.last ?? frame.height - 2))
+    }
+
+    /// Runs of alike guide marks along the top row (stretch: true) or the left column.
+    private func runs(count: Int, _ stretches: (Int) -> Bool) -> [(start: Int, length: Int, stretches: Bool)] {
+        var result: [(Int, Int, Bool)] = []
+        var start = 1
+        while start < count - 1 {
+            let kind = stretches(start)
+            var end = start + 1
+            while end < count - 1, stretches(end) == kind { end += 1 }
+            result.append((start, end - start, kind))
+            start = end
+        }
+        return result
+    }
+
+    /// The image with its margin and the frame drawn over it.
+    public func process(_ bitmap: Bitmap) throws -> Bitmap {
+        let (left, top, right, bottom) = margins
+        var canvas = try Pad(width: bitmap.width + left + right, height: bitmap.height + top + bottom,
+                             red: 255, green: 255, blue: 255, alpha: 255,
+                             gravity: .focalPoint(x: (Double(left) + Double(bitmap.width) / 2) / Double(bitmap.width + left + right),
+                                                  y: (Double(top) + Double(bitmap.height) / 2) / Double(bitmap.height + top + bottom)))
+            .process(Flatten().process(bitmap))
+        let columns = runs(count: frame.width) { isMark($0, 0) }, rows = runs(count: frame.height) { isMark(0, $0) }
+        func share(_ runs: [(start: Int, length: Int, stretches: Bool)], total: Int) -> [Int] {
+            let stretching = runs.filter(\.stretches).reduce(0) { $0 + $1.length }
+            let fixed = runs.reduce(0) { $0 + $1.length } - stretching
+            let free = max(0, total - fixed)
+            return runs.map { run in run.stretches && stretching > 0 ? Int(Double(run.length) / Double(stretching) * Double(free) + 0.5) : run.length }
+        }
+        let widths = share(columns, total: canvas.width), heights = share(rows, total: canvas.height)
+        let frame = self.frame
+        let canvasWidth = canvas.width, canvasHeight = canvas.height, rowBytes = canvas.rowBytes
+        try canvas.withUnsafeMutableBytes { target in
+            try frame.withUnsafeBytes { source in
+                func sample(_ x: Double, _ y: Double, within cell: (x: Int, y: Int, w: Int, h: Int)) -> SIMD4<Double> {
+                    let x0 = min(Int(x), cell.x + cell.w - 1), y0 = min(Int(y), cell.y + cell.h - 1)
+                    let x1 = min(x0 + 1, cell.x + cell.w - 1), y1 = min(y0 + 1, cell.y + cell.h - 1)
+                    let fx = x - Double(x0), fy = y - Double(y0)
+                    func at(_ px: Int, _ py: Int) -> SIMD4<Double> {
+                        let o = py * frame.rowBytes + px * 4
+                        return SIMD4(Double(source[o]), Double(source[o + 1]), Double(source[o + 2]), Double(source[o + 3]))
+                    }
+                    return at(x0, y0) * (1 - fx) * (1 - fy) + at(x1, y0) * fx * (1 - fy) + at(x0, y1) * (1 - fx) * fy + at(x1, y1) * fx * fy
+                }
+                var targetY = 0
+                for (row, height) in zip(rows, heights) {
+                    var targetX = 0
+                    for (column, width) in zip(columns, widths) {
+                        defer { targetX += width }
+                        guard width > 0, height > 0, targetX + width <= canvasWidth, targetY + height <= canvasHeight else { continue }
+                        let cell = (x: column.start, y: row.start, w: column.length, h: row.length)
+                        // First pixel to first, last to last: a fixed cell is copied as it is, a
+                        // stretching one spread (thumbor maps the last pixel short of the last).
+                        let ratioX = width > 1 ? Double(column.length - 1) / Double(width - 1) : 0
+                        let ratioY = height > 1 ? Double(row.length - 1) / Double(height - 1) : 0
+                        for y in 0..<height {
+                            let ty = targetY + y
+                            for x in 0..<width {
+                                let p = sample(Double(cell.x) + ratioX * Double(x), Double(cell.y) + ratioY * Double(y), within: cell)
+                                let alpha = p[3] / 255
+                                guard alpha > 0 else { continue }
+                                let o = ty * rowBytes + (targetX + x) * 4
+                                for c in 0..<3 {
+                                    let value = p[c] * alpha + Double(target[o + c]) * (1 - alpha)
+                                    target[o + c] = UInt8(min(255, max(0, value.rounded())))
+                                }
+                                target[o + 3] = 255
+                            }
+                        }
+                    }
+                    targetY += height
+                    if WorkCancellation.isCancelled { throw CodecError.cancelled }
+                }
+            }
+        }
+        canvas.markOpaque()
+        return canvas
+    }
+}

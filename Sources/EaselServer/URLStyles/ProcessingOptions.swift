@@ -123,11 +123,13 @@ struct ProcessingOptions: Sendable {
 
     /// Whether the chain needs a watermark image.
     var needsMark: Bool { watermark != nil }
+    /// A nine-patch frame image drawn around the result (thumbor's `frame`).
+    var frame: ImageServer.Source?
 
     /// The processor chain, checked against the limits (`limit` per side, `maxPixels` in all).
     /// A request that is just a size with `fit`, `fill` or `exact` becomes exactly the native
     /// ad-hoc chain (`[Resize(w, h, mode)]`), so it shares that cache entry.
-    func processors(limit: Int, maxPixels: Int, mark: PreparedWatermark?) throws -> [any ImageProcessor] {
+    func processors(limit: Int, maxPixels: Int, mark: PreparedWatermark?, frameImage: PreparedWatermark? = nil) throws -> [any ImageProcessor] {
         var chain: [any ImageProcessor] = []
         if let trim { chain.append(trim) }
         if var crop {
@@ -213,6 +215,11 @@ struct ProcessingOptions: Sendable {
         }
         if grayscale { chain.append(Grayscale()) }
         chain.append(contentsOf: adjustments)
+        if frame != nil, let frameImage {
+            do { chain.append(try NinePatchFrame(frame: frameImage.image, frameIdentifier: frameImage.identifier)) } catch {
+                throw RequestError.invalid("bad frame: \(error)")
+            }
+        }
         if let cornerRadii {
             guard cornerRadii.x >= 0, cornerRadii.y >= 0, cornerRadii.x <= Double(limit), cornerRadii.y <= Double(limit) else {
                 throw RequestError.invalid("round_corner radii are 0–\(limit)")

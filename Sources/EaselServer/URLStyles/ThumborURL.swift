@@ -318,6 +318,10 @@ struct ThumborURL {
                     let factor = try number(0)
                     guard factor > 0, factor <= 1 else { throw RequestError.invalid("bad proportion: above 0 and at most 1") }
                     options.adjustments.append(try Scale(factor: factor))
+                case "frame":
+                    // frame(image): a nine-patch frame, read like any source (a watermark's limits).
+                    guard args.count == 1, !args[0].isEmpty else { throw RequestError.invalid("frame takes one image") }
+                    options.frame = try ImageServer.split("/" + args[0], prefix: "/", withSpec: false).1
                 case "gifv":
                     // thumbor turns an animated GIF into a video (mp4 by default, or webm): here an
                     // animated WebP (every browser plays it in an <img>), whichever is named, until
