@@ -328,6 +328,20 @@ import Testing
     }
 
     static let imgproxyCases: [Case] = [
+        // Gravity offsets (60×20 red | green | blue, a 20×20 window): inward from the edge the
+        // direction touches, times dpr in the box's pixels; a crop's in the source's.
+        Case(description: "imgproxy gravity offset from the west", path: imgproxy("rs:fill:20:20/g:nowe:10:0", "s1.png"),
+             check: pixels((20, 20), [(5, 10, red), (15, 10, green)], tolerance: 0)),
+        Case(description: "imgproxy gravity offset from the east", path: imgproxy("rs:fill:20:20/g:soea:10:0", "s1.png"),
+             check: pixels((20, 20), [(5, 10, green), (15, 10, blue)], tolerance: 0)),
+        Case(description: "imgproxy gravity offset from the centre", path: imgproxy("rs:fill:20:20/g:ce:-10:0", "s1.png"),
+             check: pixels((20, 20), [(5, 10, red), (15, 10, green)], tolerance: 0)),
+        Case(description: "imgproxy gravity offsets times dpr", path: imgproxy("rs:fill:10:10/dpr:2/g:we:5:0", "s1.png"),
+             check: pixels((20, 20), [(5, 10, red), (15, 10, green)], tolerance: 0)),
+        Case(description: "imgproxy crop with gravity offsets", path: imgproxy("c:20:20:nowe:10:0", "s1.png"),
+             check: pixels((20, 20), [(5, 10, red), (15, 10, green)], tolerance: 0)),
+        Case(description: "imgproxy extend with gravity offsets", path: imgproxy("rs:fit:40:40/ex:1:nowe:5:5/bg:0000ff", "s9.png"),
+             check: pixels((40, 40), [(4, 4, blue), (5, 5, red), (24, 24, red), (25, 25, blue)], tolerance: 0)),
         Case(description: "imgproxy trim", path: imgproxy("trim:10", "s6.png"), check: all(red, 20, 20)),
         Case(description: "imgproxy trim below the noise", path: imgproxy("trim:3", "s6.png"), check: size(60, 60)),
         Case(description: "imgproxy trim's colour", path: imgproxy("trim:10:ff0000", "s13.png"), check: size(60, 40)),
@@ -606,6 +620,8 @@ import Testing
         ("/thumbor/unsafe/filters:rotate(45)/s1.png", "multiple of 90"),
         ("/imgproxy/insecure/rot:45/plain/local:///s1.png@png", "multiples of 90"),
         ("/imgproxy/insecure/ar:0/plain/local:///s1.png@png", "auto_rotate:0 is not supported"),
+        ("/imgproxy/insecure/g:sm:1:1/plain/local:///s1.png@png", "smart gravity takes no offsets"),
+        ("/imgproxy/insecure/g:no:x:1/plain/local:///s1.png@png", "offsets are numbers"),
         ("/imgproxy/insecure/trim:300/plain/local:///s1.png@png", "threshold is 0–255"),
         ("/imgproxy/insecure/trim:10:nocolour/plain/local:///s1.png@png", "bad colour"),
         ("/imgproxy/insecure/pd:1:2:3:4:5/plain/local:///s1.png@png", "at most 4 arguments"),

@@ -44,9 +44,10 @@ import Testing
         #expect(ImgproxyURL.signature(path: path, key: key, salt: salt) == "90UxdwGRAI2bpLSHKkZculJau5ahfxfS0h3fMuQAf40")
         // Unknown options and bad values are 400s that say what is wrong.
         for (bad, word) in [("/s/foo:1/plain/local:///a.jpg", "foo"), ("/s/rs:stretch:1:1/plain/local:///a.jpg", "stretch"),
-                            ("/s/q:101/plain/local:///a.jpg", "quality"), ("/s/g:no:10:0/plain/local:///a.jpg", "offsets"),
+                            ("/s/q:101/plain/local:///a.jpg", "quality"), ("/s/g:sm:10:0/plain/local:///a.jpg", "offsets"),
                             ("/s/pr:missing/plain/local:///a.jpg", "missing"), ("/s/w:10/plain/local:///a.jpg@tiff", "tiff")] {
             #expect(throws: RequestError.self, "\(bad)") { try ImgproxyURL.parse(Substring(bad), presets: [:]) }
+            // (Offsets of the nine directions are imgproxy's and parse: `g:no:10:0` moves north's window.)
             do { _ = try ImgproxyURL.parse(Substring(bad), presets: [:]) } catch let error as RequestError {
                 #expect(error.status == .badRequest && error.message.contains(word), "\(bad): \(error.message)")
             }
@@ -268,5 +269,22 @@ extension URLStyleTests {
             configuration.imgproxyArgumentsSeparator = bad
             #expect(throws: ServerConfigurationError.self) { try configuration.validate() }
         }
+    }
+}
+
+extension URLStyleTests {
+    /// imgproxy's parser cases for gravity offsets (`crop:100:200:nowe:10:20`,
+    /// `extend:1:so:10:20`) parse to the offsets they name; `extend:1:sm` and `g:re` are refused.
+    @Test func imgproxysGravityOffsets() throws {
+        let crop = try ImgproxyURL.parse("/s/crop:100:200:nowe:10:20/plain/local:///a.jpg", presets: [:])
+        #expect(crop.options.cropGravity == .offset(.northWest, x: 10, y: 20))
+        let extend = try ImgproxyURL.parse("/s/extend:1:so:10:20/plain/local:///a.jpg", presets: [:])
+        #expect(extend.options.extend && extend.options.extendGravity == .offset(.south, x: 10, y: 20))
+        #expect(throws: RequestError.self) { try ImgproxyURL.parse("/s/extend:1:sm/plain/local:///a.jpg", presets: [:]) }
+        #expect(throws: RequestError.self) { try ImgproxyURL.parse("/s/g:re/plain/local:///a.jpg", presets: [:]) }
+        // The offsets' placement: inward from the edges (free space 40 across, 20 down).
+        #expect(Gravity.offset(.northWest, x: 10, y: 5).offset(freeX: 40, freeY: 20)! == (10, 5))
+        #expect(Gravity.offset(.southEast, x: 10, y: 5).offset(freeX: 40, freeY: 20)! == (30, 15))
+        #expect(Gravity.offset(.center, x: -30, y: 50).offset(freeX: 40, freeY: 20)! == (0, 20))
     }
 }

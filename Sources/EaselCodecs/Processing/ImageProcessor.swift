@@ -57,6 +57,11 @@ public enum Gravity: Sendable, Hashable {
     case focalPixel(x: Int, y: Int)
     /// The most interesting region, found by `SmartCrop`.
     case smart(SmartCrop.Strategy)
+    /// One of the nine directions moved `x`, `y` pixels inward from the edges it touches (to the
+    /// right and down from the centre), as far as the image allows (imgproxy's gravity offsets).
+    /// Offsets are in the pixels of the image the window is placed in; a resize's crop, made at
+    /// the source's scale, scales them from the box's.
+    indirect case offset(Gravity, x: Int, y: Int)
 
     /// Stable text for identifiers (`c`, `n`, …, `fp:0.25:0.75`, `sm`, `entropy`).
     public var identifier: String {
@@ -73,7 +78,14 @@ public enum Gravity: Sendable, Hashable {
         case .focalPoint(let x, let y): "fp:\(x):\(y)"
         case .focalPixel(let x, let y): "fpx:\(x):\(y)"
         case .smart(let strategy): strategy == .attention ? "sm" : strategy.rawValue
+        case .offset(let base, let x, let y): "\(base.identifier)+\(x)+\(y)"
         }
+    }
+
+    /// The same gravity with its offsets times `factor` (a window placed at another scale).
+    public func scalingOffsets(by factor: Double) -> Gravity {
+        guard case .offset(let base, let x, let y) = self, factor != 1 else { return self }
+        return .offset(base, x: Int(checked: (Double(x) * factor).rounded()), y: Int(checked: (Double(y) * factor).rounded()))
     }
 
     /// The offset of one of the nine directions in `freeX × freeY` of free space (nil for a
@@ -90,6 +102,14 @@ public enum Gravity: Sendable, Hashable {
         case .southEast: (freeX, freeY)
         case .southWest: (0, freeY)
         case .focalPoint, .focalPixel, .smart: nil
+        case .offset(let base, let dx, let dy):
+            base.offset(freeX: freeX, freeY: freeY).map { position in
+                // Inward from the edge the direction touches: leftwards from the east edge,
+                // upwards from the south one, else rightwards and downwards.
+                let x = [.east, .northEast, .southEast].contains(base) ? position.x - dx : position.x + dx
+                let y = [.south, .southEast, .southWest].contains(base) ? position.y - dy : position.y + dy
+                return (min(max(0, x), max(0, freeX)), min(max(0, y), max(0, freeY)))
+            }
         }
     }
 
@@ -241,7 +261,8 @@ public struct Resize: ImageProcessor, Hashable {
         let cropHeight = min(bitmap.height, max(1, Int(checked: (Double(outputHeight) / scale).rounded())))
         var cropped = bitmap
         if cropWidth != bitmap.width || cropHeight != bitmap.height {
-            let origin = gravity.place(width: cropWidth, height: cropHeight, in: bitmap)
+            // (Offsets are in the box's pixels: at the source's scale here.)
+            let origin = gravity.scalingOffsets(by: 1 / scale).place(width: cropWidth, height: cropHeight, in: bitmap)
             cropped = try Crop(x: origin.x, y: origin.y, width: cropWidth, height: cropHeight).process(bitmap)
         }
         guard cropped.width != outputWidth || cropped.height != outputHeight else { return cropped }

@@ -410,10 +410,19 @@ struct ImgproxyURL {
         guard let gravity = ProcessingOptions.gravity(named: type) else {
             throw RequestError.invalid("\(option): unknown gravity \(type)")
         }
-        guard rest.count <= 2, rest.allSatisfy({ $0.isEmpty || Double($0) == 0 }) else {
-            throw RequestError.invalid("\(option): gravity offsets are not supported")
+        guard rest.count <= 2 else { throw RequestError.invalid("\(option): a gravity takes at most two offsets") }
+        let offsets = try rest.map { text -> Int in
+            guard !text.isEmpty else { return 0 }
+            guard let value = Double(text), value.isFinite, value.magnitude <= 1_048_576 else {
+                throw RequestError.invalid("\(option): gravity offsets are numbers of pixels")
+            }
+            return Int(checked: value.rounded())
         }
-        return gravity
+        let (x, y) = (offsets.first ?? 0, offsets.count > 1 ? offsets[1] : 0)
+        guard x != 0 || y != 0 else { return gravity }
+        // Offsets move the nine directions; a smart crop has none.
+        if case .smart = gravity { throw RequestError.invalid("\(option): a smart gravity takes no offsets") }
+        return .offset(gravity, x: x, y: y)
     }
 
     /// Presets as imgproxy reads `IMGPROXY_PRESETS`: `name=option/option,name2=…`.

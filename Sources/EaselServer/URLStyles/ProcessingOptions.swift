@@ -174,7 +174,7 @@ struct ProcessingOptions: Sendable {
             chain.append(FitIn(width: w, height: h, adaptive: fitVariant.adaptive, full: fitVariant.full, upscale: upscale ?? false))
         } else {
             chain.append(Resize(width: w, height: h, mode: mode, upscale: upscale,
-                                gravity: mode == .fit || mode == .exact ? .center : gravity))
+                                gravity: mode == .fit || mode == .exact ? .center : gravity.scalingOffsets(by: dpr)))
         }
         if minWidth > 0 || minHeight > 0 {
             chain.append(MinimumSize(width: Int(checked: (Double(minWidth) * dpr).rounded()), height: Int(checked: (Double(minHeight) * dpr).rounded())))
@@ -187,7 +187,7 @@ struct ProcessingOptions: Sendable {
             // A side not asked for is not extended (the canvas is never smaller than the image).
             let colour = extendColour ?? background ?? (255, 255, 255)
             var pad = Pad(width: width > 0 ? w : 1, height: height > 0 ? h : 1, red: colour.red, green: colour.green, blue: colour.blue,
-                          alpha: transparentExtend ? 0 : 255, gravity: extendGravity ?? .center)
+                          alpha: transparentExtend ? 0 : 255, gravity: (extendGravity ?? .center).scalingOffsets(by: dpr))
             pad.autoColour = autoExtendColour
             chain.append(pad)
         }
