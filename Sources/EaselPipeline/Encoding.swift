@@ -102,20 +102,27 @@ public struct ImageEncoding: Sendable, Hashable, CustomStringConvertible {
     /// For formats other than WebP and GIF, without `animationAsWebP`: an animated source is
     /// answered as an animated GIF (a client that takes GIF but not WebP).
     public let animationAsGIF: Bool
+    /// At most this many bytes (formats with a quality: the quality is lowered until the bytes
+    /// fit, the least quality's bytes when none does; thumbor's and imgproxy's `max_bytes`); nil:
+    /// no bound. Stills only: an animation keeps its quality.
+    public let maxBytes: Int?
     /// Identifies the encoding in cache keys (made once: every cache lookup uses it).
     public let description: String
 
     /// Creates an encoding of `format`; `quality` and `animationAsWebP` are clamped to 1–100,
     /// `keepsAnimation` only applies to WebP, `animationAsWebP` to other formats but SVG, and
     /// `animationAsGIF` to formats other than WebP, GIF and SVG without `animationAsWebP`.
-    public init(_ format: Format, quality: Int = 82, keepsAnimation: Bool = true, animationAsWebP: Int? = nil, animationAsGIF: Bool = false) {
+    public init(_ format: Format, quality: Int = 82, keepsAnimation: Bool = true, animationAsWebP: Int? = nil, animationAsGIF: Bool = false,
+                maxBytes: Int? = nil) {
         self.format = format
+        self.maxBytes = format.hasQuality ? maxBytes.map { max(1, $0) } : nil
         self.quality = min(100, max(1, quality))
         self.keepsAnimation = keepsAnimation && format == .webp
         self.animationAsWebP = format == .webp || format == .svg ? nil : animationAsWebP.map { min(100, max(1, $0)) }
         self.animationAsGIF = animationAsGIF && format != .webp && format != .gif && format != .svg && self.animationAsWebP == nil
         description = (format.hasQuality ? "\(format.rawValue)-q\(self.quality)" : format.rawValue) + (format == .webp && !keepsAnimation ? "-still" : "")
             + (self.animationAsWebP.map { "+anim-webp-q\($0)" } ?? "") + (self.animationAsGIF ? "+anim-gif" : "")
+            + (self.maxBytes.map { "-max\($0)" } ?? "")
     }
 
     /// The encoding of an animated source's answer: this one (WebP keeping animations, GIF),
@@ -129,7 +136,10 @@ public struct ImageEncoding: Sendable, Hashable, CustomStringConvertible {
 
     /// The encoder's options; nil for SVG, whose bytes are the source's, cleaned, not an encode
     /// of pixels.
-    public var options: ImageEncoder.Options? {
+    public var options: ImageEncoder.Options? { options(quality: quality) }
+
+    /// The encoder's options at another quality (`maxBytes`' search).
+    func options(quality: Int) -> ImageEncoder.Options? {
         switch format {
         case .jpeg: .jpeg(quality: quality)
         case .png: .png(compressionLevel: 6)

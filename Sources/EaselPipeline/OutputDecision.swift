@@ -118,12 +118,21 @@ public struct OutputPolicy: Sendable, Hashable {
     /// The asked format whatever `Accept` says (imgproxy's and thumbor's rule); otherwise WebP
     /// and AVIF go only to clients that take them.
     public var strict: Bool
+    /// A quality for a format, on that codec's own scale, over `quality` when the answer is in it
+    /// (imgproxy's `format_quality`).
+    public var formatQuality: [ImageEncoding.Format: Int]
+    /// At most this many bytes (`ImageEncoding.maxBytes`).
+    public var maxBytes: Int?
 
-    /// A policy; the defaults ask nothing (negotiated format, default quality, not strict).
-    public init(format: ImageEncoding.Format? = nil, quality: Int? = nil, strict: Bool = false) {
+    /// A policy; the defaults ask nothing (negotiated format, default quality, not strict, no
+    /// per-format quality, no byte bound).
+    public init(format: ImageEncoding.Format? = nil, quality: Int? = nil, strict: Bool = false,
+                formatQuality: [ImageEncoding.Format: Int] = [:], maxBytes: Int? = nil) {
         self.format = format
         self.quality = quality
         self.strict = strict
+        self.formatQuality = formatQuality
+        self.maxBytes = maxBytes
     }
 }
 
@@ -174,8 +183,9 @@ extension ImagePipeline {
         // A client that names GIF but not WebP (older browsers, mail clients) gets animations as GIF.
         let gifForAnimations = varies && !webpForAnimations && output != .webp && (accept?.explicitlyAccepts("image/gif") ?? false)
         let quality = policy.quality ?? Self.defaultQuality
-        let encoding = ImageEncoding(output, quality: output == .avif ? ImageEncoding.avifQuality(forJPEGQuality: quality) : quality,
-                                     animationAsWebP: webpForAnimations ? quality : nil, animationAsGIF: gifForAnimations)
+        let own = policy.formatQuality[output] ?? (output == .avif ? ImageEncoding.avifQuality(forJPEGQuality: quality) : quality)
+        let encoding = ImageEncoding(output, quality: own, animationAsWebP: webpForAnimations ? policy.formatQuality[.webp] ?? quality : nil,
+                                     animationAsGIF: gifForAnimations, maxBytes: policy.maxBytes)
         return OutputDecision(encoding: encoding, vary: varies ? "Accept" : nil)
     }
 

@@ -332,7 +332,8 @@ public final class ImageServer: Sendable {
         let processors = try options.processors(limit: configuration.maxAdHocSize, maxPixels: configuration.maxOutputPixels,
                                                 mark: mark, frameImage: frame)
         return try await answer(request, context, head: head, source: source, processing: .processors(processors),
-                                output: OutputPolicy(format: options.format, quality: options.quality ?? defaultQuality, strict: strictFormat),
+                                output: OutputPolicy(format: options.format, quality: options.quality ?? defaultQuality, strict: strictFormat,
+                                                     formatQuality: options.formatQuality, maxBytes: options.maxBytes),
                                 page: options.page, madeWith: madeWith, lifetime: lifetime, maxAge: options.maxAge,
                                 sourceLimits: options.sourceLimits,
                                 disposition: options.contentDisposition ? (options.filename ?? Self.sourceName(source), options.attachment) : nil)

@@ -333,6 +333,38 @@ func signature(_ path: String, key: String = keyA) -> String {
         }
     }
 
+    /// `max_bytes` (thumbor's filter, imgproxy's `mb`): the quality is lowered until the answer
+    /// fits, the least quality's bytes when nothing does; imgproxy's `format_quality` sets the
+    /// answer's format's own quality; thumbor's `autojpg()` is how answers are already decided.
+    @Test func maxBytesAndFormatQuality() async throws {
+        let server = try TestServer { $0.allowUnsignedAdHoc = true }
+        try catJPEG.write(to: server.origin.child("cat.jpg"))
+        try await server.test { (client: any TestClientProtocol) async throws in
+            func size(_ uri: String) async throws -> Int {
+                let response = try await get(client, uri)
+                #expect(response.status == .ok, "\(uri): \(String(buffer: response.body))")
+                _ = try ImageDecoder.decode(Data(buffer: response.body))
+                return response.body.readableBytes
+            }
+            let full = try await size("/thumbor/unsafe/300x200/filters:quality(95):format(jpeg)/cat.jpg")
+            for uri in ["/thumbor/unsafe/300x200/filters:quality(95):format(jpeg):max_bytes(8000)/cat.jpg",
+                        "/imgproxy/insecure/rs:fill:300:200/q:95/mb:8000/plain/local:///cat.jpg@jpg"] {
+                let bounded = try await size(uri)
+                #expect(full > 8000 && bounded <= 8000 && bounded > 3000, "\(uri): \(bounded) of \(full)")
+            }
+            // Nothing fits 100 bytes: the lowest quality's answer, still an image.
+            let least = try await size("/thumbor/unsafe/300x200/filters:format(jpeg):max_bytes(100)/cat.jpg")
+            #expect(least < 8000)
+            // format_quality: the answer's own format's quality, over q.
+            let low = try await size("/imgproxy/insecure/rs:fill:300:200/q:95/fq:jpeg:20:webp:90/plain/local:///cat.jpg@jpg")
+            #expect(low < full / 2)
+            let ignored = try await size("/imgproxy/insecure/rs:fill:300:200/q:95/fq:webp:20/plain/local:///cat.jpg@jpg")
+            #expect(ignored == full)
+            #expect(try await get(client, "/thumbor/unsafe/300x200/filters:autojpg()/cat.jpg").status == .ok)
+            #expect(try await get(client, "/thumbor/unsafe/300x200/filters:autojpg(false)/cat.jpg").status == .badRequest)
+        }
+    }
+
     /// thumbor's `max_age(seconds)`: the answer's `max-age`, never past the server's.
     @Test func thumborsMaxAgeSetsTheAnswersLifetime() async throws {
         let server = try TestServer { $0.allowUnsignedAdHoc = true; $0.maxAge = 3600 }

@@ -70,7 +70,22 @@ struct EncodeTask: PipelineTask {
                 do {
                     // JPEG has no alpha: transparent pixels go on white rather than on black.
                     let opaque = encoding.format == .jpeg && !image.isKnownOpaque ? try Flatten().process(image) : image
-                    let data = try ImageEncoder.encode(opaque, as: options)
+                    var data = try ImageEncoder.encode(opaque, as: options)
+                    if let limit = encoding.maxBytes, data.count > limit {
+                        // The highest quality whose bytes fit (a binary search: at most seven
+                        // more encodes), else the lowest quality's.
+                        var (low, high) = (1, encoding.quality - 1)
+                        var best: Data?
+                        var smallest = data
+                        while low <= high {
+                            let quality = (low + high) / 2
+                            guard let options = encoding.options(quality: quality) else { break }
+                            let attempt = try ImageEncoder.encode(opaque, as: options)
+                            if attempt.count < smallest.count { smallest = attempt }
+                            if attempt.count <= limit { best = attempt; low = quality + 1 } else { high = quality - 1 }
+                        }
+                        data = best ?? smallest
+                    }
                     metrics.stage(.encode, since: start, attributes: ["easel.format": "\(encoding.format)", "easel.bytes": .int64(Int64(data.count))])
                     metrics.encodes.increment()
                     return data

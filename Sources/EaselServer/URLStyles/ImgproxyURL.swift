@@ -277,6 +277,20 @@ struct ImgproxyURL {
                 trim.equalHorizontal = try bool(2) ?? false
                 trim.equalVertical = try bool(3) ?? false
                 options.trim = trim
+            case "format_quality", "fq":
+                // fq:format:quality[:format:quality…]: each on its codec's own scale; 0 drops it.
+                guard args.count % 2 == 0 else { throw RequestError.invalid("format_quality takes format:quality pairs") }
+                for index in stride(from: 0, to: args.count, by: 2) {
+                    let format = try outputFormat(args[index])
+                    guard let quality = Int(args[index + 1]), (0...100).contains(quality) else {
+                        throw RequestError.invalid("format_quality: quality is 0–100")
+                    }
+                    options.formatQuality[format] = quality == 0 ? nil : quality
+                }
+            case "max_bytes", "mb":
+                try atMost(1)
+                let bytes = try int(0, "bytes") ?? 0
+                options.maxBytes = bytes > 0 ? bytes : nil
             case "rotate", "rot":
                 try atMost(1)
                 guard let degrees = Int(args[0]), degrees % 90 == 0, degrees.magnitude <= 3600 else {

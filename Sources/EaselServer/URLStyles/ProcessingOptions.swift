@@ -54,6 +54,10 @@ struct ProcessingOptions: Sendable {
     var autoExtendColour = false
     var quality: Int?
     var format: ImageEncoding.Format?
+    /// A quality per output format, on its codec's scale (imgproxy's `format_quality`).
+    var formatQuality: [ImageEncoding.Format: Int] = [:]
+    /// The answer's bytes at most (thumbor's and imgproxy's `max_bytes`).
+    var maxBytes: Int?
     /// Colour and geometry filters applied after the resize, in the URL's order (thumbor's
     /// `brightness`, `contrast`, `rgb`, `saturation`, `colorize`, `equalize`, `curve`, `noise`,
     /// `convolution`, `rotate`, `proportion`).

@@ -322,6 +322,17 @@ struct ThumborURL {
                     // frame(image): a nine-patch frame, read like any source (a watermark's limits).
                     guard args.count == 1, !args[0].isEmpty else { throw RequestError.invalid("frame takes one image") }
                     options.frame = try ImageServer.split("/" + args[0], prefix: "/", withSpec: false).1
+                case "max_bytes":
+                    guard args.count == 1, let bytes = Int(args[0].trimmingCharacters(in: .whitespaces)), bytes > 0 else {
+                        throw RequestError.invalid("max_bytes takes a number of bytes above 0")
+                    }
+                    options.maxBytes = bytes
+                case "autojpg":
+                    // thumbor's AUTO_PNG_TO_JPG, on: a PNG source without a format asked for is
+                    // answered as JPEG (or WebP or AVIF), which is already how answers are decided.
+                    guard args.count <= 1, args.first.map({ Self.boolean($0) == true }) ?? true else {
+                        throw RequestError.invalid("autojpg(false) is not supported: a PNG source is answered as JPEG, WebP or AVIF unless format(png) asks for PNG")
+                    }
                 case "gifv":
                     // thumbor turns an animated GIF into a video (mp4 by default, or webm): here an
                     // animated WebP (every browser plays it in an <img>), whichever is named, until
