@@ -119,6 +119,7 @@ static struct heif_error write_to_memory(struct heif_context *context, const voi
     (void)context;
     memory_writer *writer = userdata;
     struct heif_error ok = {heif_error_Ok, heif_suberror_Unspecified, ""};
+    if (size == 0) return ok;
     uint8_t *grown = realloc(writer->bytes, writer->size + size);
     if (!grown) {
         writer->failed = 1;
@@ -159,6 +160,10 @@ int easel_heif_encode(const uint8_t *pixels, int width, int height, size_t row_b
     }
     int stride = 0;
     uint8_t *plane = heif_image_get_plane(image, heif_channel_interleaved, &stride);
+    if (!plane || stride < width * (has_alpha ? 4 : 3)) {
+        set_message(message, "no image plane");
+        goto done;
+    }
     int channels = has_alpha ? 4 : 3;
     for (int y = 0; y < height; y++) {
         const uint8_t *source = pixels + (size_t)y * row_bytes;

@@ -88,6 +88,9 @@ extension ImageServer {
     func imgproxyInfo(_ request: Request, _ context: EaselRequestContext) async throws -> Response {
         try checkImgproxySignature(request.uri.path.dropFirst("/imgproxy/info".count))
         let url = try ImgproxyURL.parse(request.uri.path.dropFirst("/imgproxy/info".count), presets: imgproxyPresets, separator: imgproxySeparator)
+        if let expires = url.options.expires, expires <= Int64(checked: Date().timeIntervalSince1970) {
+            throw RequestError.notFound("the URL has expired")
+        }
         return try await infoAnswer(url.source, context)
     }
 

@@ -153,3 +153,31 @@ extension ColorFilterTests {
         #expect(throws: CodecError.self) { try NinePatchFrame(frame: Bitmap(width: 2, height: 9, pixelFormat: .rgba8), frameIdentifier: "x") }
     }
 }
+
+extension ColorFilterTests {
+    /// What a URL could make of these steps stays bounded: huge or near-cancelling convolution
+    /// weights, results past the output limit, odd borders, a frame on a gray bitmap.
+    @Test func hostileParametersAreRefusedOrBounded() throws {
+        #expect(throws: CodecError.self) { try Convolution(weights: [1e20, 0, 0], columns: 3, normalize: false) }
+        // Weights summing to almost 0 are not divided by that sum; the result is clamped, not trapped.
+        let near = try Convolution(weights: [1, -1, 1e-9], columns: 3, normalize: true)
+        _ = try near.process(painted(width: 4, height: 4) { x, _ in [UInt8(x * 60), 9, 9, 255] })
+        let big = try Convolution(weights: [1_000_000, 1_000_000, -1_000_000], columns: 3, normalize: false)
+        #expect(try big.process(painted(width: 4, height: 1) { x, _ in [UInt8(x * 80), 0, 0, 255] }).width == 4)
+        let limit = OutputLimit(side: 100, pixels: 5000)
+        #expect(throws: CodecError.self) { try MinimumSize(width: 0, height: 90, limit: limit).process(Bitmap(width: 40, height: 10, pixelFormat: .rgba8)) }
+        #expect(throws: CodecError.self) { try FitIn(width: 1, height: 100, adaptive: false, full: true, limit: limit).process(Bitmap(width: 50, height: 1, pixelFormat: .rgba8)) }
+        #expect(throws: CodecError.self) { try Scale(x: 8, y: 8, limit: limit).process(Bitmap(width: 20, height: 20, pixelFormat: .rgba8)) }
+        var border = try Border(top: 60, right: 0, bottom: 0, left: 0)
+        border.limit = limit
+        #expect(throws: CodecError.self) { try border.process(Bitmap(width: 20, height: 50, pixelFormat: .rgba8)) }
+        // An odd image in a one-pixel border sits exactly one pixel in on every side.
+        let framed = try Border(top: 1, right: 1, bottom: 1, left: 1, red: 0, green: 0, blue: 255).process(painted(width: 5, height: 5) { _, _ in [255, 0, 0, 255] })
+        #expect(framed.width == 7 && framed.pixel(x: 0, y: 0) == [0, 0, 255, 255] && framed.pixel(x: 1, y: 1) == [255, 0, 0, 255])
+        #expect(framed.pixel(x: 5, y: 5) == [255, 0, 0, 255] && framed.pixel(x: 6, y: 6) == [0, 0, 255, 255] && framed.pixel(x: 6, y: 3) == [0, 0, 255, 255])
+        // A frame without content guides, on a gray bitmap: the stretching area is the content.
+        let plain = painted(width: 5, height: 5) { x, y in (y == 0 && x == 2) || (x == 0 && y == 2) ? [0, 0, 0, 255] : [0, 0, 255, 128] }
+        let framedGray = try NinePatchFrame(frame: plain, frameIdentifier: "plain").process(Bitmap(width: 6, height: 4, pixelFormat: .gray8))
+        #expect(framedGray.pixelFormat == .rgba8 && framedGray.width == 8 && framedGray.height == 6)
+    }
+}

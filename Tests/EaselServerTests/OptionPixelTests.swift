@@ -84,6 +84,8 @@ import Testing
                 if x == 0 || y == 0 || x == 6 || y == 6 { return [0, 0, 0, 0] }
                 return x == 1 || y == 1 || x == 5 || y == 5 ? [0, 0, 255, 255] : [0, 0, 0, 0]
             },
+            // 3000×10 red: wider than the ad-hoc limit (2048).
+            "s14.png": try png(3000, 10) { _, _ in red },
             // The watermark: 20×10 opaque blue.
             "mark.png": try solidMark(blue),
         ]
@@ -358,6 +360,9 @@ import Testing
         // padding: CSS order, in background or transparent.
         Case(description: "imgproxy padding", path: imgproxy("pd:1:2:3:4/bg:0000ff", "s9.png"),
              check: pixels((26, 24), [(3, 10, blue), (4, 1, red), (23, 20, red), (24, 20, blue), (10, 0, blue), (10, 21, blue)], tolerance: 0)),
+        Case(description: "imgproxy padding carries top, then right", path: imgproxy("pd:10::5/bg:0000ff", "s9.png"),
+             check: pixels((40, 35), [(9, 20, blue), (10, 20, red), (29, 20, red), (30, 20, blue), (20, 29, red), (20, 30, blue)], tolerance: 0)),
+        Case(description: "imgproxy zoom without a size scales the source", path: imgproxy("z:0.5", "s14.png"), check: size(1500, 5)),
         Case(description: "imgproxy padding shorthand, transparent", path: imgproxy("pd:5", "s9.png"),
              check: both(alphas((30, 30), [(0, 0, 0), (4, 15, 0), (5, 15, 255), (25, 15, 0)]), pixels(nil, [(15, 15, red)]))),
         Case(description: "imgproxy pixelate", path: imgproxy("pix:20", "s1.png"),
@@ -540,6 +545,9 @@ import Testing
         Case(description: "thumbor adaptive-fit-in turns the box", path: thumbor("adaptive-fit-in/30x10/filters:format(png)", "s2.png"), check: size(10, 30)),
         Case(description: "thumbor full-fit-in covers the box", path: thumbor("full-fit-in/30x30/filters:format(png)", "s1.png"), check: size(90, 30)),
         Case(description: "thumbor adaptive-full-fit-in", path: thumbor("adaptive-full-fit-in/10x30/filters:format(png)", "s1.png"), check: size(30, 10)),
+        // A portrait 20×60 in a landscape 40×20 box: the box turns to 20×40, and so does the fill.
+        Case(description: "thumbor adaptive-fit-in with fill pads the turned box", path: thumbor("adaptive-fit-in/40x20/filters:fill(blue):format(png)", "s2.png"),
+             check: pixels((20, 40), [(0, 20, blue), (10, 20, green)], tolerance: 10)),
         // 60×20 red | green | blue fitted in 40×40: padded with its mean colour, a third of each.
         Case(description: "thumbor fill(auto)", path: thumbor("fit-in/40x40/filters:fill(auto):format(png)", "s1.png"),
              check: pixels((40, 40), [(0, 0, [85, 85, 85, 255]), (39, 39, [85, 85, 85, 255]), (2, 20, red)], tolerance: 6)),

@@ -365,6 +365,34 @@ func signature(_ path: String, key: String = keyA) -> String {
         }
     }
 
+    /// Steps that grow the image (imgproxy's min-width/min-height, zoom, padding; thumbor's
+    /// full-fit-in, frame) are held to the output limits: a 422, never an allocation that takes
+    /// the server down; a URL's own frame limit does not make an animation a still for others.
+    @Test func growingStepsStayWithinTheLimitsAndURLLimitsStayTheURLs() async throws {
+        let server = try TestServer { $0.allowUnsignedAdHoc = true }
+        try ImageEncoder.encode(paintedOpaque(width: 400, height: 2) { _, _ in [200, 10, 10] }, as: .png()).write(to: server.origin.child("banner.png"))
+        let frames = (0..<4).map { i in (0..<(200 * 100)).map { p -> UInt8 in p % 200 / 50 == i ? 1 : 2 } }
+        try GIFCodec.encodeAnimation(width: 200, height: 100, frames: frames, palette: [255, 0, 0, 0, 0, 255, 255, 255, 255],
+                                     delays: [10, 10, 10, 10]).write(to: server.origin.child("anim.gif"))
+        try await server.test { (client: any TestClientProtocol) async throws in
+            for uri in ["/imgproxy/insecure/rs:fit:100:100/mh:2000/plain/local:///banner.png@png",
+                        "/imgproxy/insecure/mw:2048/mh:2048/plain/local:///banner.png@png",
+                        "/imgproxy/insecure/z:8/plain/local:///banner.png@png",
+                        "/thumbor/unsafe/full-fit-in/1x2000/banner.png"] {
+                let response = try await get(client, uri)
+                #expect(response.status == .unprocessableContent && String(buffer: response.body).contains("past the limit"), "\(uri): \(response.status)")
+            }
+            #expect(try await get(client, "/health").status == .ok)
+            // maf:1 on an animation: its first frame for that URL; the animation stays one for others.
+            let limited = try await get(client, "/imgproxy/insecure/rs:fit:100:100/maf:1/plain/local:///anim.gif@webp")
+            let limitedFrames = try ImageDecoder.info(of: Data(buffer: limited.body)).frameCount
+            #expect(limited.status == .ok && limitedFrames == 1)
+            let whole = try await get(client, "/images/w=100,h=100/anim.gif", headers: [.accept: "image/webp,*/*"])
+            let wholeFrames = try ImageDecoder.info(of: Data(buffer: whole.body)).frameCount
+            #expect(whole.status == .ok && wholeFrames == 4)
+        }
+    }
+
     /// thumbor's `max_age(seconds)`: the answer's `max-age`, never past the server's.
     @Test func thumborsMaxAgeSetsTheAnswersLifetime() async throws {
         let server = try TestServer { $0.allowUnsignedAdHoc = true; $0.maxAge = 3600 }

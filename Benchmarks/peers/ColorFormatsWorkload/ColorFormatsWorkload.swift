@@ -10,6 +10,8 @@ import Foundation
 ///     ColorFormatsWorkload decode REPS FILE...            decodes (HEIC, AVIF, TIFF, JPEG XL…) at full size
 ///     ColorFormatsWorkload render SIZE REPS FILE...       decodes covering SIZE×SIZE (SVG and PDF: rendered there)
 ///     ColorFormatsWorkload jxl QUALITY EFFORT REPS FILE.png...   JPEG XL encodes of 256 px thumbnails
+///     ColorFormatsWorkload filters REPS FILE.jpg...       256 px JPEG thumbnails, plain and with each
+///                                                         thumbor/imgproxy filter after the resize
 ///
 /// Prints one JSON object.
 @main
@@ -111,6 +113,42 @@ struct ColorFormatsWorkload {
                 }
             }
             emit(["encodes": times.count, "medianMs": median(times) * 1000, "totalS": times.reduce(0, +), "bytes": bytes])
+        case "filters":
+            // A whole thumbnail (decode shrunk on load, resize to 256, the filter, JPEG at 80)
+            // with each filter, against the same without: what each adds.
+            let reps = Int(arguments.removeFirst())!
+            let files = try arguments.map { try Data(contentsOf: URL(fileURLWithPath: $0)) }
+            let curve = try ChannelCurves.curve(all: [(0, 0), (64, 80), (192, 200), (255, 255)], red: [(0, 20), (255, 235)],
+                                                green: [(0, 0), (128, 140), (255, 255)], blue: [(0, 0), (255, 255)])
+            let filters: [(String, (any ImageProcessor)?)] = [
+                ("none", nil), ("brightness(10)", ChannelCurves.brightness(10)), ("contrast(10)", ChannelCurves.contrast(10)),
+                ("rgb(10,-10,20)", ChannelCurves.rgb(red: 10, green: -10, blue: 20)),
+                ("colorize(50,0,100,ff0000)", ChannelCurves.colorize(red: 50, green: 0, blue: 100, fill: (255, 0, 0))),
+                ("curve(4 lists)", curve), ("saturation(1.5)", try Saturation(change: 1.5)), ("equalize()", Equalize()),
+                ("noise(20)", try Noise(amount: 20)), ("convolution(3x3)", try Convolution(weights: [1, 2, 1, 2, 4, 2, 1, 2, 1], columns: 3, normalize: true)),
+                ("convolution(11x11)", try Convolution(weights: [Double](repeating: 1, count: 121), columns: 11, normalize: true)),
+                ("rotate(90)", try QuarterTurn(degrees: 90)), ("proportion(0.5)", try Scale(factor: 0.5)),
+                ("pixelate(8)", try Pixelate(size: 8)), ("padding(10)", try Border(top: 10, right: 10, bottom: 10, left: 10)),
+                ("fit-in full", FitIn(width: 256, height: 256, adaptive: true, full: true)),
+            ]
+            var results: [[String: Any]] = []
+            for (name, filter) in filters {
+                var times: [Double] = []
+                for _ in 0..<reps {
+                    for data in files {
+                        times.append(try seconds {
+                            let info = try ImageDecoder.info(of: data)
+                            let resize = Resize(width: 256, height: 256, mode: .fit)
+                            let needed = resize.minimumSourceSize(sourceWidth: info.uprightWidth, sourceHeight: info.uprightHeight)
+                            var bitmap = try resize.process(try ImageDecoder.decode(data, info: info, covering: needed))
+                            if let filter { bitmap = try filter.process(bitmap) }
+                            _ = try ImageEncoder.encode(bitmap, as: .jpeg(quality: 80))
+                        })
+                    }
+                }
+                results.append(["filter": name, "medianMs": median(times) * 1000, "totalS": times.reduce(0, +)])
+            }
+            emit(["thumbnails": files.count * reps, "results": results])
         case "render":
             // Each file decoded covering SIZE×SIZE (an SVG is rendered there), REPS times.
             let size = Int(arguments.removeFirst())!, reps = Int(arguments.removeFirst())!

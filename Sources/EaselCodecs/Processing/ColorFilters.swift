@@ -1,6 +1,28 @@
 import EaselSupport
 import Foundation
 
+/// The largest image a step that grows its input may make (an enlargement to a minimum size, a
+/// covering fit, a zoom, a border, a frame): past it the step refuses rather than allocate.
+public struct OutputLimit: Sendable, Hashable {
+    /// The longest side.
+    public var side: Int
+    /// The most pixels in all.
+    public var pixels: Int
+
+    /// A limit of `side` pixels a side and `pixels` in all (16384 and 100 million by default).
+    public init(side: Int = 16_384, pixels: Int = 100_000_000) {
+        self.side = side
+        self.pixels = pixels
+    }
+
+    /// Refuses a `width` × `height` result past the limit.
+    func check(_ width: Int, _ height: Int, _ what: String) throws(CodecError) {
+        guard width <= side, height <= side, (Int.checkedProduct(width, height) ?? .max) <= pixels else {
+            throw .invalidParameters("\(what) would make \(width)×\(height) pixels, past the limit of \(side) a side and \(pixels) in all")
+        }
+    }
+}
+
 /// A colour adjustment of each channel on its own: a table of 256 values for red, green and blue
 /// (alpha is kept), each entry clamped to 0…255. thumbor's `brightness`, `contrast`, `rgb`,
 /// `colorize` and `curve` filters are tables, built here from their definitions; the cost is one
@@ -282,6 +304,8 @@ public struct Convolution: ImageProcessor, Hashable {
 
     /// The largest side a kernel may have.
     public static let maximumSide = 11
+    /// The largest weight's size (no sum of 121 of them times 255 comes near overflowing).
+    public static let maximumWeight = 1_000_000.0
 
     /// A convolution with `weights` in rows of `columns`.
     /// - Throws: `CodecError.invalidParameters` for sides that are not odd, or over `maximumSide`,
@@ -291,8 +315,11 @@ public struct Convolution: ImageProcessor, Hashable {
             throw CodecError.invalidParameters("a convolution kernel has odd sides of at most \(Self.maximumSide)")
         }
         let rows = weights.count / columns
-        guard rows % 2 == 1, rows <= Self.maximumSide, weights.allSatisfy(\.isFinite) else {
+        guard rows % 2 == 1, rows <= Self.maximumSide else {
             throw CodecError.invalidParameters("a convolution kernel has odd sides of at most \(Self.maximumSide)")
+        }
+        guard weights.allSatisfy({ $0.isFinite && $0.magnitude <= Self.maximumWeight }) else {
+            throw CodecError.invalidParameters("convolution weights are at most \(Int(Self.maximumWeight)) in size")
         }
         self.weights = weights
         self.columns = columns
@@ -307,7 +334,8 @@ public struct Convolution: ImageProcessor, Hashable {
     /// The convolved bitmap (RGBA8; a Gray8 bitmap as its one channel).
     public func process(_ bitmap: Bitmap) throws -> Bitmap {
         let sum = weights.reduce(0, +)
-        let kernel = normalize && sum != 0 ? weights.map { $0 / sum } : weights
+        // (A sum too near 0 to divide by leaves the weights as they are.)
+        let kernel = normalize && sum.magnitude >= 1e-6 ? weights.map { $0 / sum } : weights
         let rows = weights.count / columns, midX = columns / 2, midY = rows / 2
         let width = bitmap.width, height = bitmap.height, step = bitmap.pixelFormat.bytesPerPixel, rowBytes = bitmap.rowBytes
         let opaque = bitmap.isKnownOpaque
@@ -332,7 +360,11 @@ public struct Convolution: ImageProcessor, Hashable {
                             }
                         }
                         let at = y * rowBytes + x * step
-                        for c in 0..<step { destination[at + c] = UInt8(min(255, max(0, Int(total[c])))) }
+                        // Clamped as a Double first: a weight normalised by a sum near 0 can be huge.
+                        for c in 0..<step {
+                            let value = total[c].isNaN ? 0 : min(255, max(0, total[c]))
+                            destination[at + c] = UInt8(value)
+                        }
                     }
                 }
             }
@@ -383,13 +415,17 @@ public struct Scale: ImageProcessor, Hashable {
     /// - Throws: `CodecError.invalidParameters` outside (0, `maximumFactor`].
     public init(factor: Double) throws { try self.init(x: factor, y: factor) }
 
-    /// A scale by `x` across and `y` down.
+    /// The largest result.
+    public var limit = OutputLimit()
+
+    /// A scale by `x` across and `y` down, its result within `limit`.
     /// - Throws: `CodecError.invalidParameters` outside (0, `maximumFactor`].
-    public init(x: Double, y: Double) throws {
+    public init(x: Double, y: Double, limit: OutputLimit = OutputLimit()) throws {
         guard x.isFinite, y.isFinite, x > 0, y > 0, x <= Self.maximumFactor, y <= Self.maximumFactor else {
             throw CodecError.invalidParameters("a scale factor is above 0 and at most \(Self.maximumFactor)")
         }
         (factorX, factorY) = (x, y)
+        self.limit = limit
     }
 
     /// The factor on both sides (`factorX`).
@@ -404,9 +440,11 @@ public struct Scale: ImageProcessor, Hashable {
     }
 
     /// The bitmap at the factors times its size.
+    /// - Throws: `CodecError.invalidParameters` for a result past `limit`.
     public func process(_ bitmap: Bitmap) throws -> Bitmap {
         let (width, height) = size(width: bitmap.width, height: bitmap.height)
         guard width != bitmap.width || height != bitmap.height else { return bitmap }
+        try limit.check(width, height, "the scale")
         return try Resize(width: width, height: height, mode: .exact, upscale: true).process(bitmap)
     }
 }
@@ -421,6 +459,8 @@ public struct Border: ImageProcessor, Hashable {
 
     /// The widest border side.
     public static let maximumWidth = 8192
+    /// The largest result.
+    public var limit = OutputLimit()
 
     /// A border of these widths and colour (opaque white by default).
     /// - Throws: `CodecError.invalidParameters` for a width outside 0…`maximumWidth`.
@@ -436,14 +476,13 @@ public struct Border: ImageProcessor, Hashable {
     public var identifier: String { "border(\(top),\(right),\(bottom),\(left),\(red),\(green),\(blue),\(alpha))" }
 
     /// The bitmap on a canvas larger by the border, in the border's colour.
+    /// - Throws: `CodecError.invalidParameters` for a canvas past `limit`.
     public func process(_ bitmap: Bitmap) throws -> Bitmap {
         guard top + right + bottom + left > 0 else { return bitmap }
-        var pad = Pad(width: bitmap.width + left + right, height: bitmap.height + top + bottom, red: red, green: green, blue: blue, alpha: alpha)
-        // The image's top-left corner at (left, top): a focal point there, as fractions of the canvas.
-        let canvasWidth = Double(bitmap.width + left + right), canvasHeight = Double(bitmap.height + top + bottom)
-        pad.gravity = .focalPoint(x: (Double(left) + Double(bitmap.width) / 2) / canvasWidth,
-                                  y: (Double(top) + Double(bitmap.height) / 2) / canvasHeight)
-        return try pad.process(bitmap)
+        try limit.check(bitmap.width + left + right, bitmap.height + top + bottom, "the padding")
+        // The image's top-left corner exactly at (left, top).
+        return try Pad(width: bitmap.width + left + right, height: bitmap.height + top + bottom, red: red, green: green, blue: blue,
+                       alpha: alpha, gravity: .offset(.northWest, x: left, y: top)).process(bitmap)
     }
 }
 
@@ -501,21 +540,27 @@ public struct MinimumSize: ImageProcessor, Hashable {
     /// The minimum sides, 0 for none.
     public let width: Int, height: Int
 
-    /// Minimum sides (0: none); each at most 16384.
-    public init(width: Int, height: Int) {
-        self.width = min(16_384, max(0, width))
-        self.height = min(16_384, max(0, height))
+    /// The largest result.
+    public var limit = OutputLimit()
+
+    /// Minimum sides (0: none), the result within `limit`.
+    public init(width: Int, height: Int, limit: OutputLimit = OutputLimit()) {
+        self.width = min(limit.side, max(0, width))
+        self.height = min(limit.side, max(0, height))
+        self.limit = limit
     }
 
     /// `min-size(WxH)`.
     public var identifier: String { "min-size(\(width)x\(height))" }
 
     /// The bitmap, enlarged when a side is below its minimum.
+    /// - Throws: `CodecError.invalidParameters` for a result past `limit`.
     public func process(_ bitmap: Bitmap) throws -> Bitmap {
         let factor = max(Double(width) / Double(bitmap.width), Double(height) / Double(bitmap.height))
         guard factor > 1 else { return bitmap }
         let w = max(width, Int(checked: (Double(bitmap.width) * factor).rounded()))
         let h = max(height, Int(checked: (Double(bitmap.height) * factor).rounded()))
+        try limit.check(w, h, "the minimum size")
         return try Resize(width: w, height: h, mode: .exact, upscale: true).process(bitmap)
     }
 }

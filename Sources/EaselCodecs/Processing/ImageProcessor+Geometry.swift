@@ -112,6 +112,9 @@ public struct Pad: ImageProcessor, Hashable {
     /// The canvas takes the image's mean colour (every pixel's red, green and blue averaged),
     /// opaque, instead of `red`, `green`, `blue`, `alpha` (thumbor's `fill(auto)`).
     public var autoColour = false
+    /// The canvas turns to the image's orientation (its width and height swapped when one is
+    /// landscape and the other portrait: thumbor's `adaptive-fit-in` with `fill`).
+    public var adaptive = false
 
     /// A canvas of at least `width × height` pixels (both positive) in the colour `red`, `green`,
     /// `blue`, `alpha` (opaque by default), the image placed by `gravity` (centred by default).
@@ -128,13 +131,17 @@ public struct Pad: ImageProcessor, Hashable {
 
     /// `pad(WxH,r,g,b,a,gravity)`, or `pad(WxH,auto,gravity)`.
     public var identifier: String {
-        autoColour ? "pad(\(width)x\(height),auto,\(gravity.identifier))"
-            : "pad(\(width)x\(height),\(red),\(green),\(blue),\(alpha),\(gravity.identifier))"
+        (autoColour ? "pad(\(width)x\(height),auto,\(gravity.identifier)" : "pad(\(width)x\(height),\(red),\(green),\(blue),\(alpha),\(gravity.identifier)")
+            + (adaptive ? ",adaptive)" : ")")
     }
 
     /// Returns `bitmap` as RGBA8 placed on the canvas, or `bitmap` itself when it already covers
     /// the canvas on both sides.
     public func process(_ bitmap: Bitmap) throws -> Bitmap {
+        var (width, height) = (self.width, self.height)
+        if adaptive, (bitmap.width < bitmap.height && width > height) || (bitmap.width > bitmap.height && width < height) {
+            swap(&width, &height)
+        }
         let canvasWidth = max(width, bitmap.width), canvasHeight = max(height, bitmap.height)
         guard canvasWidth != bitmap.width || canvasHeight != bitmap.height else { return bitmap }
         let source = bitmap.converted(to: .rgba8)
@@ -193,9 +200,12 @@ public struct FitIn: ImageProcessor, Hashable {
     public let full: Bool
     /// Let a plain fit enlarge (a `full` one always may).
     public let upscale: Bool
+    /// The largest result (a covering fit of a thin box can be very large).
+    public var limit = OutputLimit()
 
     /// A fit in `width` × `height` (each at least 1).
-    public init(width: Int, height: Int, adaptive: Bool, full: Bool, upscale: Bool = false) {
+    public init(width: Int, height: Int, adaptive: Bool, full: Bool, upscale: Bool = false, limit: OutputLimit = OutputLimit()) {
+        self.limit = limit
         self.width = max(1, width)
         self.height = max(1, height)
         self.adaptive = adaptive
@@ -222,9 +232,11 @@ public struct FitIn: ImageProcessor, Hashable {
     }
 
     /// The resized bitmap (Lanczos-3).
+    /// - Throws: `CodecError.invalidParameters` for a result past `limit`.
     public func process(_ bitmap: Bitmap) throws -> Bitmap {
         let (w, h) = size(sourceWidth: bitmap.width, sourceHeight: bitmap.height)
         guard w != bitmap.width || h != bitmap.height else { return bitmap }
+        try limit.check(w, h, "the fit")
         return try Resize(width: w, height: h, mode: .exact, upscale: true).process(bitmap)
     }
 }

@@ -253,13 +253,17 @@ public struct NinePatchFrame: ImageProcessor {
     public let frame: Bitmap
     /// The frame image's identity (`PreparedWatermark.identifier`): part of this step's.
     public let frameIdentifier: String
+    /// The largest framed image.
+    public var limit = OutputLimit()
 
-    /// A frame from `frame` (at least 3 × 3 pixels: the guides and one pixel).
+    /// A frame from `frame` (at least 3 × 3 pixels: the guides and one pixel), the framed image
+    /// within `limit`.
     /// - Throws: `CodecError.invalidParameters` for a smaller image.
-    public init(frame: Bitmap, frameIdentifier: String) throws {
+    public init(frame: Bitmap, frameIdentifier: String, limit: OutputLimit = OutputLimit()) throws {
         guard frame.width >= 3, frame.height >= 3 else { throw CodecError.invalidParameters("a nine-patch frame is at least 3×3 pixels") }
         self.frame = frame.converted(to: .rgba8)
         self.frameIdentifier = frameIdentifier
+        self.limit = limit
     }
 
     /// `frame(identity)`.
@@ -269,10 +273,14 @@ public struct NinePatchFrame: ImageProcessor {
     private func isMark(_ x: Int, _ y: Int) -> Bool { frame.pixel(x: x, y: y) == [0, 0, 0, 255] }
 
     /// The margins (left, top, right, bottom): the frame's pixels outside its content area, from
-    /// the first and last marks of the bottom row and of the right column.
+    /// the first and last marks of the bottom row and of the right column — or, without such
+    /// marks, of the top row and left column (Android's rule: the content area is then the
+    /// stretching one).
     var margins: (left: Int, top: Int, right: Int, bottom: Int) {
         let inner = 1..<(frame.width - 1), innerRows = 1..<(frame.height - 1)
-        let marksX = inner.filter { isMark($0, frame.height - 1) }, marksY = innerRows.filter { isMark(frame.width - 1, $0) }
+        var marksX = inner.filter { isMark($0, frame.height - 1) }, marksY = innerRows.filter { isMark(frame.width - 1, $0) }
+        if marksX.isEmpty { marksX = inner.filter { isMark($0, 0) } }
+        if marksY.isEmpty { marksY = innerRows.filter { isMark(0, $0) } }
         return ((marksX.first ?? 1) - 1, (marksY.first ?? 1) - 1, frame.width - 2 - (marksX.last ?? frame.width - 2),
                 frame.height - 2 - (marksY.last ?? frame.height - 2))
     }
@@ -294,11 +302,11 @@ public struct NinePatchFrame: ImageProcessor {
     /// The image with its margin and the frame drawn over it.
     public func process(_ bitmap: Bitmap) throws -> Bitmap {
         let (left, top, right, bottom) = margins
+        try limit.check(bitmap.width + left + right, bitmap.height + top + bottom, "the frame")
         var canvas = try Pad(width: bitmap.width + left + right, height: bitmap.height + top + bottom,
-                             red: 255, green: 255, blue: 255, alpha: 255,
-                             gravity: .focalPoint(x: (Double(left) + Double(bitmap.width) / 2) / Double(bitmap.width + left + right),
-                                                  y: (Double(top) + Double(bitmap.height) / 2) / Double(bitmap.height + top + bottom)))
-            .process(Flatten().process(bitmap))
+                             red: 255, green: 255, blue: 255, alpha: 255, gravity: .offset(.northWest, x: left, y: top))
+            .process(Flatten().process(bitmap.converted(to: .rgba8)))
+            .converted(to: .rgba8)
         let columns = runs(count: frame.width) { isMark($0, 0) }, rows = runs(count: frame.height) { isMark(0, $0) }
         func share(_ runs: [(start: Int, length: Int, stretches: Bool)], total: Int) -> [Int] {
             let stretching = runs.filter(\.stretches).reduce(0) { $0 + $1.length }

@@ -214,7 +214,11 @@ extension ImagePipeline {
             throw .decoding(error)
         }
         let decoded = decode.decoded
-        noteAnimation(animated && !overLimits, sourceKey: sourceKey, keepsMark: stores && original.cacheable)
+        // (An animation refused by limits of this request's own is still one for every other
+        // request: only the pipeline's limits make it a still.)
+        if !(overLimits && request.sourceLimits != nil) {
+            noteAnimation(animated && !overLimits, sourceKey: sourceKey, keepsMark: stores && original.cacheable)
+        }
         metrics.decodes.increment()
         metrics.stage(.decode, since: decodeStart, attributes: ["easel.format": .string("\(info.fileType)".lowercased()), "easel.bytes": .int64(Int64(original.data.count)),
                                                                "easel.width": .int64(Int64(decoded.width)), "easel.height": .int64(Int64(decoded.height))])

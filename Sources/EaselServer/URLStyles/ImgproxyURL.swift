@@ -298,18 +298,14 @@ struct ImgproxyURL {
                 }
                 options.rotation = degrees
             case "padding", "pd":
-                // CSS's shorthand: one value for all sides; two for top and bottom, left and right;
-                // three for top, left and right, bottom; four for each.
+                // imgproxy's CSS-like reading: top for every side; then right (and left), bottom,
+                // left, each when given (an empty argument keeps what it carried); all 0: none.
                 try atMost(4)
-                let values = try (0..<args.count).map { try int($0, "padding") }
-                guard values.contains(where: { $0 != nil }) else { throw RequestError.invalid("padding needs at least one side") }
-                let v = values.map { $0 ?? 0 }
-                switch v.count {
-                case 1: options.padding = (v[0], v[0], v[0], v[0])
-                case 2: options.padding = (v[0], v[1], v[0], v[1])
-                case 3: options.padding = (v[0], v[1], v[2], v[1])
-                default: options.padding = (v[0], v[1], v[2], v[3])
-                }
+                let top = try int(0, "padding") ?? 0
+                let right = try int(1, "padding") ?? top
+                let bottom = try int(2, "padding") ?? top
+                let left = try int(3, "padding") ?? right
+                options.padding = top + right + bottom + left > 0 ? (top, right, bottom, left) : nil
             case "pixelate", "pix":
                 try atMost(1)
                 let size = try int(0, "size") ?? 0

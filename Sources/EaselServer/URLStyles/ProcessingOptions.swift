@@ -150,6 +150,15 @@ struct ProcessingOptions: Sendable {
         if rotation != 0 {
             do { chain.append(try QuarterTurn(degrees: -rotation)) } catch { throw RequestError.invalid("rotate takes 0, 90, 180 or 270 (or more turns)") }
         }
+        // Steps that grow the image stay within the limits too (a 422 past them).
+        let outputLimit = OutputLimit(side: limit, pixels: maxPixels)
+        // A zoom without a size scales the source itself (then the fit to the limit below
+        // changes nothing within it).
+        if let zoom, width == 0, height == 0, zoom.x != 1 || zoom.y != 1 {
+            do { chain.append(try Scale(x: zoom.x, y: zoom.y, limit: outputLimit)) } catch {
+                throw RequestError.invalid("zoom is above 0 and at most \(Scale.maximumFactor)")
+            }
+        }
         let zoomX = zoom?.x ?? 1, zoomY = zoom?.y ?? 1
         // In Double first: sides far past the limit are refused before any integer conversion.
         let scaledWidth = (Double(width) * dpr * zoomX).rounded(), scaledHeight = (Double(height) * dpr * zoomY).rounded()
@@ -175,17 +184,15 @@ struct ProcessingOptions: Sendable {
         }
         let upscale = (width == 0 && height == 0) ? false : enlarge
         if let fitVariant, width > 0, height > 0 {
-            chain.append(FitIn(width: w, height: h, adaptive: fitVariant.adaptive, full: fitVariant.full, upscale: upscale ?? false))
+            chain.append(FitIn(width: w, height: h, adaptive: fitVariant.adaptive, full: fitVariant.full, upscale: upscale ?? false,
+                               limit: outputLimit))
         } else {
             chain.append(Resize(width: w, height: h, mode: mode, upscale: upscale,
                                 gravity: mode == .fit || mode == .exact ? .center : gravity.scalingOffsets(by: dpr)))
         }
         if minWidth > 0 || minHeight > 0 {
-            chain.append(MinimumSize(width: Int(checked: (Double(minWidth) * dpr).rounded()), height: Int(checked: (Double(minHeight) * dpr).rounded())))
-        }
-        // A zoom without a size scales the image itself.
-        if let zoom, width == 0, height == 0, zoom.x != 1 || zoom.y != 1 {
-            do { chain.append(try Scale(x: zoom.x, y: zoom.y)) } catch { throw RequestError.invalid("zoom is above 0 and at most \(Scale.maximumFactor)") }
+            chain.append(MinimumSize(width: Int(checked: (Double(minWidth) * dpr).rounded()), height: Int(checked: (Double(minHeight) * dpr).rounded()),
+                                     limit: outputLimit))
         }
         if extend, width > 0 || height > 0 {
             // A side not asked for is not extended (the canvas is never smaller than the image).
@@ -193,6 +200,8 @@ struct ProcessingOptions: Sendable {
             var pad = Pad(width: width > 0 ? w : 1, height: height > 0 ? h : 1, red: colour.red, green: colour.green, blue: colour.blue,
                           alpha: transparentExtend ? 0 : 255, gravity: (extendGravity ?? .center).scalingOffsets(by: dpr))
             pad.autoColour = autoExtendColour
+            // (A turned box pads to the turned size: thumbor's adaptive-fit-in with fill.)
+            pad.adaptive = fitVariant?.adaptive == true
             chain.append(pad)
         }
         if flipHorizontal || flipVertical { chain.append(Flip(horizontal: flipHorizontal, vertical: flipVertical)) }
@@ -220,7 +229,7 @@ struct ProcessingOptions: Sendable {
         if grayscale { chain.append(Grayscale()) }
         chain.append(contentsOf: adjustments)
         if frame != nil, let frameImage {
-            do { chain.append(try NinePatchFrame(frame: frameImage.image, frameIdentifier: frameImage.identifier)) } catch {
+            do { chain.append(try NinePatchFrame(frame: frameImage.image, frameIdentifier: frameImage.identifier, limit: outputLimit)) } catch {
                 throw RequestError.invalid("bad frame: \(error)")
             }
         }
@@ -234,9 +243,11 @@ struct ProcessingOptions: Sendable {
             func scaled(_ side: Int) -> Int { Int(checked: (Double(side) * dpr).rounded()) }
             let colour = background ?? (255, 255, 255)
             do {
-                chain.append(try Border(top: scaled(padding.top), right: scaled(padding.right), bottom: scaled(padding.bottom),
+                var border = try Border(top: scaled(padding.top), right: scaled(padding.right), bottom: scaled(padding.bottom),
                                         left: scaled(padding.left), red: colour.red, green: colour.green, blue: colour.blue,
-                                        alpha: background == nil ? 0 : 255))
+                                        alpha: background == nil ? 0 : 255)
+                border.limit = outputLimit
+                chain.append(border)
             } catch {
                 throw RequestError.invalid("padding is 0–\(Border.maximumWidth) pixels a side")
             }

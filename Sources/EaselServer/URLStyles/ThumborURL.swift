@@ -36,7 +36,8 @@ struct ThumborURL {
     static let defaultQuality = 80
 
     /// - Parameter path: the request path after the `/thumbor` prefix (starting with `/`).
-    static func parse(_ path: Substring) throws -> ThumborURL {
+    /// - Parameter nesting: how deep in `extract_focal()`'s sources this URL is (ten at most).
+    static func parse(_ path: Substring, nesting: Int = 0) throws -> ThumborURL {
         let rest = path.drop { $0 == "/" }
         guard let slash = rest.firstIndex(of: "/") else { throw RequestError.noSuchImage }
         let signature = rest[..<slash]
@@ -375,7 +376,7 @@ struct ThumborURL {
         }
         var sourceText = segments.joined(separator: "/")
         guard !sourceText.isEmpty else { throw RequestError.notFound("no source in the URL") }
-        if extractFocal, let (image, focal) = Self.extractFocal(sourceText) {
+        if extractFocal, nesting < 10, let (image, focal) = Self.extractFocal(sourceText, nesting: nesting) {
             sourceText = image
             options.gravity = focal
         }
@@ -514,15 +515,16 @@ struct ThumborURL {
     /// then `{signature|unsafe}/…`, nested up to ten deep) with a manual crop names its image and
     /// a focal point, the crop's centre; the image is then read from this server's own sources.
     /// Nil for any other source (nothing to extract: the filter does nothing, as in thumbor).
-    static func extractFocal(_ source: String) -> (String, Gravity)? {
+    static func extractFocal(_ source: String, nesting: Int = 0) -> (String, Gravity)? {
         var url = source
-        for _ in 0..<10 {
+        guard nesting < 10 else { return nil }
+        for level in nesting..<10 {
             // The host: everything up to the first `/` (after a scheme).
             let withoutScheme = url.hasPrefix("http://") ? String(url.dropFirst(7)) : url.hasPrefix("https://") ? String(url.dropFirst(8)) : url
             guard let slash = withoutScheme.firstIndex(of: "/") else { return nil }
             let path = withoutScheme[slash...]
             guard let (signature, _) = signatureAndPath(Substring(path)), signature == "unsafe" || signature.count == 28,
-                  let inner = try? parse(Substring(path)) else { return nil }
+                  let inner = try? parse(Substring(path), nesting: level + 1) else { return nil }
             let image = inner.sourceText
             if case .edges(let left, let top, let right, let bottom) = inner.options.crop, right > left, bottom > top, !image.isEmpty {
                 return (image, .focalPixel(x: (left + right) / 2, y: (top + bottom) / 2))
