@@ -195,9 +195,12 @@ public struct Saturation: ImageProcessor, Hashable {
     public func process(_ bitmap: Bitmap) throws -> Bitmap {
         guard bitmap.pixelFormat == .rgba8 else { return bitmap }
         let change = Float(change)
+        // The weighted squares, looked up.
+        let red = (0...255).map { Float($0 * $0) * 0.299 }, green = (0...255).map { Float($0 * $0) * 0.587 }
+        let blue = (0...255).map { Float($0 * $0) * 0.114 }
         return try ColorFilter.map(bitmap) { pixel in
             let r = Float(pixel[0]), g = Float(pixel[1]), b = Float(pixel[2])
-            let p = (r * r * 0.299 + g * g * 0.587 + b * b * 0.114).squareRoot()
+            let p = (red[Int(pixel[0])] + green[Int(pixel[1])] + blue[Int(pixel[2])]).squareRoot()
             func adjusted(_ value: Float) -> UInt8 { UInt8(min(255, max(0, Int(p + (value - p) * change)))) }
             pixel[0] = adjusted(r)
             pixel[1] = adjusted(g)
@@ -220,17 +223,21 @@ public struct Equalize: ImageProcessor, Hashable {
     public func process(_ bitmap: Bitmap) throws -> Bitmap {
         let channels = bitmap.pixelFormat == .gray8 ? 1 : 3
         let step = bitmap.pixelFormat.bytesPerPixel
-        var histograms = [[Int]](repeating: [Int](repeating: 0, count: 256), count: channels)
-        try bitmap.withUnsafeBytes { bytes in
-            for y in 0..<bitmap.height {
-                if WorkCancellation.isCancelled { throw CodecError.cancelled }
-                var offset = y * bitmap.rowBytes
-                for _ in 0..<bitmap.width {
-                    for c in 0..<channels { histograms[c][Int(bytes[offset + c])] += 1 }
-                    offset += step
+        // One flat table of counts (channel c's at c × 256…).
+        var counts = [Int](repeating: 0, count: 256 * channels)
+        try counts.withUnsafeMutableBufferPointer { counts in
+            try bitmap.withUnsafeBytes { bytes in
+                for y in 0..<bitmap.height {
+                    if WorkCancellation.isCancelled { throw CodecError.cancelled }
+                    var offset = y * bitmap.rowBytes
+                    for _ in 0..<bitmap.width {
+                        for c in 0..<channels { counts[c * 256 + Int(bytes[offset + c])] += 1 }
+                        offset += step
+                    }
                 }
             }
         }
+        let histograms = (0..<channels).map { Array(counts[($0 * 256)..<($0 * 256 + 256)]) }
         let pixels = bitmap.width * bitmap.height
         let tables: [[UInt8]] = histograms.map { histogram in
             var cumulative = 0, table = [UInt8](repeating: 0, count: 256)

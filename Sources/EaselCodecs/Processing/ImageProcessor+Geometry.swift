@@ -155,16 +155,24 @@ public struct Pad: ImageProcessor, Hashable {
             top = min(freeY, max(0, Int(checked: (fy * Double(canvasHeight)).rounded()) - source.height / 2))
         }
         let rowBytes = canvas.rowBytes, colour: [UInt8] = autoColour ? Self.meanColour(source) + [255] : [red, green, blue, alpha]
+        // One row of the colour, copied into every row (then the image's row over it).
+        let pattern = [UInt8]((0..<canvasWidth).flatMap { _ in colour })
         source.withUnsafeBytes { pixels in
             canvas.withUnsafeMutableBytes { bytes in
-                for y in 0..<canvasHeight {
-                    let row = bytes.baseAddress! + y * rowBytes
-                    for x in 0..<canvasWidth {
-                        for c in 0..<4 { row.storeBytes(of: colour[c], toByteOffset: x * 4 + c, as: UInt8.self) }
+                pattern.withUnsafeBytes { fill in
+                    for y in 0..<canvasHeight {
+                        let row = bytes.baseAddress! + y * rowBytes
+                        let sy = y - top
+                        guard sy >= 0, sy < source.height else {
+                            row.copyMemory(from: fill.baseAddress!, byteCount: canvasWidth * 4)
+                            continue
+                        }
+                        // Only the sides around the image's row need the colour.
+                        row.copyMemory(from: fill.baseAddress!, byteCount: left * 4)
+                        (row + left * 4).copyMemory(from: pixels.baseAddress! + sy * source.rowBytes, byteCount: source.width * 4)
+                        let after = (left + source.width) * 4
+                        row.advanced(by: after).copyMemory(from: fill.baseAddress!, byteCount: canvasWidth * 4 - after)
                     }
-                    let sy = y - top
-                    guard sy >= 0, sy < source.height else { continue }
-                    (row + left * 4).copyMemory(from: pixels.baseAddress! + sy * source.rowBytes, byteCount: source.width * 4)
                 }
             }
         }
