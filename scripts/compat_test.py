@@ -2,12 +2,15 @@
 
 Run by scripts/compat-test.sh (make compat-test). Every wait is bounded.
 """
-import base64, hashlib, hmac, io, json, os, random, re, shutil, socket, subprocess, sys, tempfile, time
+import base64, hashlib, hmac, io, json, os, random, re, shutil, subprocess, sys, tempfile, time
 import urllib.error, urllib.request
 
 from PIL import Image, ImageDraw
 from imgproxy import ImgProxy
 from libthumbor import CryptoURL
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import easel_serve  # noqa: E402
 
 EASEL = os.path.abspath(sys.argv[1])
 IMGPROXY_KEY, IMGPROXY_SALT = "943b421c9eb07c830af81030552c86009268de4e532ba2ee2eab8247c6da0881", "520f986b998545b4785e0defbc4f3c1203f22de2374a3d53cb7a7fe9fea309c5"
@@ -20,10 +23,6 @@ def check(condition, what):
     print(("ok   " if condition else "FAIL ") + what)
     if not condition:
         failures.append(what)
-
-
-def free_port():
-    s = socket.socket(); s.bind(("127.0.0.1", 0)); port = s.getsockname()[1]; s.close(); return port
 
 
 def get(path, headers=None):
@@ -64,29 +63,14 @@ for name, (px, py) in {"left.jpg": (40, 240), "right.jpg": (640, 240), "centre.j
 Image.new("RGB", (800, 600), (10, 200, 30)).save(os.path.join(origin, "share.jpg"), quality=92)
 Image.new("RGB", (200, 100), (200, 50, 50)).save(os.path.join(origin, "small.jpg"), quality=92)
 Image.new("RGBA", (40, 20), (0, 0, 255, 255)).save(os.path.join(origin, "mark.png"))
-port = free_port()
-BASE = "http://127.0.0.1:%d" % port
 config = {
-    "port": port, "origin": origin, "cacheDirectory": os.path.join(work, "cache"),
+    "origin": origin, "cacheDirectory": os.path.join(work, "cache"),
     "signingKeys": [NATIVE_KEY], "signingSalt": NATIVE_SALT,
     "imgproxyKeys": [IMGPROXY_KEY], "imgproxySalts": [IMGPROXY_SALT], "thumborSecurityKey": THUMBOR_KEY,
     "imgproxyPresets": {"square": "rs:fill:100:100:1"}, "watermark": os.path.join(origin, "mark.png"),
 }
-with open(os.path.join(work, "easel.json"), "w") as f:
-    json.dump(config, f)
-log = open(os.path.join(work, "easel.log"), "w")
-server = subprocess.Popen([EASEL, "serve", "--config", os.path.join(work, "easel.json")], stdout=log, stderr=subprocess.STDOUT)
+server, BASE = easel_serve.start(EASEL, work, config)
 try:
-    for _ in range(300):
-        try:
-            if get("/health")[0] == 200:
-                break
-        except OSError:
-            pass
-        time.sleep(0.1)
-    else:
-        raise SystemExit("easel serve did not start")
-
     proxy = lambda url, **options: ImgProxy(url, key=IMGPROXY_KEY, salt=IMGPROXY_SALT, **options)
 
     # Sizes as imgproxy defines them.
@@ -233,11 +217,7 @@ try:
     check(sign("thumbor", "300x200/smart/centre.jpg", "--key", THUMBOR_KEY) == "/thumbor" + crypto.generate(width=300, height=200, smart=True, image_url="centre.jpg"),
           "easel sign thumbor equals libthumbor's URL")
 finally:
-    server.terminate()
-    try:
-        server.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        server.kill()
+    easel_serve.stop(server)
     if failures:
         print(open(os.path.join(work, "easel.log")).read()[-3000:], file=sys.stderr)
     shutil.rmtree(work, ignore_errors=True)

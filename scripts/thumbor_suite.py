@@ -15,10 +15,13 @@ entry that no longer matches a failure (the list stays true). Every request is b
 
     python3 scripts/thumbor_suite.py .build/debug/easel
 """
-import io, json, os, socket, subprocess, sys, tempfile, time, types
+import io, json, os, shutil, sys, tempfile, types
 import urllib.error, urllib.parse, urllib.request
 
 from PIL import Image
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import easel_serve  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SUITE = os.path.join(ROOT, "Tests", "Compat", "thumbor")
@@ -41,14 +44,6 @@ def deviations():
             pattern, _, reason = line.partition("  ")
             entries.append((pattern.strip(), reason.strip()))
     return entries
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def answers_well(path, body):
@@ -78,25 +73,9 @@ def get(base, path):
 
 def main():
     work = tempfile.mkdtemp(prefix="easel-thumbor-suite.")
-    port = free_port()
-    base = "http://127.0.0.1:%d" % port
-    config = {"port": port, "origin": os.path.join(SUITE, "imgs"), "cacheDirectory": os.path.join(work, "cache")}
-    with open(os.path.join(work, "easel.json"), "w") as f:
-        json.dump(config, f)
-    log = open(os.path.join(work, "easel.log"), "w")
-    server = subprocess.Popen([EASEL, "serve", "--config", os.path.join(work, "easel.json"), "--allow-unsigned-ad-hoc"],
-                              stdout=log, stderr=subprocess.STDOUT)
+    config = {"origin": os.path.join(SUITE, "imgs"), "cacheDirectory": os.path.join(work, "cache")}
+    server, base = easel_serve.start(EASEL, work, config, ["--allow-unsigned-ad-hoc"])
     try:
-        for _ in range(300):
-            try:
-                if get(base, "/health")[0] == 200:
-                    break
-            except OSError:
-                pass
-            time.sleep(0.1)  # bounded start-up wait (30 s), not a wait for a result
-        else:
-            print("easel serve did not start; its log:\n" + open(log.name).read())
-            return 1
         expected = deviations()
         used = set()
         unexpected = []
@@ -126,11 +105,8 @@ def main():
         print("deviations in use: %d (Tests/Compat/thumbor/deviations.txt)" % len(used))
         return 1 if unexpected or stale else 0
     finally:
-        server.terminate()
-        try:
-            server.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            server.kill()
+        easel_serve.stop(server)
+        shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

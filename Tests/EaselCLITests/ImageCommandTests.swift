@@ -202,12 +202,7 @@ struct ImageCommandTests {
                                     "--page", "2", "--output-dir", page.path]).status == 0)
         let frame = try ImageDecoder.decode(Data(contentsOf: page.appendingPathComponent("tn_anim.png")))
         #expect(frame.pixel(x: 50, y: 30)[2] > 200 && frame.pixel(x: 50, y: 30)[0] < 60 && frame.pixel(x: 10, y: 30)[0] > 200)
-        func stream(_ content: String) -> String { "<< /Length \(content.utf8.count) >>\nstream\n\(content)\nendstream" }
-        try Data(pdfFile(objects: [
-            "<< /Type /Catalog /Pages 2 0 R >>", "<< /Type /Pages /Kids [3 0 R 5 0 R] /Count 2 >>",
-            "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 100] /Contents 4 0 R >>", stream("1 0 0 rg 0 0 200 100 re f"),
-            "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 100 200] /Contents 6 0 R >>", stream("0 0 1 rg 0 0 100 200 re f"),
-        ]).utf8).write(to: directory.appendingPathComponent("doc.pdf"))
+        try twoPagePDF().write(to: directory.appendingPathComponent("doc.pdf"))
         #expect(try await runEasel(["thumbnail", directory.appendingPathComponent("doc.pdf").path, "--size", "64x64", "--page", "1",
                                     "--output-dir", page.path]).status == 0)
         let second = try ImageDecoder.info(of: Data(contentsOf: page.appendingPathComponent("tn_doc.jpg")))

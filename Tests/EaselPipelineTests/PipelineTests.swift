@@ -394,13 +394,8 @@ func expectFailure(_ expected: (PipelineError) -> Bool, _ body: () async throws 
     @Test func eachPageHasItsOwnIdentityInEveryTier() async throws {
         let directory = try TemporaryDirectory()
         let root = try TemporaryDirectory()
-        func stream(_ content: String) -> String { "<< /Length \(content.utf8.count) >>\nstream\n\(content)\nendstream" }
         // Page 0: 200×100 points, red; page 1: 100×200, blue.
-        try Data(pdfFile(objects: [
-            "<< /Type /Catalog /Pages 2 0 R >>", "<< /Type /Pages /Kids [3 0 R 5 0 R] /Count 2 >>",
-            "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 100] /Contents 4 0 R >>", stream("1 0 0 rg 0 0 200 100 re f"),
-            "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 100 200] /Contents 6 0 R >>", stream("0 0 1 rg 0 0 100 200 re f"),
-        ]).utf8).write(to: root.child("doc.pdf"))
+        try twoPagePDF().write(to: root.child("doc.pdf"))
         let configuration = ImagePipeline.Configuration(formats: testFormats, cacheDirectory: directory.url,
                                                         fetchers: [FileFetcher(root: root.url)], downloadRate: nil)
         func request(page: Int) -> ImageRequest {

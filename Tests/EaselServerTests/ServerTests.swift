@@ -442,13 +442,8 @@ func signature(_ path: String, key: String = keyA) -> String {
     /// is the URL without a page); a page past the last a 422 that names the count.
     @Test func pagesOfDocumentsAndFramesOfAnimations() async throws {
         let server = try TestServer { $0.allowUnsignedAdHoc = true }
-        func stream(_ content: String) -> String { "<< /Length \(content.utf8.count) >>\nstream\n\(content)\nendstream" }
         // Page 0: 200×100 points, red; page 1: 100×200, blue.
-        try Data(pdfFile(objects: [
-            "<< /Type /Catalog /Pages 2 0 R >>", "<< /Type /Pages /Kids [3 0 R 5 0 R] /Count 2 >>",
-            "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 100] /Contents 4 0 R >>", stream("1 0 0 rg 0 0 200 100 re f"),
-            "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 100 200] /Contents 6 0 R >>", stream("0 0 1 rg 0 0 100 200 re f"),
-        ]).utf8).write(to: server.origin.child("doc.pdf"))
+        try twoPagePDF().write(to: server.origin.child("doc.pdf"))
         // Four frames of 200×100: frame i is blue from x = 50·i to 50·i + 49, white elsewhere.
         let frames = (0..<4).map { i in (0..<(200 * 100)).map { p -> UInt8 in p % 200 / 50 == i ? 1 : 2 } }
         try GIFCodec.encodeAnimation(width: 200, height: 100, frames: frames, palette: [255, 0, 0, 0, 0, 255, 255, 255, 255],

@@ -75,6 +75,16 @@ public func pdfFile(objects: [String], trailer: String = "") -> String {
     return out + "trailer\n<< /Size \(objects.count + 1) /Root 1 0 R\(trailer) >>\nstartxref\n\(xref)\n%%EOF\n"
 }
 
+/// A two-page PDF: page 0 of 200×100 points, red; page 1 of 100×200, blue.
+public func twoPagePDF() -> Data {
+    func stream(_ content: String) -> String { "<< /Length \(content.utf8.count) >>\nstream\n\(content)\nendstream" }
+    return Data(pdfFile(objects: [
+        "<< /Type /Catalog /Pages 2 0 R >>", "<< /Type /Pages /Kids [3 0 R 5 0 R] /Count 2 >>",
+        "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 100] /Contents 4 0 R >>", stream("1 0 0 rg 0 0 200 100 re f"),
+        "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 100 200] /Contents 6 0 R >>", stream("0 0 1 rg 0 0 100 200 re f"),
+    ]).utf8)
+}
+
 /// A one-page PDF of `width`×`height` points drawing `content`.
 public func pdfDocument(width: Int, height: Int, content: String) -> String {
     pdfFile(objects: ["<< /Type /Catalog /Pages 2 0 R >>", "<< /Type /Pages /Kids [3 0 R] /Count 1 >>",

@@ -1,0 +1,44 @@
+"""A running `easel serve` on 127.0.0.1 for the Python checks (compat_test.py, thumbor_suite.py).
+
+Every wait is bounded: start-up within 30 s, shutdown within 20 s.
+"""
+import json, os, socket, subprocess, time, urllib.error, urllib.request
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def start(easel, work, config, arguments=()):
+    """Starts `easel serve` with `config` (written to work/easel.json, its `port` chosen here)
+    and `arguments`; returns the process and its base URL once /health answers."""
+    port = free_port()
+    config = dict(config, port=port)
+    path = os.path.join(work, "easel.json")
+    with open(path, "w") as f:
+        json.dump(config, f)
+    log = open(os.path.join(work, "easel.log"), "w")
+    process = subprocess.Popen([easel, "serve", "--config", path, *arguments], stdout=log, stderr=subprocess.STDOUT)
+    base = "http://127.0.0.1:%d" % port
+    for _ in range(300):
+        try:
+            with urllib.request.urlopen(base + "/health", timeout=5) as response:
+                if response.status == 200:
+                    return process, base
+        except (OSError, urllib.error.URLError):
+            pass
+        time.sleep(0.1)  # bounded start-up wait (30 s), not a wait for a result
+    stop(process)
+    raise SystemExit("easel serve did not start; its log:\n" + open(log.name).read()[-3000:])
+
+
+def stop(process):
+    process.terminate()
+    try:
+        process.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        process.kill()
