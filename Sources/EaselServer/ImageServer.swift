@@ -493,33 +493,6 @@ public final class ImageServer: Sendable {
 
     static let relayField = HTTPField.Name(PurgeRelay.relayHeader)!
     static let surrogateField = HTTPField.Name(PurgeRelay.surrogateHeader)!
-
-    /// RFC 5987's attr-char: ASCII letters and digits and `!#$&+-.^_`|~`.
-    static let attrChar = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789!#$&+-.^_`|~")
-
-    /// The source's file name without its extension (imgproxy names an answer after it).
-    static func sourceName(_ source: Source) -> String {
-        let last: String
-        switch source {
-        case .path(let segments): last = segments.last ?? ""
-        case .remote(let url): last = url.lastPathComponent
-        }
-        let stem = last.contains(".") ? String(last[..<last.lastIndex(of: ".")!]) : last
-        return stem.isEmpty ? "image" : stem
-    }
-
-    /// `inline` or `attachment`, with `name` and the format's extension: quoted ASCII (quotes,
-    /// backslashes and control characters dropped), and `filename*` in UTF-8 when the name has
-    /// more than ASCII (RFC 6266).
-    static func contentDisposition(_ name: String, format: ImageEncoding.Format, attachment: Bool) -> String {
-        let fileName = name + "." + (format == .jpeg ? "jpg" : format.rawValue)
-        let ascii = String(fileName.unicodeScalars.filter { $0.isASCII && $0.value >= 0x20 && $0 != "\"" && $0 != "\\" && $0.value != 0x7F })
-        var value = (attachment ? "attachment" : "inline") + "; filename=\"" + ascii + "\""
-        if ascii != fileName, let encoded = fileName.addingPercentEncoding(withAllowedCharacters: Self.attrChar) {
-            value += "; filename*=UTF-8''" + encoded
-        }
-        return value
-    }
     /// `Content-Security-Policy` of SVG answers: no script, no load but inline styles and `data:`
     /// images (what the cleaned document may still hold).
     static let svgPolicy = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; sandbox"
