@@ -5,7 +5,9 @@
 # signatures (tampered and unsigned: 403), unknown options (400), one cache entry for one
 # request in the three styles, the info endpoints, expiring native URLs and `easel sign`.
 # Then thumbor's own integration URL set (scripts/thumbor_suite.py: 558 single and 576 combined
-# URLs on thumbor's test images, the deviations listed in Tests/Compat/thumbor/deviations.txt).
+# URLs on thumbor's test images, the deviations listed in Tests/Compat/thumbor/deviations.txt),
+# and imgproxy's own parser tests replayed as URLs (scripts/imgproxy_suite.py: every test of
+# Tests/Compat/imgproxy/processing_options_test.go, as Tests/Compat/imgproxy/cases.txt writes it).
 # Uses EASEL_BIN (default .build/debug/easel, built when missing). Bounded: about a minute.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,4 +16,5 @@ easel="${EASEL_BIN:-.build/debug/easel}"
 python="${EASEL_COMPAT_PYTHON:-.venv-compat/bin/python3}"
 [ -x "$python" ] || { echo "$python missing: run make deps" >&2; exit 1; }
 timeout 300 "$python" scripts/compat_test.py "$easel"
-exec timeout 600 "$python" scripts/thumbor_suite.py "$easel"
+timeout 600 "$python" scripts/thumbor_suite.py "$easel"
+exec timeout 300 "$python" scripts/imgproxy_suite.py "$easel"

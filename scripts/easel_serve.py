@@ -13,16 +13,18 @@ def free_port():
     return port
 
 
-def start(easel, work, config, arguments=()):
-    """Starts `easel serve` with `config` (written to work/easel.json, its `port` chosen here)
-    and `arguments`; returns the process and its base URL once /health answers."""
+def start(easel, work, config, arguments=(), environment=None):
+    """Starts `easel serve` with `config` (written to work/easel.json, its `port` chosen here),
+    `arguments` and `environment` (variables added to this process's); returns the process and
+    its base URL once /health answers."""
     port = free_port()
     config = dict(config, port=port)
     path = os.path.join(work, "easel.json")
     with open(path, "w") as f:
         json.dump(config, f)
     log = open(os.path.join(work, "easel.log"), "w")
-    process = subprocess.Popen([easel, "serve", "--config", path, *arguments], stdout=log, stderr=subprocess.STDOUT)
+    env = dict(os.environ, **(environment or {}))
+    process = subprocess.Popen([easel, "serve", "--config", path, *arguments], stdout=log, stderr=subprocess.STDOUT, env=env)
     base = "http://127.0.0.1:%d" % port
     for _ in range(300):
         try:

@@ -9,9 +9,11 @@ static void set_message(char *message, const char *text) {
     if (message) snprintf(message, EASEL_HEIF_MESSAGE_SIZE, "%s", text);
 }
 
-/* The context and primary image handle, or 0 with a message. */
-static int open_primary(const uint8_t *data, size_t size, struct heif_context **context, struct heif_image_handle **handle,
-                        char *message) {
+/* The context and primary image handle (its first embedded thumbnail's instead when
+ * use_thumbnail and it has one; *is_thumbnail says which), or 0 with a message. */
+static int open_primary(const uint8_t *data, size_t size, int use_thumbnail, struct heif_context **context,
+                        struct heif_image_handle **handle, int *is_thumbnail, char *message) {
+    *is_thumbnail = 0;
     *context = heif_context_alloc();
     *handle = NULL;
     if (!*context) {
@@ -28,16 +30,26 @@ static int open_primary(const uint8_t *data, size_t size, struct heif_context **
         *handle = NULL;
         return 0;
     }
+    if (use_thumbnail && heif_image_handle_get_number_of_thumbnails(*handle) > 0) {
+        heif_item_id id = 0;
+        struct heif_image_handle *thumbnail = NULL;
+        if (heif_image_handle_get_list_of_thumbnail_IDs(*handle, &id, 1) == 1 &&
+            heif_image_handle_get_thumbnail(*handle, id, &thumbnail).code == heif_error_Ok && thumbnail) {
+            heif_image_handle_release(*handle);
+            *handle = thumbnail;
+            *is_thumbnail = 1;
+        }
+    }
     return 1;
 }
 
-int easel_heif_read_header(const uint8_t *data, size_t size, easel_heif_header *header, size_t max_icc,
+int easel_heif_read_header(const uint8_t *data, size_t size, int use_thumbnail, easel_heif_header *header, size_t max_icc,
                            uint8_t **icc, size_t *icc_size, char *message) {
     *icc = NULL;
     *icc_size = 0;
     struct heif_context *context;
     struct heif_image_handle *handle;
-    if (!open_primary(data, size, &context, &handle, message)) return 0;
+    if (!open_primary(data, size, use_thumbnail, &context, &handle, &header->is_thumbnail, message)) return 0;
     header->width = heif_image_handle_get_width(handle);
     header->height = heif_image_handle_get_height(handle);
     header->has_alpha = heif_image_handle_has_alpha_channel(handle);
@@ -68,11 +80,12 @@ int easel_heif_read_header(const uint8_t *data, size_t size, easel_heif_header *
     return 1;
 }
 
-int easel_heif_decode(const uint8_t *data, size_t size, int width, int height, uint8_t *pixels, size_t row_bytes,
-                      char *message) {
+int easel_heif_decode(const uint8_t *data, size_t size, int use_thumbnail, int width, int height, uint8_t *pixels,
+                      size_t row_bytes, char *message) {
     struct heif_context *context;
     struct heif_image_handle *handle;
-    if (!open_primary(data, size, &context, &handle, message)) return 0;
+    int is_thumbnail = 0;
+    if (!open_primary(data, size, use_thumbnail, &context, &handle, &is_thumbnail, message)) return 0;
     int ok = 0;
     struct heif_image *image = NULL;
     struct heif_decoding_options *options = heif_decoding_options_alloc();

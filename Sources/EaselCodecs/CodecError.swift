@@ -77,6 +77,10 @@ public struct DecodingLimits: Sendable, Hashable {
     /// Most pixels an animation may have over all its frames (frames × canvas). Default 100
     /// million (e.g. 100 frames of 1000×1000).
     public var maxAnimationPixels: Int
+    /// Most pixels one frame (the canvas) of an animation may have: an animated source over it
+    /// is refused, a still of the same size is not (imgproxy's `max_animation_frame_resolution`).
+    /// Default: no limit beyond `maxPixels`.
+    public var maxAnimationFramePixels: Int = .max
 
     /// Most elements a vector document (SVG) may have, counted before it is parsed. Default
     /// 100,000.
@@ -94,11 +98,14 @@ public struct DecodingLimits: Sendable, Hashable {
 
     /// Limits with the given values; each one left out keeps its default (50 megapixels, 64 MiB of
     /// input, 100 scans, 4 MiB of profile, 256 frames, 100 million animation pixels, no limit on a
-    /// side, 100,000 vector elements, 25 million JPEG XL pixels, 1,000 document pages).
+    /// side, 100,000 vector elements, 25 million JPEG XL pixels, 1,000 document pages, no limit on an
+    /// animation's frame beyond `maxPixels`).
     public init(maxPixels: Int = 50_000_000, maxInputBytes: Int = 64 << 20, maxProgressiveScans: Int = 100,
                 maxProfileBytes: Int = 4 << 20, maxFrames: Int = 256, maxAnimationPixels: Int = 100_000_000, maxSide: Int = .max,
-                maxVectorElements: Int = 100_000, maxJPEGXLPixels: Int = 25_000_000, maxPages: Int = 1000) {
+                maxVectorElements: Int = 100_000, maxJPEGXLPixels: Int = 25_000_000, maxPages: Int = 1000,
+                maxAnimationFramePixels: Int = .max) {
         self.maxPages = maxPages
+        self.maxAnimationFramePixels = maxAnimationFramePixels
         self.maxPixels = maxPixels
         self.maxVectorElements = maxVectorElements
         self.maxJPEGXLPixels = maxJPEGXLPixels
@@ -120,7 +127,8 @@ public struct DecodingLimits: Sendable, Hashable {
                        maxProfileBytes: min(maxProfileBytes, other.maxProfileBytes), maxFrames: min(maxFrames, other.maxFrames),
                        maxAnimationPixels: min(maxAnimationPixels, other.maxAnimationPixels), maxSide: min(maxSide, other.maxSide),
                        maxVectorElements: min(maxVectorElements, other.maxVectorElements),
-                       maxJPEGXLPixels: min(maxJPEGXLPixels, other.maxJPEGXLPixels), maxPages: min(maxPages, other.maxPages))
+                       maxJPEGXLPixels: min(maxJPEGXLPixels, other.maxJPEGXLPixels), maxPages: min(maxPages, other.maxPages),
+                       maxAnimationFramePixels: min(maxAnimationFramePixels, other.maxAnimationFramePixels))
     }
 
     /// Checks a size read from a header, before anything is computed from it: each side at

@@ -106,6 +106,9 @@ public struct ImageEncoding: Sendable, Hashable, CustomStringConvertible {
     /// fit, the least quality's bytes when none does; thumbor's and imgproxy's `max_bytes`); nil:
     /// no bound. Stills only: an animation keeps its quality.
     public let maxBytes: Int?
+    /// The source's EXIF Artist and Copyright are written into the answer (JPEG, PNG and WebP
+    /// stills; `RightsMetadata`): imgproxy's `keep_copyright`. Other formats carry none.
+    public let keepsRights: Bool
     /// Identifies the encoding in cache keys (made once: every cache lookup uses it).
     public let description: String
 
@@ -113,8 +116,9 @@ public struct ImageEncoding: Sendable, Hashable, CustomStringConvertible {
     /// `keepsAnimation` only applies to WebP, `animationAsWebP` to other formats but SVG, and
     /// `animationAsGIF` to formats other than WebP, GIF and SVG without `animationAsWebP`.
     public init(_ format: Format, quality: Int = 82, keepsAnimation: Bool = true, animationAsWebP: Int? = nil, animationAsGIF: Bool = false,
-                maxBytes: Int? = nil) {
+                maxBytes: Int? = nil, keepsRights: Bool = false) {
         self.format = format
+        self.keepsRights = keepsRights && (format == .jpeg || format == .png || format == .webp)
         self.maxBytes = format.hasQuality ? maxBytes.map { max(1, $0) } : nil
         self.quality = min(100, max(1, quality))
         self.keepsAnimation = keepsAnimation && format == .webp
@@ -122,7 +126,7 @@ public struct ImageEncoding: Sendable, Hashable, CustomStringConvertible {
         self.animationAsGIF = animationAsGIF && format != .webp && format != .gif && format != .svg && self.animationAsWebP == nil
         description = (format.hasQuality ? "\(format.rawValue)-q\(self.quality)" : format.rawValue) + (format == .webp && !keepsAnimation ? "-still" : "")
             + (self.animationAsWebP.map { "+anim-webp-q\($0)" } ?? "") + (self.animationAsGIF ? "+anim-gif" : "")
-            + (self.maxBytes.map { "-max\($0)" } ?? "")
+            + (self.maxBytes.map { "-max\($0)" } ?? "") + (self.keepsRights ? "+rights" : "")
     }
 
     /// The encoding of an animated source's answer: this one (WebP keeping animations, GIF),

@@ -1,4 +1,5 @@
 import EaselCodecs
+import EaselStorage
 import EaselSupport
 import Foundation
 
@@ -33,10 +34,73 @@ extension ImagePipeline {
                                                      mark: purges.mark(sourceKey)), waiter: nextID(), priority: request.priority)
         let limits = decodingLimits(for: request)
         let info = try await BlockingIOPool.decoding.perform { () throws(PipelineError) -> ImageInfo in
-            do { return try ImageDecoder.info(of: original.data, limits: limits, page: request.page) } catch {
+            do { return try ImageDecoder.info(of: original.data, limits: limits, page: request.page,
+                                                    embeddedThumbnail: request.embeddedThumbnail) } catch {
                 throw .decoding(error as? CodecError ?? .unknownFormat)
             }
         }
         return SourceDetails(info: info, byteCount: original.data.count, preview: preview)
+    }
+}
+
+/// A source's own bytes, as `ImagePipeline.sourceBytes(for:checked:)` answers them.
+public struct SourceBytes: Sendable {
+    /// The original, byte for byte.
+    public var data: Data
+    /// The image format its bytes are; nil when they are none Easel knows (only unchecked).
+    public var fileType: ImageFileType?
+    /// The `Content-Type` the origin sent, when it sent one.
+    public var originContentType: String?
+    /// A strong entity tag of the bytes.
+    public var etag: String
+}
+
+extension ImagePipeline {
+    /// `request`'s original as fetched, through the same fetch as any request (the disk tier's
+    /// copy, or one shared download held to the fetcher's byte limit): imgproxy's `raw` and
+    /// `skip_processing`.
+    ///
+    /// `checked`: the header is read against the request's limits first (its type, size, page
+    /// and animation limits, as a decode would; `.decoding` otherwise), and a fetched original
+    /// that passes is stored like one that decoded. Unchecked bytes are any bytes (`fileType`
+    /// nil for what is no image) and are never stored.
+    public func sourceBytes(for request: ImageRequest, checked: Bool) async throws(PipelineError) -> SourceBytes {
+        guard let sourceKey = request.sourceKey, let url = request.url else { throw .noSource }
+        let original = try await tasks.run(FetchTask(pipeline: self, url: url, sourceKey: sourceKey, policy: request.cachePolicy,
+                                                     mark: purges.mark(sourceKey)), waiter: nextID(), priority: request.priority)
+        var fileType = try? ImageFileType.sniff(original.data)
+        if checked {
+            let limits = decodingLimits(for: request)
+            let info = try await BlockingIOPool.decoding.perform { () throws(PipelineError) -> ImageInfo in
+                do { return try ImageDecoder.info(of: original.data, limits: limits, page: request.page) } catch {
+                    throw .decoding(error as? CodecError ?? .unknownFormat)
+                }
+            }
+            fileType = info.fileType
+            if let flag = original.pendingStore, flag.claim(), let disk {
+                try? await disk.set(OriginalRecord.encode(original.data, original.metadata), forKey: StoreKey.original(sourceKey))
+            }
+        }
+        return SourceBytes(data: original.data, fileType: fileType, originContentType: original.metadata.contentType,
+                           etag: "\"" + String(Checksum.compute(original.data), radix: 16) + "\"")
+    }
+}
+
+extension ImagePipeline {
+    /// The EXIF Artist and Copyright of `request`'s source (page, thumbnail), read from its
+    /// header through the fetch stage (the disk tier's original, or one shared download).
+    func sourceRights(_ request: ImageRequest, sourceKey: String) async throws(PipelineError) -> RightsMetadata? {
+        guard let url = request.url else { throw .noSource }
+        let original = try await tasks.run(FetchTask(pipeline: self, url: url, sourceKey: sourceKey, policy: request.cachePolicy,
+                                                     mark: purges.mark(sourceKey)), waiter: nextID(), priority: request.priority)
+        let limits = decodingLimits(for: request)
+        return try await BlockingIOPool.decoding.perform { () throws(PipelineError) -> RightsMetadata? in
+            do {
+                return RightsMetadata(try ImageDecoder.info(of: original.data, limits: limits, page: request.page,
+                                                            embeddedThumbnail: request.embeddedThumbnail).exif)
+            } catch {
+                throw .decoding(error as? CodecError ?? .unknownFormat)
+            }
+        }
     }
 }

@@ -93,6 +93,10 @@ public struct ImageRequest: Sendable {
     /// a page the source does not have fails with `.decoding(.noSuchPage)`. (Named formats stored
     /// in image tables keep their first pages there; other pages live in the other tiers.)
     public var page = 0
+    /// Made from a HEIC's or AVIF's embedded thumbnail instead of its primary image, when it has
+    /// one (imgproxy's `enforce_thumbnail`); other sources ignore it. Its own identity in every
+    /// tier, like a page.
+    public var embeddedThumbnail = false
     /// False for the bitmaps of `encodedImage(for:)`: their bytes are stored as served, so a
     /// bitmap variant on disk (another encoding) is neither read nor written for them.
     var usesDiskVariants = true
@@ -163,12 +167,12 @@ public struct ImageRequest: Sendable {
         return processing + variantSuffix
     }
 
-    /// What a page other than the first, and limits of the request's own, add to a processing's
+    /// What a page other than the first, an embedded thumbnail, and limits of the request's own, add to a processing's
     /// identity ("" for neither, so the keys of every other request are as they were): a request
     /// whose limits refuse its source never gets what another request made of it. Image tables
     /// and a format's family hold only variants without one.
     var variantSuffix: String {
-        (page == 0 ? "" : "|page:\(page)") + (sourceLimits.map { "|limits:\($0)" } ?? "")
+        (page == 0 ? "" : "|page:\(page)") + (embeddedThumbnail ? "|thumbnail" : "") + (sourceLimits.map { "|limits:\($0)" } ?? "")
     }
 }
 

@@ -1,3 +1,4 @@
+import EaselCodecs
 import EaselSupport
 import Foundation
 
@@ -123,6 +124,11 @@ public struct OutputPolicy: Sendable, Hashable {
     public var formatQuality: [ImageEncoding.Format: Int]
     /// At most this many bytes (`ImageEncoding.maxBytes`).
     public var maxBytes: Int?
+    /// Formats that win over `format` for a client whose `Accept` names them, the first named
+    /// first (imgproxy's `IMGPROXY_ENFORCE_JXL`, `_AVIF`, `_WEBP`).
+    public var enforced: [ImageEncoding.Format] = []
+    /// The source's EXIF Artist and Copyright kept in the answer (`ImageEncoding.keepsRights`).
+    public var keepsRights = false
 
     /// A policy; the defaults ask nothing (negotiated format, default quality, not strict, no
     /// per-format quality, no byte bound).
@@ -170,23 +176,33 @@ extension ImagePipeline {
     public static func decide(_ policy: OutputPolicy, for client: ClientPreferences?, offersJPEGXL: Bool = false) -> OutputDecision {
         let accept = client?.accept
         let pinned = policy.strict && policy.format != nil
-        let output = pinned ? policy.format! : ImageEncoding.negotiate(pinned: policy.format, offersJPEGXL: offersJPEGXL) { type, explicitly in
+        let enforced = policy.enforced.first { accept?.explicitlyAccepts($0.contentType) ?? false }
+        let output = enforced ?? (pinned ? policy.format! : ImageEncoding.negotiate(pinned: policy.format, offersJPEGXL: offersJPEGXL) { type, explicitly in
             // No Accept at all: JPEG (the fallback) for everyone.
             guard let accept else { return 0 }
             return explicitly ? accept.explicitQuality(of: type) : accept.quality(of: type)
-        }
+        })
         // The answer depends on Accept (it is negotiated: no format, or WebP, AVIF or JPEG XL
         // "when the client takes it"), and only then has animation alternatives: a format pinned
         // as it is (JPEG, PNG, GIF, ICO, BMP) is what every client gets, with no `Vary`.
-        let varies = policy.format == nil || (!policy.strict && ImageEncoding.variesWithAccept(pinned: policy.format))
+        let varies = policy.format == nil || !policy.enforced.isEmpty || (!policy.strict && ImageEncoding.variesWithAccept(pinned: policy.format))
         let webpForAnimations = varies && output != .webp && (accept?.explicitlyAccepts("image/webp") ?? false)
         // A client that names GIF but not WebP (older browsers, mail clients) gets animations as GIF.
         let gifForAnimations = varies && !webpForAnimations && output != .webp && (accept?.explicitlyAccepts("image/gif") ?? false)
         let quality = policy.quality ?? Self.defaultQuality
         let own = policy.formatQuality[output] ?? (output == .avif ? ImageEncoding.avifQuality(forJPEGQuality: quality) : quality)
         let encoding = ImageEncoding(output, quality: own, animationAsWebP: webpForAnimations ? policy.formatQuality[.webp] ?? quality : nil,
-                                     animationAsGIF: gifForAnimations, maxBytes: policy.maxBytes)
+                                     animationAsGIF: gifForAnimations, maxBytes: policy.maxBytes, keepsRights: policy.keepsRights)
         return OutputDecision(encoding: encoding, vary: varies ? "Accept" : nil)
+    }
+
+    /// Whether `client` asking with `policy` gets an answer in the source's own type, so that
+    /// the source may be answered as it is (imgproxy's `skip_processing`): the URL names no
+    /// format and no enforced one goes to this client, or the format decided is that type.
+    public func answersInSourceType(_ type: ImageFileType, policy: OutputPolicy, client: ClientPreferences?) -> Bool {
+        let accept = client?.accept
+        if policy.format == nil, !policy.enforced.contains(where: { accept?.explicitlyAccepts($0.contentType) ?? false }) { return true }
+        return decisions.decision(policy, for: client).encoding.format.contentType == type.mimeType
     }
 
     /// The answer for `request`: the pipeline decides its encoding (`request.output` and

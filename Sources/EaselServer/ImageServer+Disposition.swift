@@ -21,7 +21,12 @@ extension ImageServer {
     /// backslashes and control characters dropped), and `filename*` in UTF-8 when the name has
     /// more than ASCII (RFC 6266).
     static func contentDisposition(_ name: String, format: ImageEncoding.Format, attachment: Bool) -> String {
-        let fileName = name + "." + (format == .jpeg ? "jpg" : format.rawValue)
+        contentDisposition(name, fileExtension: format == .jpeg ? "jpg" : format.rawValue, attachment: attachment)
+    }
+
+    /// The same with an extension of its own (a source answered as it is: `tiff`, `pdf`…).
+    static func contentDisposition(_ name: String, fileExtension: String, attachment: Bool) -> String {
+        let fileName = name + "." + fileExtension
         let ascii = String(fileName.unicodeScalars.filter { $0.isASCII && $0.value >= 0x20 && $0 != "\"" && $0 != "\\" && $0.value != 0x7F })
         var value = (attachment ? "attachment" : "inline") + "; filename=\"" + ascii + "\""
         if ascii != fileName, let encoded = fileName.addingPercentEncoding(withAllowedCharacters: Self.attrChar) {

@@ -15,9 +15,12 @@ extension ImageServer {
         if path.hasPrefix("/imgproxy/info/") { return try await imgproxyInfo(request, context) }
         // The signature first: nothing of an unsigned URL is parsed.
         try checkImgproxySignature(path.dropFirst("/imgproxy".count))
-        let url = try ImgproxyURL.parse(path.dropFirst("/imgproxy".count), presets: imgproxyPresets, separator: imgproxySeparator)
+        let settings = imgproxySettings
+        let hints = settings.clientHints ? ClientHints.read { name in HTTPField.Name(name).flatMap { request.headers[$0] } } : nil
+        let url = try ImgproxyURL.parse(path.dropFirst("/imgproxy".count), settings: settings, hints: hints)
         return try await answer(request, context, head: head, source: url.source, options: url.options,
-                                defaultQuality: ImgproxyURL.defaultQuality, strictFormat: true)
+                                defaultQuality: ImgproxyURL.defaultQuality, strictFormat: true, enforced: settings.enforcedFormats,
+                                vary: settings.clientHints ? ClientHints.vary : nil)
     }
 
     func thumbor(_ request: Request, _ context: EaselRequestContext, head: Bool) async throws -> Response {
@@ -87,7 +90,7 @@ extension ImageServer {
     /// info form; the options are checked and otherwise not used.
     func imgproxyInfo(_ request: Request, _ context: EaselRequestContext) async throws -> Response {
         try checkImgproxySignature(request.uri.path.dropFirst("/imgproxy/info".count))
-        let url = try ImgproxyURL.parse(request.uri.path.dropFirst("/imgproxy/info".count), presets: imgproxyPresets, separator: imgproxySeparator)
+        let url = try ImgproxyURL.parse(request.uri.path.dropFirst("/imgproxy/info".count), settings: imgproxySettings)
         if let expires = url.options.expires, expires <= Int64(checked: Date().timeIntervalSince1970) {
             throw RequestError.notFound("the URL has expired")
         }

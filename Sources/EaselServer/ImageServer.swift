@@ -41,9 +41,8 @@ public final class ImageServer: Sendable {
     let formatsByName: [String: ServerConfiguration.Format]
     /// One signer per imgproxy key/salt pair.
     let imgproxySigners: [URLSigner]
-    let imgproxyPresets: [String: [Substring]]
-    /// Between an imgproxy option's name and arguments (`imgproxyArgumentsSeparator`).
-    let imgproxySeparator: Character
+    /// How imgproxy URLs are read: presets, separator and `ImgproxySettings`.
+    let imgproxySettings: ImgproxyURL.Settings
     /// The configured watermark image (`watermark`): read through the pipeline like a source.
     let configuredMark: URL?
     let cacheControl: String
@@ -81,7 +80,8 @@ public final class ImageServer: Sendable {
         for (name, preset) in presets {
             var options = ProcessingOptions()
             do {
-                try ImgproxyURL.apply(preset, to: &options, presets: presets, depth: 1, separator: configuration.imgproxyArgumentsSeparator.first ?? ":")
+                try ImgproxyURL.apply(preset, to: &options, context: .init(presets: presets, separator: configuration.imgproxyArgumentsSeparator.first ?? ":",
+                                                                            presetPath: [Substring(name)]))
             } catch {
                 throw ServerConfigurationError.invalidValue(name: "imgproxyPresets[\(name)]", value: "\(error)")
             }
@@ -176,8 +176,13 @@ public final class ImageServer: Sendable {
             guard let key = Data(hex: key), let salt = Data(hex: salt) else { return nil }
             return URLSigner(keys: [key], salt: salt)
         }
-        imgproxyPresets = presets
-        imgproxySeparator = configuration.imgproxyArgumentsSeparator.first ?? ":"
+        let imgproxy = configuration.imgproxy
+        imgproxySettings = ImgproxyURL.Settings(
+            presets: presets, separator: configuration.imgproxyArgumentsSeparator.first ?? ":", baseURL: imgproxy.baseURL,
+            replacements: (try? ImgproxyURL.URLReplacement.list(imgproxy.urlReplacements)) ?? [],  // validated above
+            base64IncludesFilename: imgproxy.base64URLIncludesFilename, onlyPresets: imgproxy.onlyPresets,
+            allowedOptions: Set(imgproxy.allowedProcessingOptions), skipProcessing: Set(imgproxy.skipProcessingFormats.compactMap(ImgproxyURL.sourceType)),
+            enforcedFormats: imgproxy.enforcedFormats, clientHints: imgproxy.enableClientHints, keepCopyright: imgproxy.keepCopyright)
         signer = URLSigner(keys: configuration.signingKeys.compactMap { Data(hex: $0) }, salt: Data(hex: configuration.signingSalt) ?? Data())
         admission = Admission(limit: configuration.processingConcurrency + configuration.maxQueue) { metrics.queue.record($0) }
         var byName: [String: ServerConfiguration.Format] = [:]
@@ -315,7 +320,8 @@ public final class ImageServer: Sendable {
     ///   - strictFormat: an asked format is answered whatever `Accept` says (imgproxy's and
     ///     thumbor's rule); native URLs send WebP and AVIF only to clients that take them.
     func answer(_ request: Request, _ context: EaselRequestContext, head: Bool, source: Source, options: ProcessingOptions,
-                defaultQuality: Int?, strictFormat: Bool = false, lifetime: Int64? = nil) async throws -> Response {
+                defaultQuality: Int?, strictFormat: Bool = false, lifetime: Int64? = nil, enforced: [ImageEncoding.Format] = [],
+                vary: String? = nil) async throws -> Response {
         var lifetime = lifetime
         if let expires = options.expires {
             // imgproxy's `expires`: a URL past its time is gone (404, as imgproxy answers); until
@@ -324,6 +330,15 @@ public final class ImageServer: Sendable {
             guard expires > now else { throw RequestError.notFound("the URL has expired") }
             lifetime = min(lifetime ?? .max, expires - now)
         }
+        var output = OutputPolicy(format: options.format, quality: options.quality ?? defaultQuality, strict: strictFormat,
+                                  formatQuality: options.formatQuality, maxBytes: options.maxBytes)
+        output.enforced = enforced
+        output.keepsRights = options.keepCopyright
+        if options.raw || (!options.skipProcessing.isEmpty && options.page == 0 && !options.embeddedThumbnail),
+           let response = try await unprocessedAnswer(request, context, head: head, source: source, options: options, output: output,
+                                                      lifetime: lifetime, vary: vary) {
+            return response
+        }
         var madeWith: [PreparedWatermark] = []
         var mark: PreparedWatermark?, frame: PreparedWatermark?
         if let watermark = options.watermark { mark = try await watermarkImage(watermark.image) }
@@ -331,12 +346,21 @@ public final class ImageServer: Sendable {
         madeWith.append(contentsOf: [mark, frame].compactMap { $0 })
         let processors = try options.processors(limit: configuration.maxAdHocSize, maxPixels: configuration.maxOutputPixels,
                                                 mark: mark, frameImage: frame)
-        return try await answer(request, context, head: head, source: source, processing: .processors(processors),
-                                output: OutputPolicy(format: options.format, quality: options.quality ?? defaultQuality, strict: strictFormat,
-                                                     formatQuality: options.formatQuality, maxBytes: options.maxBytes),
-                                page: options.page, madeWith: madeWith, lifetime: lifetime, maxAge: options.maxAge,
-                                sourceLimits: options.sourceLimits,
-                                disposition: options.contentDisposition ? (options.filename ?? Self.sourceName(source), options.attachment) : nil)
+        return try await answer(request, context, head: head, source: source, processing: .processors(processors), output: output,
+                                page: options.page, embeddedThumbnail: options.embeddedThumbnail, madeWith: madeWith, lifetime: lifetime,
+                                maxAge: options.maxAge, sourceLimits: options.sourceLimits,
+                                disposition: options.contentDisposition ? (options.filename ?? Self.sourceName(source), options.attachment) : nil,
+                                vary: vary)
+    }
+
+    /// Whether an `If-None-Match` value names `etag`: weak comparison, as RFC 9110 asks (a CDN
+    /// may send W/"…"), or `*`.
+    static func matches(_ ifNoneMatch: String?, etag: String) -> Bool {
+        guard let ifNoneMatch else { return false }
+        return ifNoneMatch.split(separator: ",").contains {
+            let tag = $0.trimmingCharacters(in: .whitespaces)
+            return tag == "*" || (tag.hasPrefix("W/") ? String(tag.dropFirst(2)) : tag) == etag
+        }
     }
 
     /// The identity a purge of `source` removes (the pipeline's source key), as a purge computes it.
@@ -347,12 +371,13 @@ public final class ImageServer: Sendable {
     /// the encoding and its `Vary`, answers from memory or makes it (admitted, or 429), and is
     /// left when the client closes its connection. This only writes HTTP.
     func answer(_ request: Request, _ context: EaselRequestContext, head: Bool, source: Source,
-                processing: ImageRequest.Processing, output: OutputPolicy, page: Int = 0, madeWith: [PreparedWatermark] = [],
-                lifetime: Int64? = nil, maxAge: Int? = nil, sourceLimits: DecodingLimits? = nil,
-                disposition: (name: String, attachment: Bool)? = nil) async throws -> Response {
+                processing: ImageRequest.Processing, output: OutputPolicy, page: Int = 0, embeddedThumbnail: Bool = false,
+                madeWith: [PreparedWatermark] = [], lifetime: Int64? = nil, maxAge: Int? = nil, sourceLimits: DecodingLimits? = nil,
+                disposition: (name: String, attachment: Bool)? = nil, vary: String? = nil) async throws -> Response {
         let key = sourceKey(source)
         var pipelineRequest = ImageRequest(url: try resolve(source), processing: processing, cacheKey: key)
         pipelineRequest.page = page
+        pipelineRequest.embeddedThumbnail = embeddedThumbnail
         pipelineRequest.sourceLimits = sourceLimits
         pipelineRequest.client = ClientPreferences(accept: request.headers[.accept])
         pipelineRequest.output = output
@@ -386,7 +411,8 @@ public final class ImageServer: Sendable {
             .cacheControl: lifetime.map { "public, max-age=\(min(Int64(configuration.maxAge), $0))" }
                 ?? maxAge.map { "public, max-age=\(min(configuration.maxAge, $0))" } ?? cacheControl,
         ]
-        if let vary = answer.vary { headers[.vary] = vary }
+        // The pipeline's `Vary` (Accept) and the route's own (Client Hints).
+        if let joined = [answer.vary, vary].compactMap({ $0 }).joined(separator: ", ") as String?, !joined.isEmpty { headers[.vary] = joined }
         if let disposition { headers[.contentDisposition] = Self.contentDisposition(disposition.name, format: encoded.encoding.format, attachment: disposition.attachment) }
         // An SVG is a document a browser may open on its own: besides its cleaning, it may run
         // nothing and load nothing but its own styles and embedded images.
@@ -397,11 +423,7 @@ public final class ImageServer: Sendable {
             headers[Self.surrogateField] = ([pipelineRequest.sourceKey ?? ""] + madeWith.map(\.sourceKey)).map(PurgeRelay.surrogateKey(forSource:))
                 .joined(separator: " ")
         }
-        // Weak comparison, as RFC 9110 asks for If-None-Match (a CDN may send W/"…").
-        if let match = request.headers[.ifNoneMatch], match.split(separator: ",").contains(where: {
-            let tag = $0.trimmingCharacters(in: .whitespaces)
-            return tag == "*" || (tag.hasPrefix("W/") ? String(tag.dropFirst(2)) : tag) == encoded.etag
-        }) {
+        if Self.matches(request.headers[.ifNoneMatch], etag: encoded.etag) {
             return Response(status: .notModified, headers: headers)
         }
         headers[.contentLength] = String(encoded.count)

@@ -40,6 +40,7 @@ final class ReadyAnswers: Sendable {
                   target.utf8.count <= Self.longestTarget else { return nil }
             let fields = request.headerFields
             for name in Self.conditionalFields where fields[name] != nil { return nil }
+            for name in Self.hintFields where fields[name] != nil { return nil }
             guard fields[.expect] == nil, fields[.transferEncoding] == nil, fields[.contentLength] == nil || fields[.contentLength] == "0"
             else { return nil }
             let accept = fields[.accept]
@@ -63,6 +64,7 @@ final class ReadyAnswers: Sendable {
             guard request.uri.utf8.count <= Self.longestTarget else { return nil }
             let headers = request.headers
             for name in Self.conditionalNames where headers.contains(name: name) { return nil }
+            for name in Self.hintNames where headers.contains(name: name) { return nil }
             guard !headers.contains(name: "expect"), !headers.contains(name: "transfer-encoding") else { return nil }
             if headers.contains(name: "content-length"), headers["content-length"] != ["0"] { return nil }
             let values = headers["accept"]
@@ -83,6 +85,10 @@ final class ReadyAnswers: Sendable {
         /// with 304; the others it ignores, but a replay need not know that).
         static let conditionalFields: [HTTPField.Name] = [.ifNoneMatch, .ifModifiedSince, .ifMatch, .ifUnmodifiedSince, .ifRange, .range]
         static let conditionalNames = conditionalFields.map(\.canonicalName)
+        /// Client Hints: an answer may depend on them (imgproxy URLs with hints enabled), so
+        /// requests that carry any go the normal way too.
+        static let hintNames = ["sec-ch-dpr", "dpr", "sec-ch-width", "width"]
+        static let hintFields = hintNames.compactMap { HTTPField.Name($0) }
     }
 
     /// An indexed answer: the response's header fields as the route and the framework sent them

@@ -153,6 +153,9 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
     /// The character between an imgproxy option's name and its arguments (`IMGPROXY_ARGUMENTS_SEPARATOR`):
     /// `:` by default; one character, not `/`.
     public var imgproxyArgumentsSeparator = ":"
+    /// The rest of imgproxy's URL settings (base URL, replacements, allowed options, skipped and
+    /// enforced formats, Client Hints): JSON `imgproxy`, or imgproxy's variables.
+    public var imgproxy = ImgproxySettings()
     /// thumbor-compatible URLs (`/thumbor/…`): thumbor's `SECURITY_KEY` (text, not hex).
     public var thumborSecurityKey: String?
     /// The watermark image of imgproxy's `watermark` option: a file path.
@@ -182,7 +185,7 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         case host, port, origin, sharedCache, sharedCacheTimeout, peers, cdnBanURLs, cacheDirectory, allowHosts, formats, maxAge, signingKeys, signingSalt, signNamedFormats
         case allowUnsignedAdHoc, jpegXL, adminToken, maxSourcePixels, maxSourceBytes, downloadTimeout, processingConcurrency
         case maxQueue, requestTimeout, memoryLimit, readyAnswerLimit, diskLimit, maxAdHocSize, maxOutputPixels, idleTimeout, maxConnections
-        case gallery, galleryPageSize, imgproxyKeys, imgproxySalts, imgproxyPresets, imgproxyArgumentsSeparator, thumborSecurityKey, watermark
+        case gallery, galleryPageSize, imgproxyKeys, imgproxySalts, imgproxyPresets, imgproxyArgumentsSeparator, imgproxy, thumborSecurityKey, watermark
         case familyInBackground, accessLog
     }
 
@@ -227,6 +230,7 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         imgproxySalts = try value(.imgproxySalts, defaults.imgproxySalts)
         imgproxyPresets = try value(.imgproxyPresets, defaults.imgproxyPresets)
         imgproxyArgumentsSeparator = try value(.imgproxyArgumentsSeparator, defaults.imgproxyArgumentsSeparator)
+        imgproxy = try value(.imgproxy, defaults.imgproxy)
         thumborSecurityKey = try container.decodeIfPresent(String.self, forKey: .thumborSecurityKey)
         watermark = try container.decodeIfPresent(String.self, forKey: .watermark)
         familyInBackground = try value(.familyInBackground, defaults.familyInBackground)
@@ -250,7 +254,7 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
     /// `EASEL_SIGNING_SALT`, `EASEL_ADMIN_TOKEN`, `EASEL_ACCESS_LOG` and `EASEL_JPEG_XL` (1/true/0/false); and imgproxy's and thumbor's own:
     /// `IMGPROXY_KEY`, `IMGPROXY_SALT` (or the comma-separated `IMGPROXY_KEYS`,
     /// `IMGPROXY_SALTS`), `IMGPROXY_PRESETS`, `IMGPROXY_WATERMARK_PATH`, `IMGPROXY_ARGUMENTS_SEPARATOR`,
-    /// `THUMBOR_SECURITY_KEY`.
+    /// those `ImgproxySettings.apply(environment:)` reads, and `THUMBOR_SECURITY_KEY`.
     public mutating func apply(environment: [String: String]) throws(ServerConfigurationError) {
         if let host = environment["EASEL_HOST"] { self.host = host }
         if let port = environment["EASEL_PORT"] {
@@ -268,6 +272,9 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         if let token = environment["EASEL_ADMIN_TOKEN"] { adminToken = token }
         if let on = try Self.flag(environment, "EASEL_ACCESS_LOG") { accessLog = on }
         if let on = try Self.flag(environment, "EASEL_JPEG_XL") { jpegXL = on }
+        // imgproxy's "JPEG XL for clients that name it" is this server's JPEG XL negotiation.
+        let autoJXL = try Self.flag(environment, "IMGPROXY_AUTO_JXL"), enforceJXL = try Self.flag(environment, "IMGPROXY_ENFORCE_JXL")
+        if autoJXL == true || enforceJXL == true { jpegXL = true }
         if let keys = environment["IMGPROXY_KEYS"] ?? environment["IMGPROXY_KEY"] { imgproxyKeys = Self.list(keys) }
         if let salts = environment["IMGPROXY_SALTS"] ?? environment["IMGPROXY_SALT"] { imgproxySalts = Self.list(salts) }
         if let presets = environment["IMGPROXY_PRESETS"] {
@@ -275,6 +282,7 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         }
         if let path = environment["IMGPROXY_WATERMARK_PATH"] { watermark = path.isEmpty ? nil : path }
         if let separator = environment["IMGPROXY_ARGUMENTS_SEPARATOR"] { imgproxyArgumentsSeparator = separator }
+        try imgproxy.apply(environment: environment)
         if let key = environment["THUMBOR_SECURITY_KEY"] { thumborSecurityKey = key.isEmpty ? nil : key }
     }
 
@@ -309,6 +317,7 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         guard imgproxyArgumentsSeparator.count == 1, imgproxyArgumentsSeparator != "/" else {
             throw .invalidValue(name: "imgproxyArgumentsSeparator", value: "\(imgproxyArgumentsSeparator) (one character, not /)")
         }
+        try imgproxy.validate()
         guard !formats.isEmpty else { throw .invalidValue(name: "formats", value: "[]") }
         var names = Set<String>()
         for format in formats {

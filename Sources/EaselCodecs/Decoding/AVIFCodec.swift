@@ -94,27 +94,31 @@ enum HEIFCodec {
         return Data(bytes: output, count: size)
     }
 
-    static func info(_ data: Data, limits: DecodingLimits) throws -> ImageInfo {
+    /// The primary image's facts, or with `embeddedThumbnail` its first embedded thumbnail's
+    /// when it has one (`ImageInfo.isEmbeddedThumbnail`; libheif reads AVIF containers too).
+    static func info(_ data: Data, limits: DecodingLimits, embeddedThumbnail: Bool = false, fileType: ImageFileType = .heic) throws -> ImageInfo {
         var header = easel_heif_header()
         var icc: UnsafeMutablePointer<UInt8>?
         var iccSize = 0
-        _ = try callShim(data, format: .heic, messageSize: EASEL_HEIF_MESSAGE_SIZE) { bytes, count, message in
-            easel_heif_read_header(bytes, count, &header, limits.maxProfileBytes, &icc, &iccSize, message)
+        _ = try callShim(data, format: fileType, messageSize: EASEL_HEIF_MESSAGE_SIZE) { bytes, count, message in
+            easel_heif_read_header(bytes, count, embeddedThumbnail ? 1 : 0, &header, limits.maxProfileBytes, &icc, &iccSize, message)
         }
         defer { easel_heif_free(icc) }
         let profile = ICCProfileReader.read(container: icc, size: iccSize, limit: limits.maxProfileBytes,
                                             primaries: Int(header.color_primaries), transfer: Int(header.transfer))
-        return ImageInfo(fileType: .heic, width: Int(header.width), height: Int(header.height), hasAlpha: header.has_alpha != 0,
-                         isGrayscale: false, isProgressive: false, colorProfile: profile, frameCount: Int(header.image_count),
-                         bitDepth: Int(header.depth), containerOrientation: 1)
+        var info = ImageInfo(fileType: fileType, width: Int(header.width), height: Int(header.height), hasAlpha: header.has_alpha != 0,
+                             isGrayscale: false, isProgressive: false, colorProfile: profile, frameCount: Int(header.image_count),
+                             bitDepth: Int(header.depth), containerOrientation: 1)
+        info.isEmbeddedThumbnail = header.is_thumbnail != 0
+        return info
     }
 
     static func decode(_ data: Data, info: ImageInfo) throws -> Bitmap {
         var bitmap = Bitmap(width: info.width, height: info.height, pixelFormat: .rgba8)
         let rowBytes = bitmap.rowBytes
         try bitmap.withUnsafeMutableBytes { pixels in
-            _ = try callShim(data, format: .heic, messageSize: EASEL_HEIF_MESSAGE_SIZE) { bytes, count, message in
-                easel_heif_decode(bytes, count, Int32(info.width), Int32(info.height),
+            _ = try callShim(data, format: info.fileType, messageSize: EASEL_HEIF_MESSAGE_SIZE) { bytes, count, message in
+                easel_heif_decode(bytes, count, info.isEmbeddedThumbnail ? 1 : 0, Int32(info.width), Int32(info.height),
                                   pixels.baseAddress!.assumingMemoryBound(to: UInt8.self), rowBytes, message)
             }
         }

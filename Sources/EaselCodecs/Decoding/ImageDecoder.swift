@@ -24,9 +24,12 @@ public enum ImageDecoder {
     /// but 0 of another format, is `noSuchPage`; one at or past both `limits.maxPages` and
     /// `limits.maxFrames` is refused before anything is counted (a frame past `maxFrames` is
     /// refused by the animation limits).
+    /// `embeddedThumbnail` asks for a HEIC's or AVIF's embedded thumbnail instead of its primary
+    /// image, when it has one (imgproxy's `enforce_thumbnail`; `ImageInfo.isEmbeddedThumbnail`
+    /// says whether it did); other formats ignore it.
     /// - Throws: `CodecError` (unknown, unsupported or corrupt input; input over the byte limit;
     ///   `noPixels`, `sideTooLong`, `tooManyPixels`; `noSuchPage`).
-    public static func info(of data: Data, limits: DecodingLimits = .default, page: Int = 0) throws -> ImageInfo {
+    public static func info(of data: Data, limits: DecodingLimits = .default, page: Int = 0, embeddedThumbnail: Bool = false) throws -> ImageInfo {
         guard data.count <= limits.maxInputBytes else {
             throw CodecError.inputTooLarge(bytes: data.count, limit: limits.maxInputBytes)
         }
@@ -40,8 +43,15 @@ public enum ImageDecoder {
         case .png: info = try PNGCodec.info(data, limits: limits)
         case .webp: info = try WebPCodec.info(data, limits: limits)
         case .gif: info = try GIFCodec.info(data, limits: limits)
-        case .avif: info = try AVIFCodec.info(data, limits: limits)
-        case .heic: info = try HEIFCodec.info(data, limits: limits)
+        case .avif:
+            // A thumbnail is found (and then decoded) by libheif, which reads AVIF containers.
+            if embeddedThumbnail, let thumbnail = try? HEIFCodec.info(data, limits: limits, embeddedThumbnail: true, fileType: .avif),
+               thumbnail.isEmbeddedThumbnail {
+                info = thumbnail
+            } else {
+                info = try AVIFCodec.info(data, limits: limits)
+            }
+        case .heic: info = try HEIFCodec.info(data, limits: limits, embeddedThumbnail: embeddedThumbnail)
         case .bmp: info = try BMPCodec.info(data, limits: limits)
         case .tiff: info = try TIFFCodec.info(data, limits: limits, page: page)
         case .svg: info = try SVGCodec.info(data, limits: limits)
@@ -61,6 +71,9 @@ public enum ImageDecoder {
             info.page = page
         }
         try checkSize(info, limits: limits)
+        if info.frameCount > 1, info.pixelCount > limits.maxAnimationFramePixels {
+            throw CodecError.tooManyPixels(width: info.width, height: info.height, limit: limits.maxAnimationFramePixels)
+        }
         // (Frames are not refused here: an animation over `maxFrames` is still read as its first
         // frame, and `AnimationReader` refuses it before decoding any frame.)
         return info
@@ -177,6 +190,8 @@ public enum ImageDecoder {
                                      to: converted(try WebPCodec.decode(data, info: info, pixelFormat: pixelFormat)))
         case .gif:
             return try GIFCodec.decode(data, info: info, pixelFormat: pixelFormat, limits: limits)
+        case .avif where info.isEmbeddedThumbnail:
+            return converted(try HEIFCodec.decode(data, info: info)).converted(to: pixelFormat)
         case .avif:
             return Orientation.apply(applyOrientation ? info.orientation : 1,
                                      to: converted(try AVIFCodec.decode(data, info: info, limits: limits))).converted(to: pixelFormat)

@@ -29,6 +29,10 @@ public struct ImageInfo: Sendable, Hashable {
     /// with them makes: 0, the first, unless `ImageDecoder.info(of:limits:page:)` was asked for
     /// another.
     public var page = 0
+    /// These facts, and a decode with them, are a HEIC's or AVIF's embedded thumbnail rather
+    /// than its primary image (`ImageDecoder.info(of:limits:page:embeddedThumbnail:)` was asked
+    /// for it and the file has one).
+    public var isEmbeddedThumbnail = false
     /// Bits per sample as stored (AVIF and HEIC: 8, 10 or 12); 8 otherwise.
     public var bitDepth: Int
 

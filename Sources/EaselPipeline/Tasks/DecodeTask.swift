@@ -188,7 +188,8 @@ extension ImagePipeline {
         let limits = decodingLimits(for: request)
         let stores = request.cachePolicy != .noStore
         let info: ImageInfo
-        do { info = try ImageDecoder.info(of: original.data, limits: limits, page: request.page) } catch let error as CodecError { throw .decoding(error) } catch {
+        do { info = try ImageDecoder.info(of: original.data, limits: limits, page: request.page,
+                                                    embeddedThumbnail: request.embeddedThumbnail) } catch let error as CodecError { throw .decoding(error) } catch {
             throw .decoding(.invalidParameters("\(error)"))
         }
         let animated = info.isAnimated && (info.fileType == .gif || info.fileType == .webp)

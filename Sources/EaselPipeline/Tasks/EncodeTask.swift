@@ -63,6 +63,16 @@ struct EncodeTask: PipelineTask {
             return EncodedResponse(encoded: encoded, tier: made.tier, isInMemoryTier: kept)
         }
         guard let image = made.images.values.first else { throw .noSource }
+        // The source's rights, when kept: from its header as decoded, else read again (a
+        // bitmap from a tier has no header with it).
+        let rights: RightsMetadata?
+        if !encoding.keepsRights {
+            rights = nil
+        } else if let info = made.info {
+            rights = RightsMetadata(info.exif)
+        } else {
+            rights = try await pipeline.sourceRights(request, sourceKey: keys.source)
+        }
         let metrics = pipeline.metrics
         let data = try await pipeline.tasks.decodeSlots.run(priority: handle) { () async throws(PipelineError) -> Data in
             try await BlockingIOPool.decoding.perform { () throws(PipelineError) -> Data in
@@ -70,7 +80,7 @@ struct EncodeTask: PipelineTask {
                 do {
                     // JPEG has no alpha: transparent pixels go on white rather than on black.
                     let opaque = encoding.format == .jpeg && !image.isKnownOpaque ? try Flatten().process(image) : image
-                    var data = try ImageEncoder.encode(opaque, as: options)
+                    var data = try ImageEncoder.encode(opaque, as: options, rights: rights)
                     if let limit = encoding.maxBytes, data.count > limit {
                         // The highest quality whose bytes fit (a binary search: at most seven
                         // more encodes), else the lowest quality's.
@@ -80,7 +90,7 @@ struct EncodeTask: PipelineTask {
                         while low <= high {
                             let quality = (low + high) / 2
                             guard let options = encoding.options(quality: quality) else { break }
-                            let attempt = try ImageEncoder.encode(opaque, as: options)
+                            let attempt = try ImageEncoder.encode(opaque, as: options, rights: rights)
                             if attempt.count < smallest.count { smallest = attempt }
                             if attempt.count <= limit { best = attempt; low = quality + 1 } else { high = quality - 1 }
                         }

@@ -31,10 +31,97 @@ struct ImgproxyURL {
     /// imgproxy's default quality (`IMGPROXY_QUALITY`).
     static let defaultQuality = 80
 
+    /// How a server reads imgproxy URLs: imgproxy's own settings of the same names.
+    struct Settings: Sendable {
+        /// Option lists by name (`pr:name`); `default` applies to every URL (`IMGPROXY_PRESETS`).
+        var presets: [String: [Substring]] = [:]
+        /// Between an option's name and arguments (`IMGPROXY_ARGUMENTS_SEPARATOR`).
+        var separator: Character = ":"
+        /// Put before every source URL that does not start with it (`IMGPROXY_BASE_URL`).
+        var baseURL = ""
+        /// Rewrites of source URLs, in order, before `baseURL` (`IMGPROXY_URL_REPLACEMENTS`).
+        var replacements: [URLReplacement] = []
+        /// A base64 source may be followed by `/{file name}`, which is ignored
+        /// (`IMGPROXY_BASE64_URL_INCLUDES_FILENAME`).
+        var base64IncludesFilename = false
+        /// The options segment is a list of preset names and nothing else (`IMGPROXY_ONLY_PRESETS`).
+        var onlyPresets = false
+        /// When not empty, the only option names a URL may use (presets may use any):
+        /// `IMGPROXY_ALLOWED_PROCESSING_OPTIONS`.
+        var allowedOptions: Set<String> = []
+        /// Source types answered unprocessed when the answer is in their type
+        /// (`IMGPROXY_SKIP_PROCESSING_FORMATS`; a URL's `skip_processing` adds to them).
+        var skipProcessing: Set<ImageFileType> = []
+        /// Formats that win over the URL's for clients that name them (`IMGPROXY_ENFORCE_*`).
+        var enforcedFormats: [ImageEncoding.Format] = []
+        /// Whether Client Hints set the width and DPR (`IMGPROXY_ENABLE_CLIENT_HINTS`).
+        var clientHints = false
+        /// Whether answers keep the source's Artist and Copyright unless the URL says otherwise
+        /// (`IMGPROXY_KEEP_COPYRIGHT`).
+        var keepCopyright = false
+    }
+
+    /// One of `IMGPROXY_URL_REPLACEMENTS`: a pattern matched at the start of the source URL, `*`
+    /// matching any run without `/`, and its replacement, where `${1}`… are the runs.
+    struct URLReplacement: Sendable {
+        let regex: NSRegularExpression
+        let template: String
+
+        init(pattern: String, replacement: String) throws {
+            let parts = pattern.split(separator: "*", omittingEmptySubsequences: false)
+            let expression = "^" + parts.map { NSRegularExpression.escapedPattern(for: String($0)) }.joined(separator: "([^/]*)")
+            do { regex = try NSRegularExpression(pattern: expression) } catch {
+                throw RequestError.invalid("URL replacement pattern \(pattern) is not usable")
+            }
+            // Go's `${1}` (and `$1` before a character that is no letter, digit or `_`) is the
+            // template's `$1`; every other `$` and backslash is literal.
+            var template = ""
+            var rest = replacement[...]
+            while let first = rest.first {
+                if rest.hasPrefix("${"), let close = rest.firstIndex(of: "}"), let group = Int(rest[rest.index(rest.startIndex, offsetBy: 2)..<close]),
+                   (1..<parts.count).contains(group) {
+                    template += "$\(group)"
+                    rest = rest[rest.index(after: close)...]
+                    continue
+                }
+                let name = rest.dropFirst().prefix { $0.isLetter || $0.isNumber || $0 == "_" }
+                if first == "$", let group = Int(name), (1..<parts.count).contains(group) {
+                    template += "$\(group)"
+                    rest = rest.dropFirst(1 + name.count)
+                    continue
+                }
+                template += first == "$" || first == "\\" ? "\\" + String(first) : String(first)
+                rest = rest.dropFirst()
+            }
+            self.template = template
+        }
+
+        /// `pattern=replacement;pattern=replacement…`, as imgproxy reads it.
+        static func list(_ text: String) throws -> [URLReplacement] {
+            try text.split(separator: ";").map { pair in
+                guard let equals = pair.firstIndex(of: "=") else { throw RequestError.invalid("URL replacement \(pair) is not pattern=replacement") }
+                return try URLReplacement(pattern: String(pair[..<equals]), replacement: String(pair[pair.index(after: equals)...]))
+            }
+        }
+
+        /// `url` rewritten, or as it is when the pattern does not match its start.
+        func apply(to url: String) -> String {
+            regex.stringByReplacingMatches(in: url, range: NSRange(url.startIndex..., in: url), withTemplate: template)
+        }
+    }
+
     /// - Parameter path: the request path after the `/imgproxy` prefix (starting with `/`).
     /// - Parameter presets: option lists by name (`pr:name`); `default` applies to every URL.
     /// - Parameter separator: between an option's name and arguments (`IMGPROXY_ARGUMENTS_SEPARATOR`).
     static func parse(_ path: Substring, presets: [String: [Substring]], separator: Character = ":") throws -> ImgproxyURL {
+        try parse(path, settings: Settings(presets: presets, separator: separator))
+    }
+
+    /// - Parameter path: the request path after the `/imgproxy` prefix (starting with `/`).
+    /// - Parameter hints: the client's Client Hints, when the server reads them: the width and
+    ///   DPR of a URL that names none (imgproxy's `IMGPROXY_ENABLE_CLIENT_HINTS`).
+    static func parse(_ path: Substring, settings: Settings, hints: ClientHints? = nil) throws -> ImgproxyURL {
+        let separator = settings.separator, presets = settings.presets
         var rest = path.drop { $0 == "/" }
         guard let slash = rest.firstIndex(of: "/") else { throw RequestError.noSuchImage }
         let signature = rest[..<slash]
@@ -45,27 +132,48 @@ struct ImgproxyURL {
         // imgproxy enlarges in no resizing type unless asked (`enlarge`), and names every answer.
         options.enlarge = false
         options.contentDisposition = true
-        if let defaults = presets["default"] { try apply(defaults, to: &options, presets: presets, depth: 0, separator: separator) }
-        var optionSegments: [Substring] = []
-        while let first = segments.first, first != "plain", first.contains(separator) {
-            optionSegments.append(first)
-            segments.removeFirst()
+        options.skipProcessing = settings.skipProcessing
+        options.keepCopyright = settings.keepCopyright
+        // Client Hints first (when the server reads them), then the `default` preset, then the
+        // URL's own options: each later one wins, as in imgproxy.
+        if let hints {
+            if let dpr = hints.dpr { options.dpr = dpr }
+            if let width = hints.width { options.width = max(1, Int((Double(width) / (hints.dpr ?? 1)).rounded())) }
         }
-        try apply(optionSegments, to: &options, presets: presets, depth: 0, separator: separator)
-        guard !segments.isEmpty else { throw RequestError.notFound("no source in the URL") }
+        var context = OptionContext(presets: presets, separator: separator, allowed: settings.allowedOptions)
+        if presets["default"] != nil {
+            var everything = context
+            everything.allowed = []
+            try apply(["pr" + String(separator) + "default"], to: &options, context: everything)
+        }
+        if settings.onlyPresets {
+            // `/{preset}:{preset}…/{source}`: the first segment names presets only.
+            guard let first = segments.first, first != "plain", segments.count > 1 else { throw RequestError.notFound("no source in the URL") }
+            segments.removeFirst()
+            context.allowed = []
+            try apply(["pr" + String(separator) + first], to: &options, context: context)
+        } else {
+            var optionSegments: [Substring] = []
+            while let first = segments.first, first != "plain", first.contains(separator) {
+                optionSegments.append(first)
+                segments.removeFirst()
+            }
+            try apply(optionSegments, to: &options, context: context)
+        }
+        guard !segments.isEmpty, !(segments.count == 1 && segments[0].isEmpty) else { throw RequestError.notFound("no source in the URL") }
         var sourceText: String
         var fileExtension: Substring?
         if segments.first == "plain" {
             var plain = segments.dropFirst().joined(separator: "/")[...]
-            // A plain source may come path-escaped (`local:%2F%2F%2Fa.jpg`, as Go's PathEscape
-            // writes it): unescaped once.
-            if plain.lowercased().hasPrefix("local:%2f"), let decoded = String(plain).removingPercentEncoding { plain = decoded[...] }
             if let at = plain.lastIndex(of: "@") {
                 fileExtension = plain[plain.index(after: at)...]
                 plain = plain[..<at]
             }
-            sourceText = String(plain)
+            // A plain source may come path-escaped (`local:%2F%2F%2Fa.jpg`, `http%3A%2F%2F…`, as
+            // Go's PathEscape writes it): unescaped once, as imgproxy does.
+            sourceText = plain.contains("%") ? (String(plain).removingPercentEncoding ?? String(plain)) : String(plain)
         } else {
+            if settings.base64IncludesFilename, segments.count > 1 { segments.removeLast() }
             var encoded = segments.joined()[...]
             if let dot = encoded.lastIndex(of: ".") {
                 fileExtension = encoded[encoded.index(after: dot)...]
@@ -76,7 +184,11 @@ struct ImgproxyURL {
             }
             sourceText = text
         }
-        if let fileExtension, !fileExtension.isEmpty {
+        guard !sourceText.isEmpty else { throw RequestError.notFound("no source in the URL") }
+        for replacement in settings.replacements { sourceText = replacement.apply(to: sourceText) }
+        if !settings.baseURL.isEmpty, !sourceText.hasPrefix(settings.baseURL) { sourceText = settings.baseURL + sourceText }
+        // (A raw answer is the source's bytes: an extension names no format for it.)
+        if let fileExtension, !fileExtension.isEmpty, !options.raw {
             options.format = try outputFormat(fileExtension)
         }
         return ImgproxyURL(options: options, source: try source(sourceText), signature: signature, signedPath: signedPath)
@@ -95,6 +207,25 @@ struct ImgproxyURL {
         return try ImageServer.split("/" + text, prefix: "/", withSpec: false).1
     }
 
+    /// A source type by imgproxy's name (`skip_processing`, `IMGPROXY_SKIP_PROCESSING_FORMATS`).
+    static func sourceType(_ name: some StringProtocol) -> ImageFileType? {
+        switch name.lowercased() {
+        case "jpg", "jpeg": .jpeg
+        case "png": .png
+        case "webp": .webp
+        case "avif": .avif
+        case "jxl": .jxl
+        case "gif": .gif
+        case "ico": .ico
+        case "bmp": .bmp
+        case "svg": .svg
+        case "heic", "heif": .heic
+        case "tiff", "tif": .tiff
+        case "pdf": .pdf
+        default: nil
+        }
+    }
+
     static func outputFormat(_ name: Substring) throws -> ImageEncoding.Format {
         switch name.lowercased() {
         case "jpg", "jpeg": return .jpeg
@@ -111,11 +242,30 @@ struct ImgproxyURL {
         }
     }
 
-    static func apply(_ segments: [Substring], to options: inout ProcessingOptions, presets: [String: [Substring]], depth: Int,
+    /// What the options of one URL are read with.
+    struct OptionContext {
+        var presets: [String: [Substring]]
+        var separator: Character = ":"
+        /// When not empty, the only option names allowed (a preset's own options are not checked).
+        var allowed: Set<String> = []
+        /// The presets being applied, outermost first: one that names itself again, directly or
+        /// not, is skipped (imgproxy's loop rule).
+        var presetPath: [Substring] = []
+    }
+
+    static func apply(_ segments: [Substring], to options: inout ProcessingOptions, presets: [String: [Substring]], depth: Int = 0,
                       separator: Character = ":") throws {
+        try apply(segments, to: &options, context: OptionContext(presets: presets, separator: separator))
+    }
+
+    static func apply(_ segments: [Substring], to options: inout ProcessingOptions, context: OptionContext) throws {
+        let separator = context.separator
         for segment in segments where !segment.isEmpty {
             let parts = segment.split(separator: separator, omittingEmptySubsequences: false)
             let name = parts[0], args = Array(parts.dropFirst())
+            if !context.allowed.isEmpty, !context.allowed.contains(String(name)) {
+                throw RequestError.refused("forbidden processing option \(name)")
+            }
             func arg(_ index: Int) -> Substring? { index < args.count && !args[index].isEmpty ? args[index] : nil }
             func int(_ index: Int, _ what: String) throws -> Int? {
                 guard let text = arg(index) else { return nil }
@@ -371,6 +521,32 @@ struct ImgproxyURL {
             case "page", "pg":
                 try atMost(1)
                 options.page = try ProcessingOptions.page(args[0])
+            case "skip_processing", "skp":
+                // Source types answered unprocessed when the answer is in their type.
+                for text in args where !text.isEmpty {
+                    guard let type = sourceType(text) else { throw RequestError.invalid("invalid image format in skip_processing: \(text)") }
+                    options.skipProcessing.insert(type)
+                }
+            case "raw":
+                try atMost(1)
+                options.raw = try bool(0) ?? false
+            case "enforce_thumbnail", "eth":
+                try atMost(1)
+                options.embeddedThumbnail = try bool(0) ?? false
+            case "keep_copyright", "kcr":
+                try atMost(1)
+                options.keepCopyright = try bool(0) ?? false
+            case "max_animation_frame_resolution", "mafr":
+                try atMost(1)
+                guard let megapixels = try double(0, "megapixels"), megapixels >= 0, megapixels <= 1_000_000 else {
+                    throw RequestError.invalid("max_animation_frame_resolution is megapixels, 0 or more")
+                }
+                // 0: imgproxy's "no limit of its own" (max_src_resolution still holds).
+                if megapixels > 0 {
+                    var limits = options.sourceLimits ?? DecodingLimits(maxPixels: .max, maxInputBytes: .max, maxFrames: .max, maxAnimationPixels: .max)
+                    limits.maxAnimationFramePixels = Int(checked: (megapixels * 1_000_000).rounded())
+                    options.sourceLimits = limits
+                }
             case "cachebuster", "cb":
                 try atMost(1)
                 break  // changes the URL (for CDNs), not the image
@@ -390,10 +566,14 @@ struct ImgproxyURL {
                     throw RequestError.invalid("background is R:G:B (0–255) or a hex colour")
                 }
             case "preset", "pr":
-                guard depth < 4 else { throw RequestError.invalid("presets nest too deeply") }
-                for presetName in args {
-                    guard let preset = presets[String(presetName)] else { throw RequestError.invalid("unknown preset \(presetName)") }
-                    try apply(preset, to: &options, presets: presets, depth: depth + 1, separator: separator)
+                // A preset already being applied is skipped (a loop), as imgproxy does; its own
+                // options may be any, whatever the allowed list says.
+                for presetName in args where !context.presetPath.contains(presetName) {
+                    guard let preset = context.presets[String(presetName)] else { throw RequestError.invalid("unknown preset \(presetName)") }
+                    var inner = context
+                    inner.allowed = []
+                    inner.presetPath.append(presetName)
+                    try apply(preset, to: &options, context: inner)
                 }
             default:
                 throw RequestError.invalid("unknown option \(name)")

@@ -96,6 +96,17 @@ struct ProcessingOptions: Sendable {
     /// The page of a document (PDF, TIFF) or frame of an animation to make the image from,
     /// numbered from 0 (imgproxy Pro's and weserv's `page`; `ImageRequest.page`).
     var page = 0
+    /// Source types answered as they are, unprocessed, when the answer would be in that type
+    /// (imgproxy's `skip_processing`): still held to the source limits.
+    var skipProcessing: Set<ImageFileType> = []
+    /// The source's bytes as fetched, unchecked and unprocessed (imgproxy's `raw`).
+    var raw = false
+    /// A HEIC's or AVIF's embedded thumbnail instead of its primary image (imgproxy's
+    /// `enforce_thumbnail`; `ImageRequest.embeddedThumbnail`).
+    var embeddedThumbnail = false
+    /// The source's EXIF Artist and Copyright kept in the answer (JPEG, PNG and WebP stills;
+    /// imgproxy's `keep_copyright`); every other piece of metadata is always stripped.
+    var keepCopyright = false
 
     /// The most a URL may name: pages past it are refused before the source is read.
     static let maxPage = 9_999

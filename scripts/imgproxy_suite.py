@@ -1,0 +1,180 @@
+"""imgproxy's own parser tests, replayed as URLs against a running `easel serve`.
+
+imgproxy's `options/parser/processing_options_test.go` (vendored unchanged, with its licence, in
+Tests/Compat/imgproxy/) calls imgproxy's parser with a path, settings and client features, and
+asserts an error or the options it expects. Tests/Compat/imgproxy/cases.txt writes each test
+(and sub-test) as the request it stands for and what a client sees of those options; this
+asks each of `easel serve` under `/imgproxy/insecure`, with the test's settings as imgproxy's
+environment variables and its `http://images.dev/` served by a loopback origin.
+
+Every test function of the vendored file must have a line (a new upstream test is a failure
+until it has one). Expected deviations are listed, each with its reason, in
+Tests/Compat/imgproxy/deviations.txt: a failure no entry covers fails the run, and so does an
+entry nothing fails with. Every request is bounded (30 s).
+
+    python3 scripts/imgproxy_suite.py .build/debug/easel
+"""
+import base64, http.server, io, os, re, shutil, sys, tempfile, threading
+import urllib.error, urllib.parse, urllib.request
+
+from PIL import Image
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import easel_serve  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SUITE = os.path.join(ROOT, "Tests", "Compat", "imgproxy")
+EASEL = os.path.abspath(sys.argv[1])
+TYPES = {"jpeg": "image/jpeg", "png": "image/png", "webp": "image/webp", "avif": "image/avif", "jxl": "image/jxl"}
+
+
+def picture(width, height):
+    """A JPEG with a gradient (so sizes and crops differ visibly)."""
+    image = Image.new("RGB", (width, height))
+    image.putdata([(x * 255 // width, y * 255 // height, 128) for y in range(height) for x in range(width)])
+    out = io.BytesIO()
+    image.save(out, "JPEG", quality=90)
+    return out.getvalue()
+
+
+IMAGES = {"/lorem/ipsum.jpg": picture(300, 200), "/lorem/dolor/ipsum.jpg": picture(400, 100)}
+
+
+class Origin(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):  # noqa: N802 (the library's name)
+        body = IMAGES.get(urllib.parse.urlsplit(self.path).path)
+        self.send_response(200 if body else 404)
+        self.send_header("Content-Type", "image/jpeg" if body else "text/plain")
+        self.send_header("Content-Length", str(len(body or b"")))
+        self.end_headers()
+        self.wfile.write(body or b"")
+
+    def log_message(self, *args):
+        pass
+
+
+def cases():
+    entries = []
+    with open(os.path.join(SUITE, "cases.txt")) as f:
+        for line in f:
+            if not line.strip() or line.startswith("#"):
+                continue
+            name, settings, headers, path, expected = [part.strip() for part in line.rstrip("\n").split(" | ")]
+            entries.append((name, settings, headers, path, expected))
+    return entries
+
+
+def test_functions():
+    """The test functions of the vendored file (not the commented-out ones)."""
+    with open(os.path.join(SUITE, "processing_options_test.go")) as f:
+        return re.findall(r"^func \(s \*ProcessingOptionsTestSuite\) (Test\w+)\(", f.read(), re.M)
+
+
+def deviations():
+    entries = []
+    with open(os.path.join(SUITE, "deviations.txt")) as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if line.strip() and not line.startswith("#"):
+                name, _, reason = line.partition("  ")
+                entries.append((name.strip(), reason.strip()))
+    return entries
+
+
+def expand(path, host):
+    path = path.replace("images.dev", host)
+    path = re.sub(r"\{b64:([^}]*)\}", lambda m: base64.urlsafe_b64encode(m.group(1).encode()).decode().rstrip("="), path)
+    # Go's url.PathEscape: everything but unreserved characters and $&+:=@.
+    return re.sub(r"\{esc:([^}]*)\}", lambda m: urllib.parse.quote(m.group(1), safe="$&+:=@"), path)
+
+
+def get(base, path, headers):
+    request = urllib.request.Request(base + "/imgproxy/insecure" + path)
+    for header in filter(None, (h.strip() for h in headers.split(" ; "))):
+        name, _, value = header.partition(":")
+        request.add_header(name.strip(), value.strip())
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, dict(response.headers), response.read()
+    except urllib.error.HTTPError as error:
+        return error.code, dict(error.headers), error.read()
+
+
+def check(expected, status, headers, body):
+    """Why the answer is not what the test expects; None when it is."""
+    words = expected.split()
+    if words[0] == "error":
+        return None if 400 <= status < 500 else "expected an error (4xx), got %d" % status
+    if status != 200:
+        return "expected 200, got %d: %s" % (status, body[:120].decode("utf-8", "replace"))
+    for word in words[1:]:
+        if word.startswith("format="):
+            want = TYPES[word[len("format="):]]
+            if headers.get("Content-Type") != want:
+                return "expected %s, got %s" % (want, headers.get("Content-Type"))
+        elif word.startswith("size="):
+            size = "%dx%d" % Image.open(io.BytesIO(body)).size
+            if size != word[len("size="):]:
+                return "expected %s, got %s" % (word, size)
+        elif word == "source-bytes":
+            if body != IMAGES["/lorem/ipsum.jpg"]:
+                return "expected the source's bytes as they are"
+        elif word.startswith("vary~"):
+            if word[len("vary~"):] not in headers.get("Vary", ""):
+                return "expected Vary with %s, got %r" % (word[len("vary~"):], headers.get("Vary"))
+        else:
+            return "unknown expectation " + word
+    return None
+
+
+def main():
+    work = tempfile.mkdtemp(prefix="easel-imgproxy-suite.")
+    origin = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Origin)
+    threading.Thread(target=origin.serve_forever, daemon=True).start()
+    host = "127.0.0.1:%d" % origin.server_address[1]
+    mark = os.path.join(work, "mark.png")
+    Image.new("RGBA", (40, 20), (255, 0, 0, 200)).save(mark)
+    entries = cases()
+    expected = deviations()
+    missing = sorted(set(test_functions()) - {name.split("/")[0] for name, *_ in entries})
+    failures, used, passed = [], set(), 0
+    try:
+        groups = {}
+        for entry in entries:
+            groups.setdefault(entry[1], []).append(entry)
+        for settings, group in groups.items():
+            environment = {"IMGPROXY_WATERMARK_PATH": mark}
+            for pair in filter(None, settings.split("  ")):
+                name, _, value = pair.partition("=")
+                environment[name] = value.replace("images.dev", host)
+            config = {"origin": work, "cacheDirectory": os.path.join(work, "cache-%d" % len(used) + str(passed)), "allowHosts": [host]}
+            server, base = easel_serve.start(EASEL, work, config, ["--allow-unsigned-ad-hoc"], environment)
+            try:
+                for name, _, headers, path, want in group:
+                    status, answer_headers, body = get(base, expand(path, host), headers)
+                    problem = check(want, status, answer_headers, body)
+                    if problem is None:
+                        passed += 1
+                        continue
+                    covering = [entry for entry, _ in expected if entry == name]
+                    used.update(covering)
+                    if not covering:
+                        failures.append("%s: %s (%s)" % (name, problem, path))
+            finally:
+                easel_serve.stop(server)
+        print("imgproxy parser cases: %d of %d as imgproxy's tests expect" % (passed, len(entries)))
+        for line in failures:
+            print("UNEXPECTED " + line)
+        for name in missing:
+            print("MISSING a line in cases.txt for imgproxy's " + name)
+        stale = [name for name, _ in expected if name not in used]
+        for name in stale:
+            print("STALE deviation (nothing fails with it any more): " + name)
+        return 1 if failures or missing or stale else 0
+    finally:
+        origin.shutdown()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
