@@ -31,7 +31,10 @@ public struct ImgproxySettings: Sendable, Codable, Equatable {
     /// that names no format is negotiated whatever these say (AVIF, then WebP, for clients that
     /// name them: imgproxy's `IMGPROXY_AUTO_*` always on).
     public var enforceWebP = false
+    /// AVIF over the URL's format for clients that name it (`IMGPROXY_ENFORCE_AVIF`).
     public var enforceAVIF = false
+    /// JPEG XL over the URL's format for clients that name it (`IMGPROXY_ENFORCE_JXL`); turns on
+    /// `ServerConfiguration.jpegXL` when set through the variable.
     public var enforceJXL = false
     /// The client's `Sec-CH-DPR`/`DPR` and `Sec-CH-Width`/`Width` set a URL's DPR and width
     /// where it names none (`IMGPROXY_ENABLE_CLIENT_HINTS`); answers then vary on them.
@@ -73,22 +76,14 @@ public struct ImgproxySettings: Sendable, Codable, Equatable {
     /// `IMGPROXY_ENABLE_CLIENT_HINTS`, `IMGPROXY_KEEP_COPYRIGHT`.
     mutating func apply(environment: [String: String]) throws(ServerConfigurationError) {
         func flag(_ name: String, _ target: inout Bool) throws(ServerConfigurationError) {
-            guard let text = environment[name] else { return }
-            switch text.lowercased() {
-            case "1", "true", "yes", "on", "t": target = true
-            case "0", "false", "no", "off", "f", "": target = false
-            default: throw .invalidValue(name: name, value: text)
-            }
-        }
-        func list(_ text: String) -> [String] {
-            text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            if let value = try ServerConfiguration.flag(environment, name) { target = value }
         }
         if let text = environment["IMGPROXY_BASE_URL"] { baseURL = text }
         if let text = environment["IMGPROXY_URL_REPLACEMENTS"] { urlReplacements = text }
         try flag("IMGPROXY_BASE64_URL_INCLUDES_FILENAME", &base64URLIncludesFilename)
         try flag("IMGPROXY_ONLY_PRESETS", &onlyPresets)
-        if let text = environment["IMGPROXY_ALLOWED_PROCESSING_OPTIONS"] { allowedProcessingOptions = list(text) }
-        if let text = environment["IMGPROXY_SKIP_PROCESSING_FORMATS"] { skipProcessingFormats = list(text) }
+        if let text = environment["IMGPROXY_ALLOWED_PROCESSING_OPTIONS"] { allowedProcessingOptions = ServerConfiguration.list(text) }
+        if let text = environment["IMGPROXY_SKIP_PROCESSING_FORMATS"] { skipProcessingFormats = ServerConfiguration.list(text) }
         try flag("IMGPROXY_ENFORCE_WEBP", &enforceWebP)
         try flag("IMGPROXY_ENFORCE_AVIF", &enforceAVIF)
         try flag("IMGPROXY_ENFORCE_JXL", &enforceJXL)

@@ -286,17 +286,17 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         if let key = environment["THUMBOR_SECURITY_KEY"] { thumborSecurityKey = key.isEmpty ? nil : key }
     }
 
-    /// A yes/no variable (1/true/yes/on, 0/false/no/off or empty), nil when unset.
-    private static func flag(_ environment: [String: String], _ name: String) throws(ServerConfigurationError) -> Bool? {
+    /// A yes/no variable (1/true/t/yes/on, 0/false/f/no/off or empty), nil when unset.
+    static func flag(_ environment: [String: String], _ name: String) throws(ServerConfigurationError) -> Bool? {
         guard let text = environment[name] else { return nil }
         switch text.lowercased() {
-        case "1", "true", "yes", "on": return true
-        case "0", "false", "no", "off", "": return false
+        case "1", "true", "yes", "on", "t": return true
+        case "0", "false", "no", "off", "f", "": return false
         default: throw .invalidValue(name: name, value: text)
         }
     }
 
-    private static func list(_ text: String) -> [String] {
+    static func list(_ text: String) -> [String] {
         text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
     }
 

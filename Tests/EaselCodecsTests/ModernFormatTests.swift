@@ -122,6 +122,31 @@ import Testing
         #expect(try ImageDecoder.decode(opaque).isKnownOpaque)
     }
 
+    /// imgproxy's `enforce_thumbnail`: a HEIC's or AVIF's embedded thumbnail (made by `heif-enc -t`)
+    /// is read instead of the primary image when asked for and the file has one; otherwise, and
+    /// for a file without one, the primary image.
+    @Test func anEmbeddedThumbnailIsReadWhenAskedFor() throws {
+        let directory = try TemporaryDirectory()
+        let original = gradient(width: 200, height: 100) { x, _ in UInt8(x) }
+        let input = try Self.png(original, in: directory)
+        for (name, arguments) in [("t.heic", ["-t", "32"]), ("t.avif", ["-A", "-t", "32"]), ("plain.heic", [])] {
+            let output = directory.child(name)
+            let data = try Self.tool("heif-enc", ["-q", "90"] + arguments + ["-o", output.path, input.path], output: output)
+            let primary = try ImageDecoder.info(of: data)
+            #expect(primary.width == 200 && primary.height == 100 && !primary.isEmbeddedThumbnail, "\(name)")
+            let asked = try ImageDecoder.info(of: data, embeddedThumbnail: true)
+            if arguments.isEmpty {
+                #expect(asked == primary, "no thumbnail: the primary image")
+                continue
+            }
+            #expect(asked.isEmbeddedThumbnail && asked.width == 32 && asked.height == 16, "\(name): \(asked.width)x\(asked.height)")
+            let thumbnail = try ImageDecoder.decode(data, info: asked)
+            #expect(thumbnail.width == 32 && thumbnail.height == 16)
+            // The thumbnail's pixels are the image's, scaled: dark on the left, light on the right.
+            #expect(thumbnail.pixel(x: 1, y: 8)[0] < 40 && thumbnail.pixel(x: 30, y: 8)[0] > 160, "\(name)")
+        }
+    }
+
     /// HEIC out (libheif's HEVC encoder): odd sizes, alpha kept, read back by us and by libheif's
     /// own `heif-convert` to the same pixels within the codec's loss.
     @Test func heicIsWrittenWithItsSizeAndAlpha() throws {
