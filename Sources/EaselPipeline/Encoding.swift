@@ -112,21 +112,50 @@ public struct ImageEncoding: Sendable, Hashable, CustomStringConvertible {
     /// Identifies the encoding in cache keys (made once: every cache lookup uses it).
     public let description: String
 
+    /// The lowest quality whose answer stays within a perceptual distance of the bitmap, found
+    /// per answer (`AutoQuality`); nil: `quality` as it is.
+    public let autoQuality: AutoQuality?
+    /// Best format: each of these formats is made (each at `autoQuality` when set, else at
+    /// `quality` on its own scale) and the smallest answer wins; empty: `format` only. JPEG is
+    /// left out for an image with transparent pixels (PNG then takes its place).
+    public let bestOf: [Format]
+
     /// Creates an encoding of `format`; `quality` and `animationAsWebP` are clamped to 1–100,
     /// `keepsAnimation` only applies to WebP, `animationAsWebP` to other formats but SVG, and
     /// `animationAsGIF` to formats other than WebP, GIF and SVG without `animationAsWebP`.
+    /// `autoQuality` applies to formats with a quality; `bestOf` (formats with a quality, and
+    /// PNG) makes the answer the smallest of them, `format` then being the fallback for
+    /// animations' alternatives.
     public init(_ format: Format, quality: Int = 82, keepsAnimation: Bool = true, animationAsWebP: Int? = nil, animationAsGIF: Bool = false,
-                maxBytes: Int? = nil, keepsRights: Bool = false) {
+                maxBytes: Int? = nil, keepsRights: Bool = false, autoQuality: AutoQuality? = nil, bestOf: [Format] = []) {
         self.format = format
-        self.keepsRights = keepsRights && (format == .jpeg || format == .png || format == .webp)
-        self.maxBytes = format.hasQuality ? maxBytes.map { max(1, $0) } : nil
+        let bestOf = bestOf.filter { $0.hasQuality || $0 == .png }
+        self.bestOf = bestOf.count > 1 ? bestOf : []
+        let qualified = format.hasQuality || !self.bestOf.isEmpty
+        self.autoQuality = qualified ? autoQuality : nil
+        self.keepsRights = keepsRights && (format == .jpeg || format == .png || format == .webp || !self.bestOf.isEmpty)
+        self.maxBytes = qualified ? maxBytes.map { max(1, $0) } : nil
         self.quality = min(100, max(1, quality))
         self.keepsAnimation = keepsAnimation && format == .webp
         self.animationAsWebP = format == .webp || format == .svg ? nil : animationAsWebP.map { min(100, max(1, $0)) }
         self.animationAsGIF = animationAsGIF && format != .webp && format != .gif && format != .svg && self.animationAsWebP == nil
-        description = (format.hasQuality ? "\(format.rawValue)-q\(self.quality)" : format.rawValue) + (format == .webp && !keepsAnimation ? "-still" : "")
+        let name = self.bestOf.isEmpty ? format.rawValue : "best[" + self.bestOf.map(\.rawValue).joined(separator: ",") + "]"
+        let level = self.autoQuality.map { "-q" + $0.description } ?? (qualified ? "-q\(self.quality)" : "")
+        description = name + level + (format == .webp && !keepsAnimation ? "-still" : "")
             + (self.animationAsWebP.map { "+anim-webp-q\($0)" } ?? "") + (self.animationAsGIF ? "+anim-gif" : "")
             + (self.maxBytes.map { "-max\($0)" } ?? "") + (self.keepsRights ? "+rights" : "")
+    }
+
+    /// This encoding for a still: the same but with no animation kept or offered.
+    public var still: ImageEncoding {
+        ImageEncoding(format, quality: quality, keepsAnimation: false, maxBytes: maxBytes, keepsRights: keepsRights, autoQuality: autoQuality,
+                      bestOf: bestOf)
+    }
+
+    /// What an answer made with this encoding is: `format` at `quality` (for a best-format or
+    /// autoquality encoding, the one chosen), with the rights it keeps.
+    func made(_ format: Format, quality: Int) -> ImageEncoding {
+        ImageEncoding(format, quality: quality, keepsAnimation: keepsAnimation, keepsRights: keepsRights)
     }
 
     /// The encoding of an animated source's answer: this one (WebP keeping animations, GIF),

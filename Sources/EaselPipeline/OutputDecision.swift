@@ -129,6 +129,12 @@ public struct OutputPolicy: Sendable, Hashable {
     public var enforced: [ImageEncoding.Format] = []
     /// The source's EXIF Artist and Copyright kept in the answer (`ImageEncoding.keepsRights`).
     public var keepsRights = false
+    /// Autoquality instead of `quality` (`ImageEncoding.autoQuality`).
+    public var autoQuality: AutoQuality?
+    /// Best format: the smallest answer among the formats the client takes (those it names of
+    /// JPEG XL when offered, AVIF and WebP; and JPEG), each at the autoquality target when one is
+    /// set (imgproxy's `f:best`, native `f=auto`); `format` is then not read.
+    public var bestFormat = false
 
     /// A policy; the defaults ask nothing (negotiated format, default quality, not strict, no
     /// per-format quality, no byte bound).
@@ -175,6 +181,7 @@ extension ImagePipeline {
     /// browsers take it, and its encoder is slow), ahead of AVIF for a client that names both.
     public static func decide(_ policy: OutputPolicy, for client: ClientPreferences?, offersJPEGXL: Bool = false) -> OutputDecision {
         let accept = client?.accept
+        if policy.bestFormat { return bestFormat(policy, accept: accept, offersJPEGXL: offersJPEGXL) }
         let pinned = policy.strict && policy.format != nil
         let enforced = policy.enforced.first { accept?.explicitlyAccepts($0.contentType) ?? false }
         let output = enforced ?? (pinned ? policy.format! : ImageEncoding.negotiate(pinned: policy.format, offersJPEGXL: offersJPEGXL) { type, explicitly in
@@ -192,8 +199,22 @@ extension ImagePipeline {
         let quality = policy.quality ?? Self.defaultQuality
         let own = policy.formatQuality[output] ?? (output == .avif ? ImageEncoding.avifQuality(forJPEGQuality: quality) : quality)
         let encoding = ImageEncoding(output, quality: own, animationAsWebP: webpForAnimations ? policy.formatQuality[.webp] ?? quality : nil,
-                                     animationAsGIF: gifForAnimations, maxBytes: policy.maxBytes, keepsRights: policy.keepsRights)
+                                     animationAsGIF: gifForAnimations, maxBytes: policy.maxBytes, keepsRights: policy.keepsRights,
+                                     autoQuality: policy.autoQuality)
         return OutputDecision(encoding: encoding, vary: varies ? "Accept" : nil)
+    }
+
+    /// Best format's decision: the candidates the client takes, JPEG last (always taken); an
+    /// animation as animated WebP for a client that names WebP, else as GIF for one that names
+    /// GIF. Varies with `Accept`.
+    static func bestFormat(_ policy: OutputPolicy, accept: AcceptHeader?, offersJPEGXL: Bool) -> OutputDecision {
+        func named(_ format: ImageEncoding.Format) -> Bool { accept?.explicitlyAccepts(format.contentType) ?? false }
+        let candidates = ([ImageEncoding.Format.jxl, .avif, .webp].filter { ($0 != .jxl || offersJPEGXL) && named($0) }) + [.jpeg]
+        let quality = policy.quality ?? Self.defaultQuality
+        let encoding = ImageEncoding(.jpeg, quality: quality, animationAsWebP: named(.webp) ? policy.formatQuality[.webp] ?? quality : nil,
+                                     animationAsGIF: !named(.webp) && named(.gif), maxBytes: policy.maxBytes, keepsRights: policy.keepsRights,
+                                     autoQuality: policy.autoQuality, bestOf: candidates)
+        return OutputDecision(encoding: encoding, vary: "Accept")
     }
 
     /// Whether `client` asking with `policy` gets an answer in the source's own type, so that
@@ -201,6 +222,7 @@ extension ImagePipeline {
     /// format and no enforced one goes to this client, or the format decided is that type.
     public func answersInSourceType(_ type: ImageFileType, policy: OutputPolicy, client: ClientPreferences?) -> Bool {
         let accept = client?.accept
+        if policy.bestFormat { return false }
         if policy.format == nil, !policy.enforced.contains(where: { accept?.explicitlyAccepts($0.contentType) ?? false }) { return true }
         return decisions.decision(policy, for: client).encoding.format.contentType == type.mimeType
     }
@@ -218,8 +240,7 @@ extension ImagePipeline {
         if let policy = request.output {
             let decision = decisions.decision(policy, for: request.client)
             // A page other than the first is a still: no animation alternatives in its key.
-            request.encoding = request.page == 0 ? decision.encoding
-                : ImageEncoding(decision.encoding.format, quality: decision.encoding.quality, keepsAnimation: false)
+            request.encoding = request.page == 0 ? decision.encoding : decision.encoding.still
             vary = decision.vary
         }
         var response = try await encodedResponse(for: request, id: nextID(), admission: admission, abandonWhen: abandonWhen)

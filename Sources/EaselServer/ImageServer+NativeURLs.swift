@@ -28,7 +28,8 @@ extension ImageServer {
     }
 
     /// A native spec: a format's name, or ad-hoc options `w=…,h=…` with `fit` (fit, fill,
-    /// fill-down, auto, exact), `q`, `f`, `dpr`, `g` (gravity: c, n, s, e, w, ne, nw, se, sw,
+    /// fill-down, auto, exact), `q` (1–100, `auto` or `auto:TARGET`), `f` (a format, or `auto`:
+    /// the smallest the client takes), `dpr`, `g` (gravity: c, n, s, e, w, ne, nw, se, sw,
     /// sm, entropy, fp:X:Y), `blur`, `sharpen`, `page` (of a PDF or TIFF, or a frame of an
     /// animation; from 0).
     func parse(spec: String, source: Source) throws -> ImagePath {
@@ -58,11 +59,22 @@ extension ImageServer {
                 }
                 options.mode = mode
             case "q":
-                guard let quality = Int(value), (1...100).contains(quality) else { throw RequestError.invalid("q is 1–100") }
+                if value == "auto" || value.hasPrefix("auto:") {
+                    // Autoquality, with the server's target or the URL's own (`q=auto:0.003`).
+                    let target = value == "auto" ? nil : Double(value.dropFirst("auto:".count))
+                    guard value == "auto" || (target.map { $0 > 0 && $0 <= 1 } ?? false) else {
+                        throw RequestError.invalid("q=auto:TARGET takes a distance above 0, at most 1")
+                    }
+                    options.autoQuality = configuration.autoQuality.settings(target: target)
+                    break
+                }
+                guard let quality = Int(value), (1...100).contains(quality) else { throw RequestError.invalid("q is 1–100, auto or auto:TARGET") }
                 options.quality = quality
+            case "f" where value == "auto":
+                options.bestFormat = true
             case "f":
                 guard let type = ImageEncoding.Format(rawValue: value == "jpg" ? "jpeg" : String(value)) else {
-                    throw RequestError.invalid("f is jpeg, png, webp, avif, jxl, gif, ico, bmp, svg or heic")
+                    throw RequestError.invalid("f is jpeg, png, webp, avif, jxl, gif, ico, bmp, svg, heic or auto")
                 }
                 options.format = type
             case "dpr": options.dpr = try number("dpr", 0.1...8)

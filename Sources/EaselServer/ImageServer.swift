@@ -182,7 +182,8 @@ public final class ImageServer: Sendable {
             replacements: (try? ImgproxyURL.URLReplacement.list(imgproxy.urlReplacements)) ?? [],  // validated above
             base64IncludesFilename: imgproxy.base64URLIncludesFilename, onlyPresets: imgproxy.onlyPresets,
             allowedOptions: Set(imgproxy.allowedProcessingOptions), skipProcessing: Set(imgproxy.skipProcessingFormats.compactMap(ImgproxyURL.sourceType)),
-            enforcedFormats: imgproxy.enforcedFormats, clientHints: imgproxy.enableClientHints, keepCopyright: imgproxy.keepCopyright)
+            enforcedFormats: imgproxy.enforcedFormats, clientHints: imgproxy.enableClientHints, keepCopyright: imgproxy.keepCopyright,
+            autoQuality: configuration.autoQuality.settings(), autoQualityByDefault: imgproxy.autoQualityByDefault)
         signer = URLSigner(keys: configuration.signingKeys.compactMap { Data(hex: $0) }, salt: Data(hex: configuration.signingSalt) ?? Data())
         admission = Admission(limit: configuration.processingConcurrency + configuration.maxQueue) { metrics.queue.record($0) }
         var byName: [String: ServerConfiguration.Format] = [:]
@@ -304,9 +305,11 @@ public final class ImageServer: Sendable {
         switch path.processing {
         case .named(let format):
             if configuration.signNamedFormats, !signed { throw RequestError.badSignature }
+            var output = OutputPolicy(format: format.output.flatMap(ImageEncoding.Format.init(name:)), quality: format.quality)
+            output.bestFormat = format.output == "best"
+            output.autoQuality = format.qualityTarget.map { configuration.autoQuality.settings(target: $0) }
             return try await answer(request, context, head: head, source: path.source, processing: .format(format.name),
-                                    output: OutputPolicy(format: format.output.flatMap(ImageEncoding.Format.init(name:)), quality: format.quality),
-                                    lifetime: lifetime)
+                                    output: output, lifetime: lifetime)
         case .adHoc(let options):
             if !signed, !configuration.allowUnsignedAdHoc { throw RequestError.badSignature }
             return try await answer(request, context, head: head, source: path.source, options: options, defaultQuality: nil,
@@ -334,6 +337,8 @@ public final class ImageServer: Sendable {
                                   formatQuality: options.formatQuality, maxBytes: options.maxBytes)
         output.enforced = enforced
         output.keepsRights = options.keepCopyright
+        output.autoQuality = options.autoQuality
+        output.bestFormat = options.bestFormat
         if options.raw || (!options.skipProcessing.isEmpty && options.page == 0 && !options.embeddedThumbnail),
            let response = try await unprocessedAnswer(request, context, head: head, source: source, options: options, output: output,
                                                       lifetime: lifetime, vary: vary) {

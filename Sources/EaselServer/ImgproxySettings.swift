@@ -43,13 +43,16 @@ public struct ImgproxySettings: Sendable, Codable, Equatable {
     /// the URL's `keep_copyright` says otherwise (`IMGPROXY_KEEP_COPYRIGHT`). Off by default:
     /// easel strips all metadata unless asked (imgproxy keeps copyright by default).
     public var keepCopyright = false
+    /// Every imgproxy URL is autoquality (`ServerConfiguration.autoQuality`) unless it says
+    /// `aq:none` (`IMGPROXY_AUTOQUALITY_METHOD=dssim`; `none` by default).
+    public var autoQualityByDefault = false
 
     /// Every default: nothing rewritten, every option allowed, nothing skipped or enforced.
     public init() {}
 
     enum CodingKeys: String, CodingKey {
         case baseURL, urlReplacements, base64URLIncludesFilename, onlyPresets, allowedProcessingOptions, skipProcessingFormats
-        case enforceWebP, enforceAVIF, enforceJXL, enableClientHints, keepCopyright
+        case enforceWebP, enforceAVIF, enforceJXL, enableClientHints, keepCopyright, autoQualityByDefault
     }
 
     /// Every key is optional.
@@ -67,13 +70,16 @@ public struct ImgproxySettings: Sendable, Codable, Equatable {
         enforceJXL = try value(.enforceJXL, false)
         enableClientHints = try value(.enableClientHints, false)
         keepCopyright = try value(.keepCopyright, false)
+        autoQualityByDefault = try value(.autoQualityByDefault, false)
     }
 
     /// imgproxy's variables: `IMGPROXY_BASE_URL`, `IMGPROXY_URL_REPLACEMENTS`,
     /// `IMGPROXY_BASE64_URL_INCLUDES_FILENAME`, `IMGPROXY_ONLY_PRESETS`,
     /// `IMGPROXY_ALLOWED_PROCESSING_OPTIONS`, `IMGPROXY_SKIP_PROCESSING_FORMATS`,
     /// `IMGPROXY_ENFORCE_WEBP`, `IMGPROXY_ENFORCE_AVIF`, `IMGPROXY_ENFORCE_JXL`,
-    /// `IMGPROXY_ENABLE_CLIENT_HINTS`, `IMGPROXY_KEEP_COPYRIGHT`.
+    /// `IMGPROXY_ENABLE_CLIENT_HINTS`, `IMGPROXY_KEEP_COPYRIGHT`, `IMGPROXY_AUTOQUALITY_METHOD`
+    /// (and `IMGPROXY_AUTOQUALITY_TARGET`, `_MIN`, `_MAX`, read into
+    /// `ServerConfiguration.autoQuality`).
     mutating func apply(environment: [String: String]) throws(ServerConfigurationError) {
         func flag(_ name: String, _ target: inout Bool) throws(ServerConfigurationError) {
             if let value = try ServerConfiguration.flag(environment, name) { target = value }
@@ -89,6 +95,13 @@ public struct ImgproxySettings: Sendable, Codable, Equatable {
         try flag("IMGPROXY_ENFORCE_JXL", &enforceJXL)
         try flag("IMGPROXY_ENABLE_CLIENT_HINTS", &enableClientHints)
         try flag("IMGPROXY_KEEP_COPYRIGHT", &keepCopyright)
+        if let method = environment["IMGPROXY_AUTOQUALITY_METHOD"] {
+            switch method {
+            case "dssim": autoQualityByDefault = true
+            case "none", "": autoQualityByDefault = false
+            default: throw .invalidValue(name: "IMGPROXY_AUTOQUALITY_METHOD", value: "\(method) (dssim or none)")
+            }
+        }
     }
 
     /// Checks every value; a bad one is an error naming it.

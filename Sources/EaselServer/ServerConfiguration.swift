@@ -31,7 +31,7 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         public var family: String?
         /// Nil: negotiated (AVIF, then WebP, for clients that name them; JPEG otherwise).
         /// "jpeg" or "png": always that. "webp" or "avif": that for clients that take it, JPEG
-        /// for others.
+        /// for others. "best": the smallest of the formats the client takes.
         public var output: String?
         /// Encoder quality, 1–100; nil: the pipeline's default (82).
         public var quality: Int?
@@ -41,6 +41,9 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         /// An unsharp mask after the resize, with this sigma (0.3–2 suits strong downscales;
         /// nil: none). Opt-in per format.
         public var sharpen: Double?
+        /// Autoquality for this format's answers with this target distance (see
+        /// `ServerConfiguration.autoQuality`); nil: `quality` as it is.
+        public var qualityTarget: Double?
 
         /// Creates a format; the defaults are a `fit` box, no family, negotiated output, the
         /// default quality and table size, and no sharpening.
@@ -153,6 +156,10 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
     /// The character between an imgproxy option's name and its arguments (`IMGPROXY_ARGUMENTS_SEPARATOR`):
     /// `:` by default; one character, not `/`.
     public var imgproxyArgumentsSeparator = ":"
+    /// Autoquality's defaults (`q=auto`, imgproxy's `autoquality`, a format's `qualityTarget`):
+    /// JSON `autoQuality` `{"target": 0.004, "minQuality": 30, "maxQuality": 95}`,
+    /// `EASEL_AUTOQUALITY_TARGET`.
+    public var autoQuality = AutoQualityConfiguration()
     /// The rest of imgproxy's URL settings (base URL, replacements, allowed options, skipped and
     /// enforced formats, Client Hints): JSON `imgproxy`, or imgproxy's variables.
     public var imgproxy = ImgproxySettings()
@@ -185,7 +192,7 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         case host, port, origin, sharedCache, sharedCacheTimeout, peers, cdnBanURLs, cacheDirectory, allowHosts, formats, maxAge, signingKeys, signingSalt, signNamedFormats
         case allowUnsignedAdHoc, jpegXL, adminToken, maxSourcePixels, maxSourceBytes, downloadTimeout, processingConcurrency
         case maxQueue, requestTimeout, memoryLimit, readyAnswerLimit, diskLimit, maxAdHocSize, maxOutputPixels, idleTimeout, maxConnections
-        case gallery, galleryPageSize, imgproxyKeys, imgproxySalts, imgproxyPresets, imgproxyArgumentsSeparator, imgproxy, thumborSecurityKey, watermark
+        case gallery, galleryPageSize, imgproxyKeys, imgproxySalts, imgproxyPresets, imgproxyArgumentsSeparator, imgproxy, autoQuality, thumborSecurityKey, watermark
         case familyInBackground, accessLog
     }
 
@@ -231,6 +238,7 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         imgproxyPresets = try value(.imgproxyPresets, defaults.imgproxyPresets)
         imgproxyArgumentsSeparator = try value(.imgproxyArgumentsSeparator, defaults.imgproxyArgumentsSeparator)
         imgproxy = try value(.imgproxy, defaults.imgproxy)
+        autoQuality = try value(.autoQuality, defaults.autoQuality)
         thumborSecurityKey = try container.decodeIfPresent(String.self, forKey: .thumborSecurityKey)
         watermark = try container.decodeIfPresent(String.self, forKey: .watermark)
         familyInBackground = try value(.familyInBackground, defaults.familyInBackground)
@@ -283,6 +291,16 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         if let path = environment["IMGPROXY_WATERMARK_PATH"] { watermark = path.isEmpty ? nil : path }
         if let separator = environment["IMGPROXY_ARGUMENTS_SEPARATOR"] { imgproxyArgumentsSeparator = separator }
         try imgproxy.apply(environment: environment)
+        for name in ["IMGPROXY_AUTOQUALITY_TARGET", "EASEL_AUTOQUALITY_TARGET"] {
+            guard let text = environment[name] else { continue }
+            guard let target = Double(text) else { throw .invalidValue(name: name, value: text) }
+            autoQuality.target = target
+        }
+        for (name, path) in [("IMGPROXY_AUTOQUALITY_MIN", \AutoQualityConfiguration.minQuality), ("IMGPROXY_AUTOQUALITY_MAX", \.maxQuality)] {
+            guard let text = environment[name] else { continue }
+            guard let quality = Int(text) else { throw .invalidValue(name: name, value: text) }
+            autoQuality[keyPath: path] = quality
+        }
         if let key = environment["THUMBOR_SECURITY_KEY"] { thumborSecurityKey = key.isEmpty ? nil : key }
     }
 
@@ -318,6 +336,7 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
             throw .invalidValue(name: "imgproxyArgumentsSeparator", value: "\(imgproxyArgumentsSeparator) (one character, not /)")
         }
         try imgproxy.validate()
+        try autoQuality.validate(name: "autoQuality")
         guard !formats.isEmpty else { throw .invalidValue(name: "formats", value: "[]") }
         var names = Set<String>()
         for format in formats {
@@ -330,7 +349,10 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
                 throw .invalidValue(name: "format \(format.name) size", value: "\(format.width)x\(format.height)")
             }
             guard ResizeMode(rawValue: format.fit) != nil else { throw .invalidValue(name: "format \(format.name) fit", value: format.fit) }
-            guard format.output == nil || ImageEncoding.Format(name: format.output!) != nil else {
+            if let target = format.qualityTarget, !(target > 0 && target <= 1) {
+                throw .invalidValue(name: "format \(format.name) qualityTarget", value: "\(target) (above 0, at most 1)")
+            }
+            guard format.output == nil || format.output == "best" || ImageEncoding.Format(name: format.output!) != nil else {
                 throw .invalidValue(name: "format \(format.name) output", value: format.output!)
             }
             if let sharpen = format.sharpen, !(sharpen > 0 && sharpen <= 10) {
@@ -370,6 +392,40 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
                         fit: ResizeMode(rawValue: format.fit) ?? .fit,
                         processors: format.sharpen.map { [Sharpen(sigma: $0)] } ?? [],
                         maximumCount: format.maximumCount ?? max(100, min(10_000, (512 << 20) / (format.width * format.height * 4))))
+        }
+    }
+}
+
+/// Autoquality's defaults in a configuration (`ServerConfiguration.autoQuality`).
+public struct AutoQualityConfiguration: Sendable, Codable, Equatable {
+    /// The most perceptual distance an answer may have (`PerceptualDistance`): above 0, at
+    /// most 1. Default `AutoQuality.defaultTarget`.
+    public var target = AutoQuality.defaultTarget
+    /// The lowest quality searched, 1–100. Default 30.
+    public var minQuality = 30
+    /// The highest quality searched (and the answer's when none meets the target), 1–100, at
+    /// least `minQuality`. Default 95.
+    public var maxQuality = 95
+
+    /// The defaults.
+    public init() {}
+
+    /// Every key is optional.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        target = try container.decodeIfPresent(Double.self, forKey: .target) ?? AutoQuality.defaultTarget
+        minQuality = try container.decodeIfPresent(Int.self, forKey: .minQuality) ?? 30
+        maxQuality = try container.decodeIfPresent(Int.self, forKey: .maxQuality) ?? 95
+    }
+
+    /// These settings with another target (a URL's or a format's own).
+    public func settings(target: Double? = nil) -> AutoQuality {
+        AutoQuality(target: target ?? self.target, minQuality: minQuality, maxQuality: maxQuality)
+    }
+
+    func validate(name: String) throws(ServerConfigurationError) {
+        guard target > 0, target <= 1, (1...100).contains(minQuality), (minQuality...100).contains(maxQuality) else {
+            throw .invalidValue(name: name, value: "target \(target), qualities \(minQuality)–\(maxQuality) (a target above 0 and at most 1; 1 ≤ minQuality ≤ maxQuality ≤ 100)")
         }
     }
 }

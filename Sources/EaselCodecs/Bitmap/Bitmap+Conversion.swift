@@ -30,7 +30,7 @@ extension Bitmap {
 extension Bitmap {
     /// Whether any pixel's alpha is below 255 (false at once for a bitmap known to be opaque):
     /// encoders that can leave alpha out ask it.
-    var hasTransparentPixels: Bool {
+    public var hasTransparentPixels: Bool {
         guard !isKnownOpaque, pixelFormat == .rgba8 else { return false }
         return withUnsafeBytes { pixels in
             (0..<height).contains { y in (0..<width).contains { pixels[y * rowBytes + $0 * 4 + 3] != 255 } }

@@ -23,7 +23,7 @@ struct EncodeTask: PipelineTask {
         let encoding = request.encoding ?? ImageEncoding(.jpeg)
         let keeps = request.cachePolicy != .noStore
         if let stored = await pipeline.storedAnswer(request, keys: keys, encoding: encoding, keeps: keeps) { return stored }
-        guard let options = encoding.options else { return try await cleanedSVG(handle, encoding: encoding, keeps: keeps) }
+        guard encoding.options != nil else { return try await cleanedSVG(handle, encoding: encoding, keeps: keeps) }
         var bitmapRequest = request
         bitmapRequest.encoding = nil
         bitmapRequest.deadline = nil
@@ -74,37 +74,22 @@ struct EncodeTask: PipelineTask {
             rights = try await pipeline.sourceRights(request, sourceKey: keys.source)
         }
         let metrics = pipeline.metrics
-        let data = try await pipeline.tasks.decodeSlots.run(priority: handle) { () async throws(PipelineError) -> Data in
-            try await BlockingIOPool.decoding.perform { () throws(PipelineError) -> Data in
+        let encoder = StillEncoder(encoding: encoding, rights: rights, guesses: pipeline.qualityGuesses)
+        let (data, madeAs) = try await pipeline.tasks.decodeSlots.run(priority: handle) { () async throws(PipelineError) -> (Data, ImageEncoding) in
+            try await BlockingIOPool.decoding.perform { () throws(PipelineError) -> (Data, ImageEncoding) in
                 let start = ContinuousClock.now
                 do {
-                    // JPEG has no alpha: transparent pixels go on white rather than on black.
-                    let opaque = encoding.format == .jpeg && !image.isKnownOpaque ? try Flatten().process(image) : image
-                    var data = try ImageEncoder.encode(opaque, as: options, rights: rights)
-                    if let limit = encoding.maxBytes, data.count > limit {
-                        // The highest quality whose bytes fit (a binary search: at most seven
-                        // more encodes), else the lowest quality's.
-                        var (low, high) = (1, encoding.quality - 1)
-                        var best: Data?
-                        var smallest = data
-                        while low <= high {
-                            let quality = (low + high) / 2
-                            guard let options = encoding.options(quality: quality) else { break }
-                            let attempt = try ImageEncoder.encode(opaque, as: options, rights: rights)
-                            if attempt.count < smallest.count { smallest = attempt }
-                            if attempt.count <= limit { best = attempt; low = quality + 1 } else { high = quality - 1 }
-                        }
-                        data = best ?? smallest
-                    }
-                    metrics.stage(.encode, since: start, attributes: ["easel.format": "\(encoding.format)", "easel.bytes": .int64(Int64(data.count))])
-                    metrics.encodes.increment()
-                    return data
+                    let (data, madeAs, encodes) = try encoder.encode(image)
+                    metrics.stage(.encode, since: start, attributes: ["easel.format": "\(madeAs.format)", "easel.bytes": .int64(Int64(data.count)),
+                                                                      "easel.encodes": .int64(Int64(encodes))])
+                    metrics.encodes.increment(by: encodes)
+                    return (data, madeAs)
                 } catch {
                     throw .processing("\(error)")
                 }
             }
         }
-        let encoded = EncodedImage(data: data, encoding: encoding)
+        let encoded = EncodedImage(data: data, encoding: madeAs)
         let kept = keeps && made.storable ? await pipeline.store(encoded, data: data, keys: keys, until: until) : false
         return EncodedResponse(encoded: encoded, tier: made.tier, isInMemoryTier: kept)
     }
@@ -175,8 +160,13 @@ extension ImagePipeline {
             // An animation stored under a key that also serves stills (AVIF or JPEG with a WebP
             // or GIF alternative) is in the alternative's format: its content type follows its bytes.
             let alternative = encoding.animationEncoding.flatMap { $0.format == encoding.format ? nil : $0 }
-            let stored = alternative.map { (try? ImageFileType.sniff(data))?.mimeType == $0.format.contentType } == true
+            var stored = alternative.map { (try? ImageFileType.sniff(data))?.mimeType == $0.format.contentType } == true
                 ? alternative! : encoding
+            // A best-format answer is in the format that won: its bytes say which.
+            if !encoding.bestOf.isEmpty, let type = try? ImageFileType.sniff(data),
+               let format = ImageEncoding.Format.allCases.first(where: { $0.contentType == type.mimeType }) {
+                stored = encoding.made(format, quality: encoding.quality)
+            }
             let encoded = EncodedImage(data: data, encoding: stored)
             var kept = false
             if keeps {

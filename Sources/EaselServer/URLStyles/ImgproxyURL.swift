@@ -59,6 +59,10 @@ struct ImgproxyURL {
         /// Whether answers keep the source's Artist and Copyright unless the URL says otherwise
         /// (`IMGPROXY_KEEP_COPYRIGHT`).
         var keepCopyright = false
+        /// Autoquality's settings where a URL gives none of its own.
+        var autoQuality = AutoQuality()
+        /// Every URL is autoquality unless it says otherwise (`IMGPROXY_AUTOQUALITY_METHOD=dssim`).
+        var autoQualityByDefault = false
     }
 
     /// One of `IMGPROXY_URL_REPLACEMENTS`: a pattern matched at the start of the source URL, `*`
@@ -134,13 +138,14 @@ struct ImgproxyURL {
         options.contentDisposition = true
         options.skipProcessing = settings.skipProcessing
         options.keepCopyright = settings.keepCopyright
+        if settings.autoQualityByDefault { options.autoQuality = settings.autoQuality }
         // Client Hints first (when the server reads them), then the `default` preset, then the
         // URL's own options: each later one wins, as in imgproxy.
         if let hints {
             if let dpr = hints.dpr { options.dpr = dpr }
             if let width = hints.width { options.width = max(1, Int((Double(width) / (hints.dpr ?? 1)).rounded())) }
         }
-        var context = OptionContext(presets: presets, separator: separator, allowed: settings.allowedOptions)
+        var context = OptionContext(presets: presets, separator: separator, allowed: settings.allowedOptions, autoQuality: settings.autoQuality)
         if presets["default"] != nil {
             var everything = context
             everything.allowed = []
@@ -189,7 +194,13 @@ struct ImgproxyURL {
         if !settings.baseURL.isEmpty, !sourceText.hasPrefix(settings.baseURL) { sourceText = settings.baseURL + sourceText }
         // (A raw answer is the source's bytes: an extension names no format for it.)
         if let fileExtension, !fileExtension.isEmpty, !options.raw {
-            options.format = try outputFormat(fileExtension)
+            if fileExtension == "best" {
+                options.bestFormat = true
+                options.format = nil
+            } else {
+                options.format = try outputFormat(fileExtension)
+                options.bestFormat = false
+            }
         }
         return ImgproxyURL(options: options, source: try source(sourceText), signature: signature, signedPath: signedPath)
     }
@@ -251,6 +262,8 @@ struct ImgproxyURL {
         /// The presets being applied, outermost first: one that names itself again, directly or
         /// not, is skipped (imgproxy's loop rule).
         var presetPath: [Substring] = []
+        /// Autoquality's settings where an `autoquality` option gives none.
+        var autoQuality = AutoQuality()
     }
 
     static func apply(_ segments: [Substring], to options: inout ProcessingOptions, presets: [String: [Substring]], depth: Int = 0,
@@ -356,7 +369,36 @@ struct ImgproxyURL {
                 options.quality = quality == 0 ? nil : quality
             case "format", "f", "ext":
                 try atMost(1)
-                options.format = try outputFormat(args[0])
+                if args[0] == "best" {
+                    // imgproxy Pro's best format: the smallest of the formats the client takes.
+                    options.bestFormat = true
+                    options.format = nil
+                } else {
+                    options.format = try outputFormat(args[0])
+                    options.bestFormat = false
+                }
+            case "autoquality", "aq":
+                // aq:method:target:min_quality:max_quality:allowed_error (imgproxy Pro's): `dssim`
+                // (this server's perceptual distance, with its own scale) or `none`.
+                try atMost(5)
+                switch args[0] {
+                case "none": options.autoQuality = nil
+                case "dssim":
+                    var settings = context.autoQuality
+                    if let target = try double(1, "target") {
+                        guard target > 0, target <= 1 else { throw RequestError.invalid("autoquality: the target is above 0, at most 1") }
+                        settings.target = target
+                    }
+                    let low = try int(2, "min_quality") ?? settings.minQuality, high = try int(3, "max_quality") ?? settings.maxQuality
+                    guard (1...100).contains(low), (low...100).contains(high) else {
+                        throw RequestError.invalid("autoquality: 1 ≤ min_quality ≤ max_quality ≤ 100")
+                    }
+                    // allowed_error is the `size` method's (not offered): read and checked only.
+                    if let allowed = try double(4, "allowed_error"), !(0...1).contains(allowed) { throw RequestError.invalid("autoquality: allowed_error is 0–1") }
+                    options.autoQuality = AutoQuality(target: settings.target, minQuality: low, maxQuality: high)
+                default:
+                    throw RequestError.invalid("autoquality method \(args[0]) is not supported (dssim, none)")
+                }
             case "crop", "c":
                 let width = try double(0, "width") ?? 0, height = try double(1, "height") ?? 0
                 guard width >= 0, height >= 0 else { throw RequestError.invalid("crop sizes are ≥ 0") }

@@ -53,7 +53,13 @@ struct ProcessingOptions: Sendable {
     /// `extend` with the image's mean colour (thumbor's `fill(auto)`).
     var autoExtendColour = false
     var quality: Int?
+    /// Autoquality (native `q=auto`, imgproxy's `autoquality`): the lowest quality within a
+    /// perceptual distance, per answer.
+    var autoQuality: AutoQuality?
     var format: ImageEncoding.Format?
+    /// Best format (native `f=auto`, imgproxy's `f:best`): the smallest of the formats the
+    /// client takes.
+    var bestFormat = false
     /// A quality per output format, on its codec's scale (imgproxy's `format_quality`).
     var formatQuality: [ImageEncoding.Format: Int] = [:]
     /// The answer's bytes at most (thumbor's and imgproxy's `max_bytes`).

@@ -1,0 +1,178 @@
+import EaselCodecs
+import EaselSupport
+import Foundation
+
+/// Autoquality's settings: the most perceptual distance (`PerceptualDistance`, `dssim`'s
+/// measure) an answer may have from the bitmap it is made of, and the qualities searched
+/// (each format's own scale). The answer is the lowest quality within the target that the
+/// search finds, or `maxQuality` when none is.
+public struct AutoQuality: Sendable, Hashable, CustomStringConvertible {
+    /// The most distance allowed.
+    public var target: Double
+    /// The lowest quality tried.
+    public var minQuality: Int
+    /// The highest quality tried (and the answer's when no quality meets the target).
+    public var maxQuality: Int
+
+    /// The default target: the median distance JPEG at quality 80 gives a 256-pixel thumbnail
+    /// of the sample photos (`Benchmarks/peers/autoquality.sh` prints it).
+    public static let defaultTarget = 0.0048
+
+    /// Settings clamped to sense: a target above 0 (at most 1), qualities 1–100 with
+    /// `minQuality` ≤ `maxQuality`.
+    public init(target: Double = AutoQuality.defaultTarget, minQuality: Int = 30, maxQuality: Int = 95) {
+        self.target = target.isFinite ? min(1, max(0.000_01, target)) : AutoQuality.defaultTarget
+        self.maxQuality = min(100, max(1, maxQuality))
+        self.minQuality = min(self.maxQuality, max(1, minQuality))
+    }
+
+    /// `auto0.0040-30-95`: every field, for cache keys.
+    public var description: String { "auto" + String(format: "%.4f", target) + "-\(minQuality)-\(maxQuality)" }
+}
+
+/// Qualities that met autoquality targets, remembered per format and target: the next search
+/// starts from the median of the last ones (images alike need alike qualities), so that most
+/// answers cost two or three encodes. Bounded.
+final class QualityGuesses: Sendable {
+    private let known = Locked([String: [Int]]())
+    private static let remembered = 15
+
+    func guess(_ format: ImageEncoding.Format, _ settings: AutoQuality) -> Int {
+        let history = known.withLock { $0[Self.key(format, settings)] } ?? []
+        guard !history.isEmpty else {
+            // Before any history: a quality near where each codec usually lands.
+            let start = switch format {
+            case .avif: 55
+            case .jxl: 70
+            case .webp: 72
+            default: 75
+            }
+            return min(settings.maxQuality, max(settings.minQuality, start))
+        }
+        return history.sorted()[history.count / 2]
+    }
+
+    func record(_ quality: Int, _ format: ImageEncoding.Format, _ settings: AutoQuality) {
+        known.withLock { known in
+            if known.count > 256 { known.removeAll(keepingCapacity: true) }
+            var history = known[Self.key(format, settings), default: []]
+            history.append(quality)
+            if history.count > Self.remembered { history.removeFirst(history.count - Self.remembered) }
+            known[Self.key(format, settings)] = history
+        }
+    }
+
+    private static func key(_ format: ImageEncoding.Format, _ settings: AutoQuality) -> String { format.rawValue + settings.description }
+}
+
+/// A still's bytes for an encoding: one encode at its quality, or autoquality's search, or best
+/// format's choice among formats; then the `maxBytes` bound. Blocking (runs on the decode pool).
+struct StillEncoder {
+    let encoding: ImageEncoding
+    let rights: RightsMetadata?
+    let guesses: QualityGuesses
+
+    /// The bytes, what they are (format and quality), and how many encodes they took.
+    func encode(_ image: Bitmap) throws -> (data: Data, made: ImageEncoding, encodes: Int) {
+        let transparent = image.hasTransparentPixels
+        var formats = encoding.bestOf.isEmpty ? [encoding.format] : encoding.bestOf
+        if !encoding.bestOf.isEmpty, transparent {
+            // JPEG would lose the transparency: PNG takes its place.
+            formats = formats.map { $0 == .jpeg ? .png : $0 }
+            formats = formats.enumerated().filter { index, format in !formats[..<index].contains(format) }.map(\.element)
+        }
+        let reference = encoding.autoQuality.map { _ in PerceptualDistance.reference(image) }
+        var best: (data: Data, made: ImageEncoding)?
+        var encodes = 0
+        for format in formats {
+            // JPEG has no alpha: transparent pixels go on white rather than on black.
+            let input = format == .jpeg && !image.isKnownOpaque ? try Flatten().process(image) : image
+            let quality = encoding.bestOf.isEmpty || format != .avif ? encoding.quality : ImageEncoding.avifQuality(forJPEGQuality: encoding.quality)
+            var (data, chosen, count) = if let settings = encoding.autoQuality, let reference, format.hasQuality {
+                try search(input, format: format, settings: settings, reference: reference)
+            } else {
+                (try encode(input, format, quality), quality, 1)
+            }
+            encodes += count
+            if let limit = encoding.maxBytes, format.hasQuality, data.count > limit {
+                (data, chosen, count) = try bounded(input, format: format, below: chosen, limit: limit, first: data)
+                encodes += count
+            }
+            if best == nil || data.count < best!.data.count { best = (data, encoding.made(format, quality: chosen)) }
+        }
+        guard let best else { throw CodecError.invalidParameters("no format to encode") }
+        return (best.data, best.made, encodes)
+    }
+
+    func encode(_ image: Bitmap, _ format: ImageEncoding.Format, _ quality: Int) throws -> Data {
+        guard let options = ImageEncoding(format, quality: quality).options else { throw CodecError.invalidParameters("\(format) is not encoded from pixels") }
+        return try ImageEncoder.encode(image, as: options, rights: rights)
+    }
+
+    /// The lowest quality whose answer is within the target that the search finds: from the
+    /// remembered guess, a step down after a pass and up after a failure, then the secant
+    /// through the bracketing measures; it stops at a pass within 15 % of the target (nothing
+    /// much left to gain), a bracket of two qualities or less, a bound, or six encodes.
+    func search(_ image: Bitmap, format: ImageEncoding.Format, settings: AutoQuality,
+                reference: PerceptualDistance.Reference) throws -> (Data, Int, Int) {
+        var quality = guesses.guess(format, settings)
+        var pass: (quality: Int, distance: Double, data: Data)?
+        var fail: (quality: Int, distance: Double, data: Data)?
+        var encodes = 0
+        while encodes < 6 {
+            let data = try encode(image, format, quality)
+            encodes += 1
+            let decoded = try ImageDecoder.decode(data)
+            let distance = decoded.width == reference.width && decoded.height == reference.height
+                ? PerceptualDistance.distance(reference, decoded) : .infinity
+            if distance <= settings.target {
+                if pass == nil || quality < pass!.quality { pass = (quality, distance, data) }
+                if distance >= settings.target * 0.85 || quality <= settings.minQuality { break }
+            } else {
+                if fail == nil || quality > fail!.quality { fail = (quality, distance, data) }
+                if quality >= settings.maxQuality { break }
+            }
+            let low = (fail?.quality ?? settings.minQuality - 1) + 1, high = (pass?.quality ?? settings.maxQuality + 1) - 1
+            if let pass, let fail, pass.quality - fail.quality <= 2 { break }
+            guard low <= high else { break }
+            var next: Int
+            if let pass, let fail, pass.distance != fail.distance {
+                // Where the line through the two measures meets the target.
+                let slope = Double(pass.quality - fail.quality) / (pass.distance - fail.distance)
+                next = Int((Double(fail.quality) + (settings.target - fail.distance) * slope).rounded(.up))
+            } else {
+                next = pass != nil ? quality - 8 : quality + 8
+            }
+            next = min(high, max(low, next))
+            if next == quality { break }
+            quality = next
+        }
+        if let pass {
+            guesses.record(pass.quality, format, settings)
+            return (pass.data, pass.quality, encodes)
+        }
+        // Nothing met the target: the highest quality's answer.
+        guesses.record(settings.maxQuality, format, settings)
+        if let fail, fail.quality == settings.maxQuality { return (fail.data, settings.maxQuality, encodes) }
+        return (try encode(image, format, settings.maxQuality), settings.maxQuality, encodes + 1)
+    }
+
+    /// The highest quality below `quality` whose bytes fit `limit` (a binary search: at most
+    /// seven more encodes), else the smallest bytes found.
+    func bounded(_ image: Bitmap, format: ImageEncoding.Format, below quality: Int, limit: Int,
+                 first: Data) throws -> (Data, Int, Int) {
+        var (low, high) = (1, quality - 1)
+        var best: (Data, Int)?
+        var smallest = (first, quality)
+        var encodes = 0
+        while low <= high {
+            let quality = (low + high) / 2
+            let attempt = try encode(image, format, quality)
+            encodes += 1
+            if attempt.count < smallest.0.count { smallest = (attempt, quality) }
+            if attempt.count <= limit { best = (attempt, quality); low = quality + 1 } else { high = quality - 1 }
+        }
+        let chosen = best ?? smallest
+        return (chosen.0, chosen.1, encodes)
+    }
+}
