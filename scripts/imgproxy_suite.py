@@ -100,11 +100,14 @@ def get(base, path, headers):
         return error.code, dict(error.headers), error.read()
 
 
-def check(expected, status, headers, body):
-    """Why the answer is not what the test expects; None when it is."""
+def check(expected, status, headers, body, reference):
+    """Why the answer is not what the test expects; None when it is. `reference(path)` is what a
+    server without settings answers to `path`."""
     words = expected.split()
     if words[0] == "error":
         return None if 400 <= status < 500 else "expected an error (4xx), got %d" % status
+    if words[0].startswith("error="):
+        return None if status == int(words[0][len("error="):]) else "expected %s, got %d" % (words[0], status)
     if status != 200:
         return "expected 200, got %d: %s" % (status, body[:120].decode("utf-8", "replace"))
     for word in words[1:]:
@@ -119,6 +122,9 @@ def check(expected, status, headers, body):
         elif word == "source-bytes":
             if body != IMAGES["/lorem/ipsum.jpg"]:
                 return "expected the source's bytes as they are"
+        elif word.startswith("same-as="):
+            if body != reference(word[len("same-as="):]):
+                return "expected the bytes of " + word[len("same-as="):]
         elif word.startswith("vary~"):
             if word[len("vary~"):] not in headers.get("Vary", ""):
                 return "expected Vary with %s, got %r" % (word[len("vary~"):], headers.get("Vary"))
@@ -138,6 +144,14 @@ def main():
     expected = deviations()
     missing = sorted(set(test_functions()) - {name.split("/")[0] for name, *_ in entries})
     failures, used, passed = [], set(), 0
+    reference_server, reference_base = easel_serve.start(
+        EASEL, work, {"origin": work, "cacheDirectory": os.path.join(work, "cache-reference"), "allowHosts": [host]},
+        ["--allow-unsigned-ad-hoc"], {"IMGPROXY_WATERMARK_PATH": mark})
+
+    def reference(path):
+        status, _, body = get(reference_base, expand(path, host), "")
+        return body if status == 200 else None
+
     try:
         groups = {}
         for entry in entries:
@@ -152,7 +166,7 @@ def main():
             try:
                 for name, _, headers, path, want in group:
                     status, answer_headers, body = get(base, expand(path, host), headers)
-                    problem = check(want, status, answer_headers, body)
+                    problem = check(want, status, answer_headers, body, reference)
                     if problem is None:
                         passed += 1
                         continue
@@ -172,6 +186,7 @@ def main():
             print("STALE deviation (nothing fails with it any more): " + name)
         return 1 if failures or missing or stale else 0
     finally:
+        easel_serve.stop(reference_server)
         origin.shutdown()
         shutil.rmtree(work, ignore_errors=True)
 

@@ -117,6 +117,10 @@ done:
     return ok;
 }
 
+int easel_heif_decodes_av1(void) {
+    return heif_have_decoder_for_format(heif_compression_AV1) ? 1 : 0;
+}
+
 void easel_heif_free(void *buffer) {
     free(buffer);
 }

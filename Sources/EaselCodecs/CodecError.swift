@@ -77,9 +77,10 @@ public struct DecodingLimits: Sendable, Hashable {
     /// Most pixels an animation may have over all its frames (frames × canvas). Default 100
     /// million (e.g. 100 frames of 1000×1000).
     public var maxAnimationPixels: Int
-    /// Most pixels one frame (the canvas) of an animation may have: an animated source over it
-    /// is refused, a still of the same size is not (imgproxy's `max_animation_frame_resolution`).
-    /// Default: no limit beyond `maxPixels`.
+    /// Most pixels one frame (the canvas) of an animation may have when it is read as an
+    /// animation (`AnimationReader`): a still of the same size, or an animation answered as its
+    /// first frame, is not refused (imgproxy's `max_animation_frame_resolution`). Default: no
+    /// limit beyond `maxPixels`.
     public var maxAnimationFramePixels: Int = .max
 
     /// Most elements a vector document (SVG) may have, counted before it is parsed. Default

@@ -47,8 +47,8 @@ extension ImagePipeline {
 public struct SourceBytes: Sendable {
     /// The original, byte for byte.
     public var data: Data
-    /// The image format its bytes are; nil when they are none Easel knows (only unchecked).
-    public var fileType: ImageFileType?
+    /// The image format its bytes are.
+    public var fileType: ImageFileType
     /// The `Content-Type` the origin sent, when it sent one.
     public var originContentType: String?
     /// A strong entity tag of the bytes.
@@ -58,31 +58,45 @@ public struct SourceBytes: Sendable {
 extension ImagePipeline {
     /// `request`'s original as fetched, through the same fetch as any request (the disk tier's
     /// copy, or one shared download held to the fetcher's byte limit): imgproxy's `raw` and
-    /// `skip_processing`.
+    /// `skip_processing`. Only images: bytes of no image format Easel knows are
+    /// `.decoding(.unknownFormat)`.
     ///
-    /// `checked`: the header is read against the request's limits first (its type, size, page
-    /// and animation limits, as a decode would; `.decoding` otherwise), and a fetched original
-    /// that passes is stored like one that decoded. Unchecked bytes are any bytes (`fileType`
-    /// nil for what is no image) and are never stored.
+    /// `checked`: the header is read against the request's limits first (its type, size, page,
+    /// and for an animation its frames and their pixels, as a decode would; `.decoding`
+    /// otherwise), an SVG is cleaned as every SVG answer is (`SVGSanitizer`), and a fetched
+    /// original that passes is stored like one that decoded. Unchecked bytes are as fetched and
+    /// are never stored.
     public func sourceBytes(for request: ImageRequest, checked: Bool) async throws(PipelineError) -> SourceBytes {
         guard let sourceKey = request.sourceKey, let url = request.url else { throw .noSource }
         let original = try await tasks.run(FetchTask(pipeline: self, url: url, sourceKey: sourceKey, policy: request.cachePolicy,
                                                      mark: purges.mark(sourceKey)), waiter: nextID(), priority: request.priority)
-        var fileType = try? ImageFileType.sniff(original.data)
+        guard var fileType = try? ImageFileType.sniff(original.data) else { throw .decoding(.unknownFormat) }
+        var data = original.data
         if checked {
             let limits = decodingLimits(for: request)
-            let info = try await BlockingIOPool.decoding.perform { () throws(PipelineError) -> ImageInfo in
-                do { return try ImageDecoder.info(of: original.data, limits: limits, page: request.page) } catch {
+            (fileType, data) = try await BlockingIOPool.decoding.perform { () throws(PipelineError) -> (ImageFileType, Data) in
+                do {
+                    let info = try ImageDecoder.info(of: original.data, limits: limits, page: request.page)
+                    if info.isAnimated {
+                        guard info.frameCount <= limits.maxFrames else { throw CodecError.tooManyFrames(limit: limits.maxFrames) }
+                        guard (Int.checkedProduct(info.frameCount, info.pixelCount) ?? .max) <= limits.maxAnimationPixels else {
+                            throw CodecError.tooManyAnimationPixels(limit: limits.maxAnimationPixels)
+                        }
+                        guard info.pixelCount <= limits.maxAnimationFramePixels else {
+                            throw CodecError.tooManyPixels(width: info.width, height: info.height, limit: limits.maxAnimationFramePixels)
+                        }
+                    }
+                    return (info.fileType, info.fileType == .svg ? try SVGSanitizer.sanitize(original.data, limits: limits) : original.data)
+                } catch {
                     throw .decoding(error as? CodecError ?? .unknownFormat)
                 }
             }
-            fileType = info.fileType
             if let flag = original.pendingStore, flag.claim(), let disk {
                 try? await disk.set(OriginalRecord.encode(original.data, original.metadata), forKey: StoreKey.original(sourceKey))
             }
         }
-        return SourceBytes(data: original.data, fileType: fileType, originContentType: original.metadata.contentType,
-                           etag: "\"" + String(Checksum.compute(original.data), radix: 16) + "\"")
+        return SourceBytes(data: data, fileType: fileType, originContentType: original.metadata.contentType,
+                           etag: "\"" + String(Checksum.compute(data), radix: 16) + "\"")
     }
 }
 

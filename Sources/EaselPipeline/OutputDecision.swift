@@ -183,7 +183,8 @@ extension ImagePipeline {
         let accept = client?.accept
         if policy.bestFormat { return bestFormat(policy, accept: accept, offersJPEGXL: offersJPEGXL) }
         let pinned = policy.strict && policy.format != nil
-        let enforced = policy.enforced.first { accept?.explicitlyAccepts($0.contentType) ?? false }
+        // (An SVG asked for stays SVG: it is the source document, not pixels.)
+        let enforced = policy.format == .svg ? nil : policy.enforced.first { accept?.explicitlyAccepts($0.contentType) ?? false }
         let output = enforced ?? (pinned ? policy.format! : ImageEncoding.negotiate(pinned: policy.format, offersJPEGXL: offersJPEGXL) { type, explicitly in
             // No Accept at all: JPEG (the fallback) for everyone.
             guard let accept else { return 0 }
@@ -219,12 +220,15 @@ extension ImagePipeline {
 
     /// Whether `client` asking with `policy` gets an answer in the source's own type, so that
     /// the source may be answered as it is (imgproxy's `skip_processing`): the URL names no
-    /// format and no enforced one goes to this client, or the format decided is that type.
+    /// format, or the format decided for it (enforced formats aside) is that type.
     public func answersInSourceType(_ type: ImageFileType, policy: OutputPolicy, client: ClientPreferences?) -> Bool {
-        let accept = client?.accept
+        // As imgproxy: by the URL's format alone (enforced formats do not count), so that the
+        // choice never depends on `Accept`.
         if policy.bestFormat { return false }
-        if policy.format == nil, !policy.enforced.contains(where: { accept?.explicitlyAccepts($0.contentType) ?? false }) { return true }
-        return decisions.decision(policy, for: client).encoding.format.contentType == type.mimeType
+        guard policy.format != nil else { return true }
+        var asked = policy
+        asked.enforced = []
+        return decisions.decision(asked, for: client).encoding.format.contentType == type.mimeType
     }
 
     /// The answer for `request`: the pipeline decides its encoding (`request.output` and

@@ -1,5 +1,6 @@
 import EaselCodecs
 import EaselPipeline
+import EaselSupport
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -7,19 +8,30 @@ import NIOCore
 
 /// Sources answered as they are: imgproxy's `raw` and `skip_processing`.
 extension ImageServer {
-    /// What a browser may do with a raw answer that is no image Easel knows: nothing but show it.
+    /// What a browser may do with a document answered as it is (a PDF): nothing but show it.
     static let rawPolicy = "sandbox; default-src 'none'"
 
-    /// The source's own bytes, when the URL asks for them: `raw` always (any bytes, unchecked but
-    /// for the download limits); `skip_processing` when the source is of a listed type, passes
-    /// the limits (`sourceLimits` and the server's), and the pipeline would answer this client in
-    /// that type (`ImagePipeline.answersInSourceType`). Nil: process as usual.
+    /// The source's own bytes, when the URL asks for them: `raw` always (unchecked but for the
+    /// download limits; only images, as `ImagePipeline.sourceBytes` says: Easel is no general
+    /// proxy); `skip_processing` when the source is of a listed type, passes the limits
+    /// (`sourceLimits` and the server's), and the pipeline would answer in that type
+    /// (`ImagePipeline.answersInSourceType`). Nil: process as usual.
     ///
     /// The answer carries what a processed one does (`ETag` of the bytes, `Cache-Control`,
     /// `Surrogate-Key`, `Content-Disposition`, a 304 for a matching `If-None-Match`), its type as
-    /// sniffed (a raw answer that is no known image: the origin's type, else
-    /// `application/octet-stream`, sandboxed), `X-Content-Type-Options: nosniff`, and an SVG's
-    /// `Content-Security-Policy`.
+    /// sniffed, `X-Content-Type-Options: nosniff`, and for an SVG (cleaned unless raw) or a PDF a
+    /// `Content-Security-Policy` that lets it run and load nothing.
+    /// Whether to look at the source before processing: always for `raw`; for
+    /// `skip_processing`, unless the source is known to be of a type not listed (then the usual
+    /// path answers at once, from the cache when it can).
+    func mayAnswerUnprocessed(_ source: Source, _ options: ProcessingOptions) -> Bool {
+        if options.raw { return true }
+        guard !options.skipProcessing.isEmpty, options.page == 0 else { return false }
+        guard let key = ImageRequest(url: (try? resolve(source)) ?? URL(fileURLWithPath: "/"), cacheKey: sourceKey(source)).sourceKey,
+              let type = knownTypes.type(of: key) else { return true }
+        return options.skipProcessing.contains(type)
+    }
+
     func unprocessedAnswer(_ request: Request, _ context: EaselRequestContext, head: Bool, source: Source, options: ProcessingOptions,
                            output: OutputPolicy, lifetime: Int64?, vary: String?) async throws -> Response? {
         var pipelineRequest = ImageRequest(url: try resolve(source), cacheKey: sourceKey(source))
@@ -32,12 +44,15 @@ extension ImageServer {
             defer { admission.leave() }
             bytes = try await pipeline.sourceBytes(for: pipelineRequest, checked: !options.raw)
         }
+        knownTypes.record(bytes.fileType, for: pipelineRequest.sourceKey)
         if !options.raw {
-            guard let type = bytes.fileType, options.skipProcessing.contains(type),
-                  pipeline.answersInSourceType(type, policy: output, client: client) else { return nil }
+            guard options.skipProcessing.contains(bytes.fileType),
+                  pipeline.answersInSourceType(bytes.fileType, policy: output, client: client) else { return nil }
         }
+        // Never a ready answer: an earlier offer for this request is withdrawn.
+        if readyAnswers.isEnabled, let readyKey = ReadyAnswers.Key(request.head) { readyAnswers.withdraw(readyKey, on: context.channel.eventLoop) }
         var headers: HTTPFields = [
-            .contentType: bytes.fileType?.mimeType ?? bytes.originContentType ?? "application/octet-stream",
+            .contentType: bytes.fileType.mimeType,
             .eTag: bytes.etag,
             .cacheControl: lifetime.map { "public, max-age=\(min(Int64(configuration.maxAge), $0))" }
                 ?? options.maxAge.map { "public, max-age=\(min(configuration.maxAge, $0))" } ?? cacheControl,
@@ -45,13 +60,13 @@ extension ImageServer {
         headers[HTTPField.Name("X-Content-Type-Options")!] = "nosniff"
         if bytes.fileType == .svg {
             headers[.contentSecurityPolicy] = Self.svgPolicy
-        } else if bytes.fileType == nil {
+        } else if bytes.fileType == .pdf {
             headers[.contentSecurityPolicy] = Self.rawPolicy
         }
         // A skipped source is the same for every client; a route's own `Vary` still holds.
         if let vary { headers[.vary] = vary }
         if options.contentDisposition {
-            let fileExtension = bytes.fileType.map { $0 == .jpeg ? "jpg" : $0 == .jxl ? "jxl" : $0.rawValue.lowercased() } ?? "bin"
+            let fileExtension = bytes.fileType == .jpeg ? "jpg" : bytes.fileType == .jxl ? "jxl" : bytes.fileType.rawValue.lowercased()
             headers[.contentDisposition] = Self.contentDisposition(options.filename ?? Self.sourceName(source), fileExtension: fileExtension,
                                                                    attachment: options.attachment)
         }
@@ -63,5 +78,24 @@ extension ImageServer {
         }
         headers[.contentLength] = String(bytes.data.count)
         return Response(status: .ok, headers: headers, body: head ? .init() : .init(byteBuffer: ByteBuffer(bytes: bytes.data)))
+    }
+}
+
+/// The types of sources seen, by source key (bounded): a `skip_processing` URL whose source is
+/// known to be of a type it does not list goes the usual way without reading the source first.
+/// A type that changed (a replaced source) costs at most one look more, or one processed
+/// answer where a skipped one could have been: both are still correct answers.
+final class KnownSourceTypes: Sendable {
+    private let types = Locked([String: ImageFileType]())
+    private static let limit = 10_000
+
+    func type(of key: String) -> ImageFileType? { types.withLock { $0[key] } }
+
+    func record(_ type: ImageFileType, for key: String?) {
+        guard let key else { return }
+        types.withLock { types in
+            if types.count >= Self.limit { types.removeAll(keepingCapacity: true) }
+            types[key] = type
+        }
     }
 }

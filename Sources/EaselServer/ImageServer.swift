@@ -43,6 +43,8 @@ public final class ImageServer: Sendable {
     let imgproxySigners: [URLSigner]
     /// How imgproxy URLs are read: presets, separator and `ImgproxySettings`.
     let imgproxySettings: ImgproxyURL.Settings
+    /// The types of the sources `skip_processing` has looked at.
+    let knownTypes = KnownSourceTypes()
     /// The configured watermark image (`watermark`): read through the pipeline like a source.
     let configuredMark: URL?
     let cacheControl: String
@@ -183,7 +185,8 @@ public final class ImageServer: Sendable {
             base64IncludesFilename: imgproxy.base64URLIncludesFilename, onlyPresets: imgproxy.onlyPresets,
             allowedOptions: Set(imgproxy.allowedProcessingOptions), skipProcessing: Set(imgproxy.skipProcessingFormats.compactMap(ImgproxyURL.sourceType)),
             enforcedFormats: imgproxy.enforcedFormats, clientHints: imgproxy.enableClientHints, keepCopyright: imgproxy.keepCopyright,
-            autoQuality: configuration.autoQuality.settings(), autoQualityByDefault: imgproxy.autoQualityByDefault)
+            autoQuality: configuration.autoQuality.settings(), autoQualityByDefault: imgproxy.autoQualityByDefault,
+            maxSide: configuration.maxAdHocSize, maxPixels: configuration.maxOutputPixels)
         signer = URLSigner(keys: configuration.signingKeys.compactMap { Data(hex: $0) }, salt: Data(hex: configuration.signingSalt) ?? Data())
         admission = Admission(limit: configuration.processingConcurrency + configuration.maxQueue) { metrics.queue.record($0) }
         var byName: [String: ServerConfiguration.Format] = [:]
@@ -339,7 +342,7 @@ public final class ImageServer: Sendable {
         output.keepsRights = options.keepCopyright
         output.autoQuality = options.autoQuality
         output.bestFormat = options.bestFormat
-        if options.raw || (!options.skipProcessing.isEmpty && options.page == 0 && !options.embeddedThumbnail),
+        if mayAnswerUnprocessed(source, options),
            let response = try await unprocessedAnswer(request, context, head: head, source: source, options: options, output: output,
                                                       lifetime: lifetime, vary: vary) {
             return response

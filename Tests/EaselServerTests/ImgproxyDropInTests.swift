@@ -51,25 +51,51 @@ import Testing
             // Still held to the URL's limits (and the server's): no way around them.
             let limited = try await get(client, Self.plain("skp:jpg/msr:0.001", "cat.jpg"))
             #expect(limited.status == .unprocessableContent, "\(limited.status)")
+            // An animation is held to the animation limits (as its processing would be).
+            let frames = AnimatedGIFEncoder()
+            for i in 0..<3 { try frames.add(AnimationFrame(image: Self.picture(width: 100, height: 100, alpha: 255 - UInt8(i)), duration: 100)) }
+            try frames.finish().write(to: server.origin.child("a.gif"))
+            #expect(try await get(client, Self.plain("skp:gif/maf:2", "a.gif")).status == .unprocessableContent)
+            #expect(try await get(client, Self.plain("skp:gif/mafr:0.005", "a.gif")).status == .unprocessableContent)
+            #expect(try await get(client, Self.plain("skp:gif", "a.gif")).headers[.contentType] == "image/gif")
+            // An SVG is cleaned, as every SVG answer is.
+            try Data(#"<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><script>alert(1)</script><rect width="10" height="10"/></svg>"#.utf8)
+                .write(to: server.origin.child("s.svg"))
+            let svg = try await get(client, Self.plain("skp:svg", "s.svg"))
+            #expect(svg.headers[.contentType] == "image/svg+xml" && !String(buffer: svg.body).contains("script") && String(buffer: svg.body).contains("rect"))
+            #expect(svg.headers[.contentSecurityPolicy] == ImageServer.svgPolicy)
             // A name imgproxy does not know is imgproxy's error.
             let bad = try await get(client, Self.plain("skp:jpg:bad_format", "cat.jpg"))
             #expect(bad.status == .badRequest && String(buffer: bad.body).contains("bad_format"))
         }
-        // The server's own list (IMGPROXY_SKIP_PROCESSING_FORMATS) works the same.
-        try await TestServer { $0.allowUnsignedAdHoc = true; $0.imgproxy.skipProcessingFormats = ["jpg"] }.test { (client: any TestClientProtocol) async throws in
-            #expect(Data(buffer: try await get(client, Self.plain("rs:fit:50:50", "cat.jpg")).body) == catJPEG)
+        // The server's own list (IMGPROXY_SKIP_PROCESSING_FORMATS) works the same, and the choice
+        // is the URL's alone: enforced formats do not count, so nothing varies on Accept.
+        let listed = try TestServer {
+            $0.allowUnsignedAdHoc = true
+            $0.imgproxy.skipProcessingFormats = ["jpg"]
+            $0.imgproxy.enforceWebP = true
+        }
+        try ImageEncoder.encode(Self.picture(width: 60, height: 40), as: .png()).write(to: listed.origin.child("g.png"))
+        try await listed.test { (client: any TestClientProtocol) async throws in
+            for accept in ["image/webp,*/*", "image/jpeg"] {
+                let answer = try await get(client, Self.plain("rs:fit:50:50", "cat.jpg"), headers: [.accept: accept])
+                #expect(Data(buffer: answer.body) == catJPEG && answer.headers[.vary] == nil, "\(accept)")
+            }
+            // A source of a type not listed: processed, and after the first look not read twice.
+            for _ in 0..<2 { #expect(try await get(client, Self.plain("rs:fit:30:30", "g.png", "png")).status == .ok) }
         }
         #expect(throws: ServerConfigurationError.self) {
             _ = try TestServer { $0.allowUnsignedAdHoc = true; $0.imgproxy.skipProcessingFormats = ["jpg", "doc"] }
         }
     }
 
-    @Test func rawAnswersTheSourceBytesUncheckedButSandboxed() async throws {
+    @Test func rawAnswersAnImagesBytesAsTheyAre() async throws {
         let origin = Origin()
         let page = Data("<html><script>alert(1)</script></html>".utf8)
         origin.serve("/page.html", .file(page, headers: ["Content-Type": "text/html"]))
         origin.serve("/cat.jpg", .file(catJPEG))
         origin.serve("/big.jpg", .file(Data(count: 200_000)))
+        origin.serve("/doc.pdf", .file(twoPagePDF()))
         try await origin.run { base in
             let host = "127.0.0.1:\(base.port!)"
             try await TestServer {
@@ -77,10 +103,13 @@ import Testing
                 $0.allowHosts = [host]
                 $0.maxSourceBytes = 100_000
             }.test { (client: any TestClientProtocol) async throws in
+                // Only images: Easel is no general proxy.
                 let html = try await get(client, "/imgproxy/insecure/raw:1/plain/http://\(host)/page.html")
-                #expect(html.status == .ok && Data(buffer: html.body) == page)
-                #expect(html.headers[.contentType] == "text/html" && html.headers[.contentSecurityPolicy] == ImageServer.rawPolicy)
-                #expect(html.headers[HTTPField.Name("X-Content-Type-Options")!] == "nosniff")
+                #expect(html.status == .unprocessableContent && !String(buffer: html.body).contains("script"), "\(html.status)")
+                // A document: shown, sandboxed.
+                let pdf = try await get(client, "/imgproxy/insecure/raw:1/plain/http://\(host)/doc.pdf")
+                #expect(pdf.status == .ok && Data(buffer: pdf.body) == twoPagePDF() && pdf.headers[.contentType] == "application/pdf")
+                #expect(pdf.headers[.contentSecurityPolicy] == ImageServer.rawPolicy && pdf.headers[HTTPField.Name("X-Content-Type-Options")!] == "nosniff")
                 // An image: its own type; the extension names no format for a raw answer.
                 let image = try await get(client, "/imgproxy/insecure/raw:1/rs:fit:10:10/plain/http://\(host)/cat.jpg@png")
                 #expect(Data(buffer: image.body) == catJPEG && image.headers[.contentType] == "image/jpeg")
@@ -121,14 +150,39 @@ import Testing
         }
     }
 
+    /// A JPEG's EXIF with these ASCII fields (tag, text), big-endian, in one IFD.
+    static func exif(_ fields: [(UInt16, String)]) -> Data {
+        func be16(_ v: Int) -> [UInt8] { [UInt8(v >> 8 & 0xFF), UInt8(v & 0xFF)] }
+        func be32(_ v: Int) -> [UInt8] { be16(v >> 16) + be16(v & 0xFFFF) }
+        var tiff: [UInt8] = [0x4D, 0x4D] + be16(42) + be32(8) + be16(fields.count)
+        var values: [UInt8] = []
+        let valuesStart = 8 + 2 + fields.count * 12 + 4
+        for (tag, text) in fields {
+            let bytes = Array(text.utf8) + [0]
+            tiff += be16(Int(tag)) + be16(2) + be32(bytes.count) + be32(valuesStart + values.count)
+            values += bytes
+        }
+        tiff += be32(0) + values
+        let payload = Array("Exif".utf8) + [0, 0] + tiff
+        return Data([0xFF, 0xE1] + be16(payload.count + 2) + payload)
+    }
+
     @Test func keepCopyrightKeepsArtistAndCopyrightOnly() async throws {
         let server = try TestServer { $0.allowUnsignedAdHoc = true }
-        let rights = RightsMetadata(artist: "A. Painter", copyright: "(c) 2026 Easel")
-        try ImageEncoder.encode(Self.picture(width: 64, height: 48), as: .jpeg(quality: 90), rights: rights).write(to: server.origin.child("r.jpg"))
+        // A camera's EXIF: make, model, software, date, and the rights.
+        var jpeg = try ImageEncoder.encode(Self.picture(width: 64, height: 48), as: .jpeg(quality: 90))
+        jpeg.insert(contentsOf: Self.exif([(0x010F, "CameraMaker"), (0x0110, "ModelOne"), (0x0131, "EditorApp"), (0x013B, "A. Painter"),
+                                           (0x0132, "2026:01:02 03:04:05"), (0x8298, "(c) 2026 Easel")]), at: 2)
+        try jpeg.write(to: server.origin.child("r.jpg"))
+        #expect(try ImageDecoder.info(of: jpeg).exif?.copyright == "(c) 2026 Easel", "the source's EXIF is read")
         try await server.test { (client: any TestClientProtocol) async throws in
             for ext in ["jpg", "png", "webp"] {
                 let kept = try ImageDecoder.info(of: Data(buffer: try await get(client, Self.plain("kcr:1/rs:fit:32:32", "r.jpg", ext)).body))
                 #expect(kept.exif?.copyright == "(c) 2026 Easel" && kept.exif?.artist == "A. Painter", "\(ext)")
+                let body = Data(buffer: try await get(client, Self.plain("kcr:1/rs:fit:32:32", "r.jpg", ext)).body)
+                for other in ["CameraMaker", "ModelOne", "EditorApp", "2026:01:02"] {
+                    #expect(body.range(of: Data(other.utf8)) == nil, "\(ext): \(other) is not kept")
+                }
                 let stripped = try ImageDecoder.info(of: Data(buffer: try await get(client, Self.plain("kcr:0/rs:fit:32:32", "r.jpg", ext)).body))
                 #expect(stripped.exif?.copyright == nil && stripped.exif?.artist == nil, "\(ext)")
             }
@@ -154,12 +208,21 @@ import Testing
         for i in 0..<2 { try encoder.add(AnimationFrame(image: Self.picture(width: 100, height: 100, alpha: i == 0 ? 255 : 254), duration: 100)) }
         try encoder.finish().write(to: server.origin.child("a.gif"))
         try ImageEncoder.encode(Self.picture(width: 100, height: 100), as: .png()).write(to: server.origin.child("s.png"))
+        try uncompressedTIFF(width: 100, height: 100, pages: 2).write(to: server.origin.child("p.tif"))
         try await server.test { (client: any TestClientProtocol) async throws in
-            let refused = try await get(client, Self.plain("mafr:0.005", "a.gif", "png"))
+            // Read as an animation (WebP keeps it): refused; as its first frame (PNG): not, as imgproxy.
+            let refused = try await get(client, Self.plain("mafr:0.005", "a.gif", "webp"), headers: [.accept: "image/webp"])
             #expect(refused.status == .unprocessableContent && String(buffer: refused.body).contains("5000"), "\(String(buffer: refused.body))")
-            #expect(try await get(client, Self.plain("mafr:0.02", "a.gif", "png")).status == .ok)
+            #expect(try await get(client, Self.plain("mafr:0.005", "a.gif", "png")).status == .ok)
+            #expect(try await get(client, Self.plain("mafr:0.02", "a.gif", "webp"), headers: [.accept: "image/webp"]).status == .ok)
             #expect(try await get(client, Self.plain("mafr:0.005", "s.png", "png")).status == .ok, "a still is not an animation")
-            #expect(try await get(client, Self.plain("mafr:0", "a.gif", "png")).status == .ok, "0: no limit of its own")
+            #expect(try await get(client, Self.plain("mafr:0.005", "p.tif", "png")).status == .ok, "nor are a document's pages")
+            #expect(try await get(client, Self.plain("mafr:0", "a.gif", "webp"), headers: [.accept: "image/webp"]).status == .ok,
+                    "0: no limit of its own")
+            // 0 also lifts a preset's limit.
+            var options = ProcessingOptions()
+            try ImgproxyURL.apply(["mafr:0.005", "mafr:0"], to: &options, presets: [:])
+            #expect(options.sourceLimits == nil)
         }
     }
 
@@ -190,6 +253,12 @@ import Testing
             // The URL's own width and DPR win.
             #expect(try await size(Self.plain("w:30/dpr:1", "cat.jpg", "png"), hinted).0 == 30)
             #expect(try await size(path).0 == full, "a request without hints gets the full size again")
+            // Hints past the limits are lowered to fit, never a refusal: the source's size at most.
+            #expect(try await size(path, [HTTPField.Name("Sec-CH-Width")!: "4000"]).0 == full)
+            let phone: HTTPFields = [HTTPField.Name("Sec-CH-DPR")!: "3"]
+            let wide = try await get(client, Self.plain("w:800/h:800/enlarge:1", "cat.jpg", "png"), headers: phone)
+            #expect(wide.status == .ok, "\(String(buffer: wide.body))")
+            #expect(try ImageDecoder.info(of: Data(buffer: wide.body)).width <= 2048)
         }
         // Off (the default): hints change nothing and nothing varies on them.
         try await TestServer { $0.allowUnsignedAdHoc = true }.test { (client: any TestClientProtocol) async throws in
@@ -236,8 +305,10 @@ import Testing
         #expect(try source("/sig/w:10/plain/lorem/ipsum.jpg@png", settings) == "http://images.test/lorem/ipsum.jpg")
         #expect(try source("/sig/w:10/plain/http://images.test/a.jpg", settings) == "http://images.test/a.jpg", "not prefixed twice")
         #expect(try source("/sig/w:10/plain/lorem%2Fipsum.jpg%3Fa%3Db@png", settings) == "http://images.test/lorem/ipsum.jpg?a=b")
-        // A `$` that names no run is kept as it is.
-        #expect(try ImgproxyURL.URLReplacement(pattern: "a*", replacement: "b$2${3}$").apply(to: "ax/y") == "b$2${3}$/y")
+        // Go's template rules: no such group or a name is empty, $0 the whole match, $$ a `$`,
+        // a `$` starting no name itself, `$1x` the name "1x".
+        #expect(try ImgproxyURL.URLReplacement(pattern: "a*", replacement: "b$2${3}$").apply(to: "ax/y") == "b$/y")
+        #expect(try ImgproxyURL.URLReplacement(pattern: "a*", replacement: "[$0|$$1|${1}|$1x|$name]").apply(to: "ax/y") == "[ax|$1|x||]/y")
         // A file name after a base64 source, when allowed.
         var named = ImgproxyURL.Settings()
         named.base64IncludesFilename = true

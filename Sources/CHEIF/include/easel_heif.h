@@ -37,6 +37,9 @@ int easel_heif_decode(const uint8_t *data, size_t size, int use_thumbnail, int w
 int easel_heif_encode(const uint8_t *pixels, int width, int height, size_t row_bytes, int has_alpha, int quality,
                       uint8_t **output, size_t *output_size, char *message);
 
+/* 1 when this libheif has an AV1 decoder (it then reads AVIF files' thumbnails too). */
+int easel_heif_decodes_av1(void);
+
 void easel_heif_free(void *buffer);
 
 #endif

@@ -79,6 +79,9 @@ enum AVIFCodec {
 /// HEIC/HEIF through libheif (libde265 decodes HEVC): the primary image, upright (libheif
 /// applies irot/imir), alpha, HDR scaled to 8 bits; written with libheif's HEVC encoder (x265).
 enum HEIFCodec {
+    /// Whether libheif here decodes AV1 (and so AVIF thumbnails).
+    static let decodesAV1 = easel_heif_decodes_av1() != 0
+
     /// HEIC of `bitmap` (alpha kept when it has any) at libheif's quality 1–100.
     static func encode(_ bitmap: Bitmap, quality: Int) throws -> Data {
         let rgba = bitmap.converted(to: .rgba8)

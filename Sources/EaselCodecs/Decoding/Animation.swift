@@ -39,12 +39,16 @@ public enum AnimationReader {
     /// - Throws: `CodecError.tooManyFrames` (before anything is decoded when the container
     ///   says how many: WebP; GIF as soon as the count passes the limit),
     ///   `.tooManyAnimationPixels` when frames × canvas pixels — or, for GIF, the frames' own
-    ///   areas — would pass `limits.maxAnimationPixels`, `.corrupt`.
+    ///   areas — would pass `limits.maxAnimationPixels`, `.tooManyPixels` when the canvas passes
+    ///   `limits.maxAnimationFramePixels`, `.corrupt`.
     @discardableResult
     public static func frames(of data: Data, info: ImageInfo, limits: DecodingLimits = .default,
                               color: ColorHandling = .convertToSRGB, _ body: (AnimationFrame) throws -> Void) throws -> Int {
         try limits.check(width: info.width, height: info.height)
         guard info.frameCount <= limits.maxFrames else { throw CodecError.tooManyFrames(limit: limits.maxFrames) }
+        guard info.pixelCount <= limits.maxAnimationFramePixels else {
+            throw CodecError.tooManyPixels(width: info.width, height: info.height, limit: limits.maxAnimationFramePixels)
+        }
         func checkPixels(_ frames: Int) throws {
             if (Int.checkedProduct(frames, info.pixelCount) ?? .max) > limits.maxAnimationPixels {
                 throw CodecError.tooManyAnimationPixels(limit: limits.maxAnimationPixels)

@@ -45,7 +45,8 @@ public enum ImageDecoder {
         case .gif: info = try GIFCodec.info(data, limits: limits)
         case .avif:
             // A thumbnail is found (and then decoded) by libheif, which reads AVIF containers.
-            if embeddedThumbnail, let thumbnail = try? HEIFCodec.info(data, limits: limits, embeddedThumbnail: true, fileType: .avif),
+            if embeddedThumbnail, HEIFCodec.decodesAV1,
+               let thumbnail = try? HEIFCodec.info(data, limits: limits, embeddedThumbnail: true, fileType: .avif),
                thumbnail.isEmbeddedThumbnail {
                 info = thumbnail
             } else {
@@ -71,9 +72,6 @@ public enum ImageDecoder {
             info.page = page
         }
         try checkSize(info, limits: limits)
-        if info.frameCount > 1, info.pixelCount > limits.maxAnimationFramePixels {
-            throw CodecError.tooManyPixels(width: info.width, height: info.height, limit: limits.maxAnimationFramePixels)
-        }
         // (Frames are not refused here: an animation over `maxFrames` is still read as its first
         // frame, and `AnimationReader` refuses it before decoding any frame.)
         return info

@@ -63,6 +63,10 @@ struct ImgproxyURL {
         var autoQuality = AutoQuality()
         /// Every URL is autoquality unless it says otherwise (`IMGPROXY_AUTOQUALITY_METHOD=dssim`).
         var autoQualityByDefault = false
+        /// The ad-hoc limits (`maxAdHocSize`, `maxOutputPixels`): a DPR or width a Client Hint
+        /// gave is lowered to stay within them (a URL's own is refused past them).
+        var maxSide = 2048
+        var maxPixels = 16_777_216
     }
 
     /// One of `IMGPROXY_URL_REPLACEMENTS`: a pattern matched at the start of the source URL, `*`
@@ -77,25 +81,40 @@ struct ImgproxyURL {
             do { regex = try NSRegularExpression(pattern: expression) } catch {
                 throw RequestError.invalid("URL replacement pattern \(pattern) is not usable")
             }
-            // Go's `${1}` (and `$1` before a character that is no letter, digit or `_`) is the
-            // template's `$1`; every other `$` and backslash is literal.
+            // Go's template rules: `$name` or `${name}`, the name the longest run of letters,
+            // digits and `_`; a number names that group (0: the whole match), anything else (no
+            // such group, a name) is empty; `$$` is `$`; a `$` that starts no name is itself.
             var template = ""
             var rest = replacement[...]
+            func isNameCharacter(_ c: Character) -> Bool { c.isASCII && (c.isLetter || c.isNumber || c == "_") }
             while let first = rest.first {
-                if rest.hasPrefix("${"), let close = rest.firstIndex(of: "}"), let group = Int(rest[rest.index(rest.startIndex, offsetBy: 2)..<close]),
-                   (1..<parts.count).contains(group) {
-                    template += "$\(group)"
-                    rest = rest[rest.index(after: close)...]
-                    continue
-                }
-                let name = rest.dropFirst().prefix { $0.isLetter || $0.isNumber || $0 == "_" }
-                if first == "$", let group = Int(name), (1..<parts.count).contains(group) {
-                    template += "$\(group)"
-                    rest = rest.dropFirst(1 + name.count)
-                    continue
-                }
-                template += first == "$" || first == "\\" ? "\\" + String(first) : String(first)
                 rest = rest.dropFirst()
+                guard first == "$" else {
+                    template += first == "\\" ? "\\\\" : String(first)
+                    continue
+                }
+                var name: Substring?
+                if rest.first == "$" {
+                    template += "\\$"
+                    rest = rest.dropFirst()
+                    continue
+                } else if rest.first == "{", let close = rest.firstIndex(of: "}"),
+                          rest[rest.index(after: rest.startIndex)..<close].allSatisfy(isNameCharacter),
+                          rest.index(after: rest.startIndex) < close {
+                    name = rest[rest.index(after: rest.startIndex)..<close]
+                    rest = rest[rest.index(after: close)...]
+                } else {
+                    let run = rest.prefix(while: isNameCharacter)
+                    if !run.isEmpty {
+                        name = run
+                        rest = rest.dropFirst(run.count)
+                    }
+                }
+                guard let name else {
+                    template += "\\$"
+                    continue
+                }
+                if let group = Int(name), group >= 0, group < parts.count { template += "$\(group)" }
             }
             self.template = template
         }
@@ -145,6 +164,7 @@ struct ImgproxyURL {
             if let dpr = hints.dpr { options.dpr = dpr }
             if let width = hints.width { options.width = max(1, Int((Double(width) / (hints.dpr ?? 1)).rounded())) }
         }
+        let hinted = (dpr: options.dpr, width: options.width)
         var context = OptionContext(presets: presets, separator: separator, allowed: settings.allowedOptions, autoQuality: settings.autoQuality)
         if presets["default"] != nil {
             var everything = context
@@ -165,6 +185,7 @@ struct ImgproxyURL {
             }
             try apply(optionSegments, to: &options, context: context)
         }
+        if let hints { clamp(&options, hints: hints, hinted: hinted, settings: settings) }
         guard !segments.isEmpty, !(segments.count == 1 && segments[0].isEmpty) else { throw RequestError.notFound("no source in the URL") }
         var sourceText: String
         var fileExtension: Substring?
@@ -250,6 +271,24 @@ struct ImgproxyURL {
         case "svg": return .svg
         case "heic", "heif": return .heic
         default: throw RequestError.invalid("output format \(name) is not supported (jpg, png, webp, avif, jxl, gif, ico, bmp, svg, heic)")
+        }
+    }
+
+    /// A DPR and width that Client Hints gave (and the URL left as they were) lowered to stay
+    /// within the limits: a client's screen never turns a URL into a refusal (imgproxy caps
+    /// such answers at the source's size; here they also stop at the ad-hoc limits).
+    static func clamp(_ options: inout ProcessingOptions, hints: ClientHints, hinted: (dpr: Double, width: Int), settings: Settings) {
+        if hints.dpr != nil, options.dpr == hinted.dpr {
+            let longest = Double(max(options.width, options.height, 1))
+            var most = Double(settings.maxSide) / longest
+            if options.width > 0, options.height > 0 { most = min(most, (Double(settings.maxPixels) / Double(options.width * options.height)).squareRoot()) }
+            options.dpr = max(0.01, min(options.dpr, most))
+        }
+        if hints.width != nil, options.width == hinted.width {
+            options.width = max(1, min(options.width, Int(Double(settings.maxSide) / options.dpr)))
+            if options.height > 0 {
+                options.width = max(1, min(options.width, Int(Double(settings.maxPixels) / (Double(options.height) * options.dpr * options.dpr))))
+            }
         }
     }
 
@@ -583,12 +622,12 @@ struct ImgproxyURL {
                 guard let megapixels = try double(0, "megapixels"), megapixels >= 0, megapixels <= 1_000_000 else {
                     throw RequestError.invalid("max_animation_frame_resolution is megapixels, 0 or more")
                 }
-                // 0: imgproxy's "no limit of its own" (max_src_resolution still holds).
-                if megapixels > 0 {
-                    var limits = options.sourceLimits ?? DecodingLimits(maxPixels: .max, maxInputBytes: .max, maxFrames: .max, maxAnimationPixels: .max)
-                    limits.maxAnimationFramePixels = Int(checked: (megapixels * 1_000_000).rounded())
-                    options.sourceLimits = limits
-                }
+                // 0: imgproxy's "no limit of its own" (max_src_resolution still holds), also over
+                // a preset's.
+                var limits = options.sourceLimits ?? DecodingLimits(maxPixels: .max, maxInputBytes: .max, maxFrames: .max, maxAnimationPixels: .max)
+                limits.maxAnimationFramePixels = megapixels > 0 ? Int(checked: (megapixels * 1_000_000).rounded()) : .max
+                options.sourceLimits = limits == DecodingLimits(maxPixels: .max, maxInputBytes: .max, maxFrames: .max, maxAnimationPixels: .max)
+                    ? nil : limits
             case "cachebuster", "cb":
                 try atMost(1)
                 break  // changes the URL (for CDNs), not the image
