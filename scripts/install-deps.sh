@@ -74,12 +74,13 @@ if ! python3 -c "$check" >/dev/null 2>&1 && ! { [ -x .venv-tools/bin/python3 ] &
 fi
 
 # The reference client libraries of the compatibility tests (imgproxy's and thumbor's URL
-# builders) and the reference placeholder encoders (BlurHash, ThumbHash), pinned, in
-# .venv-compat/ (scripts/compat-test.sh and the placeholder tests look there).
-compat='import imgproxy, libthumbor, blurhash, PIL; from thumbhash.encode import rgba_to_thumbhash'
+# builders), the reference placeholder encoders (BlurHash, ThumbHash) and scikit-image (the
+# reference SSIM of the autoquality tests), pinned, in .venv-compat/ (scripts/compat-test.sh
+# and the tests look there).
+compat='import imgproxy, libthumbor, blurhash, PIL, skimage; from thumbhash.encode import rgba_to_thumbhash'
 if ! { [ -x .venv-compat/bin/python3 ] && .venv-compat/bin/python3 -c "$compat" >/dev/null 2>&1; }; then
-  echo "installing imgproxy, libthumbor, blurhash, thumbhash and Pillow into .venv-compat/"
+  echo "installing imgproxy, libthumbor, blurhash, thumbhash, Pillow and scikit-image into .venv-compat/"
   python3 -m venv .venv-compat
   .venv-compat/bin/pip install --quiet imgproxy==1.0.0 libthumbor==2.0.2 blurhash==1.1.5 \
-    thumbhash-python==1.0.1 "pillow>=10,<12"
+    thumbhash-python==1.0.1 "pillow>=10,<12" scikit-image==0.26.0
 fi

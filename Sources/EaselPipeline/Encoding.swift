@@ -130,7 +130,7 @@ public struct ImageEncoding: Sendable, Hashable, CustomStringConvertible {
                 maxBytes: Int? = nil, keepsRights: Bool = false, autoQuality: AutoQuality? = nil, bestOf: [Format] = []) {
         self.format = format
         let bestOf = bestOf.filter { $0.hasQuality || $0 == .png }
-        self.bestOf = bestOf.count > 1 ? bestOf : []
+        self.bestOf = bestOf
         let qualified = format.hasQuality || !self.bestOf.isEmpty
         self.autoQuality = qualified ? autoQuality : nil
         self.keepsRights = keepsRights && (format == .jpeg || format == .png || format == .webp || !self.bestOf.isEmpty)

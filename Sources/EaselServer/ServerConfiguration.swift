@@ -46,10 +46,11 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         public var qualityTarget: Double?
 
         /// Creates a format; the defaults are a `fit` box, no family, negotiated output, the
-        /// default quality and table size, and no sharpening.
+        /// default quality and table size, no sharpening and no autoquality.
         public init(name: String, width: Int, height: Int, fit: String = "fit", family: String? = nil, output: String? = nil,
-                    quality: Int? = nil, maximumCount: Int? = nil, sharpen: Double? = nil) {
+                    quality: Int? = nil, maximumCount: Int? = nil, sharpen: Double? = nil, qualityTarget: Double? = nil) {
             self.sharpen = sharpen
+            self.qualityTarget = qualityTarget
             self.name = name
             self.width = width
             self.height = height

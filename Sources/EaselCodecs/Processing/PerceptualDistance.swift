@@ -43,8 +43,9 @@ public enum PerceptualDistance {
         /// Per scale and plane: the windowed mean and windowed mean of squares.
         let means: [[[Float]]]
         let squares: [[[Float]]]
-        /// The size compared.
+        /// The width compared.
         public let width: Int
+        /// The height compared.
         public let height: Int
     }
 
