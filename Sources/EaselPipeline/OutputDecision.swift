@@ -78,10 +78,17 @@ public struct ClientPreferences: Sendable {
     /// The parsed `Accept` header; nil when the client sent none (JPEG for everyone).
     public var accept: AcceptHeader? { acceptValue.map(AcceptHeader.init) }
 
+    /// The client asked to save data (`Save-Data: on`, when the server honours it): a fixed
+    /// quality is lowered by a quarter, an autoquality target doubled.
+    public var saveData: Bool
+
     /// Preferences from the raw `Accept` header value, or nil when the request had none. The
     /// value is parsed only when a decision needs it (`ImagePipeline.decide` remembers its
     /// decisions by value and policy).
-    public init(accept: String?) { acceptValue = accept }
+    public init(accept: String?, saveData: Bool = false) {
+        acceptValue = accept
+        self.saveData = saveData
+    }
 }
 
 /// Decisions already made, by policy and `Accept` value: a warm request parses no header and
@@ -93,12 +100,13 @@ final class Decisions: Sendable {
     private struct Key: Hashable {
         var policy: OutputPolicy
         var accept: String?
+        var saveData: Bool
     }
     private let known = Locked([Key: OutputDecision]())
     private static let limit = 1024
 
     func decision(_ policy: OutputPolicy, for client: ClientPreferences?) -> OutputDecision {
-        let key = Key(policy: policy, accept: client?.acceptValue)
+        let key = Key(policy: policy, accept: client?.acceptValue, saveData: client?.saveData ?? false)
         if let known = known.withLock({ $0[key] }) { return known }
         let decision = ImagePipeline.decide(policy, for: client, offersJPEGXL: offersJPEGXL)
         known.withLock { known in
@@ -181,6 +189,13 @@ extension ImagePipeline {
     /// browsers take it, and its encoder is slow), ahead of AVIF for a client that names both.
     public static func decide(_ policy: OutputPolicy, for client: ClientPreferences?, offersJPEGXL: Bool = false) -> OutputDecision {
         let accept = client?.accept
+        var policy = policy
+        if client?.saveData == true {
+            // Save-Data: a quarter off a fixed quality, twice the distance for autoquality.
+            policy.quality = max(1, (policy.quality ?? Self.defaultQuality) * 3 / 4)
+            policy.formatQuality = policy.formatQuality.mapValues { max(1, $0 * 3 / 4) }
+            policy.autoQuality = policy.autoQuality.map { AutoQuality(target: $0.target * 2, minQuality: $0.minQuality, maxQuality: $0.maxQuality) }
+        }
         if policy.bestFormat { return bestFormat(policy, accept: accept, offersJPEGXL: offersJPEGXL) }
         let pinned = policy.strict && policy.format != nil
         // (An SVG asked for stays SVG: it is the source document, not pixels.)

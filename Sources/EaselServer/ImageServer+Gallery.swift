@@ -86,7 +86,10 @@ extension ImageServer {
         </body></html>
 
         """
-        return Response(status: .ok, headers: [.contentType: "text/html; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: html)))
+        var headers: HTTPFields = [.contentType: "text/html; charset=utf-8"]
+        // The page's images may then be sized by the browser's hints (`w=auto`, `dpr=auto`).
+        if configuration.delivery.acceptClientHints { headers[Self.acceptCHField] = "Sec-CH-DPR, Sec-CH-Width, Sec-CH-Viewport-Width" }
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: html)))
     }
 
     static let tierLabels: [(key: String, label: String)] = [

@@ -2,6 +2,7 @@ import EaselSupport
 import EaselCodecs
 import EaselPipeline
 import Foundation
+import HTTPTypes
 import Hummingbird
 
 /// Native image URLs: `/images/{format or ad-hoc options}/{source}`, signed with `?s=` (and an
@@ -29,7 +30,8 @@ extension ImageServer {
 
     /// A native spec: a format's name, or ad-hoc options `w=…,h=…` with `fit` (fit, fill,
     /// fill-down, auto, exact), `q` (1–100, `auto` or `auto:TARGET`), `f` (a format, or `auto`:
-    /// the smallest the client takes), `dpr`, `g` (gravity: c, n, s, e, w, ne, nw, se, sw,
+    /// the smallest the client takes), `dpr` (or `auto`: Client Hints), `w=auto[:fallback]` (the
+    /// client's width hint), `g` (gravity: c, n, s, e, w, ne, nw, se, sw,
     /// sm, entropy, fp:X:Y), `blur`, `sharpen`, `page` (of a PDF or TIFF, or a frame of an
     /// animation; from 0).
     func parse(spec: String, source: Source) throws -> ImagePath {
@@ -51,6 +53,11 @@ extension ImageServer {
                 return number
             }
             switch pair[0] {
+            case "w" where value == "auto" || value.hasPrefix("auto:"):
+                // The client's width (Client Hints), else the fallback given (else no limit but
+                // the ad-hoc one).
+                width = value == "auto" ? configuration.maxAdHocSize : Int(value.dropFirst("auto:".count))
+                options.widthFromHints = true
             case "w": width = Int(value)
             case "h": height = Int(value)
             case "fit":
@@ -77,6 +84,7 @@ extension ImageServer {
                     throw RequestError.invalid("f is jpeg, png, webp, avif, jxl, gif, ico, bmp, svg, heic or auto")
                 }
                 options.format = type
+            case "dpr" where value == "auto": options.dprFromHints = true
             case "dpr": options.dpr = try number("dpr", 0.1...8)
             case "g":
                 if value.hasPrefix("fp:") {
@@ -107,5 +115,30 @@ extension ImageServer {
         options.width = width
         options.height = height
         return ImagePath(processing: .adHoc(options), source: source, spec: spec)
+    }
+
+    /// Client Hints into options that ask for them (`w=auto`, `dpr=auto`): `Sec-CH-DPR` (else
+    /// `DPR`) as the DPR, `Sec-CH-Width` (else `Width`, in device pixels) over the DPR as the
+    /// width, both lowered to stay within the ad-hoc limits; a hint missing leaves the URL's
+    /// fallback. The fields the answer then varies on.
+    func applyHints(_ options: inout ProcessingOptions, _ request: Request) -> String? {
+        guard options.widthFromHints || options.dprFromHints else { return nil }
+        let hints = ClientHints.read { name in HTTPField.Name(name).flatMap { request.headers[$0] } }
+        var vary: [String] = []
+        let limit = Double(configuration.maxAdHocSize), pixels = Double(configuration.maxOutputPixels)
+        if options.dprFromHints {
+            vary.append("Sec-CH-DPR, DPR")
+            options.dpr = hints?.dpr ?? 1
+        }
+        if options.widthFromHints {
+            vary.append("Sec-CH-Width, Width")
+            if let width = hints?.width { options.width = max(1, Int((Double(width) / options.dpr).rounded())) }
+            options.width = min(options.width, configuration.maxAdHocSize)
+        }
+        if options.dprFromHints {
+            let longest = Double(max(options.width, options.height, 1))
+            options.dpr = max(0.1, min(options.dpr, limit / longest, (pixels / Double(max(1, options.width * options.height))).squareRoot()))
+        }
+        return vary.joined(separator: ", ")
     }
 }

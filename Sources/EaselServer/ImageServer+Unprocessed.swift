@@ -18,7 +18,7 @@ extension ImageServer {
     /// (`ImagePipeline.answersInSourceType`). Nil: process as usual.
     ///
     /// The answer carries what a processed one does (`ETag` of the bytes, `Cache-Control`,
-    /// `Surrogate-Key`, `Content-Disposition`, a 304 for a matching `If-None-Match`), its type as
+    /// cache tags, `Content-Disposition`, a 304 for a matching `If-None-Match`), its type as
     /// sniffed, `X-Content-Type-Options: nosniff`, and for an SVG (cleaned unless raw) or a PDF a
     /// `Content-Security-Policy` that lets it run and load nothing.
     /// Whether to look at the source before processing: always for `raw`; for
@@ -70,9 +70,7 @@ extension ImageServer {
             headers[.contentDisposition] = Self.contentDisposition(options.filename ?? Self.sourceName(source), fileExtension: fileExtension,
                                                                    attachment: options.attachment)
         }
-        if let purgeRelay, !purgeRelay.banURLs.isEmpty {
-            headers[Self.surrogateField] = PurgeRelay.surrogateKey(forSource: pipelineRequest.sourceKey ?? "")
-        }
+        tag(&headers, sources: [pipelineRequest.sourceKey ?? ""])
         if Self.matches(request.headers[.ifNoneMatch], etag: bytes.etag) {
             return Response(status: .notModified, headers: headers)
         }

@@ -45,13 +45,17 @@ public final class ImageServer: Sendable {
     let imgproxySettings: ImgproxyURL.Settings
     /// The types of the sources `skip_processing` has looked at.
     let knownTypes = KnownSourceTypes()
+    /// Where answers name their cache tags (nil: nowhere).
+    let cacheTagField: HTTPField.Name?
+    /// The fallback image (`DeliverySettings.fallbackImage`): a file or an http(s) URL.
+    let fallbackURL: URL?
     /// The configured watermark image (`watermark`): read through the pipeline like a source.
     let configuredMark: URL?
     let cacheControl: String
     /// The ready-answer index: repeat requests answered in the channel pipeline from the memory
     /// tier (`ReadyAnswerHandler`).
     let readyAnswers: ReadyAnswers
-    private let logger = Logger(label: "easel.server")
+    let logger = Logger(label: "easel.server")
 
     /// The S3 client of an S3 origin and the shared tier (nil when neither is configured).
     let s3: S3Client?
@@ -93,6 +97,23 @@ public final class ImageServer: Sendable {
             throw ServerConfigurationError.invalidValue(name: "watermark", value: "\(markURL.path) (not a readable file)")
         }
         configuredMark = markURL
+        // The fallback image: a file (read like the configured watermark: that file only, besides
+        // the origin) or an http(s) URL (the allow-list applies when it is fetched).
+        var fallbackFile: URL?
+        if let text = configuration.delivery.fallbackImage {
+            if let url = URL(string: text), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https", url.host != nil {
+                fallbackURL = url
+            } else {
+                let file = URL(fileURLWithPath: text).standardizedFileURL
+                guard FileManager.default.isReadableFile(atPath: file.path) else {
+                    throw ServerConfigurationError.invalidValue(name: "delivery.fallbackImage", value: "\(file.path) (not a readable file)")
+                }
+                fallbackURL = file
+                fallbackFile = file
+            }
+        } else {
+            fallbackURL = nil
+        }
         self.configuration = configuration
         self.registry = registry
         let originText = configuration.origin ?? ImageServer.bundledSamples.path
@@ -131,11 +152,12 @@ public final class ImageServer: Sendable {
         var fetchers: [any ImageFetcher] = [fetcher]
         // The configured watermark is read by the file fetcher as one more file (the origin's,
         // or one confined to the watermark alone).
+        let configuredFiles = [markURL, fallbackFile].compactMap { $0 }
         if case .directory(let root) = origin {
-            fetchers.append(FileFetcher(root: root, maximumBytes: configuration.maxSourceBytes, alsoAllowing: markURL.map { [$0] } ?? []))
-        } else if let markURL {
-            fetchers.append(FileFetcher(root: markURL.appendingPathComponent("only-this-file"), maximumBytes: configuration.maxSourceBytes,
-                                        alsoAllowing: [markURL]))
+            fetchers.append(FileFetcher(root: root, maximumBytes: configuration.maxSourceBytes, alsoAllowing: configuredFiles))
+        } else if let first = configuredFiles.first {
+            fetchers.append(FileFetcher(root: first.appendingPathComponent("only-this-file"), maximumBytes: configuration.maxSourceBytes,
+                                        alsoAllowing: configuredFiles))
         }
         if let s3Configuration {
             let client = S3Client(configuration: s3Configuration)
@@ -148,8 +170,9 @@ public final class ImageServer: Sendable {
             s3 = nil
             sharedStore = nil
         }
-        purgeRelay = configuration.peers.isEmpty && configuration.cdnBanURLs.isEmpty ? nil
-            : PurgeRelay(peers: configuration.peers, banURLs: configuration.cdnBanURLs, token: configuration.adminToken ?? "")
+        purgeRelay = configuration.peers.isEmpty && configuration.cdnBanURLs.isEmpty && configuration.delivery.purgeByTag.isEmpty ? nil
+            : PurgeRelay(peers: configuration.peers, banURLs: configuration.cdnBanURLs, tagEndpoints: configuration.delivery.purgeByTag,
+                         token: configuration.adminToken ?? "")
         // Clients made above are shut down if the pipeline cannot open (a table locked by
         // another instance, say): an HTTP client dropped without it stops a debug build.
         let clients = (fetcher: fetcher, s3: s3, relay: purgeRelay)
@@ -178,6 +201,7 @@ public final class ImageServer: Sendable {
             guard let key = Data(hex: key), let salt = Data(hex: salt) else { return nil }
             return URLSigner(keys: [key], salt: salt)
         }
+        cacheTagField = configuration.delivery.cacheTagHeader.isEmpty ? nil : HTTPField.Name(configuration.delivery.cacheTagHeader)
         let imgproxy = configuration.imgproxy
         imgproxySettings = ImgproxyURL.Settings(
             presets: presets, separator: configuration.imgproxyArgumentsSeparator.first ?? ":", baseURL: imgproxy.baseURL,
@@ -235,6 +259,9 @@ public final class ImageServer: Sendable {
     /// `HTTPResponseError` conformance), `nosniff` on every answer.
     public func router() -> Router<EaselRequestContext> {
         let router = Router(context: EaselRequestContext.self)
+        if !configuration.delivery.corsAllowOrigins.isEmpty {
+            router.add(middleware: CORSMiddleware(origins: configuration.delivery.corsAllowOrigins, maxAge: configuration.delivery.corsMaxAge))
+        }
         router.add(middleware: MetricsMiddleware(metrics: metrics, logger: logger, accessLog: configuration.accessLog))
         router.get("/") { request, _ in try await self.gallery(request) }
         router.get("/health") { _, _ in Response(status: .ok, headers: [.contentType: "text/plain; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: "ok\n"))) }
@@ -313,10 +340,11 @@ public final class ImageServer: Sendable {
             output.autoQuality = format.qualityTarget.map { configuration.autoQuality.settings(target: $0) }
             return try await answer(request, context, head: head, source: path.source, processing: .format(format.name),
                                     output: output, lifetime: lifetime)
-        case .adHoc(let options):
+        case .adHoc(var options):
             if !signed, !configuration.allowUnsignedAdHoc { throw RequestError.badSignature }
+            let vary = applyHints(&options, request)
             return try await answer(request, context, head: head, source: path.source, options: options, defaultQuality: nil,
-                                    lifetime: lifetime)
+                                    lifetime: lifetime, vary: vary)
         }
     }
 
@@ -387,7 +415,9 @@ public final class ImageServer: Sendable {
         pipelineRequest.page = page
         pipelineRequest.embeddedThumbnail = embeddedThumbnail
         pipelineRequest.sourceLimits = sourceLimits
-        pipelineRequest.client = ClientPreferences(accept: request.headers[.accept])
+        pipelineRequest.client = ClientPreferences(accept: request.headers[.accept], saveData: saves(request))
+        // The route's own `Vary` (Client Hints), and Save-Data when it is honoured.
+        let vary = [vary, configuration.delivery.saveData ? "Save-Data" : nil].compactMap { $0 }.joined(separator: ", ")
         pipelineRequest.output = output
         pipelineRequest.madeWith = madeWith
         pipelineRequest.deadline = .milliseconds(Int64(checked: configuration.requestTimeout * 1000))
@@ -409,6 +439,9 @@ public final class ImageServer: Sendable {
         case .failure(.overloaded):
             throw RequestError.tooManyRequests
         case .failure(.cancelled) where gone.withLock({ $0 }): throw ClientGone()
+        case .failure(let error) where fallbackURL != nil && Self.fallsBack(error):
+            return try await fallbackAnswer(request, context, head: head, processing: processing, output: output, sourceKey: pipelineRequest.sourceKey,
+                                            vary: vary.isEmpty ? nil : vary, error: error)
         case .failure(let error): throw error
         }
         let encoded = answer.encoded
@@ -420,17 +453,16 @@ public final class ImageServer: Sendable {
                 ?? maxAge.map { "public, max-age=\(min(configuration.maxAge, $0))" } ?? cacheControl,
         ]
         // The pipeline's `Vary` (Accept) and the route's own (Client Hints).
-        if let joined = [answer.vary, vary].compactMap({ $0 }).joined(separator: ", ") as String?, !joined.isEmpty { headers[.vary] = joined }
+        if let joined = [answer.vary, vary.isEmpty ? nil : vary].compactMap({ $0 }).joined(separator: ", ") as String?, !joined.isEmpty {
+            headers[.vary] = joined
+        }
         if let disposition { headers[.contentDisposition] = Self.contentDisposition(disposition.name, format: encoded.encoding.format, attachment: disposition.attachment) }
         // An SVG is a document a browser may open on its own: besides its cleaning, it may run
         // nothing and load nothing but its own styles and embedded images.
         if encoded.encoding.format == .svg { headers[.contentSecurityPolicy] = Self.svgPolicy }
-        if let purgeRelay, !purgeRelay.banURLs.isEmpty {
-            // The source's identity, as a purge computes it (`purgeIdentity`), and those of what
-            // the answer was made with (a watermark): a purge of any of them bans it in the CDN.
-            headers[Self.surrogateField] = ([pipelineRequest.sourceKey ?? ""] + madeWith.map(\.sourceKey)).map(PurgeRelay.surrogateKey(forSource:))
-                .joined(separator: " ")
-        }
+        // The source's identity, as a purge computes it (`purgeIdentity`), and those of what the
+        // answer was made with (a watermark): a purge of any of them bans it in the CDN.
+        tag(&headers, sources: [pipelineRequest.sourceKey ?? ""] + madeWith.map(\.sourceKey))
         if Self.matches(request.headers[.ifNoneMatch], etag: encoded.etag) {
             return Response(status: .notModified, headers: headers)
         }
@@ -515,14 +547,19 @@ public final class ImageServer: Sendable {
             return answer
         }
         guard let purgeRelay, !relayed else { return Self.text(.ok, "purged") }
-        return Self.text(.ok, "purged here and at \(purgeRelay.peers.count) peers and \(purgeRelay.banURLs.count) CDN URLs")
+        return Self.text(.ok, "purged here and at \(purgeRelay.peers.count) peers and \(purgeRelay.banURLs.count + purgeRelay.tagEndpoints.count) CDN URLs")
     }
 
     /// How long a purge waits for the shared tier before answering 202 without it.
     static let sharedPurgeTimeLimit: Duration = .seconds(5)
 
     static let relayField = HTTPField.Name(PurgeRelay.relayHeader)!
-    static let surrogateField = HTTPField.Name(PurgeRelay.surrogateHeader)!
+    /// Names `sources`' cache tags (`PurgeRelay.surrogateKey`) in the configured header
+    /// (`DeliverySettings.cacheTagHeader`), space- or comma-separated as that CDN reads them.
+    func tag(_ headers: inout HTTPFields, sources: [String]) {
+        guard let field = cacheTagField else { return }
+        headers[field] = sources.map(PurgeRelay.surrogateKey(forSource:)).joined(separator: configuration.delivery.commaSeparatedTags ? "," : " ")
+    }
     /// `Content-Security-Policy` of SVG answers: no script, no load but inline styles and `data:`
     /// images (what the cleaned document may still hold).
     static let svgPolicy = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; sandbox"

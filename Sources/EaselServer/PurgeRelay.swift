@@ -23,6 +23,8 @@ final class PurgeRelay: Sendable {
 
     let peers: [String]
     let banURLs: [String]
+    /// CDN purge-by-tag endpoints (`DeliverySettings.purgeByTag`).
+    let tagEndpoints: [DeliverySettings.PurgeEndpoint]
     private let token: String
     private let client: HTTPClient
     private let logger = Logger(label: "easel.purge")
@@ -48,9 +50,10 @@ final class PurgeRelay: Sendable {
     }
     private let pending = Locked(Pending())
 
-    init(peers: [String], banURLs: [String], token: String) {
+    init(peers: [String], banURLs: [String], tagEndpoints: [DeliverySettings.PurgeEndpoint] = [], token: String) {
         self.peers = peers.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
         self.banURLs = banURLs
+        self.tagEndpoints = tagEndpoints
         self.token = token
         client = HTTPClient(eventLoopGroupProvider: .singleton,
                             configuration: .init(redirectConfiguration: .disallow, timeout: .init(connect: .seconds(1))))
@@ -148,8 +151,8 @@ final class PurgeRelay: Sendable {
         return true
     }
 
-    /// Relays `DELETE path` to every peer and bans `surrogateKey` in every CDN; returns what could
-    /// not be reached.
+    /// Relays `DELETE path` to every peer, bans `surrogateKey` in every CDN and calls every
+    /// purge-by-tag endpoint with it; returns what could not be reached.
     func relay(path: String, surrogateKey: String) async -> [String] {
         await withTaskGroup(of: String?.self) { group in
             for peer in peers {
@@ -165,6 +168,14 @@ final class PurgeRelay: Sendable {
                     await self.send(.init(rawValue: "BAN"), to: url, headers: [(Self.surrogateHeader, surrogateKey)]) == .delivered ? nil : url
                 }
             }
+            for endpoint in tagEndpoints {
+                group.addTask {
+                    let url = endpoint.url.replacingOccurrences(of: "{tag}", with: surrogateKey)
+                    let body = endpoint.body?.replacingOccurrences(of: "{tag}", with: surrogateKey)
+                    return await self.send(HTTPMethod(rawValue: endpoint.method ?? "POST"), to: url,
+                                           headers: (endpoint.headers ?? [:]).sorted { $0.key < $1.key }, body: body) == .delivered ? nil : endpoint.url
+                }
+            }
             var unreached: [String] = []
             for await failed in group { if let failed { unreached.append(failed) } }
             return unreached.sorted()
@@ -176,10 +187,15 @@ final class PurgeRelay: Sendable {
     /// Delivered once a 2xx comes back; refused on a 4xx (a wrong token, or a peer that does not
     /// serve that route: 404 is not success, and retrying will not help); unreachable after
     /// `attempts` connection failures, timeouts or 5xx answers.
-    private func send(_ method: HTTPMethod, to url: String, headers: [(String, String)], attempts: Int = pauses.count + 1) async -> Outcome {
+    private func send(_ method: HTTPMethod, to url: String, headers: [(String, String)], body: String? = nil,
+                      attempts: Int = pauses.count + 1) async -> Outcome {
         var request = HTTPClientRequest(url: url)
         request.method = method
         for (name, value) in headers { request.headers.add(name: name, value: value) }
+        if let body {
+            if request.headers["Content-Type"].isEmpty { request.headers.add(name: "Content-Type", value: "application/json") }
+            request.body = .bytes(ByteBuffer(string: body))
+        }
         for attempt in 0..<attempts {
             if attempt > 0 { try? await Task.sleep(for: Self.pauses[attempt - 1]) }
             do {

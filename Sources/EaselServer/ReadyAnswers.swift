@@ -85,9 +85,9 @@ final class ReadyAnswers: Sendable {
         /// with 304; the others it ignores, but a replay need not know that).
         static let conditionalFields: [HTTPField.Name] = [.ifNoneMatch, .ifModifiedSince, .ifMatch, .ifUnmodifiedSince, .ifRange, .range]
         static let conditionalNames = conditionalFields.map(\.canonicalName)
-        /// Client Hints: an answer may depend on them (imgproxy URLs with hints enabled), so
-        /// requests that carry any go the normal way too.
-        static let hintNames = ["sec-ch-dpr", "dpr", "sec-ch-width", "width"]
+        /// Client Hints, `Save-Data` and `Origin`: an answer may depend on them (Client Hints,
+        /// Save-Data and CORS when enabled), so requests that carry any go the normal way too.
+        static let hintNames = ["sec-ch-dpr", "dpr", "sec-ch-width", "width", "save-data", "origin"]
         static let hintFields = hintNames.compactMap { HTTPField.Name($0) }
     }
 

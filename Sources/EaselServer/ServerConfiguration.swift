@@ -78,8 +78,8 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
     /// Base URLs of the other instances (`http://10.0.0.2:8080`): a purge is relayed to each
     /// (with the admin token) before it is answered.
     public var peers: [String] = []
-    /// URLs a purge also sends `BAN` to (a Varnish in front, see `docs/varnish.vcl`); answers
-    /// then carry a `Surrogate-Key` naming their source.
+    /// URLs a purge also sends `BAN` to (a Varnish in front, see `docs/varnish.vcl`), naming the
+    /// source's tag in `Surrogate-Key` (which answers carry: `DeliverySettings.cacheTagHeader`).
     public var cdnBanURLs: [String] = []
     /// Default: `$XDG_CACHE_HOME/easel/serve` (or `~/.cache/easel/serve`).
     public var cacheDirectory: String?
@@ -157,6 +157,8 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
     /// The character between an imgproxy option's name and its arguments (`IMGPROXY_ARGUMENTS_SEPARATOR`):
     /// `:` by default; one character, not `/`.
     public var imgproxyArgumentsSeparator = ":"
+    /// CORS, Client Hints, Save-Data, the fallback image and cache tags: JSON `delivery`.
+    public var delivery = DeliverySettings()
     /// Autoquality's defaults (`q=auto`, imgproxy's `autoquality`, a format's `qualityTarget`):
     /// JSON `autoQuality` `{"target": 0.004, "minQuality": 30, "maxQuality": 95}`,
     /// `EASEL_AUTOQUALITY_TARGET`.
@@ -193,7 +195,7 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         case host, port, origin, sharedCache, sharedCacheTimeout, peers, cdnBanURLs, cacheDirectory, allowHosts, formats, maxAge, signingKeys, signingSalt, signNamedFormats
         case allowUnsignedAdHoc, jpegXL, adminToken, maxSourcePixels, maxSourceBytes, downloadTimeout, processingConcurrency
         case maxQueue, requestTimeout, memoryLimit, readyAnswerLimit, diskLimit, maxAdHocSize, maxOutputPixels, idleTimeout, maxConnections
-        case gallery, galleryPageSize, imgproxyKeys, imgproxySalts, imgproxyPresets, imgproxyArgumentsSeparator, imgproxy, autoQuality, thumborSecurityKey, watermark
+        case gallery, galleryPageSize, imgproxyKeys, imgproxySalts, imgproxyPresets, imgproxyArgumentsSeparator, imgproxy, autoQuality, delivery, thumborSecurityKey, watermark
         case familyInBackground, accessLog
     }
 
@@ -240,6 +242,7 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         imgproxyArgumentsSeparator = try value(.imgproxyArgumentsSeparator, defaults.imgproxyArgumentsSeparator)
         imgproxy = try value(.imgproxy, defaults.imgproxy)
         autoQuality = try value(.autoQuality, defaults.autoQuality)
+        delivery = try value(.delivery, defaults.delivery)
         thumborSecurityKey = try container.decodeIfPresent(String.self, forKey: .thumborSecurityKey)
         watermark = try container.decodeIfPresent(String.self, forKey: .watermark)
         familyInBackground = try value(.familyInBackground, defaults.familyInBackground)
@@ -292,6 +295,7 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         if let path = environment["IMGPROXY_WATERMARK_PATH"] { watermark = path.isEmpty ? nil : path }
         if let separator = environment["IMGPROXY_ARGUMENTS_SEPARATOR"] { imgproxyArgumentsSeparator = separator }
         try imgproxy.apply(environment: environment)
+        try delivery.apply(environment: environment)
         for name in ["IMGPROXY_AUTOQUALITY_TARGET", "EASEL_AUTOQUALITY_TARGET"] {
             guard let text = environment[name] else { continue }
             guard let target = Double(text) else { throw .invalidValue(name: name, value: text) }
@@ -338,6 +342,7 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         }
         try imgproxy.validate()
         try autoQuality.validate(name: "autoQuality")
+        try delivery.validate()
         guard !formats.isEmpty else { throw .invalidValue(name: "formats", value: "[]") }
         var names = Set<String>()
         for format in formats {

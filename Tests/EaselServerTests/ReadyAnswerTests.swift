@@ -386,10 +386,10 @@ func wireRequest(_ method: String = "GET", _ target: String, _ fields: [String] 
             try socket.send(wireRequest("GET", "/images/thumb/cat.jpg"))
             let replayed = try reader.next()
             // Every field the client gets is one the route or the middleware set (the request's
-            // own X-Request-ID included) or the framework adds.
+            // own X-Request-ID included; the cache tag every answer carries) or the framework adds.
             let names = Set(first.fields.map { $0.name.lowercased() })
             #expect(names == ["content-type", "etag", "cache-control", "vary", "content-length", "x-content-type-options", "x-request-id",
-                              "date", "server"],
+                              "date", "server", "surrogate-key"],
                     "\(names)")
             #expect(replayed.fieldsWithoutDateValue == first.fieldsWithoutDateValue && replayed.body == first.body)
             #expect(server.server.readyAnswers.replayCount == 1)

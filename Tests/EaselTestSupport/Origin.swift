@@ -28,6 +28,9 @@ public final class Origin: Sendable {
     public struct Seen: Sendable {
         public let path: String
         public let headers: HTTPFields
+        public var method: HTTPRequest.Method = .get
+        /// The body of a `POST` (at most 1 MiB; empty for other methods).
+        public var body = Data()
         public var range: String? { headers[HTTPField.Name("Range")!] }
         public var ifRange: String? { headers[HTTPField.Name("If-Range")!] }
         public var ifNoneMatch: String? { headers[.ifNoneMatch] }
@@ -58,6 +61,7 @@ public final class Origin: Sendable {
         let router = Router()
         router.get("**") { request, _ in try await self.respond(to: request) }
         router.put("**") { request, _ in try await self.respond(to: request) }  // a plain object store's writes
+        router.post("**") { request, _ in try await self.respond(to: request) }  // a CDN's purge endpoint
         let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)))
         try await app.test(.live) { client in
             try await body(URL(string: "http://127.0.0.1:\(client.port!)")!)
@@ -66,7 +70,8 @@ public final class Origin: Sendable {
 
     private func respond(to request: Request) async throws -> Response {
         let path = request.uri.path
-        let record = Seen(path: path, headers: request.headers)
+        var record = Seen(path: path, headers: request.headers, method: request.method)
+        if request.method == .post { record.body = Data(buffer: try await request.body.collect(upTo: 1 << 20)) }
         seen.withLock { $0.append(record) }
         requestContinuation.yield(record)
         guard let behaviour = behaviours.withLock({ $0[path] }) else { return Response(status: .notFound) }

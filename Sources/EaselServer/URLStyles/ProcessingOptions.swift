@@ -16,6 +16,10 @@ struct ProcessingOptions: Sendable {
     var gravity: Gravity = .center
     /// Multiplies the size (never past the source's size unless enlarging is allowed).
     var dpr: Double = 1
+    /// The width and the DPR come from the client's Client Hints (native `w=auto`, `dpr=auto`;
+    /// `ImageServer.applyHints`).
+    var widthFromHints = false
+    var dprFromHints = false
     /// Extends the result to the requested size with `background` (imgproxy `extend`, thumbor
     /// `fill` with `fit-in`).
     var extend = false

@@ -1,0 +1,74 @@
+import EaselCodecs
+import EaselPipeline
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+
+/// The fallback image and Save-Data (`DeliverySettings`).
+extension ImageServer {
+    static let fallbackField = HTTPField.Name("X-Easel-Fallback")!
+    static let saveDataField = HTTPField.Name("Save-Data")!
+    static let acceptCHField = HTTPField.Name("Accept-CH")!
+
+    /// Whether the request asks to save data and the server honours it.
+    func saves(_ request: Request) -> Bool {
+        configuration.delivery.saveData && request.headers[Self.saveDataField]?.trimmingCharacters(in: .whitespaces).lowercased() == "on"
+    }
+
+    /// Errors the fallback image answers for: a source that is missing (no such file, an
+    /// origin's 4xx or 5xx, a download that failed or took too long) or cannot be decoded (damaged,
+    /// unknown, over the limits). Not: the client's own mistakes (a bad URL, a refused source),
+    /// an overloaded server, or a cancelled request.
+    static func fallsBack(_ error: PipelineError) -> Bool {
+        switch error {
+        case .fileNotFound, .httpStatus, .timedOut, .network, .tooManyRedirects, .tooLarge, .decoding: true
+        default: false
+        }
+    }
+
+    /// The fallback image, made as the source would have been (the same processing and
+    /// output), answered with `fallbackStatus`, `fallbackMaxAge` (or the usual max-age) and
+    /// `X-Easel-Fallback: 1`. It is cached under its own identity, never as the source; its cache
+    /// tags name the source too, so that a purge of the source (once it exists) clears it from
+    /// CDNs. Never a ready answer. Its own failure is the source's error.
+    func fallbackAnswer(_ request: Request, _ context: EaselRequestContext, head: Bool, processing: ImageRequest.Processing,
+                        output: OutputPolicy, sourceKey: String?, vary: String?, error: PipelineError) async throws -> Response {
+        guard let fallbackURL else { throw error }
+        let answer: EncodedResponse
+        let fallbackKey: String?
+        do {
+            let url = fallbackURL.isFileURL ? fallbackURL : try resolve(.remote(fallbackURL))
+            var fallback = ImageRequest(url: url, processing: processing,
+                                        cacheKey: url.isFileURL ? "file://" + Self.escapingNonASCII(url.path) : nil)
+            fallback.client = ClientPreferences(accept: request.headers[.accept], saveData: saves(request))
+            fallback.output = output
+            fallback.deadline = .milliseconds(Int64(checked: configuration.requestTimeout * 1000))
+            fallbackKey = fallback.sourceKey
+            answer = try await pipeline.answer(for: fallback, admission: admission)
+        } catch PipelineError.overloaded {
+            throw RequestError.tooManyRequests
+        } catch {
+            logger.warning("the fallback image failed too", metadata: ["error": "\(error)"])
+            throw error
+        }
+        logger.info("answered with the fallback image", metadata: ["error": "\(error)"])
+        let encoded = answer.encoded
+        let maxAge = min(configuration.maxAge, configuration.delivery.fallbackMaxAge ?? configuration.maxAge)
+        var headers: HTTPFields = [
+            .contentType: encoded.contentType,
+            .eTag: encoded.etag,
+            .cacheControl: "public, max-age=\(maxAge)",
+            Self.fallbackField: "1",
+        ]
+        if let joined = [answer.vary, vary].compactMap({ $0 }).joined(separator: ", ") as String?, !joined.isEmpty { headers[.vary] = joined }
+        tag(&headers, sources: [sourceKey, fallbackKey].compactMap { $0 })
+        if readyAnswers.isEnabled, let readyKey = ReadyAnswers.Key(request.head) { readyAnswers.withdraw(readyKey, on: context.channel.eventLoop) }
+        let status = HTTPResponse.Status(code: configuration.delivery.fallbackStatus)
+        if status == .ok, Self.matches(request.headers[.ifNoneMatch], etag: encoded.etag) {
+            return Response(status: .notModified, headers: headers)
+        }
+        headers[.contentLength] = String(encoded.count)
+        return Response(status: status, headers: headers, body: head ? .init() : .init(byteBuffer: encoded.bytes))
+    }
+}
