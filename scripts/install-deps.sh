@@ -43,7 +43,7 @@ wants image && packages+=(podman mmdebstrap binutils debian-archive-keyring)
 
 if $print; then
   printf '%s\n' "${packages[@]}"
-  wants test && printf '%s\n' "pypi:moto[server]" "pypi:opentelemetry-proto" "pypi:imgproxy" "pypi:libthumbor" "pypi:blurhash" "pypi:thumbhash-python" "pypi:pillow"
+  wants test && printf '%s\n' "pypi:moto[server]" "pypi:opentelemetry-proto" "pypi:imgproxy" "pypi:libthumbor" "pypi:blurhash" "pypi:thumbhash-python" "pypi:pillow" "pypi:scikit-image"
   exit 0
 fi
 
