@@ -70,13 +70,17 @@ let package = Package(
         .systemLibrary(name: "CXML2", pkgConfig: "libxml-2.0", providers: [.apt(["libxml2-dev"])]),
         .target(name: "CSVG", dependencies: ["CCairo", "CXML2"], linkerSettings: [.linkedLibrary("rsvg-2"), .linkedLibrary("gio-2.0")]),
         .target(name: "CPDF", dependencies: ["CCairo"], linkerSettings: [.linkedLibrary("poppler-glib")]),
+        // Faces and eyes: OpenCV's Haar cascades (libopencv-objdetect-dev; the cascades from
+        // opencv-data), through a small C++ shim with a C interface.
+        .target(name: "CFaces", cxxSettings: [.unsafeFlags(["-I/usr/include/opencv4"])],
+                linkerSettings: [.linkedLibrary("opencv_objdetect"), .linkedLibrary("opencv_imgproc"), .linkedLibrary("opencv_core")]),
         // Resampling passes in 16-bit fixed point with SSE2 (our code; no library).
         .target(name: "CResample"),
         // glibc allocator tuning for batch decoding (`easel thumbnail`; mallopt is a macro-heavy C API).
         .target(name: "CMalloc"),
         .target(
             name: "EaselCodecs",
-            dependencies: ["EaselSupport", "CJPEG", "CPNG", "CWebP", "CGIF", "CLCMS", "CAVIF", "CHEIF", "CTIFF", "CSVG", "CJXL", "CPDF", "CResample",
+            dependencies: ["EaselSupport", "CJPEG", "CPNG", "CWebP", "CGIF", "CLCMS", "CAVIF", "CHEIF", "CTIFF", "CSVG", "CJXL", "CPDF", "CResample", "CFaces",
                            .product(name: "Logging", package: "swift-log")]
         ),
         .target(

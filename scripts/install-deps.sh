@@ -25,9 +25,11 @@ packages=()
 # HEIC. libdeflate-dev: whole-stream inflate for PNG decoding. libxxhash-dev: xxHash's header
 # (XXH3, the disk cache's checksum of inline values). libtiff-dev: TIFF. librsvg2-dev: SVG
 # (librsvg, cairo and GLib to link against). libxml2-dev: the SVG cleaner (SVG output).
-# libjxl-dev: JPEG XL. libpoppler-glib-dev: PDF.
+# libjxl-dev: JPEG XL. libpoppler-glib-dev: PDF. libopencv-objdetect-dev and opencv-data: faces
+# and eyes (OpenCV's Haar cascades, read at run time).
 packages+=(libsqlite3-dev libjpeg62-turbo-dev libpng-dev libspng-dev libdeflate-dev libxxhash-dev libwebp-dev libgif-dev
-           liblcms2-dev libavif-dev libheif-dev libtiff-dev librsvg2-dev libxml2-dev libjxl-dev libpoppler-glib-dev)
+           liblcms2-dev libavif-dev libheif-dev libtiff-dev librsvg2-dev libxml2-dev libjxl-dev libpoppler-glib-dev
+           libopencv-objdetect-dev opencv-data)
 # libavif-bin and libheif-examples (avifenc, heif-enc) and icc-profiles-free (an Adobe
 # RGB-compatible profile): the tests make their AVIF, HEIC and wide-gamut files with them;
 # libjpeg-turbo-progs (cjpeg, jpegtran): progressive JPEGs with custom scan scripts;

@@ -91,3 +91,28 @@ public func pdfDocument(width: Int, height: Int, content: String) -> String {
                       "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 \(width) \(height)] /Contents 4 0 R >>",
                       "<< /Length \(content.utf8.count) >>\nstream\n\(content)\nendstream"])
 }
+
+/// A busy gray canvas of 1000 × 700 (deterministic noise) with the astronaut's head
+/// (Samples/astronaut.jpg cut at 150,35–300,190: the face box at 26,30 of it, 95 × 95) at `face`,
+/// and a louder distractor — 260 × 260 of saturated squares with hard edges — at `loud`.
+public func faceCanvas(face: (Int, Int), loud: (Int, Int)) throws -> Bitmap {
+    let photo = try ImageDecoder.decode(try Data(contentsOf: sampleURL("astronaut.jpg")))
+    let head = try RegionCrop(.edges(left: 150, top: 35, right: 300, bottom: 190)).process(photo)
+    var seed: UInt32 = 12345
+    var noise = [UInt8](repeating: 0, count: 1000 * 700)
+    for i in noise.indices {
+        seed = seed &* 1_103_515_245 &+ 12345
+        noise[i] = UInt8(80 + Int(seed >> 16) % 80)
+    }
+    let colours: [[UInt8]] = [[255, 0, 0, 255], [0, 220, 0, 255], [0, 0, 255, 255], [255, 230, 0, 255], [255, 0, 255, 255]]
+    return painted(width: 1000, height: 700) { x, y in
+        if (face.0..<face.0 + head.width).contains(x), (face.1..<face.1 + head.height).contains(y) {
+            return head.pixel(x: x - face.0, y: y - face.1)
+        }
+        if (loud.0..<loud.0 + 260).contains(x), (loud.1..<loud.1 + 260).contains(y) {
+            return colours[((x - loud.0) / 10 + (y - loud.1) / 10 * 3) % colours.count]
+        }
+        let v = noise[y * 1000 + x]
+        return [v, v, v, 255]
+    }
+}

@@ -670,8 +670,16 @@ struct ImgproxyURL {
         return gravity
     }
 
-    /// `g:TYPE[:x:y]`: the nine directions and `sm` (offsets 0 only), `fp:x:y` (fractions).
+    /// `g:TYPE[:x:y]`: the nine directions and `sm` (offsets 0 only), `fp:x:y` (fractions),
+    /// `obj:face` (imgproxy Pro's: the faces).
     static func gravity(_ type: Substring, _ rest: [Substring], option: Substring) throws -> Gravity {
+        if type == "obj" {
+            // imgproxy Pro's object gravity: `face` (or `all`, the faces being the objects found here).
+            guard !rest.isEmpty, rest.allSatisfy({ $0 == "face" || $0 == "all" }) else {
+                throw RequestError.invalid("\(option): obj takes face (the only object class detected)")
+            }
+            return .smart(.face)
+        }
         if type == "fp" {
             guard rest.count == 2, let x = Double(rest[0]), let y = Double(rest[1]), (0...1).contains(x), (0...1).contains(y) else {
                 throw RequestError.invalid("\(option): fp takes x and y between 0 and 1")

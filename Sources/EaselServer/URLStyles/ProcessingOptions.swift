@@ -309,6 +309,7 @@ struct ProcessingOptions: Sendable {
         case "sowe", "sw": .southWest
         case "sm", "smart", "attention": .smart(.attention)
         case "entropy": .smart(.entropy)
+        case "face", "faces": .smart(.face)
         default: nil
         }
     }

@@ -114,7 +114,8 @@ struct ThumborURL {
         }
         let gravities: [[Gravity]] = [[.northWest, .north, .northEast], [.west, .center, .east], [.southWest, .south, .southEast]]
         options.gravity = gravities[vertical][horizontal]
-        if next({ $0 == "smart" }) != nil { options.gravity = .smart(.attention) }
+        // thumbor's smart: its face detector first, then its feature detector (here attention).
+        if next({ $0 == "smart" }) != nil { options.gravity = .smart(.face) }
         if var filters = next({ $0.hasPrefix("filters:") }) {
             // A filter's argument may hold slashes (a watermark's URL): the segment goes on
             // until the parentheses close.
@@ -201,8 +202,8 @@ struct ThumborURL {
                 case "watermark":
                     options.watermark = try watermark(args)
                 case "focal" where args.isEmpty:
-                    // No region: the detectors' (the attention crop until faces are detected).
-                    options.gravity = .smart(.attention)
+                    // No region: the detectors' (faces, else attention), as smart.
+                    options.gravity = .smart(.face)
                 case "extract_focal":
                     try noArguments()
                     extractFocal = true
@@ -343,7 +344,10 @@ struct ThumborURL {
                     }
                     options.format = .webp
                 case "redeye":
-                    throw RequestError.invalid("redeye is not supported: it needs an eye detector (OpenCV's cascade), which this build does not have")
+                    // Eyes found with OpenCV's cascades inside the faces found, their red pupils
+                    // corrected (`RedEye`).
+                    try noArguments()
+                    options.adjustments.append(RedEye())
                 case "stretch":
                     try noArguments()
                     stretch = true

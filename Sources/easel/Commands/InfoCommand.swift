@@ -10,6 +10,8 @@ struct InfoCommand: ParsableCommand {
     @Flag(help: "Print one JSON object per line.") var json = false
     @Flag(help: "Also decode a tiny preview (≤ 100 px, shrink-on-load) and print the dominant colour, BlurHash and ThumbHash.")
     var hash = false
+    @Flag(help: "Also find faces (OpenCV's Haar cascades on a decode of at most 768 px) and print their boxes in the upright image's pixels.")
+    var faces = false
 
     func run() throws {
         var failed: [String] = []
@@ -30,9 +32,20 @@ struct InfoCommand: ParsableCommand {
                     hashes["blurhash"] = try Placeholder.blurHash(preview)
                     hashes["thumbhash"] = try Placeholder.thumbHashBase64(preview)
                 }
-                print(json ? Self.json(path: path, info: info, bytes: data.count, hashes: hashes)
+                var boxes: [FaceDetector.Box] = []
+                if faces {
+                    let side = FaceDetector.analysisSide
+                    let decoded = try ImageDecoder.decode(data, covering: Resize(width: side, height: side).minimumSourceSize(of: info))
+                    let scale = Double(info.uprightWidth) / Double(decoded.width)
+                    boxes = try FaceDetector.faces(in: decoded).map { box in
+                        FaceDetector.Box(x: Int((Double(box.x) * scale).rounded()), y: Int((Double(box.y) * scale).rounded()),
+                                         width: Int((Double(box.width) * scale).rounded()), height: Int((Double(box.height) * scale).rounded()))
+                    }
+                }
+                print(json ? Self.json(path: path, info: info, bytes: data.count, hashes: hashes, faces: faces ? boxes : nil)
                       : Self.text(path: path, info: info, bytes: data.count)
-                        + hashes.sorted { $0.key < $1.key }.map { ", \($0.key) \($0.value)" }.joined())
+                        + hashes.sorted { $0.key < $1.key }.map { ", \($0.key) \($0.value)" }.joined()
+                        + (faces ? ", faces [" + boxes.map { "\($0.x),\($0.y) \($0.width)×\($0.height)" }.joined(separator: "; ") + "]" : ""))
             } catch {
                 failed.append(path)
                 FileHandle.standardError.write(Data("\(path): \(error)\n".utf8))
@@ -73,7 +86,7 @@ struct InfoCommand: ParsableCommand {
         String(text.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? "?" : Character($0) })
     }
 
-    static func json(path: String, info: ImageInfo, bytes: Int, hashes: [String: String] = [:]) -> String {
+    static func json(path: String, info: ImageInfo, bytes: Int, hashes: [String: String] = [:], faces: [FaceDetector.Box]? = nil) -> String {
         var object: [String: Any] = [
             "path": path, "format": info.fileType.rawValue, "width": info.width, "height": info.height, "bytes": bytes,
             "grayscale": info.isGrayscale, "alpha": info.hasAlpha, "progressive": info.isProgressive,
@@ -93,6 +106,7 @@ struct InfoCommand: ParsableCommand {
                               "dateTaken": exif.dateTaken ?? NSNull(), "gps": exif.hasGPS] as [String: Any]
         }
         object.merge(hashes) { $1 }
+        if let faces { object["faces"] = faces.map { ["x": $0.x, "y": $0.y, "width": $0.width, "height": $0.height] } }
         let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
         return String(decoding: data, as: UTF8.self)
     }

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# What finding faces adds to a 256 px crop (issue 27; goal ≤ 10 ms): `g=face` (OpenCV's Haar
+# cascade, faces weighed into the crop) against `g=sm` (attention alone), 256×256 fills of every
+# Samples/ image, each asked once (cold) of a real `easel serve` on one core (taskset), release.
+#
+#   SKIP_BUILD=1 CPU=0 REPS=3 Benchmarks/peers/faces.sh
+set -euo pipefail
+PEERS="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(dirname "$(dirname "$PEERS")")"
+CPU="${CPU:-0}"
+REPS="${REPS:-3}"
+if [ "${SKIP_BUILD:-0}" != 1 ]; then
+  "$ROOT/scripts/install-deps.sh" build
+  nice -n 19 swift build --package-path "$ROOT" -c release --product easel -j 1 >/dev/null
+fi
+EASEL="${EASEL_BIN:-$ROOT/.build/release/easel}"
+work=$(mktemp -d)
+trap 'kill "${server:-0}" 2>/dev/null || true; rm -rf "$work"' EXIT
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+mkdir -p "$work/origin"
+for r in $(seq "$REPS"); do for f in "$ROOT"/Samples/*.jpg; do cp "$f" "$work/origin/$r-$(basename "$f")"; done; done
+cat > "$work/easel.json" <<JSON
+{"port": $port, "origin": "$work/origin", "cacheDirectory": "$work/cache", "allowUnsignedAdHoc": true, "processingConcurrency": 1}
+JSON
+taskset -c "$CPU" "$EASEL" serve --config "$work/easel.json" > "$work/serve.log" 2>&1 &
+server=$!
+python3 - "$port" "$work" <<'PY'
+import os, statistics, sys, time, urllib.request
+port, work = sys.argv[1], sys.argv[2]
+base = "http://127.0.0.1:%s" % port
+for _ in range(300):  # bounded start-up wait (30 s)
+    try:
+        urllib.request.urlopen(base + "/health", timeout=2).read()
+        break
+    except OSError:
+        time.sleep(0.1)
+names = sorted(os.listdir(os.path.join(work, "origin")))
+def run(gravity):
+    times = []
+    for name in names:
+        start = time.perf_counter()
+        urllib.request.urlopen("%s/images/w=256,h=256,fit=fill,g=%s,f=jpeg/%s" % (base, gravity, name), timeout=60).read()
+        times.append(time.perf_counter() - start)
+    return times
+attention, face = run("sm"), run("face")
+# (Each source asked twice, once per gravity: the second decodes it again, no cached bitmap is shared.)
+extra = [f - a for f, a in zip(face, attention)]
+print("## Face crops: what finding faces adds to a 256 px fill (%d cold answers each, one core)" % len(names))
+print("| gravity | median ms | total s |")
+print("|---|---|---|")
+for label, times in (("g=sm (attention)", attention), ("g=face (faces, then attention)", face)):
+    print("| %s | %.2f | %.3f |" % (label, statistics.median(times) * 1000, sum(times)))
+print()
+print("face detection per crop: median %.2f ms, mean %.2f ms (goal ≤ 10 ms)" % (statistics.median(extra) * 1000, statistics.mean(extra) * 1000))
+PY

@@ -1,0 +1,59 @@
+#include "easel_faces.h"
+
+#include <opencv2/core.hpp>
+#include <opencv2/core/utility.hpp>
+#include <opencv2/imgproc.hpp>
+#include <opencv2/objdetect.hpp>
+
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace {
+
+void set_message(char *message, const char *text) {
+    if (message) std::snprintf(message, EASEL_FACES_MESSAGE_SIZE, "%s", text);
+}
+
+/* The cascades this thread loaded, by path. */
+thread_local std::map<std::string, std::unique_ptr<cv::CascadeClassifier>> loaded;
+std::once_flag single_threaded;
+
+}  // namespace
+
+extern "C" int easel_detect(const uint8_t *gray, int width, int height, size_t row_bytes, const char *cascade_path, int min_side,
+                            int min_neighbors, easel_box *boxes, int max_boxes, char *message) {
+    try {
+        // The callers' pool is the parallelism: OpenCV's own threads would only contend with it.
+        std::call_once(single_threaded, [] { cv::setNumThreads(0); });
+        auto &slot = loaded[cascade_path];
+        if (!slot) {
+            auto classifier = std::make_unique<cv::CascadeClassifier>();
+            if (!classifier->load(cascade_path)) {
+                loaded.erase(cascade_path);
+                set_message(message, "the cascade could not be loaded");
+                return -1;
+            }
+            slot = std::move(classifier);
+        }
+        cv::Mat image(height, width, CV_8UC1, const_cast<uint8_t *>(gray), row_bytes);
+        cv::Mat equalized;
+        cv::equalizeHist(image, equalized);
+        std::vector<cv::Rect> found;
+        slot->detectMultiScale(equalized, found, 1.1, min_neighbors, 0, cv::Size(min_side, min_side));
+        int count = static_cast<int>(found.size());
+        for (int i = 0; i < count && i < max_boxes; i++) {
+            boxes[i] = easel_box{found[i].x, found[i].y, found[i].width, found[i].height};
+        }
+        return count;
+    } catch (const cv::Exception &error) {
+        set_message(message, error.what());
+        return -1;
+    } catch (...) {
+        set_message(message, "OpenCV failed");
+        return -1;
+    }
+}

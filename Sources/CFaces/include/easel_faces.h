@@ -1,0 +1,35 @@
+#ifndef EASEL_FACES_H
+#define EASEL_FACES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Object detection with OpenCV's Haar cascades (Debian's libopencv-objdetect and the cascades
+ * of opencv-data): faces, and eyes inside them. Each thread keeps its own loaded cascades
+ * (detection is not safe to share), loaded once per path. */
+
+#define EASEL_FACES_MESSAGE_SIZE 200
+
+typedef struct {
+    int x;
+    int y;
+    int width;
+    int height;
+} easel_box;
+
+/* Finds the cascade's objects in an 8-bit gray image (its histogram equalized first), at least
+ * min_side pixels a side: OpenCV's detectMultiScale with scale steps of 1.1 and min_neighbors
+ * (3-5 suit faces). Writes at most max_boxes boxes and returns how many it found (possibly
+ * more), or -1 with a message (the cascade could not be loaded, or OpenCV failed). */
+int easel_detect(const uint8_t *gray, int width, int height, size_t row_bytes, const char *cascade_path, int min_side,
+                 int min_neighbors, easel_box *boxes, int max_boxes, char *message);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,125 @@
+import CFaces
+import Foundation
+
+/// Faces and eyes, found with OpenCV's Haar cascades (`haarcascade_frontalface_default.xml` and
+/// `haarcascade_eye.xml` from Debian's opencv-data; another directory with `EASEL_HAAR_DIR`).
+/// Faces are looked for in a gray copy at most `analysisSide` pixels on its long side (faces
+/// from about 1/20 of that side up), eyes in the upper half of each face at full resolution.
+/// Blocking; each thread keeps its own loaded cascades.
+public enum FaceDetector {
+    /// A found object's box, in the pixels of the image it was found in.
+    public struct Box: Sendable, Hashable {
+        /// The left edge.
+        public var x: Int
+        /// The top edge.
+        public var y: Int
+        /// The width.
+        public var width: Int
+        /// The height.
+        public var height: Int
+
+        /// A box at `x`, `y` of `width` × `height`.
+        public init(x: Int, y: Int, width: Int, height: Int) { (self.x, self.y, self.width, self.height) = (x, y, width, height) }
+
+        /// The area in pixels.
+        public var area: Int { width * height }
+    }
+
+    /// The longest side faces are looked for at.
+    public static let analysisSide = 768
+
+    /// Where the cascades are read from.
+    public static let cascadeDirectory: String = {
+        if let directory = ProcessInfo.processInfo.environment["EASEL_HAAR_DIR"], !directory.isEmpty { return directory }
+        return "/usr/share/opencv4/haarcascades"
+    }()
+    static var faceCascade: String { cascadeDirectory + "/haarcascade_frontalface_default.xml" }
+    static var eyeCascade: String { cascadeDirectory + "/haarcascade_eye.xml" }
+
+    /// Whether the cascades are installed (opencv-data); without them `faces(in:)` finds none.
+    public static let isAvailable: Bool = FileManager.default.isReadableFile(atPath: faceCascade)
+        && FileManager.default.isReadableFile(atPath: eyeCascade)
+
+    /// The faces in `bitmap`, largest first (none when the cascades are not installed).
+    /// - Throws: `CodecError.invalidParameters` when OpenCV fails.
+    public static func faces(in bitmap: Bitmap) throws -> [Box] {
+        guard isAvailable else { return [] }
+        let scale = Double(max(bitmap.width, bitmap.height)) / Double(analysisSide)
+        let gray: Bitmap
+        if scale > 1 {
+            let width = max(1, Int((Double(bitmap.width) / scale).rounded())), height = max(1, Int((Double(bitmap.height) / scale).rounded()))
+            gray = try Resize(width: width, height: height, mode: .exact).process(bitmap).converted(to: .gray8)
+        } else {
+            gray = bitmap.converted(to: .gray8)
+        }
+        let minimum = max(20, max(gray.width, gray.height) / 20)
+        let found = try detect(gray, cascade: faceCascade, minimumSide: minimum, neighbours: 4)
+        let factor = max(1, scale)
+        return found.map { box in
+            Box(x: Int((Double(box.x) * factor).rounded()), y: Int((Double(box.y) * factor).rounded()),
+                width: Int((Double(box.width) * factor).rounded()), height: Int((Double(box.height) * factor).rounded()))
+        }
+        .map { clamp($0, bitmap) }
+        .sorted { $0.area > $1.area }
+    }
+
+    /// The eyes in the upper half of `face` (a box of `bitmap`), in `bitmap`'s pixels.
+    public static func eyes(in bitmap: Bitmap, face: Box) throws -> [Box] {
+        guard isAvailable else { return [] }
+        let upper = clamp(Box(x: face.x, y: face.y, width: face.width, height: max(1, face.height * 11 / 20)), bitmap)
+        guard upper.width >= 12, upper.height >= 12 else { return [] }
+        let gray = try RegionCrop(.edges(left: upper.x, top: upper.y, right: upper.x + upper.width, bottom: upper.y + upper.height)).process(bitmap)
+            .converted(to: .gray8)
+        let found = try detect(gray, cascade: eyeCascade, minimumSide: max(6, face.width / 10), neighbours: 4)
+        return found.map { Box(x: $0.x + upper.x, y: $0.y + upper.y, width: $0.width, height: $0.height) }
+    }
+
+    static func clamp(_ box: Box, _ bitmap: Bitmap) -> Box {
+        let x = min(max(0, box.x), bitmap.width - 1), y = min(max(0, box.y), bitmap.height - 1)
+        return Box(x: x, y: y, width: max(1, min(box.width, bitmap.width - x)), height: max(1, min(box.height, bitmap.height - y)))
+    }
+
+    static func detect(_ gray: Bitmap, cascade: String, minimumSide: Int, neighbours: Int) throws -> [Box] {
+        var boxes = [easel_box](repeating: easel_box(), count: 64)
+        var message = [CChar](repeating: 0, count: Int(EASEL_FACES_MESSAGE_SIZE))
+        let count = gray.withUnsafeBytes { pixels in
+            easel_detect(pixels.baseAddress!.assumingMemoryBound(to: UInt8.self), Int32(gray.width), Int32(gray.height), gray.rowBytes,
+                         cascade, Int32(minimumSide), Int32(neighbours), &boxes, Int32(boxes.count), &message)
+        }
+        guard count >= 0 else { throw CodecError.invalidParameters("face detection: \(cMessage(message))") }
+        return boxes.prefix(Int(min(count, Int32(boxes.count)))).map { Box(x: Int($0.x), y: Int($0.y), width: Int($0.width), height: Int($0.height)) }
+    }
+}
+
+/// thumbor's `redeye()`: in each eye found inside each face (`FaceDetector`), the pixels whose
+/// red stands out — red over 1.5 times the mean of green and blue, and above 60 — take that mean
+/// as their red (the pupil's own darkness kept). Nothing changes where no eye is found.
+public struct RedEye: ImageProcessor, Hashable {
+    /// The step; it has no parameters.
+    public init() {}
+
+    /// Always `redeye`.
+    public var identifier: String { "redeye" }
+
+    /// The bitmap with red pupils corrected.
+    public func process(_ bitmap: Bitmap) throws -> Bitmap {
+        guard bitmap.pixelFormat == .rgba8 else { return bitmap }
+        var eyes: [FaceDetector.Box] = []
+        for face in try FaceDetector.faces(in: bitmap) { eyes += try FaceDetector.eyes(in: bitmap, face: face) }
+        guard !eyes.isEmpty else { return bitmap }
+        var result = bitmap
+        let (rowBytes, width, height) = (result.rowBytes, result.width, result.height)
+        result.withUnsafeMutableBytes { bytes in
+            for eye in eyes {
+                for y in eye.y..<min(height, eye.y + eye.height) {
+                    for x in eye.x..<min(width, eye.x + eye.width) {
+                        let o = y * rowBytes + x * 4
+                        let red = Int(bytes[o]), mean = (Int(bytes[o + 1]) + Int(bytes[o + 2])) / 2
+                        if red > 60, red * 2 > mean * 3 { bytes[o] = UInt8(mean) }
+                    }
+                }
+            }
+        }
+        return result
+    }
+}
