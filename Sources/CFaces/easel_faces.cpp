@@ -25,7 +25,7 @@ std::once_flag single_threaded;
 }  // namespace
 
 extern "C" int easel_detect(const uint8_t *gray, int width, int height, size_t row_bytes, const char *cascade_path, int min_side,
-                            int min_neighbors, easel_box *boxes, int max_boxes, char *message) {
+                            double scale_step, int min_neighbors, easel_box *boxes, int max_boxes, char *message) {
     try {
         // The callers' pool is the parallelism: OpenCV's own threads would only contend with it.
         std::call_once(single_threaded, [] { cv::setNumThreads(0); });
@@ -43,7 +43,7 @@ extern "C" int easel_detect(const uint8_t *gray, int width, int height, size_t r
         cv::Mat equalized;
         cv::equalizeHist(image, equalized);
         std::vector<cv::Rect> found;
-        slot->detectMultiScale(equalized, found, 1.1, min_neighbors, 0, cv::Size(min_side, min_side));
+        slot->detectMultiScale(equalized, found, scale_step, min_neighbors, 0, cv::Size(min_side, min_side));
         int count = static_cast<int>(found.size());
         for (int i = 0; i < count && i < max_boxes; i++) {
             boxes[i] = easel_box{found[i].x, found[i].y, found[i].width, found[i].height};

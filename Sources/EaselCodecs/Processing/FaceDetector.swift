@@ -1,10 +1,13 @@
 import CFaces
 import Foundation
 
-/// Faces and eyes, found with OpenCV's Haar cascades (`haarcascade_frontalface_default.xml` and
-/// `haarcascade_eye.xml` from Debian's opencv-data; another directory with `EASEL_HAAR_DIR`).
-/// Faces are looked for in a gray copy at most `analysisSide` pixels on its long side (faces
-/// from about 1/20 of that side up), eyes in the upper half of each face at full resolution.
+/// Faces and eyes, found with OpenCV's cascades from Debian's opencv-data (another directory
+/// with `EASEL_HAAR_DIR`, holding `haarcascades/`' files, `lbpcascades/` beside it). Faces are
+/// looked for in a gray copy at most `analysisSide` pixels on its long side (faces from about
+/// 1/20 of that side up): candidates with the fast LBP cascade
+/// (`lbpcascade_frontalface_improved.xml`), each confirmed by the Haar cascade
+/// (`haarcascade_frontalface_default.xml`) around it. Eyes (`haarcascade_eye.xml`) are looked
+/// for in the upper half of each face at full resolution.
 /// Blocking; each thread keeps its own loaded cascades.
 public enum FaceDetector {
     /// A found object's box, in the pixels of the image it was found in.
@@ -33,18 +36,22 @@ public enum FaceDetector {
         if let directory = ProcessInfo.processInfo.environment["EASEL_HAAR_DIR"], !directory.isEmpty { return directory }
         return "/usr/share/opencv4/haarcascades"
     }()
+    /// Candidates first with the fast LBP cascade, each then confirmed by the Haar cascade in its
+    /// neighbourhood (LBP alone takes hard-edged textures for faces).
+    static var candidateCascade: String { cascadeDirectory + "/../lbpcascades/lbpcascade_frontalface_improved.xml" }
     static var faceCascade: String { cascadeDirectory + "/haarcascade_frontalface_default.xml" }
     static var eyeCascade: String { cascadeDirectory + "/haarcascade_eye.xml" }
 
     /// Whether the cascades are installed (opencv-data); without them `faces(in:)` finds none.
-    public static let isAvailable: Bool = FileManager.default.isReadableFile(atPath: faceCascade)
-        && FileManager.default.isReadableFile(atPath: eyeCascade)
+    public static let isAvailable: Bool = [candidateCascade, faceCascade, eyeCascade].allSatisfy { FileManager.default.isReadableFile(atPath: $0) }
 
-    /// The faces in `bitmap`, largest first (none when the cascades are not installed).
+    /// The faces in `bitmap`, largest first (none when the cascades are not installed), looked
+    /// for on a copy at most `side` pixels long (default `analysisSide`; smaller is faster and
+    /// misses smaller faces).
     /// - Throws: `CodecError.invalidParameters` when OpenCV fails.
-    public static func faces(in bitmap: Bitmap) throws -> [Box] {
+    public static func faces(in bitmap: Bitmap, analysisSide side: Int = analysisSide) throws -> [Box] {
         guard isAvailable else { return [] }
-        let scale = Double(max(bitmap.width, bitmap.height)) / Double(analysisSide)
+        let scale = Double(max(bitmap.width, bitmap.height)) / Double(max(64, side))
         let gray: Bitmap
         if scale > 1 {
             let width = max(1, Int((Double(bitmap.width) / scale).rounded())), height = max(1, Int((Double(bitmap.height) / scale).rounded()))
@@ -53,7 +60,19 @@ public enum FaceDetector {
             gray = bitmap.converted(to: .gray8)
         }
         let minimum = max(20, max(gray.width, gray.height) / 20)
-        let found = try detect(gray, cascade: faceCascade, minimumSide: minimum, neighbours: 4)
+        var found: [Box] = []
+        for candidate in try detect(gray, cascade: candidateCascade, minimumSide: minimum, step: faceStep, neighbours: 3).prefix(12) {
+            // The candidate's neighbourhood (a fifth more on each side), searched by Haar for a
+            // face of about its size.
+            let margin = candidate.width / 5
+            let area = clamp(Box(x: candidate.x - margin, y: candidate.y - margin, width: candidate.width + 2 * margin,
+                                 height: candidate.height + 2 * margin), gray)
+            let region = try RegionCrop(.edges(left: area.x, top: area.y, right: area.x + area.width, bottom: area.y + area.height)).process(gray)
+            let confirmed = try detect(region, cascade: faceCascade, minimumSide: max(20, candidate.width * 3 / 5), step: 1.1, neighbours: 3)
+            if let face = confirmed.max(by: { $0.area < $1.area }) {
+                found.append(Box(x: face.x + area.x, y: face.y + area.y, width: face.width, height: face.height))
+            }
+        }
         let factor = max(1, scale)
         return found.map { box in
             Box(x: Int((Double(box.x) * factor).rounded()), y: Int((Double(box.y) * factor).rounded()),
@@ -70,7 +89,7 @@ public enum FaceDetector {
         guard upper.width >= 12, upper.height >= 12 else { return [] }
         let gray = try RegionCrop(.edges(left: upper.x, top: upper.y, right: upper.x + upper.width, bottom: upper.y + upper.height)).process(bitmap)
             .converted(to: .gray8)
-        let found = try detect(gray, cascade: eyeCascade, minimumSide: max(6, face.width / 10), neighbours: 4)
+        let found = try detect(gray, cascade: eyeCascade, minimumSide: max(6, face.width / 10), step: 1.1, neighbours: 4)
         return found.map { Box(x: $0.x + upper.x, y: $0.y + upper.y, width: $0.width, height: $0.height) }
     }
 
@@ -79,12 +98,15 @@ public enum FaceDetector {
         return Box(x: x, y: y, width: max(1, min(box.width, bitmap.width - x)), height: max(1, min(box.height, bitmap.height - y)))
     }
 
-    static func detect(_ gray: Bitmap, cascade: String, minimumSide: Int, neighbours: Int) throws -> [Box] {
+    /// The scale step between the sizes faces are looked for at.
+    static let faceStep = ProcessInfo.processInfo.environment["EASEL_FACE_STEP"].flatMap(Double.init) ?? 1.2
+
+    static func detect(_ gray: Bitmap, cascade: String, minimumSide: Int, step: Double, neighbours: Int) throws -> [Box] {
         var boxes = [easel_box](repeating: easel_box(), count: 64)
         var message = [CChar](repeating: 0, count: Int(EASEL_FACES_MESSAGE_SIZE))
         let count = gray.withUnsafeBytes { pixels in
             easel_detect(pixels.baseAddress!.assumingMemoryBound(to: UInt8.self), Int32(gray.width), Int32(gray.height), gray.rowBytes,
-                         cascade, Int32(minimumSide), Int32(neighbours), &boxes, Int32(boxes.count), &message)
+                         cascade, Int32(minimumSide), step, Int32(neighbours), &boxes, Int32(boxes.count), &message)
         }
         guard count >= 0 else { throw CodecError.invalidParameters("face detection: \(cMessage(message))") }
         return boxes.prefix(Int(min(count, Int32(boxes.count)))).map { Box(x: Int($0.x), y: Int($0.y), width: Int($0.width), height: Int($0.height)) }
