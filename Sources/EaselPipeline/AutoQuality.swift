@@ -26,43 +26,29 @@ public struct AutoQuality: Sendable, Hashable, CustomStringConvertible {
         self.minQuality = min(self.maxQuality, max(1, minQuality))
     }
 
-    /// `auto0.0040-30-95`: every field, for cache keys.
-    public var description: String { "auto" + String(format: "%.4f", target) + "-\(minQuality)-\(maxQuality)" }
+    /// `auto0.0048-30-95`: every field, the target exactly, for cache keys.
+    public var description: String { "auto\(target)-\(minQuality)-\(maxQuality)" }
 }
 
-/// Qualities that met autoquality targets, remembered per format and target: the next search
-/// starts from the median of the last ones (images alike need alike qualities), so that most
-/// answers cost two or three encodes. Bounded.
-final class QualityGuesses: Sendable {
-    private let known = Locked([String: [Int]]())
-    private static let remembered = 15
-
-    func guess(_ format: ImageEncoding.Format, _ settings: AutoQuality) -> Int {
-        let history = known.withLock { $0[Self.key(format, settings)] } ?? []
-        guard !history.isEmpty else {
-            // Before any history: a quality near where each codec usually lands.
-            let start = switch format {
-            case .avif: 55
-            case .jxl: 70
-            case .webp: 72
-            default: 75
-            }
-            return min(settings.maxQuality, max(settings.minQuality, start))
-        }
-        return history.sorted()[history.count / 2]
-    }
-
-    func record(_ quality: Int, _ format: ImageEncoding.Format, _ settings: AutoQuality) {
-        known.withLock { known in
-            if known.count > 256 { known.removeAll(keepingCapacity: true) }
-            var history = known[Self.key(format, settings), default: []]
-            history.append(quality)
-            if history.count > Self.remembered { history.removeFirst(history.count - Self.remembered) }
-            known[Self.key(format, settings)] = history
+/// Where autoquality's search starts: a quality predicted from the target alone (each format's
+/// quality at the default target on the sample photos, moved by the distance's log-linear fall),
+/// so that the same bitmap always gets the same bytes — on any instance, whatever it answered
+/// before — and its ETag never depends on which request came first.
+enum QualityStart {
+    /// The quality that meets `AutoQuality.defaultTarget` for a typical photo, per format.
+    static func anchor(_ format: ImageEncoding.Format) -> Double {
+        switch format {
+        case .avif: 58
+        case .jxl: 75
+        case .webp: 78
+        default: 80
         }
     }
 
-    private static func key(_ format: ImageEncoding.Format, _ settings: AutoQuality) -> String { format.rawValue + settings.description }
+    static func quality(_ format: ImageEncoding.Format, _ settings: AutoQuality) -> Int {
+        let predicted = anchor(format) + log(AutoQuality.defaultTarget / settings.target) / 0.05
+        return min(settings.maxQuality, max(settings.minQuality, Int(predicted.rounded())))
+    }
 }
 
 /// A still's bytes for an encoding: one encode at its quality, or autoquality's search, or best
@@ -70,7 +56,6 @@ final class QualityGuesses: Sendable {
 struct StillEncoder {
     let encoding: ImageEncoding
     let rights: RightsMetadata?
-    let guesses: QualityGuesses
 
     /// The bytes, what they are (format and quality), and how many encodes they took.
     func encode(_ image: Bitmap) throws -> (data: Data, made: ImageEncoding, encodes: Int) {
@@ -81,7 +66,7 @@ struct StillEncoder {
             formats = formats.map { $0 == .jpeg ? .png : $0 }
             formats = formats.enumerated().filter { index, format in !formats[..<index].contains(format) }.map(\.element)
         }
-        let reference = encoding.autoQuality.map { _ in PerceptualDistance.reference(image) }
+        let reference = try encoding.autoQuality.map { _ in PerceptualDistance.reference(try PerceptualDistance.comparable(image)) }
         var best: (data: Data, made: ImageEncoding)?
         var encodes = 0
         for format in formats {
@@ -111,19 +96,19 @@ struct StillEncoder {
 
     /// The lowest quality whose answer is within the target that the search finds. The
     /// distance falls about exponentially with the quality (its logarithm about 0.05 a quality
-    /// point for JPEG, WebP and AVIF alike), so from the remembered guess each next quality is
+    /// point for JPEG, WebP and AVIF alike), so from `QualityStart` each next quality is
     /// where that line — through the last two measures once there are two — meets 95 % of the
     /// target, kept inside the bracket of the measures so far. It stops at a pass within 15 % of
     /// the target (nothing much left to gain), a bracket of one quality, a bound, or six encodes.
     func search(_ image: Bitmap, format: ImageEncoding.Format, settings: AutoQuality,
                 reference: PerceptualDistance.Reference) throws -> (Data, Int, Int) {
-        var quality = guesses.guess(format, settings)
+        var quality = QualityStart.quality(format, settings)
         var pass: (quality: Int, distance: Double, data: Data)?
         var fail: (quality: Int, distance: Double, data: Data)?
         var measures: [(quality: Int, distance: Double)] = []
         while measures.count < 6 {
             let data = try encode(image, format, quality)
-            let decoded = try ImageDecoder.decode(data)
+            let decoded = try PerceptualDistance.comparable(try ImageDecoder.decode(data))
             let distance = decoded.width == reference.width && decoded.height == reference.height
                 ? max(1e-9, PerceptualDistance.distance(reference, decoded)) : .infinity
             measures.append((quality, distance))
@@ -149,12 +134,8 @@ struct StillEncoder {
             if next == quality { break }
             quality = next
         }
-        if let pass {
-            guesses.record(pass.quality, format, settings)
-            return (pass.data, pass.quality, measures.count)
-        }
+        if let pass { return (pass.data, pass.quality, measures.count) }
         // Nothing met the target: the highest quality's answer.
-        guesses.record(settings.maxQuality, format, settings)
         if let fail, fail.quality == settings.maxQuality { return (fail.data, settings.maxQuality, measures.count) }
         return (try encode(image, format, settings.maxQuality), settings.maxQuality, measures.count + 1)
     }

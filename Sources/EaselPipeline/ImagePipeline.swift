@@ -139,8 +139,6 @@ public final class ImagePipeline: Sendable {
     let stores: [any DataStore]
     /// Output decisions already made (by policy and `Accept` value).
     let decisions: Decisions
-    /// Autoquality's starting points, from the qualities earlier answers settled on.
-    let qualityGuesses = QualityGuesses()
     /// Watermark images prepared once per source (until it is purged).
     let watermarks = PreparedWatermarks()
     /// Marks that keep work which raced a purge from storing what it made.

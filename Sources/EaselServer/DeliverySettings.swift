@@ -86,7 +86,7 @@ public struct DeliverySettings: Sendable, Codable, Equatable {
         if let on = try ServerConfiguration.flag(environment, "EASEL_ACCEPT_CH") { acceptClientHints = on }
         if let on = try ServerConfiguration.flag(environment, "EASEL_SAVE_DATA") { saveData = on }
         for name in ["IMGPROXY_FALLBACK_IMAGE_PATH", "IMGPROXY_FALLBACK_IMAGE_URL", "EASEL_FALLBACK_IMAGE"] {
-            if let text = environment[name] { fallbackImage = text.isEmpty ? nil : text }
+            if let text = environment[name], !text.isEmpty { fallbackImage = text }
         }
         for name in ["IMGPROXY_FALLBACK_IMAGE_HTTP_CODE", "EASEL_FALLBACK_STATUS"] {
             guard let text = environment[name] else { continue }
@@ -108,7 +108,10 @@ public struct DeliverySettings: Sendable, Codable, Equatable {
             }
         }
         guard corsMaxAge >= 0 else { throw .invalidValue(name: "delivery.corsMaxAge", value: "\(corsMaxAge)") }
-        guard (200...599).contains(fallbackStatus) else { throw .invalidValue(name: "delivery.fallbackStatus", value: "\(fallbackStatus)") }
+        // A status that carries a body (not 204, 205 or 304).
+        guard (200...599).contains(fallbackStatus), ![204, 205, 304].contains(fallbackStatus) else {
+            throw .invalidValue(name: "delivery.fallbackStatus", value: "\(fallbackStatus) (200–599, one with a body)")
+        }
         if let fallbackMaxAge, fallbackMaxAge < 0 { throw .invalidValue(name: "delivery.fallbackMaxAge", value: "\(fallbackMaxAge)") }
         guard cacheTagHeader.isEmpty || cacheTagHeader.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }) else {
             throw .invalidValue(name: "delivery.cacheTagHeader", value: cacheTagHeader)
@@ -117,6 +120,9 @@ public struct DeliverySettings: Sendable, Codable, Equatable {
             guard let url = URL(string: endpoint.url.replacingOccurrences(of: "{tag}", with: "t")), let scheme = url.scheme,
                   ["http", "https"].contains(scheme.lowercased()), url.host != nil else {
                 throw .invalidValue(name: "delivery.purgeByTag url", value: endpoint.url)
+            }
+            if let method = endpoint.method, method.isEmpty || !method.allSatisfy({ $0.isASCII && $0.isUppercase }) {
+                throw .invalidValue(name: "delivery.purgeByTag method", value: "\(method) (an upper-case method: POST, PURGE…)")
             }
         }
     }

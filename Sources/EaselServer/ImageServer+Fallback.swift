@@ -17,12 +17,13 @@ extension ImageServer {
     }
 
     /// Errors the fallback image answers for: a source that is missing (no such file, an
-    /// origin's 4xx or 5xx, a download that failed or took too long) or cannot be decoded (damaged,
-    /// unknown, over the limits). Not: the client's own mistakes (a bad URL, a refused source),
-    /// an overloaded server, or a cancelled request.
+    /// origin's 4xx or 5xx, a download that failed) or cannot be decoded (damaged, unknown, over
+    /// the limits). Not: the client's own mistakes (a bad URL, a refused source), an overloaded
+    /// server, a cancelled request, or time running out (the request's deadline and a slow
+    /// download are one error: a working source is never replaced because it was slow).
     static func fallsBack(_ error: PipelineError) -> Bool {
         switch error {
-        case .fileNotFound, .httpStatus, .timedOut, .network, .tooManyRedirects, .tooLarge, .decoding: true
+        case .fileNotFound, .httpStatus, .network, .tooManyRedirects, .tooLarge, .decoding: true
         default: false
         }
     }
@@ -33,7 +34,8 @@ extension ImageServer {
     /// tags name the source too, so that a purge of the source (once it exists) clears it from
     /// CDNs. Never a ready answer. Its own failure is the source's error.
     func fallbackAnswer(_ request: Request, _ context: EaselRequestContext, head: Bool, processing: ImageRequest.Processing,
-                        output: OutputPolicy, sourceKey: String?, vary: String?, error: PipelineError) async throws -> Response {
+                        output: OutputPolicy, madeWith: [PreparedWatermark], sourceKey: String?, vary: String?,
+                        error: PipelineError) async throws -> Response {
         guard let fallbackURL else { throw error }
         let answer: EncodedResponse
         let fallbackKey: String?
@@ -44,12 +46,13 @@ extension ImageServer {
             fallback.client = ClientPreferences(accept: request.headers[.accept], saveData: saves(request))
             fallback.output = output
             fallback.deadline = .milliseconds(Int64(checked: configuration.requestTimeout * 1000))
+            fallback.madeWith = madeWith
             fallbackKey = fallback.sourceKey
             answer = try await pipeline.answer(for: fallback, admission: admission)
         } catch PipelineError.overloaded {
             throw RequestError.tooManyRequests
-        } catch {
-            logger.warning("the fallback image failed too", metadata: ["error": "\(error)"])
+        } catch let fallbackError {
+            logger.warning("the fallback image failed too", metadata: ["error": "\(error)", "fallback error": "\(fallbackError)"])
             throw error
         }
         logger.info("answered with the fallback image", metadata: ["error": "\(error)"])
@@ -62,7 +65,7 @@ extension ImageServer {
             Self.fallbackField: "1",
         ]
         if let joined = [answer.vary, vary].compactMap({ $0 }).joined(separator: ", ") as String?, !joined.isEmpty { headers[.vary] = joined }
-        tag(&headers, sources: [sourceKey, fallbackKey].compactMap { $0 })
+        tag(&headers, sources: [sourceKey, fallbackKey].compactMap { $0 } + madeWith.map(\.sourceKey))
         if readyAnswers.isEnabled, let readyKey = ReadyAnswers.Key(request.head) { readyAnswers.withdraw(readyKey, on: context.channel.eventLoop) }
         let status = HTTPResponse.Status(code: configuration.delivery.fallbackStatus)
         if status == .ok, Self.matches(request.headers[.ifNoneMatch], etag: encoded.etag) {

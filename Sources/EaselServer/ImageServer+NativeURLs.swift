@@ -130,14 +130,22 @@ extension ImageServer {
             vary.append("Sec-CH-DPR, DPR")
             options.dpr = hints?.dpr ?? 1
         }
+        if options.dprFromHints {
+            // A DPR that would take the box (at its fallback width, or the hinted one below)
+            // past the limits is lowered to fit.
+            let longest = Double(max(options.height, 1))
+            options.dpr = max(0.1, min(options.dpr, limit / longest))
+        }
         if options.widthFromHints {
             vary.append("Sec-CH-Width, Width")
             if let width = hints?.width { options.width = max(1, Int((Double(width) / options.dpr).rounded())) }
-            options.width = min(options.width, configuration.maxAdHocSize)
+            // Within the limits at this DPR: the side, and the pixels with the height.
+            let most = min(limit / options.dpr, pixels / (Double(max(1, options.height)) * options.dpr * options.dpr))
+            options.width = max(1, min(options.width, Int(most.rounded(.down))))
         }
         if options.dprFromHints {
             let longest = Double(max(options.width, options.height, 1))
-            options.dpr = max(0.1, min(options.dpr, limit / longest, (pixels / Double(max(1, options.width * options.height))).squareRoot()))
+            options.dpr = max(0.1, min(options.dpr, limit / longest, (pixels / (Double(options.width) * Double(max(1, options.height)))).squareRoot()))
         }
         return vary.joined(separator: ", ")
     }

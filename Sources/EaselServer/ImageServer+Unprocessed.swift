@@ -79,10 +79,11 @@ extension ImageServer {
     }
 }
 
-/// The types of sources seen, by source key (bounded): a `skip_processing` URL whose source is
-/// known to be of a type it does not list goes the usual way without reading the source first.
-/// A type that changed (a replaced source) costs at most one look more, or one processed
-/// answer where a skipped one could have been: both are still correct answers.
+/// The types of sources seen, by source key (bounded: cleared past 10,000): a `skip_processing`
+/// URL whose source is known to be of a type it does not list goes the usual way without reading
+/// the source first. A source replaced by one of another type is still taken for its old type
+/// until the map is cleared: a listed type seen as unlisted is processed rather than skipped, an
+/// unlisted one seen as listed is looked at once more — correct answers either way.
 final class KnownSourceTypes: Sendable {
     private let types = Locked([String: ImageFileType]())
     private static let limit = 10_000

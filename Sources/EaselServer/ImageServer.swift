@@ -440,7 +440,8 @@ public final class ImageServer: Sendable {
             throw RequestError.tooManyRequests
         case .failure(.cancelled) where gone.withLock({ $0 }): throw ClientGone()
         case .failure(let error) where fallbackURL != nil && Self.fallsBack(error):
-            return try await fallbackAnswer(request, context, head: head, processing: processing, output: output, sourceKey: pipelineRequest.sourceKey,
+            return try await fallbackAnswer(request, context, head: head, processing: processing, output: output, madeWith: madeWith,
+                                            sourceKey: pipelineRequest.sourceKey,
                                             vary: vary.isEmpty ? nil : vary, error: error)
         case .failure(let error): throw error
         }

@@ -121,7 +121,8 @@ public struct ImgproxySettings: Sendable, Codable, Equatable {
 }
 
 /// A client's Client Hints, as imgproxy reads them: `Sec-CH-DPR` (else `DPR`), above 0 and at
-/// most 8, and `Sec-CH-Width` (else `Width`), a whole number above 0, in physical pixels.
+/// most 8 (taken as at least 0.1, the least a URL's `dpr` may be), and `Sec-CH-Width` (else
+/// `Width`), a whole number above 0 (at most 2²⁰), in physical pixels.
 struct ClientHints: Sendable, Equatable {
     var dpr: Double?
     var width: Int?
@@ -131,7 +132,7 @@ struct ClientHints: Sendable, Equatable {
         var hints = ClientHints()
         for name in ["Sec-CH-DPR", "DPR"] {
             if let text = value(name), let dpr = Double(text.trimmingCharacters(in: .whitespaces)), dpr > 0, dpr <= 8 {
-                hints.dpr = dpr
+                hints.dpr = max(0.1, dpr)
                 break
             }
         }

@@ -343,6 +343,9 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         try imgproxy.validate()
         try autoQuality.validate(name: "autoQuality")
         try delivery.validate()
+        if !cdnBanURLs.isEmpty, delivery.cacheTagHeader.lowercased() != "surrogate-key" {
+            throw .invalidValue(name: "delivery.cacheTagHeader", value: "\(delivery.cacheTagHeader) (the BANs of cdnBanURLs match Surrogate-Key)")
+        }
         guard !formats.isEmpty else { throw .invalidValue(name: "formats", value: "[]") }
         var names = Set<String>()
         for format in formats {

@@ -46,6 +46,10 @@ import Testing
             #expect(answer.headers[HTTPField.Name("Surrogate-Key")!] == nil)
         }
         #expect(throws: ServerConfigurationError.self) { _ = try TestServer { $0.delivery.cacheTagHeader = "Bad Header" } }
+        // Varnish's BANs match Surrogate-Key: another header with them is refused at start.
+        #expect(throws: ServerConfigurationError.self) {
+            _ = try TestServer { $0.delivery.cacheTagHeader = "Cache-Tag"; $0.cdnBanURLs = ["http://127.0.0.1:6081/"] }
+        }
     }
 
     @Test func aPurgeCallsEveryPurgeByTagEndpointWithTheSourcesTag() async throws {
@@ -106,6 +110,13 @@ import Testing
             #expect(answer.status == .notFound && answer.headers[.contentType] == "image/jpeg" && answer.body.readableBytes > 100)
         }
         #expect(throws: ServerConfigurationError.self) { _ = try TestServer { $0.delivery.fallbackImage = files.child("none.png").path } }
+        #expect(throws: ServerConfigurationError.self) {
+            _ = try TestServer { $0.delivery.fallbackImage = files.child("fallback.png").path; $0.delivery.fallbackStatus = 304 }
+        }
+        // A fallback that fails (a URL off the allow-list) leaves the source's own error.
+        try await TestServer { $0.delivery.fallbackImage = "http://127.0.0.9:9/fallback.png" }.test { (client: any TestClientProtocol) async throws in
+            #expect(try await get(client, "/images/thumb/missing.jpg").status == .notFound)
+        }
     }
 
     @Test func corsLetsListedOriginsReadAnswers() async throws {
@@ -148,6 +159,14 @@ import Testing
             let huge = try await get(client, "/images/w=auto,h=2000,dpr=auto,fit=fill,f=png/cat.jpg",
                                      headers: [HTTPField.Name("Sec-CH-Width")!: "90000", HTTPField.Name("Sec-CH-DPR")!: "8"])
             #expect(huge.status == .ok, "\(String(buffer: huge.body))")
+        }
+        try await TestServer { $0.allowUnsignedAdHoc = true; $0.imgproxy.enableClientHints = true }.test { (client: any TestClientProtocol) async throws in
+            // Hints at the edges: a DPR of almost 0, a URL with its own DPR and no hint.
+            let tiny: HTTPFields = [HTTPField.Name("Sec-CH-DPR")!: "1e-300", HTTPField.Name("Sec-CH-Width")!: "1"]
+            #expect(try await get(client, "/images/w=auto,h=400,dpr=auto,f=png/cat.jpg", headers: tiny).status == .ok)
+            #expect(try await get(client, "/imgproxy/insecure/q:80/plain/local:///cat.jpg@png", headers: tiny).status == .ok)
+            #expect(try await get(client, "/images/w=auto,h=400,dpr=2,f=png/cat.jpg").status == .ok)
+            #expect(try await get(client, "/images/w=auto:500,h=500,dpr=2,f=png/cat.jpg", headers: [HTTPField.Name("Sec-CH-Width")!: "3000"]).status == .ok)
         }
         // Requests with hints, Save-Data or Origin never come from the ready answers.
         for name in ["Sec-CH-Width", "Save-Data", "Origin"] {

@@ -649,7 +649,7 @@ import Testing
         ("/thumbor/unsafe/filters:colorize(10,10,10,red)/s1.png", "colorize takes"),
         ("/thumbor/unsafe/filters:stretch(1)/s1.png", "takes no arguments"),
         ("/thumbor/unsafe/filters:gifv(avi)/s1.png", "gifv takes mp4 or webm"),
-        ("/thumbor/unsafe/filters:redeye()/s1.png", "eye detector"),
+        ("/thumbor/unsafe/filters:redeye(1)/s1.png", "takes no arguments"),
         ("/thumbor/unsafe/fit-in/40x40/filters:fill(blur)/s1.png", "fill(blur) is not supported"),
         ("/thumbor/unsafe/half-fit-in/10x10/s1.png", "is not one of fit-in"),
         ("/thumbor/unsafe/fit-in/40x40/filters:fill(red,true):background_color(blue)/s1.png", "give one"),

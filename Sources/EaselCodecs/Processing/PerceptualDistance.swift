@@ -1,9 +1,11 @@
 import Foundation
 
-/// How different an encoded answer looks from the bitmap it was made of, as the `dssim` tool
-/// measures it: a multi-scale SSIM in CIE L\*a\*b\*, given as a distance `1 / SSIM − 1`
+/// How different an encoded answer looks from the bitmap it was made of, after the `dssim` tool
+/// (its scale weights and its `1 / SSIM − 1` form, not its exact computation, so its numbers
+/// are its own): a multi-scale SSIM in CIE L\*a\*b\*, given as a distance `1 / SSIM − 1`
 /// (0: identical; the larger, the more visible the loss). Autoquality searches the lowest
-/// quality whose answer stays within a distance.
+/// quality whose answer stays within a distance, measuring images over `largestSide` on a copy
+/// that size (`comparable(_:)`).
 ///
 /// Exactly (so that another implementation can recompute it: the tests do, with scikit-image):
 /// - Both images are put on white by their alpha, then converted from sRGB to L\*a\*b\* (D65
@@ -49,6 +51,17 @@ public enum PerceptualDistance {
         public let height: Int
     }
 
+    /// The longest side compared by `comparable(_:)`: a larger image is measured on a copy this
+    /// size, so that a measure costs at most about 90 MB and a fraction of a second.
+    public static let largestSide = 1024
+
+    /// `bitmap`, or a copy of at most `largestSide` pixels on its long side (the same size for
+    /// two images of one size): what autoquality measures.
+    public static func comparable(_ bitmap: Bitmap) throws -> Bitmap {
+        guard max(bitmap.width, bitmap.height) > largestSide else { return bitmap }
+        return try Resize(width: largestSide, height: largestSide, mode: .fit).process(bitmap)
+    }
+
     /// `bitmap`'s planes and their windowed statistics.
     public static func reference(_ bitmap: Bitmap) -> Reference {
         let scales = pyramid(bitmap)
@@ -75,13 +88,14 @@ public enum PerceptualDistance {
                 let muY = filtered(plane, plane.values)
                 let yy = filtered(plane, plane.values.map { $0 * $0 })
                 let xy = filtered(plane, zip(x.values, plane.values).map { $0 * $1 })
-                var sum: Float = 0
+                // Summed in Double: Float sums of a million values near 1 lose the loss.
+                var sum = 0.0
                 for i in 0..<muX.count {
                     let mx = muX[i], my = muY[i]
                     let vx = xx[i] - mx * mx, vy = yy[i] - my * my, cov = xy[i] - mx * my
-                    sum += ((2 * mx * my + c1) * (2 * cov + c2)) / ((mx * mx + my * my + c1) * (vx + vy + c2))
+                    sum += Double(((2 * mx * my + c1) * (2 * cov + c2)) / ((mx * mx + my * my + c1) * (vx + vy + c2)))
                 }
-                scale += planeWeights[p] * sum / Float(max(1, muX.count))
+                scale += planeWeights[p] * Float(sum / Double(max(1, muX.count)))
             }
             total += scaleWeights[index] * scale
             weights += scaleWeights[index]

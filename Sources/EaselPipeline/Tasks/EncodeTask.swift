@@ -74,7 +74,7 @@ struct EncodeTask: PipelineTask {
             rights = try await pipeline.sourceRights(request, sourceKey: keys.source)
         }
         let metrics = pipeline.metrics
-        let encoder = StillEncoder(encoding: encoding, rights: rights, guesses: pipeline.qualityGuesses)
+        let encoder = StillEncoder(encoding: encoding, rights: rights)
         let (data, madeAs) = try await pipeline.tasks.decodeSlots.run(priority: handle) { () async throws(PipelineError) -> (Data, ImageEncoding) in
             try await BlockingIOPool.decoding.perform { () throws(PipelineError) -> (Data, ImageEncoding) in
                 let start = ContinuousClock.now

@@ -278,17 +278,18 @@ struct ImgproxyURL {
     /// within the limits: a client's screen never turns a URL into a refusal (imgproxy caps
     /// such answers at the source's size; here they also stop at the ad-hoc limits).
     static func clamp(_ options: inout ProcessingOptions, hints: ClientHints, hinted: (dpr: Double, width: Int), settings: Settings) {
+        // In Double throughout: a URL's own sides and dpr are not checked yet (they are refused
+        // later when past the limits), so nothing here may overflow or trap on them.
+        let width = Double(options.width), height = Double(options.height)
         if hints.dpr != nil, options.dpr == hinted.dpr {
-            let longest = Double(max(options.width, options.height, 1))
-            var most = Double(settings.maxSide) / longest
-            if options.width > 0, options.height > 0 { most = min(most, (Double(settings.maxPixels) / Double(options.width * options.height)).squareRoot()) }
+            var most = Double(settings.maxSide) / max(width, height, 1)
+            if width > 0, height > 0 { most = min(most, (Double(settings.maxPixels) / (width * height)).squareRoot()) }
             options.dpr = max(0.01, min(options.dpr, most))
         }
-        if hints.width != nil, options.width == hinted.width {
-            options.width = max(1, min(options.width, Int(Double(settings.maxSide) / options.dpr)))
-            if options.height > 0 {
-                options.width = max(1, min(options.width, Int(Double(settings.maxPixels) / (Double(options.height) * options.dpr * options.dpr))))
-            }
+        if hints.width != nil, options.width == hinted.width, options.dpr > 0 {
+            var most = Double(settings.maxSide) / options.dpr
+            if height > 0 { most = min(most, Double(settings.maxPixels) / (height * options.dpr * options.dpr)) }
+            options.width = Int(max(1, min(width, most.rounded(.down))))
         }
     }
 
