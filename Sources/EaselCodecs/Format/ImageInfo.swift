@@ -26,7 +26,7 @@ public struct ImageInfo: Sendable, Hashable {
     /// (HEIF); 1 otherwise.
     public var frameCount: Int
     /// The page (TIFF, PDF) or frame (an animated GIF or WebP) these facts describe and a decode
-    /// with them makes: 0, the first, unless `ImageDecoder.info(of:limits:page:)` was asked for
+    /// with them makes: 0, the first, unless `ImageDecoder.info(of:limits:page:embeddedThumbnail:)` was asked for
     /// another.
     public var page = 0
     /// These facts, and a decode with them, are a HEIC's or AVIF's embedded thumbnail rather
