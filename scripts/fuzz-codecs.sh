@@ -23,15 +23,21 @@ WORK=".build-fuzz"
 rm -rf "$WORK/modules" "$WORK"/*.o "$WORK"/*.a
 mkdir -p "$WORK/modules" "$WORK/corpus" "$WORK/seeds"
 SAN="-fsanitize=address,fuzzer-no-link"
-SHIMS="CJPEG CPNG CGIF CWebP CLCMS CAVIF CHEIF CTIFF CCairo CSVG CJXL CPDF CResample CXXHash"
+SHIMS="CJPEG CPNG CGIF CWebP CLCMS CAVIF CHEIF CTIFF CCairo CSVG CJXL CPDF CResample CXXHash CFaces"
 for shim in $SHIMS; do
   mkdir -p "$WORK/modules/$shim"
   header=$(ls "Sources/$shim/include/"*.h | head -1)
   cp "$header" "$WORK/modules/$shim/"
   printf 'module %s {\n    header "%s"\n    export *\n}\n' "$shim" "$(basename "$header")" > "$WORK/modules/$shim/module.modulemap"
   for source in Sources/$shim/*.c; do
+    [ -e "$source" ] || continue
     # (libxml2's include path for the SVG cleaner.)
     clang -c -O1 -g $SAN -I "Sources/$shim/include" -I Sources/CCairo/include $(pkg-config --cflags libxml-2.0) "$source" -o "$WORK/$(basename "$source" .c).o"
+  done
+  # (The face shim is C++, against OpenCV's headers.)
+  for source in Sources/$shim/*.cpp; do
+    [ -e "$source" ] || continue
+    clang++ -c -O1 -g $SAN -I "Sources/$shim/include" -I /usr/include/opencv4 "$source" -o "$WORK/$(basename "$source" .cpp).o"
   done
 done
 # The Swift modules EaselCodecs imports, as static libraries: swift-log's Logging, the package's
@@ -54,6 +60,7 @@ swiftc -sanitize=fuzzer,address -parse-as-library -O -g -module-name EaselCodecs
   $(find Sources/EaselCodecs -name '*.swift') Fuzz/CodecFuzzer.swift \
   "$WORK"/*.o -L "$WORK" -lEaselSupport -lTracing -lServiceContextModule -lInstrumentation -lLogging \
   -ljpeg -lpng16 -lspng -lz -ldeflate -lwebp -lwebpdemux -lwebpmux -lgif -llcms2 -lavif -lheif -ltiff -ljxl -lrsvg-2 -lxml2 -lpoppler-glib -lcairo -lgio-2.0 -lgobject-2.0 -lglib-2.0 \
+  -lopencv_objdetect -lopencv_imgproc -lopencv_core -lstdc++ \
   -o "$WORK/codec-fuzzer"
 if [ -n "${FUZZ_BUILD_ONLY:-}" ]; then echo "built $WORK/codec-fuzzer"; exit 0; fi
 if [ -n "${FUZZ_SECONDS:-}" ]; then LENGTH=(-max_total_time="$FUZZ_SECONDS"); else LENGTH=(-runs="$RUNS"); fi

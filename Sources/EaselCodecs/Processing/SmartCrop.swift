@@ -132,6 +132,29 @@ public enum SmartCrop {
         }
 
         /// The best-scoring placement, in pixels; ties go to the most central.
+        /// Per placement (row-major), the sum of `blocks` (row-major, `columns × rows`) the window
+        /// covers there: a summed-area table, (columns + 1) × (rows + 1), first row and column zero.
+        func windowSums<T: AdditiveArithmetic>(_ blocks: [T]) -> [T] {
+            let stride = columns + 1
+            var table = [T](repeating: .zero, count: stride * (rows + 1))
+            for y in 0..<rows {
+                var running = T.zero
+                for x in 0..<columns {
+                    running += blocks[y * columns + x]
+                    table[(y + 1) * stride + x + 1] = table[y * stride + x + 1] + running
+                }
+            }
+            var sums = [T](repeating: .zero, count: placementsX * placementsY)
+            for py in 0..<placementsY {
+                let top = py * stride, bottom = (py + spanY) * stride
+                for px in 0..<placementsX {
+                    let left = px, right = px + spanX
+                    sums[py * placementsX + px] = table[bottom + right] - table[top + right] - table[bottom + left] + table[top + left]
+                }
+            }
+            return sums
+        }
+
         func choose(scores: [Double], tolerance: Double) -> (x: Int, y: Int) {
             let centreX = (imageWidth - windowWidth) / 2, centreY = (imageHeight - windowHeight) / 2
             guard let maximum = scores.max(), let minimum = scores.min(), maximum - minimum > tolerance else {
@@ -159,12 +182,7 @@ public enum SmartCrop {
         }
     }
 
-    // MARK: - Attention
-
-    /// Per-block sums gathered from full-resolution pixels.
-    private struct BlockSums {
-        var red = 0, green = 0, blue = 0, luma = 0, lumaSquared = 0
-    }
+    // MARK: - Faces
 
     /// One score per placement (row-major): the face area (pixels inside any face box) the
     /// window covers, weighed far over the placement's attention score (scaled to 0…1), which
@@ -184,53 +202,20 @@ public enum SmartCrop {
                 }
             }
         }
-        // Summed-area table of the face areas, (columns + 1) × (rows + 1).
-        let stride = columns + 1
-        var table = [Double](repeating: 0, count: stride * (rows + 1))
-        for y in 0..<rows {
-            var running = 0.0
-            for x in 0..<columns {
-                running += area[y * columns + x]
-                table[(y + 1) * stride + x + 1] = table[y * stride + x + 1] + running
-            }
-        }
         let most = max(1e-9, attention.max() ?? 1)
-        var scores = [Double](repeating: 0, count: grid.placementsX * grid.placementsY)
-        for py in 0..<grid.placementsY {
-            for px in 0..<grid.placementsX {
-                let x0 = px, y0 = py, x1 = px + grid.spanX, y1 = py + grid.spanY
-                let covered = table[y1 * stride + x1] - table[y0 * stride + x1] - table[y1 * stride + x0] + table[y0 * stride + x0]
-                let index = py * grid.placementsX + px
-                scores[index] = covered * 1000 + attention[index] / most
-            }
-        }
-        return scores
+        return zip(grid.windowSums(area), attention).map { covered, attention in covered * 1000 + attention / most }
+    }
+
+    // MARK: - Attention
+
+    /// Per-block sums gathered from full-resolution pixels.
+    private struct BlockSums {
+        var red = 0, green = 0, blue = 0, luma = 0, lumaSquared = 0
     }
 
     /// One score per placement (row-major): the window's summed attention energy.
     static func attentionScores(_ bitmap: Bitmap, grid: Grid) -> [Double] {
-        let energy = attentionEnergy(bitmap, grid: grid)
-        let columns = grid.columns, rows = grid.rows
-        // Summed-area table, (columns + 1) × (rows + 1), first row and column zero.
-        let stride = columns + 1
-        var table = [Int](repeating: 0, count: stride * (rows + 1))
-        for y in 0..<rows {
-            var running = 0
-            for x in 0..<columns {
-                running += energy[y * columns + x]
-                table[(y + 1) * stride + x + 1] = table[y * stride + x + 1] + running
-            }
-        }
-        var scores = [Double](repeating: 0, count: grid.placementsX * grid.placementsY)
-        for py in 0..<grid.placementsY {
-            let top = py * stride, bottom = (py + grid.spanY) * stride
-            for px in 0..<grid.placementsX {
-                let left = px, right = px + grid.spanX
-                let sum = table[bottom + right] - table[top + right] - table[bottom + left] + table[top + left]
-                scores[py * grid.placementsX + px] = Double(sum)
-            }
-        }
-        return scores
+        grid.windowSums(attentionEnergy(bitmap, grid: grid)).map(Double.init)
     }
 
     /// Integer energy per block (row-major, `columns × rows`).
