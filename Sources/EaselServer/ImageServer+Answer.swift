@@ -1,0 +1,179 @@
+import EaselSupport
+import Crypto
+import EaselCodecs
+import EaselPipeline
+import EaselRemote
+import EaselStorage
+import EaselTables
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+import Prometheus
+import Synchronization
+
+/// Where every URL style ends: an ad-hoc answer's processor chain, the pipeline's answer written
+/// as HTTP (headers, cache tags, `If-None-Match`, ready answers), and the client's leaving.
+extension ImageServer {
+    /// An ad-hoc answer: the options' processor chain (with the watermark image they name).
+    /// - Parameters:
+    ///   - defaultQuality: the URL style's own default (imgproxy's, thumbor's); nil: the pipeline's.
+    ///   - strictFormat: an asked format is answered whatever `Accept` says (imgproxy's and
+    ///     thumbor's rule); native URLs send WebP and AVIF only to clients that take them.
+    func answer(_ request: Request, _ context: EaselRequestContext, head: Bool, source: Source, options: ProcessingOptions,
+                defaultQuality: Int?, strictFormat: Bool = false, lifetime: Int64? = nil, enforced: [ImageEncoding.Format] = [],
+                vary: String? = nil) async throws -> Response {
+        var lifetime = lifetime
+        if let expires = options.expires {
+            // imgproxy's `expires`: a URL past its time is gone (404, as imgproxy answers); until
+            // then caches keep the answer no longer than the URL lives.
+            let now = Int64(checked: Date().timeIntervalSince1970)
+            guard expires > now else { throw RequestError.notFound("the URL has expired") }
+            lifetime = min(lifetime ?? .max, expires - now)
+        }
+        var output = OutputPolicy(format: options.format, quality: options.quality ?? defaultQuality, strict: strictFormat,
+                                  formatQuality: options.formatQuality, maxBytes: options.maxBytes)
+        output.enforced = enforced
+        output.keepsRights = options.keepCopyright
+        output.autoQuality = options.autoQuality
+        output.bestFormat = options.bestFormat
+        if mayAnswerUnprocessed(source, options),
+           let response = try await unprocessedAnswer(request, context, head: head, source: source, options: options, output: output,
+                                                      lifetime: lifetime, vary: vary) {
+            return response
+        }
+        var madeWith: [PreparedWatermark] = []
+        var mark: PreparedWatermark?, frame: PreparedWatermark?
+        if let watermark = options.watermark { mark = try await watermarkImage(watermark.image) }
+        if let source = options.frame { frame = try await watermarkImage(.source(source)) }
+        madeWith.append(contentsOf: [mark, frame].compactMap { $0 })
+        let processors = try options.processors(limit: configuration.maxAdHocSize, maxPixels: configuration.maxOutputPixels,
+                                                mark: mark, frameImage: frame)
+        return try await answer(request, context, head: head, source: source, processing: .processors(processors), output: output,
+                                page: options.page, embeddedThumbnail: options.embeddedThumbnail, madeWith: madeWith, lifetime: lifetime,
+                                maxAge: options.maxAge, sourceLimits: options.sourceLimits,
+                                disposition: options.contentDisposition ? (options.filename ?? Self.sourceName(source), options.attachment) : nil,
+                                vary: vary)
+    }
+
+    /// Whether an `If-None-Match` value names `etag`: weak comparison, as RFC 9110 asks (a CDN
+    /// may send W/"…"), or `*`.
+    static func matches(_ ifNoneMatch: String?, etag: String) -> Bool {
+        guard let ifNoneMatch else { return false }
+        return ifNoneMatch.split(separator: ",").contains {
+            let tag = $0.trimmingCharacters(in: .whitespaces)
+            return tag == "*" || (tag.hasPrefix("W/") ? String(tag.dropFirst(2)) : tag) == etag
+        }
+    }
+
+    /// The identity a purge of `source` removes (the pipeline's source key), as a purge computes it.
+    func purgeIdentity(url: URL, key: String?) -> String { ImageRequest(url: url, cacheKey: key).sourceKey ?? url.absoluteString }
+
+    /// The answer for `processing` of `source`: every URL style ends here. The request carries
+    /// what the client said (`Accept`) and what the URL asked (`output`); the pipeline decides
+    /// the encoding and its `Vary`, answers from memory or makes it (admitted, or 429), and is
+    /// left when the client closes its connection. This only writes HTTP.
+    func answer(_ request: Request, _ context: EaselRequestContext, head: Bool, source: Source,
+                processing: ImageRequest.Processing, output: OutputPolicy, page: Int = 0, embeddedThumbnail: Bool = false,
+                madeWith: [PreparedWatermark] = [], lifetime: Int64? = nil, maxAge: Int? = nil, sourceLimits: DecodingLimits? = nil,
+                disposition: (name: String, attachment: Bool)? = nil, vary: String? = nil) async throws -> Response {
+        let key = sourceKey(source)
+        var pipelineRequest = ImageRequest(url: try resolve(source), processing: processing, cacheKey: key)
+        pipelineRequest.page = page
+        pipelineRequest.embeddedThumbnail = embeddedThumbnail
+        pipelineRequest.sourceLimits = sourceLimits
+        pipelineRequest.client = ClientPreferences(accept: request.headers[.accept], saveData: saves(request))
+        // The route's own `Vary` (Client Hints), and Save-Data when it is honoured.
+        let vary = [vary, configuration.delivery.saveData ? "Save-Data" : nil].compactMap { $0 }.joined(separator: ", ")
+        pipelineRequest.output = output
+        pipelineRequest.madeWith = madeWith
+        pipelineRequest.deadline = .milliseconds(Int64(checked: configuration.requestTimeout * 1000))
+        let channel = context.channel
+        // Set when the client left before the answer was ready (not when the wait was ended
+        // because the answer was).
+        let gone = Locked(false)
+        let result: Result<EncodedResponse, PipelineError>
+        do throws(PipelineError) {
+            result = .success(try await pipeline.answer(for: pipelineRequest, admission: admission) {
+                if await Self.waitForClose(channel) { gone.withLock { $0 = true } }
+            })
+        } catch {
+            result = .failure(error)
+        }
+        let answer: EncodedResponse
+        switch result {
+        case .success(let made): answer = made
+        case .failure(.overloaded):
+            throw RequestError.tooManyRequests
+        case .failure(.cancelled) where gone.withLock({ $0 }): throw ClientGone()
+        case .failure(let error) where fallbackURL != nil && Self.fallsBack(error):
+            return try await fallbackAnswer(request, context, head: head, processing: processing, output: output, madeWith: madeWith,
+                                            sourceKey: pipelineRequest.sourceKey,
+                                            vary: vary.isEmpty ? nil : vary, error: error)
+        case .failure(let error): throw error
+        }
+        let encoded = answer.encoded
+        var headers: HTTPFields = [
+            .contentType: encoded.contentType,
+            .eTag: encoded.etag,
+            // An expiring URL's remaining life, or the URL's own max-age, never past the server's.
+            .cacheControl: lifetime.map { "public, max-age=\(min(Int64(configuration.maxAge), $0))" }
+                ?? maxAge.map { "public, max-age=\(min(configuration.maxAge, $0))" } ?? cacheControl,
+        ]
+        // The pipeline's `Vary` (Accept) and the route's own (Client Hints).
+        if let joined = [answer.vary, vary.isEmpty ? nil : vary].compactMap({ $0 }).joined(separator: ", ") as String?, !joined.isEmpty {
+            headers[.vary] = joined
+        }
+        if let disposition { headers[.contentDisposition] = Self.contentDisposition(disposition.name, format: encoded.encoding.format, attachment: disposition.attachment) }
+        // An SVG is a document a browser may open on its own: besides its cleaning, it may run
+        // nothing and load nothing but its own styles and embedded images.
+        if encoded.encoding.format == .svg { headers[.contentSecurityPolicy] = Self.svgPolicy }
+        // The source's identity, as a purge computes it (`purgeIdentity`), and those of what the
+        // answer was made with (a watermark): a purge of any of them bans it in the CDN.
+        tag(&headers, sources: [pipelineRequest.sourceKey ?? ""] + madeWith.map(\.sourceKey))
+        if Self.matches(request.headers[.ifNoneMatch], etag: encoded.etag) {
+            return Response(status: .notModified, headers: headers)
+        }
+        headers[.contentLength] = String(encoded.count)
+        // Offered to the ready answers (an index over the memory tier) when the handler could
+        // replay the request, the tier keeps these bytes (the pipeline says so: no tier read
+        // here) and the headers do not depend on the time (expiring URLs); an earlier offer for
+        // the same request is withdrawn otherwise.
+        if readyAnswers.isEnabled, let readyKey = ReadyAnswers.Key(request.head) {
+            let loop = context.channel.eventLoop
+            if lifetime == nil, answer.isInMemoryTier, let variant = answer.key {
+                readyAnswers.offer(readyKey, .init(memoryKey: variant.memory, etag: encoded.etag), on: loop)
+            } else {
+                readyAnswers.withdraw(readyKey, on: loop)
+            }
+        }
+        return Response(status: .ok, headers: headers, body: head ? .init() : .init(byteBuffer: encoded.bytes))
+    }
+
+    /// Returns when the client has gone (see `DisconnectWatcher`): true; or when the task is
+    /// cancelled: false.
+    @discardableResult
+    static func waitForClose(_ channel: any Channel) async -> Bool {
+        let once = OnceContinuation()
+        let cancelled = Locked(false)
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                once.set(continuation)
+                DisconnectWatcher.watch(channel, once)
+            }
+        } onCancel: {
+            cancelled.withLock { $0 = true }
+            once.resume()
+        }
+        DisconnectWatcher.unwatch(channel, once)
+        return !cancelled.withLock { $0 }
+    }
+
+    /// Names `sources`' cache tags (`PurgeRelay.surrogateKey`) in the configured header
+    /// (`DeliverySettings.cacheTagHeader`), space- or comma-separated as that CDN reads them.
+    func tag(_ headers: inout HTTPFields, sources: [String]) {
+        guard let field = cacheTagField else { return }
+        headers[field] = sources.map(PurgeRelay.surrogateKey(forSource:)).joined(separator: configuration.delivery.commaSeparatedTags ? "," : " ")
+    }
+}
