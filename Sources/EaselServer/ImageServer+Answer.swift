@@ -85,7 +85,7 @@ extension ImageServer {
         pipelineRequest.sourceLimits = sourceLimits
         pipelineRequest.client = ClientPreferences(accept: request.headers[.accept], saveData: saves(request))
         // The route's own `Vary` (Client Hints), and Save-Data when it is honoured.
-        let vary = [vary, configuration.delivery.saveData ? "Save-Data" : nil].compactMap { $0 }.joined(separator: ", ")
+        let vary = Self.vary(vary, configuration.delivery.saveData ? "Save-Data" : nil)
         pipelineRequest.output = output
         pipelineRequest.madeWith = madeWith
         pipelineRequest.deadline = .milliseconds(Int64(checked: configuration.requestTimeout * 1000))
@@ -110,7 +110,7 @@ extension ImageServer {
         case .failure(let error) where fallbackURL != nil && Self.fallsBack(error):
             return try await fallbackAnswer(request, context, head: head, processing: processing, output: output, madeWith: madeWith,
                                             sourceKey: pipelineRequest.sourceKey,
-                                            vary: vary.isEmpty ? nil : vary, error: error)
+                                            vary: vary, error: error)
         case .failure(let error): throw error
         }
         let encoded = answer.encoded
@@ -118,13 +118,10 @@ extension ImageServer {
             .contentType: encoded.contentType,
             .eTag: encoded.etag,
             // An expiring URL's remaining life, or the URL's own max-age, never past the server's.
-            .cacheControl: lifetime.map { "public, max-age=\(min(Int64(configuration.maxAge), $0))" }
-                ?? maxAge.map { "public, max-age=\(min(configuration.maxAge, $0))" } ?? cacheControl,
+            .cacheControl: cacheControl(lifetime: lifetime, maxAge: maxAge),
         ]
         // The pipeline's `Vary` (Accept) and the route's own (Client Hints).
-        if let joined = [answer.vary, vary.isEmpty ? nil : vary].compactMap({ $0 }).joined(separator: ", ") as String?, !joined.isEmpty {
-            headers[.vary] = joined
-        }
+        if let joined = Self.vary(answer.vary, vary) { headers[.vary] = joined }
         if let disposition { headers[.contentDisposition] = Self.contentDisposition(disposition.name, format: encoded.encoding.format, attachment: disposition.attachment) }
         // An SVG is a document a browser may open on its own: besides its cleaning, it may run
         // nothing and load nothing but its own styles and embedded images.
@@ -168,6 +165,19 @@ extension ImageServer {
         }
         DisconnectWatcher.unwatch(channel, once)
         return !cancelled.withLock { $0 }
+    }
+
+    /// `Cache-Control` of an answer: an expiring URL's remaining life (`lifetime`), or the URL's
+    /// own `maxAge`, never past the server's; else the server's.
+    func cacheControl(lifetime: Int64?, maxAge: Int?) -> String {
+        lifetime.map { "public, max-age=\(min(Int64(configuration.maxAge), $0))" }
+            ?? maxAge.map { "public, max-age=\(min(configuration.maxAge, $0))" } ?? cacheControl
+    }
+
+    /// The `Vary` of an answer: the pipeline's and the route's, joined; nil for neither.
+    static func vary(_ fields: String?...) -> String? {
+        let joined = fields.compactMap { $0 }.joined(separator: ", ")
+        return joined.isEmpty ? nil : joined
     }
 
     /// Names `sources`' cache tags (`PurgeRelay.surrogateKey`) in the configured header

@@ -64,7 +64,7 @@ extension ImageServer {
             .cacheControl: "public, max-age=\(maxAge)",
             Self.fallbackField: "1",
         ]
-        if let joined = [answer.vary, vary].compactMap({ $0 }).joined(separator: ", ") as String?, !joined.isEmpty { headers[.vary] = joined }
+        if let joined = Self.vary(answer.vary, vary) { headers[.vary] = joined }
         tag(&headers, sources: [sourceKey, fallbackKey].compactMap { $0 } + madeWith.map(\.sourceKey))
         if readyAnswers.isEnabled, let readyKey = ReadyAnswers.Key(request.head) { readyAnswers.withdraw(readyKey, on: context.channel.eventLoop) }
         let status = HTTPResponse.Status(code: configuration.delivery.fallbackStatus)

@@ -27,7 +27,8 @@ extension ImageServer {
     func mayAnswerUnprocessed(_ source: Source, _ options: ProcessingOptions) -> Bool {
         if options.raw { return true }
         guard !options.skipProcessing.isEmpty, options.page == 0 else { return false }
-        guard let key = ImageRequest(url: (try? resolve(source)) ?? URL(fileURLWithPath: "/"), cacheKey: sourceKey(source)).sourceKey,
+        // (A source that does not resolve is refused on the way there.)
+        guard let url = try? resolve(source), let key = ImageRequest(url: url, cacheKey: sourceKey(source)).sourceKey,
               let type = knownTypes.type(of: key) else { return true }
         return options.skipProcessing.contains(type)
     }
@@ -54,8 +55,7 @@ extension ImageServer {
         var headers: HTTPFields = [
             .contentType: bytes.fileType.mimeType,
             .eTag: bytes.etag,
-            .cacheControl: lifetime.map { "public, max-age=\(min(Int64(configuration.maxAge), $0))" }
-                ?? options.maxAge.map { "public, max-age=\(min(configuration.maxAge, $0))" } ?? cacheControl,
+            .cacheControl: cacheControl(lifetime: lifetime, maxAge: options.maxAge),
         ]
         headers[HTTPField.Name("X-Content-Type-Options")!] = "nosniff"
         if bytes.fileType == .svg {
