@@ -70,6 +70,12 @@ let package = Package(
         .systemLibrary(name: "CXML2", pkgConfig: "libxml-2.0", providers: [.apt(["libxml2-dev"])]),
         .target(name: "CSVG", dependencies: ["CCairo", "CXML2"], linkerSettings: [.linkedLibrary("rsvg-2"), .linkedLibrary("gio-2.0")]),
         .target(name: "CPDF", dependencies: ["CCairo"], linkerSettings: [.linkedLibrary("poppler-glib")]),
+        // Text watermarks: Pango and PangoCairo (libpango1.0-dev), declared by hand like CCairo's.
+        .target(name: "CText", dependencies: ["CCairo"], linkerSettings: [.linkedLibrary("pangocairo-1.0"), .linkedLibrary("pango-1.0")]),
+        // Video frames: FFmpeg's libavformat, libavcodec and libswscale (their headers are on the
+        // default include path), input from memory only, few demuxers and decoders allowed.
+        .target(name: "CVideo", linkerSettings: [.linkedLibrary("avformat"), .linkedLibrary("avcodec"), .linkedLibrary("swscale"),
+                                                 .linkedLibrary("avutil")]),
         // Faces and eyes: OpenCV's Haar cascades (libopencv-objdetect-dev; the cascades from
         // opencv-data), through a small C++ shim with a C interface.
         .target(name: "CFaces", cxxSettings: [.unsafeFlags(["-I/usr/include/opencv4"])],
@@ -81,7 +87,7 @@ let package = Package(
         .target(
             name: "EaselCodecs",
             dependencies: ["EaselSupport", "CJPEG", "CPNG", "CWebP", "CGIF", "CLCMS", "CAVIF", "CHEIF", "CTIFF", "CSVG", "CJXL", "CPDF", "CResample", "CFaces",
-                           .product(name: "Logging", package: "swift-log")]
+                           "CText", "CVideo", .product(name: "Crypto", package: "swift-crypto"), .product(name: "Logging", package: "swift-log")]
         ),
         .target(
             name: "EaselTables",

@@ -11,7 +11,7 @@ installs="$(grep -o 'install-deps\.sh[^;&|]*' <<<"$plan" | sed 's/ *$//' | sort 
 if grep -Eq 'apt-get|pip |venv|npm ' <<<"$plan"; then fail "make run installs something itself: $plan"; fi
 build="$(scripts/install-deps.sh --print build)"
 test="$(scripts/install-deps.sh --print build test web)"
-tools=(nginx varnish chromium wrk libavif-bin libheif-examples icc-profiles-free libjpeg-turbo-progs libtiff-tools librsvg2-bin libjxl-tools poppler-utils)
+tools=(nginx varnish chromium wrk ffmpeg libavif-bin libheif-examples icc-profiles-free libjpeg-turbo-progs libtiff-tools librsvg2-bin libjxl-tools poppler-utils)
 for tool in "${tools[@]}"; do
   if grep -qx "$tool" <<<"$build"; then fail "make run would install the test tool $tool"; fi
 done

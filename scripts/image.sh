@@ -57,7 +57,7 @@ fi
 [ -x "$binary" ] || fail "$binary is missing (build it, or leave EASEL_IMAGE_SKIP_BUILD unset)"
 
 # The binary's shared libraries: Debian's become package names, the rest is copied.
-packages=(ca-certificates opencv-data)  # TLS roots for https:// and s3:// origins and shared tiers; the face cascades
+packages=(ca-certificates opencv-data fonts-dejavu-core)  # TLS roots for https:// and s3:// origins and shared tiers; the face cascades; a font for text marks
 swift_libs=()
 # Debian 12 is merged-/usr: dpkg knows a file under the path its package shipped it at, which
 # may be the /lib or the /usr/lib spelling, of the name ldd printed or of the file it links to.

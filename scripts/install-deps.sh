@@ -26,17 +26,21 @@ packages=()
 # (XXH3, the disk cache's checksum of inline values). libtiff-dev: TIFF. librsvg2-dev: SVG
 # (librsvg, cairo and GLib to link against). libxml2-dev: the SVG cleaner (SVG output).
 # libjxl-dev: JPEG XL. libpoppler-glib-dev: PDF. libopencv-objdetect-dev and opencv-data: faces
-# and eyes (OpenCV's Haar cascades, read at run time).
+# and eyes (OpenCV's Haar cascades, read at run time). libavformat-dev, libavcodec-dev,
+# libswscale-dev, libavutil-dev: video frames (FFmpeg). libpango1.0-dev and fonts-dejavu-core:
+# text watermarks (Pango, and a font that is always there).
 packages+=(libsqlite3-dev libjpeg62-turbo-dev libpng-dev libspng-dev libdeflate-dev libxxhash-dev libwebp-dev libgif-dev
            liblcms2-dev libavif-dev libheif-dev libtiff-dev librsvg2-dev libxml2-dev libjxl-dev libpoppler-glib-dev
-           libopencv-objdetect-dev opencv-data)
+           libopencv-objdetect-dev opencv-data libavformat-dev libavcodec-dev libswscale-dev libavutil-dev
+           libpango1.0-dev fonts-dejavu-core)
 # libavif-bin and libheif-examples (avifenc, heif-enc) and icc-profiles-free (an Adobe
 # RGB-compatible profile): the tests make their AVIF, HEIC and wide-gamut files with them;
 # libjpeg-turbo-progs (cjpeg, jpegtran): progressive JPEGs with custom scan scripts;
 # libtiff-tools (tiffcp): tiled and multi-page TIFFs; librsvg2-bin (rsvg-convert): SVG references;
-# libjxl-tools (cjxl, djxl): JPEG XL files and references; poppler-utils (pdftoppm): PDF references.
+# libjxl-tools (cjxl, djxl): JPEG XL files and references; poppler-utils (pdftoppm): PDF references;
+# ffmpeg: the test videos (and the peer of Benchmarks/peers/video.sh).
 wants test && packages+=(libavif-bin libheif-examples icc-profiles-free libjpeg-turbo-progs libtiff-tools librsvg2-bin libjxl-tools
-                         poppler-utils)
+                         poppler-utils ffmpeg)
 # nginx and varnish: the cluster recipe and the CDN test (scripts/cluster.sh, scripts/varnish-test.sh).
 wants web && packages+=(nginx varnish)
 # podman and mmdebstrap: the container image (scripts/image.sh); binutils for strip; the keyring
@@ -45,7 +49,7 @@ wants image && packages+=(podman mmdebstrap binutils debian-archive-keyring)
 
 if $print; then
   printf '%s\n' "${packages[@]}"
-  wants test && printf '%s\n' "pypi:moto[server]" "pypi:opentelemetry-proto" "pypi:imgproxy" "pypi:libthumbor" "pypi:blurhash" "pypi:thumbhash-python" "pypi:pillow" "pypi:scikit-image"
+  wants test && printf '%s\n' "pypi:moto[server]" "pypi:opentelemetry-proto" "pypi:imgproxy" "pypi:libthumbor" "pypi:blurhash" "pypi:thumbhash-python" "pypi:pillow" "pypi:scikit-image" "pypi:imagehash"
   exit 0
 fi
 
@@ -79,10 +83,10 @@ fi
 # builders), the reference placeholder encoders (BlurHash, ThumbHash) and scikit-image (the
 # reference SSIM of the autoquality tests), pinned, in .venv-compat/ (scripts/compat-test.sh
 # and the tests look there).
-compat='import imgproxy, libthumbor, blurhash, PIL, skimage; from thumbhash.encode import rgba_to_thumbhash'
+compat='import imgproxy, libthumbor, blurhash, PIL, skimage, imagehash; from thumbhash.encode import rgba_to_thumbhash'
 if ! { [ -x .venv-compat/bin/python3 ] && .venv-compat/bin/python3 -c "$compat" >/dev/null 2>&1; }; then
-  echo "installing imgproxy, libthumbor, blurhash, thumbhash, Pillow and scikit-image into .venv-compat/"
+  echo "installing imgproxy, libthumbor, blurhash, thumbhash, Pillow, scikit-image and ImageHash into .venv-compat/"
   python3 -m venv .venv-compat
   .venv-compat/bin/pip install --quiet imgproxy==1.0.0 libthumbor==2.0.2 blurhash==1.1.5 \
-    thumbhash-python==1.0.1 "pillow>=10,<12" scikit-image==0.26.0
+    thumbhash-python==1.0.1 "pillow>=10,<12" scikit-image==0.26.0 ImageHash==4.3.2
 fi

@@ -96,6 +96,11 @@ public struct DecodingLimits: Sendable, Hashable {
     /// Default: no limit beyond `maxPixels` (a caller with a use for one sets it, e.g. watermark
     /// images).
     public var maxSide: Int
+    /// Longest video accepted, in seconds (a file that says it is longer is refused before any
+    /// frame is decoded). Default one hour.
+    public var maxVideoDuration: Double = 3600
+    /// Most streams (video, audio, subtitles…) a video file may have. Default 16.
+    public var maxVideoStreams: Int = 16
 
     /// Limits with the given values; each one left out keeps its default (50 megapixels, 64 MiB of
     /// input, 100 scans, 4 MiB of profile, 256 frames, 100 million animation pixels, no limit on a
@@ -123,13 +128,16 @@ public struct DecodingLimits: Sendable, Hashable {
 
     /// Each limit the tighter of the two.
     public func tightened(by other: DecodingLimits) -> DecodingLimits {
-        DecodingLimits(maxPixels: min(maxPixels, other.maxPixels), maxInputBytes: min(maxInputBytes, other.maxInputBytes),
+        var limits = DecodingLimits(maxPixels: min(maxPixels, other.maxPixels), maxInputBytes: min(maxInputBytes, other.maxInputBytes),
                        maxProgressiveScans: min(maxProgressiveScans, other.maxProgressiveScans),
                        maxProfileBytes: min(maxProfileBytes, other.maxProfileBytes), maxFrames: min(maxFrames, other.maxFrames),
                        maxAnimationPixels: min(maxAnimationPixels, other.maxAnimationPixels), maxSide: min(maxSide, other.maxSide),
                        maxVectorElements: min(maxVectorElements, other.maxVectorElements),
                        maxJPEGXLPixels: min(maxJPEGXLPixels, other.maxJPEGXLPixels), maxPages: min(maxPages, other.maxPages),
                        maxAnimationFramePixels: min(maxAnimationFramePixels, other.maxAnimationFramePixels))
+        limits.maxVideoDuration = min(maxVideoDuration, other.maxVideoDuration)
+        limits.maxVideoStreams = min(maxVideoStreams, other.maxVideoStreams)
+        return limits
     }
 
     /// Checks a size read from a header, before anything is computed from it: each side at

@@ -13,6 +13,10 @@ public struct SourceDetails: Sendable {
     /// with shrink-on-load): what placeholders (BlurHash, ThumbHash) and the dominant colour
     /// are computed from.
     public var preview: Bitmap
+    /// The source upright and colour-converted, fitted into `analysisSide` pixels, when
+    /// `sourceDetails(for:analysisSide:)` was asked for one: what faces and smart crops are
+    /// found on.
+    public var analysis: Bitmap?
 }
 
 extension ImagePipeline {
@@ -21,8 +25,9 @@ extension ImagePipeline {
 
     /// The facts of `request`'s source and a tiny decode of it, through the same tiers as any
     /// request: the preview is an ad-hoc variant (memory, disk), the original comes from the
-    /// disk cache or one shared fetch.
-    public func sourceDetails(for request: ImageRequest) async throws(PipelineError) -> SourceDetails {
+    /// disk cache or one shared fetch. With an `analysisSide`, also a decode fitted into that
+    /// many pixels (another ad-hoc variant, made from the same original).
+    public func sourceDetails(for request: ImageRequest, analysisSide: Int? = nil) async throws(PipelineError) -> SourceDetails {
         guard let sourceKey = request.sourceKey, let url = request.url else { throw .noSource }
         var previewRequest = request
         previewRequest.processing = .processors([Resize(width: Self.previewSide, height: Self.previewSide, mode: .fit)])
@@ -35,11 +40,17 @@ extension ImagePipeline {
         let limits = decodingLimits(for: request)
         let info = try await BlockingIOPool.decoding.perform { () throws(PipelineError) -> ImageInfo in
             do { return try ImageDecoder.info(of: original.data, limits: limits, page: request.page,
-                                                    embeddedThumbnail: request.embeddedThumbnail) } catch {
+                                                    embeddedThumbnail: request.embeddedThumbnail, video: request.video) } catch {
                 throw .decoding(error as? CodecError ?? .unknownFormat)
             }
         }
-        return SourceDetails(info: info, byteCount: original.data.count, preview: preview)
+        var analysis: Bitmap?
+        if let analysisSide {
+            var analysisRequest = previewRequest
+            analysisRequest.processing = .processors([Resize(width: analysisSide, height: analysisSide, mode: .fit)])
+            analysis = try await image(for: analysisRequest).image
+        }
+        return SourceDetails(info: info, byteCount: original.data.count, preview: preview, analysis: analysis)
     }
 }
 
@@ -70,13 +81,14 @@ extension ImagePipeline {
         guard let sourceKey = request.sourceKey, let url = request.url else { throw .noSource }
         let original = try await tasks.run(FetchTask(pipeline: self, url: url, sourceKey: sourceKey, policy: request.cachePolicy,
                                                      mark: purges.mark(sourceKey)), waiter: nextID(), priority: request.priority)
-        guard var fileType = try? ImageFileType.sniff(original.data) else { throw .decoding(.unknownFormat) }
+        // (A video is answered as one of its frames, never as it is: it is no image.)
+        guard var fileType = try? ImageFileType.sniff(original.data), !fileType.isVideo else { throw .decoding(.unknownFormat) }
         var data = original.data
         if checked {
             let limits = decodingLimits(for: request)
             (fileType, data) = try await BlockingIOPool.decoding.perform { () throws(PipelineError) -> (ImageFileType, Data) in
                 do {
-                    let info = try ImageDecoder.info(of: original.data, limits: limits, page: request.page)
+                    let info = try ImageDecoder.info(of: original.data, limits: limits, page: request.page, video: request.video)
                     if info.isAnimated {
                         guard info.frameCount <= limits.maxFrames else { throw CodecError.tooManyFrames(limit: limits.maxFrames) }
                         guard (Int.checkedProduct(info.frameCount, info.pixelCount) ?? .max) <= limits.maxAnimationPixels else {
@@ -111,7 +123,7 @@ extension ImagePipeline {
         return try await BlockingIOPool.decoding.perform { () throws(PipelineError) -> RightsMetadata? in
             do {
                 return RightsMetadata(try ImageDecoder.info(of: original.data, limits: limits, page: request.page,
-                                                            embeddedThumbnail: request.embeddedThumbnail).exif)
+                                                            embeddedThumbnail: request.embeddedThumbnail, video: request.video).exif)
             } catch {
                 throw .decoding(error as? CodecError ?? .unknownFormat)
             }

@@ -97,6 +97,10 @@ public struct ImageRequest: Sendable {
     /// one (imgproxy's `enforce_thumbnail`); other sources ignore it. Its own identity in every
     /// tier, like a page.
     public var embeddedThumbnail = false
+    /// The frame a video source's image is made from (the frame at 1 s by default; the first
+    /// frame of a shorter video); other sources ignore it. Another position is its own identity
+    /// in every tier, like a page.
+    public var video = VideoPosition.default
     /// False for the bitmaps of `encodedImage(for:)`: their bytes are stored as served, so a
     /// bitmap variant on disk (another encoding) is neither read nor written for them.
     var usesDiskVariants = true
@@ -173,6 +177,7 @@ public struct ImageRequest: Sendable {
     /// and a format's family hold only variants without one.
     var variantSuffix: String {
         (page == 0 ? "" : "|page:\(page)") + (embeddedThumbnail ? "|thumbnail" : "") + (sourceLimits.map { "|limits:\($0)" } ?? "")
+            + (video == .default ? "" : "|video:\(video)")
     }
 }
 

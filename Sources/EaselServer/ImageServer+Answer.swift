@@ -43,15 +43,29 @@ extension ImageServer {
                                                       lifetime: lifetime, vary: vary) {
             return response
         }
+        guard options.watermarks.count <= ProcessingOptions.maxWatermarks else {
+            throw RequestError.invalid("at most \(ProcessingOptions.maxWatermarks) watermarks a request")
+        }
         var madeWith: [PreparedWatermark] = []
-        var mark: PreparedWatermark?, frame: PreparedWatermark?
-        if let watermark = options.watermark { mark = try await watermarkImage(watermark.image) }
-        if let source = options.frame { frame = try await watermarkImage(.source(source)) }
-        madeWith.append(contentsOf: [mark, frame].compactMap { $0 })
+        var marks: [MarkImage] = []
+        for watermark in options.watermarks {
+            if case .text(let text) = watermark.image {
+                marks.append(try await textMark(text.scaled(by: options.dpr)))
+            } else {
+                let prepared = try await watermarkImage(watermark.image)
+                madeWith.append(prepared)
+                marks.append(MarkImage(image: prepared.image, identifier: prepared.identifier))
+            }
+        }
+        var frame: PreparedWatermark?
+        if let source = options.frame {
+            frame = try await watermarkImage(.source(source))
+            madeWith.append(contentsOf: frame.map { [$0] } ?? [])
+        }
         let processors = try options.processors(limit: configuration.maxAdHocSize, maxPixels: configuration.maxOutputPixels,
-                                                mark: mark, frameImage: frame)
+                                                marks: marks, frameImage: frame)
         return try await answer(request, context, head: head, source: source, processing: .processors(processors), output: output,
-                                page: options.page, embeddedThumbnail: options.embeddedThumbnail, madeWith: madeWith, lifetime: lifetime,
+                                page: options.page, embeddedThumbnail: options.embeddedThumbnail, video: options.video, madeWith: madeWith, lifetime: lifetime,
                                 maxAge: options.maxAge, sourceLimits: options.sourceLimits,
                                 disposition: options.contentDisposition ? (options.filename ?? Self.sourceName(source), options.attachment) : nil,
                                 vary: vary)
@@ -76,12 +90,14 @@ extension ImageServer {
     /// left when the client closes its connection. This only writes HTTP.
     func answer(_ request: Request, _ context: EaselRequestContext, head: Bool, source: Source,
                 processing: ImageRequest.Processing, output: OutputPolicy, page: Int = 0, embeddedThumbnail: Bool = false,
+                video: VideoPosition = .default,
                 madeWith: [PreparedWatermark] = [], lifetime: Int64? = nil, maxAge: Int? = nil, sourceLimits: DecodingLimits? = nil,
                 disposition: (name: String, attachment: Bool)? = nil, vary: String? = nil) async throws -> Response {
         let key = sourceKey(source)
         var pipelineRequest = ImageRequest(url: try resolve(source), processing: processing, cacheKey: key)
         pipelineRequest.page = page
         pipelineRequest.embeddedThumbnail = embeddedThumbnail
+        pipelineRequest.video = video
         pipelineRequest.sourceLimits = sourceLimits
         pipelineRequest.client = ClientPreferences(accept: request.headers[.accept], saveData: saves(request))
         // The route's own `Vary` (Client Hints), and Save-Data when it is honoured.

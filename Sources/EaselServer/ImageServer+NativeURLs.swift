@@ -33,7 +33,8 @@ extension ImageServer {
     /// the smallest the client takes), `dpr` (or `auto`: Client Hints), `w=auto[:fallback]` (the
     /// client's width hint), `g` (gravity: c, n, s, e, w, ne, nw, se, sw,
     /// sm, entropy, fp:X:Y), `blur`, `sharpen`, `page` (of a PDF or TIFF, or a frame of an
-    /// animation; from 0).
+    /// animation; from 0), `t` (a video's frame at that second; `keyframe=1`: the key frame at
+    /// or before it), and marks, as many as wanted up to 8 (`nativeMark`: `wm`, `wmu`, `wmt`).
     func parse(spec: String, source: Source) throws -> ImagePath {
         if let format = formatsByName[spec] { return ImagePath(processing: .named(format), source: source, spec: spec) }
         guard spec.contains("=") else { throw RequestError.notFound("no format named \(spec)") }
@@ -44,7 +45,10 @@ extension ImageServer {
             let pair = part.split(separator: "=", maxSplits: 1)
             guard pair.count == 2 else { throw RequestError.invalid("bad option \(part)") }
             // Each option once: a repeated one would leave one of its values ignored.
-            guard seen.insert(pair[0]).inserted else { throw RequestError.invalid("option \(pair[0]) is given twice") }
+            // (Marks excepted: each one draws one more.)
+            guard ["wm", "wmu", "wmt"].contains(pair[0]) || seen.insert(pair[0]).inserted else {
+                throw RequestError.invalid("option \(pair[0]) is given twice")
+            }
             let value = pair[1]
             func number(_ name: String, _ range: ClosedRange<Double>) throws -> Double {
                 guard let number = Double(value), range.contains(number) else {
@@ -102,6 +106,15 @@ extension ImageServer {
             case "blur": options.blur = try number("blur", 0.1...250)
             case "sharpen": options.sharpen = try number("sharpen", 0.1...10)
             case "page": options.page = try ProcessingOptions.page(value)
+            case "t": options.video.second = try number("t", 0...VideoPosition.maxSecond)
+            case "keyframe":
+                guard let flag = ["1": true, "0": false, "true": true, "false": false][value] else { throw RequestError.invalid("keyframe is 1 or 0") }
+                options.video.keyframeOnly = flag
+            case "wm", "wmu", "wmt":
+                guard options.watermarks.count < ProcessingOptions.maxWatermarks else {
+                    throw RequestError.invalid("at most \(ProcessingOptions.maxWatermarks) watermarks a request")
+                }
+                options.watermarks.append(try Self.nativeMark(kind: pair[0], value))
             default: throw RequestError.invalid("unknown option \(pair[0])")
             }
         }
@@ -115,6 +128,65 @@ extension ImageServer {
         options.width = width
         options.height = height
         return ImagePath(processing: .adHoc(options), source: source, spec: spec)
+    }
+
+    /// A native mark: `wm=[opacity[:position[:x[:y[:scale[:shadow]]]]]]` (the configured
+    /// image), `wmu=SOURCE[:…]` (an image source, base64url: a path of the origin or an allowed
+    /// URL) or `wmt=TEXT[:opacity[:position[:x[:y[:shadow]]]]]` (Pango markup, base64url; black
+    /// sans 16 px unless the markup says otherwise). Positions: c, n, s, e, w, ne, nw, se (the
+    /// default), sw, or tile; offsets in pixels of the requested size.
+    static func nativeMark(kind: Substring, _ value: Substring) throws -> ProcessingOptions.WatermarkOptions {
+        var parts = value.split(separator: ":", omittingEmptySubsequences: false)[...]
+        var mark = ProcessingOptions.WatermarkOptions()
+        mark.position = .southEast
+        func decoded(_ text: Substring?) throws -> String {
+            guard let text, let data = URLSigner.decodeBase64URL(String(text)), let decoded = String(data: data, encoding: .utf8),
+                  !decoded.isEmpty else {
+                throw RequestError.invalid("\(kind) starts with base64url-encoded text")
+            }
+            return decoded
+        }
+        switch kind {
+        case "wmu":
+            mark.image = .source(try ImageServer.split("/" + (try decoded(parts.popFirst())), prefix: "/", withSpec: false).1)
+        case "wmt":
+            let text = try decoded(parts.popFirst())
+            guard text.utf8.count <= TextMark.maxTextBytes else { throw RequestError.invalid("wmt has at most \(TextMark.maxTextBytes) bytes of text") }
+            mark.image = .text(TextMark(text: text, markup: true))
+        default:
+            mark.image = .configured
+        }
+        let args = Array(parts)
+        guard args.count <= (kind == "wmt" ? 5 : 6) else { throw RequestError.invalid("\(kind) has too many parts") }
+        func number(_ index: Int, _ name: String, _ range: ClosedRange<Double>) throws -> Double? {
+            guard index < args.count, !args[index].isEmpty else { return nil }
+            guard let number = Double(args[index]), range.contains(number) else {
+                throw RequestError.invalid("\(kind): \(name) is \(range.lowerBound.formatted())–\(range.upperBound.formatted())")
+            }
+            return number
+        }
+        mark.opacity = try number(0, "opacity", 0...1) ?? 1
+        if args.count > 1, !args[1].isEmpty {
+            if args[1] == "tile" {
+                mark.position = .tiled
+            } else {
+                guard let gravity = ProcessingOptions.gravity(named: args[1]), let position = Watermark.Position(gravity) else {
+                    throw RequestError.invalid("\(kind): the position is c, n, s, e, w, ne, nw, se, sw or tile")
+                }
+                mark.position = position
+            }
+        }
+        let offsets = mark.position == .tiled ? 0.0...1_048_576 : -1_048_576.0...1_048_576
+        mark.offsetX = Int(checked: (try number(2, "x", offsets) ?? 0).rounded())
+        mark.offsetY = Int(checked: (try number(3, "y", offsets) ?? 0).rounded())
+        if kind == "wmt" {
+            mark.shadow = try number(4, "shadow", 0...Watermark.maxShadowSigma) ?? 0
+        } else {
+            mark.scale = try number(4, "scale", 0...1) ?? 0
+            mark.heightScale = mark.scale
+            mark.shadow = try number(5, "shadow", 0...Watermark.maxShadowSigma) ?? 0
+        }
+        return mark
     }
 
     /// Client Hints into options that ask for them (`w=auto`, `dpr=auto`): `Sec-CH-DPR` (else

@@ -6,7 +6,7 @@ import HTTPTypes
 import Hummingbird
 import NIOCore
 
-/// imgproxy- and thumbor-compatible URLs, and the info endpoint: each parses its URL into
+/// imgproxy- and thumbor-compatible URLs, and watermarks: each style parses its URL into
 /// `ProcessingOptions` and ends in the same `answer`, so every style shares one cache entry
 /// per image, one purge and one set of limits.
 extension ImageServer {
@@ -49,8 +49,8 @@ extension ImageServer {
         let info = try await pipeline.sourceDetails(for: pipelineRequest).info
         // The geometry only: a watermark changes no size.
         var options = url.options
-        options.watermark = nil
-        let chain = try options.processors(limit: configuration.maxAdHocSize, maxPixels: configuration.maxOutputPixels, mark: nil)
+        options.watermarks = []
+        let chain = try options.processors(limit: configuration.maxAdHocSize, maxPixels: configuration.maxOutputPixels)
         let (operations, target) = ThumborURL.metaOperations(chain, width: info.uprightWidth, height: info.uprightHeight)
         var document: [String: Any] = [
             "source": ["url": url.sourceText, "width": info.uprightWidth, "height": info.uprightHeight, "frameCount": info.frameCount],
@@ -76,71 +76,6 @@ extension ImageServer {
         throw RequestError.badSignature
     }
 
-    // MARK: Info
-
-    /// `GET /info/{source}`: facts of a source as JSON (signed like named formats).
-    func info(_ request: Request, _ context: EaselRequestContext) async throws -> Response {
-        let (_, source) = try Self.split(request.uri.path, prefix: "/info/", withSpec: false)
-        let signed = try checkNativeSignature(request)
-        if configuration.signNamedFormats, !signed { throw RequestError.badSignature }
-        return try await infoAnswer(source, context, lifetime: Self.remainingLifetime(request))
-    }
-
-    /// `GET /imgproxy/info/{signature}/{options}/plain/{source}` (or a base64 source): imgproxy's
-    /// info form; the options are checked and otherwise not used.
-    func imgproxyInfo(_ request: Request, _ context: EaselRequestContext) async throws -> Response {
-        try checkImgproxySignature(request.uri.path.dropFirst("/imgproxy/info".count))
-        let url = try ImgproxyURL.parse(request.uri.path.dropFirst("/imgproxy/info".count), settings: imgproxySettings)
-        if let expires = url.options.expires, expires <= Int64(checked: Date().timeIntervalSince1970) {
-            throw RequestError.notFound("the URL has expired")
-        }
-        return try await infoAnswer(url.source, context)
-    }
-
-    func infoAnswer(_ source: Source, _ context: EaselRequestContext, lifetime: Int64? = nil) async throws -> Response {
-        var pipelineRequest = ImageRequest(url: try resolve(source), cacheKey: sourceKey(source))
-        pipelineRequest.deadline = .milliseconds(Int64(checked: configuration.requestTimeout * 1000))
-        guard admission.enter() else { throw RequestError.tooManyRequests }
-        defer { admission.leave() }
-        let details = try await pipeline.sourceDetails(for: pipelineRequest)
-        let body = try await BlockingIOPool.decoding.perform { () throws -> Data in try Self.infoJSON(details) }
-        let caching = lifetime.map { "public, max-age=\(min(Int64(configuration.maxAge), $0))" } ?? cacheControl
-        return Response(status: .ok, headers: [.contentType: "application/json", .cacheControl: caching],
-                        body: .init(byteBuffer: ByteBuffer(bytes: body)))
-    }
-
-    /// The info document: the header's facts, the dominant colour and the placeholders.
-    static func infoJSON(_ details: SourceDetails) throws -> Data {
-        let info = details.info
-        var object: [String: Any] = [
-            "format": info.fileType.rawValue.lowercased(), "width": info.width, "height": info.height, "size": details.byteCount,
-            "orientation": info.orientation, "uprightWidth": info.uprightWidth, "uprightHeight": info.uprightHeight,
-            "alpha": info.hasAlpha, "progressive": info.isProgressive, "bitDepth": info.bitDepth, "frames": info.frameCount,
-        ]
-        object.merge(placeholders(details.preview)) { $1 }
-        if !info.entrySizes.isEmpty { object["iconSizes"] = info.entrySizes.map { [$0.width, $0.height] } }
-        switch info.colorProfile {
-        case .none: break
-        case .profile(let profile): object["icc"] = ["description": profile.description, "colorSpace": profile.colorSpace.rawValue]
-        case .damaged(let reason): object["icc"] = ["damaged": reason]
-        case .tooLarge(let size): object["icc"] = ["tooLarge": size]
-        }
-        if let exif = info.exif {
-            object["exif"] = ["make": exif.make ?? NSNull(), "model": exif.model ?? NSNull(),
-                              "dateTaken": exif.dateTaken ?? NSNull(), "gps": exif.hasGPS] as [String: Any]
-        }
-        return try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
-    }
-
-    /// `dominantColor` (`#rrggbb`), `blurhash` (4×3 components) and `thumbhash` (base64).
-    package static func placeholders(_ preview: Bitmap) -> [String: Any] {
-        let colour = Placeholder.dominantColor(preview)
-        var result: [String: Any] = ["dominantColor": String(format: "#%02x%02x%02x", colour.red, colour.green, colour.blue)]
-        if let blurHash = try? Placeholder.blurHash(preview) { result["blurhash"] = blurHash }
-        if let thumbHash = try? Placeholder.thumbHashBase64(preview) { result["thumbhash"] = thumbHash }
-        return result
-    }
-
     // MARK: Watermarks
 
     /// The watermark image, prepared by the pipeline (once per source, until it is purged).
@@ -153,6 +88,8 @@ extension ImageServer {
             request = ImageRequest(url: configuredMark, cacheKey: "file://" + Self.escapingNonASCII(configuredMark.path))
         case .source(let source):
             request = ImageRequest(url: try resolve(source), cacheKey: sourceKey(source))
+        case .text:
+            throw RequestError.invalid("a text mark has no image source")
         }
         request.deadline = .milliseconds(Int64(checked: configuration.requestTimeout * 1000))
         do throws(PipelineError) {
@@ -168,4 +105,43 @@ extension ImageServer {
 
     /// Watermark images are at most this many pixels a side.
     static let largestMark = 2048
+
+    /// A text mark drawn (on the decode pool), or the one drawn before: marks are kept by their
+    /// identity, at most `TextMarks.byteLimit` bytes of them.
+    func textMark(_ text: TextMark) async throws -> MarkImage {
+        let identifier = text.identifier
+        if let image = textMarks.value(forKey: identifier) { return MarkImage(image: image, identifier: identifier) }
+        let image = try await BlockingIOPool.decoding.perform { () throws -> Bitmap in
+            do { return try text.render(maxSide: Self.largestMark) } catch { throw RequestError.invalid("\(error)") }
+        }
+        textMarks.keep(image, forKey: identifier)
+        return MarkImage(image: image, identifier: identifier)
+    }
+}
+
+/// Drawn text marks by identity, bounded in bytes (emptied whole when full).
+final class TextMarks: Sendable {
+    private struct State {
+        var entries: [String: Bitmap] = [:]
+        var bytes = 0
+    }
+    private let state = Locked(State())
+    /// The memo's byte budget.
+    static let byteLimit = 16 << 20
+
+    func value(forKey key: String) -> Bitmap? { state.withLock { $0.entries[key] } }
+
+    func keep(_ image: Bitmap, forKey key: String) {
+        let size = image.rowBytes * image.height
+        guard size <= Self.byteLimit else { return }
+        state.withLock { state in
+            guard state.entries[key] == nil else { return }
+            if state.bytes + size > Self.byteLimit {
+                state.entries.removeAll()
+                state.bytes = 0
+            }
+            state.entries[key] = image
+            state.bytes += size
+        }
+    }
 }

@@ -51,6 +51,8 @@ public final class ImageServer: Sendable {
     let fallbackURL: URL?
     /// The configured watermark image (`watermark`): read through the pipeline like a source.
     let configuredMark: URL?
+    /// Text marks drawn so far (`textMark(_:)`).
+    let textMarks = TextMarks()
     let cacheControl: String
     /// The ready-answer index: repeat requests answered in the channel pipeline from the memory
     /// tier (`ReadyAnswerHandler`).

@@ -27,9 +27,12 @@ public enum ImageDecoder {
     /// `embeddedThumbnail` asks for a HEIC's or AVIF's embedded thumbnail instead of its primary
     /// image, when it has one (imgproxy's `enforce_thumbnail`; `ImageInfo.isEmbeddedThumbnail`
     /// says whether it did); other formats ignore it.
+    /// `video` picks the frame of a video (MP4, QuickTime, Matroska, WebM) the image is made from
+    /// (`ImageInfo.video` tells it, and the video's duration, codec and streams).
     /// - Throws: `CodecError` (unknown, unsupported or corrupt input; input over the byte limit;
     ///   `noPixels`, `sideTooLong`, `tooManyPixels`; `noSuchPage`).
-    public static func info(of data: Data, limits: DecodingLimits = .default, page: Int = 0, embeddedThumbnail: Bool = false) throws -> ImageInfo {
+    public static func info(of data: Data, limits: DecodingLimits = .default, page: Int = 0, embeddedThumbnail: Bool = false,
+                            video: VideoPosition = .default) throws -> ImageInfo {
         guard data.count <= limits.maxInputBytes else {
             throw CodecError.inputTooLarge(bytes: data.count, limit: limits.maxInputBytes)
         }
@@ -59,6 +62,8 @@ public enum ImageDecoder {
         case .jxl: info = try JXLCodec.info(data, limits: limits)
         case .pdf: info = try PDFCodec.info(data, limits: limits, page: page)
         case .ico: info = try ICOCodec.info(data, limits: limits)
+        case .mp4: info = try VideoCodec.info(data, fileType: .mp4, limits: limits, position: video)
+        case .matroska: info = try VideoCodec.info(data, fileType: .matroska, limits: limits, position: video)
         }
         if page > 0 {
             switch info.fileType {
@@ -214,6 +219,9 @@ public enum ImageDecoder {
             return converted(try BMPCodec.decode(data, info: info, pixelFormat: .rgba8, limits: limits)).converted(to: pixelFormat)
         case .ico:
             return try ICOCodec.decode(data, info: info, covering: minimumSize, pixelFormat: pixelFormat, limits: limits)
+        case .mp4, .matroska:
+            return Orientation.apply(applyOrientation ? info.orientation : 1, to: try VideoCodec.decode(data, info: info, limits: limits))
+                .converted(to: pixelFormat)
         }
     }
 

@@ -89,6 +89,8 @@ enum Quantizer {
         var palette: [UInt8]
         /// The index of fully transparent pixels, if the frame has any.
         var transparent: Int?
+        /// The pixels each colour stands for, by index (0 for the transparent one).
+        var populations: [Int]
     }
 
     private struct Cell {
@@ -97,7 +99,9 @@ enum Quantizer {
         var sum: (r: Int, g: Int, b: Int)
     }
 
-    static func quantize(_ bitmap: Bitmap) -> Result {
+    /// Quantizes an RGBA8 `bitmap` to at most `maxColors` visible colours (1…256), and the
+    /// transparent one when the frame has transparent pixels (256 colours in all at most).
+    static func quantize(_ bitmap: Bitmap, maxColors: Int = 256) -> Result {
         let (width, height) = (bitmap.width, bitmap.height)
         var counts = [Int](repeating: 0, count: 32768)
         var sums = [Int](repeating: 0, count: 32768 * 3)
@@ -125,7 +129,7 @@ enum Quantizer {
         for key in 0..<32768 where counts[key] > 0 {
             cells.append(Cell(key: key, count: counts[key], sum: (sums[key * 3], sums[key * 3 + 1], sums[key * 3 + 2])))
         }
-        let capacity = transparentPixels ? 255 : 256
+        let capacity = transparentPixels ? min(maxColors, 255) : maxColors
         // Boxes are ranges of `cells`, re-sorted along the channel they are split on.
         var boxes: [Range<Int>] = cells.isEmpty ? [] : [0..<cells.count]
         func channel(_ cell: Cell, _ c: Int) -> Int { (cell.key >> (10 - 5 * c)) & 31 }
@@ -163,6 +167,7 @@ enum Quantizer {
         }
         boxes = queue.map(\.box)
         var palette: [UInt8] = []
+        var populations: [Int] = []
         var indexOfCell = [UInt8](repeating: 0, count: 32768)
         for (index, box) in boxes.enumerated() {
             var count = 0, r = 0, g = 0, b = 0
@@ -171,15 +176,17 @@ enum Quantizer {
                 indexOfCell[cells[i].key] = UInt8(index)
             }
             palette += [UInt8((r + count / 2) / count), UInt8((g + count / 2) / count), UInt8((b + count / 2) / count)]
+            populations.append(count)
         }
         var transparent: Int?
         if transparentPixels {
             transparent = boxes.count
             palette += [0, 0, 0]
+            populations.append(0)
         }
-        if palette.isEmpty { palette = [0, 0, 0] }
+        if palette.isEmpty { palette = [0, 0, 0]; populations = [0] }
         let clear = UInt8(truncatingIfNeeded: transparent ?? 0)
         let indexes = cellOf.map { $0 == .max ? clear : indexOfCell[Int($0)] }
-        return Result(indexes: indexes, palette: palette, transparent: transparent)
+        return Result(indexes: indexes, palette: palette, transparent: transparent, populations: populations)
     }
 }

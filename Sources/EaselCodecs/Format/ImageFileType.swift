@@ -27,6 +27,15 @@ public enum ImageFileType: String, Sendable, Hashable, CustomStringConvertible {
     case svg = "SVG"
     /// ICO or CUR: an icon directory (`00 00 01 00` or `00 00 02 00` and at least one entry).
     case ico = "ICO"
+    /// MP4, QuickTime (MOV) or 3GP video: an ISO-BMFF file of no image brand, or a QuickTime
+    /// file that starts with its `moov`, `mdat` or `wide` atom. Its image is one of its frames
+    /// (`VideoPosition`).
+    case mp4 = "MP4"
+    /// Matroska or WebM video: an EBML header (`1A 45 DF A3`). Its image is one of its frames.
+    case matroska = "Matroska"
+
+    /// Whether the type is a video, whose image is a frame of it (never served as it is).
+    public var isVideo: Bool { self == .mp4 || self == .matroska }
 
     public var description: String { rawValue }
 
@@ -45,6 +54,8 @@ public enum ImageFileType: String, Sendable, Hashable, CustomStringConvertible {
         case .jxl: "image/jxl"
         case .pdf: "application/pdf"
         case .ico: "image/x-icon"  // what browsers and imgproxy send; IANA's is image/vnd.microsoft.icon
+        case .mp4: "video/mp4"
+        case .matroska: "video/x-matroska"
         }
     }
 
@@ -62,6 +73,11 @@ public enum ImageFileType: String, Sendable, Hashable, CustomStringConvertible {
         if starts(Array("RIFF".utf8)), starts(Array("WEBP".utf8), at: 8) { return .webp }
         if starts(Array("GIF87a".utf8)) || starts(Array("GIF89a".utf8)) { return .gif }
         if starts(Array("ftyp".utf8), at: 4), head.count >= 12, let type = isoBrandType(bytes) { return type }
+        if starts([0x1A, 0x45, 0xDF, 0xA3]) { return .matroska }
+        // QuickTime files from before `ftyp` start with a top-level atom of their own.
+        if head.count >= 16, starts(Array("moov".utf8), at: 4) || starts(Array("mdat".utf8), at: 4) || starts(Array("wide".utf8), at: 4) {
+            return .mp4
+        }
         if starts([0x49, 0x49, 0x2A, 0x00]) || starts([0x4D, 0x4D, 0x00, 0x2A]) || starts([0x49, 0x49, 0x2B, 0x00])
             || starts([0x4D, 0x4D, 0x00, 0x2B]) {
             return .tiff
@@ -121,7 +137,8 @@ public enum ImageFileType: String, Sendable, Hashable, CustomStringConvertible {
     }
 
     /// AVIF or HEIC from an ISO-BMFF `ftyp` box: the major brand, else the compatible brands
-    /// (`mif1` files name what they hold there). Nil for other ISO files (MP4 video, say).
+    /// (`mif1` files name what they hold there); MP4 for a video's major brand; nil for other
+    /// ISO files.
     private static func isoBrandType<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> ImageFileType? {
         let head = Array(bytes.prefix(256))
         let boxSize = Int(head[0]) << 24 | Int(head[1]) << 16 | Int(head[2]) << 8 | Int(head[3])
@@ -139,6 +156,8 @@ public enum ImageFileType: String, Sendable, Hashable, CustomStringConvertible {
             default: continue
             }
         }
-        return nil
+        // No image brand: a video when the major brand is one of MP4's, QuickTime's or 3GP's.
+        let video = ["iso", "mp4", "mp7", "avc1", "qt  ", "M4V", "3gp", "3g2", "dash", "mmp4", "MSNV", "f4v "]
+        return video.contains { brands[0].hasPrefix($0) } ? .mp4 : nil
     }
 }

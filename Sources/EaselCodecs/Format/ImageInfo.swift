@@ -48,6 +48,8 @@ public struct ImageInfo: Sendable, Hashable {
     /// An ICO's smaller images of the largest one's shape, largest first (empty for every other
     /// format): `ImageDecoder.decode(covering:)` reads the smallest that covers the size asked for.
     public var entrySizes: [EntrySize] = []
+    /// A video's facts (MP4, QuickTime, Matroska, WebM), and which of its frames is the image.
+    public var video: VideoDetails?
 
     /// Scalable without loss: a vector (SVG, a PDF page), rendered at the size asked for.
     public var isVector: Bool { fileType == .svg || fileType == .pdf }

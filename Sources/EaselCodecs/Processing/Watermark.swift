@@ -72,6 +72,13 @@ public struct Watermark: ImageProcessor {
     /// width (when `scale` is not 0) and `heightScale` × its height, its aspect ratio kept
     /// (imgproxy's scale, thumbor's `w_ratio` and `h_ratio`).
     public var heightScale: Double
+    /// 0: no shadow. Otherwise a soft black shadow under the mark (imgproxy's
+    /// `watermark_shadow`): the mark's coverage blurred with this Gaussian sigma (at most
+    /// `maxShadowSigma`), at 60 % opacity, moved down and right by half the sigma.
+    public var shadowSigma: Double = 0
+
+    /// The largest shadow blur.
+    public static let maxShadowSigma = 50.0
 
     /// A watermark drawing `mark` (named in `identifier` by `markIdentifier`) with the given
     /// `opacity`, `position`, offsets and scales (see the properties); an `opacity`, `scale` or
@@ -107,7 +114,7 @@ public struct Watermark: ImageProcessor {
     /// `heightScale` after the scale when it is above 0; never reads the mark's pixels.
     public var identifier: String {
         "watermark(\(markIdentifier),\(opacity),\(position),\(offsetX),\(offsetY),\(scale)"
-            + (heightScale > 0 ? ",h\(heightScale))" : ")")
+            + (heightScale > 0 ? ",h\(heightScale)" : "") + (shadowSigma > 0 ? ",sh\(shadowSigma))" : ")")
     }
 
     /// Offsets are clamped to this magnitude before any arithmetic, so no sum can overflow.
@@ -163,7 +170,32 @@ public struct Watermark: ImageProcessor {
     ///   times the image's pixels.
     public func process(_ bitmap: Bitmap) throws -> Bitmap {
         if opacity == 0 { return bitmap }
-        let stamp = try scaledMark(imageWidth: bitmap.width, imageHeight: bitmap.height)
+        let mark = try scaledMark(imageWidth: bitmap.width, imageHeight: bitmap.height)
+        guard shadowSigma > 0 else { return draw(mark, over: bitmap, inner: (mark.width, mark.height), shift: (0, 0)) }
+        // The shadow: the mark's coverage in black, on a canvas grown by the blur's reach, then
+        // the mark drawn over it; placed so that the mark itself lands where it would alone.
+        let sigma = min(shadowSigma, Self.maxShadowSigma)
+        let reach = Int((3 * sigma).rounded(.up))
+        let drop = Int((sigma / 2).rounded())
+        var shadow = Bitmap(width: mark.width + 2 * reach + drop, height: mark.height + 2 * reach + drop, pixelFormat: .rgba8)
+        let markRowBytes = mark.rowBytes, shadowRowBytes = shadow.rowBytes
+        mark.withUnsafeBytes { source in
+            shadow.withUnsafeMutableBytes { target in
+                for y in 0..<mark.height {
+                    for x in 0..<mark.width {
+                        target[(y + reach + drop) * shadowRowBytes + (x + reach + drop) * 4 + 3] = UInt8(Int(source[y * markRowBytes + x * 4 + 3]) * 6 / 10)
+                    }
+                }
+            }
+        }
+        var stamp = try GaussianBlur(sigma: sigma).process(shadow).converted(to: .rgba8)
+        stamp = try Watermark(mark: mark, markIdentifier: "", position: .offset(x: reach, y: reach)).process(stamp)
+        return draw(stamp, over: bitmap, inner: (mark.width, mark.height), shift: (reach, reach))
+    }
+
+    /// `bitmap` with `stamp` drawn over it: placed as a mark of the `inner` size would be,
+    /// moved up and left by `shift` (where that mark sits inside `stamp`).
+    private func draw(_ stamp: Bitmap, over bitmap: Bitmap, inner: (width: Int, height: Int), shift: (x: Int, y: Int)) -> Bitmap {
         var result = bitmap.converted(to: .rgba8)
         let opaque = result.isKnownOpaque
         let width = result.width, height = result.height
@@ -172,7 +204,8 @@ public struct Watermark: ImageProcessor {
         let rowBytes = result.rowBytes, markRowBytes = stamp.rowBytes
         let tiled = position == .tiled
         let stepX = markWidth + max(0, Self.clamped(offsetX)), stepY = markHeight + max(0, Self.clamped(offsetY))
-        let single = origin(width: width, height: height, markWidth: markWidth, markHeight: markHeight)
+        var single = origin(width: width, height: height, markWidth: inner.width, markHeight: inner.height)
+        single = (single.x - shift.x, single.y - shift.y)
         stamp.withUnsafeBytes { markBytes in
             let markBase = markBytes.baseAddress!
             result.withUnsafeMutableBytes { bytes in

@@ -189,7 +189,7 @@ extension ImagePipeline {
         let stores = request.cachePolicy != .noStore
         let info: ImageInfo
         do { info = try ImageDecoder.info(of: original.data, limits: limits, page: request.page,
-                                                    embeddedThumbnail: request.embeddedThumbnail) } catch let error as CodecError { throw .decoding(error) } catch {
+                                                    embeddedThumbnail: request.embeddedThumbnail, video: request.video) } catch let error as CodecError { throw .decoding(error) } catch {
             throw .decoding(.invalidParameters("\(error)"))
         }
         let animated = info.isAnimated && (info.fileType == .gif || info.fileType == .webp)

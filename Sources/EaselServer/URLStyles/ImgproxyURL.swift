@@ -121,7 +121,19 @@ struct ImgproxyURL {
                 options.bestFormat = false
             }
         }
+        // A mark shaped but not shown (no `wm`, or `wm:0`) is no mark.
+        options.watermarks.removeAll { $0.opacity == 0 }
         return ImgproxyURL(options: options, source: try source(sourceText), signature: signature, signedPath: signedPath)
+    }
+
+    /// Changes the URL's one mark (imgproxy has one per URL: `wm` shows it, `wmu`, `wmt`,
+    /// `wms` and `wmsh` shape it, in any order).
+    static func updateImgproxyMark(_ options: inout ProcessingOptions,
+                                   _ change: (inout ProcessingOptions.WatermarkOptions) throws -> Void) throws {
+        var mark = options.watermarks.first ?? ProcessingOptions.WatermarkOptions()
+        if !options.imgproxyMarkSet { mark.opacity = 0 }
+        try change(&mark)
+        options.watermarks = [mark]
     }
 
     /// What the options of one URL are read with.
@@ -288,13 +300,14 @@ struct ImgproxyURL {
                 guard sigma >= 0 else { throw RequestError.invalid("sharpen: sigma is 0 or more") }
                 options.sharpen = sigma > 0 ? sigma : nil
             case "watermark", "wm":
-                // wm:opacity:position:x:y:scale; opacity 0 is imgproxy's "no watermark".
+                // wm:opacity:position:x:y:scale; opacity 0 is imgproxy's "no watermark". The
+                // mark's image (the configured one, `wmu`'s or `wmt`'s text) is set apart.
                 try atMost(5)
                 let opacity = try double(0, "opacity") ?? 0
                 guard (0...1).contains(opacity) else { throw RequestError.invalid("watermark: opacity is 0–1") }
-                guard opacity > 0 else { options.watermark = nil; break }
-                var mark = ProcessingOptions.WatermarkOptions()
+                var mark = options.watermarks.first ?? ProcessingOptions.WatermarkOptions()
                 mark.opacity = opacity
+                mark.position = .center
                 if let position = arg(1) {
                     switch position {
                     case "re": mark.position = .tiled
@@ -318,7 +331,39 @@ struct ImgproxyURL {
                 guard (0...1).contains(scale) else { throw RequestError.invalid("watermark: scale is 0–1") }
                 mark.scale = scale
                 mark.heightScale = scale
-                options.watermark = mark
+                options.watermarks = [mark]
+                options.imgproxyMarkSet = true
+            case "watermark_url", "wmu":
+                // The mark's image from a URL (base64url), read like a source.
+                try atMost(1)
+                let text = arg(0) ?? ""
+                guard let data = URLSigner.decodeBase64URL(String(text)), let url = String(data: data, encoding: .utf8), !url.isEmpty else {
+                    throw RequestError.invalid("watermark_url is a base64url-encoded URL")
+                }
+                try updateImgproxyMark(&options) { $0.image = .source(try source(url)) }
+            case "watermark_text", "wmt":
+                // Text (base64url), Pango markup allowed; black sans 16 px unless it says otherwise.
+                try atMost(1)
+                let text = arg(0) ?? ""
+                guard let data = URLSigner.decodeBase64URL(String(text)), let markup = String(data: data, encoding: .utf8) else {
+                    throw RequestError.invalid("watermark_text is base64url-encoded UTF-8 text")
+                }
+                guard !markup.isEmpty, markup.utf8.count <= TextMark.maxTextBytes else {
+                    throw RequestError.invalid("watermark_text has 1–\(TextMark.maxTextBytes) bytes")
+                }
+                try updateImgproxyMark(&options) { $0.image = .text(TextMark(text: markup, markup: true)) }
+            case "watermark_size", "wms":
+                try atMost(2)
+                let width = try int(0, "width") ?? 0, height = try int(1, "height") ?? 0
+                guard width <= 8192, height <= 8192 else { throw RequestError.invalid("watermark_size is at most 8192 a side") }
+                try updateImgproxyMark(&options) { $0.size = width == 0 && height == 0 ? nil : (width, height) }
+            case "watermark_shadow", "wmsh":
+                try atMost(1)
+                let sigma = try double(0, "sigma") ?? 0
+                guard (0...Watermark.maxShadowSigma).contains(sigma) else {
+                    throw RequestError.invalid("watermark_shadow: sigma is 0–\(Int(Watermark.maxShadowSigma))")
+                }
+                try updateImgproxyMark(&options) { $0.shadow = sigma }
             case "strip_metadata", "sm":
                 try atMost(1)
                 // Every answer is stripped of metadata; asking to keep it is not supported.
@@ -443,6 +488,16 @@ struct ImgproxyURL {
             case "raw":
                 try atMost(1)
                 options.raw = try bool(0) ?? false
+            case "video_thumbnail_second", "vts":
+                // imgproxy Pro's: the frame of a video source at this second.
+                try atMost(1)
+                guard let second = try double(0, "second"), (0...VideoPosition.maxSecond).contains(second) else {
+                    throw RequestError.invalid("video_thumbnail_second is 0–\(Int(VideoPosition.maxSecond)) seconds")
+                }
+                options.video.second = second
+            case "video_thumbnail_keyframes", "vtk":
+                try atMost(1)
+                options.video.keyframeOnly = try bool(0) ?? false
             case "enforce_thumbnail", "eth":
                 try atMost(1)
                 options.embeddedThumbnail = try bool(0) ?? false

@@ -46,7 +46,8 @@ struct ProcessingOptions: Sendable {
     var cornerRadii: (x: Double, y: Double)?
     /// The rounded corners' colour (nil: transparent corners).
     var cornerColour: (red: UInt8, green: UInt8, blue: UInt8)?
-    var watermark: WatermarkOptions?
+    /// Marks drawn over the result, in order (the last on top): images and text.
+    var watermarks: [WatermarkOptions] = []
     /// Composited under transparent pixels (and the colour of `extend` unless `extendColour`
     /// names one).
     var background: (red: UInt8, green: UInt8, blue: UInt8)?
@@ -118,6 +119,10 @@ struct ProcessingOptions: Sendable {
     /// imgproxy's `keep_copyright`); every other piece of metadata is always stripped.
     var keepCopyright = false
 
+    /// The frame of a video source the image is made from (native `t`, imgproxy's
+    /// `video_thumbnail_second`; `ImageRequest.video`).
+    var video = VideoPosition()
+
     /// The most a URL may name: pages past it are refused before the source is read.
     static let maxPage = 9_999
 
@@ -133,6 +138,9 @@ struct ProcessingOptions: Sendable {
             case configured
             /// An image source, read like any source.
             case source(ImageServer.Source)
+            /// Text, drawn with Pango (imgproxy's `watermark_text`); its size in pixels of the
+            /// requested size (times `dpr`).
+            case text(TextMark)
         }
         var image: Image = .configured
         var opacity: Double = 1
@@ -144,17 +152,30 @@ struct ProcessingOptions: Sendable {
         var scale: Double = 0
         /// The same for heights (imgproxy's scale again, thumbor's `h_ratio`).
         var heightScale: Double = 0
+        /// A soft shadow under the mark: its blur's sigma in pixels of the requested size
+        /// (imgproxy's `watermark_shadow`); 0: none.
+        var shadow: Double = 0
+        /// The mark fitted into this box, in pixels of the requested size, when `scale` is 0
+        /// (imgproxy's `watermark_size`; a 0 side follows the other).
+        var size: (width: Int, height: Int)?
     }
 
+    /// Whether an imgproxy URL's `wm` has set its mark's opacity (`ImgproxyURL.updateImgproxyMark`).
+    var imgproxyMarkSet = false
+
+    /// The most marks one request may draw.
+    static let maxWatermarks = 8
+
     /// Whether the chain needs a watermark image.
-    var needsMark: Bool { watermark != nil }
+    var needsMark: Bool { !watermarks.isEmpty }
     /// A nine-patch frame image drawn around the result (thumbor's `frame`).
     var frame: ImageServer.Source?
 
     /// The processor chain, checked against the limits (`limit` per side, `maxPixels` in all).
     /// A request that is just a size with `fit`, `fill` or `exact` becomes exactly the native
     /// ad-hoc chain (`[Resize(w, h, mode)]`), so it shares that cache entry.
-    func processors(limit: Int, maxPixels: Int, mark: PreparedWatermark?, frameImage: PreparedWatermark? = nil) throws -> [any ImageProcessor] {
+    /// `marks` are the images of `watermarks`, in their order (none: the marks are left out).
+    func processors(limit: Int, maxPixels: Int, marks: [MarkImage] = [], frameImage: PreparedWatermark? = nil) throws -> [any ImageProcessor] {
         var chain: [any ImageProcessor] = []
         if let trim { chain.append(trim) }
         if var crop {
@@ -273,17 +294,31 @@ struct ProcessingOptions: Sendable {
                 throw RequestError.invalid("padding is 0–\(Border.maximumWidth) pixels a side")
             }
         }
-        if let watermark, let mark {
-            guard (0...1).contains(watermark.opacity), (0...1).contains(watermark.scale), (0...1).contains(watermark.heightScale) else {
-                throw RequestError.invalid("watermark opacity and scale are 0–1")
+        guard watermarks.count <= Self.maxWatermarks else { throw RequestError.invalid("at most \(Self.maxWatermarks) watermarks a request") }
+        for (watermark, mark) in zip(watermarks, marks) {
+            guard (0...1).contains(watermark.opacity), (0...1).contains(watermark.scale), (0...1).contains(watermark.heightScale),
+                  (0...Watermark.maxShadowSigma).contains(watermark.shadow) else {
+                throw RequestError.invalid("watermark opacity and scale are 0–1, its shadow 0–\(Int(Watermark.maxShadowSigma))")
             }
-            // Offsets are in the pixels of the requested size, so they scale with the dpr.
-            let offsetX = Int(checked: (Double(watermark.offsetX) * dpr).rounded())
-            let offsetY = Int(checked: (Double(watermark.offsetY) * dpr).rounded())
+            // Offsets, shadows and sizes are in the pixels of the requested size, so they scale
+            // with the dpr.
+            func scaled(_ value: Int) -> Int { Int(checked: (Double(value) * dpr).rounded()) }
+            var image = mark.image
+            if let size = watermark.size, watermark.scale == 0 {
+                do {
+                    image = try Resize(width: max(1, scaled(size.width == 0 ? limit : size.width)),
+                                       height: max(1, scaled(size.height == 0 ? limit : size.height)), mode: .fit, upscale: true).process(image)
+                } catch {
+                    throw RequestError.invalid("bad watermark size: \(error)")
+                }
+            }
             do {
-                chain.append(try Watermark.validated(mark: mark.image, markIdentifier: mark.identifier, opacity: watermark.opacity,
-                                                     position: watermark.position, offsetX: offsetX, offsetY: offsetY,
-                                                     scale: watermark.scale, heightScale: watermark.heightScale))
+                var step = try Watermark.validated(mark: image, markIdentifier: mark.identifier + (watermark.size.map { ",size\($0.width)x\($0.height)" } ?? ""),
+                                                   opacity: watermark.opacity, position: watermark.position,
+                                                   offsetX: scaled(watermark.offsetX), offsetY: scaled(watermark.offsetY),
+                                                   scale: watermark.scale, heightScale: watermark.heightScale)
+                step.shadowSigma = min(Watermark.maxShadowSigma, watermark.shadow * dpr)
+                chain.append(step)
             } catch {
                 throw RequestError.invalid("bad watermark: \(error)")
             }
@@ -331,6 +366,12 @@ struct ProcessingOptions: Sendable {
         func byte(_ i: Int) -> UInt8 { UInt8(digits[i] * 16 + digits[i + 1]) }
         return (byte(0), byte(2), byte(4))
     }
+}
+
+/// A watermark's image and its identity (a prepared source's, or a text mark's).
+struct MarkImage: Sendable {
+    var image: Bitmap
+    var identifier: String
 }
 
 extension Watermark.Position {

@@ -200,7 +200,8 @@ struct ThumborURL {
                     }
                     options.cornerColour = transparent ? nil : (r, g, b)
                 case "watermark":
-                    options.watermark = try watermark(args)
+                    // Each watermark filter draws one more mark, in the URL's order.
+                    options.watermarks.append(try watermark(args))
                 case "focal" where args.isEmpty:
                     // No region: the detectors' (faces, else attention), as smart.
                     options.gravity = .smart(.face)

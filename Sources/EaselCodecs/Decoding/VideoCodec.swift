@@ -1,0 +1,126 @@
+import CVideo
+import EaselSupport
+import Foundation
+
+/// Which frame of a video the image is made from (imgproxy Pro's `video_thumbnail_second` and
+/// `video_thumbnail_keyframes`).
+public struct VideoPosition: Sendable, Hashable, CustomStringConvertible {
+    /// The time of the frame, in seconds from the start; past the end of the video (or when the
+    /// video is shorter than the default 1 s), the first frame.
+    public var second: Double
+    /// The key frame at or before `second` rather than the exact frame: faster (nothing after it
+    /// is decoded), less precise.
+    public var keyframeOnly: Bool
+
+    /// The frame at `second` (default 1 s, as imgproxy's).
+    public init(second: Double = 1, keyframeOnly: Bool = false) {
+        self.second = second
+        self.keyframeOnly = keyframeOnly
+    }
+
+    /// The default: the frame at 1 s.
+    public static let `default` = VideoPosition()
+
+    /// The most a position may name (a day).
+    public static let maxSecond = 86_400.0
+
+    /// Stable text for identifiers: `at1.5`, `at1.5kf`.
+    public var description: String { "at\(second)" + (keyframeOnly ? "kf" : "") }
+}
+
+/// A video's facts, from its container and its video stream.
+public struct VideoDetails: Sendable, Hashable {
+    /// The file's length in seconds (nil when the container does not say).
+    public var duration: Double?
+    /// The video codec (`h264`, `hevc`, `vp8`, `vp9`, `av1`, `mpeg4`, `mjpeg`).
+    public var codec: String
+    /// The container: `mp4` (MP4, QuickTime, 3GP) or `matroska` (Matroska, WebM).
+    public var container: String
+    /// Streams of every kind in the file.
+    public var streams: Int
+    /// A pixel's width over its height (1: square).
+    public var pixelAspect: Double
+    /// The frame the image is made from.
+    public var position: VideoPosition
+}
+
+/// Video files through FFmpeg (`CVideo`): the image of a video is one of its frames, at
+/// `VideoPosition.second` (1 s by default). The file is read from memory only — no protocol,
+/// no nested resource — by MP4/QuickTime and Matroska/WebM demuxers alone, and only H.264,
+/// HEVC, VP8, VP9, AV1, MPEG-4 part 2 and MJPEG are decoded. Its size is checked against the
+/// limits before any frame is decoded, with its duration and stream count
+/// (`DecodingLimits.maxVideoDuration`, `.maxVideoStreams`); decoding after the seek is bounded
+/// in frames. The display matrix's rotation is the image's orientation.
+enum VideoCodec {
+    /// Frames decoded after a seek, at most, before the frame asked for must have come.
+    static let maxFramesDecoded = 1000
+
+    static func limits(_ limits: DecodingLimits) -> easel_video_limits {
+        // (The pixels are checked against `maxPixels` from the probe's size, and a frame of
+        // any other size is refused: no decode allocates more than that.)
+        let side = Int32(clamping: min(limits.maxSide, 16_384))
+        return easel_video_limits(max_streams: Int32(clamping: limits.maxVideoStreams), max_width: side, max_height: side,
+                                  max_duration: limits.maxVideoDuration, max_frames_decoded: Int32(maxFramesDecoded))
+    }
+
+    static func error(_ result: Int32, _ message: [CChar], format: ImageFileType) -> CodecError {
+        let text = cMessage(message)
+        switch result {
+        case -1: return .invalidParameters("video refused by a limit: \(text)")
+        case -2: return .unsupportedFormat("video: \(text)")
+        default: return .corrupt(format: format, reason: text.isEmpty ? "unreadable video" : text)
+        }
+    }
+
+    static func info(_ data: Data, fileType: ImageFileType, limits: DecodingLimits, position: VideoPosition) throws -> ImageInfo {
+        guard !data.isEmpty else { throw CodecError.corrupt(format: fileType, reason: "empty data") }
+        var message = [CChar](repeating: 0, count: Int(EASEL_VIDEO_MESSAGE_SIZE))
+        var videoLimits = Self.limits(limits)
+        var probed = easel_video_info()
+        let result = data.withUnsafeBytes { raw in
+            easel_video_probe(raw.baseAddress!.assumingMemoryBound(to: UInt8.self), raw.count, &videoLimits, &probed, &message)
+        }
+        guard result == 1 else { throw error(result, message, format: fileType) }
+        let orientation: Int? = switch probed.rotation {
+        case 90: 6
+        case 180: 3
+        case 270: 8
+        default: nil
+        }
+        var info = ImageInfo(fileType: fileType, width: Int(probed.width), height: Int(probed.height), hasAlpha: false, isGrayscale: false,
+                             isProgressive: false, containerOrientation: orientation)
+        let duration = probed.duration >= 0 ? probed.duration : nil
+        // Past the end (or the default second of a shorter video): the first frame.
+        var position = position
+        if let duration, position.second >= duration { position.second = 0 }
+        info.video = VideoDetails(duration: duration, codec: Self.text(probed.codec), container: fileType == .mp4 ? "mp4" : "matroska",
+                                  streams: Int(probed.streams), pixelAspect: probed.pixel_aspect > 0 ? probed.pixel_aspect : 1,
+                                  position: position)
+        return info
+    }
+
+    /// The frame at the info's position, as RGBA8 in the stream's coded orientation.
+    static func decode(_ data: Data, info: ImageInfo, limits: DecodingLimits) throws -> Bitmap {
+        let position = info.video?.position ?? .default
+        var message = [CChar](repeating: 0, count: Int(EASEL_VIDEO_MESSAGE_SIZE))
+        var videoLimits = Self.limits(limits)
+        var bitmap = Bitmap(width: info.width, height: info.height, pixelFormat: .rgba8)
+        let rowBytes = bitmap.rowBytes
+        var frameTime = 0.0
+        let result = data.withUnsafeBytes { raw in
+            bitmap.withUnsafeMutableBytes { pixels in
+                easel_video_frame(raw.baseAddress!.assumingMemoryBound(to: UInt8.self), raw.count, &videoLimits, position.second,
+                                  position.keyframeOnly ? 1 : 0, 1, pixels.baseAddress!.assumingMemoryBound(to: UInt8.self), rowBytes,
+                                  Int32(info.width), Int32(info.height), &frameTime, &message)
+            }
+        }
+        guard result == 1 else { throw error(result, message, format: info.fileType) }
+        bitmap.markOpaque()
+        return bitmap
+    }
+
+    /// A fixed-size C string field as text.
+    static func text<T>(_ field: T) -> String {
+        withUnsafeBytes(of: field) { bytes in String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self) }
+    }
+}
