@@ -87,7 +87,7 @@ let package = Package(
         .target(
             name: "EaselCodecs",
             dependencies: ["EaselSupport", "CJPEG", "CPNG", "CWebP", "CGIF", "CLCMS", "CAVIF", "CHEIF", "CTIFF", "CSVG", "CJXL", "CPDF", "CResample", "CFaces",
-                           "CText", "CVideo", .product(name: "Crypto", package: "swift-crypto"), .product(name: "Logging", package: "swift-log")]
+                           "CText", "CVideo", .product(name: "Logging", package: "swift-log")]
         ),
         .target(
             name: "EaselTables",

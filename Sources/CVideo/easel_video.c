@@ -144,6 +144,14 @@ static int all_options_taken(AVDictionary *options, char *message) {
     return 0;
 }
 
+/* The decoders' max_pixels. They check it against what they allocate (the width rounded up to
+ * their stride alignment, or whole macroblocks), not against the picture, so a frame exactly
+ * at the limits needs room over width x height; the exact size is checked on every frame. */
+static int64_t pixel_bound(const easel_video_limits *limits) {
+    int64_t bound = ((int64_t)limits->max_width + 128) * ((int64_t)limits->max_height + 128);
+    return bound < INT_MAX ? bound : INT_MAX;
+}
+
 /* Opens the container, analyses its streams and picks the video stream, checking every limit.
  * The session must be closed whatever this returns. */
 static int open_session(session *s, const uint8_t *data, size_t size, const easel_video_limits *limits, char *message) {
@@ -230,7 +238,7 @@ static int open_session(session *s, const uint8_t *data, size_t size, const ease
     /* Stream analysis decodes the first frames of every stream with libavformat's own decoder
      * contexts: bound their frame size now, before a header that understates it can matter
      * (the decoders refuse a larger frame before allocating it), and keep them single-threaded. */
-    int64_t max_pixels = (int64_t)limits->max_width * limits->max_height;
+    int64_t max_pixels = pixel_bound(limits);
     unsigned count = s->format->nb_streams;
     AVDictionary **stream_options = count ? av_calloc(count, sizeof *stream_options) : NULL;
     if (count && !stream_options) {
@@ -427,22 +435,23 @@ int easel_video_frame(const uint8_t *data, size_t size, const easel_video_limits
     AVCodecContext *decoder = NULL;
     AVPacket *packet = NULL;
     AVFrame *frame = NULL, *kept = NULL;
+    /* The caller's mistakes first, before any parsing. */
+    if (!(second >= 0 && second <= 1e12)) {
+        set_message(message, "the time asked for is not a number of seconds from 0", 0);
+        return 0;
+    }
+    if (!pixels || width < 1 || height < 1 || row_bytes < (size_t)width * 4) {
+        set_message(message, "the pixel rows are missing or too short for the frame", 0);
+        return 0;
+    }
     int result = open_session(&s, data, size, limits, message);
     if (result != 1) goto cleanup;
     result = 0;
 
     const AVCodecParameters *parameters = s.stream->codecpar;
-    if (!(second >= 0 && second <= 1e12)) {
-        set_message(message, "the time asked for is not a number of seconds from 0", 0);
-        goto cleanup;
-    }
     if (width != parameters->width || height != parameters->height) {
         snprintf(message, EASEL_VIDEO_MESSAGE_SIZE, "asked for %dx%d but the video is %dx%d", width, height, parameters->width,
                  parameters->height);
-        goto cleanup;
-    }
-    if (!pixels || row_bytes < (size_t)width * 4) {
-        set_message(message, "the pixel rows are too short for the frame", 0);
         goto cleanup;
     }
 
@@ -469,7 +478,7 @@ int easel_video_frame(const uint8_t *data, size_t size, const easel_video_limits
     if (threads < 1) threads = 1;
     if (threads > MAX_THREADS) threads = MAX_THREADS;
     av_dict_set_int(&options, "threads", threads, 0);
-    av_dict_set_int(&options, "max_pixels", (int64_t)limits->max_width * limits->max_height, 0);
+    av_dict_set_int(&options, "max_pixels", pixel_bound(limits), 0);
     av_dict_set(&options, "codec_whitelist", codec_whitelist, 0);
     error = avcodec_open2(decoder, s.decoder, &options);
     if (error < 0) {
@@ -489,11 +498,11 @@ int easel_video_frame(const uint8_t *data, size_t size, const easel_video_limits
     if (target > start && av_seek_frame(s.format, s.stream->index, target, AVSEEK_FLAG_BACKWARD) < 0)
         av_seek_frame(s.format, s.stream->index, start, AVSEEK_FLAG_BACKWARD);
 
-    long max_packets = 2L * limits->max_frames_decoded + 100, packets = 0;
+    long long max_packets = 2LL * limits->max_frames_decoded + 100, packets = 0;
     int frames = 0, flushed = 0, pending = 0, found = 0, gave_up = 0, last_error = 0;
     /* After the flush each turn takes a frame, an error or the end from the decoder; bound
      * those turns too, so that a decoder stuck on errors cannot keep us here. */
-    long drain_turns = 0, max_drain_turns = 2L * limits->max_frames_decoded + 100;
+    long long drain_turns = 0, max_drain_turns = 2LL * limits->max_frames_decoded + 100;
     while (!found) {
         if (!pending && !flushed) {
             error = av_read_frame(s.format, packet);
@@ -565,7 +574,7 @@ int easel_video_frame(const uint8_t *data, size_t size, const easel_video_limits
         if (finished || found || gave_up) break;
     }
     if (gave_up) {
-        snprintf(message, EASEL_VIDEO_MESSAGE_SIZE, "gave up after %d frames and %ld packets short of %.3f s (the limit is %d frames)",
+        snprintf(message, EASEL_VIDEO_MESSAGE_SIZE, "gave up after %d frames and %lld packets short of %.3f s (the limit is %d frames)",
                  frames, packets, second, limits->max_frames_decoded);
         result = -1;
         goto cleanup;

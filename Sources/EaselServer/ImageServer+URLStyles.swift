@@ -1,3 +1,4 @@
+import Crypto
 import EaselCodecs
 import EaselPipeline
 import EaselSupport
@@ -109,7 +110,10 @@ extension ImageServer {
     /// A text mark drawn (on the decode pool), or the one drawn before: marks are kept by their
     /// identity, at most `TextMarks.byteLimit` bytes of them.
     func textMark(_ text: TextMark) async throws -> MarkImage {
-        let identifier = text.identifier
+        // The first 128 bits of the SHA-256 of what makes the pixels: equal marks share keys,
+        // and no crafted text takes another's.
+        let digest = SHA256.hash(data: Data(text.canonicalDescription.utf8))
+        let identifier = "text:" + digest.prefix(16).map { String(format: "%02x", $0) }.joined()
         if let image = textMarks.value(forKey: identifier) { return MarkImage(image: image, identifier: identifier) }
         let image = try await BlockingIOPool.decoding.perform { () throws -> Bitmap in
             do { return try text.render(maxSide: Self.largestMark) } catch { throw RequestError.invalid("\(error)") }

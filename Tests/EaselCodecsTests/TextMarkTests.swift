@@ -44,7 +44,8 @@ import Testing
     }
 
     @Test func aTextMarkIsDrawnWhereTheWatermarkPutsItWithItsShadow() throws {
-        let white = paintedOpaque(width: 400, height: 300) { _, _ in [255, 255, 255, 255] }
+        var white = paintedOpaque(width: 400, height: 300) { _, _ in [255, 255, 255, 255] }
+        white.markOpaque()
         let text = try TextMark(text: "MARK", font: "DejaVu Sans Bold", size: 40, color: (255, 0, 0)).render()
         let marked = try Watermark(mark: text, markIdentifier: "t", position: .southEast, offsetX: 10, offsetY: 10).process(white)
         func reds(_ bitmap: Bitmap, x: Range<Int>, y: Range<Int>) -> Int {

@@ -64,21 +64,28 @@ import Testing
         #expect(Self.near(Self.centre(try ImageDecoder.decode(data, info: info)), [255, 0, 0]))
     }
 
-    @Test func theDisplayMatrixTurnsTheFrame() throws {
+    @Test func theDisplayMatrixTurnsTheFrameAsFFmpegDoes() throws {
         let directory = try TemporaryDirectory()
-        // Red over blue; turned a quarter clockwise, red is on the right.
-        #expect(try runTool(ffmpeg, ["-hide_banner", "-loglevel", "error", "-y", "-f", "lavfi", "-i",
-                                     "color=c=red:s=160x120:d=1,drawbox=x=0:y=60:w=160:h=60:c=blue:t=fill,format=yuv420p",
-                                     "-c:v", "libx264", directory.child("updown.mp4").path]))
-        #expect(try runTool(ffmpeg, ["-hide_banner", "-loglevel", "error", "-y", "-i", directory.child("updown.mp4").path, "-c", "copy",
-                                     "-metadata:s:v:0", "rotate=90", directory.child("turned.mp4").path]))
+        // Red over blue, with a display matrix of a quarter turn; ffmpeg's own autorotated frame
+        // is the reference (FFmpeg 5.1 writes `rotate=90` as a matrix that turns the frame a
+        // quarter counter-clockwise for display: red ends on the left).
+        let quiet = ["-hide_banner", "-loglevel", "error", "-y"]
+        #expect(try runTool(ffmpeg, quiet + ["-f", "lavfi", "-i", "color=c=red:s=160x120:d=1,drawbox=x=0:y=60:w=160:h=60:c=blue:t=fill,format=yuv420p",
+                                             "-c:v", "libx264", directory.child("updown.mp4").path]))
+        #expect(try runTool(ffmpeg, quiet + ["-i", directory.child("updown.mp4").path, "-c", "copy", "-metadata:s:v:0", "rotate=90",
+                                             directory.child("turned.mp4").path]))
+        #expect(try runTool(ffmpeg, quiet + ["-i", directory.child("turned.mp4").path, "-frames:v", "1", directory.child("ffmpeg.png").path]))
         let data = try Data(contentsOf: directory.child("turned.mp4"))
-        let info = try ImageDecoder.info(of: data)
-        #expect(info.orientation == 6 && info.uprightWidth == 120 && info.uprightHeight == 160)
+        let info = try ImageDecoder.info(of: data, video: VideoPosition(second: 0.5))
+        #expect(info.orientation == 8 && info.uprightWidth == 120 && info.uprightHeight == 160)
         let frame = try ImageDecoder.decode(data, info: info)
-        #expect(frame.width == 120 && frame.height == 160)
-        #expect(Self.near(frame.pixel(x: 100, y: 80).prefix(3).map(Int.init), [255, 0, 0]), "red on the right")
-        #expect(Self.near(frame.pixel(x: 20, y: 80).prefix(3).map(Int.init), [0, 0, 255]), "blue on the left")
+        let reference = try ImageDecoder.decode(try Data(contentsOf: directory.child("ffmpeg.png")))
+        #expect(frame.width == reference.width && frame.height == reference.height)
+        for (x, y) in [(20, 80), (100, 80), (20, 10), (100, 150)] {
+            let ours = frame.pixel(x: x, y: y).prefix(3).map(Int.init), theirs = reference.pixel(x: x, y: y).prefix(3).map(Int.init)
+            #expect(Self.near(ours, theirs), "(\(x), \(y)): \(ours) where ffmpeg has \(theirs)")
+        }
+        #expect(Self.near(frame.pixel(x: 20, y: 80).prefix(3).map(Int.init), [255, 0, 0]), "red on the left")
     }
 
     @Test func damagedAndRefusedVideosAreTypedErrors() throws {

@@ -19,8 +19,9 @@
 
 typedef struct {
     int max_streams;           /* refuse a file with more streams (of any kind) than this */
-    int max_width, max_height; /* refuse a video stream larger than this; also a bound on the
-                                * pixels (max_width x max_height) any decoder may allocate */
+    int max_width, max_height; /* refuse a video stream larger than this; also, with a little
+                                * room for padding, a bound on the frames any decoder will
+                                * allocate (a header that understates the size does not help) */
     double max_duration;       /* seconds; refuse a longer file (0: no limit; an unknown
                                 * duration passes, since the decoding bounds still hold) */
     int max_frames_decoded;    /* frames decoded for one easel_video_frame call (after its seek)
@@ -47,19 +48,21 @@ typedef struct {
 int easel_video_probe(const uint8_t *data, size_t size, const easel_video_limits *limits, easel_video_info *info,
                       char *message);
 
-/* Decodes the frame shown at `second` (from the stream's first timestamp): the first frame
- * whose presentation time is at or after `second`, reached by seeking back to the key frame
- * before it and decoding forward; when `second` is past the end (or the data ends early), the
- * last frame decoded. With keyframe_only, the key frame at or before `second`, decoding nothing
- * after it. `threads` decoder threads (0 or 1: none at all).
+/* Decodes the frame shown at `second` (counted from the stream's first timestamp): the first
+ * frame whose presentation time is at or after `second`, reached by seeking back to the key
+ * frame at or before it and decoding forward; when `second` is past the end, or the data stops
+ * (a truncated file) after that key frame, the last frame decoded. With keyframe_only, that key
+ * frame itself, decoding nothing after it. `threads` decoder threads (0 or 1: no thread is
+ * created at all; at most 16).
  *
  * The frame is written as RGBA8 (alpha 255), converted by swscale honouring the frame's colour
- * matrix (BT.601, BT.709, BT.2020; BT.601 under 720 lines and BT.709 from 720 lines when
- * unspecified) and range (limited or full), into pixels (height rows of row_bytes, at least
- * 4 x width). width and height must be the size easel_video_probe reports; a stream whose
- * frames come out at another size is refused rather than written. *frame_time gets the frame's
- * time in seconds on the same scale as `second` (-1 when it has none). Not rotated: see
- * easel_video_info.rotation. */
+ * matrix (BT.601, BT.709, BT.2020, SMPTE 240M, FCC; when unlabelled, BT.709 from 1280 wide or
+ * 720 high, else BT.601, and BT.601 for Motion JPEG) and range (limited or full), into pixels
+ * (height rows of row_bytes, at least 4 x width). No tone mapping: HDR comes out as its code
+ * values. width and height must be the size easel_video_probe reports; a stream whose frames
+ * come out at another size is refused rather than written. *frame_time (may be NULL) gets the
+ * frame's time in seconds on the same scale as `second` (-1 when it has none). Not rotated:
+ * see easel_video_info.rotation. */
 int easel_video_frame(const uint8_t *data, size_t size, const easel_video_limits *limits, double second, int keyframe_only,
                       int threads, uint8_t *pixels, size_t row_bytes, int width, int height, double *frame_time,
                       char *message);

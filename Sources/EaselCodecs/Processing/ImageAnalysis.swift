@@ -18,8 +18,11 @@ import Foundation
 public enum ImageAnalysis {
     /// One colour of a palette.
     public struct PaletteColor: Sendable, Hashable {
+        /// The colour's red, 0…255 (sRGB).
         public var red: UInt8
+        /// Its green.
         public var green: UInt8
+        /// Its blue.
         public var blue: UInt8
         /// The share of the image's visible pixels (alpha ≥ 128) this colour stands for, 0…1.
         public var share: Double

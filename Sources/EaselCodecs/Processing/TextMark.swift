@@ -1,5 +1,4 @@
 import CText
-import Crypto
 import EaselSupport
 import Foundation
 
@@ -17,6 +16,7 @@ import Foundation
 public struct TextMark: Sendable, Hashable {
     /// The text (UTF-8), or Pango markup when `markup` is set.
     public var text: String
+    /// Whether `text` is Pango markup.
     public var markup: Bool
     /// A Pango font description without a size ("DejaVu Sans Bold", "serif italic").
     public var font: String
@@ -31,7 +31,12 @@ public struct TextMark: Sendable, Hashable {
 
     /// Line alignment.
     public enum Alignment: Int32, Sendable, Hashable {
-        case left = 0, center = 1, right = 2
+        /// Lines start at the left edge.
+        case left = 0
+        /// Lines are centred.
+        case center = 1
+        /// Lines end at the right edge.
+        case right = 2
     }
 
     /// The most text a mark takes, in UTF-8 bytes.
@@ -51,8 +56,10 @@ public struct TextMark: Sendable, Hashable {
         self.alignment = alignment
     }
 
-    public static func == (a: TextMark, b: TextMark) -> Bool { a.identifier == b.identifier }
-    public func hash(into hasher: inout Hasher) { hasher.combine(identifier) }
+    /// Equal marks draw the same pixels (`canonicalDescription`).
+    public static func == (a: TextMark, b: TextMark) -> Bool { a.canonicalDescription == b.canonicalDescription }
+    /// Hashes what `==` compares.
+    public func hash(into hasher: inout Hasher) { hasher.combine(canonicalDescription) }
 
     /// The same mark `factor` times as large (its size and wrap width): for a DPR.
     public func scaled(by factor: Double) -> TextMark {
@@ -62,11 +69,11 @@ public struct TextMark: Sendable, Hashable {
         return copy
     }
 
-    /// `text:` and the first 128 bits of the SHA-256 of everything that makes the pixels, in
-    /// hex: equal marks share cache keys, any change makes new ones.
-    public var identifier: String {
-        let description = "\(markup ? 1 : 0)|\(font)|\(size)|\(color.red),\(color.green),\(color.blue)|\(maxWidth)|\(alignment.rawValue)|\(text)"
-        return "text:" + SHA256.hash(data: Data(description.utf8)).prefix(16).map { String(format: "%02x", $0) }.joined()
+    /// Everything that makes the pixels, in one string (the text last, whole): what a cache
+    /// key of a variant made with the mark derives from (hash it with a cryptographic hash, so
+    /// no crafted text can take another's key).
+    public var canonicalDescription: String {
+        "\(markup ? 1 : 0)|\(font)|\(size)|\(color.red),\(color.green),\(color.blue)|\(maxWidth)|\(alignment.rawValue)|\(text)"
     }
 
     /// The text as RGBA8 with straight alpha, as large as what is drawn.

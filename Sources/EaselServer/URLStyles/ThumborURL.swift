@@ -126,12 +126,12 @@ struct ThumborURL {
             }
             filters = Substring(joined)
             // Each filter once: a repeated one would override the first (filters apply in a
-            // fixed order, not in the URL's).
+            // fixed order, not in the URL's). Watermarks excepted: each draws one more mark.
             var seen = Set<String>()
             var backgroundColour: (UInt8, UInt8, UInt8)?
             for filter in try Self.filters(filters.dropFirst("filters:".count)) {
                 let (name, args) = filter
-                guard seen.insert(name).inserted else { throw RequestError.invalid("filter \(name) is given twice") }
+                guard name == "watermark" || seen.insert(name).inserted else { throw RequestError.invalid("filter \(name) is given twice") }
                 func noArguments() throws {
                     guard args.isEmpty else { throw RequestError.invalid("\(name)() takes no arguments") }
                 }
