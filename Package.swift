@@ -192,7 +192,7 @@ let package = Package(
         ),
         .testTarget(
             name: "EaselCodecsTests",
-            dependencies: ["EaselCodecs", "EaselTestSupport"]
+            dependencies: ["EaselCodecs", "EaselSupport", "EaselTestSupport"]
         ),
         .testTarget(
             name: "EaselTablesTests",

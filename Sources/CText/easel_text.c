@@ -32,6 +32,7 @@ extern gboolean pango_parse_markup(const char *markup_text, int length, uint32_t
 extern void pango_attr_list_unref(PangoAttrList *list);
 extern PangoContext *pango_cairo_create_context(cairo_t *cr);
 extern void pango_cairo_context_set_font_options(PangoContext *context, const cairo_font_options_t *options);
+extern void pango_cairo_context_set_resolution(PangoContext *context, double dpi);
 extern PangoLayout *pango_layout_new(PangoContext *context);
 extern void pango_layout_set_text(PangoLayout *layout, const char *text, int length);
 extern void pango_layout_set_attributes(PangoLayout *layout, PangoAttrList *attrs);
@@ -123,6 +124,8 @@ static PangoLayout *lay_out(const easel_text_style *style, cairo_t *cr, PangoRec
     cairo_font_options_set_hint_metrics(options, CAIRO_HINT_METRICS_OFF);
     pango_cairo_context_set_font_options(context, options); /* (copies them) */
     cairo_font_options_destroy(options);
+    /* 72 dpi, as libvips renders imgproxy's text: a point in markup (`font='Sans 40'`) is a pixel. */
+    pango_cairo_context_set_resolution(context, 72);
     PangoLayout *layout = pango_layout_new(context);
     g_object_unref(context); /* (the layout holds it) */
 
@@ -178,7 +181,7 @@ static PangoLayout *lay_out(const easel_text_style *style, cairo_t *cr, PangoRec
         if (run.height > *tallest) *tallest = run.height;
     } while (pango_layout_iter_next_run(iter));
     pango_layout_iter_free(iter);
-    *tallest = (*tallest + PANGO_SCALE - 1) / PANGO_SCALE;
+    *tallest = (int)(((int64_t)*tallest + PANGO_SCALE - 1) / PANGO_SCALE);
     if ((double)length * *tallest > EASEL_TEXT_MAX_BYTES_TIMES_SIZE) {
         g_object_unref(layout);
         fail(message, "the text is too long for its size");

@@ -149,6 +149,13 @@ static int all_options_taken(AVDictionary *options, char *message) {
  * at the limits needs room over width x height; the exact size is checked on every frame. */
 static int64_t pixel_bound(const easel_video_limits *limits) {
     int64_t bound = ((int64_t)limits->max_width + 128) * ((int64_t)limits->max_height + 128);
+    /* A pixel limit below the sides' product: the frame's own pixels, with the same room for
+     * alignment (a row of 128 more and 128 more rows at the longest side allowed). */
+    if (limits->max_pixels > 0) {
+        int64_t longest = limits->max_width > limits->max_height ? limits->max_width : limits->max_height;
+        int64_t room = limits->max_pixels + 256 * longest + 128 * 128;
+        if (room < bound) bound = room;
+    }
     return bound < INT_MAX ? bound : INT_MAX;
 }
 
@@ -291,6 +298,8 @@ static int open_session(session *s, const uint8_t *data, size_t size, const ease
                  parameters->height, limits->max_width, limits->max_height);
         return -1;
     }
+    /* (max_pixels is the caller's to check against the size reported; here it bounds what the
+     * decoders allocate.) */
     if (s->stream->time_base.num <= 0 || s->stream->time_base.den <= 0) {
         set_message(message, "the video stream has no time base", 0);
         return 0;
@@ -504,6 +513,11 @@ int easel_video_frame(const uint8_t *data, size_t size, const easel_video_limits
      * those turns too, so that a decoder stuck on errors cannot keep us here. */
     long long drain_turns = 0, max_drain_turns = 2LL * limits->max_frames_decoded + 100;
     while (!found) {
+        if (limits->should_stop && limits->should_stop()) {
+            set_message(message, "cancelled: the frame is no longer wanted", 0);
+            result = -3;
+            goto cleanup;
+        }
         if (!pending && !flushed) {
             error = av_read_frame(s.format, packet);
             if (error < 0) {
@@ -573,7 +587,9 @@ int easel_video_frame(const uint8_t *data, size_t size, const easel_video_limits
         }
         if (finished || found || gave_up) break;
     }
-    if (gave_up) {
+    /* Past the bounds, the frame decoded last (the nearest before the time asked for) is the
+     * answer: the same one every time for the same file and time. */
+    if (gave_up && !frames) {
         snprintf(message, EASEL_VIDEO_MESSAGE_SIZE, "gave up after %d frames and %lld packets short of %.3f s (the limit is %d frames)",
                  frames, packets, second, limits->max_frames_decoded);
         result = -1;

@@ -97,7 +97,8 @@ public struct DecodingLimits: Sendable, Hashable {
     /// images).
     public var maxSide: Int
     /// Longest video accepted, in seconds (a file that says it is longer is refused before any
-    /// frame is decoded). Default one hour.
+    /// frame is decoded; 0 or less refuses every video that says how long it is). Default one
+    /// hour.
     public var maxVideoDuration: Double = 3600
     /// Most streams (video, audio, subtitles…) a video file may have. Default 16.
     public var maxVideoStreams: Int = 16

@@ -3,7 +3,7 @@ import EaselStorage
 import EaselSupport
 import Foundation
 
-/// What `ImagePipeline.sourceDetails(for:)` tells about a source.
+/// What `ImagePipeline.sourceDetails(for:analysisSide:)` tells about a source.
 public struct SourceDetails: Sendable {
     /// Size, type, orientation, profile and EXIF basics, read from the original's header.
     public var info: ImageInfo
@@ -81,8 +81,9 @@ extension ImagePipeline {
         guard let sourceKey = request.sourceKey, let url = request.url else { throw .noSource }
         let original = try await tasks.run(FetchTask(pipeline: self, url: url, sourceKey: sourceKey, policy: request.cachePolicy,
                                                      mark: purges.mark(sourceKey)), waiter: nextID(), priority: request.priority)
-        // (A video is answered as one of its frames, never as it is: it is no image.)
-        guard var fileType = try? ImageFileType.sniff(original.data), !fileType.isVideo else { throw .decoding(.unknownFormat) }
+        // (A video is answered as one of its frames, never as it is: it is no image. Checked, its
+        // type is told, so that a caller answering only listed image types goes on to its frame.)
+        guard var fileType = try? ImageFileType.sniff(original.data), checked || !fileType.isVideo else { throw .decoding(.unknownFormat) }
         var data = original.data
         if checked {
             let limits = decodingLimits(for: request)

@@ -115,6 +115,9 @@ extension ImageServer {
         let digest = SHA256.hash(data: Data(text.canonicalDescription.utf8))
         let identifier = "text:" + digest.prefix(16).map { String(format: "%02x", $0) }.joined()
         if let image = textMarks.value(forKey: identifier) { return MarkImage(image: image, identifier: identifier) }
+        // Drawn under admission like any other work.
+        guard admission.enter() else { throw RequestError.tooManyRequests }
+        defer { admission.leave() }
         let image = try await BlockingIOPool.decoding.perform { () throws -> Bitmap in
             do { return try text.render(maxSide: Self.largestMark) } catch { throw RequestError.invalid("\(error)") }
         }

@@ -1,4 +1,5 @@
 @testable import EaselCodecs
+import EaselSupport
 import EaselTestSupport
 import Foundation
 import Testing
@@ -7,7 +8,7 @@ import Testing
 /// one-second segments, give the right colour at seconds 0.5, 1.5 and 2.5 in every container
 /// and codec allowed; their facts are read; damaged, refused and oversized videos are typed
 /// errors.
-@Suite(.timeLimit(.minutes(3))) struct VideoTests {
+@Suite(.serialized, .timeLimit(.minutes(3))) struct VideoTests {
     /// The colour at the centre of a frame.
     static func centre(_ bitmap: Bitmap) -> [Int] {
         bitmap.pixel(x: bitmap.width / 2, y: bitmap.height / 2).prefix(3).map(Int.init)
@@ -21,7 +22,7 @@ import Testing
 
     @Test(arguments: [
         ("h264.mp4", ["-c:v", "libx264", "-g", "25"]),
-        ("hevc.mov", ["-c:v", "libx265", "-x265-params", "log-level=error", "-g", "25", "-tag:v", "hvc1"]),
+        ("hevc.mov", ["-c:v", "libx265", "-x265-params", "log-level=error:pools=1:frame-threads=1", "-g", "25", "-tag:v", "hvc1"]),
         ("vp9.webm", ["-c:v", "libvpx-vp9", "-b:v", "200k", "-deadline", "realtime", "-g", "25"]),
         ("vp8.webm", ["-c:v", "libvpx", "-b:v", "200k", "-deadline", "realtime", "-g", "25"]),
         ("h264.mkv", ["-c:v", "libx264", "-g", "25"]),
@@ -101,12 +102,24 @@ import Testing
         for _ in 0..<20_000 { seed = seed &* 1_103_515_245 &+ 12345; noise.append(UInt8(truncatingIfNeeded: seed >> 16)) }
         #expect(throws: CodecError.self) { _ = try ImageDecoder.decode(noise) }
         // Limits: duration, streams, pixels; each before any frame is decoded.
+        func refusedByALimit(_ about: String) -> (any Error) -> Bool {
+            { error in
+                guard case CodecError.invalidParameters(let reason) = error else { return false }
+                return reason.contains("limit") && reason.contains(about)
+            }
+        }
         var short = DecodingLimits()
         short.maxVideoDuration = 2
-        #expect(throws: CodecError.self) { _ = try ImageDecoder.info(of: data, limits: short) }
+        #expect(performing: { _ = try ImageDecoder.info(of: data, limits: short) }, throws: refusedByALimit("lasts"))
+        var noVideo = DecodingLimits()
+        noVideo.maxVideoDuration = 0
+        #expect(performing: { _ = try ImageDecoder.info(of: data, limits: noVideo) }, throws: refusedByALimit("lasts"))
+        #expect(DecodingLimits().tightened(by: noVideo).maxVideoDuration == 0, "0 is the tightest")
+        let twoStreams = try Data(contentsOf: try threeColourVideo(in: directory.url, name: "sound.mp4", audio: true))
+        #expect(try ImageDecoder.info(of: twoStreams).video?.streams == 2)
         var oneStream = DecodingLimits()
-        oneStream.maxVideoStreams = 0
-        #expect(throws: CodecError.self) { _ = try ImageDecoder.info(of: data, limits: oneStream) }
+        oneStream.maxVideoStreams = 1
+        #expect(performing: { _ = try ImageDecoder.info(of: twoStreams, limits: oneStream) }, throws: refusedByALimit("stream"))
         #expect(throws: CodecError.tooManyPixels(width: 160, height: 120, limit: 10_000)) {
             _ = try ImageDecoder.info(of: data, limits: DecodingLimits(maxPixels: 10_000))
         }
@@ -123,6 +136,19 @@ import Testing
         // AVI and MPEG-TS are no formats Easel reads.
         let avi = try Data(contentsOf: try threeColourVideo(in: directory.url, name: "clip.avi", codec: ["-c:v", "mpeg4"]))
         #expect(throws: CodecError.unknownFormat) { _ = try ImageDecoder.info(of: avi) }
+    }
+
+    @Test func aDecodeNobodyWaitsForStops() throws {
+        let directory = try TemporaryDirectory()
+        let data = try Data(contentsOf: try threeColourVideo(in: directory.url, name: "clip.mp4"))
+        let info = try ImageDecoder.info(of: data, video: VideoPosition(second: 2.5))
+        let flag = CancellationFlag()
+        flag.raise()
+        #expect(throws: CodecError.cancelled) {
+            try WorkCancellation.run(with: flag) { _ = try ImageDecoder.decode(data, info: info) }
+        }
+        // The same decode, wanted, is made.
+        #expect(Self.near(Self.centre(try WorkCancellation.run(with: CancellationFlag()) { try ImageDecoder.decode(data, info: info) }), [0, 0, 255]))
     }
 
     @Test func videoTypesAreToldByTheirBytes() throws {

@@ -1,4 +1,6 @@
 import EaselCodecs
+import EaselPipeline
+import EaselRemote
 @testable import EaselServer
 import EaselSupport
 import EaselTestSupport
@@ -74,6 +76,30 @@ import Testing
             // thumbor: two watermark filters, two marks.
             let thumbor = try Self.bitmap(try await get(client, "/thumbor/unsafe/400x300/filters:watermark(green.png,10,10,0):watermark(green.png,-10,-10,0):format(png)/white.png"))
             #expect(Self.count(thumbor, x: 10..<50, y: 10..<30, channel: 1) == 800 && Self.count(thumbor, x: 350..<390, y: 270..<290, channel: 1) == 800)
+            // `wms` fits the mark into a box in the pixels of the requested size: times the dpr,
+            // and another identity with it.
+            func blue(_ path: String) async throws -> Int {
+                let answer = try await get(client, path)
+                #expect(answer.status == .ok, "\(path): \(String(buffer: answer.body))")
+                return Self.count(try Self.bitmap(answer), x: 0..<400, y: 0..<300, channel: 2)
+            }
+            let one = try await blue("/imgproxy/insecure/rs:fit:400:300/wm:1:nowe/wms:100:0/plain/local:///white.png@png")
+            let two = try await blue("/imgproxy/insecure/rs:fit:200:150/dpr:2/wm:1:nowe/wms:100:0/plain/local:///white.png@png")
+            #expect(abs(one - 100 * 50) < 200 && abs(two - 200 * 100) < 400, "\(one) and \(two) blue pixels")
+            // A box far past the image is refused, not made.
+            #expect(try await get(client, "/imgproxy/insecure/rs:fit:100:100/dpr:8/wm:1/wms:8192:8192/plain/local:///white.png@png").status.code >= 400)
+            // A shadow darkens the white around imgproxy's text mark.
+            let plain = try Self.bitmap(try await get(client, "/imgproxy/insecure/wm:1:ce/wmt:\(text)/plain/local:///white.png@png"))
+            let shadowed = try Self.bitmap(try await get(client, "/imgproxy/insecure/wm:1:ce/wmt:\(text)/wmsh:4/plain/local:///white.png@png"))
+            func grey(_ bitmap: Bitmap) -> Int {
+                var found = 0
+                for y in 0..<bitmap.height { for x in 0..<bitmap.width {
+                    let p = bitmap.pixel(x: x, y: y).map(Int.init)
+                    if p[0] < 235, abs(p[0] - p[1]) < 10, abs(p[1] - p[2]) < 10 { found += 1 }
+                } }
+                return found
+            }
+            #expect(grey(shadowed) > grey(plain) + 500, "\(grey(shadowed)) grey pixels with a shadow, \(grey(plain)) without")
             // At most 8 marks.
             let nine = Array(repeating: "wm=1", count: 9).joined(separator: ",")
             #expect(try await get(client, "/images/w=100,h=100,\(nine)/white.png").status == .badRequest)
@@ -109,5 +135,47 @@ import Testing
             try Data(try Data(contentsOf: server.origin.child("clip.mp4")).prefix(2000)).write(to: server.origin.child("cut.mp4"))
             #expect(try await get(client, "/images/w=80,h=60,f=png/cut.mp4").status.code >= 400)
         }
+    }
+
+    @Test func aVideoFromAnHTTPOriginOrS3IsAnsweredToo() async throws {
+        let directory = try TemporaryDirectory()
+        let clip = try Data(contentsOf: try threeColourVideo(in: directory.url, name: "clip.mp4"))
+        @Sendable func near(_ bitmap: Bitmap, _ colour: [Int]) -> Bool {
+            zip(bitmap.pixel(x: bitmap.width / 2, y: bitmap.height / 2).prefix(3).map(Int.init), colour).allSatisfy { abs($0 - $1) <= 16 }
+        }
+        // HTTP: an origin on loopback, sending it as video/mp4.
+        let origin = Origin()
+        origin.serve("/clip.mp4", .file(clip, headers: ["Content-Type": "video/mp4"]))
+        try await origin.run { base in
+            let server = try TestServer { $0.origin = base.absoluteString; $0.allowUnsignedAdHoc = true }
+            try await server.test { (client: any TestClientProtocol) async throws in
+                let answer = try await get(client, "/images/w=80,h=60,f=png,t=2.5/clip.mp4")
+                #expect(answer.status == .ok, "\(String(buffer: answer.body))")
+                #expect(near(try Self.bitmap(answer), [0, 0, 255]), "blue at 2.5 s")
+            }
+        }
+        // S3: moto's server, through the pipeline's S3 fetcher.
+        let s3 = try await S3TestServer.shared()
+        let key = "video-\(UUID().uuidString)/clip.mp4"
+        let client = S3Client(configuration: try .fromEnvironment(s3.environment))
+        try await client.put(bucket: S3TestServer.bucket, key: key, data: clip, contentType: "video/mp4")
+        let cache = try TemporaryDirectory()
+        let pipeline = try ImagePipeline(configuration: .init(formats: [], cacheDirectory: cache.url, fetchers: [S3Fetcher(client: client)],
+                                                              downloadRate: nil))
+        var request = ImageRequest(url: URL(string: "s3://\(S3TestServer.bucket)/\(key)")!,
+                                   processing: .processors([Resize(width: 80, height: 60)]))
+        do {
+            request.video = VideoPosition(second: 0.5)
+            let red = try await pipeline.image(for: request)
+            #expect(red.image.width == 80 && near(red.image, [255, 0, 0]), "red at 0.5 s")
+            request.video = VideoPosition(second: 1.5)
+            #expect(near(try await pipeline.image(for: request).image, [0, 128, 0]), "green at 1.5 s: another variant")
+        } catch {
+            await pipeline.close()
+            try await client.shutdown()
+            throw error
+        }
+        await pipeline.close()
+        try await client.shutdown()
     }
 }

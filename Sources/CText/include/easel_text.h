@@ -14,8 +14,11 @@
  * up to 4 ems a byte. (DejaVu's runs are 1.164 em tall: at 48 px, 9362 bytes; at 4096 px, 109.) */
 #define EASEL_TEXT_MAX_BYTES_TIMES_SIZE 524287.0
 /* Text whose tallest run (a line of its largest font, about 1.2 em) is taller than this many
- * pixels is drawn as filled outlines, in the style's colour only (see easel_text_render). */
-#define EASEL_TEXT_OUTLINE_HEIGHT 256
+ * pixels is drawn as filled outlines, in the style's colour only (see easel_text_render). 128
+ * rather than cairo 1.17's own 256: cairo 1.16 keeps every glyph it draws as an image in caches
+ * bounded by count, not bytes, so many distinct sizes could hold hundreds of megabytes at 256
+ * (about a quarter of that at 128). */
+#define EASEL_TEXT_OUTLINE_HEIGHT 128
 /* The largest width or height measure gives (cairo's limit on an image surface's side). */
 #define EASEL_TEXT_MAX_SIDE 32767
 
@@ -51,7 +54,7 @@ int easel_text_measure(const easel_text_style *style, int *width, int *height, c
  * zeroed), at the placement measure gives: width and height should be what it returned. Returns 1,
  * or 0 with a message.
  *
- * Text with a run taller than EASEL_TEXT_OUTLINE_HEIGHT (over about 220 px for DejaVu) is filled
+ * Text with a run taller than EASEL_TEXT_OUTLINE_HEIGHT (over about 110 px for DejaVu) is filled
  * as outlines, all in the style's colour: markup's colours are not drawn there. (cairo 1.16 keeps
  * each glyph it draws as an image, in caches bounded only in number of glyphs: megabytes each at
  * such sizes, without bound in all.)

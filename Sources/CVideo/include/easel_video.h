@@ -13,7 +13,8 @@
  * Every call is independent (open, work, close) and safe from any thread. Each returns 1 on
  * success; 0 with a message for a file that is damaged, truncated or not a video FFmpeg can
  * read; -1 with a message when one of the limits refuses it; -2 with a message when it holds
- * no video stream, or only video in a codec (or a container) that is not allowed. */
+ * no video stream, or only video in a codec (or a container) that is not allowed; -3 when
+ * limits->should_stop asked easel_video_frame to stop. */
 
 #define EASEL_VIDEO_MESSAGE_SIZE 200
 
@@ -24,9 +25,16 @@ typedef struct {
                                 * allocate (a header that understates the size does not help) */
     double max_duration;       /* seconds; refuse a longer file (0: no limit; an unknown
                                 * duration passes, since the decoding bounds still hold) */
-    int max_frames_decoded;    /* frames decoded for one easel_video_frame call (after its seek)
-                                * before it gives up, e.g. 1000; packets read are bounded at
-                                * twice this plus 100 */
+    int max_frames_decoded;    /* frames decoded for one easel_video_frame call (after its seek),
+                                * e.g. 1000; packets read are bounded at twice this plus 100.
+                                * Past either bound, the last frame decoded is the answer (the
+                                * nearest before the time asked for), or -1 when none was */
+    int64_t max_pixels;        /* the most pixels any decoder, stream analysis's included, may
+                                * allocate for a frame, with room for its alignment (0:
+                                * max_width x max_height); the probed size is the caller's to
+                                * check against it */
+    int (*should_stop)(void);  /* NULL, or asked before each packet easel_video_frame reads:
+                                * nonzero stops it with -3 (the work is no longer wanted) */
 } easel_video_limits;
 
 typedef struct {

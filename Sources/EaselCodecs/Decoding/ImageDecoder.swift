@@ -169,7 +169,7 @@ public enum ImageDecoder {
             ColorConverter.convertToSRGB(&bitmap, from: profile)
             return bitmap
         }
-        // A later frame of an animation, as a still (`info(of:limits:page:embeddedThumbnail:)`).
+        // A later frame of an animation, as a still (`info(of:limits:page:embeddedThumbnail:video:)`).
         if info.page > 0, info.fileType == .gif || info.fileType == .webp {
             return try frame(info.page, of: data, info: info, limits: limits).converted(to: pixelFormat)
         }

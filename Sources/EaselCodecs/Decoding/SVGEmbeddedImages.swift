@@ -21,6 +21,8 @@ enum SVGEmbeddedImages {
             let type = try? ImageFileType.sniff(url.payload)
             guard url.declaredImage || type != nil else { continue }
             if nested { throw corrupt("an embedded SVG embeds images of its own") }
+            // (gdk-pixbuf draws no video: one is refused before FFmpeg reads it.)
+            if type?.isVideo == true { throw corrupt("an embedded video") }
             // An embedded SVG first: it may embed nothing, so reading its header below (which
             // checks its own embedded images) never goes deeper.
             if type == .svg { try check(url.payload, limits: limits, nested: true) }

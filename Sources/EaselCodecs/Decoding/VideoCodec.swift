@@ -52,15 +52,25 @@ public struct VideoDetails: Sendable, Hashable {
 /// (`DecodingLimits.maxVideoDuration`, `.maxVideoStreams`); decoding after the seek is bounded
 /// in frames. The display matrix's rotation is the image's orientation.
 enum VideoCodec {
-    /// Frames decoded after a seek, at most, before the frame asked for must have come.
+    /// Frames decoded after a seek, at most, before the frame asked for must have come (past
+    /// it, or past `decodePixelBudget`, the last frame decoded is the image: the nearest before
+    /// the time asked for).
     static let maxFramesDecoded = 1000
+    /// Pixels decoded for one frame, at most, over all the frames after the seek: 1000 frames
+    /// of 1080p, 240 of 4K (a few seconds of one core).
+    static let decodePixelBudget = 2_073_600_000
 
-    static func limits(_ limits: DecodingLimits) -> easel_video_limits {
-        // (The pixels are checked against `maxPixels` from the probe's size, and a frame of
-        // any other size is refused: no decode allocates more than that.)
+    static func limits(_ limits: DecodingLimits, framePixels: Int = 0) -> easel_video_limits {
+        // `maxPixels` bounds the probed size and what every decoder may allocate, stream
+        // analysis included; a frame of another size than the probe's is refused.
         let side = Int32(clamping: min(limits.maxSide, 16_384))
+        // Asked before each packet: a decode nobody waits for any more (its deadline passed, its
+        // last requester left) stops there.
+        let frames = framePixels > 0 ? max(1, min(maxFramesDecoded, decodePixelBudget / framePixels)) : maxFramesDecoded
         return easel_video_limits(max_streams: Int32(clamping: limits.maxVideoStreams), max_width: side, max_height: side,
-                                  max_duration: limits.maxVideoDuration, max_frames_decoded: Int32(maxFramesDecoded))
+                                  max_duration: max(limits.maxVideoDuration, 1e-9),  // (the shim takes 0 for "no limit")
+                                  max_frames_decoded: Int32(frames), max_pixels: Int64(clamping: limits.maxPixels),
+                                  should_stop: { WorkCancellation.isCancelled ? 1 : 0 })
     }
 
     static func error(_ result: Int32, _ message: [CChar], format: ImageFileType) -> CodecError {
@@ -68,6 +78,7 @@ enum VideoCodec {
         switch result {
         case -1: return .invalidParameters("video refused by a limit: \(text)")
         case -2: return .unsupportedFormat("video: \(text)")
+        case -3: return .cancelled
         default: return .corrupt(format: format, reason: text.isEmpty ? "unreadable video" : text)
         }
     }
@@ -103,7 +114,7 @@ enum VideoCodec {
     static func decode(_ data: Data, info: ImageInfo, limits: DecodingLimits) throws -> Bitmap {
         let position = info.video?.position ?? .default
         var message = [CChar](repeating: 0, count: Int(EASEL_VIDEO_MESSAGE_SIZE))
-        var videoLimits = Self.limits(limits)
+        var videoLimits = Self.limits(limits, framePixels: info.width * info.height)
         var bitmap = Bitmap(width: info.width, height: info.height, pixelFormat: .rgba8)
         let rowBytes = bitmap.rowBytes
         var frameTime = 0.0

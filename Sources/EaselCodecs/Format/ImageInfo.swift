@@ -26,11 +26,11 @@ public struct ImageInfo: Sendable, Hashable {
     /// (HEIF); 1 otherwise.
     public var frameCount: Int
     /// The page (TIFF, PDF) or frame (an animated GIF or WebP) these facts describe and a decode
-    /// with them makes: 0, the first, unless `ImageDecoder.info(of:limits:page:embeddedThumbnail:)` was asked for
+    /// with them makes: 0, the first, unless `ImageDecoder.info(of:limits:page:embeddedThumbnail:video:)` was asked for
     /// another.
     public var page = 0
     /// These facts, and a decode with them, are a HEIC's or AVIF's embedded thumbnail rather
-    /// than its primary image (`ImageDecoder.info(of:limits:page:embeddedThumbnail:)` was asked
+    /// than its primary image (`ImageDecoder.info(of:limits:page:embeddedThumbnail:video:)` was asked
     /// for it and the file has one).
     public var isEmbeddedThumbnail = false
     /// Bits per sample as stored (AVIF and HEIC: 8, 10 or 12); 8 otherwise.

@@ -72,6 +72,10 @@ public struct Watermark: ImageProcessor {
     /// width (when `scale` is not 0) and `heightScale` × its height, its aspect ratio kept
     /// (imgproxy's scale, thumbor's `w_ratio` and `h_ratio`).
     public var heightScale: Double
+    /// When `scale` and `heightScale` are 0: the mark fitted into this box in pixels, enlarged
+    /// if need be, its aspect ratio kept; a side of 0 follows the other (imgproxy's
+    /// `watermark_size`). Nil: the mark at its own size.
+    public var box: (width: Int, height: Int)?
     /// 0: no shadow. Otherwise a soft black shadow under the mark (imgproxy's
     /// `watermark_shadow`): the mark's coverage blurred with this Gaussian sigma (at most
     /// `maxShadowSigma`), at 60 % opacity, moved down and right by half the sigma.
@@ -114,7 +118,8 @@ public struct Watermark: ImageProcessor {
     /// `heightScale` after the scale when it is above 0; never reads the mark's pixels.
     public var identifier: String {
         "watermark(\(markIdentifier),\(opacity),\(position),\(offsetX),\(offsetY),\(scale)"
-            + (heightScale > 0 ? ",h\(heightScale)" : "") + (shadowSigma > 0 ? ",sh\(shadowSigma))" : ")")
+            + (heightScale > 0 ? ",h\(heightScale)" : "") + (fittedBox.map { ",box\($0.width)x\($0.height)" } ?? "")
+            + (shadowSigma > 0 ? ",sh\(shadowSigma))" : ")")
     }
 
     /// Offsets are clamped to this magnitude before any arithmetic, so no sum can overflow.
@@ -124,14 +129,26 @@ public struct Watermark: ImageProcessor {
 
     /// The mark as it will be drawn onto a `imageWidth × imageHeight` image.
     /// - Throws: `CodecError.invalidParameters` when scaling would make a mark of more than four
-    ///   times the image's pixels (a very tall, narrow mark): it could only be clipped.
+    ///   times the image's pixels (a very tall, narrow mark, or a box far larger than the
+    ///   image): it could only be clipped.
+    /// The box the mark is fitted into, when it is (`box` with a side above 0, no scale).
+    var fittedBox: (width: Int, height: Int)? {
+        guard scale == 0, heightScale == 0, let box, box.width > 0 || box.height > 0 else { return nil }
+        return (max(0, box.width), max(0, box.height))
+    }
+
     func scaledMark(imageWidth: Int, imageHeight: Int) throws -> Bitmap {
         let rgba = mark.converted(to: .rgba8)
-        guard scale > 0 || heightScale > 0 else { return rgba }
         // The factor the mark is scaled by: the smaller of the two boxes' (fit inside both).
         var factor = Double.infinity
-        if scale > 0 { factor = Double(imageWidth) * scale / Double(rgba.width) }
-        if heightScale > 0 { factor = min(factor, Double(imageHeight) * heightScale / Double(rgba.height)) }
+        if let box = fittedBox {
+            if box.width > 0 { factor = Double(box.width) / Double(rgba.width) }
+            if box.height > 0 { factor = min(factor, Double(box.height) / Double(rgba.height)) }
+        } else {
+            guard scale > 0 || heightScale > 0 else { return rgba }
+            if scale > 0 { factor = Double(imageWidth) * scale / Double(rgba.width) }
+            if heightScale > 0 { factor = min(factor, Double(imageHeight) * heightScale / Double(rgba.height)) }
+        }
         let width = max(1, Int(checked: min(Double(1 << 24), Double(rgba.width) * factor).rounded()))
         let exactHeight = Double(rgba.height) * Double(width) / Double(rgba.width)
         guard exactHeight * Double(width) <= Double(max(1 << 22, 4 * imageWidth * imageHeight)) else {

@@ -303,20 +303,13 @@ struct ProcessingOptions: Sendable {
             // Offsets, shadows and sizes are in the pixels of the requested size, so they scale
             // with the dpr.
             func scaled(_ value: Int) -> Int { Int(checked: (Double(value) * dpr).rounded()) }
-            var image = mark.image
-            if let size = watermark.size, watermark.scale == 0 {
-                do {
-                    image = try Resize(width: max(1, scaled(size.width == 0 ? limit : size.width)),
-                                       height: max(1, scaled(size.height == 0 ? limit : size.height)), mode: .fit, upscale: true).process(image)
-                } catch {
-                    throw RequestError.invalid("bad watermark size: \(error)")
-                }
-            }
             do {
-                var step = try Watermark.validated(mark: image, markIdentifier: mark.identifier + (watermark.size.map { ",size\($0.width)x\($0.height)" } ?? ""),
+                var step = try Watermark.validated(mark: mark.image, markIdentifier: mark.identifier,
                                                    opacity: watermark.opacity, position: watermark.position,
                                                    offsetX: scaled(watermark.offsetX), offsetY: scaled(watermark.offsetY),
                                                    scale: watermark.scale, heightScale: watermark.heightScale)
+                // The box in the pixels of the result (its identity is in the step's).
+                step.box = watermark.size.map { (scaled($0.width), scaled($0.height)) }
                 step.shadowSigma = min(Watermark.maxShadowSigma, watermark.shadow * dpr)
                 chain.append(step)
             } catch {

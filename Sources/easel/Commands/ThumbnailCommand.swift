@@ -38,6 +38,10 @@ struct ThumbnailCommand: ParsableCommand {
     var firstFrame = false
     @Option(help: "The page of a PDF or TIFF, or the frame of an animated GIF or WebP (as a still), to make the thumbnail from; 0, the first, by default.")
     var page = 0
+    @Option(name: .customLong("at"), help: "Of a video (MP4, MOV, WebM, MKV), the second of the frame to make the thumbnail from; 1, by default (the first frame of a shorter video).")
+    var second: Double = VideoPosition.default.second
+    @Flag(name: .customLong("keyframe"), help: "Of a video, the key frame at or before --at (faster: nothing after it is decoded).")
+    var keyframe = false
     @Flag(name: .customLong("keep-copyright"), help: "Keep the source's EXIF Artist and Copyright (JPEG, PNG and WebP outputs); outputs carry no other metadata.")
     var keepCopyright = false
     @Flag(name: .customLong("keep-profile"), help: "Keep the source's ICC profile (embedded in JPEG and PNG outputs) instead of converting to sRGB.")
@@ -68,6 +72,7 @@ struct ThumbnailCommand: ParsableCommand {
         if let quality { guard (1...100).contains(quality) else { throw ValidationError("--quality must be 1–100") } }
         guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1") }
         guard page >= 0 else { throw ValidationError("--page is 0 or more (0: the first)") }
+        guard second >= 0, second <= VideoPosition.maxSecond else { throw ValidationError("--at is 0–\(Int(VideoPosition.maxSecond)) seconds") }
         guard format != .svg else { throw ValidationError("--format svg: a thumbnail is pixels (the server serves SVG sources as SVG with f=svg)") }
     }
 
@@ -112,7 +117,8 @@ struct ThumbnailCommand: ParsableCommand {
                 let started = DispatchTime.now().uptimeNanoseconds
                 do {
                     let size = try Self.thumbnail(input: input, output: output, resize: resize, encoding: encoding, keepProfile: keepProfile,
-                                                  animate: !firstFrame, keepCopyright: keepCopyright, page: page)
+                                                  animate: !firstFrame, keepCopyright: keepCopyright, page: page,
+                                                  video: VideoPosition(second: second, keyframeOnly: keyframe))
                     let ms = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e6
                     results.set(index, "\(input) -> \(output) (\(size.width)×\(size.height), \(String(format: "%.1f", ms)) ms)", failed: false, worker: worker)
                 } catch {
@@ -160,9 +166,9 @@ struct ThumbnailCommand: ParsableCommand {
     /// profile goes into JPEG and PNG outputs; WebP and AVIF outputs are always sRGB).
     static func thumbnail(input: String, output: String, resize: Resize, encoding: ImageEncoder.Options,
                           keepProfile: Bool = false, animate: Bool = true, keepCopyright: Bool = false,
-                          page: Int = 0) throws -> (width: Int, height: Int) {
+                          page: Int = 0, video: VideoPosition = .default) throws -> (width: Int, height: Int) {
         let data = try readInput(input, limit: DecodingLimits.default.maxInputBytes)
-        let info = try ImageDecoder.info(of: data, page: page)
+        let info = try ImageDecoder.info(of: data, page: page, video: video)
         // An animation to WebP or GIF keeps every frame, each resized and encoded as it is read;
         // one over the frame or animation-pixel limits is made from its first frame, as before.
         let animationEncoder: (any AnimationEncoder)? = switch encoding {
