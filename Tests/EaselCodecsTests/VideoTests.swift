@@ -21,15 +21,15 @@ import Testing
     static let colours = [(0.5, [255, 0, 0]), (1.5, [0, 128, 0]), (2.5, [0, 0, 255])]
 
     @Test(arguments: [
-        ("h264.mp4", ["-c:v", "libx264", "-g", "25"]),
-        ("hevc.mov", ["-c:v", "libx265", "-x265-params", "log-level=error:pools=1:frame-threads=1", "-g", "25", "-tag:v", "hvc1"]),
-        ("vp9.webm", ["-c:v", "libvpx-vp9", "-b:v", "200k", "-deadline", "realtime", "-g", "25"]),
-        ("vp8.webm", ["-c:v", "libvpx", "-b:v", "200k", "-deadline", "realtime", "-g", "25"]),
-        ("h264.mkv", ["-c:v", "libx264", "-g", "25"]),
+        ("h264.mp4", ["-c:v", "libx264", "-preset", "ultrafast", "-g", "10"]),
+        ("hevc.mov", ["-c:v", "libx265", "-preset", "ultrafast", "-x265-params", "log-level=error:pools=none:frame-threads=1", "-g", "10", "-tag:v", "hvc1"]),
+        ("vp9.webm", ["-c:v", "libvpx-vp9", "-b:v", "200k", "-deadline", "realtime", "-cpu-used", "8", "-g", "10"]),
+        ("vp8.webm", ["-c:v", "libvpx", "-b:v", "200k", "-deadline", "realtime", "-cpu-used", "8", "-g", "10"]),
+        ("h264.mkv", ["-c:v", "libx264", "-preset", "ultrafast", "-g", "10"]),
     ])
-    func eachSecondShowsItsSegmentsColour(name: String, codec: [String]) throws {
+    func eachSecondShowsItsSegmentsColour(name: String, codec: [String]) async throws {
         let directory = try TemporaryDirectory()
-        let data = try Data(contentsOf: try threeColourVideo(in: directory.url, name: name, codec: codec))
+        let data = try Data(contentsOf: try await threeColourVideo(in: directory.url, name: name, codec: codec))
         let info = try ImageDecoder.info(of: data)
         #expect(info.fileType == (name.hasSuffix(".mp4") || name.hasSuffix(".mov") ? .mp4 : .matroska))
         #expect(info.width == 160 && info.height == 120 && !info.hasAlpha)
@@ -46,36 +46,37 @@ import Testing
         #expect(Self.near(Self.centre(try ImageDecoder.decode(data)), [0, 128, 0]))
     }
 
-    @Test func aKeyFrameIsTheOneAtOrBeforeTheSecond() throws {
+    @Test func aKeyFrameIsTheOneAtOrBeforeTheSecond() async throws {
         let directory = try TemporaryDirectory()
-        // One key frame every 2 s (50 frames): at 1.5 s, the key frame of 0 s is still red.
-        let data = try Data(contentsOf: try threeColourVideo(in: directory.url, name: "gop.mp4",
-                                                             codec: ["-c:v", "libx264", "-g", "50", "-keyint_min", "50", "-sc_threshold", "0"]))
+        // One key frame every 2 s (20 frames): at 1.5 s, the key frame of 0 s is still red.
+        let data = try Data(contentsOf: try await threeColourVideo(in: directory.url, name: "gop.mp4",
+                                                             codec: ["-c:v", "libx264", "-preset", "ultrafast", "-g", "20", "-keyint_min", "20",
+                                                                     "-sc_threshold", "0"]))
         let exact = try ImageDecoder.decode(data, info: try ImageDecoder.info(of: data, video: VideoPosition(second: 1.5)))
         let key = try ImageDecoder.decode(data, info: try ImageDecoder.info(of: data, video: VideoPosition(second: 1.5, keyframeOnly: true)))
         #expect(Self.near(Self.centre(exact), [0, 128, 0]))
         #expect(Self.near(Self.centre(key), [255, 0, 0]), "\(Self.centre(key))")
     }
 
-    @Test func aSecondPastTheEndIsTheFirstFrame() throws {
+    @Test func aSecondPastTheEndIsTheFirstFrame() async throws {
         let directory = try TemporaryDirectory()
-        let data = try Data(contentsOf: try threeColourVideo(in: directory.url, name: "clip.mp4"))
+        let data = try Data(contentsOf: try await threeColourVideo(in: directory.url, name: "clip.mp4"))
         let info = try ImageDecoder.info(of: data, video: VideoPosition(second: 40))
         #expect(info.video?.position.second == 0)
         #expect(Self.near(Self.centre(try ImageDecoder.decode(data, info: info)), [255, 0, 0]))
     }
 
-    @Test func theDisplayMatrixTurnsTheFrameAsFFmpegDoes() throws {
+    @Test func theDisplayMatrixTurnsTheFrameAsFFmpegDoes() async throws {
         let directory = try TemporaryDirectory()
         // Red over blue, with a display matrix of a quarter turn; ffmpeg's own autorotated frame
         // is the reference (FFmpeg 5.1 writes `rotate=90` as a matrix that turns the frame a
         // quarter counter-clockwise for display: red ends on the left).
         let quiet = ["-hide_banner", "-loglevel", "error", "-y"]
-        #expect(try runTool(ffmpeg, quiet + ["-f", "lavfi", "-i", "color=c=red:s=160x120:d=1,drawbox=x=0:y=60:w=160:h=60:c=blue:t=fill,format=yuv420p",
+        #expect(try await runToolOffThePool(ffmpeg, quiet + ["-f", "lavfi", "-i", "color=c=red:s=160x120:d=1,drawbox=x=0:y=60:w=160:h=60:c=blue:t=fill,format=yuv420p",
                                              "-c:v", "libx264", directory.child("updown.mp4").path]))
-        #expect(try runTool(ffmpeg, quiet + ["-i", directory.child("updown.mp4").path, "-c", "copy", "-metadata:s:v:0", "rotate=90",
+        #expect(try await runToolOffThePool(ffmpeg, quiet + ["-i", directory.child("updown.mp4").path, "-c", "copy", "-metadata:s:v:0", "rotate=90",
                                              directory.child("turned.mp4").path]))
-        #expect(try runTool(ffmpeg, quiet + ["-i", directory.child("turned.mp4").path, "-frames:v", "1", directory.child("ffmpeg.png").path]))
+        #expect(try await runToolOffThePool(ffmpeg, quiet + ["-i", directory.child("turned.mp4").path, "-frames:v", "1", directory.child("ffmpeg.png").path]))
         let data = try Data(contentsOf: directory.child("turned.mp4"))
         let info = try ImageDecoder.info(of: data, video: VideoPosition(second: 0.5))
         #expect(info.orientation == 8 && info.uprightWidth == 120 && info.uprightHeight == 160)
@@ -89,9 +90,9 @@ import Testing
         #expect(Self.near(frame.pixel(x: 20, y: 80).prefix(3).map(Int.init), [255, 0, 0]), "red on the left")
     }
 
-    @Test func damagedAndRefusedVideosAreTypedErrors() throws {
+    @Test func damagedAndRefusedVideosAreTypedErrors() async throws {
         let directory = try TemporaryDirectory()
-        let data = try Data(contentsOf: try threeColourVideo(in: directory.url, name: "clip.mp4",
+        let data = try Data(contentsOf: try await threeColourVideo(in: directory.url, name: "clip.mp4",
                                                              extra: ["-movflags", "+faststart"]))
         // Cut short: the index is there, the frames are not.
         let cut = data.prefix(data.count / 3)
@@ -115,7 +116,7 @@ import Testing
         noVideo.maxVideoDuration = 0
         #expect(performing: { _ = try ImageDecoder.info(of: data, limits: noVideo) }, throws: refusedByALimit("lasts"))
         #expect(DecodingLimits().tightened(by: noVideo).maxVideoDuration == 0, "0 is the tightest")
-        let twoStreams = try Data(contentsOf: try threeColourVideo(in: directory.url, name: "sound.mp4", audio: true))
+        let twoStreams = try Data(contentsOf: try await threeColourVideo(in: directory.url, name: "sound.mp4", audio: true))
         #expect(try ImageDecoder.info(of: twoStreams).video?.streams == 2)
         var oneStream = DecodingLimits()
         oneStream.maxVideoStreams = 1
@@ -126,7 +127,7 @@ import Testing
         // A video has no pages.
         #expect(throws: CodecError.noSuchPage(page: 1, pages: 1)) { _ = try ImageDecoder.info(of: data, page: 1) }
         // A codec that is not allowed (MPEG-2 in Matroska) is unsupported, not decoded.
-        let mpeg2 = try Data(contentsOf: try threeColourVideo(in: directory.url, name: "mpeg2.mkv", codec: ["-c:v", "mpeg2video"]))
+        let mpeg2 = try Data(contentsOf: try await threeColourVideo(in: directory.url, name: "mpeg2.mkv", codec: ["-c:v", "mpeg2video"]))
         #expect {
             _ = try ImageDecoder.info(of: mpeg2)
         } throws: { error in
@@ -134,13 +135,13 @@ import Testing
             return false
         }
         // AVI and MPEG-TS are no formats Easel reads.
-        let avi = try Data(contentsOf: try threeColourVideo(in: directory.url, name: "clip.avi", codec: ["-c:v", "mpeg4"]))
+        let avi = try Data(contentsOf: try await threeColourVideo(in: directory.url, name: "clip.avi", codec: ["-c:v", "mpeg4"]))
         #expect(throws: CodecError.unknownFormat) { _ = try ImageDecoder.info(of: avi) }
     }
 
-    @Test func aDecodeNobodyWaitsForStops() throws {
+    @Test func aDecodeNobodyWaitsForStops() async throws {
         let directory = try TemporaryDirectory()
-        let data = try Data(contentsOf: try threeColourVideo(in: directory.url, name: "clip.mp4"))
+        let data = try Data(contentsOf: try await threeColourVideo(in: directory.url, name: "clip.mp4"))
         let info = try ImageDecoder.info(of: data, video: VideoPosition(second: 2.5))
         let flag = CancellationFlag()
         flag.raise()

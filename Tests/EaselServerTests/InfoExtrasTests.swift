@@ -15,6 +15,10 @@ import Testing
         try #require(try JSONSerialization.jsonObject(with: Data(buffer: response.body)) as? [String: Any], "\(String(buffer: response.body))")
     }
 
+    /// The face canvas both face tests use (its face box at 746,450, 95 × 95; the distractor at
+    /// 90,60), painted and encoded once.
+    static let canvas = try! ImageEncoder.encode(try! faceCanvas(face: (720, 420), loud: (90, 60)), as: .png())
+
     /// Three bands, red over half the image, green over 30 %, blue over 20 %.
     static let bands = painted(width: 200, height: 100) { x, _ in
         x < 100 ? [255, 0, 0, 255] : (x < 160 ? [0, 255, 0, 255] : [0, 0, 255, 255])
@@ -79,24 +83,26 @@ import Testing
         let python = AutoQualityTests.python()
         try #require(FileManager.default.isExecutableFile(atPath: python), "no Python with imagehash at \(python): run `make deps`")
         let directory = try TemporaryDirectory()
-        var ours: [(UInt64, UInt64)] = []
-        var arguments = ["-c", """
+        let names = ["astronaut.jpg", "chelsea-cat.jpg", "coffee-cup.jpg", "rocket-launchpad.jpg", "hubble-deep-field.jpg", "cameraman-gray.jpg"]
+        let script = """
             import sys, imagehash
             from PIL import Image
             with open(sys.argv[1], "w") as out:
                 for path in sys.argv[2:]:
                     image = Image.open(path)
                     out.write("%s %s\\n" % (imagehash.dhash(image), imagehash.phash(image)))
-            """, directory.child("out.txt").path]
-        for name in ["astronaut.jpg", "chelsea-cat.jpg", "coffee-cup.jpg", "rocket-launchpad.jpg", "hubble-deep-field.jpg", "cameraman-gray.jpg"] {
-            let decoded = try ImageDecoder.decode(try Data(contentsOf: sampleURL(name)), covering: (100, 100))
-            let preview = try Resize(width: 100, height: 100).process(decoded)
-            let file = directory.child("\(name).png")
-            try ImageEncoder.encode(preview, as: .png()).write(to: file)
-            arguments.append(file.path)
-            ours.append((try ImageAnalysis.differenceHash(preview), try ImageAnalysis.perceptualHash(preview)))
+            """
+        // (The previews and our hashes off the cooperative pool.)
+        let ours = try await offThePool { () throws -> [(UInt64, UInt64)] in
+            try names.map { name in
+                let decoded = try ImageDecoder.decode(try Data(contentsOf: sampleURL(name)), covering: (100, 100))
+                let preview = try Resize(width: 100, height: 100).process(decoded)
+                try ImageEncoder.encode(preview, as: .png()).write(to: directory.child("\(name).png"))
+                return (try ImageAnalysis.differenceHash(preview), try ImageAnalysis.perceptualHash(preview))
+            }
         }
-        #expect(try runTool(python, arguments, timeout: 120), "imagehash ran")
+        let arguments = ["-c", script, directory.child("out.txt").path] + names.map { directory.child("\($0).png").path }
+        #expect(try await runToolOffThePool(python, arguments, timeout: 120), "imagehash ran")
         let lines = try String(contentsOf: directory.child("out.txt"), encoding: .utf8).split(separator: "\n")
         #expect(lines.count == ours.count)
         var distances: [Int] = []
@@ -112,8 +118,7 @@ import Testing
     @Test func theCropIsWhereTheGravityWouldPutIt() async throws {
         try #require(FaceDetector.isAvailable, "OpenCV's cascades (opencv-data) are installed by make deps")
         let server = try TestServer { $0.allowUnsignedAdHoc = true }
-        // The face box at 746,450 (95 × 95); the distractor at 90,60.
-        try ImageEncoder.encode(try faceCanvas(face: (720, 420), loud: (90, 60)), as: .png()).write(to: server.origin.child("canvas.png"))
+        try await offThePool { Self.canvas }.write(to: server.origin.child("canvas.png"))
         try await server.test { (client: any TestClientProtocol) async throws in
             func crop(_ query: String) async throws -> [String: Any] {
                 let object = try Self.json(try await get(client, "/info/canvas.png?\(query)"))
@@ -146,7 +151,7 @@ import Testing
     @Test func facesAndTheMeanColourAreListedWhenAskedFor() async throws {
         try #require(FaceDetector.isAvailable, "OpenCV's cascades (opencv-data) are installed by make deps")
         let server = try TestServer { $0.allowUnsignedAdHoc = true }
-        try ImageEncoder.encode(try faceCanvas(face: (720, 420), loud: (90, 60)), as: .png()).write(to: server.origin.child("canvas.png"))
+        try await offThePool { Self.canvas }.write(to: server.origin.child("canvas.png"))
         try ImageEncoder.encode(Self.bands, as: .png()).write(to: server.origin.child("bands.png"))
         try await server.test { (client: any TestClientProtocol) async throws in
             let native = try Self.json(try await get(client, "/info/canvas.png?faces=1"))

@@ -1,4 +1,5 @@
 // Helpers shared by the test targets.
+import EaselSupport
 import Foundation
 
 /// A fresh directory under the system temporary directory, removed when released.
@@ -60,4 +61,20 @@ public func runTool(_ tool: String, _ arguments: [String], timeout: TimeInterval
     while process.isRunning, Date() < deadline { usleep(5_000) }
     if process.isRunning { process.terminate(); return false }
     return process.terminationStatus == 0
+}
+
+/// Threads for a test's blocking work — the child processes it waits for, long pixel loops — so
+/// that it does not hold the cooperative pool's few threads (two on a two-core machine), which
+/// every in-process server of the run needs too.
+let testWorkPool = BlockingIOPool(threadCount: 4)
+
+/// `body` run on `testWorkPool`, awaited. (Record expectations on the awaiting task, with what
+/// it returns: the pool's threads are no test's.)
+public func offThePool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await testWorkPool.perform { () throws -> T in try body() }
+}
+
+/// `runTool`, waited for on `testWorkPool`.
+public func runToolOffThePool(_ tool: String, _ arguments: [String], timeout: TimeInterval = 60) async throws -> Bool {
+    try await offThePool { try runTool(tool, arguments, timeout: timeout) }
 }
