@@ -21,6 +21,8 @@ struct InfoOptions: Sendable, Equatable {
     /// The mean colour (imgproxy's `average`; transparent pixels left out unless asked).
     var average = false
     var averageIncludesTransparent = false
+    /// The frame of a video the facts and extras are of (native `t`, imgproxy's `vts`).
+    var video = VideoPosition()
     /// imgproxy's names and shapes for what it has (`palette` as `R`, `G`, `B`, `A`, relative
     /// `crop`, `objects`, `average`).
     var imgproxyStyle = false
@@ -39,7 +41,8 @@ struct InfoOptions: Sendable, Equatable {
         return crop.gravity.offset(freeX: 0, freeY: 0) == nil
     }
 
-    /// The native form: `?palette=5&hashes=1&crop=300x200&gravity=face&faces=1&average=1`.
+    /// The native form: `?palette=5&hashes=1&crop=300x200&gravity=face&faces=1&average=1`, and
+    /// `t=SECONDS` for a video's frame.
     static func native(_ query: (String) -> Substring?) throws -> InfoOptions {
         var options = InfoOptions()
         func flag(_ name: String) throws -> Bool {
@@ -54,6 +57,12 @@ struct InfoOptions: Sendable, Equatable {
         options.hashes = try flag("hashes")
         options.faces = try flag("faces")
         options.average = try flag("average")
+        if let second = query("t") {
+            guard let value = Double(second), (0...VideoPosition.maxSecond).contains(value) else {
+                throw RequestError.invalid("t is 0–\(Int(VideoPosition.maxSecond)) seconds")
+            }
+            options.video.second = value
+        }
         if let crop = query("crop") {
             let sides = crop.split(separator: "x", omittingEmptySubsequences: false)
             guard sides.count == 2 else { throw RequestError.invalid("crop is WIDTHxHEIGHT") }
@@ -159,7 +168,9 @@ extension ImageServer {
         if let expires = url.options.expires, expires <= Int64(checked: Date().timeIntervalSince1970) {
             throw RequestError.notFound("the URL has expired")
         }
-        return try await infoAnswer(url.source, context, options: options)
+        var extras = options
+        extras.video = url.options.video
+        return try await infoAnswer(url.source, context, options: extras)
     }
 
     func infoAnswer(_ source: Source, _ context: EaselRequestContext, options: InfoOptions = InfoOptions(),
@@ -169,6 +180,7 @@ extension ImageServer {
         }
         var pipelineRequest = ImageRequest(url: try resolve(source), cacheKey: sourceKey(source))
         pipelineRequest.deadline = .milliseconds(Int64(checked: configuration.requestTimeout * 1000))
+        pipelineRequest.video = options.video
         guard admission.enter() else { throw RequestError.tooManyRequests }
         defer { admission.leave() }
         let details = try await pipeline.sourceDetails(for: pipelineRequest, analysisSide: options.needsAnalysis ? Self.analysisSide : nil)

@@ -139,6 +139,16 @@ import Testing
         #expect(throws: CodecError.unknownFormat) { _ = try ImageDecoder.info(of: avi) }
     }
 
+    @Test func anAnamorphicFrameIsShownAtItsDisplayWidth() async throws {
+        let directory = try TemporaryDirectory()
+        // Pixels twice as wide as they are tall: 160 coded columns shown as 320.
+        let data = try Data(contentsOf: try await threeColourVideo(in: directory.url, name: "wide.mp4", extra: ["-aspect", "8:3"]))
+        let info = try ImageDecoder.info(of: data)
+        #expect(info.width == 320 && info.height == 120 && info.video?.pixelAspect == 2 && info.video?.codedWidth == 160)
+        let frame = try ImageDecoder.decode(data, info: info)
+        #expect(frame.width == 320 && frame.height == 120 && Self.near(Self.centre(frame), [0, 128, 0]))
+    }
+
     @Test func aDecodeNobodyWaitsForStops() async throws {
         let directory = try TemporaryDirectory()
         let data = try Data(contentsOf: try await threeColourVideo(in: directory.url, name: "clip.mp4"))

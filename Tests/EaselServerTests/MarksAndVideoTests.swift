@@ -138,6 +138,17 @@ import Testing
             let video = try #require(info["video"] as? [String: Any])
             #expect(video["codec"] as? String == "vp9" && abs((video["duration"] as? Double ?? 0) - 3) < 0.1, "\(video)")
             #expect(try await get(client, "/images/w=80,h=60,t=-1/clip.mp4").status == .badRequest)
+            // The extras are of the frame asked for: blue at 2.5 s.
+            let late = try #require(try JSONSerialization.jsonObject(with: Data(buffer: try await get(client, "/info/clip.mp4?t=2.5&average=1").body))
+                as? [String: Any])
+            #expect((late["video"] as? [String: Any])?["frameSecond"] as? Double == 2.5)
+            let blue = ((late["average"] as? [String: Any])?["color"] as? String).map { hex in
+                stride(from: 1, to: 7, by: 2).map { Int(hex.dropFirst($0).prefix(2), radix: 16) ?? -1 }
+            } ?? []
+            #expect(blue.count == 3 && blue[0] < 20 && blue[1] < 20 && blue[2] > 235, "\(late)")
+            let imgproxyLate = try #require(try JSONSerialization.jsonObject(
+                with: Data(buffer: try await get(client, "/imgproxy/info/insecure/vts:0.5/avg:1/plain/local:///clip.webm").body)) as? [String: Any])
+            #expect(((imgproxyLate["average"] as? [String: Int])?["R"] ?? 0) > 240, "red at 0.5 s: \(imgproxyLate)")
             // A damaged video is a 4xx/5xx with a reason, never a crash.
             try Data(try Data(contentsOf: server.origin.child("clip.mp4")).prefix(2000)).write(to: server.origin.child("cut.mp4"))
             #expect(try await get(client, "/images/w=80,h=60,f=png/cut.mp4").status.code >= 400)

@@ -38,8 +38,13 @@ public struct VideoDetails: Sendable, Hashable {
     public var container: String
     /// Streams of every kind in the file.
     public var streams: Int
-    /// A pixel's width over its height (1: square).
+    /// A pixel's width over its height (1: square). The image has square pixels: an
+    /// anamorphic frame is stretched to its display width.
     public var pixelAspect: Double
+    /// The frame's size as coded (the image's width differs for an anamorphic video).
+    public var codedWidth: Int
+    /// The frame's coded height (the image's).
+    public var codedHeight: Int
     /// The frame the image is made from.
     public var position: VideoPosition
 }
@@ -98,36 +103,46 @@ enum VideoCodec {
         case 270: 8
         default: nil
         }
-        var info = ImageInfo(fileType: fileType, width: Int(probed.width), height: Int(probed.height), hasAlpha: false, isGrayscale: false,
+        // Square pixels: an anamorphic frame is as wide as it is shown (its pixel aspect within
+        // 1/64…64, else taken as square).
+        let aspect = probed.pixel_aspect > 1.0 / 64 && probed.pixel_aspect < 64 ? probed.pixel_aspect : 1
+        let displayWidth = abs(aspect - 1) < 0.001 ? Int(probed.width)
+            : max(1, Int(checked: (Double(probed.width) * aspect).rounded()))
+        var info = ImageInfo(fileType: fileType, width: displayWidth, height: Int(probed.height), hasAlpha: false, isGrayscale: false,
                              isProgressive: false, containerOrientation: orientation)
         let duration = probed.duration >= 0 ? probed.duration : nil
         // Past the end (or the default second of a shorter video): the first frame.
         var position = position
         if let duration, position.second >= duration { position.second = 0 }
         info.video = VideoDetails(duration: duration, codec: Self.text(probed.codec), container: fileType == .mp4 ? "mp4" : "matroska",
-                                  streams: Int(probed.streams), pixelAspect: probed.pixel_aspect > 0 ? probed.pixel_aspect : 1,
-                                  position: position)
+                                  streams: Int(probed.streams), pixelAspect: aspect, codedWidth: Int(probed.width),
+                                  codedHeight: Int(probed.height), position: position)
         return info
     }
 
-    /// The frame at the info's position, as RGBA8 in the stream's coded orientation.
+    /// The frame at the info's position, as RGBA8 in the stream's coded orientation, at its
+    /// display width.
     static func decode(_ data: Data, info: ImageInfo, limits: DecodingLimits) throws -> Bitmap {
         let position = info.video?.position ?? .default
         var message = [CChar](repeating: 0, count: Int(EASEL_VIDEO_MESSAGE_SIZE))
         var videoLimits = Self.limits(limits, framePixels: info.width * info.height)
-        var bitmap = Bitmap(width: info.width, height: info.height, pixelFormat: .rgba8)
+        let width = info.video?.codedWidth ?? info.width, height = info.video?.codedHeight ?? info.height
+        var bitmap = Bitmap(width: width, height: height, pixelFormat: .rgba8)
         let rowBytes = bitmap.rowBytes
         var frameTime = 0.0
         let result = data.withUnsafeBytes { raw in
             bitmap.withUnsafeMutableBytes { pixels in
                 easel_video_frame(raw.baseAddress!.assumingMemoryBound(to: UInt8.self), raw.count, &videoLimits, position.second,
                                   position.keyframeOnly ? 1 : 0, 1, pixels.baseAddress!.assumingMemoryBound(to: UInt8.self), rowBytes,
-                                  Int32(info.width), Int32(info.height), &frameTime, &message)
+                                  Int32(width), Int32(height), &frameTime, &message)
             }
         }
         guard result == 1 else { throw error(result, message, format: info.fileType) }
         bitmap.markOpaque()
-        return bitmap
+        guard width != info.width else { return bitmap }
+        var shown = try Resize(width: info.width, height: info.height, mode: .exact).process(bitmap)
+        shown.markOpaque()
+        return shown
     }
 
     /// A fixed-size C string field as text.

@@ -220,7 +220,8 @@ public struct Watermark: ImageProcessor {
         let opacity = Float(self.opacity)
         let rowBytes = result.rowBytes, markRowBytes = stamp.rowBytes
         let tiled = position == .tiled
-        let stepX = markWidth + max(0, Self.clamped(offsetX)), stepY = markHeight + max(0, Self.clamped(offsetY))
+        // Copies are laid out by the mark's own size (a shadow's margin overlaps the next copy).
+        let stepX = inner.width + max(0, Self.clamped(offsetX)), stepY = inner.height + max(0, Self.clamped(offsetY))
         var single = origin(width: width, height: height, markWidth: inner.width, markHeight: inner.height)
         single = (single.x - shift.x, single.y - shift.y)
         stamp.withUnsafeBytes { markBytes in
@@ -247,11 +248,11 @@ public struct Watermark: ImageProcessor {
                 }
                 if tiled {
                     for y in Swift.stride(from: 0, to: height, by: stepY) {
-                        for x in Swift.stride(from: 0, to: width, by: stepX) { draw(originX: x, originY: y) }
+                        for x in Swift.stride(from: 0, to: width, by: stepX) { draw(originX: x - shift.x, originY: y - shift.y) }
                     }
                 } else if position == .spread {
-                    for y in Self.spread(height, markHeight) {
-                        for x in Self.spread(width, markWidth) { draw(originX: x, originY: y) }
+                    for y in Self.spread(height, inner.height) {
+                        for x in Self.spread(width, inner.width) { draw(originX: x - shift.x, originY: y - shift.y) }
                     }
                 } else {
                     draw(originX: single.x, originY: single.y)

@@ -62,6 +62,9 @@ struct InfoCommand: ParsableCommand {
         if info.bitDepth > 8 { parts.append("\(info.bitDepth)-bit") }
         if info.frameCount > 1 { parts.append("\(info.frameCount) \(info.fileType == .heic ? "images" : "frames")") }
         if !info.entrySizes.isEmpty { parts.append("also " + info.entrySizes.map { "\($0.width)×\($0.height)" }.joined(separator: ", ")) }
+        if let video = info.video {
+            parts.append("\(video.codec) video" + (video.duration.map { String(format: ", %.2f s", $0) } ?? "") + ", \(video.streams) stream\(video.streams == 1 ? "" : "s")")
+        }
         switch info.colorProfile {
         case .none: break
         case .profile(let profile): parts.append("ICC profile \"\(printable(profile.description))\" (\(profile.colorSpace.rawValue.uppercased()))")
@@ -104,6 +107,10 @@ struct InfoCommand: ParsableCommand {
         if let exif = info.exif {
             object["exif"] = ["make": exif.make ?? NSNull(), "model": exif.model ?? NSNull(),
                               "dateTaken": exif.dateTaken ?? NSNull(), "gps": exif.hasGPS] as [String: Any]
+        }
+        if let video = info.video {
+            object["video"] = ["duration": video.duration ?? NSNull(), "codec": video.codec, "container": video.container,
+                               "streams": video.streams, "pixelAspect": video.pixelAspect] as [String: Any]
         }
         object.merge(hashes) { $1 }
         if let faces { object["faces"] = faces.map { ["x": $0.x, "y": $0.y, "width": $0.width, "height": $0.height] } }
