@@ -367,7 +367,8 @@ static int colour_matrix(const AVFrame *frame, enum AVCodecID codec) {
  * rows need be no larger than the pixels. ACCURATE_RND also keeps it off the fast
  * yuv420p-to-RGB path, which rounds the width up to 8 pixels; FULL_CHR_H_INT interpolates
  * chroma instead of repeating it. */
-static int convert(const AVFrame *frame, enum AVCodecID codec, uint8_t *pixels, size_t row_bytes, char *message) {
+static int convert(const AVFrame *frame, enum AVCodecID codec, uint8_t *pixels, size_t row_bytes, int out_width, int out_height,
+                   char *message) {
     enum AVPixelFormat format = frame->format;
     int full_range = frame->color_range == AVCOL_RANGE_JPEG;
     /* The deprecated "J" formats are their plain twins at full range. */
@@ -385,8 +386,12 @@ static int convert(const AVFrame *frame, enum AVCodecID codec, uint8_t *pixels, 
         return 0;
     }
     int width = frame->width, height = frame->height;
-    struct SwsContext *scaler = sws_getContext(width, height, format, width, height, AV_PIX_FMT_RGBA,
-                                               SWS_BILINEAR | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT, NULL, NULL, NULL);
+    /* At the size asked for, in the same pass as the conversion: bicubic when it shrinks (its
+     * filter widened to the ratio), bilinear (exact at 1:1) otherwise. */
+    int scales = out_width != width || out_height != height;
+    struct SwsContext *scaler = sws_getContext(width, height, format, out_width, out_height, AV_PIX_FMT_RGBA,
+                                               (scales ? SWS_BICUBIC : SWS_BILINEAR) | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT,
+                                               NULL, NULL, NULL);
     if (!scaler) {
         snprintf(message, EASEL_VIDEO_MESSAGE_SIZE, "swscale cannot convert %s frames", av_get_pix_fmt_name(format));
         return 0;
@@ -402,25 +407,25 @@ static int convert(const AVFrame *frame, enum AVCodecID codec, uint8_t *pixels, 
     }
     uint8_t *rgba[4] = {NULL};
     int linesize[4] = {0};
-    if (av_image_alloc(rgba, linesize, width, height, AV_PIX_FMT_RGBA, 64) < 0) {
+    if (av_image_alloc(rgba, linesize, out_width, out_height, AV_PIX_FMT_RGBA, 64) < 0) {
         sws_freeContext(scaler);
         set_message(message, "out of memory", 0);
         return 0;
     }
     int rows = sws_scale(scaler, (const uint8_t *const *)frame->data, frame->linesize, 0, height, rgba, linesize);
     sws_freeContext(scaler);
-    if (rows != height) {
+    if (rows != out_height) {
         av_freep(&rgba[0]);
         set_message(message, "swscale could not convert the frame", rows < 0 ? rows : 0);
         return 0;
     }
     /* A source with alpha would carry it through; the contract is opaque pixels. */
     int opaque = !(descriptor->flags & AV_PIX_FMT_FLAG_ALPHA);
-    for (int y = 0; y < height; y++) {
+    for (int y = 0; y < out_height; y++) {
         uint8_t *row = pixels + (size_t)y * row_bytes;
-        memcpy(row, rgba[0] + (size_t)y * linesize[0], (size_t)width * 4);
+        memcpy(row, rgba[0] + (size_t)y * linesize[0], (size_t)out_width * 4);
         if (!opaque)
-            for (int x = 0; x < width; x++) row[4 * x + 3] = 255;
+            for (int x = 0; x < out_width; x++) row[4 * x + 3] = 255;
     }
     av_freep(&rgba[0]);
     return 1;
@@ -437,8 +442,8 @@ static int64_t add_clamped(int64_t a, int64_t b) {
 }
 
 int easel_video_frame(const uint8_t *data, size_t size, const easel_video_limits *limits, double second, int keyframe_only,
-                      int threads, uint8_t *pixels, size_t row_bytes, int width, int height, double *frame_time,
-                      char *message) {
+                      int threads, uint8_t *pixels, size_t row_bytes, int width, int height, int out_width, int out_height,
+                      double *frame_time, char *message) {
     session s;
     AVDictionary *options = NULL;
     AVCodecContext *decoder = NULL;
@@ -449,7 +454,9 @@ int easel_video_frame(const uint8_t *data, size_t size, const easel_video_limits
         set_message(message, "the time asked for is not a number of seconds from 0", 0);
         return 0;
     }
-    if (!pixels || width < 1 || height < 1 || row_bytes < (size_t)width * 4) {
+    if (out_width == 0 && out_height == 0) out_width = width, out_height = height;
+    if (!pixels || width < 1 || height < 1 || out_width < 1 || out_height < 1 || out_width > 4 * width || out_height > 4 * height ||
+        row_bytes < (size_t)out_width * 4) {
         set_message(message, "the pixel rows are missing or too short for the frame", 0);
         return 0;
     }
@@ -599,7 +606,7 @@ int easel_video_frame(const uint8_t *data, size_t size, const easel_video_limits
         set_message(message, "no frame could be decoded", last_error);
         goto cleanup;
     }
-    result = convert(kept, parameters->codec_id, pixels, row_bytes, message);
+    result = convert(kept, parameters->codec_id, pixels, row_bytes, out_width, out_height, message);
     if (result == 1 && frame_time) {
         int64_t time = kept->best_effort_timestamp;
         *frame_time = time == AV_NOPTS_VALUE ? -1 : (double)add_clamped(time, -start) * time_base.num / time_base.den;

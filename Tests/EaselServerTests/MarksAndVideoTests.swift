@@ -107,6 +107,12 @@ import Testing
             }
             let (withShadow, without) = try await offThePool { (grey(shadowed), grey(plain)) }
             #expect(withShadow > without + 500, "\(withShadow) grey pixels with a shadow, \(without) without")
+            // imgproxy Pro's chained pipelines: one mark each (the second the configured blue).
+            let green = Self.base64("local:///green.png")
+            let chained = try Self.bitmap(try await get(client, "/imgproxy/insecure/rs:fit:400:300/wm:1:nowe/wmu:\(green)/-/wm:1:soea/plain/local:///white.png@png"))
+            #expect(try await Self.count(chained, x: 0..<40, y: 0..<20, channel: 1) == 800, "green at the top left")
+            #expect(try await Self.count(chained, x: 360..<400, y: 280..<300, channel: 2) == 800, "blue at the bottom right")
+            #expect(try await get(client, "/imgproxy/insecure/wm:1/-/rs:fit:10:10/plain/local:///white.png@png").status == .badRequest)
             // At most 8 marks.
             let nine = Array(repeating: "wm=1", count: 9).joined(separator: ",")
             #expect(try await get(client, "/images/w=100,h=100,\(nine)/white.png").status == .badRequest)

@@ -63,16 +63,18 @@ int easel_video_probe(const uint8_t *data, size_t size, const easel_video_limits
  * frame itself, decoding nothing after it. `threads` decoder threads (0 or 1: no thread is
  * created at all; at most 16).
  *
- * The frame is written as RGBA8 (alpha 255), converted by swscale honouring the frame's colour
+ * The frame is written as RGBA8 (alpha 255) at out_width x out_height (0 x 0: its own size; at
+ * most four times it a side: an anamorphic frame is stretched to its display width this way),
+ * scaled and converted in one swscale pass honouring the frame's colour
  * matrix (BT.601, BT.709, BT.2020, SMPTE 240M, FCC; when unlabelled, BT.709 from 1280 wide or
  * 720 high, else BT.601, and BT.601 for Motion JPEG) and range (limited or full), into pixels
- * (height rows of row_bytes, at least 4 x width). No tone mapping: HDR comes out as its code
+ * (out_height rows of row_bytes, at least 4 x out_width). No tone mapping: HDR comes out as its code
  * values. width and height must be the size easel_video_probe reports; a stream whose frames
  * come out at another size is refused rather than written. *frame_time (may be NULL) gets the
  * frame's time in seconds on the same scale as `second` (-1 when it has none). Not rotated:
  * see easel_video_info.rotation. */
 int easel_video_frame(const uint8_t *data, size_t size, const easel_video_limits *limits, double second, int keyframe_only,
-                      int threads, uint8_t *pixels, size_t row_bytes, int width, int height, double *frame_time,
-                      char *message);
+                      int threads, uint8_t *pixels, size_t row_bytes, int width, int height, int out_width, int out_height,
+                      double *frame_time, char *message);
 
 #endif

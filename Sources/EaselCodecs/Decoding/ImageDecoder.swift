@@ -126,9 +126,13 @@ public enum ImageDecoder {
             let size = entrySize(.init(width: info.width, height: info.height), info.entrySizes, covering: minimumSize)
             return (size.width, size.height)
         }
-        guard info.fileType == .jpeg else { return (info.uprightWidth, info.uprightHeight) }
+        guard info.fileType == .jpeg || info.fileType.isVideo else { return (info.uprightWidth, info.uprightHeight) }
         let swaps = Orientation.swapsAxes(info.orientation)
         let stored = swaps ? minimumSize.map { ($0.height, $0.width) } : minimumSize
+        if info.fileType.isVideo {
+            let size = VideoCodec.decodedSize(of: info, covering: stored)
+            return swaps ? (size.height, size.width) : size
+        }
         let denominator = JPEGCodec.scaleDenominator(width: info.width, height: info.height, covering: stored)
         let width = (info.width + denominator - 1) / denominator, height = (info.height + denominator - 1) / denominator
         return swaps ? (height, width) : (width, height)
@@ -220,8 +224,10 @@ public enum ImageDecoder {
         case .ico:
             return try ICOCodec.decode(data, info: info, covering: minimumSize, pixelFormat: pixelFormat, limits: limits)
         case .mp4, .matroska:
-            return Orientation.apply(applyOrientation ? info.orientation : 1, to: try VideoCodec.decode(data, info: info, limits: limits))
-                .converted(to: pixelFormat)
+            // Shrunk on load like a JPEG: the covering size in the stream's orientation.
+            let stored = Orientation.swapsAxes(info.orientation) && applyOrientation ? minimumSize.map { ($0.height, $0.width) } : minimumSize
+            return Orientation.apply(applyOrientation ? info.orientation : 1,
+                                     to: try VideoCodec.decode(data, info: info, covering: stored, limits: limits)).converted(to: pixelFormat)
         }
     }
 

@@ -104,8 +104,8 @@ enum VideoCodec {
         default: nil
         }
         // Square pixels: an anamorphic frame is as wide as it is shown (its pixel aspect within
-        // 1/64…64, else taken as square).
-        let aspect = probed.pixel_aspect > 1.0 / 64 && probed.pixel_aspect < 64 ? probed.pixel_aspect : 1
+        // 1/4…4, as far as the shim stretches; else taken as square).
+        let aspect = probed.pixel_aspect >= 0.25 && probed.pixel_aspect <= 4 ? probed.pixel_aspect : 1
         let displayWidth = abs(aspect - 1) < 0.001 ? Int(probed.width)
             : max(1, Int(checked: (Double(probed.width) * aspect).rounded()))
         var info = ImageInfo(fileType: fileType, width: displayWidth, height: Int(probed.height), hasAlpha: false, isGrayscale: false,
@@ -120,29 +120,37 @@ enum VideoCodec {
         return info
     }
 
+    /// The size (in the stream's orientation) a decode covering `minimumSize` (stored
+    /// orientation) makes: the display size divided by the largest of 8, 4 and 2 that still
+    /// covers it, as JPEG shrinks on load; the display size otherwise.
+    static func decodedSize(of info: ImageInfo, covering minimumSize: (width: Int, height: Int)?) -> (width: Int, height: Int) {
+        let denominator = JPEGCodec.scaleDenominator(width: info.width, height: info.height, covering: minimumSize)
+        return ((info.width + denominator - 1) / denominator, (info.height + denominator - 1) / denominator)
+    }
+
     /// The frame at the info's position, as RGBA8 in the stream's coded orientation, at its
-    /// display width.
-    static func decode(_ data: Data, info: ImageInfo, limits: DecodingLimits) throws -> Bitmap {
+    /// display width, scaled (with the colour conversion, in one swscale pass) to what covers
+    /// `minimumSize` (stored orientation).
+    static func decode(_ data: Data, info: ImageInfo, covering minimumSize: (width: Int, height: Int)? = nil,
+                       limits: DecodingLimits) throws -> Bitmap {
         let position = info.video?.position ?? .default
         var message = [CChar](repeating: 0, count: Int(EASEL_VIDEO_MESSAGE_SIZE))
-        var videoLimits = Self.limits(limits, framePixels: info.width * info.height)
         let width = info.video?.codedWidth ?? info.width, height = info.video?.codedHeight ?? info.height
-        var bitmap = Bitmap(width: width, height: height, pixelFormat: .rgba8)
+        var videoLimits = Self.limits(limits, framePixels: width * height)
+        let size = decodedSize(of: info, covering: minimumSize)
+        var bitmap = Bitmap(width: size.width, height: size.height, pixelFormat: .rgba8)
         let rowBytes = bitmap.rowBytes
         var frameTime = 0.0
         let result = data.withUnsafeBytes { raw in
             bitmap.withUnsafeMutableBytes { pixels in
                 easel_video_frame(raw.baseAddress!.assumingMemoryBound(to: UInt8.self), raw.count, &videoLimits, position.second,
                                   position.keyframeOnly ? 1 : 0, 1, pixels.baseAddress!.assumingMemoryBound(to: UInt8.self), rowBytes,
-                                  Int32(width), Int32(height), &frameTime, &message)
+                                  Int32(width), Int32(height), Int32(size.width), Int32(size.height), &frameTime, &message)
             }
         }
         guard result == 1 else { throw error(result, message, format: info.fileType) }
         bitmap.markOpaque()
-        guard width != info.width else { return bitmap }
-        var shown = try Resize(width: info.width, height: info.height, mode: .exact).process(bitmap)
-        shown.markOpaque()
-        return shown
+        return bitmap
     }
 
     /// A fixed-size C string field as text.

@@ -76,12 +76,26 @@ struct ImgproxyURL {
             context.allowed = []
             try apply(["pr" + String(separator) + first], to: &options, context: context)
         } else {
-            var optionSegments: [Substring] = []
-            while let first = segments.first, first != "plain", first.contains(separator) {
-                optionSegments.append(first)
+            // imgproxy Pro's chained pipelines (`…/-/…`): each later one is run on the first's
+            // result. Those that only draw marks (Pro's way to several watermarks) are taken,
+            // their marks after the first's; any other option in one is refused.
+            var pipelines: [[Substring]] = [[]]
+            while let first = segments.first, first != "plain", first.contains(separator) || first == "-" {
+                if first == "-" { pipelines.append([]) } else { pipelines[pipelines.count - 1].append(first) }
                 segments.removeFirst()
             }
-            try apply(optionSegments, to: &options, context: context)
+            try apply(pipelines[0], to: &options, context: context)
+            for later in pipelines.dropFirst() where !later.isEmpty {
+                for segment in later {
+                    let name = segment.prefix { $0 != separator }
+                    guard Self.markOptions.contains(String(name)) else {
+                        throw RequestError.invalid("a chained pipeline may only draw watermarks (\(Self.markOptions.sorted().joined(separator: ", "))), not \(name)")
+                    }
+                }
+                var chained = ProcessingOptions()
+                try apply(later, to: &chained, context: context)
+                options.watermarks += chained.watermarks.filter { $0.opacity > 0 }
+            }
         }
         if let hints { clamp(&options, hints: hints, hinted: hinted, settings: settings) }
         guard !segments.isEmpty, !(segments.count == 1 && segments[0].isEmpty) else { throw RequestError.notFound("no source in the URL") }
@@ -126,8 +140,12 @@ struct ImgproxyURL {
         return ImgproxyURL(options: options, source: try source(sourceText), signature: signature, signedPath: signedPath)
     }
 
-    /// Changes the URL's one mark (imgproxy has one per URL: `wm` shows it, `wmu`, `wmt`,
-    /// `wms` and `wmsh` shape it, in any order).
+    /// The options a chained pipeline may have: a mark's.
+    static let markOptions: Set<String> = ["watermark", "wm", "watermark_url", "wmu", "watermark_text", "wmt", "watermark_size", "wms",
+                                           "watermark_shadow", "wmsh"]
+
+    /// Changes the pipeline's one mark (imgproxy has one per pipeline: `wm` shows it, `wmu`,
+    /// `wmt`, `wms` and `wmsh` shape it, in any order).
     static func updateImgproxyMark(_ options: inout ProcessingOptions,
                                    _ change: (inout ProcessingOptions.WatermarkOptions) throws -> Void) throws {
         var mark = options.watermarks.first ?? ProcessingOptions.WatermarkOptions()
