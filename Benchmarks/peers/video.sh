@@ -4,7 +4,10 @@
 # decoder thread, on one core (taskset), release. The videos are made here by Debian's ffmpeg:
 # 1080p H.264 with one key frame every 10 s (the worst seek: every frame from 0 to N decoded),
 # 1080p H.264 with a key frame a second, and 720p VP9. Prints the median of REPS runs of each and
-# ffmpeg's time over ours (above 1: easel is faster).
+# ffmpeg's time over ours (above 1: easel is faster). Then the same in batches of BATCH files:
+# one `easel thumbnail` over all of them against one ffmpeg a file (what a batch script runs),
+# per file — easel's start (about 90 ms: the dynamic loader binds some thirty libraries) paid
+# once instead of per file.
 #
 #   SKIP_BUILD=1 CPU=0 REPS=7 Benchmarks/peers/video.sh
 set -euo pipefail
@@ -12,6 +15,7 @@ PEERS="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(dirname "$(dirname "$PEERS")")"
 CPU="${CPU:-0}"
 REPS="${REPS:-7}"
+BATCH="${BATCH:-10}"
 if [ "${SKIP_BUILD:-0}" != 1 ]; then
   "$ROOT/scripts/install-deps.sh" build test
   nice -n 19 swift build --package-path "$ROOT" -c release --product easel -j 1 >/dev/null
@@ -42,4 +46,31 @@ for video in h264-gop10s.mp4 h264-gop1s.mp4 vp9-720p.webm; do
     t=$(printf '%s\n' "${theirs[@]}" | median) o=$(printf '%s\n' "${ours[@]}" | median)
     printf '| %s | %s | %.1f | %.1f | %.2f× |\n' "$video" "$second" "$(echo "$t * 1000" | bc)" "$(echo "$o * 1000" | bc)" "$(echo "scale=4; $t / $o" | bc)"
   done
+done
+echo
+echo "## The same in batches of $BATCH files (one easel process, $BATCH ffmpeg processes), per file, median of $REPS"
+echo "| video | second | ffmpeg ms a file | easel ms a file | ffmpeg / easel |"
+echo "|---|---|---|---|---|"
+for video in h264-gop10s.mp4 h264-gop1s.mp4 vp9-720p.webm; do
+  mkdir -p "$work/batch"
+  for i in $(seq "$BATCH"); do cp "$work/$video" "$work/batch/$i-$video"; done
+  for second in 1 5; do
+    theirs=() ours=()
+    for _ in $(seq "$REPS"); do
+      start=$(date +%s%N)
+      for i in $(seq "$BATCH"); do
+        taskset -c "$CPU" "${Q[@]}" -threads 1 -filter_threads 1 -ss "$second" -i "$work/batch/$i-$video" -frames:v 1 \
+          -vf scale=256:-2 -q:v 3 "$work/ffmpeg-$i.jpg" >/dev/null 2>&1
+      done
+      end=$(date +%s%N)
+      theirs+=("$(echo "scale=6; ($end - $start) / 1000000000 / $BATCH" | bc)")
+      start=$(date +%s%N)
+      taskset -c "$CPU" "$EASEL" thumbnail --jobs 1 --size 256x256 --at "$second" --output-dir "$work/out" "$work"/batch/*-"$video" >/dev/null 2>&1
+      end=$(date +%s%N)
+      ours+=("$(echo "scale=6; ($end - $start) / 1000000000 / $BATCH" | bc)")
+    done
+    t=$(printf '%s\n' "${theirs[@]}" | median) o=$(printf '%s\n' "${ours[@]}" | median)
+    printf '| %s | %s | %.1f | %.1f | %.2f× |\n' "$video" "$second" "$(echo "$t * 1000" | bc)" "$(echo "$o * 1000" | bc)" "$(echo "scale=4; $t / $o" | bc)"
+  done
+  rm -rf "$work/batch"
 done
