@@ -73,7 +73,8 @@ public struct TextMark: Sendable, Hashable {
     /// key of a variant made with the mark derives from (hash it with a cryptographic hash, so
     /// no crafted text can take another's key).
     public var canonicalDescription: String {
-        "\(markup ? 1 : 0)|\(font)|\(size)|\(color.red),\(color.green),\(color.blue)|\(maxWidth)|\(alignment.rawValue)|\(text)"
+        // (The font is prefixed by its length, so no font and text can read as another's.)
+        "\(markup ? 1 : 0)|\(font.utf8.count):\(font)|\(size)|\(color.red),\(color.green),\(color.blue)|\(maxWidth)|\(alignment.rawValue)|\(text)"
     }
 
     /// The text as RGBA8 with straight alpha, as large as what is drawn.
