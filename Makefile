@@ -25,10 +25,15 @@ run: deps-build
 	swift build -c release --product easel
 	.build/release/easel serve $(ARGS)
 
-# Every test, debug build, warnings treated as errors.
+# Every test, debug build, warnings treated as errors. Two runs: the suites that make their
+# media with child processes (ffmpeg's encoders, Python's imagehash) and paint large canvases
+# run after the others, so that on two cores their CPU does not push the suites bound by time
+# (sockets waiting 30 s for an answer, a server's request timeout) past their limits.
+MEDIA_SUITES = VideoTests|TextMarkTests|InfoExtrasTests|MarksAndVideoTests
 test: deps-test
 	swift build --build-tests -Xswiftc -warnings-as-errors
-	swift test --skip-build
+	swift test --skip-build --skip '$(MEDIA_SUITES)'
+	swift test --skip-build --filter '$(MEDIA_SUITES)'
 
 # Headless Chromium opens the gallery of a running `easel serve`: every thumbnail must load.
 browser-test: deps-build
@@ -42,12 +47,12 @@ load: deps-build
 # one): storage, tables, pipeline, codecs, server, remote (S3) and the CLI, whose tests also run
 # the TSan-built `easel` as a child process. halt_on_error makes a race in a child process a
 # crash its test sees, not a line in a pipe nobody reads.
-# Four runs, because TSan slows everything 5-15× on two cores and several tests have time limits:
+# Five runs, because TSan slows everything 5-15× on two cores and several tests have time limits:
 # the storage suites' synchronous SQLite tests keep the concurrency pool's threads busy for a
 # minute, so they run one test at a time (about 55 s) and first; then the pipeline, codec and S3
 # suites; then the server's (child processes, real sockets); then the CLI's, whose `easel serve`
 # must answer /health behind 5,000 idle connections within 10 s (alone: 8 s under TSan; beside
-# the server suite it starved past its limit).
+# the server suite it starved past its limit); last, the media suites (`MEDIA_SUITES`, above).
 # Tests/tsan-suppressions.txt names the one false report (the concurrency runtime's continuation
 # hand-over, which TSan cannot see into) and why.
 # Swift 5 language mode here only: with -sanitize=thread, Swift 6.3.1's region checker rejects
@@ -58,9 +63,10 @@ TSAN_RUN = TSAN_OPTIONS="$${TSAN_OPTIONS:+$$TSAN_OPTIONS:}halt_on_error=1:suppre
 	swift test --sanitize=thread --scratch-path .build-tsan -Xswiftc -swift-version -Xswiftc 5
 test-tsan: deps-test
 	$(TSAN_RUN) --no-parallel --filter 'EaselStorageTests|EaselTablesTests'
-	$(TSAN_RUN) --skip-build --filter 'EaselPipelineTests|EaselCodecsTests|EaselRemoteTests'
-	$(TSAN_RUN) --skip-build --filter 'EaselServerTests'
+	$(TSAN_RUN) --skip-build --filter 'EaselPipelineTests|EaselCodecsTests|EaselRemoteTests' --skip '$(MEDIA_SUITES)'
+	$(TSAN_RUN) --skip-build --filter 'EaselServerTests' --skip '$(MEDIA_SUITES)'
 	$(TSAN_RUN) --skip-build --filter 'EaselCLITests'
+	$(TSAN_RUN) --skip-build --filter '$(MEDIA_SUITES)'
 
 # The codec fuzzer (Fuzz/CodecFuzzer.swift with EaselCodecs' sources, libFuzzer and
 # AddressSanitizer): `fuzz-build` compiles it, `fuzz-smoke` compiles it and runs each target for

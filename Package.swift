@@ -73,9 +73,9 @@ let package = Package(
         // Text watermarks: Pango and PangoCairo (libpango1.0-dev), declared by hand like CCairo's.
         .target(name: "CText", dependencies: ["CCairo"], linkerSettings: [.linkedLibrary("pangocairo-1.0"), .linkedLibrary("pango-1.0")]),
         // Video frames: FFmpeg's libavformat, libavcodec and libswscale (their headers are on the
-        // default include path), input from memory only, few demuxers and decoders allowed.
-        .target(name: "CVideo", linkerSettings: [.linkedLibrary("avformat"), .linkedLibrary("avcodec"), .linkedLibrary("swscale"),
-                                                 .linkedLibrary("avutil")]),
+        // default include path), input from memory only, few demuxers and decoders allowed;
+        // loaded on first use (dlopen), not linked: see easel_video.c.
+        .target(name: "CVideo"),
         // Faces and eyes: OpenCV's Haar cascades (libopencv-objdetect-dev; the cascades from
         // opencv-data), through a small C++ shim with a C interface.
         .target(name: "CFaces", cxxSettings: [.unsafeFlags(["-I/usr/include/opencv4"])],

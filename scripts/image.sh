@@ -57,7 +57,9 @@ fi
 [ -x "$binary" ] || fail "$binary is missing (build it, or leave EASEL_IMAGE_SKIP_BUILD unset)"
 
 # The binary's shared libraries: Debian's become package names, the rest is copied.
-packages=(ca-certificates opencv-data fonts-dejavu-core)  # TLS roots for https:// and s3:// origins and shared tiers; the face cascades; a font for text marks
+# TLS roots for https:// and s3:// origins and shared tiers; the face cascades; a font for text
+# marks; FFmpeg's libraries, which easel loads when it first reads a video (ldd cannot see them).
+packages=(ca-certificates opencv-data fonts-dejavu-core libavformat59 libavcodec59 libswscale6 libavutil57)
 swift_libs=()
 # Debian 12 is merged-/usr: dpkg knows a file under the path its package shipped it at, which
 # may be the /lib or the /usr/lib spelling, of the name ldd printed or of the file it links to.

@@ -12,6 +12,184 @@
 #include <libavutil/pixdesc.h>
 #include <libswscale/swscale.h>
 
+#include <dlfcn.h>
+
+/* FFmpeg is loaded on first use (dlopen), not linked: libavformat alone brings some 130 shared
+ * libraries (network protocols, disc, tracker and subtitle formats), whose loading and
+ * relocation every easel process (each CLI command, each test helper) would otherwise pay at
+ * start, video or not. The libraries are the major versions these headers are of. Failing to
+ * load makes every call answer -2 (no video support) with the reason. */
+#define SONAME(name, major) "lib" name ".so." AV_STRINGIFY(major)
+static __typeof__(&av_calloc) p_av_calloc;
+static __typeof__(&av_dict_free) p_av_dict_free;
+static __typeof__(&av_dict_get) p_av_dict_get;
+static __typeof__(&av_dict_set) p_av_dict_set;
+static __typeof__(&av_dict_set_int) p_av_dict_set_int;
+static __typeof__(&av_display_rotation_get) p_av_display_rotation_get;
+static __typeof__(&av_frame_alloc) p_av_frame_alloc;
+static __typeof__(&av_frame_free) p_av_frame_free;
+static __typeof__(&av_frame_move_ref) p_av_frame_move_ref;
+static __typeof__(&av_frame_unref) p_av_frame_unref;
+static __typeof__(&av_free) p_av_free;
+static __typeof__(&av_freep) p_av_freep;
+static __typeof__(&av_get_pix_fmt_name) p_av_get_pix_fmt_name;
+static __typeof__(&av_guess_sample_aspect_ratio) p_av_guess_sample_aspect_ratio;
+static __typeof__(&av_image_alloc) p_av_image_alloc;
+static __typeof__(&av_log_set_level) p_av_log_set_level;
+static __typeof__(&av_malloc) p_av_malloc;
+static __typeof__(&av_packet_alloc) p_av_packet_alloc;
+static __typeof__(&av_packet_free) p_av_packet_free;
+static __typeof__(&av_packet_unref) p_av_packet_unref;
+static __typeof__(&av_pix_fmt_desc_get) p_av_pix_fmt_desc_get;
+static __typeof__(&av_probe_input_buffer2) p_av_probe_input_buffer2;
+static __typeof__(&av_read_frame) p_av_read_frame;
+static __typeof__(&av_seek_frame) p_av_seek_frame;
+static __typeof__(&av_stream_get_side_data) p_av_stream_get_side_data;
+static __typeof__(&av_strerror) p_av_strerror;
+static __typeof__(&avcodec_alloc_context3) p_avcodec_alloc_context3;
+static __typeof__(&avcodec_find_decoder_by_name) p_avcodec_find_decoder_by_name;
+static __typeof__(&avcodec_free_context) p_avcodec_free_context;
+static __typeof__(&avcodec_get_name) p_avcodec_get_name;
+static __typeof__(&avcodec_open2) p_avcodec_open2;
+static __typeof__(&avcodec_parameters_to_context) p_avcodec_parameters_to_context;
+static __typeof__(&avcodec_receive_frame) p_avcodec_receive_frame;
+static __typeof__(&avcodec_send_packet) p_avcodec_send_packet;
+static __typeof__(&avformat_alloc_context) p_avformat_alloc_context;
+static __typeof__(&avformat_close_input) p_avformat_close_input;
+static __typeof__(&avformat_find_stream_info) p_avformat_find_stream_info;
+static __typeof__(&avformat_open_input) p_avformat_open_input;
+static __typeof__(&avio_alloc_context) p_avio_alloc_context;
+static __typeof__(&avio_context_free) p_avio_context_free;
+static __typeof__(&sws_freeContext) p_sws_freeContext;
+static __typeof__(&sws_getCoefficients) p_sws_getCoefficients;
+static __typeof__(&sws_getContext) p_sws_getContext;
+static __typeof__(&sws_scale) p_sws_scale;
+static __typeof__(&sws_setColorspaceDetails) p_sws_setColorspaceDetails;
+static int ffmpeg_loaded;
+static char ffmpeg_problem[160];
+
+static void *lookup(void *const handles[4], const char *name) {
+    for (int i = 0; i < 4; i++) {
+        void *symbol = handles[i] ? dlsym(handles[i], name) : NULL;
+        if (symbol) return symbol;
+    }
+    return NULL;
+}
+
+static void missing_symbol(const char *name) {
+    snprintf(ffmpeg_problem, sizeof ffmpeg_problem, "this FFmpeg has no %s", name);
+}
+
+static void load_ffmpeg(void) {
+    const char *names[4] = {SONAME("avutil", LIBAVUTIL_VERSION_MAJOR), SONAME("swscale", LIBSWSCALE_VERSION_MAJOR),
+                            SONAME("avcodec", LIBAVCODEC_VERSION_MAJOR), SONAME("avformat", LIBAVFORMAT_VERSION_MAJOR)};
+    void *handles[4] = {NULL};
+    for (int i = 0; i < 4; i++) {
+        /* (Kept loaded for the process's life: never dlclosed.) */
+        handles[i] = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+        if (!handles[i]) {
+            const char *why = dlerror();
+            snprintf(ffmpeg_problem, sizeof ffmpeg_problem, "FFmpeg could not be loaded (%s)", why ? why : names[i]);
+            return;
+        }
+    }
+    if (!(*(void **)&p_av_calloc = lookup(handles, "av_calloc"))) { missing_symbol("av_calloc"); return; }
+    if (!(*(void **)&p_av_dict_free = lookup(handles, "av_dict_free"))) { missing_symbol("av_dict_free"); return; }
+    if (!(*(void **)&p_av_dict_get = lookup(handles, "av_dict_get"))) { missing_symbol("av_dict_get"); return; }
+    if (!(*(void **)&p_av_dict_set = lookup(handles, "av_dict_set"))) { missing_symbol("av_dict_set"); return; }
+    if (!(*(void **)&p_av_dict_set_int = lookup(handles, "av_dict_set_int"))) { missing_symbol("av_dict_set_int"); return; }
+    if (!(*(void **)&p_av_display_rotation_get = lookup(handles, "av_display_rotation_get"))) { missing_symbol("av_display_rotation_get"); return; }
+    if (!(*(void **)&p_av_frame_alloc = lookup(handles, "av_frame_alloc"))) { missing_symbol("av_frame_alloc"); return; }
+    if (!(*(void **)&p_av_frame_free = lookup(handles, "av_frame_free"))) { missing_symbol("av_frame_free"); return; }
+    if (!(*(void **)&p_av_frame_move_ref = lookup(handles, "av_frame_move_ref"))) { missing_symbol("av_frame_move_ref"); return; }
+    if (!(*(void **)&p_av_frame_unref = lookup(handles, "av_frame_unref"))) { missing_symbol("av_frame_unref"); return; }
+    if (!(*(void **)&p_av_free = lookup(handles, "av_free"))) { missing_symbol("av_free"); return; }
+    if (!(*(void **)&p_av_freep = lookup(handles, "av_freep"))) { missing_symbol("av_freep"); return; }
+    if (!(*(void **)&p_av_get_pix_fmt_name = lookup(handles, "av_get_pix_fmt_name"))) { missing_symbol("av_get_pix_fmt_name"); return; }
+    if (!(*(void **)&p_av_guess_sample_aspect_ratio = lookup(handles, "av_guess_sample_aspect_ratio"))) { missing_symbol("av_guess_sample_aspect_ratio"); return; }
+    if (!(*(void **)&p_av_image_alloc = lookup(handles, "av_image_alloc"))) { missing_symbol("av_image_alloc"); return; }
+    if (!(*(void **)&p_av_log_set_level = lookup(handles, "av_log_set_level"))) { missing_symbol("av_log_set_level"); return; }
+    if (!(*(void **)&p_av_malloc = lookup(handles, "av_malloc"))) { missing_symbol("av_malloc"); return; }
+    if (!(*(void **)&p_av_packet_alloc = lookup(handles, "av_packet_alloc"))) { missing_symbol("av_packet_alloc"); return; }
+    if (!(*(void **)&p_av_packet_free = lookup(handles, "av_packet_free"))) { missing_symbol("av_packet_free"); return; }
+    if (!(*(void **)&p_av_packet_unref = lookup(handles, "av_packet_unref"))) { missing_symbol("av_packet_unref"); return; }
+    if (!(*(void **)&p_av_pix_fmt_desc_get = lookup(handles, "av_pix_fmt_desc_get"))) { missing_symbol("av_pix_fmt_desc_get"); return; }
+    if (!(*(void **)&p_av_probe_input_buffer2 = lookup(handles, "av_probe_input_buffer2"))) { missing_symbol("av_probe_input_buffer2"); return; }
+    if (!(*(void **)&p_av_read_frame = lookup(handles, "av_read_frame"))) { missing_symbol("av_read_frame"); return; }
+    if (!(*(void **)&p_av_seek_frame = lookup(handles, "av_seek_frame"))) { missing_symbol("av_seek_frame"); return; }
+    if (!(*(void **)&p_av_stream_get_side_data = lookup(handles, "av_stream_get_side_data"))) { missing_symbol("av_stream_get_side_data"); return; }
+    if (!(*(void **)&p_av_strerror = lookup(handles, "av_strerror"))) { missing_symbol("av_strerror"); return; }
+    if (!(*(void **)&p_avcodec_alloc_context3 = lookup(handles, "avcodec_alloc_context3"))) { missing_symbol("avcodec_alloc_context3"); return; }
+    if (!(*(void **)&p_avcodec_find_decoder_by_name = lookup(handles, "avcodec_find_decoder_by_name"))) { missing_symbol("avcodec_find_decoder_by_name"); return; }
+    if (!(*(void **)&p_avcodec_free_context = lookup(handles, "avcodec_free_context"))) { missing_symbol("avcodec_free_context"); return; }
+    if (!(*(void **)&p_avcodec_get_name = lookup(handles, "avcodec_get_name"))) { missing_symbol("avcodec_get_name"); return; }
+    if (!(*(void **)&p_avcodec_open2 = lookup(handles, "avcodec_open2"))) { missing_symbol("avcodec_open2"); return; }
+    if (!(*(void **)&p_avcodec_parameters_to_context = lookup(handles, "avcodec_parameters_to_context"))) { missing_symbol("avcodec_parameters_to_context"); return; }
+    if (!(*(void **)&p_avcodec_receive_frame = lookup(handles, "avcodec_receive_frame"))) { missing_symbol("avcodec_receive_frame"); return; }
+    if (!(*(void **)&p_avcodec_send_packet = lookup(handles, "avcodec_send_packet"))) { missing_symbol("avcodec_send_packet"); return; }
+    if (!(*(void **)&p_avformat_alloc_context = lookup(handles, "avformat_alloc_context"))) { missing_symbol("avformat_alloc_context"); return; }
+    if (!(*(void **)&p_avformat_close_input = lookup(handles, "avformat_close_input"))) { missing_symbol("avformat_close_input"); return; }
+    if (!(*(void **)&p_avformat_find_stream_info = lookup(handles, "avformat_find_stream_info"))) { missing_symbol("avformat_find_stream_info"); return; }
+    if (!(*(void **)&p_avformat_open_input = lookup(handles, "avformat_open_input"))) { missing_symbol("avformat_open_input"); return; }
+    if (!(*(void **)&p_avio_alloc_context = lookup(handles, "avio_alloc_context"))) { missing_symbol("avio_alloc_context"); return; }
+    if (!(*(void **)&p_avio_context_free = lookup(handles, "avio_context_free"))) { missing_symbol("avio_context_free"); return; }
+    if (!(*(void **)&p_sws_freeContext = lookup(handles, "sws_freeContext"))) { missing_symbol("sws_freeContext"); return; }
+    if (!(*(void **)&p_sws_getCoefficients = lookup(handles, "sws_getCoefficients"))) { missing_symbol("sws_getCoefficients"); return; }
+    if (!(*(void **)&p_sws_getContext = lookup(handles, "sws_getContext"))) { missing_symbol("sws_getContext"); return; }
+    if (!(*(void **)&p_sws_scale = lookup(handles, "sws_scale"))) { missing_symbol("sws_scale"); return; }
+    if (!(*(void **)&p_sws_setColorspaceDetails = lookup(handles, "sws_setColorspaceDetails"))) { missing_symbol("sws_setColorspaceDetails"); return; }
+    /* FFmpeg logs to stderr by default; hostile files would fill a server's log with its
+     * complaints. What matters reaches the caller as a message instead. */
+    p_av_log_set_level(AV_LOG_QUIET);
+    ffmpeg_loaded = 1;
+}
+
+#define av_calloc p_av_calloc
+#define av_dict_free p_av_dict_free
+#define av_dict_get p_av_dict_get
+#define av_dict_set p_av_dict_set
+#define av_dict_set_int p_av_dict_set_int
+#define av_display_rotation_get p_av_display_rotation_get
+#define av_frame_alloc p_av_frame_alloc
+#define av_frame_free p_av_frame_free
+#define av_frame_move_ref p_av_frame_move_ref
+#define av_frame_unref p_av_frame_unref
+#define av_free p_av_free
+#define av_freep p_av_freep
+#define av_get_pix_fmt_name p_av_get_pix_fmt_name
+#define av_guess_sample_aspect_ratio p_av_guess_sample_aspect_ratio
+#define av_image_alloc p_av_image_alloc
+#define av_log_set_level p_av_log_set_level
+#define av_malloc p_av_malloc
+#define av_packet_alloc p_av_packet_alloc
+#define av_packet_free p_av_packet_free
+#define av_packet_unref p_av_packet_unref
+#define av_pix_fmt_desc_get p_av_pix_fmt_desc_get
+#define av_probe_input_buffer2 p_av_probe_input_buffer2
+#define av_read_frame p_av_read_frame
+#define av_seek_frame p_av_seek_frame
+#define av_stream_get_side_data p_av_stream_get_side_data
+#define av_strerror p_av_strerror
+#define avcodec_alloc_context3 p_avcodec_alloc_context3
+#define avcodec_find_decoder_by_name p_avcodec_find_decoder_by_name
+#define avcodec_free_context p_avcodec_free_context
+#define avcodec_get_name p_avcodec_get_name
+#define avcodec_open2 p_avcodec_open2
+#define avcodec_parameters_to_context p_avcodec_parameters_to_context
+#define avcodec_receive_frame p_avcodec_receive_frame
+#define avcodec_send_packet p_avcodec_send_packet
+#define avformat_alloc_context p_avformat_alloc_context
+#define avformat_close_input p_avformat_close_input
+#define avformat_find_stream_info p_avformat_find_stream_info
+#define avformat_open_input p_avformat_open_input
+#define avio_alloc_context p_avio_alloc_context
+#define avio_context_free p_avio_context_free
+#define sws_freeContext p_sws_freeContext
+#define sws_getCoefficients p_sws_getCoefficients
+#define sws_getContext p_sws_getContext
+#define sws_scale p_sws_scale
+#define sws_setColorspaceDetails p_sws_setColorspaceDetails
+
 /* The demuxers allowed, by FFmpeg's names for them. Checked twice: against the format our own
  * probe finds (exact names, so the refusal can say what the file is), and by libavformat itself
  * through format_whitelist, in case a later FFmpeg switches demuxer between probe and open. */
@@ -48,11 +226,7 @@ static const char codec_whitelist[] = "h264,hevc,vp8,vp9,libdav1d,libaom-av1,mpe
 #define ANALYZE_MICROSECONDS "5000000"
 #define MAX_THREADS 16
 
-static pthread_once_t quiet_once = PTHREAD_ONCE_INIT;
-
-/* FFmpeg logs to stderr by default; hostile files would fill a server's log with its
- * complaints. What matters reaches the caller as a message instead. */
-static void quiet_ffmpeg(void) { av_log_set_level(AV_LOG_QUIET); }
+static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 
 static void set_message(char *message, const char *what, int error) {
     char reason[AV_ERROR_MAX_STRING_SIZE] = "";
@@ -163,7 +337,11 @@ static int64_t pixel_bound(const easel_video_limits *limits) {
  * The session must be closed whatever this returns. */
 static int open_session(session *s, const uint8_t *data, size_t size, const easel_video_limits *limits, char *message) {
     memset(s, 0, sizeof *s);
-    pthread_once(&quiet_once, quiet_ffmpeg);
+    pthread_once(&load_once, load_ffmpeg);
+    if (!ffmpeg_loaded) {
+        snprintf(message, EASEL_VIDEO_MESSAGE_SIZE, "%s", ffmpeg_problem);
+        return -2;
+    }
     if (!limits || limits->max_streams < 1 || limits->max_width < 1 || limits->max_height < 1 || limits->max_frames_decoded < 1 ||
         !(limits->max_duration >= 0)) {
         set_message(message, "the video limits are missing or not positive", 0);
