@@ -287,6 +287,8 @@ typedef struct {
 } session;
 
 static void close_session(session *s) {
+    /* (Nothing was opened without FFmpeg, and its functions are not there to call.) */
+    if (!ffmpeg_loaded) return;
     /* With AVFMT_FLAG_CUSTOM_IO this leaves s->io alone; it is ours to free, and its buffer may
      * no longer be the one we gave it (probing swaps in a bigger one). */
     avformat_close_input(&s->format);
@@ -633,12 +635,14 @@ int easel_video_frame(const uint8_t *data, size_t size, const easel_video_limits
         return 0;
     }
     if (out_width == 0 && out_height == 0) out_width = width, out_height = height;
-    if (!pixels || width < 1 || height < 1 || out_width < 1 || out_height < 1 || out_width > 4 * width || out_height > 4 * height ||
+    if (!pixels || width < 1 || height < 1 || out_width < 1 || out_height < 1 || (int64_t)out_width > 4 * (int64_t)width || (int64_t)out_height > 4 * (int64_t)height ||
         row_bytes < (size_t)out_width * 4) {
         set_message(message, "the pixel rows are missing or too short for the frame", 0);
         return 0;
     }
     int result = open_session(&s, data, size, limits, message);
+    /* Without FFmpeg there is nothing to free (and no function to free it with). */
+    if (result != 1 && !ffmpeg_loaded) return result;
     if (result != 1) goto cleanup;
     result = 0;
 

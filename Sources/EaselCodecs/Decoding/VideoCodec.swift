@@ -38,8 +38,9 @@ public struct VideoDetails: Sendable, Hashable {
     public var container: String
     /// Streams of every kind in the file.
     public var streams: Int
-    /// A pixel's width over its height (1: square). The image has square pixels: an
-    /// anamorphic frame is stretched to its display width.
+    /// A pixel's width over its height, as the stream says (1: square). The image has square
+    /// pixels: an anamorphic frame is stretched to its display width (for an aspect within
+    /// 1/4…4; others are taken as square).
     public var pixelAspect: Double
     /// The frame's size as coded (the image's width differs for an anamorphic video).
     public var codedWidth: Int
@@ -115,7 +116,8 @@ enum VideoCodec {
         var position = position
         if let duration, position.second >= duration { position.second = 0 }
         info.video = VideoDetails(duration: duration, codec: Self.text(probed.codec), container: fileType == .mp4 ? "mp4" : "matroska",
-                                  streams: Int(probed.streams), pixelAspect: aspect, codedWidth: Int(probed.width),
+                                  streams: Int(probed.streams), pixelAspect: probed.pixel_aspect > 0 ? probed.pixel_aspect : 1,
+                                  codedWidth: Int(probed.width),
                                   codedHeight: Int(probed.height), position: position)
         return info
     }
