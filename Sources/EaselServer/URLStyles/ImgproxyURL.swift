@@ -140,20 +140,6 @@ struct ImgproxyURL {
         return ImgproxyURL(options: options, source: try source(sourceText), signature: signature, signedPath: signedPath)
     }
 
-    /// The options a chained pipeline may have: a mark's.
-    static let markOptions: Set<String> = ["watermark", "wm", "watermark_url", "wmu", "watermark_text", "wmt", "watermark_size", "wms",
-                                           "watermark_shadow", "wmsh"]
-
-    /// Changes the pipeline's one mark (imgproxy has one per pipeline: `wm` shows it, `wmu`,
-    /// `wmt`, `wms` and `wmsh` shape it, in any order).
-    static func updateImgproxyMark(_ options: inout ProcessingOptions,
-                                   _ change: (inout ProcessingOptions.WatermarkOptions) throws -> Void) throws {
-        var mark = options.watermarks.first ?? ProcessingOptions.WatermarkOptions()
-        if !options.imgproxyMarkSet { mark.opacity = 0 }
-        try change(&mark)
-        options.watermarks = [mark]
-    }
-
     /// What the options of one URL are read with.
     struct OptionContext {
         var presets: [String: [Substring]]
@@ -180,25 +166,11 @@ struct ImgproxyURL {
             if !context.allowed.isEmpty, !context.allowed.contains(String(name)) {
                 throw RequestError.refused("forbidden processing option \(name)")
             }
-            func arg(_ index: Int) -> Substring? { index < args.count && !args[index].isEmpty ? args[index] : nil }
-            func int(_ index: Int, _ what: String) throws -> Int? {
-                guard let text = arg(index) else { return nil }
-                guard let value = Int(text), value >= 0 else { throw RequestError.invalid("\(name): \(what) is a whole number ≥ 0") }
-                return value
-            }
-            func double(_ index: Int, _ what: String) throws -> Double? {
-                guard let text = arg(index) else { return nil }
-                guard let value = Double(text), value.isFinite else { throw RequestError.invalid("\(name): \(what) is a number") }
-                return value
-            }
-            func bool(_ index: Int) throws -> Bool? {
-                guard let text = arg(index) else { return nil }
-                switch text.lowercased() {
-                case "1", "t", "true": return true
-                case "0", "f", "false": return false
-                default: throw RequestError.invalid("\(name): \(text) is not a boolean")
-                }
-            }
+            let arguments = OptionArguments(name: name, args: args)
+            func arg(_ index: Int) -> Substring? { arguments.arg(index) }
+            func int(_ index: Int, _ what: String) throws -> Int? { try arguments.int(index, what) }
+            func double(_ index: Int, _ what: String) throws -> Double? { try arguments.double(index, what) }
+            func bool(_ index: Int) throws -> Bool? { try arguments.bool(index) }
             func resizingType(_ text: Substring) throws -> ResizeMode {
                 switch text {
                 case "fit": return .fit
@@ -211,11 +183,7 @@ struct ImgproxyURL {
             }
             guard !args.isEmpty else { throw RequestError.invalid("option \(name) needs arguments") }
             /// No argument is accepted and ignored: past what an option reads is a 400.
-            func atMost(_ count: Int) throws {
-                guard args.count <= count else {
-                    throw RequestError.invalid("option \(name) takes at most \(count) argument\(count == 1 ? "" : "s")")
-                }
-            }
+            func atMost(_ count: Int) throws { try arguments.atMost(count) }
             /// Offsets after an empty gravity would be read by nothing.
             func gravityGiven(at index: Int) throws -> Substring? {
                 if let gravity = arg(index) { return gravity }
@@ -317,71 +285,8 @@ struct ImgproxyURL {
                 let sigma = try double(0, "sigma") ?? 0
                 guard sigma >= 0 else { throw RequestError.invalid("sharpen: sigma is 0 or more") }
                 options.sharpen = sigma > 0 ? sigma : nil
-            case "watermark", "wm":
-                // wm:opacity:position:x:y:scale; opacity 0 is imgproxy's "no watermark". The
-                // mark's image (the configured one, `wmu`'s or `wmt`'s text) is set apart.
-                try atMost(5)
-                let opacity = try double(0, "opacity") ?? 0
-                guard (0...1).contains(opacity) else { throw RequestError.invalid("watermark: opacity is 0–1") }
-                var mark = options.watermarks.first ?? ProcessingOptions.WatermarkOptions()
-                mark.opacity = opacity
-                mark.position = .center
-                if let position = arg(1) {
-                    switch position {
-                    case "re": mark.position = .tiled
-                    default:
-                        guard let gravity = ProcessingOptions.gravity(named: position), let place = Watermark.Position(gravity) else {
-                            throw RequestError.invalid("watermark position \(position) is not ce, no, so, ea, we, noea, nowe, soea, sowe or re")
-                        }
-                        mark.position = place
-                    }
-                }
-                let dx = try double(2, "x offset") ?? 0, dy = try double(3, "y offset") ?? 0
-                guard dx.magnitude <= 1_048_576, dy.magnitude <= 1_048_576 else { throw RequestError.invalid("watermark offsets are at most 1048576") }
-                guard dx.rounded() == dx, dy.rounded() == dy else { throw RequestError.invalid("watermark offsets are whole pixels") }
-                if mark.position == .tiled, dx < 0 || dy < 0 {
-                    throw RequestError.invalid("watermark re: the gaps between copies (x, y) are 0 or more")
-                }
-                mark.offsetX = Int(checked: dx)
-                mark.offsetY = Int(checked: dy)
-                // imgproxy: the mark fits inside scale × the image, on both axes.
-                let scale = try double(4, "scale") ?? 0
-                guard (0...1).contains(scale) else { throw RequestError.invalid("watermark: scale is 0–1") }
-                mark.scale = scale
-                mark.heightScale = scale
-                options.watermarks = [mark]
-                options.imgproxyMarkSet = true
-            case "watermark_url", "wmu":
-                // The mark's image from a URL (base64url), read like a source.
-                try atMost(1)
-                let text = arg(0) ?? ""
-                guard let data = URLSigner.decodeBase64URL(String(text)), let url = String(data: data, encoding: .utf8), !url.isEmpty else {
-                    throw RequestError.invalid("watermark_url is a base64url-encoded URL")
-                }
-                try updateImgproxyMark(&options) { $0.image = .source(try source(url)) }
-            case "watermark_text", "wmt":
-                // Text (base64url), Pango markup allowed; black sans 16 px unless it says otherwise.
-                try atMost(1)
-                let text = arg(0) ?? ""
-                guard let data = URLSigner.decodeBase64URL(String(text)), let markup = String(data: data, encoding: .utf8) else {
-                    throw RequestError.invalid("watermark_text is base64url-encoded UTF-8 text")
-                }
-                guard !markup.isEmpty, markup.utf8.count <= TextMark.maxTextBytes else {
-                    throw RequestError.invalid("watermark_text has 1–\(TextMark.maxTextBytes) bytes")
-                }
-                try updateImgproxyMark(&options) { $0.image = .text(TextMark(text: markup, markup: true)) }
-            case "watermark_size", "wms":
-                try atMost(2)
-                let width = try int(0, "width") ?? 0, height = try int(1, "height") ?? 0
-                guard width <= 8192, height <= 8192 else { throw RequestError.invalid("watermark_size is at most 8192 a side") }
-                try updateImgproxyMark(&options) { $0.size = width == 0 && height == 0 ? nil : (width, height) }
-            case "watermark_shadow", "wmsh":
-                try atMost(1)
-                let sigma = try double(0, "sigma") ?? 0
-                guard (0...Watermark.maxShadowSigma).contains(sigma) else {
-                    throw RequestError.invalid("watermark_shadow: sigma is 0–\(Int(Watermark.maxShadowSigma))")
-                }
-                try updateImgproxyMark(&options) { $0.shadow = sigma }
+            case "watermark", "wm", "watermark_url", "wmu", "watermark_text", "wmt", "watermark_size", "wms", "watermark_shadow", "wmsh":
+                try applyMark(arguments, to: &options)
             case "strip_metadata", "sm":
                 try atMost(1)
                 // Every answer is stripped of metadata; asking to keep it is not supported.
