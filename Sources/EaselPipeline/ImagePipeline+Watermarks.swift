@@ -19,37 +19,13 @@ public struct PreparedWatermark: Sendable {
     let mark: PurgeMarks.Mark
 }
 
-/// Prepared watermarks by source key, bounded in bytes; emptied of a source by its purge.
-final class PreparedWatermarks: Sendable {
-    private struct State {
-        var entries: [String: PreparedWatermark] = [:]
-        var bytes = 0
-    }
-    private let state = Locked(State())
-    /// The memo's byte budget (marks are at most 16 MiB each).
-    static let byteLimit = 64 << 20
+/// Prepared watermarks by source key, bounded in bytes (marks are at most 16 MiB each); emptied
+/// of a source by its purge.
+typealias PreparedWatermarks = ByteBoundedMemo<PreparedWatermark>
 
-    func value(forKey key: String) -> PreparedWatermark? { state.withLock { $0.entries[key] } }
-
-    func keep(_ mark: PreparedWatermark, forKey key: String) {
-        let size = mark.image.rowBytes * mark.image.height
-        guard size <= Self.byteLimit else { return }
-        state.withLock { state in
-            guard state.entries[key] == nil else { return }
-            if state.bytes + size > Self.byteLimit {
-                state.entries.removeAll()
-                state.bytes = 0
-            }
-            state.entries[key] = mark
-            state.bytes += size
-        }
-    }
-
-    func remove(_ key: String) {
-        state.withLock { state in
-            if let mark = state.entries.removeValue(forKey: key) { state.bytes -= mark.image.rowBytes * mark.image.height }
-        }
-    }
+extension ByteBoundedMemo where Value == PreparedWatermark {
+    /// A memo of 64 MiB of marks.
+    convenience init() { self.init(byteLimit: 64 << 20) { $0.image.rowBytes * $0.image.height } }
 }
 
 extension ImagePipeline {

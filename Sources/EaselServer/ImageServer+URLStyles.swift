@@ -108,7 +108,7 @@ extension ImageServer {
     static let largestMark = 2048
 
     /// A text mark drawn (on the decode pool), or the one drawn before: marks are kept by their
-    /// identity, at most `TextMarks.byteLimit` bytes of them.
+    /// identity, at most 16 MiB of them (`TextMarks`).
     func textMark(_ text: TextMark) async throws -> MarkImage {
         // The first 128 bits of the SHA-256 of what makes the pixels: equal marks share keys,
         // and no crafted text takes another's.
@@ -127,28 +127,9 @@ extension ImageServer {
 }
 
 /// Drawn text marks by identity, bounded in bytes (emptied whole when full).
-final class TextMarks: Sendable {
-    private struct State {
-        var entries: [String: Bitmap] = [:]
-        var bytes = 0
-    }
-    private let state = Locked(State())
-    /// The memo's byte budget.
-    static let byteLimit = 16 << 20
+typealias TextMarks = ByteBoundedMemo<Bitmap>
 
-    func value(forKey key: String) -> Bitmap? { state.withLock { $0.entries[key] } }
-
-    func keep(_ image: Bitmap, forKey key: String) {
-        let size = image.rowBytes * image.height
-        guard size <= Self.byteLimit else { return }
-        state.withLock { state in
-            guard state.entries[key] == nil else { return }
-            if state.bytes + size > Self.byteLimit {
-                state.entries.removeAll()
-                state.bytes = 0
-            }
-            state.entries[key] = image
-            state.bytes += size
-        }
-    }
+extension ByteBoundedMemo where Value == Bitmap {
+    /// A memo of 16 MiB of marks.
+    convenience init() { self.init(byteLimit: 16 << 20) { $0.rowBytes * $0.height } }
 }
