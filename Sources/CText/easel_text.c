@@ -196,16 +196,23 @@ static PangoLayout *lay_out(const easel_text_style *style, cairo_t *cr, PangoRec
     return layout;
 }
 
+/* A cairo context drawing on `surface`; NULL (both destroyed, the reason in message) when cairo
+ * cannot make one. */
+static cairo_t *context_on(cairo_surface_t *surface, char *message) {
+    cairo_t *cr = cairo_create(surface);
+    int status = cairo_status(cr);
+    if (status == CAIRO_STATUS_SUCCESS) return cr;
+    cairo_destroy(cr);
+    cairo_surface_destroy(surface);
+    fail(message, cairo_status_to_string(status));
+    return NULL;
+}
+
 int easel_text_measure(const easel_text_style *style, int *width, int *height, char *message) {
     /* Laid out for a 1 x 1 ARGB32 image surface: the same font options as render's surface. */
     cairo_surface_t *surface = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, 1, 1);
-    cairo_t *cr = cairo_create(surface);
-    int status = cairo_status(cr);
-    if (status != CAIRO_STATUS_SUCCESS) {
-        cairo_destroy(cr);
-        cairo_surface_destroy(surface);
-        return fail(message, cairo_status_to_string(status));
-    }
+    cairo_t *cr = context_on(surface, message);
+    if (!cr) return 0;
     PangoRectangle box;
     int tallest;
     PangoLayout *layout = lay_out(style, cr, &box, &tallest, message);
@@ -226,13 +233,8 @@ int easel_text_render(const easel_text_style *style, uint8_t *pixels, size_t row
         return fail(message, "the pixels must be 4-byte aligned in rows of a multiple of 4 bytes, at least 4 a pixel");
     for (int y = 0; y < height; y++) memset(pixels + (size_t)y * row_bytes, 0, (size_t)width * 4);
     cairo_surface_t *surface = cairo_image_surface_create_for_data(pixels, CAIRO_FORMAT_ARGB32, width, height, (int)row_bytes);
-    cairo_t *cr = cairo_create(surface);
-    int status = cairo_status(cr);
-    if (status != CAIRO_STATUS_SUCCESS) {
-        cairo_destroy(cr);
-        cairo_surface_destroy(surface);
-        return fail(message, cairo_status_to_string(status));
-    }
+    cairo_t *cr = context_on(surface, message);
+    if (!cr) return 0;
     PangoRectangle box;
     int tallest;
     PangoLayout *layout = lay_out(style, cr, &box, &tallest, message);
@@ -254,7 +256,7 @@ int easel_text_render(const easel_text_style *style, uint8_t *pixels, size_t row
     } else {
         pango_cairo_show_layout(cr, layout);
     }
-    status = cairo_status(cr);
+    int status = cairo_status(cr);
     g_object_unref(layout);
     cairo_destroy(cr);
     cairo_surface_flush(surface);
