@@ -29,11 +29,18 @@ run: deps-build
 # media with child processes (ffmpeg's encoders, Python's imagehash) and paint large canvases
 # run after the others, so that on two cores their CPU does not push the suites bound by time
 # (sockets waiting 30 s for an answer, a server's request timeout) past their limits.
+# Within a run, Swift Testing starts every test at once unless told otherwise: on two cores, 490
+# tests each with a server, sockets and codecs at once pushed tests that are fast alone (0.06 s)
+# past their 30 s socket and request limits. TEST_WIDTH bounds how many test cases run at the same
+# time (Swift Testing's SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH; a test's time limit counts
+# from when it gets its turn). The default, four, is twice the cores of the machines CI runs on.
 MEDIA_SUITES = VideoTests|TextMarkTests|InfoExtrasTests|MarksAndVideoTests
+TEST_WIDTH ?= 4
+SWIFT_TEST = SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=$(TEST_WIDTH) swift test
 test: deps-test
 	swift build --build-tests -Xswiftc -warnings-as-errors
-	swift test --skip-build --skip '$(MEDIA_SUITES)'
-	swift test --skip-build --filter '$(MEDIA_SUITES)'
+	$(SWIFT_TEST) --skip-build --skip '$(MEDIA_SUITES)'
+	$(SWIFT_TEST) --skip-build --filter '$(MEDIA_SUITES)'
 
 # Headless Chromium opens the gallery of a running `easel serve`: every thumbnail must load.
 browser-test: deps-build
@@ -60,7 +67,7 @@ load: deps-build
 # it compiles without a word in the normal build; the compile-time concurrency checks are
 # `make test`'s, in Swift 6 mode with warnings as errors, and this run is for races at run time.
 TSAN_RUN = TSAN_OPTIONS="$${TSAN_OPTIONS:+$$TSAN_OPTIONS:}halt_on_error=1:suppressions=$(CURDIR)/Tests/tsan-suppressions.txt" \
-	swift test --sanitize=thread --scratch-path .build-tsan -Xswiftc -swift-version -Xswiftc 5
+	$(SWIFT_TEST) --sanitize=thread --scratch-path .build-tsan -Xswiftc -swift-version -Xswiftc 5
 test-tsan: deps-test
 	$(TSAN_RUN) --no-parallel --filter 'EaselStorageTests|EaselTablesTests'
 	$(TSAN_RUN) --skip-build --filter 'EaselPipelineTests|EaselCodecsTests|EaselRemoteTests' --skip '$(MEDIA_SUITES)'
