@@ -64,11 +64,18 @@ extension ImageServer {
         }
         let processors = try options.processors(limit: configuration.maxAdHocSize, maxPixels: configuration.maxOutputPixels,
                                                 marks: marks, frameImage: frame)
+        // The URL's own fallback is held to the sources' rules before the source is read (a
+        // refused one is a 403 whether or not the source would have needed it).
+        let fallback = try options.fallback.map { source in
+            let url = try resolve(source)
+            if !url.isFileURL, url.scheme != "s3" { try sourcePolicy.checkListed(url) } // (s3: `resolve` checked it)
+            return Fallback(url: url, cacheKey: sourceKey(source))
+        }
         return try await answer(request, context, head: head, source: source, processing: .processors(processors), output: output,
                                 page: options.page, embeddedThumbnail: options.embeddedThumbnail, video: options.video, madeWith: madeWith, lifetime: lifetime,
                                 maxAge: options.maxAge, sourceLimits: options.sourceLimits,
                                 disposition: options.contentDisposition ? (options.filename ?? Self.sourceName(source), options.attachment) : nil,
-                                vary: vary)
+                                vary: vary, fallback: fallback, cacheTags: options.cacheTags)
     }
 
     /// Whether an `If-None-Match` value names `etag`: weak comparison, as RFC 9110 asks (a CDN
@@ -92,7 +99,8 @@ extension ImageServer {
                 processing: ImageRequest.Processing, output: OutputPolicy, page: Int = 0, embeddedThumbnail: Bool = false,
                 video: VideoPosition = .default,
                 madeWith: [PreparedWatermark] = [], lifetime: Int64? = nil, maxAge: Int? = nil, sourceLimits: DecodingLimits? = nil,
-                disposition: (name: String, attachment: Bool)? = nil, vary: String? = nil) async throws -> Response {
+                disposition: (name: String, attachment: Bool)? = nil, vary: String? = nil, fallback: Fallback? = nil,
+                cacheTags: [String] = []) async throws -> Response {
         let key = sourceKey(source)
         var pipelineRequest = ImageRequest(url: try resolve(source), processing: processing, cacheKey: key)
         pipelineRequest.page = page
@@ -123,10 +131,10 @@ extension ImageServer {
         case .failure(.overloaded):
             throw RequestError.tooManyRequests
         case .failure(.cancelled) where gone.withLock({ $0 }): throw ClientGone()
-        case .failure(let error) where fallbackURL != nil && Self.fallsBack(error):
-            return try await fallbackAnswer(request, context, head: head, processing: processing, output: output, madeWith: madeWith,
-                                            sourceKey: pipelineRequest.sourceKey,
-                                            vary: vary, error: error)
+        case .failure(let error) where (fallback ?? configuredFallback) != nil && Self.fallsBack(error):
+            return try await fallbackAnswer(request, context, head: head, fallback: fallback ?? configuredFallback, processing: processing,
+                                            output: output, madeWith: madeWith, sourceKey: pipelineRequest.sourceKey,
+                                            vary: vary, cacheTags: cacheTags, error: error)
         case .failure(let error): throw error
         }
         let encoded = answer.encoded
@@ -144,7 +152,7 @@ extension ImageServer {
         if encoded.encoding.format == .svg { headers[.contentSecurityPolicy] = Self.svgPolicy }
         // The source's identity, as a purge computes it (`purgeIdentity`), and those of what the
         // answer was made with (a watermark): a purge of any of them bans it in the CDN.
-        tag(&headers, sources: [pipelineRequest.sourceKey ?? ""] + madeWith.map(\.sourceKey))
+        tag(&headers, sources: [pipelineRequest.sourceKey ?? ""] + madeWith.map(\.sourceKey), extra: cacheTags)
         if Self.matches(request.headers[.ifNoneMatch], etag: encoded.etag) {
             return Response(status: .notModified, headers: headers)
         }
@@ -198,8 +206,10 @@ extension ImageServer {
 
     /// Names `sources`' cache tags (`PurgeRelay.surrogateKey`) in the configured header
     /// (`DeliverySettings.cacheTagHeader`), space- or comma-separated as that CDN reads them.
-    func tag(_ headers: inout HTTPFields, sources: [String]) {
+    /// `extra` (a URL's own tags: imgproxy's `cache_tags`) follow, as they are.
+    func tag(_ headers: inout HTTPFields, sources: [String], extra: [String] = []) {
         guard let field = cacheTagField else { return }
-        headers[field] = sources.map(PurgeRelay.surrogateKey(forSource:)).joined(separator: configuration.delivery.commaSeparatedTags ? "," : " ")
+        headers[field] = (sources.map(PurgeRelay.surrogateKey(forSource:)) + extra)
+            .joined(separator: configuration.delivery.commaSeparatedTags ? "," : " ")
     }
 }

@@ -7,6 +7,17 @@ import NIOCore
 
 /// The fallback image and Save-Data (`DeliverySettings`).
 extension ImageServer {
+    /// A fallback image: the configured one (`DeliverySettings.fallbackImage`) or a URL's own
+    /// (imgproxy's `fallback_image_url`), resolved like a source, with its source key (nil:
+    /// the configured image's, made from its file path or checked when it is read).
+    struct Fallback: Sendable {
+        var url: URL
+        var cacheKey: String?
+    }
+
+    /// The configured fallback image, if any.
+    var configuredFallback: Fallback? { fallbackURL.map { Fallback(url: $0, cacheKey: nil) } }
+
     static let fallbackField = HTTPField.Name("X-Easel-Fallback")!
     static let saveDataField = HTTPField.Name("Save-Data")!
     static let acceptCHField = HTTPField.Name("Accept-CH")!
@@ -33,16 +44,16 @@ extension ImageServer {
     /// `X-Easel-Fallback: 1`. It is cached under its own identity, never as the source; its cache
     /// tags name the source too, so that a purge of the source (once it exists) clears it from
     /// CDNs. Never a ready answer. Its own failure is the source's error.
-    func fallbackAnswer(_ request: Request, _ context: EaselRequestContext, head: Bool, processing: ImageRequest.Processing,
-                        output: OutputPolicy, madeWith: [PreparedWatermark], sourceKey: String?, vary: String?,
-                        error: PipelineError) async throws -> Response {
-        guard let fallbackURL else { throw error }
+    func fallbackAnswer(_ request: Request, _ context: EaselRequestContext, head: Bool, fallback image: Fallback?,
+                        processing: ImageRequest.Processing, output: OutputPolicy, madeWith: [PreparedWatermark], sourceKey: String?,
+                        vary: String?, cacheTags: [String] = [], error: PipelineError) async throws -> Response {
+        guard let image else { throw error }
         let answer: EncodedResponse
         let fallbackKey: String?
         do {
-            let url = fallbackURL.isFileURL ? fallbackURL : try resolve(.remote(fallbackURL))
+            let url = image.url.isFileURL || image.cacheKey != nil ? image.url : try resolve(.remote(image.url))
             var fallback = ImageRequest(url: url, processing: processing,
-                                        cacheKey: url.isFileURL ? "file://" + Self.escapingNonASCII(url.path) : nil)
+                                        cacheKey: image.cacheKey ?? (url.isFileURL ? "file://" + Self.escapingNonASCII(url.path) : nil))
             fallback.client = ClientPreferences(accept: request.headers[.accept], saveData: saves(request))
             fallback.output = output
             fallback.deadline = .milliseconds(Int64(checked: configuration.requestTimeout * 1000))
@@ -65,7 +76,7 @@ extension ImageServer {
             Self.fallbackField: "1",
         ]
         if let joined = Self.vary(answer.vary, vary) { headers[.vary] = joined }
-        tag(&headers, sources: [sourceKey, fallbackKey].compactMap { $0 } + madeWith.map(\.sourceKey))
+        tag(&headers, sources: [sourceKey, fallbackKey].compactMap { $0 } + madeWith.map(\.sourceKey), extra: cacheTags)
         if readyAnswers.isEnabled, let readyKey = ReadyAnswers.Key(request.head) { readyAnswers.withdraw(readyKey, on: context.channel.eventLoop) }
         let status = HTTPResponse.Status(code: configuration.delivery.fallbackStatus)
         if status == .ok, Self.matches(request.headers[.ifNoneMatch], etag: encoded.etag) {

@@ -130,11 +130,12 @@ extension ImageServer {
         return ImagePath(processing: .adHoc(options), source: source, spec: spec)
     }
 
-    /// A native mark: `wm=[opacity[:position[:x[:y[:scale[:shadow]]]]]]` (the configured
-    /// image), `wmu=SOURCE[:…]` (an image source, base64url: a path of the origin or an allowed
-    /// URL) or `wmt=TEXT[:opacity[:position[:x[:y[:shadow]]]]]` (Pango markup, base64url; black
-    /// sans 16 px unless the markup says otherwise). Positions: c, n, s, e, w, ne, nw, se (the
-    /// default), sw, or tile; offsets in pixels of the requested size.
+    /// A native mark: `wm=[opacity[:position[:x[:y[:scale[:shadow[:rotate]]]]]]]` (the
+    /// configured image), `wmu=SOURCE[:…]` (an image source, base64url: a path of the origin or an
+    /// allowed URL) or `wmt=TEXT[:opacity[:position[:x[:y[:shadow[:rotate]]]]]]` (Pango markup,
+    /// base64url; black sans 16 px unless the markup says otherwise). Positions: c, n, s, e, w,
+    /// ne, nw, se (the default), sw, or tile; offsets in pixels of the requested size; `rotate` in
+    /// degrees clockwise.
     static func nativeMark(kind: Substring, _ value: Substring) throws -> ProcessingOptions.WatermarkOptions {
         var parts = value.split(separator: ":", omittingEmptySubsequences: false)[...]
         var mark = ProcessingOptions.WatermarkOptions()
@@ -157,7 +158,7 @@ extension ImageServer {
             mark.image = .configured
         }
         let args = Array(parts)
-        guard args.count <= (kind == "wmt" ? 5 : 6) else { throw RequestError.invalid("\(kind) has too many parts") }
+        guard args.count <= (kind == "wmt" ? 6 : 7) else { throw RequestError.invalid("\(kind) has too many parts") }
         func number(_ index: Int, _ name: String, _ range: ClosedRange<Double>) throws -> Double? {
             guard index < args.count, !args[index].isEmpty else { return nil }
             guard let number = Double(args[index]), range.contains(number) else {
@@ -186,6 +187,8 @@ extension ImageServer {
             mark.heightScale = mark.scale
             mark.shadow = try number(5, "shadow", 0...Watermark.maxShadowSigma) ?? 0
         }
+        // The last part: degrees clockwise the mark is turned.
+        mark.rotation = try number(kind == "wmt" ? 5 : 6, "rotate", -36_000...36_000) ?? 0
         return mark
     }
 

@@ -70,7 +70,7 @@ extension ImageServer {
             headers[.contentDisposition] = Self.contentDisposition(options.filename ?? Self.sourceName(source), fileExtension: fileExtension,
                                                                    attachment: options.attachment)
         }
-        tag(&headers, sources: [pipelineRequest.sourceKey ?? ""])
+        tag(&headers, sources: [pipelineRequest.sourceKey ?? ""], extra: options.cacheTags)
         if Self.matches(request.headers[.ifNoneMatch], etag: bytes.etag) {
             return Response(status: .notModified, headers: headers)
         }

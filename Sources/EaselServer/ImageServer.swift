@@ -49,6 +49,9 @@ public final class ImageServer: Sendable {
     let cacheTagField: HTTPField.Name?
     /// The fallback image (`DeliverySettings.fallbackImage`): a file or an http(s) URL.
     let fallbackURL: URL?
+    /// Which remote sources may be read (`allowHosts`, the http origin); the fetchers check
+    /// every URL with it, and a URL's own fallback is checked with it up front.
+    let sourcePolicy: SourcePolicy
     /// The configured watermark image (`watermark`): read through the pipeline like a source.
     let configuredMark: URL?
     /// Text marks drawn so far (`textMark(_:)`).
@@ -135,6 +138,7 @@ public final class ImageServer: Sendable {
         var originURL: URL?
         if case .http(let url) = origin { originURL = url }
         let policy = SourcePolicy(allowHosts: configuration.allowHosts, origin: originURL)
+        sourcePolicy = policy
         // S3 settings first: nothing that needs shutting down exists yet if they are wrong.
         let sharedLocation = try configuration.sharedCache.map { text throws(ServerConfigurationError) -> S3Location in
             do { return try S3Location(text) } catch { throw .invalidValue(name: "sharedCache", value: "\(error)") }
@@ -212,7 +216,7 @@ public final class ImageServer: Sendable {
             allowedOptions: Set(imgproxy.allowedProcessingOptions), skipProcessing: Set(imgproxy.skipProcessingFormats.compactMap(ImgproxyURL.sourceType)),
             enforcedFormats: imgproxy.enforcedFormats, clientHints: imgproxy.enableClientHints, keepCopyright: imgproxy.keepCopyright,
             autoQuality: configuration.autoQuality.settings(), autoQualityByDefault: imgproxy.autoQualityByDefault,
-            maxSide: configuration.maxAdHocSize, maxPixels: configuration.maxOutputPixels)
+            maxResultDimension: imgproxy.maxResultDimension, maxSide: configuration.maxAdHocSize, maxPixels: configuration.maxOutputPixels)
         signer = URLSigner(keys: configuration.signingKeys.compactMap { Data(hex: $0) }, salt: Data(hex: configuration.signingSalt) ?? Data())
         admission = Admission(limit: configuration.processingConcurrency + configuration.maxQueue) { metrics.queue.record($0) }
         var byName: [String: ServerConfiguration.Format] = [:]

@@ -46,13 +46,17 @@ public struct ImgproxySettings: Sendable, Codable, Equatable {
     /// Every imgproxy URL is autoquality (`ServerConfiguration.autoQuality`) unless it says
     /// `aq:none` (`IMGPROXY_AUTOQUALITY_METHOD=dssim`; `none` by default).
     public var autoQualityByDefault = false
+    /// Every imgproxy answer is scaled down, whole, to at most this many pixels a side
+    /// (`IMGPROXY_MAX_RESULT_DIMENSION`); 0: no such limit. A URL's `max_result_dimension` may
+    /// only lower it.
+    public var maxResultDimension = 0
 
     /// Every default: nothing rewritten, every option allowed, nothing skipped or enforced.
     public init() {}
 
     enum CodingKeys: String, CodingKey {
         case baseURL, urlReplacements, base64URLIncludesFilename, onlyPresets, allowedProcessingOptions, skipProcessingFormats
-        case enforceWebP, enforceAVIF, enforceJXL, enableClientHints, keepCopyright, autoQualityByDefault
+        case enforceWebP, enforceAVIF, enforceJXL, enableClientHints, keepCopyright, autoQualityByDefault, maxResultDimension
     }
 
     /// Every key is optional.
@@ -71,13 +75,15 @@ public struct ImgproxySettings: Sendable, Codable, Equatable {
         enableClientHints = try value(.enableClientHints, false)
         keepCopyright = try value(.keepCopyright, false)
         autoQualityByDefault = try value(.autoQualityByDefault, false)
+        maxResultDimension = try value(.maxResultDimension, 0)
     }
 
     /// imgproxy's variables: `IMGPROXY_BASE_URL`, `IMGPROXY_URL_REPLACEMENTS`,
     /// `IMGPROXY_BASE64_URL_INCLUDES_FILENAME`, `IMGPROXY_ONLY_PRESETS`,
     /// `IMGPROXY_ALLOWED_PROCESSING_OPTIONS`, `IMGPROXY_SKIP_PROCESSING_FORMATS`,
     /// `IMGPROXY_ENFORCE_WEBP`, `IMGPROXY_ENFORCE_AVIF`, `IMGPROXY_ENFORCE_JXL`,
-    /// `IMGPROXY_ENABLE_CLIENT_HINTS`, `IMGPROXY_KEEP_COPYRIGHT`, `IMGPROXY_AUTOQUALITY_METHOD`
+    /// `IMGPROXY_ENABLE_CLIENT_HINTS`, `IMGPROXY_KEEP_COPYRIGHT`, `IMGPROXY_MAX_RESULT_DIMENSION`,
+    /// `IMGPROXY_AUTOQUALITY_METHOD`
     /// (and `IMGPROXY_AUTOQUALITY_TARGET`, `_MIN`, `_MAX`, read into
     /// `ServerConfiguration.autoQuality`).
     mutating func apply(environment: [String: String]) throws(ServerConfigurationError) {
@@ -95,6 +101,12 @@ public struct ImgproxySettings: Sendable, Codable, Equatable {
         try flag("IMGPROXY_ENFORCE_JXL", &enforceJXL)
         try flag("IMGPROXY_ENABLE_CLIENT_HINTS", &enableClientHints)
         try flag("IMGPROXY_KEEP_COPYRIGHT", &keepCopyright)
+        if let text = environment["IMGPROXY_MAX_RESULT_DIMENSION"] {
+            guard let side = Int(text.trimmingCharacters(in: .whitespaces)) else {
+                throw .invalidValue(name: "IMGPROXY_MAX_RESULT_DIMENSION", value: text)
+            }
+            maxResultDimension = side
+        }
         if let method = environment["IMGPROXY_AUTOQUALITY_METHOD"] {
             switch method {
             case "dssim": autoQualityByDefault = true
@@ -106,6 +118,7 @@ public struct ImgproxySettings: Sendable, Codable, Equatable {
 
     /// Checks every value; a bad one is an error naming it.
     func validate() throws(ServerConfigurationError) {
+        guard maxResultDimension >= 0 else { throw .invalidValue(name: "imgproxy.maxResultDimension", value: "\(maxResultDimension)") }
         do { _ = try ImgproxyURL.URLReplacement.list(urlReplacements) } catch {
             throw .invalidValue(name: "imgproxy.urlReplacements", value: "\(error)")
         }

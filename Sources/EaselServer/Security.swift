@@ -157,7 +157,11 @@ struct SourcePolicy: Sendable {
 
     static func port(of url: URL) -> Int { url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80) }
 
-    func check(_ url: URL) async throws(PipelineError) {
+    /// What `check` decides without resolving the host: an http(s) URL under the origin or on
+    /// the list. Returns the host, and whether it is explicitly local (under the origin,
+    /// `localhost`, an IP literal), which needs no resolving.
+    @discardableResult
+    func checkListed(_ url: URL) throws(PipelineError) -> (host: String, local: Bool) {
         guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
               let rawHost = url.host?.lowercased() else {
             throw .forbiddenURL(url.absoluteString, reason: "not an http(s) URL")
@@ -167,7 +171,11 @@ struct SourcePolicy: Sendable {
         let underOrigin = isUnderOrigin(url)
         let listed = entries.contains(Entry(host: host, port: port)) || ((port == 80 || port == 443) && entries.contains(Entry(host: host, port: nil)))
         guard underOrigin || listed else { throw .forbiddenURL(url.absoluteString, reason: "host not allowed") }
-        let explicitlyLocal = underOrigin || host == "localhost" || Self.isIPLiteral(host)
+        return (host, underOrigin || host == "localhost" || Self.isIPLiteral(host))
+    }
+
+    func check(_ url: URL) async throws(PipelineError) {
+        let (host, explicitlyLocal) = try checkListed(url)
         if explicitlyLocal { return }
         let addresses: [IPAddress]
         do {

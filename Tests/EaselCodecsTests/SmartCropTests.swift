@@ -192,6 +192,46 @@ struct SmartCropTests {
         }
     }
 
+    /// imgproxy's `watermark_rotate`: the mark turned clockwise about its centre before it is
+    /// placed; quarter turns exact, other angles on a canvas that just holds the turned mark.
+    @Test func aTurnedMarkIsPlacedAsItsTurnedBox() throws {
+        // A 30 × 10 bar, red, with a blue pixel at its top-left corner to see where it went.
+        let bar = painted(width: 30, height: 10) { x, y in x == 0 && y == 0 ? [0, 0, 255, 255] : [255, 0, 0, 255] }
+        var step = Watermark(mark: bar, markIdentifier: "bar", position: .northWest)
+        let upright = step.identifier
+        step.rotation = 90
+        let quarter = try step.process(Self.white)
+        #expect(Self.redBox(quarter).map { ($0.width, $0.height) == (10, 30) } == true, "\(String(describing: Self.redBox(quarter)))")
+        // Clockwise: the top-left corner goes to the top-right.
+        #expect(quarter.pixel(x: 9, y: 0) == [0, 0, 255, 255] && quarter.pixel(x: 0, y: 0) == [255, 0, 0, 255])
+        #expect(step.identifier != upright && step.identifier.contains("rot90"))
+        step.rotation = -270
+        #expect(step.identifier.contains("rot90"), "one turn, one identity")
+        step.rotation = 180
+        #expect(try step.process(Self.white).pixel(x: 29, y: 9) == [0, 0, 255, 255])
+        step.rotation = 360
+        let whole = try step.process(Self.white), flat = try Watermark(mark: bar, markIdentifier: "bar", position: .northWest).process(Self.white)
+        #expect(step.identifier == upright && whole.hasSamePixels(as: flat))
+        // 45°: a canvas of (30 + 10)·cos 45° ≈ 28.3 → 29 a side, its corners left clear, the bar's
+        // middle solid; placed by that box.
+        let turned = try Watermark.turned(bar, degrees: 45)
+        #expect(turned.width == 29 && turned.height == 29, "\(turned.width)x\(turned.height)")
+        #expect(turned.pixel(x: 0, y: 0)[3] == 0 && turned.pixel(x: 28, y: 0)[3] == 0 && turned.pixel(x: 0, y: 28)[3] == 0)
+        #expect(turned.pixel(x: 14, y: 14) == [255, 0, 0, 255])
+        // Along the bar (down and right at 45° clockwise) red; across it, clear.
+        #expect(turned.pixel(x: 6, y: 6) == [255, 0, 0, 255] && turned.pixel(x: 22, y: 22) == [255, 0, 0, 255])
+        #expect(turned.pixel(x: 22, y: 6)[3] == 0 && turned.pixel(x: 6, y: 22)[3] == 0)
+        // Edges are blended in premultiplied alpha: no dark fringe, only less coverage.
+        for y in 0..<turned.height {
+            for x in 0..<turned.width where turned.pixel(x: x, y: y)[3] > 0 && turned.pixel(x: x, y: y)[3] < 255 {
+                let p = turned.pixel(x: x, y: y)
+                #expect(p[0] > 200 || p[2] > 60, "(\(x), \(y)): \(p)")
+            }
+        }
+        step.rotation = 45
+        #expect(Self.redBox(try step.process(Self.white)).map { $0.x >= 0 && $0.x + $0.width <= 29 && $0.y + $0.height <= 29 } == true)
+    }
+
     @Test func opacityBlendsAndAlphaComposes() throws {
         let half = try Watermark(mark: Self.red, markIdentifier: "red", opacity: 0.5, position: .northWest).process(Self.white)
         let p = half.pixel(x: 4, y: 4)

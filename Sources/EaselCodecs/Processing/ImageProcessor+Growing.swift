@@ -212,3 +212,49 @@ public struct MinimumSize: ImageProcessor, Hashable {
         return try Resize(width: w, height: h, mode: .exact, upscale: true).process(bitmap)
     }
 }
+
+/// An extension of the image to an aspect ratio (imgproxy's `extend_aspect_ratio`): the smallest
+/// canvas with the ratio of `pad`'s size that holds the image, only ever wider or taller, in
+/// `pad`'s colour, the image placed by `pad`'s gravity. An image already at the ratio is left
+/// as it is.
+public struct AspectExtend: ImageProcessor, Hashable {
+    /// The ratio (its `width` : `height`), the colour and the gravity; its size is not the
+    /// canvas's.
+    public var pad: Pad
+    /// The largest canvas allowed.
+    public var limit: OutputLimit
+
+    /// An extension to the ratio of `pad`'s size, within `limit`.
+    public init(_ pad: Pad, limit: OutputLimit = OutputLimit()) {
+        self.pad = pad
+        self.limit = limit
+    }
+
+    /// `aspect(` `pad`'s identifier `)`.
+    public var identifier: String { "aspect(\(pad.identifier))" }
+
+    /// The canvas for a `width × height` image: one side kept, the other grown to the ratio
+    /// (rounded to the nearest pixel, as imgproxy rounds it).
+    public func canvas(width: Int, height: Int) -> (width: Int, height: Int) {
+        // Compared in integers: width : height against the ratio, exactly.
+        let wide = width * pad.height, tall = height * pad.width
+        if wide > tall {
+            return (width, max(height, Int(checked: (Double(width) * Double(pad.height) / Double(pad.width)).rounded())))
+        } else if tall > wide {
+            return (max(width, Int(checked: (Double(height) * Double(pad.width) / Double(pad.height)).rounded())), height)
+        }
+        return (width, height)
+    }
+
+    /// `bitmap` on the canvas, or itself at the ratio.
+    /// - Throws: `CodecError.invalidParameters` for a canvas past `limit`.
+    public func process(_ bitmap: Bitmap) throws -> Bitmap {
+        let size = canvas(width: bitmap.width, height: bitmap.height)
+        guard size != (bitmap.width, bitmap.height) else { return bitmap }
+        try limit.check(size.width, size.height, "extend_aspect_ratio")
+        var pad = self.pad
+        pad.width = size.width
+        pad.height = size.height
+        return try pad.process(bitmap)
+    }
+}

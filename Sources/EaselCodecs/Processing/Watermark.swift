@@ -81,6 +81,12 @@ public struct Watermark: ImageProcessor {
     /// `maxShadowSigma`), at 60 % opacity, moved down and right by half the sigma.
     public var shadowSigma: Double = 0
 
+    /// 0: the mark upright. Otherwise the mark, after its scaling, turned by this many degrees
+    /// clockwise about its centre (imgproxy's `watermark_rotate`), on a transparent canvas just
+    /// large enough to hold it; quarter turns are exact, other angles bilinear (premultiplied,
+    /// so no dark fringe). Positions and offsets then place the turned mark.
+    public var rotation: Double = 0
+
     /// The largest shadow blur.
     public static let maxShadowSigma = 50.0
 
@@ -119,7 +125,14 @@ public struct Watermark: ImageProcessor {
     public var identifier: String {
         "watermark(\(markIdentifier),\(opacity),\(position),\(offsetX),\(offsetY),\(scale)"
             + (heightScale > 0 ? ",h\(heightScale)" : "") + (fittedBox.map { ",box\($0.width)x\($0.height)" } ?? "")
-            + (shadowSigma > 0 ? ",sh\(shadowSigma))" : ")")
+            + (shadowSigma > 0 ? ",sh\(shadowSigma)" : "") + (turn != 0 ? ",rot\(turn))" : ")")
+    }
+
+    /// `rotation` in [0, 360): what is drawn (and what the identity names: -90 and 270 are one).
+    var turn: Double {
+        guard rotation.isFinite else { return 0 }
+        let turn = rotation.truncatingRemainder(dividingBy: 360)
+        return turn < 0 ? turn + 360 : turn
     }
 
     /// Offsets are clamped to this magnitude before any arithmetic, so no sum can overflow.
@@ -187,7 +200,8 @@ public struct Watermark: ImageProcessor {
     ///   times the image's pixels.
     public func process(_ bitmap: Bitmap) throws -> Bitmap {
         if opacity == 0 { return bitmap }
-        let mark = try scaledMark(imageWidth: bitmap.width, imageHeight: bitmap.height)
+        var mark = try scaledMark(imageWidth: bitmap.width, imageHeight: bitmap.height)
+        if turn != 0 { mark = try Self.turned(mark, degrees: turn) }
         guard shadowSigma > 0 else { return draw(mark, over: bitmap, inner: (mark.width, mark.height), shift: (0, 0)) }
         // The shadow: the mark's coverage in black, on a canvas grown by the blur's reach, then
         // the mark drawn over it; placed so that the mark itself lands where it would alone.
@@ -208,6 +222,72 @@ public struct Watermark: ImageProcessor {
         var stamp = try GaussianBlur(sigma: sigma).process(shadow).converted(to: .rgba8)
         stamp = try Watermark(mark: mark, markIdentifier: "", position: .offset(x: reach, y: reach)).process(stamp)
         return draw(stamp, over: bitmap, inner: (mark.width, mark.height), shift: (reach, reach))
+    }
+
+    /// `mark` (RGBA8) turned `degrees` clockwise (0 < degrees < 360) about its centre, on a
+    /// transparent canvas that just holds it: quarter turns move pixels, other angles sample the
+    /// mark bilinearly in premultiplied alpha.
+    /// - Throws: `CodecError.invalidParameters` when the turned mark would pass 2²⁶ pixels.
+    public static func turned(_ mark: Bitmap, degrees: Double) throws(CodecError) -> Bitmap {
+        // EXIF's orientations 6, 3 and 8 are the clockwise quarter turns.
+        switch degrees {
+        case 90: return Orientation.apply(6, to: mark).converted(to: .rgba8)
+        case 180: return Orientation.apply(3, to: mark).converted(to: .rgba8)
+        case 270: return Orientation.apply(8, to: mark).converted(to: .rgba8)
+        default: break
+        }
+        let radians = degrees * .pi / 180
+        let cosine = cos(radians), sine = sin(radians)
+        let sourceWidth = mark.width, sourceHeight = mark.height
+        let exactWidth = abs(Double(sourceWidth) * cosine) + abs(Double(sourceHeight) * sine)
+        let exactHeight = abs(Double(sourceWidth) * sine) + abs(Double(sourceHeight) * cosine)
+        // (Rounded first: float noise on a whole side must not add a column of nothing.)
+        let width = max(1, Int(checked: (exactWidth - 1e-6).rounded(.up)))
+        let height = max(1, Int(checked: (exactHeight - 1e-6).rounded(.up)))
+        guard width * height <= 1 << 26 else {
+            throw .invalidParameters("a \(sourceWidth)x\(sourceHeight) watermark turned by \(degrees)° is too large")
+        }
+        let source = mark.converted(to: .rgba8)
+        var result = Bitmap(width: width, height: height, pixelFormat: .rgba8)
+        let sourceRowBytes = source.rowBytes, rowBytes = result.rowBytes
+        let centreX = Double(sourceWidth) / 2, centreY = Double(sourceHeight) / 2
+        let resultCentreX = Double(width) / 2, resultCentreY = Double(height) / 2
+        source.withUnsafeBytes { pixels in
+            result.withUnsafeMutableBytes { bytes in
+                /// The source pixel at (x, y), premultiplied; transparent outside the mark.
+                func texel(_ x: Int, _ y: Int) -> (Float, Float, Float, Float) {
+                    guard x >= 0, y >= 0, x < sourceWidth, y < sourceHeight else { return (0, 0, 0, 0) }
+                    let offset = y * sourceRowBytes + x * 4
+                    let alpha = Float(pixels[offset + 3]) / 255
+                    return (Float(pixels[offset]) * alpha, Float(pixels[offset + 1]) * alpha, Float(pixels[offset + 2]) * alpha, alpha)
+                }
+                for y in 0..<height {
+                    let dy = Double(y) + 0.5 - resultCentreY
+                    for x in 0..<width {
+                        let dx = Double(x) + 0.5 - resultCentreX
+                        // The inverse turn (y points down: clockwise on screen), into pixel centres.
+                        let sx = dx * cosine + dy * sine + centreX - 0.5
+                        let sy = -dx * sine + dy * cosine + centreY - 0.5
+                        guard sx > -1, sy > -1, sx < Double(sourceWidth), sy < Double(sourceHeight) else { continue }
+                        let x0 = Int(sx.rounded(.down)), y0 = Int(sy.rounded(.down))
+                        let fx = Float(sx - Double(x0)), fy = Float(sy - Double(y0))
+                        let a = texel(x0, y0), b = texel(x0 + 1, y0), c = texel(x0, y0 + 1), d = texel(x0 + 1, y0 + 1)
+                        func mix(_ p: Float, _ q: Float, _ r: Float, _ s: Float) -> Float {
+                            (p * (1 - fx) + q * fx) * (1 - fy) + (r * (1 - fx) + s * fx) * fy
+                        }
+                        let alpha = mix(a.3, b.3, c.3, d.3)
+                        guard alpha > 0.5 / 255 else { continue }
+                        let offset = y * rowBytes + x * 4
+                        func byte(_ v: Float) -> UInt8 { UInt8(max(0, min(255, v + 0.5))) }
+                        bytes[offset] = byte(mix(a.0, b.0, c.0, d.0) / alpha)
+                        bytes[offset + 1] = byte(mix(a.1, b.1, c.1, d.1) / alpha)
+                        bytes[offset + 2] = byte(mix(a.2, b.2, c.2, d.2) / alpha)
+                        bytes[offset + 3] = byte(alpha * 255)
+                    }
+                }
+            }
+        }
+        return result
     }
 
     /// `bitmap` with `stamp` drawn over it: placed as a mark of the `inner` size would be,

@@ -39,12 +39,12 @@ struct OptionArguments {
     }
 }
 
-/// imgproxy's watermark options: `wm` and Pro's `wmu`, `wmt`, `wms` and `wmsh`, one mark a
-/// pipeline.
+/// imgproxy's watermark options: `wm` and Pro's `wmu`, `wmt`, `wms`, `wmsh` and `wmr`, one mark
+/// a pipeline.
 extension ImgproxyURL {
     /// The options a chained pipeline may have: a mark's.
     static let markOptions: Set<String> = ["watermark", "wm", "watermark_url", "wmu", "watermark_text", "wmt", "watermark_size", "wms",
-                                           "watermark_shadow", "wmsh"]
+                                           "watermark_shadow", "wmsh", "watermark_rotate", "wm_rot", "wmr"]
 
     /// Changes the pipeline's one mark (imgproxy has one per pipeline: `wm` shows it, `wmu`,
     /// `wmt`, `wms` and `wmsh` shape it, in any order).
@@ -124,6 +124,13 @@ extension ImgproxyURL {
                 throw RequestError.invalid("watermark_shadow: sigma is 0–\(Int(Watermark.maxShadowSigma))")
             }
             try updateImgproxyMark(&options) { $0.shadow = sigma }
+        case "watermark_rotate", "wm_rot", "wmr":
+            // Degrees clockwise, any whole number (turns past 360 wrap).
+            try a.atMost(1)
+            guard let text = a.arg(0), let degrees = Int(text), degrees.magnitude <= 36_000 else {
+                throw RequestError.invalid("watermark_rotate: the angle is whole degrees, at most 36000 either way")
+            }
+            try updateImgproxyMark(&options) { $0.rotation = Double(degrees) }
         default:
             throw RequestError.invalid("\(a.name) is no watermark option")
         }

@@ -36,6 +36,9 @@ extension ImgproxyURL {
         var autoQuality = AutoQuality()
         /// Every URL is autoquality unless it says otherwise (`IMGPROXY_AUTOQUALITY_METHOD=dssim`).
         var autoQualityByDefault = false
+        /// Every answer at most this many pixels a side, scaled down whole
+        /// (`IMGPROXY_MAX_RESULT_DIMENSION`); 0: none.
+        var maxResultDimension = 0
         /// The ad-hoc limits (`maxAdHocSize`, `maxOutputPixels`): a DPR or width a Client Hint
         /// gave is lowered to stay within them (a URL's own is refused past them).
         var maxSide = 2048

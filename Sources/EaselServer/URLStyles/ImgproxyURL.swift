@@ -137,6 +137,8 @@ struct ImgproxyURL {
         }
         // A mark shaped but not shown (no `wm`, or `wm:0`) is no mark.
         options.watermarks.removeAll { $0.opacity == 0 }
+        // The server's result limit stands unless the URL's is lower.
+        if settings.maxResultDimension > 0 { options.maxResultSide = min(options.maxResultSide ?? .max, settings.maxResultDimension) }
         return ImgproxyURL(options: options, source: try source(sourceText), signature: signature, signedPath: signedPath)
     }
 
@@ -229,6 +231,43 @@ struct ImgproxyURL {
                 options.extend = try bool(0) ?? false
                 try atMost(4)
                 if let gravity = try gravityGiven(at: 1) { options.extendGravity = try extendGravity(gravity, Array(args.dropFirst(2)), option: name) }
+            case "extend_aspect_ratio", "extend_ar", "exar":
+                options.aspectExtend = try bool(0) ?? false
+                try atMost(4)
+                if let gravity = try gravityGiven(at: 1) {
+                    options.aspectExtendGravity = try extendGravity(gravity, Array(args.dropFirst(2)), option: name)
+                }
+            case "flip", "fl":
+                try atMost(2)
+                options.flipHorizontal = try bool(0) ?? false
+                options.flipVertical = try bool(1) ?? false
+            case "max_result_dimension", "mrd":
+                // Only ever tightens (`parse` keeps the server's when it is lower); 0: the
+                // server's. Its own limits still refuse larger requests.
+                try atMost(1)
+                let side = try int(0, "size") ?? 0
+                options.maxResultSide = side == 0 ? nil : side
+            case "fallback_image_url", "fiu":
+                // imgproxy Pro's: the fallback image for this URL (base64url), read like a source.
+                try atMost(1)
+                guard let data = URLSigner.decodeBase64URL(String(args[0])), let url = String(data: data, encoding: .utf8), !url.isEmpty else {
+                    throw RequestError.invalid("fallback_image_url is a base64url-encoded URL")
+                }
+                options.fallback = try source(url)
+            case "cache_tags", "ct":
+                // imgproxy Pro's: tags the answer's cache tag header names besides its sources'.
+                var tags: [String] = []
+                for tag in args where !tag.isEmpty {
+                    guard tag.utf8.count <= ProcessingOptions.maxCacheTagBytes,
+                          tag.utf8.allSatisfy({ (0x21...0x7E).contains($0) && $0 != UInt8(ascii: ",") && $0 != UInt8(ascii: "\"") }) else {
+                        throw RequestError.invalid("cache_tags: a tag is 1–\(ProcessingOptions.maxCacheTagBytes) visible ASCII characters, no comma or quote")
+                    }
+                    if !tags.contains(String(tag)) { tags.append(String(tag)) }
+                }
+                guard tags.count <= ProcessingOptions.maxCacheTags else {
+                    throw RequestError.invalid("cache_tags: at most \(ProcessingOptions.maxCacheTags) tags")
+                }
+                options.cacheTags = tags
             case "gravity", "g":
                 try atMost(3)
                 options.gravity = try gravity(args[0], Array(args.dropFirst()), option: name)
@@ -285,7 +324,8 @@ struct ImgproxyURL {
                 let sigma = try double(0, "sigma") ?? 0
                 guard sigma >= 0 else { throw RequestError.invalid("sharpen: sigma is 0 or more") }
                 options.sharpen = sigma > 0 ? sigma : nil
-            case "watermark", "wm", "watermark_url", "wmu", "watermark_text", "wmt", "watermark_size", "wms", "watermark_shadow", "wmsh":
+            case "watermark", "wm", "watermark_url", "wmu", "watermark_text", "wmt", "watermark_size", "wms", "watermark_shadow", "wmsh",
+                 "watermark_rotate", "wm_rot", "wmr":
                 try applyMark(arguments, to: &options)
             case "strip_metadata", "sm":
                 try atMost(1)

@@ -30,6 +30,19 @@ struct ProcessingOptions: Sendable {
     var cropGravity: Gravity?
     /// Where `extend` places the image (nil: the centre).
     var extendGravity: Gravity?
+    /// Extends the result to the requested size's aspect ratio, when both sides are asked for
+    /// (imgproxy's `extend_aspect_ratio`), placed by `aspectExtendGravity` (nil: the centre), in
+    /// `extend`'s colour.
+    var aspectExtend = false
+    var aspectExtendGravity: Gravity?
+    /// The result scaled down, whole, to at most this many pixels a side, after everything that
+    /// grows it (imgproxy's `max_result_dimension`); nil: no such limit.
+    var maxResultSide: Int?
+    /// An image answered when the source is missing or cannot be decoded, made as the source
+    /// would have been (imgproxy's `fallback_image_url`); nil: the server's.
+    var fallback: ImageServer.Source?
+    /// Tags added to the answer's cache tags (imgproxy's `cache_tags`), after the sources'.
+    var cacheTags: [String] = []
     /// A uniform border removed first (thumbor `trim`, Euclidean tolerance 0–442).
     var trim: Trim?
     var flipHorizontal = false
@@ -158,6 +171,8 @@ struct ProcessingOptions: Sendable {
         /// The mark fitted into this box, in pixels of the requested size, when `scale` is 0
         /// (imgproxy's `watermark_size`; a 0 side follows the other).
         var size: (width: Int, height: Int)?
+        /// Degrees clockwise the mark is turned (imgproxy's `watermark_rotate`).
+        var rotation: Double = 0
     }
 
     /// Whether an imgproxy URL's `wm` has set its mark's opacity (`ImgproxyURL.updateImgproxyMark`).
@@ -165,6 +180,9 @@ struct ProcessingOptions: Sendable {
 
     /// The most marks one request may draw.
     static let maxWatermarks = 8
+    /// The most tags a URL may add (`cacheTags`), and the longest.
+    static let maxCacheTags = 16
+    static let maxCacheTagBytes = 128
 
     /// Whether the chain needs a watermark image.
     var needsMark: Bool { !watermarks.isEmpty }
@@ -236,9 +254,13 @@ struct ProcessingOptions: Sendable {
             chain.append(MinimumSize(width: Int(checked: (Double(minWidth) * dpr).rounded()), height: Int(checked: (Double(minHeight) * dpr).rounded()),
                                      limit: outputLimit))
         }
+        // Turned and flipped before anything is added around it (imgproxy's order; thumbor
+        // flips while it resizes, before its `fill`).
+        if flipHorizontal || flipVertical { chain.append(Flip(horizontal: flipHorizontal, vertical: flipVertical)) }
+        let extendRGB = extendColour ?? background ?? (255, 255, 255)
         if extend, width > 0 || height > 0 {
             // A side not asked for is not extended (the canvas is never smaller than the image).
-            let colour = extendColour ?? background ?? (255, 255, 255)
+            let colour = extendRGB
             var pad = Pad(width: width > 0 ? w : 1, height: height > 0 ? h : 1, red: colour.red, green: colour.green, blue: colour.blue,
                           alpha: transparentExtend ? 0 : 255, gravity: (extendGravity ?? .center).scalingOffsets(by: dpr))
             pad.autoColour = autoExtendColour
@@ -246,7 +268,11 @@ struct ProcessingOptions: Sendable {
             pad.adaptive = fitVariant?.adaptive == true
             chain.append(pad)
         }
-        if flipHorizontal || flipVertical { chain.append(Flip(horizontal: flipHorizontal, vertical: flipVertical)) }
+        if aspectExtend, width > 0, height > 0 {
+            let pad = Pad(width: w, height: h, red: extendRGB.red, green: extendRGB.green, blue: extendRGB.blue,
+                          alpha: transparentExtend ? 0 : 255, gravity: (aspectExtendGravity ?? .center).scalingOffsets(by: dpr))
+            chain.append(AspectExtend(pad, limit: outputLimit))
+        }
         if let blur {
             guard blur > 0, blur <= 250 else { throw RequestError.invalid("blur is above 0 and at most 250") }
             if let blurRadius {
@@ -311,10 +337,16 @@ struct ProcessingOptions: Sendable {
                 // The box in the pixels of the result (its identity is in the step's).
                 step.box = watermark.size.map { (scaled($0.width), scaled($0.height)) }
                 step.shadowSigma = min(Watermark.maxShadowSigma, watermark.shadow * dpr)
+                step.rotation = watermark.rotation
                 chain.append(step)
             } catch {
                 throw RequestError.invalid("bad watermark: \(error)")
             }
+        }
+        if let maxResultSide {
+            // Everything, marks and padding included, scaled down together (never up).
+            guard maxResultSide > 0 else { throw RequestError.invalid("max_result_dimension is above 0") }
+            chain.append(Resize(width: min(maxResultSide, limit), height: min(maxResultSide, limit), mode: .fit, upscale: false))
         }
         if let background, !transparentExtend {
             chain.append(Flatten(red: background.red, green: background.green, blue: background.blue))
