@@ -38,6 +38,14 @@ extension ImageServer {
         output.keepsRights = options.keepCopyright
         output.autoQuality = options.autoQuality
         output.bestFormat = options.bestFormat
+        // The URL's own fallback is held to the sources' rules before the source is read (a
+        // refused one is a 403 whether or not the source would have needed it, `raw` and
+        // `skip_processing` included, which never fall back).
+        let fallback = try options.fallback.map { source in
+            let url = try resolve(source)
+            if !url.isFileURL, url.scheme != "s3" { try sourcePolicy.checkListed(url) } // (s3: `resolve` checked it)
+            return Fallback(url: url, cacheKey: sourceKey(source))
+        }
         if mayAnswerUnprocessed(source, options),
            let response = try await unprocessedAnswer(request, context, head: head, source: source, options: options, output: output,
                                                       lifetime: lifetime, vary: vary) {
@@ -64,13 +72,6 @@ extension ImageServer {
         }
         let processors = try options.processors(limit: configuration.maxAdHocSize, maxPixels: configuration.maxOutputPixels,
                                                 marks: marks, frameImage: frame)
-        // The URL's own fallback is held to the sources' rules before the source is read (a
-        // refused one is a 403 whether or not the source would have needed it).
-        let fallback = try options.fallback.map { source in
-            let url = try resolve(source)
-            if !url.isFileURL, url.scheme != "s3" { try sourcePolicy.checkListed(url) } // (s3: `resolve` checked it)
-            return Fallback(url: url, cacheKey: sourceKey(source))
-        }
         return try await answer(request, context, head: head, source: source, processing: .processors(processors), output: output,
                                 page: options.page, embeddedThumbnail: options.embeddedThumbnail, video: options.video, madeWith: madeWith, lifetime: lifetime,
                                 maxAge: options.maxAge, sourceLimits: options.sourceLimits,
@@ -134,7 +135,7 @@ extension ImageServer {
         case .failure(let error) where (fallback ?? configuredFallback) != nil && Self.fallsBack(error):
             return try await fallbackAnswer(request, context, head: head, fallback: fallback ?? configuredFallback, processing: processing,
                                             output: output, madeWith: madeWith, sourceKey: pipelineRequest.sourceKey,
-                                            vary: vary, cacheTags: cacheTags, error: error)
+                                            sourceLimits: sourceLimits, lifetime: lifetime, vary: vary, cacheTags: cacheTags, error: error)
         case .failure(let error): throw error
         }
         let encoded = answer.encoded

@@ -46,7 +46,8 @@ extension ImageServer {
     /// CDNs. Never a ready answer. Its own failure is the source's error.
     func fallbackAnswer(_ request: Request, _ context: EaselRequestContext, head: Bool, fallback image: Fallback?,
                         processing: ImageRequest.Processing, output: OutputPolicy, madeWith: [PreparedWatermark], sourceKey: String?,
-                        vary: String?, cacheTags: [String] = [], error: PipelineError) async throws -> Response {
+                        sourceLimits: DecodingLimits? = nil, lifetime: Int64? = nil, vary: String?, cacheTags: [String] = [],
+                        error: PipelineError) async throws -> Response {
         guard let image else { throw error }
         let answer: EncodedResponse
         let fallbackKey: String?
@@ -56,6 +57,8 @@ extension ImageServer {
                                         cacheKey: image.cacheKey ?? (url.isFileURL ? "file://" + Self.escapingNonASCII(url.path) : nil))
             fallback.client = ClientPreferences(accept: request.headers[.accept], saveData: saves(request))
             fallback.output = output
+            // The URL's own limits on its source hold for the image that stands in for it.
+            fallback.sourceLimits = sourceLimits
             fallback.deadline = .milliseconds(Int64(checked: configuration.requestTimeout * 1000))
             fallback.madeWith = madeWith
             fallbackKey = fallback.sourceKey
@@ -68,7 +71,8 @@ extension ImageServer {
         }
         logger.info("answered with the fallback image", metadata: ["error": "\(error)"])
         let encoded = answer.encoded
-        let maxAge = min(configuration.maxAge, configuration.delivery.fallbackMaxAge ?? configuration.maxAge)
+        // (Never past an expiring URL's remaining life.)
+        let maxAge = min(Int64(configuration.maxAge), Int64(configuration.delivery.fallbackMaxAge ?? configuration.maxAge), lifetime ?? .max)
         var headers: HTTPFields = [
             .contentType: encoded.contentType,
             .eTag: encoded.etag,

@@ -194,11 +194,14 @@ extension ImageServer {
 
     /// Client Hints into options that ask for them (`w=auto`, `dpr=auto`): `Sec-CH-DPR` (else
     /// `DPR`) as the DPR, `Sec-CH-Width` (else `Width`, in device pixels) over the DPR as the
-    /// width, both lowered to stay within the ad-hoc limits; a hint missing leaves the URL's
+    /// width, both lowered to stay within the ad-hoc limits; without a width hint,
+    /// `Sec-CH-Viewport-Width` (else `Viewport-Width`, CSS pixels) caps the URL's fallback width
+    /// (an image is never wider than the window it is shown in); a hint missing leaves the URL's
     /// fallback. The fields the answer then varies on.
     func applyHints(_ options: inout ProcessingOptions, _ request: Request) -> String? {
         guard options.widthFromHints || options.dprFromHints else { return nil }
-        let hints = ClientHints.read { name in HTTPField.Name(name).flatMap { request.headers[$0] } }
+        func field(_ name: String) -> String? { HTTPField.Name(name).flatMap { request.headers[$0] } }
+        let hints = ClientHints.read(field)
         var vary: [String] = []
         let limit = Double(configuration.maxAdHocSize), pixels = Double(configuration.maxOutputPixels)
         if options.dprFromHints {
@@ -212,8 +215,12 @@ extension ImageServer {
             options.dpr = max(0.1, min(options.dpr, limit / longest))
         }
         if options.widthFromHints {
-            vary.append("Sec-CH-Width, Width")
-            if let width = hints?.width { options.width = max(1, Int((Double(width) / options.dpr).rounded())) }
+            vary.append("Sec-CH-Width, Width, Sec-CH-Viewport-Width, Viewport-Width")
+            if let width = hints?.width {
+                options.width = max(1, Int((Double(width) / options.dpr).rounded()))
+            } else if let viewport = ClientHints.viewportWidth(field) {
+                options.width = min(options.width, viewport)
+            }
             // Within the limits at this DPR: the side, and the pixels with the height.
             let most = min(limit / options.dpr, pixels / (Double(max(1, options.height)) * options.dpr * options.dpr))
             options.width = max(1, min(options.width, Int(most.rounded(.down))))

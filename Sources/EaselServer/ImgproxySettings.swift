@@ -158,6 +158,18 @@ struct ClientHints: Sendable, Equatable {
         return hints.dpr == nil && hints.width == nil ? nil : hints
     }
 
+    /// The layout viewport's width in CSS pixels (`Sec-CH-Viewport-Width`, else
+    /// `Viewport-Width`), a whole number above 0 (at most 2²⁰); nil without one. imgproxy reads
+    /// no such hint: only native `w=auto` does, as a cap where `Sec-CH-Width` is missing.
+    static func viewportWidth(_ value: (String) -> String?) -> Int? {
+        for name in ["Sec-CH-Viewport-Width", "Viewport-Width"] {
+            if let text = value(name), let width = Int(text.trimmingCharacters(in: .whitespaces)), width > 0, width <= 1 << 20 {
+                return width
+            }
+        }
+        return nil
+    }
+
     /// What answers to URLs that read hints vary on.
     static let vary = "Sec-CH-DPR, DPR, Sec-CH-Width, Width"
 }

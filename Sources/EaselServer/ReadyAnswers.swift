@@ -87,7 +87,7 @@ final class ReadyAnswers: Sendable {
         static let conditionalNames = conditionalFields.map(\.canonicalName)
         /// Client Hints, `Save-Data` and `Origin`: an answer may depend on them (Client Hints,
         /// Save-Data and CORS when enabled), so requests that carry any go the normal way too.
-        static let hintNames = ["sec-ch-dpr", "dpr", "sec-ch-width", "width", "save-data", "origin"]
+        static let hintNames = ["sec-ch-dpr", "dpr", "sec-ch-width", "width", "sec-ch-viewport-width", "viewport-width", "save-data", "origin"]
         static let hintFields = hintNames.compactMap { HTTPField.Name($0) }
     }
 

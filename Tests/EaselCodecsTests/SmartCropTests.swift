@@ -230,6 +230,13 @@ struct SmartCropTests {
         }
         step.rotation = 45
         #expect(Self.redBox(try step.process(Self.white)).map { $0.x >= 0 && $0.x + $0.width <= 29 && $0.y + $0.height <= 29 } == true)
+        // A turned mark is bounded as a scaled one is: past four times the image (and 2²² pixels),
+        // it could only be clipped.
+        let large = Bitmap(width: 2100, height: 2100, pixelFormat: .rgba8)
+        var tilted = Watermark(mark: large, markIdentifier: "large")
+        tilted.rotation = 45
+        #expect(throws: CodecError.self) { try tilted.process(painted(width: 1, height: 1) { _, _ in [255, 255, 255, 255] }) }
+        #expect(throws: CodecError.self) { try Watermark.turned(bar, degrees: 45, maxPixels: 100) }
     }
 
     @Test func opacityBlendsAndAlphaComposes() throws {

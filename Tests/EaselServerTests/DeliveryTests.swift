@@ -153,6 +153,15 @@ import Testing
             // Without hints: the fallback width, else no width but the source's.
             #expect(try Self.width(try await get(client, "/images/w=auto:64,h=400,f=png/cat.jpg")) == 64)
             #expect(try Self.width(try await get(client, "/images/w=auto,h=400,f=png/cat.jpg")) == 451)
+            // Without a width hint, the viewport (CSS pixels) caps the fallback width, times the
+            // DPR; a width hint wins over it.
+            let viewport: HTTPFields = [HTTPField.Name("Sec-CH-Viewport-Width")!: "100", HTTPField.Name("Sec-CH-DPR")!: "2"]
+            let capped = try await get(client, "/images/w=auto,h=400,dpr=auto,f=png/cat.jpg", headers: viewport)
+            #expect(try Self.width(capped) == 200 && capped.headers[.vary]?.contains("Sec-CH-Viewport-Width") == true)
+            #expect(try Self.width(try await get(client, "/images/w=auto:64,h=400,f=png/cat.jpg", headers: viewport)) == 64)
+            #expect(try Self.width(try await get(client, "/images/w=auto,h=400,f=png/cat.jpg", headers: [HTTPField.Name("Viewport-Width")!: "90"])) == 90)
+            #expect(try Self.width(try await get(client, "/images/w=auto,h=400,f=png/cat.jpg",
+                                                 headers: [HTTPField.Name("Viewport-Width")!: "90", HTTPField.Name("Width")!: "120"])) == 120)
             // A width hint without dpr=auto is device pixels at the URL's DPR.
             #expect(try Self.width(try await get(client, "/images/w=auto,h=400,f=png/cat.jpg", headers: [HTTPField.Name("Width")!: "120"])) == 120)
             // Huge hints are held to the limits, never a refusal.
@@ -169,7 +178,7 @@ import Testing
             #expect(try await get(client, "/images/w=auto:500,h=500,dpr=2,f=png/cat.jpg", headers: [HTTPField.Name("Sec-CH-Width")!: "3000"]).status == .ok)
         }
         // Requests with hints, Save-Data or Origin never come from the ready answers.
-        for name in ["Sec-CH-Width", "Save-Data", "Origin"] {
+        for name in ["Sec-CH-Width", "Sec-CH-Viewport-Width", "Viewport-Width", "Save-Data", "Origin"] {
             var head = HTTPRequestHead(version: .http1_1, method: .GET, uri: "/images/thumb/cat.jpg")
             head.headers.add(name: name, value: "1")
             #expect(ReadyAnswers.Key(head) == nil, "\(name)")

@@ -50,6 +50,17 @@ import Testing
             #expect(extended.pixel(x: 0, y: 0)[0] > 250 && extended.pixel(x: 59, y: 39)[0] < 5, "flipped in place, at the top left")
             #expect(extended.pixel(x: 80, y: 80) != extended.pixel(x: 0, y: 0), "the canvas around it")
 
+            // Turned and flipped before the crops, as imgproxy: the fill's gravity and `crop`'s
+            // act on the flipped image (its west is the source's east).
+            let filled = try await answer("rs:fill:30:40/g:we/fl:1")
+            #expect(filled.width == 30 && filled.pixel(x: 0, y: 0)[0] > 250 && filled.pixel(x: 29, y: 0)[0] < 140)
+            let cropped = try await answer("c:30:40:we/fl:1")
+            #expect(cropped.width == 30 && cropped.pixel(x: 0, y: 0)[0] > 250)
+            // rot:90 first: a 40×60 image, whose top rows were the source's left columns.
+            let turned = try await answer("rot:90/c:40:30:nowe")
+            #expect((turned.width, turned.height) == (40, 30))
+            #expect(turned.pixel(x: 0, y: 0)[0] < 5 && turned.pixel(x: 0, y: 0)[1] > 250 && turned.pixel(x: 39, y: 29)[1] < 5)
+
             // extend_aspect_ratio: 60×40 (3:2) asked for 100×50 (2:1), not enlarged: 80×40.
             let ratio = try await answer("rs:fit:100:50/exar:1")
             #expect((ratio.width, ratio.height) == (80, 40))
@@ -73,6 +84,11 @@ import Testing
             #expect((limited.width, limited.height) == (30, 20))
             let padded = try await answer("rs:fit:100:100/ex:1/max_result_dimension:50")
             #expect((padded.width, padded.height) == (50, 50))
+            // Made at a lower DPR where the box is known: the box, the extension and the padding fit.
+            let fill = try await answer("rs:fill:100:100:1/mrd:50")
+            #expect((fill.width, fill.height) == (50, 50))
+            let withPadding = try await answer("pd:10/rs:fit:80:80/ex:1/mrd:50")
+            #expect((withPadding.width, withPadding.height) == (50, 50))
             #expect(try await answer("mrd:0").width == 60, "0: no limit")
             #expect(try await answer("mrd:500").width == 60, "never enlarged")
 
@@ -133,6 +149,20 @@ import Testing
         }
     }
 
+    /// thumbor flips while it resizes, after its crop and before its `fill`: with an odd margin
+    /// the image stays where `fill` centred it (20 px on the left, 21 on the right).
+    @Test func thumborFlipsBeforeItFills() async throws {
+        let server = try TestServer { $0.allowUnsignedAdHoc = true }
+        try ImageEncoder.encode(Self.picture, as: .png()).write(to: server.origin.child("g.png"))
+        try await server.test { (client: any TestClientProtocol) async throws in
+            let answer = try await get(client, "/thumbor/unsafe/fit-in/-101x100/filters:fill(0000ff):format(png)/g.png")
+            let image = try Self.image(answer)
+            #expect((image.width, image.height) == (101, 100))
+            #expect(image.pixel(x: 20, y: 50)[0] > 250 && image.pixel(x: 79, y: 50)[0] < 5, "flipped, at 20…79")
+            #expect(image.pixel(x: 19, y: 50) == [0, 0, 255, 255] && image.pixel(x: 80, y: 50) == [0, 0, 255, 255])
+        }
+    }
+
     @Test func aURLsFallbackImageAndCacheTags() async throws {
         let files = try TemporaryDirectory()
         try ImageEncoder.encode(painted(width: 60, height: 40) { _, _ in [255, 0, 0, 255] }, as: .png()).write(to: files.child("configured.png"))
@@ -162,11 +192,24 @@ import Testing
             let offList = "fiu:" + Self.base64URL("http://127.0.0.9:9/x.png")
             #expect(try await get(client, Self.plain("rs:fit:30:30/\(offList)", "cat.jpg")).status == .forbidden)
             #expect(try await get(client, Self.plain("fiu:!!!", "cat.jpg")).status == .badRequest)
+            // Also where the answer is the source as it is (which never falls back).
+            #expect(try await get(client, Self.plain("raw:1/\(offList)", "cat.jpg")).status == .forbidden)
+            #expect(try await get(client, "/imgproxy/insecure/skp:jpg/\(offList)/plain/local:///cat.jpg").status == .forbidden)
+            // The URL's own limits on its source hold for its fallback: a 60×40 fallback past
+            // 0.001 MP fails, and the source's own error is answered.
+            let limited = try await get(client, Self.plain("msr:0.001/\(own)", "missing.jpg"))
+            #expect(limited.status == .notFound && limited.headers[ImageServer.fallbackField] == nil, "\(limited.status)")
 
             // cache_tags: after the source's tag, in the configured header, with the fallback's.
             let tagged = try await get(client, Self.plain("rs:fit:30:30/ct:product-42:sale", "cat.jpg"))
             let tags = try #require(tagged.headers[tagField]).split(separator: " ")
             #expect(tags.count == 3 && DeliveryTests.isTag(tags[0]) && tags[1...] == ["product-42", "sale"])
+            // On a revalidation and a HEAD too.
+            let etag = try #require(tagged.headers[.eTag])
+            let revalidated = try await get(client, Self.plain("rs:fit:30:30/ct:product-42:sale", "cat.jpg"), headers: [.ifNoneMatch: etag])
+            #expect(revalidated.status == .notModified && revalidated.headers[tagField] == tagged.headers[tagField])
+            let head = try await get(client, Self.plain("rs:fit:30:30/ct:product-42:sale", "cat.jpg"), method: .head)
+            #expect(head.headers[tagField] == tagged.headers[tagField])
             let again = try await get(client, Self.plain("rs:fit:30:30/ct:other", "cat.jpg"))
             #expect(again.headers[tagField]?.split(separator: " ").last == "other" && again.headers[.eTag] == tagged.headers[.eTag],
                     "tags change the headers, not the image")

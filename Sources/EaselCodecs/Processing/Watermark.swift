@@ -201,7 +201,9 @@ public struct Watermark: ImageProcessor {
     public func process(_ bitmap: Bitmap) throws -> Bitmap {
         if opacity == 0 { return bitmap }
         var mark = try scaledMark(imageWidth: bitmap.width, imageHeight: bitmap.height)
-        if turn != 0 { mark = try Self.turned(mark, degrees: turn) }
+        // (Bounded as the scaling is: a turned mark past four times the image could only be
+        // clipped.)
+        if turn != 0 { mark = try Self.turned(mark, degrees: turn, maxPixels: max(1 << 22, 4 * bitmap.width * bitmap.height)) }
         guard shadowSigma > 0 else { return draw(mark, over: bitmap, inner: (mark.width, mark.height), shift: (0, 0)) }
         // The shadow: the mark's coverage in black, on a canvas grown by the blur's reach, then
         // the mark drawn over it; placed so that the mark itself lands where it would alone.
@@ -227,8 +229,9 @@ public struct Watermark: ImageProcessor {
     /// `mark` (RGBA8) turned `degrees` clockwise (0 < degrees < 360) about its centre, on a
     /// transparent canvas that just holds it: quarter turns move pixels, other angles sample the
     /// mark bilinearly in premultiplied alpha.
-    /// - Throws: `CodecError.invalidParameters` when the turned mark would pass 2²⁶ pixels.
-    public static func turned(_ mark: Bitmap, degrees: Double) throws(CodecError) -> Bitmap {
+    /// - Throws: `CodecError.invalidParameters` when the turned mark would pass `maxPixels`
+    ///   (2²⁶ by default).
+    public static func turned(_ mark: Bitmap, degrees: Double, maxPixels: Int = 1 << 26) throws(CodecError) -> Bitmap {
         // EXIF's orientations 6, 3 and 8 are the clockwise quarter turns.
         switch degrees {
         case 90: return Orientation.apply(6, to: mark).converted(to: .rgba8)
@@ -244,7 +247,7 @@ public struct Watermark: ImageProcessor {
         // (Rounded first: float noise on a whole side must not add a column of nothing.)
         let width = max(1, Int(checked: (exactWidth - 1e-6).rounded(.up)))
         let height = max(1, Int(checked: (exactHeight - 1e-6).rounded(.up)))
-        guard width * height <= 1 << 26 else {
+        guard width * height <= maxPixels else {
             throw .invalidParameters("a \(sourceWidth)x\(sourceHeight) watermark turned by \(degrees)° is too large")
         }
         let source = mark.converted(to: .rgba8)

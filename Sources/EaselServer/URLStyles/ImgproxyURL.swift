@@ -53,6 +53,8 @@ struct ImgproxyURL {
         // imgproxy enlarges in no resizing type unless asked (`enlarge`), and names every answer.
         options.enlarge = false
         options.contentDisposition = true
+        // Turns and flips first: imgproxy's crops and gravities act on the turned image.
+        options.turnsFirst = true
         options.skipProcessing = settings.skipProcessing
         options.keepCopyright = settings.keepCopyright
         if settings.autoQualityByDefault { options.autoQuality = settings.autoQuality }

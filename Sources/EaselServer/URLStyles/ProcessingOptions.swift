@@ -47,6 +47,10 @@ struct ProcessingOptions: Sendable {
     var trim: Trim?
     var flipHorizontal = false
     var flipVertical = false
+    /// `rotation` and the flips apply to the source before any crop or resize, so that crops and
+    /// gravities act on the turned image (imgproxy's order). Otherwise the flips come after the
+    /// resize, before anything is added around the image (thumbor's).
+    var turnsFirst = false
     var blur: Double?
     /// The blur kernel's radius in pixels (thumbor's `blur(radius, sigma)`); nil: 3 × sigma.
     var blurRadius: Int?
@@ -194,8 +198,35 @@ struct ProcessingOptions: Sendable {
     /// ad-hoc chain (`[Resize(w, h, mode)]`), so it shares that cache entry.
     /// `marks` are the images of `watermarks`, in their order (none: the marks are left out).
     func processors(limit: Int, maxPixels: Int, marks: [MarkImage] = [], frameImage: PreparedWatermark? = nil) throws -> [any ImageProcessor] {
+        // `maxResultSide` with a known box: the chain made at a lower DPR, so that the largest
+        // the result can be (the box or the minimum size, zoomed, with the padding) fits, as
+        // imgproxy lowers its scale; the result is made small rather than shrunk afterwards (the
+        // closing fit in `chain` then changes nothing).
+        if let side = maxResultSide, side > 0, width > 0, height > 0, dpr > 0, dpr.isFinite {
+            let zoomX = zoom?.x ?? 1, zoomY = zoom?.y ?? 1
+            let padX = Double((padding?.left ?? 0) + (padding?.right ?? 0)), padY = Double((padding?.top ?? 0) + (padding?.bottom ?? 0))
+            let outWidth = (Double(max(width, minWidth)) * zoomX + padX) * dpr, outHeight = (Double(max(height, minHeight)) * zoomY + padY) * dpr
+            if max(outWidth, outHeight) > Double(side) {
+                var lowered = self
+                lowered.dpr = dpr * Double(side) / max(outWidth, outHeight)
+                return try lowered.chain(limit: limit, maxPixels: maxPixels, marks: marks, frameImage: frameImage)
+            }
+        }
+        return try chain(limit: limit, maxPixels: maxPixels, marks: marks, frameImage: frameImage)
+    }
+
+    private func chain(limit: Int, maxPixels: Int, marks: [MarkImage], frameImage: PreparedWatermark?) throws -> [any ImageProcessor] {
         var chain: [any ImageProcessor] = []
         if let trim { chain.append(trim) }
+        func turn() throws {
+            if rotation != 0 {
+                do { chain.append(try QuarterTurn(degrees: -rotation)) } catch { throw RequestError.invalid("rotate takes 0, 90, 180 or 270 (or more turns)") }
+            }
+        }
+        if turnsFirst {
+            try turn()
+            if flipHorizontal || flipVertical { chain.append(Flip(horizontal: flipHorizontal, vertical: flipVertical)) }
+        }
         if var crop {
             if case .size(let width, let height, _) = crop {
                 guard width >= 0, height >= 0, width <= Double(limit) * 8, height <= Double(limit) * 8 else {
@@ -207,9 +238,7 @@ struct ProcessingOptions: Sendable {
         }
         guard dpr > 0, dpr <= 8, dpr.isFinite else { throw RequestError.invalid("dpr is above 0 and at most 8") }
         guard width >= 0, height >= 0 else { throw RequestError.invalid("width and height are 0 or more") }
-        if rotation != 0 {
-            do { chain.append(try QuarterTurn(degrees: -rotation)) } catch { throw RequestError.invalid("rotate takes 0, 90, 180 or 270 (or more turns)") }
-        }
+        if !turnsFirst { try turn() }
         // Steps that grow the image stay within the limits too (a 422 past them).
         let outputLimit = OutputLimit(side: limit, pixels: maxPixels)
         // A zoom without a size scales the source itself (then the fit to the limit below
@@ -254,9 +283,8 @@ struct ProcessingOptions: Sendable {
             chain.append(MinimumSize(width: Int(checked: (Double(minWidth) * dpr).rounded()), height: Int(checked: (Double(minHeight) * dpr).rounded()),
                                      limit: outputLimit))
         }
-        // Turned and flipped before anything is added around it (imgproxy's order; thumbor
-        // flips while it resizes, before its `fill`).
-        if flipHorizontal || flipVertical { chain.append(Flip(horizontal: flipHorizontal, vertical: flipVertical)) }
+        // thumbor flips while it resizes: after its crops, before its `fill`.
+        if !turnsFirst, flipHorizontal || flipVertical { chain.append(Flip(horizontal: flipHorizontal, vertical: flipVertical)) }
         let extendRGB = extendColour ?? background ?? (255, 255, 255)
         if extend, width > 0 || height > 0 {
             // A side not asked for is not extended (the canvas is never smaller than the image).
@@ -344,7 +372,8 @@ struct ProcessingOptions: Sendable {
             }
         }
         if let maxResultSide {
-            // Everything, marks and padding included, scaled down together (never up).
+            // Where `processors` could not lower the DPR (a side not asked for, so no known
+            // box): the result, marks and padding included, scaled down together (never up).
             guard maxResultSide > 0 else { throw RequestError.invalid("max_result_dimension is above 0") }
             chain.append(Resize(width: min(maxResultSide, limit), height: min(maxResultSide, limit), mode: .fit, upscale: false))
         }
