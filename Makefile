@@ -57,7 +57,9 @@ load: deps-build
 # Five runs, because TSan slows everything 5-15× on two cores and several tests have time limits:
 # the storage suites' synchronous SQLite tests keep the concurrency pool's threads busy for a
 # minute, so they run one test at a time (about 55 s) and first; then the pipeline, codec and S3
-# suites; then the server's (child processes, real sockets); then the CLI's, whose `easel serve`
+# suites, one test at a time too (the codec tests' synchronous pixel work, 5-15× slower here, held
+# both threads of the concurrency pool while a pipeline test's 20 MB loopback download, which
+# needs them for every chunk, ran past its 60 s deadline); then the server's (child processes, real sockets); then the CLI's, whose `easel serve`
 # must answer /health behind 5,000 idle connections within 10 s (alone: 8 s under TSan; beside
 # the server suite it starved past its limit); last, the media suites (`MEDIA_SUITES`, above).
 # Tests/tsan-suppressions.txt names the one false report (the concurrency runtime's continuation
@@ -70,7 +72,7 @@ TSAN_RUN = TSAN_OPTIONS="$${TSAN_OPTIONS:+$$TSAN_OPTIONS:}halt_on_error=1:suppre
 	$(SWIFT_TEST) --sanitize=thread --scratch-path .build-tsan -Xswiftc -swift-version -Xswiftc 5
 test-tsan: deps-test
 	$(TSAN_RUN) --no-parallel --filter 'EaselStorageTests|EaselTablesTests'
-	$(TSAN_RUN) --skip-build --filter 'EaselPipelineTests|EaselCodecsTests|EaselRemoteTests' --skip '$(MEDIA_SUITES)'
+	$(TSAN_RUN) --skip-build --no-parallel --filter 'EaselPipelineTests|EaselCodecsTests|EaselRemoteTests' --skip '$(MEDIA_SUITES)'
 	$(TSAN_RUN) --skip-build --filter 'EaselServerTests' --skip '$(MEDIA_SUITES)'
 	$(TSAN_RUN) --skip-build --filter 'EaselCLITests'
 	$(TSAN_RUN) --skip-build --filter '$(MEDIA_SUITES)'
