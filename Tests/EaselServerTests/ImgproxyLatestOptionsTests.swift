@@ -92,7 +92,7 @@ import Testing
             #expect(try await answer("mrd:0").width == 60, "0: no limit")
             #expect(try await answer("mrd:500").width == 60, "never enlarged")
 
-            for bad in ["fl:maybe", "fl:1:1:1", "exar:1:sm", "exar:x", "mrd:-1", "mrd:big"] {
+            for bad in ["fl:maybe", "fl:1:1:1", "exar:1:sm", "exar:x", "mrd:-1", "mrd:big", "dpr:20/rs:fit:100:100/mrd:500"] {
                 let response = try await get(client, Self.plain(bad, "g.png"))
                 #expect(response.status == .badRequest, "\(bad): \(response.status)")
             }

@@ -35,8 +35,9 @@ struct ProcessingOptions: Sendable {
     /// `extend`'s colour.
     var aspectExtend = false
     var aspectExtendGravity: Gravity?
-    /// The result scaled down, whole, to at most this many pixels a side, after everything that
-    /// grows it (imgproxy's `max_result_dimension`); nil: no such limit.
+    /// The result at most this many pixels a side, everything that grows it included (imgproxy's
+    /// `max_result_dimension`): made at a lower DPR where the box is known, else scaled down at
+    /// the end (`processors`); nil: no such limit.
     var maxResultSide: Int?
     /// An image answered when the source is missing or cannot be decoded, made as the source
     /// would have been (imgproxy's `fallback_image_url`); nil: the server's.
@@ -202,7 +203,9 @@ struct ProcessingOptions: Sendable {
         // the result can be (the box or the minimum size, zoomed, with the padding) fits, as
         // imgproxy lowers its scale; the result is made small rather than shrunk afterwards (the
         // closing fit in `chain` then changes nothing).
-        if let side = maxResultSide, side > 0, width > 0, height > 0, dpr > 0, dpr.isFinite {
+        // (The URL's own DPR is checked first: a lowered one must not let a refused one through.)
+        guard dpr > 0, dpr <= 8, dpr.isFinite else { throw RequestError.invalid("dpr is above 0 and at most 8") }
+        if let side = maxResultSide, side > 0, width > 0, height > 0 {
             let zoomX = zoom?.x ?? 1, zoomY = zoom?.y ?? 1
             let padX = Double((padding?.left ?? 0) + (padding?.right ?? 0)), padY = Double((padding?.top ?? 0) + (padding?.bottom ?? 0))
             let outWidth = (Double(max(width, minWidth)) * zoomX + padX) * dpr, outHeight = (Double(max(height, minHeight)) * zoomY + padY) * dpr
