@@ -77,9 +77,15 @@ import Testing
         }
     }
 
-    @Test func theFallbackImageAnswersForMissingAndBrokenSources() async throws {
+    /// A directory with `fallback.png`: 60 × 40 pixels of `colour`.
+    static func fallbackFile(_ colour: [UInt8]) throws -> TemporaryDirectory {
         let files = try TemporaryDirectory()
-        try ImageEncoder.encode(painted(width: 60, height: 40) { _, _ in [0, 0, 255, 255] }, as: .png()).write(to: files.child("fallback.png"))
+        try ImageEncoder.encode(painted(width: 60, height: 40) { _, _ in colour }, as: .png()).write(to: files.child("fallback.png"))
+        return files
+    }
+
+    @Test func theFallbackImageAnswersForMissingAndBrokenSources() async throws {
+        let files = try Self.fallbackFile([0, 0, 255, 255])
         let server = try TestServer {
             $0.allowUnsignedAdHoc = true
             $0.delivery.fallbackImage = files.child("fallback.png").path

@@ -20,10 +20,7 @@ import Testing
 
     static func image(_ response: TestResponse) throws -> Bitmap { try ImageDecoder.decode(Data(buffer: response.body)) }
 
-    static func base64URL(_ text: String) -> String {
-        Data(text.utf8).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
-    }
+    static func base64URL(_ text: String) -> String { URLSigner.base64URL(Data(text.utf8)) }
 
     /// Red across (0 at the left, 255 at the right), green down.
     static let picture = painted(width: 60, height: 40) { x, y in [UInt8(x * 255 / 59), UInt8(y * 255 / 39), 90, 255] }
@@ -164,11 +161,10 @@ import Testing
     }
 
     @Test func aURLsFallbackImageAndCacheTags() async throws {
-        let files = try TemporaryDirectory()
-        try ImageEncoder.encode(painted(width: 60, height: 40) { _, _ in [255, 0, 0, 255] }, as: .png()).write(to: files.child("configured.png"))
+        let files = try DeliveryTests.fallbackFile([255, 0, 0, 255])
         let server = try TestServer {
             $0.allowUnsignedAdHoc = true
-            $0.delivery.fallbackImage = files.child("configured.png").path
+            $0.delivery.fallbackImage = files.child("fallback.png").path
         }
         try ImageEncoder.encode(painted(width: 60, height: 40) { _, _ in [0, 0, 255, 255] }, as: .png()).write(to: server.origin.child("blue.png"))
         let own = "fiu:" + Self.base64URL("local:///blue.png")

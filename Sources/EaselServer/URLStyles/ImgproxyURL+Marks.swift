@@ -31,6 +31,16 @@ struct OptionArguments {
         }
     }
 
+    /// Argument `index` as base64url-encoded UTF-8 text, not empty; `refusal` is the 400's text
+    /// otherwise.
+    func base64URL(_ index: Int, _ refusal: String) throws -> String {
+        guard let text = arg(index), let data = URLSigner.decodeBase64URL(String(text)), let decoded = String(data: data, encoding: .utf8),
+              !decoded.isEmpty else {
+            throw RequestError.invalid(refusal)
+        }
+        return decoded
+    }
+
     /// No argument is accepted and ignored: past what an option reads is a 400.
     func atMost(_ count: Int) throws {
         guard args.count <= count else {
@@ -96,10 +106,7 @@ extension ImgproxyURL {
         case "watermark_url", "wmu":
             // The mark's image from a URL (base64url), read like a source.
             try a.atMost(1)
-            let text = a.arg(0) ?? ""
-            guard let data = URLSigner.decodeBase64URL(String(text)), let url = String(data: data, encoding: .utf8), !url.isEmpty else {
-                throw RequestError.invalid("watermark_url is a base64url-encoded URL")
-            }
+            let url = try a.base64URL(0, "watermark_url is a base64url-encoded URL")
             try updateImgproxyMark(&options) { $0.image = .source(try source(url)) }
         case "watermark_text", "wmt":
             // Text (base64url), Pango markup allowed; black sans 16 px unless it says otherwise.

@@ -249,27 +249,8 @@ struct ImgproxyURL {
                 try atMost(1)
                 let side = try int(0, "size") ?? 0
                 options.maxResultSide = side == 0 ? nil : side
-            case "fallback_image_url", "fiu":
-                // imgproxy Pro's: the fallback image for this URL (base64url), read like a source.
-                try atMost(1)
-                guard let data = URLSigner.decodeBase64URL(String(args[0])), let url = String(data: data, encoding: .utf8), !url.isEmpty else {
-                    throw RequestError.invalid("fallback_image_url is a base64url-encoded URL")
-                }
-                options.fallback = try source(url)
-            case "cache_tags", "ct":
-                // imgproxy Pro's: tags the answer's cache tag header names besides its sources'.
-                var tags: [String] = []
-                for tag in args where !tag.isEmpty {
-                    guard tag.utf8.count <= ProcessingOptions.maxCacheTagBytes,
-                          tag.utf8.allSatisfy({ (0x21...0x7E).contains($0) && $0 != UInt8(ascii: ",") && $0 != UInt8(ascii: "\"") }) else {
-                        throw RequestError.invalid("cache_tags: a tag is 1–\(ProcessingOptions.maxCacheTagBytes) visible ASCII characters, no comma or quote")
-                    }
-                    if !tags.contains(String(tag)) { tags.append(String(tag)) }
-                }
-                guard tags.count <= ProcessingOptions.maxCacheTags else {
-                    throw RequestError.invalid("cache_tags: at most \(ProcessingOptions.maxCacheTags) tags")
-                }
-                options.cacheTags = tags
+            case "fallback_image_url", "fiu", "cache_tags", "ct":
+                try applyDelivery(arguments, to: &options)
             case "gravity", "g":
                 try atMost(3)
                 options.gravity = try gravity(args[0], Array(args.dropFirst()), option: name)

@@ -226,9 +226,12 @@ struct ProcessingOptions: Sendable {
                 do { chain.append(try QuarterTurn(degrees: -rotation)) } catch { throw RequestError.invalid("rotate takes 0, 90, 180 or 270 (or more turns)") }
             }
         }
+        func flip() {
+            if flipHorizontal || flipVertical { chain.append(Flip(horizontal: flipHorizontal, vertical: flipVertical)) }
+        }
         if turnsFirst {
             try turn()
-            if flipHorizontal || flipVertical { chain.append(Flip(horizontal: flipHorizontal, vertical: flipVertical)) }
+            flip()
         }
         if var crop {
             if case .size(let width, let height, _) = crop {
@@ -287,7 +290,7 @@ struct ProcessingOptions: Sendable {
                                      limit: outputLimit))
         }
         // thumbor flips while it resizes: after its crops, before its `fill`.
-        if !turnsFirst, flipHorizontal || flipVertical { chain.append(Flip(horizontal: flipHorizontal, vertical: flipVertical)) }
+        if !turnsFirst { flip() }
         let extendRGB = extendColour ?? background ?? (255, 255, 255)
         if extend, width > 0 || height > 0 {
             // A side not asked for is not extended (the canvas is never smaller than the image).
