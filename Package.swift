@@ -42,7 +42,9 @@ let package = Package(
         // records and the platform file, the only place that imports the C library.
         // XXH3 from xxHash's header (libxxhash-dev), AVX2 chosen at run time: inline values' checksum.
         .target(name: "CXXHash"),
-        .target(name: "EaselSupport", dependencies: ["CXXHash", .product(name: "Tracing", package: "swift-distributed-tracing")]),
+        // pipe2, unshare and getrusage, which Swift's Glibc module does not show (_GNU_SOURCE).
+        .target(name: "CPlatform"),
+        .target(name: "EaselSupport", dependencies: ["CXXHash", "CPlatform", .product(name: "Tracing", package: "swift-distributed-tracing")]),
         .target(
             name: "EaselStorage",
             dependencies: [

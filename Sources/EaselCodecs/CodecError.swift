@@ -35,6 +35,10 @@ public enum CodecError: Error, Sendable, Equatable, CustomStringConvertible {
     case invalidParameters(String)
     /// The work was stopped: its deadline passed or nobody waits for it any more.
     case cancelled
+    /// A document's renderer (librsvg, poppler), running in a worker process
+    /// (`RenderIsolation`), crashed, passed its memory, CPU or time limit, or could not be
+    /// started: the document costs this request, nothing more.
+    case renderFailed(format: ImageFileType, reason: String)
 
     public var description: String {
         switch self {
@@ -55,6 +59,7 @@ public enum CodecError: Error, Sendable, Equatable, CustomStringConvertible {
         case .noSuchPage(let page, let pages): "no page \(page): the image has \(pages) page\(pages == 1 ? "" : "s") (numbered from 0)"
         case .invalidParameters(let reason): "invalid parameters: \(reason)"
         case .cancelled: "cancelled"
+        case .renderFailed(let format, let reason): "could not render \(format): \(reason)"
         }
     }
 }

@@ -58,7 +58,7 @@ struct InfoOptions: Sendable, Equatable {
         options.faces = try flag("faces")
         options.average = try flag("average")
         if let second = query("t") {
-            guard let value = Double(second), (0...VideoPosition.maxSecond).contains(value) else {
+            guard let value = RequestNumber.decimal(second, in: 0...VideoPosition.maxSecond) else {
                 throw RequestError.invalid("t is 0–\(Int(VideoPosition.maxSecond)) seconds")
             }
             options.video.second = value
@@ -124,7 +124,7 @@ struct InfoOptions: Sendable, Equatable {
     }
 
     private static func colours(_ text: Substring) throws -> Int {
-        guard let count = Int(text), (2...ImageAnalysis.maxPaletteColors).contains(count) else {
+        guard let count = RequestNumber.whole(text, in: 2...ImageAnalysis.maxPaletteColors) else {
             throw RequestError.invalid("palette is 2–\(ImageAnalysis.maxPaletteColors) colours")
         }
         return count
@@ -133,7 +133,7 @@ struct InfoOptions: Sendable, Equatable {
     /// A crop side: pixels (1 or more, whole), or a fraction of the source's side (0 < side < 1);
     /// 0 in imgproxy's form is "no crop".
     private static func side(_ text: Substring) throws -> Double {
-        guard let value = Double(text), value.isFinite, value >= 0, value <= 16_777_216, value < 1 || value.rounded() == value else {
+        guard let value = RequestNumber.decimal(text), value >= 0, value <= 16_777_216, value < 1 || value.rounded() == value else {
             throw RequestError.invalid("a crop side is a fraction below 1 or whole pixels")
         }
         return value

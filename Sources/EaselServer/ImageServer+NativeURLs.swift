@@ -51,7 +51,7 @@ extension ImageServer {
             }
             let value = pair[1]
             func number(_ name: String, _ range: ClosedRange<Double>) throws -> Double {
-                guard let number = Double(value), range.contains(number) else {
+                guard let number = RequestNumber.decimal(value, in: range) else {
                     throw RequestError.invalid("\(name) is \(range.lowerBound.formatted())–\(range.upperBound.formatted())")
                 }
                 return number
@@ -60,10 +60,10 @@ extension ImageServer {
             case "w" where value == "auto" || value.hasPrefix("auto:"):
                 // The client's width (Client Hints), else the fallback given (else no limit but
                 // the ad-hoc one).
-                width = value == "auto" ? configuration.maxAdHocSize : Int(value.dropFirst("auto:".count))
+                width = value == "auto" ? configuration.maxAdHocSize : RequestNumber.whole(value.dropFirst("auto:".count))
                 options.widthFromHints = true
-            case "w": width = Int(value)
-            case "h": height = Int(value)
+            case "w": width = RequestNumber.whole(value)
+            case "h": height = RequestNumber.whole(value)
             case "fit":
                 guard let mode = ResizeMode(rawValue: String(value)) else {
                     throw RequestError.invalid("fit is fit, fill, fill-down, auto or exact")
@@ -72,14 +72,14 @@ extension ImageServer {
             case "q":
                 if value == "auto" || value.hasPrefix("auto:") {
                     // Autoquality, with the server's target or the URL's own (`q=auto:0.003`).
-                    let target = value == "auto" ? nil : Double(value.dropFirst("auto:".count))
+                    let target = value == "auto" ? nil : RequestNumber.decimal(value.dropFirst("auto:".count))
                     guard value == "auto" || (target.map { $0 > 0 && $0 <= 1 } ?? false) else {
                         throw RequestError.invalid("q=auto:TARGET takes a distance above 0, at most 1")
                     }
                     options.autoQuality = configuration.autoQuality.settings(target: target)
                     break
                 }
-                guard let quality = Int(value), (1...100).contains(quality) else { throw RequestError.invalid("q is 1–100, auto or auto:TARGET") }
+                guard let quality = RequestNumber.whole(value), (1...100).contains(quality) else { throw RequestError.invalid("q is 1–100, auto or auto:TARGET") }
                 options.quality = quality
             case "f" where value == "auto":
                 options.bestFormat = true
@@ -93,7 +93,7 @@ extension ImageServer {
             case "g":
                 if value.hasPrefix("fp:") {
                     let parts = value.split(separator: ":")
-                    guard parts.count == 3, let x = Double(parts[1]), let y = Double(parts[2]), (0...1).contains(x), (0...1).contains(y) else {
+                    guard parts.count == 3, let x = RequestNumber.decimal(parts[1]), let y = RequestNumber.decimal(parts[2]), (0...1).contains(x), (0...1).contains(y) else {
                         throw RequestError.invalid("g=fp:X:Y takes fractions 0–1")
                     }
                     options.gravity = .focalPoint(x: x, y: y)
@@ -161,7 +161,7 @@ extension ImageServer {
         guard args.count <= (kind == "wmt" ? 6 : 7) else { throw RequestError.invalid("\(kind) has too many parts") }
         func number(_ index: Int, _ name: String, _ range: ClosedRange<Double>) throws -> Double? {
             guard index < args.count, !args[index].isEmpty else { return nil }
-            guard let number = Double(args[index]), range.contains(number) else {
+            guard let number = RequestNumber.decimal(args[index], in: range) else {
                 throw RequestError.invalid("\(kind): \(name) is \(range.lowerBound.formatted())–\(range.upperBound.formatted())")
             }
             return number
@@ -217,13 +217,13 @@ extension ImageServer {
         if options.widthFromHints {
             vary.append("Sec-CH-Width, Width, Sec-CH-Viewport-Width, Viewport-Width")
             if let width = hints?.width {
-                options.width = max(1, Int((Double(width) / options.dpr).rounded()))
+                options.width = max(1, Int(checked: (Double(width) / options.dpr).rounded()))
             } else if let viewport = ClientHints.viewportWidth(field) {
                 options.width = min(options.width, viewport)
             }
             // Within the limits at this DPR: the side, and the pixels with the height.
             let most = min(limit / options.dpr, pixels / (Double(max(1, options.height)) * options.dpr * options.dpr))
-            options.width = max(1, min(options.width, Int(most.rounded(.down))))
+            options.width = max(1, min(options.width, Int(checked: most.rounded(.down))))
         }
         if options.dprFromHints {
             let longest = Double(max(options.width, options.height, 1))

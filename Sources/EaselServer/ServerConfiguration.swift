@@ -176,6 +176,8 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
     /// One log line per answer (info: method, path, route, status, duration, request ID).
     /// `--access-log`, `EASEL_ACCESS_LOG=1`.
     public var accessLog: Bool = false
+    /// Where SVG and PDF documents render, and each render worker's limits.
+    public var renderWorkers = RenderWorkerSettings()
 
     /// A configuration with every default.
     public init() {}
@@ -196,7 +198,7 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         case allowUnsignedAdHoc, jpegXL, adminToken, maxSourcePixels, maxSourceBytes, downloadTimeout, processingConcurrency
         case maxQueue, requestTimeout, memoryLimit, readyAnswerLimit, diskLimit, maxAdHocSize, maxOutputPixels, idleTimeout, maxConnections
         case gallery, galleryPageSize, imgproxyKeys, imgproxySalts, imgproxyPresets, imgproxyArgumentsSeparator, imgproxy, autoQuality, delivery, thumborSecurityKey, watermark
-        case familyInBackground, accessLog
+        case familyInBackground, accessLog, renderWorkers
     }
 
     /// Every key is optional: a file may set only what it changes.
@@ -247,6 +249,7 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         watermark = try container.decodeIfPresent(String.self, forKey: .watermark)
         familyInBackground = try value(.familyInBackground, defaults.familyInBackground)
         accessLog = try value(.accessLog, defaults.accessLog)
+        renderWorkers = try value(.renderWorkers, defaults.renderWorkers)
     }
 
     /// Reads a JSON configuration file.
@@ -296,6 +299,7 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         if let separator = environment["IMGPROXY_ARGUMENTS_SEPARATOR"] { imgproxyArgumentsSeparator = separator }
         try imgproxy.apply(environment: environment)
         try delivery.apply(environment: environment)
+        try renderWorkers.apply(environment: environment)
         for name in ["IMGPROXY_AUTOQUALITY_TARGET", "EASEL_AUTOQUALITY_TARGET"] {
             guard let text = environment[name] else { continue }
             guard let target = Double(text) else { throw .invalidValue(name: name, value: text) }
@@ -343,6 +347,7 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         try imgproxy.validate()
         try autoQuality.validate(name: "autoQuality")
         try delivery.validate()
+        try renderWorkers.validate()
         if !cdnBanURLs.isEmpty, delivery.cacheTagHeader.lowercased() != "surrogate-key" {
             throw .invalidValue(name: "delivery.cacheTagHeader", value: "\(delivery.cacheTagHeader) (the BANs of cdnBanURLs match Surrogate-Key)")
         }

@@ -12,14 +12,9 @@ enum PDFCodec {
     static func corrupt(_ reason: String) -> CodecError { .corrupt(format: .pdf, reason: reason) }
 
     static func info(_ data: Data, limits: DecodingLimits = .default, page: Int = 0) throws -> ImageInfo {
-        var pages: Int32 = 0
-        var width = 0.0, height = 0.0
-        var why = ""
-        let result = try callShim(data, format: .pdf, messageSize: EASEL_PDF_MESSAGE_SIZE) { bytes, count, message in
-            let result = easel_pdf_info(bytes, count, Int32(clamping: page), &pages, &width, &height, message)
-            if result < 0 { why = cMessage(message) }
-            return result
-        }
+        let reply = try RenderWorkers.perform(RenderJob(operation: .pdfInfo, page: Int32(clamping: page)), document: data, pixels: nil)
+        let (result, pages, width, height, why) = (reply.result, reply.integer, reply.width, reply.height, reply.message)
+        if result == 0 { throw corrupt(why.isEmpty ? "empty or unreadable data" : why) }
         if result == -1 { throw CodecError.unsupportedFormat("encrypted PDF (a password is needed)") }
         if result < 0, result != -2 { throw corrupt(why) }
         guard Int(pages) <= limits.maxPages else { throw corrupt("\(pages) pages (the limit is \(limits.maxPages))") }
@@ -31,10 +26,8 @@ enum PDFCodec {
 
     static func decode(_ data: Data, info: ImageInfo, covering minimumSize: (width: Int, height: Int)?, pixelFormat: Bitmap.PixelFormat,
                        limits: DecodingLimits) throws -> Bitmap {
-        var bitmap = try VectorRender.render(data, info: info, covering: minimumSize, limits: limits, format: .pdf,
-                                             messageSize: EASEL_PDF_MESSAGE_SIZE) { bytes, count, pixels, rowBytes, width, height, message in
-            easel_pdf_render(bytes, count, Int32(clamping: info.page), pixels, rowBytes, width, height, message)
-        }
+        var bitmap = try VectorRender.render(data, info: info, covering: minimumSize, limits: limits,
+                                             job: RenderJob(operation: .pdfRender, page: Int32(clamping: info.page)))
         bitmap.markOpaque()
         return bitmap.converted(to: pixelFormat)
     }

@@ -13,15 +13,10 @@ enum SVGCodec {
 
     static func info(_ data: Data, limits: DecodingLimits = .default) throws -> ImageInfo {
         try checkDocument(data, limits: limits)
-        var width = 0.0, height = 0.0
-        var fromViewBox: Int32 = 0
-        var why = ""
-        let result = try callShim(data, format: .svg, messageSize: EASEL_SVG_MESSAGE_SIZE) { bytes, count, message in
-            let result = easel_svg_size(bytes, count, &width, &height, &fromViewBox, message)
-            if result < 0 { why = cMessage(message) }
-            return result
-        }
-        if result < 0 { throw corrupt(why) }
+        let reply = try RenderWorkers.perform(RenderJob(operation: .svgSize), document: data, pixels: nil)
+        if reply.result == 0 { throw corrupt(reply.message.isEmpty ? "empty or unreadable data" : reply.message) }
+        if reply.result < 0 { throw corrupt(reply.message) }
+        let (width, height) = (reply.width, reply.height)
         // Whole pixels, at least one a side (a size past the limits is refused by them).
         func side(_ value: Double) -> Int { max(1, Int(checked: value, rounding: .up)) }
         return ImageInfo(fileType: .svg, width: side(width), height: side(height), hasAlpha: true, isGrayscale: false, isProgressive: false)
@@ -44,7 +39,7 @@ enum SVGCodec {
     static func decode(_ data: Data, info: ImageInfo, covering minimumSize: (width: Int, height: Int)?, pixelFormat: Bitmap.PixelFormat,
                        limits: DecodingLimits) throws -> Bitmap {
         try checkDocument(data, limits: limits)
-        return try VectorRender.render(data, info: info, covering: minimumSize, limits: limits, format: .svg,
-                                       messageSize: EASEL_SVG_MESSAGE_SIZE, draw: easel_svg_render).converted(to: pixelFormat)
+        return try VectorRender.render(data, info: info, covering: minimumSize, limits: limits,
+                                       job: RenderJob(operation: .svgRender)).converted(to: pixelFormat)
     }
 }

@@ -6,21 +6,22 @@ import Foundation
 /// and then resized.
 enum VectorRender {
     /// A vector's bitmap covering `minimumSize` (its render size checked against `limits` before
-    /// any pixel memory), drawn by `draw` with the bytes of `data`, the pixels, their row bytes
-    /// and the size, through a C shim (`format` names its errors).
+    /// any pixel memory), drawn by `job` (an SVG or PDF drawing job: its size and rows are set
+    /// here) in a render worker or in process, as `RenderIsolation` says.
     static func render(_ data: Data, info: ImageInfo, covering minimumSize: (width: Int, height: Int)?, limits: DecodingLimits,
-                       format: ImageFileType, messageSize: Int32,
-                       draw: (UnsafePointer<UInt8>, Int, UnsafeMutablePointer<UInt8>, Int, Int32, Int32, UnsafeMutablePointer<CChar>) -> Int32)
-        throws -> Bitmap {
+                       job template: RenderJob) throws -> Bitmap {
         let size = size(of: info, covering: minimumSize)
         try limits.check(width: size.width, height: size.height)
         var bitmap = Bitmap(width: size.width, height: size.height, pixelFormat: .rgba8)
-        let rowBytes = bitmap.rowBytes
-        try bitmap.withUnsafeMutableBytes { pixels in
-            _ = try callShim(data, format: format, messageSize: messageSize) { bytes, count, message in
-                draw(bytes, count, pixels.baseAddress!.assumingMemoryBound(to: UInt8.self), rowBytes, Int32(size.width), Int32(size.height),
-                     message)
-            }
+        var job = template
+        job.width = Int32(size.width)
+        job.height = Int32(size.height)
+        job.rowBytes = bitmap.rowBytes
+        let reply = try bitmap.withUnsafeMutableBytes { pixels throws(CodecError) in
+            try RenderWorkers.perform(job, document: data, pixels: pixels.baseAddress)
+        }
+        guard reply.result != 0 else {
+            throw CodecError.corrupt(format: job.operation.format, reason: reply.message.isEmpty ? "empty or unreadable data" : reply.message)
         }
         return bitmap
     }

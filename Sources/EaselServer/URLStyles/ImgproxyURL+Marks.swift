@@ -10,15 +10,21 @@ struct OptionArguments {
 
     func arg(_ index: Int) -> Substring? { index < args.count && !args[index].isEmpty ? args[index] : nil }
 
-    func int(_ index: Int, _ what: String) throws -> Int? {
+    /// Argument `index` as a whole number in `range` (`RequestNumber`), nil when it is absent.
+    func int(_ index: Int, _ what: String, in range: ClosedRange<Int> = 0...RequestNumber.largest) throws -> Int? {
         guard let text = arg(index) else { return nil }
-        guard let value = Int(text), value >= 0 else { throw RequestError.invalid("\(name): \(what) is a whole number ≥ 0") }
+        guard let value = RequestNumber.whole(text, in: range) else {
+            throw RequestError.invalid("\(name): \(what) is a whole number from \(range.lowerBound) to \(range.upperBound)")
+        }
         return value
     }
 
-    func double(_ index: Int, _ what: String) throws -> Double? {
+    /// Argument `index` as a finite decimal in `range` (`RequestNumber`), nil when it is absent.
+    func double(_ index: Int, _ what: String, in range: ClosedRange<Double> = RequestNumber.anyDecimal) throws -> Double? {
         guard let text = arg(index) else { return nil }
-        guard let value = Double(text), value.isFinite else { throw RequestError.invalid("\(name): \(what) is a number") }
+        guard let value = RequestNumber.decimal(text, in: range) else {
+            throw RequestError.invalid("\(name): \(what) is a number from \(range.lowerBound) to \(range.upperBound)")
+        }
         return value
     }
 
@@ -134,7 +140,7 @@ extension ImgproxyURL {
         case "watermark_rotate", "wm_rot", "wmr":
             // Degrees clockwise, any whole number (turns past 360 wrap).
             try a.atMost(1)
-            guard let text = a.arg(0), let degrees = Int(text), degrees.magnitude <= 36_000 else {
+            guard let text = a.arg(0), let degrees = RequestNumber.whole(text, in: RequestNumber.anyWhole), degrees.magnitude <= 36_000 else {
                 throw RequestError.invalid("watermark_rotate: the angle is whole degrees, at most 36000 either way")
             }
             try updateImgproxyMark(&options) { $0.rotation = Double(degrees) }

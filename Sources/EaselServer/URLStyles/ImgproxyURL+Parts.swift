@@ -1,3 +1,4 @@
+import EaselSupport
 import EaselCodecs
 import EaselPipeline
 import Foundation
@@ -71,7 +72,7 @@ extension ImgproxyURL {
             return .smart(.face)
         }
         if type == "fp" {
-            guard rest.count == 2, let x = Double(rest[0]), let y = Double(rest[1]), (0...1).contains(x), (0...1).contains(y) else {
+            guard rest.count == 2, let x = RequestNumber.decimal(rest[0]), let y = RequestNumber.decimal(rest[1]), (0...1).contains(x), (0...1).contains(y) else {
                 throw RequestError.invalid("\(option): fp takes x and y between 0 and 1")
             }
             return .focalPoint(x: x, y: y)
@@ -82,7 +83,7 @@ extension ImgproxyURL {
         guard rest.count <= 2 else { throw RequestError.invalid("\(option): a gravity takes at most two offsets") }
         let offsets = try rest.map { text -> Int in
             guard !text.isEmpty else { return 0 }
-            guard let value = Double(text), value.isFinite, value.magnitude <= 1_048_576 else {
+            guard let value = RequestNumber.decimal(text), value.magnitude <= 1_048_576 else {
                 throw RequestError.invalid("\(option): gravity offsets are numbers of pixels")
             }
             return Int(checked: value.rounded())

@@ -124,7 +124,7 @@ extension ImgproxyURL {
         if hints.width != nil, options.width == hinted.width, options.dpr > 0 {
             var most = Double(settings.maxSide) / options.dpr
             if height > 0 { most = min(most, Double(settings.maxPixels) / (height * options.dpr * options.dpr)) }
-            options.width = Int(max(1, min(width, most.rounded(.down))))
+            options.width = Int(checked: max(1, min(width, most.rounded(.down))))
         }
     }
 }

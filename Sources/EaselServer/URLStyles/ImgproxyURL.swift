@@ -62,7 +62,7 @@ struct ImgproxyURL {
         // URL's own options: each later one wins, as in imgproxy.
         if let hints {
             if let dpr = hints.dpr { options.dpr = dpr }
-            if let width = hints.width { options.width = max(1, Int((Double(width) / (hints.dpr ?? 1)).rounded())) }
+            if let width = hints.width { options.width = max(1, Int(checked: (Double(width) / (hints.dpr ?? 1)).rounded())) }
         }
         let hinted = (dpr: options.dpr, width: options.width)
         var context = OptionContext(presets: presets, separator: separator, allowed: settings.allowedOptions, autoQuality: settings.autoQuality)
@@ -336,7 +336,7 @@ struct ImgproxyURL {
                 guard args.count % 2 == 0 else { throw RequestError.invalid("format_quality takes format:quality pairs") }
                 for index in stride(from: 0, to: args.count, by: 2) {
                     let format = try outputFormat(args[index])
-                    guard let quality = Int(args[index + 1]), (0...100).contains(quality) else {
+                    guard let quality = RequestNumber.whole(args[index + 1], in: RequestNumber.anyWhole), (0...100).contains(quality) else {
                         throw RequestError.invalid("format_quality: quality is 0–100")
                     }
                     options.formatQuality[format] = quality == 0 ? nil : quality
@@ -347,7 +347,7 @@ struct ImgproxyURL {
                 options.maxBytes = bytes > 0 ? bytes : nil
             case "rotate", "rot":
                 try atMost(1)
-                guard let degrees = Int(args[0]), degrees % 90 == 0, degrees.magnitude <= 3600 else {
+                guard let degrees = RequestNumber.whole(args[0], in: RequestNumber.anyWhole), degrees % 90 == 0, degrees.magnitude <= 3600 else {
                     throw RequestError.invalid("rotate takes 0, 90, 180 or 270 (multiples of 90)")
                 }
                 options.rotation = degrees

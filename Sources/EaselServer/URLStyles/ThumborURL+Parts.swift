@@ -1,3 +1,4 @@
+import EaselSupport
 import EaselCodecs
 import Foundation
 
@@ -10,7 +11,7 @@ extension ThumborURL {
         guard (4...6).contains(args.count) else { throw RequestError.invalid("watermark takes image, x, y, alpha[, w_ratio[, h_ratio]]") }
         var mark = ProcessingOptions.WatermarkOptions()
         mark.image = .source(try ImageServer.split("/" + args[0], prefix: "/", withSpec: false).1)
-        guard let alpha = Double(args[3]), (0...100).contains(alpha) else { throw RequestError.invalid("watermark alpha is 0–100") }
+        guard let alpha = RequestNumber.decimal(args[3]), (0...100).contains(alpha) else { throw RequestError.invalid("watermark alpha is 0–100") }
         mark.opacity = 1 - alpha / 100
         let x = args[1].trimmingCharacters(in: .whitespaces), y = args[2].trimmingCharacters(in: .whitespaces)
         if x == "repeat" || y == "repeat" {
@@ -21,7 +22,7 @@ extension ThumborURL {
             // (`-0` included), or centred.
             func axis(_ text: String, _ name: String) throws -> (side: Int, margin: Int) {
                 if text == "center" { return (1, 0) }
-                guard let value = Int(text), value.magnitude <= 1 << 20 else { throw RequestError.invalid("bad watermark \(name) \(text)") }
+                guard let value = RequestNumber.whole(text, in: RequestNumber.anyWhole), value.magnitude <= 1 << 20 else { throw RequestError.invalid("bad watermark \(name) \(text)") }
                 return (text.hasPrefix("-") ? 2 : 0, Int(value.magnitude))
             }
             let (h, dx) = try axis(x, "x"), (v, dy) = try axis(y, "y")
@@ -35,7 +36,7 @@ extension ThumborURL {
         func ratio(_ text: String) throws -> Double {
             let text = text.trimmingCharacters(in: .whitespaces)
             if ["none", "false", "False", "0"].contains(text) { return 0 }
-            guard let value = Double(text), value > 0, value <= 100 else { throw RequestError.invalid("bad watermark ratio \(text)") }
+            guard let value = RequestNumber.decimal(text), value > 0, value <= 100 else { throw RequestError.invalid("bad watermark ratio \(text)") }
             return value / 100
         }
         if args.count >= 5 { mark.scale = try ratio(args[4]) }
@@ -123,7 +124,8 @@ extension ThumborURL {
                   let inner = try? parse(Substring(path), nesting: level + 1) else { return nil }
             let image = inner.sourceText
             if case .edges(let left, let top, let right, let bottom) = inner.options.crop, right > left, bottom > top, !image.isEmpty {
-                return (image, .focalPixel(x: (left + right) / 2, y: (top + bottom) / 2))
+                // (Halfway without overflow: right > left ≥ 0, bottom > top ≥ 0.)
+                return (image, .focalPixel(x: left + (right - left) / 2, y: top + (bottom - top) / 2))
             }
             guard !image.isEmpty else { return nil }
             url = image
@@ -142,7 +144,7 @@ extension ThumborURL {
             var points: [(Int, Int)] = []
             for pair in inner.split(separator: ")") {
                 let numbers = pair.drop { $0 == "," || $0 == "(" }.split(separator: ",")
-                guard numbers.count == 2, let x = Int(numbers[0]), let y = Int(numbers[1]) else {
+                guard numbers.count == 2, let x = RequestNumber.whole(numbers[0], in: RequestNumber.anyWhole), let y = RequestNumber.whole(numbers[1], in: RequestNumber.anyWhole) else {
                     throw RequestError.invalid("curve points are (x,y) whole numbers")
                 }
                 points.append((x, y))

@@ -66,7 +66,7 @@ struct ThumborURL {
             }
             var tolerance = 0
             if let text = parts.first {
-                guard parts.count == 1, let value = Int(text), (0...Trim.maximumTolerance(.euclidean)).contains(value) else {
+                guard parts.count == 1, let value = RequestNumber.whole(text, in: RequestNumber.anyWhole), (0...Trim.maximumTolerance(.euclidean)).contains(value) else {
                     throw RequestError.invalid("bad trim \(trim): trim[:top-left|:bottom-right][:tolerance 0–442]")
                 }
                 tolerance = value
@@ -74,7 +74,7 @@ struct ThumborURL {
             options.trim = Trim(tolerance: tolerance, metric: .euclidean, reference: reference)
         }
         if let crop = next(Self.isManualCrop) {
-            let numbers = crop.split(whereSeparator: { $0 == "x" || $0 == ":" }).compactMap { Int($0) }
+            let numbers = crop.split(whereSeparator: { $0 == "x" || $0 == ":" }).compactMap { RequestNumber.whole($0, in: RequestNumber.anyWhole) }
             guard numbers.count == 4 else { throw RequestError.invalid("bad crop \(crop)") }
             if numbers != [0, 0, 0, 0] {
                 options.crop = .edges(left: numbers[0], top: numbers[1], right: numbers[2], bottom: numbers[3])
@@ -96,7 +96,7 @@ struct ThumborURL {
                 let flip = text.hasPrefix("-")
                 let digits = flip ? text.dropFirst() : text
                 if digits.isEmpty || digits == "orig" { return (0, flip) }
-                guard let value = Int(digits), value >= 0 else { throw RequestError.invalid("bad size \(size)") }
+                guard let value = RequestNumber.whole(digits), value >= 0 else { throw RequestError.invalid("bad size \(size)") }
                 return (value, flip)
             }
             let (width, flipH) = try side(parts[0]), (height, flipV) = try side(parts[1])
@@ -136,14 +136,14 @@ struct ThumborURL {
                     guard args.isEmpty else { throw RequestError.invalid("\(name)() takes no arguments") }
                 }
                 func number(_ index: Int) throws -> Double {
-                    guard index < args.count, let value = Double(args[index].trimmingCharacters(in: .whitespaces)), value.isFinite else {
+                    guard index < args.count, let value = RequestNumber.decimal(args[index].trimmingCharacters(in: .whitespaces)) else {
                         throw RequestError.invalid("filter \(name) needs a number as argument \(index + 1)")
                     }
                     return value
                 }
                 switch name {
                 case "quality":
-                    guard args.count == 1, let quality = Int(args[0].trimmingCharacters(in: .whitespaces)), (1...100).contains(quality) else {
+                    guard args.count == 1, let quality = RequestNumber.whole(args[0].trimmingCharacters(in: .whitespaces), in: RequestNumber.anyWhole), (1...100).contains(quality) else {
                         throw RequestError.invalid("quality takes one whole number, 1–100")
                     }
                     options.quality = quality
@@ -153,7 +153,7 @@ struct ThumborURL {
                 case "blur":
                     // blur(radius[, sigma]): a Gaussian of that sigma (default: the radius) cut at
                     // the radius; radius 0 is no blur.
-                    guard (1...2).contains(args.count), let radius = Int(args[0].trimmingCharacters(in: .whitespaces)), (0...150).contains(radius) else {
+                    guard (1...2).contains(args.count), let radius = RequestNumber.whole(args[0].trimmingCharacters(in: .whitespaces), in: RequestNumber.anyWhole), (0...150).contains(radius) else {
                         throw RequestError.invalid("blur takes a radius 0–150 (a whole number) and an optional sigma")
                     }
                     // thumbor: a sigma of 0 is the radius.
@@ -180,7 +180,7 @@ struct ThumborURL {
                 case "round_corner":
                     // round_corner(a|b, r, g, b[, transparent]): `a` across, `b` (default `a`) down.
                     guard let first = args.first else { throw RequestError.invalid("round_corner needs a radius") }
-                    let radii = first.split(separator: "|", omittingEmptySubsequences: false).map { Double($0.trimmingCharacters(in: .whitespaces)) }
+                    let radii = first.split(separator: "|", omittingEmptySubsequences: false).map { RequestNumber.decimal($0.trimmingCharacters(in: .whitespaces)) }
                     guard (1...2).contains(radii.count), let a = radii[0], let b = radii.last ?? nil,
                           a.isFinite, b.isFinite, a > 0, b > 0, a <= 8192, b <= 8192 else {
                         throw RequestError.invalid("bad round_corner radius \(first): a or a|b, above 0 and at most 8192")
@@ -212,7 +212,7 @@ struct ThumborURL {
                     guard args.count == 1, let region = args.first, isManualCrop(Substring(region)) else {
                         throw RequestError.invalid("focal takes AxB:CxD")
                     }
-                    let n = region.split(whereSeparator: { $0 == "x" || $0 == ":" }).compactMap { Int($0) }
+                    let n = region.split(whereSeparator: { $0 == "x" || $0 == ":" }).compactMap { RequestNumber.whole($0, in: RequestNumber.anyWhole) }
                     guard n.count == 4, n.allSatisfy({ (0...(1 << 20)).contains($0) }) else {
                         throw RequestError.invalid("focal takes AxB:CxD (pixels up to 1048576)")
                     }
@@ -250,12 +250,12 @@ struct ThumborURL {
                     guard let colour = ProcessingOptions.colour(Substring(text)) else { throw RequestError.invalid("bad colour \(text)") }
                     backgroundColour = colour
                 case "brightness", "contrast":
-                    guard args.count == 1, let value = Int(args[0].trimmingCharacters(in: .whitespaces)), (-100...100).contains(value) else {
+                    guard args.count == 1, let value = RequestNumber.whole(args[0].trimmingCharacters(in: .whitespaces), in: RequestNumber.anyWhole), (-100...100).contains(value) else {
                         throw RequestError.invalid("\(name) takes one whole number, −100–100")
                     }
                     options.adjustments.append(name == "brightness" ? ChannelCurves.brightness(value) : ChannelCurves.contrast(value))
                 case "rgb":
-                    let values = args.compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+                    let values = args.compactMap { RequestNumber.whole($0.trimmingCharacters(in: .whitespaces), in: RequestNumber.anyWhole) }
                     guard args.count == 3, values.count == 3, values.allSatisfy({ (-100...100).contains($0) }) else {
                         throw RequestError.invalid("rgb takes three whole numbers, −100–100")
                     }
@@ -266,7 +266,7 @@ struct ThumborURL {
                         throw RequestError.invalid("bad saturation: \(error)")
                     }
                 case "colorize":
-                    let values = args.prefix(3).compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+                    let values = args.prefix(3).compactMap { RequestNumber.whole($0.trimmingCharacters(in: .whitespaces), in: RequestNumber.anyWhole) }
                     guard args.count == 4, values.count == 3, values.allSatisfy({ (0...100).contains($0) }),
                           case let hex = args[3].trimmingCharacters(in: .whitespaces), hex.count == 6,
                           let fill = ProcessingOptions.colour(Substring(hex)) else {
@@ -284,7 +284,7 @@ struct ThumborURL {
                         throw RequestError.invalid("bad curve: \(error)")
                     }
                 case "noise":
-                    guard (1...2).contains(args.count), let amount = Int(args[0].trimmingCharacters(in: .whitespaces)), (0...255).contains(amount) else {
+                    guard (1...2).contains(args.count), let amount = RequestNumber.whole(args[0].trimmingCharacters(in: .whitespaces), in: RequestNumber.anyWhole), (0...255).contains(amount) else {
                         throw RequestError.invalid("noise takes an amount 0–255 and an optional seed")
                     }
                     var seed: UInt64 = 0
@@ -294,10 +294,10 @@ struct ThumborURL {
                     }
                     options.adjustments.append(try Noise(amount: amount, seed: seed))
                 case "convolution":
-                    guard (2...3).contains(args.count), let columns = Int(args[1].trimmingCharacters(in: .whitespaces)) else {
+                    guard (2...3).contains(args.count), let columns = RequestNumber.whole(args[1].trimmingCharacters(in: .whitespaces), in: RequestNumber.anyWhole) else {
                         throw RequestError.invalid("convolution takes weights (w;w;…), columns and an optional normalize")
                     }
-                    let weights = args[0].split(separator: ";", omittingEmptySubsequences: false).map { Double($0.trimmingCharacters(in: .whitespaces)) }
+                    let weights = args[0].split(separator: ";", omittingEmptySubsequences: false).map { RequestNumber.decimal($0.trimmingCharacters(in: .whitespaces)) }
                     guard weights.allSatisfy({ $0 != nil }) else { throw RequestError.invalid("convolution weights are numbers separated by ;") }
                     var normalize = true
                     if args.count == 3 {
@@ -310,7 +310,7 @@ struct ThumborURL {
                         throw RequestError.invalid("bad convolution: \(error)")
                     }
                 case "rotate":
-                    guard args.count == 1, let degrees = Int(args[0].trimmingCharacters(in: .whitespaces)), degrees.magnitude <= 3600 else {
+                    guard args.count == 1, let degrees = RequestNumber.whole(args[0].trimmingCharacters(in: .whitespaces), in: RequestNumber.anyWhole), degrees.magnitude <= 3600 else {
                         throw RequestError.invalid("rotate takes a whole number of degrees")
                     }
                     do { options.adjustments.append(try QuarterTurn(degrees: degrees)) } catch {
@@ -326,7 +326,7 @@ struct ThumborURL {
                     guard args.count == 1, !args[0].isEmpty else { throw RequestError.invalid("frame takes one image") }
                     options.frame = try ImageServer.split("/" + args[0], prefix: "/", withSpec: false).1
                 case "max_bytes":
-                    guard args.count == 1, let bytes = Int(args[0].trimmingCharacters(in: .whitespaces)), bytes > 0 else {
+                    guard args.count == 1, let bytes = RequestNumber.whole(args[0].trimmingCharacters(in: .whitespaces), in: RequestNumber.anyWhole), bytes > 0 else {
                         throw RequestError.invalid("max_bytes takes a number of bytes above 0")
                     }
                     options.maxBytes = bytes
@@ -353,7 +353,7 @@ struct ThumborURL {
                     try noArguments()
                     stretch = true
                 case "max_age":
-                    guard args.count == 1, let seconds = Int(args[0].trimmingCharacters(in: .whitespaces)), (0...31_536_000).contains(seconds) else {
+                    guard args.count == 1, let seconds = RequestNumber.whole(args[0].trimmingCharacters(in: .whitespaces), in: RequestNumber.anyWhole), (0...31_536_000).contains(seconds) else {
                         throw RequestError.invalid("max_age takes seconds, 0–31536000")
                     }
                     options.maxAge = seconds

@@ -15,6 +15,7 @@ struct CompareCommand: ParsableCommand {
     @Argument(help: "Images to compare with it.") var images: [String]
 
     func run() throws {
+        CommandRenderIsolation.start()
         let limits = DecodingLimits.default
         let base = PerceptualDistance.reference(try ImageDecoder.decode(try readInput(reference, limit: limits.maxInputBytes), limits: limits))
         var failed = false

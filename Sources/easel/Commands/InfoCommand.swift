@@ -14,6 +14,7 @@ struct InfoCommand: ParsableCommand {
     var faces = false
 
     func run() throws {
+        CommandRenderIsolation.start()
         var failed: [String] = []
         for path in files {
             do {

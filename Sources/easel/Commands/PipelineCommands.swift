@@ -54,6 +54,7 @@ struct FetchCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        CommandRenderIsolation.start()
         let pipeline = try options.makePipeline()
         let processing: ImageRequest.Processing
         if let format {
@@ -117,6 +118,7 @@ struct WarmCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        CommandRenderIsolation.start()
         let text: String
         do { text = try String(contentsOfFile: listFile, encoding: .utf8) } catch {
             throw ValidationError("cannot read \(listFile): \(error.localizedDescription)")

@@ -75,6 +75,7 @@ struct ServeCommand: AsyncParsableCommand {
         if allowUnsignedAdHoc { configuration.allowUnsignedAdHoc = true }
         if jpegXL { configuration.jpegXL = true }
         if accessLog { configuration.accessLog = true }
+        CommandRenderIsolation.start(configuration.renderWorkers, requestTimeout: configuration.requestTimeout)
 
         let tracing = try bootstrapTracing(environment: ProcessInfo.processInfo.environment)
         let registry = PrometheusCollectorRegistry()

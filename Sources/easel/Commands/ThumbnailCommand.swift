@@ -77,6 +77,7 @@ struct ThumbnailCommand: ParsableCommand {
     }
 
     func run() throws {
+        CommandRenderIsolation.start()
         easel_tune_malloc_for_batch()
         // And pixel buffers up to the same 32 MiB from those arenas, not mapped per image.
         Bitmap.keepPixelBuffersInArenas(upTo: 32 << 20)

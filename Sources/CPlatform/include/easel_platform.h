@@ -1,0 +1,22 @@
+#ifndef EASEL_PLATFORM_H
+#define EASEL_PLATFORM_H
+
+/* The few Linux calls Swift's Glibc module does not show (they need _GNU_SOURCE), for
+ * EaselSupport's platform layer: pipes made close-on-exec atomically, leaving the network
+ * namespace, and the CPU time a process has used. */
+
+/* pipe2(fds, O_CLOEXEC). Returns 0, or -1 with errno set. */
+int easel_pipe_cloexec(int fds[2]);
+
+/* unshare(CLONE_NEWNET), else unshare(CLONE_NEWUSER | CLONE_NEWNET). Returns 0 when the process
+ * is now in a network namespace of its own, -1 otherwise (not privileged, or not allowed). */
+int easel_leave_network(void);
+
+/* Whole CPU seconds (user + system) this process has used, rounded up. */
+long easel_cpu_seconds_used(void);
+
+/* Lets this process use `more_seconds` more CPU seconds from now (RLIMIT_CPU's soft limit, within
+ * its hard limit): past them the kernel sends SIGXCPU. Returns 0, or -1 with errno set. */
+int easel_limit_cpu(long more_seconds);
+
+#endif
