@@ -250,6 +250,16 @@ static void clean_attributes(xmlNodePtr node) {
     }
 }
 
+/* Whether a text or CDATA node holds `<script` or `javascript:` (in any case). */
+static int holds_script(xmlNodePtr node) {
+    const char *text = (const char *)node->content;
+    if (!text) return 0;
+    for (const char *p = text; *p; p++) {
+        if ((*p == '<' && starts_with(p + 1, "script")) || starts_with(p, "javascript:")) return 1;
+    }
+    return 0;
+}
+
 /* The element's children, cleaned (libxml2 refuses nesting past 256 levels, so the recursion is
  * bounded). 0 with a message past the element limit. */
 static int clean_children(walk *state, xmlNodePtr parent) {
@@ -271,6 +281,20 @@ static int clean_children(walk *state, xmlNodePtr parent) {
             break;
         case XML_TEXT_NODE:
         case XML_CDATA_SECTION_NODE:
+            /* Text that spells a script goes (a page that pastes the answer into HTML must not
+             * find one); CDATA becomes plain text, whose `<` is written as `&lt;`, so no text can
+             * turn into markup when the answer is read as anything else than XML. */
+            if (holds_script(child)) {
+                drop(child);
+            } else if (child->type == XML_CDATA_SECTION_NODE) {
+                xmlNodePtr text = xmlNewText(child->content);
+                if (text) {
+                    xmlReplaceNode(child, text);
+                    xmlFreeNode(child);
+                } else {
+                    drop(child);
+                }
+            }
             break;
         default: /* comments, processing instructions, entity references, XInclude markers */
             drop(child);

@@ -28,6 +28,27 @@ int easel_svg_render(const uint8_t *data, size_t size, uint8_t *pixels, size_t r
 int easel_svg_sanitize(const uint8_t *data, size_t size, int max_elements, size_t max_output, uint8_t **output, size_t *output_size,
                        char *message);
 
+/* What a document may hold before librsvg is asked to read it: the attacks that crash, loop or
+ * bloat librsvg (a convolution kernel it panics on, selectors nested until its stack overflows,
+ * a font size Pango cannot make, octaves of turbulence by the billion, text by the megabyte). */
+typedef struct {
+    long max_depth;             /* elements nested */
+    long max_filter_primitives; /* fe* elements in all */
+    long max_octaves;           /* feTurbulence's numOctaves */
+    long max_kernel_order;      /* feConvolveMatrix's order, each side */
+    long max_uses;              /* <use> elements */
+    long max_masks;             /* <mask> elements */
+    long max_text_characters;   /* bytes of text inside <text> */
+    long max_style_bytes;       /* bytes of CSS in <style> */
+    long max_css_nesting;       /* (, [ and { nested in CSS */
+    double max_font_size;       /* any font-size, attribute or CSS, in its own units */
+} easel_svg_budget;
+
+/* Checks the document against `budget` in one streaming pass (no network, no entity expansion).
+ * Returns 1, or 0 with a message naming the limit. A document that is not well-formed passes
+ * here: librsvg refuses it with its own message. */
+int easel_svg_check_budget(const uint8_t *data, size_t size, const easel_svg_budget *budget, char *message);
+
 /* Frees what easel_svg_sanitize wrote. */
 void easel_svg_free(uint8_t *bytes);
 

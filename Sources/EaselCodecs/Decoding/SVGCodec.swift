@@ -26,13 +26,14 @@ enum SVGCodec {
     /// an upper bound, so that a document of a million elements is refused before librsvg builds
     /// its tree. Then every image embedded as a `data:` URL must be one Easel can read the header
     /// of, each within the limits and all of them together within `maxPixels`
-    /// (`SVGEmbeddedImages`).
+    /// (`SVGEmbeddedImages`), and the document must keep within `SVGBudget`.
     static func checkDocument(_ data: Data, limits: DecodingLimits) throws(CodecError) {
         let bytes = [UInt8](data)
         let count = bytes.reduce(0) { $0 + ($1 == 0x3C ? 1 : 0) }
         guard count <= limits.maxVectorElements else {
             throw corrupt("more than \(limits.maxVectorElements) elements (the limit)")
         }
+        try SVGBudget.default.check(bytes)
         try SVGEmbeddedImages.check(bytes, limits: limits)
     }
 
