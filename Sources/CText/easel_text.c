@@ -1,6 +1,7 @@
 #include "easel_text.h"
 
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -60,6 +61,53 @@ extern void cairo_set_source_rgba(cairo_t *cr, double red, double green, double 
 extern void cairo_move_to(cairo_t *cr, double x, double y);
 extern void cairo_fill(cairo_t *cr);
 
+/* Pango's attributes, as pango-attributes.h lays them out (declared by hand, like the rest). */
+typedef struct { int type; void *copy; void *destroy; void *equal; } easel_attr_class;
+typedef struct { const easel_attr_class *klass; unsigned start_index, end_index; } easel_attribute;
+typedef struct { easel_attribute attr; int size; } easel_attr_size;
+typedef struct { easel_attribute attr; double value; } easel_attr_float;
+typedef struct { easel_attribute attr; PangoFontDescription *desc; } easel_attr_font_desc;
+typedef int (*easel_attr_filter)(easel_attribute *attribute, void *data);
+extern PangoAttrList *pango_attr_list_filter(PangoAttrList *list, easel_attr_filter func, void *data);
+extern int pango_font_description_get_size(const PangoFontDescription *desc);
+enum { EASEL_ATTR_SIZE = 7, EASEL_ATTR_FONT_DESC = 8, EASEL_ATTR_SCALE = 15, EASEL_ATTR_ABSOLUTE_SIZE = 20 };
+
+/* The largest font size (pixels) and scale that markup's attributes ask for. */
+typedef struct { double size, scale; } easel_markup_sizes;
+
+static int note_size(easel_attribute *attribute, void *data) {
+    easel_markup_sizes *sizes = data;
+    double size = 0;
+    switch (attribute->klass->type) {
+    case EASEL_ATTR_SIZE:
+    case EASEL_ATTR_ABSOLUTE_SIZE: size = ((easel_attr_size *)attribute)->size / (double)PANGO_SCALE; break;
+    case EASEL_ATTR_FONT_DESC: size = pango_font_description_get_size(((easel_attr_font_desc *)attribute)->desc) / (double)PANGO_SCALE; break;
+    case EASEL_ATTR_SCALE:
+        if (!(((easel_attr_float *)attribute)->value <= sizes->scale)) sizes->scale = ((easel_attr_float *)attribute)->value;
+        break;
+    default: break;
+    }
+    if (size > sizes->size) sizes->size = size;
+    return 0; /* (keeps every attribute: this only looks) */
+}
+
+/* Markup's own sizes held to the type limit: `<span font="1000000">` or `<big>` nested a thousand
+ * times asks FreeType for a face it cannot make, which leaves the thread's font map broken for
+ * every later text. 1 when within the limit; 0 with a message. */
+static int check_markup_sizes(PangoAttrList *attributes, double base, char *message) {
+    if (!attributes) return 1;
+    easel_markup_sizes sizes = {.size = 0, .scale = 1};
+    PangoAttrList *removed = pango_attr_list_filter(attributes, note_size, &sizes);
+    if (removed) pango_attr_list_unref(removed);
+    double largest = (sizes.size > base ? sizes.size : base) * (sizes.scale > 1 ? sizes.scale : 1);
+    if (!(largest <= EASEL_TEXT_MAX_SIZE)) {
+        snprintf(message, EASEL_TEXT_MESSAGE_SIZE, "markup asks for a font of %g pixels; at most %g", largest,
+                 EASEL_TEXT_MAX_SIZE);
+        return 0;
+    }
+    return 1;
+}
+
 static int fail(char *message, const char *text) {
     snprintf(message, EASEL_TEXT_MESSAGE_SIZE, "%s", text);
     return 0;
@@ -109,6 +157,11 @@ static PangoLayout *lay_out(const easel_text_style *style, cairo_t *cr, PangoRec
             g_free(plain);
             if (attributes) pango_attr_list_unref(attributes);
             fail(message, "no text (the markup has none)");
+            return NULL;
+        }
+        if (!check_markup_sizes(attributes, style->size, message)) {
+            g_free(plain);
+            if (attributes) pango_attr_list_unref(attributes);
             return NULL;
         }
     }
