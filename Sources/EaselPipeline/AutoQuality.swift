@@ -53,9 +53,17 @@ enum QualityStart {
 
 /// A still's bytes for an encoding: one encode at its quality, or autoquality's search, or best
 /// format's choice among formats; then the `maxBytes` bound. Blocking (runs on the decode pool).
+///
+/// All of it shares one work budget, `encodeBudget` encodes a request at most: best format's
+/// formats split what is left between them (so `@best` with autoquality and `max_bytes` is one
+/// bounded search, not one per format multiplied), each search stops at its share, and every
+/// encode first asks whether the work was cancelled (a deadline passed, the last requester left).
 struct StillEncoder {
     let encoding: ImageEncoding
     let rights: RightsMetadata?
+
+    /// The most encodes one answer may take, searches and bounds together.
+    static let encodeBudget = 12
 
     /// The bytes, what they are (format and quality), and how many encodes they took.
     func encode(_ image: Bitmap) throws -> (data: Data, made: ImageEncoding, encodes: Int) {
@@ -69,18 +77,20 @@ struct StillEncoder {
         let reference = try encoding.autoQuality.map { _ in PerceptualDistance.reference(try PerceptualDistance.comparable(image)) }
         var best: (data: Data, made: ImageEncoding)?
         var encodes = 0
-        for format in formats {
+        for (index, format) in formats.enumerated() {
+            // This format's share of what is left of the budget (at least one encode).
+            func share() -> Int { max(1, (Self.encodeBudget - encodes) / (formats.count - index)) }
             // JPEG has no alpha: transparent pixels go on white rather than on black.
             let input = format == .jpeg && !image.isKnownOpaque ? try Flatten().process(image) : image
             let quality = encoding.bestOf.isEmpty || format != .avif ? encoding.quality : ImageEncoding.avifQuality(forJPEGQuality: encoding.quality)
             var (data, chosen, count) = if let settings = encoding.autoQuality, let reference, format.hasQuality {
-                try search(input, format: format, settings: settings, reference: reference)
+                try search(input, format: format, settings: settings, reference: reference, most: share())
             } else {
                 (try encode(input, format, quality), quality, 1)
             }
             encodes += count
             if let limit = encoding.maxBytes, format.hasQuality, data.count > limit {
-                (data, chosen, count) = try bounded(input, format: format, below: chosen, limit: limit, first: data)
+                (data, chosen, count) = try bounded(input, format: format, below: chosen, limit: limit, first: data, most: share())
                 encodes += count
             }
             if best == nil || data.count < best!.data.count { best = (data, encoding.made(format, quality: chosen)) }
@@ -90,6 +100,7 @@ struct StillEncoder {
     }
 
     func encode(_ image: Bitmap, _ format: ImageEncoding.Format, _ quality: Int) throws -> Data {
+        if WorkCancellation.isCancelled { throw CodecError.cancelled }
         guard let options = ImageEncoding(format, quality: quality).options else { throw CodecError.invalidParameters("\(format) is not encoded from pixels") }
         return try ImageEncoder.encode(image, as: options, rights: rights)
     }
@@ -99,14 +110,15 @@ struct StillEncoder {
     /// point for JPEG, WebP and AVIF alike), so from `QualityStart` each next quality is
     /// where that line — through the last two measures once there are two — meets 95 % of the
     /// target, kept inside the bracket of the measures so far. It stops at a pass within 15 % of
-    /// the target (nothing much left to gain), a bracket of one quality, a bound, or six encodes.
+    /// the target (nothing much left to gain), a bracket of one quality, a bound, or six encodes
+    /// (fewer when `most` says so: the answer's share of the work budget).
     func search(_ image: Bitmap, format: ImageEncoding.Format, settings: AutoQuality,
-                reference: PerceptualDistance.Reference) throws -> (Data, Int, Int) {
+                reference: PerceptualDistance.Reference, most: Int = 6) throws -> (Data, Int, Int) {
         var quality = QualityStart.quality(format, settings)
         var pass: (quality: Int, distance: Double, data: Data)?
         var fail: (quality: Int, distance: Double, data: Data)?
         var measures: [(quality: Int, distance: Double)] = []
-        while measures.count < 6 {
+        while measures.count < min(6, max(1, most)) {
             let data = try encode(image, format, quality)
             let decoded = try PerceptualDistance.comparable(try ImageDecoder.decode(data))
             let distance = decoded.width == reference.width && decoded.height == reference.height
@@ -141,14 +153,14 @@ struct StillEncoder {
     }
 
     /// The highest quality below `quality` whose bytes fit `limit` (a binary search: at most
-    /// seven more encodes), else the smallest bytes found.
+    /// seven more encodes, or `most`), else the smallest bytes found.
     func bounded(_ image: Bitmap, format: ImageEncoding.Format, below quality: Int, limit: Int,
-                 first: Data) throws -> (Data, Int, Int) {
+                 first: Data, most: Int = 7) throws -> (Data, Int, Int) {
         var (low, high) = (1, quality - 1)
         var best: (Data, Int)?
         var smallest = (first, quality)
         var encodes = 0
-        while low <= high {
+        while low <= high, encodes < most {
             let quality = (low + high) / 2
             let attempt = try encode(image, format, quality)
             encodes += 1

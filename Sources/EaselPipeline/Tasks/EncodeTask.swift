@@ -76,7 +76,8 @@ struct EncodeTask: PipelineTask {
         let metrics = pipeline.metrics
         let encoder = StillEncoder(encoding: encoding, rights: rights)
         let (data, madeAs) = try await pipeline.tasks.decodeSlots.run(priority: handle) { () async throws(PipelineError) -> (Data, ImageEncoding) in
-            try await BlockingIOPool.decoding.perform { () throws(PipelineError) -> (Data, ImageEncoding) in
+            // Cancellable: a search stops at its next encode when nobody waits for it any more.
+            try await BlockingIOPool.decoding.performCancellable { () throws(PipelineError) -> (Data, ImageEncoding) in
                 let start = ContinuousClock.now
                 do {
                     let (data, madeAs, encodes) = try encoder.encode(image)
@@ -84,6 +85,8 @@ struct EncodeTask: PipelineTask {
                                                                       "easel.encodes": .int64(Int64(encodes))])
                     metrics.encodes.increment(by: encodes)
                     return (data, madeAs)
+                } catch CodecError.cancelled {
+                    throw .cancelled
                 } catch {
                     throw .processing("\(error)")
                 }
