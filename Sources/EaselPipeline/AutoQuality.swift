@@ -54,16 +54,19 @@ enum QualityStart {
 /// A still's bytes for an encoding: one encode at its quality, or autoquality's search, or best
 /// format's choice among formats; then the `maxBytes` bound. Blocking (runs on the decode pool).
 ///
-/// All of it shares one work budget, `encodeBudget` encodes a request at most: best format's
-/// formats split what is left between them (so `@best` with autoquality and `max_bytes` is one
-/// bounded search, not one per format multiplied), each search stops at its share, and every
-/// encode first asks whether the work was cancelled (a deadline passed, the last requester left).
+/// All of it shares one work budget of `encodeBudget` encodes an answer: best format's formats
+/// split what is left between them (so `@best` with autoquality and `max_bytes` is one bounded
+/// search, not one per format multiplied: 18 encodes at most, where it took 31), each search and
+/// each `maxBytes` bisection stops at its share, and every encode first asks whether the work was
+/// cancelled (a deadline passed, the last requester left). Past the budget, only a search that
+/// met no target encodes once more per format, at its highest quality.
 struct StillEncoder {
     let encoding: ImageEncoding
     let rights: RightsMetadata?
 
-    /// The most encodes one answer may take, searches and bounds together.
-    static let encodeBudget = 12
+    /// The most encodes one answer may take, searches and bounds together: enough for a full
+    /// autoquality search (six) in each of best format's three formats.
+    static let encodeBudget = 18
 
     /// The bytes, what they are (format and quality), and how many encodes they took.
     func encode(_ image: Bitmap) throws -> (data: Data, made: ImageEncoding, encodes: Int) {
