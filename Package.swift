@@ -71,7 +71,7 @@ let package = Package(
         // libxml2 for the SVG sanitiser (SVG output): pkg-config gives only its include path.
         .systemLibrary(name: "CXML2", pkgConfig: "libxml-2.0", providers: [.apt(["libxml2-dev"])]),
         .target(name: "CSVG", dependencies: ["CCairo", "CXML2"], linkerSettings: [.linkedLibrary("rsvg-2"), .linkedLibrary("gio-2.0")]),
-        .target(name: "CPDF", dependencies: ["CCairo"], linkerSettings: [.linkedLibrary("poppler-glib")]),
+        .target(name: "CPDF", dependencies: ["CCairo"], linkerSettings: [.linkedLibrary("poppler-glib"), .linkedLibrary("z")]),
         // Text watermarks: Pango and PangoCairo (libpango1.0-dev), declared by hand like CCairo's.
         .target(name: "CText", dependencies: ["CCairo"], linkerSettings: [.linkedLibrary("pangocairo-1.0"), .linkedLibrary("pango-1.0")]),
         // Video frames: FFmpeg's libavformat, libavcodec and libswscale (their headers are on the

@@ -38,7 +38,7 @@ extension ImagePipeline {
         let original = try await tasks.run(FetchTask(pipeline: self, url: url, sourceKey: sourceKey, policy: request.cachePolicy,
                                                      mark: purges.mark(sourceKey)), waiter: nextID(), priority: request.priority)
         let limits = decodingLimits(for: request)
-        let info = try await BlockingIOPool.decoding.perform { () throws(PipelineError) -> ImageInfo in
+        let info = try await BlockingIOPool.decoding.performCancellable { () throws(PipelineError) -> ImageInfo in
             do { return try ImageDecoder.info(of: original.data, limits: limits, page: request.page,
                                                     embeddedThumbnail: request.embeddedThumbnail, video: request.video) } catch {
                 throw .decoding(error as? CodecError ?? .unknownFormat)

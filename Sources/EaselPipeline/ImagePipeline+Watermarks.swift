@@ -58,7 +58,7 @@ extension ImagePipeline {
         guard bitmap.width <= maxSide, bitmap.height <= maxSide else {
             throw .decoding(.sideTooLong(width: bitmap.width, height: bitmap.height, limit: maxSide))
         }
-        let prepared = try await BlockingIOPool.decoding.perform { () throws(PipelineError) -> PreparedWatermark in
+        let prepared = try await BlockingIOPool.decoding.performCancellable { () throws(PipelineError) -> PreparedWatermark in
             Self.prepare(bitmap, sourceKey: sourceKey, mark: mark)
         }
         if purges.isCurrent(mark) {

@@ -16,4 +16,16 @@ int easel_pdf_info(const uint8_t *data, size_t size, int page, int *pages, doubl
 int easel_pdf_render(const uint8_t *data, size_t size, int page, uint8_t *pixels, size_t row_bytes, int width, int height,
                      char *message);
 
+/* What a document may ask of poppler, checked before poppler reads it (easel_pdf_budget.c). */
+typedef struct {
+    long max_objects;      /* objects in the file */
+    long max_stream_bytes; /* bytes one stream inflates to */
+    long max_total_bytes;  /* bytes all streams inflate to */
+    long max_save_depth;   /* graphics states saved (q) without being restored */
+    long max_operators;    /* operators drawn, each form counted as often as it is drawn */
+} easel_pdf_budget;
+
+/* Checks the document against `budget`. Returns 1, or 0 with a message naming the limit. */
+int easel_pdf_check_budget(const uint8_t *data, size_t size, const easel_pdf_budget *budget, char *message);
+
 #endif

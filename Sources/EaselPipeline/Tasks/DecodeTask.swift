@@ -76,7 +76,7 @@ struct DecodeTask: PipelineTask {
               let (data, freshUntil) = VariantRecord.decode(record) else { return nil }
         let limits = pipeline.decodingLimits(for: request)
         guard let image = try? await pipeline.tasks.decodeSlots.run(priority: handle, { () async throws(PipelineError) -> Bitmap in
-            try await BlockingIOPool.decoding.perform { () throws(PipelineError) -> Bitmap in
+            try await BlockingIOPool.decoding.performCancellable { () throws(PipelineError) -> Bitmap in
                 do { return try ImageDecoder.decode(data, limits: limits) } catch { throw .decoding(error as? CodecError ?? .unknownFormat) }
             }
         }) else { return nil }

@@ -1,0 +1,39 @@
+import CPDF
+import Foundation
+
+/// What a PDF may ask of poppler, checked before poppler reads it: each limit stops a known way to
+/// make a small file cost minutes or gigabytes (a form drawing the next one 8 times, 12 deep; two
+/// million unrestored `q`), with a `corrupt` error that names the limit (a 422 in the server).
+/// Content streams are inflated and tokenised here, without poppler; forms count as often as they
+/// are drawn. What gets past is contained by the render worker's limits (`RenderIsolation`).
+public struct PDFBudget: Sendable, Hashable {
+    /// Objects in the file (default 1,000,000).
+    public var maxObjects = 1_000_000
+    /// Bytes one stream may inflate to (default 64 MiB).
+    public var maxStreamBytes = 64 << 20
+    /// Bytes all the streams may inflate to together (default 256 MiB).
+    public var maxTotalBytes = 256 << 20
+    /// Graphics states saved (`q`) and not yet restored, at once (default 1,000).
+    public var maxSaveDepth = 1000
+    /// Operators drawn, each form counted as often as it is drawn (default 10,000,000).
+    public var maxOperators = 10_000_000
+
+    public init() {}
+
+    /// The budget every PDF decode checks.
+    public static let `default` = PDFBudget()
+
+    /// Checks `data` against the budget.
+    /// - Throws: `CodecError.corrupt` naming the limit passed.
+    func check(_ data: Data) throws(CodecError) {
+        var budget = easel_pdf_budget(max_objects: maxObjects, max_stream_bytes: maxStreamBytes, max_total_bytes: maxTotalBytes,
+                                      max_save_depth: maxSaveDepth, max_operators: maxOperators)
+        var message = [CChar](repeating: 0, count: Int(EASEL_PDF_MESSAGE_SIZE))
+        let passed = data.withUnsafeBytes { document in
+            message.withUnsafeMutableBufferPointer {
+                easel_pdf_check_budget(document.baseAddress?.assumingMemoryBound(to: UInt8.self), document.count, &budget, $0.baseAddress)
+            }
+        }
+        guard passed == 1 else { throw PDFCodec.corrupt(cMessage(message)) }
+    }
+}
