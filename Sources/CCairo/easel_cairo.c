@@ -1,5 +1,9 @@
 #include "easel_cairo.h"
 
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "the conversion below writes little-endian words"
 #endif
@@ -25,4 +29,33 @@ void easel_cairo_to_rgba(uint8_t *pixels, size_t row_bytes, int width, int heigh
             }
         }
     }
+}
+
+/* GLib's log writer (gmessages.h, declared here as the rest of GLib is). */
+typedef struct { const char *key; const void *value; long length; } easel_glog_field;
+typedef int (*easel_glog_writer)(int level, const easel_glog_field *fields, unsigned long count, void *data);
+extern void g_log_set_writer_func(easel_glog_writer writer, void *data, void (*destroy)(void *));
+extern int g_log_writer_default_would_drop(int level, const char *domain);
+
+static _Atomic(easel_glib_log_sink) glib_sink;
+static pthread_once_t glib_once = PTHREAD_ONCE_INIT;
+
+static int glib_writer(int level, const easel_glog_field *fields, unsigned long count, void *data) {
+    (void)data;
+    const char *domain = NULL, *message = NULL;
+    for (unsigned long i = 0; i < count; i++) {
+        if (!fields[i].key || fields[i].length >= 0) continue; /* (only text fields) */
+        if (strcmp(fields[i].key, "GLIB_DOMAIN") == 0) domain = fields[i].value;
+        else if (strcmp(fields[i].key, "MESSAGE") == 0) message = fields[i].value;
+    }
+    easel_glib_log_sink sink = glib_sink;
+    if (sink && message && !g_log_writer_default_would_drop(level, domain)) sink(level & 0xFC, domain, message);
+    return 1; /* G_LOG_WRITER_HANDLED */
+}
+
+static void install_glib_writer(void) { g_log_set_writer_func(glib_writer, NULL, NULL); }
+
+void easel_glib_route_logs(easel_glib_log_sink sink) {
+    glib_sink = sink;
+    pthread_once(&glib_once, install_glib_writer);
 }

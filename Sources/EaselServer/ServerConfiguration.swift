@@ -182,6 +182,12 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
     /// A configuration with every default.
     public init() {}
 
+    /// The configured secrets, which no log line may show (`RedactingLogHandler`): the admin
+    /// token, signing keys and salts of every URL style.
+    public var secrets: [String] {
+        [adminToken, signingSalt, thumborSecurityKey].compactMap { $0 } + signingKeys + imgproxyKeys + imgproxySalts
+    }
+
     /// The largest width or height any output may have.
     public static let largestSide = 8192
 

@@ -172,7 +172,7 @@ enum ServerSpan {
     /// Starts the span of a request, as a child of the trace its fields carry, if any.
     static func start(method: HTTPRequest.Method, target: String, fields: HTTPFields, at instant: DefaultTracerClock.Timestamp = DefaultTracerClock.now) -> any Span {
         var context = InstrumentationContext.topLevel
-        InstrumentationSystem.instrument.extract(fields, into: &context, using: FieldsExtractor())
+        InstrumentationSystem.instrument.extract(TraceCarrier(fields), into: &context, using: TraceCarrier.Extractor())
         let span = InstrumentationSystem.tracer.startSpan(method.rawValue, context: context, ofKind: .server, at: instant)
         guard span.isRecording else { return span }  // not sampled: nothing more to spend on it
         span.updateAttributes { attributes in
@@ -203,9 +203,31 @@ enum ServerSpan {
         span.end()
     }
 
-    struct FieldsExtractor: Extractor {
-        func extract(key: String, from fields: HTTPFields) -> String? {
-            HTTPField.Name(key).flatMap { fields[$0] }
+    /// What a trace is continued from: the W3C `traceparent` and `tracestate` alone, never the
+    /// request's other fields. A tracer that cannot read them may log its carrier (swift-otel
+    /// does, at warning): it then prints these two, capped, not `Authorization` or `Cookie`.
+    struct TraceCarrier: CustomStringConvertible {
+        /// The longest `tracestate` passed on (W3C allows dropping a longer one: 32 entries of
+        /// at most 256 characters make 512 in practice).
+        static let maxStateLength = 512
+        let traceparent: String?
+        let tracestate: String?
+
+        init(_ fields: HTTPFields) {
+            traceparent = fields[HTTPField.Name("traceparent")!].map { String($0.prefix(64)) }
+            tracestate = fields[HTTPField.Name("tracestate")!].flatMap { $0.count <= Self.maxStateLength ? $0 : nil }
+        }
+
+        var description: String { "traceparent: \(traceparent ?? "none"), tracestate: \(tracestate?.count ?? 0) characters" }
+
+        struct Extractor: Tracing.Extractor {
+            func extract(key: String, from carrier: TraceCarrier) -> String? {
+                switch key.lowercased() {
+                case "traceparent": carrier.traceparent
+                case "tracestate": carrier.tracestate
+                default: nil
+                }
+            }
         }
     }
 }

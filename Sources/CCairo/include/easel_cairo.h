@@ -38,4 +38,13 @@ extern const char *cairo_status_to_string(int status);
  * of row_bytes) into RGBA with straight alpha, in place. */
 void easel_cairo_to_rgba(uint8_t *pixels, size_t row_bytes, int width, int height);
 
+/* Where GLib's structured log messages (GLib, GObject, Pango, librsvg, poppler's glib layer) go
+ * instead of standard error: `sink` gets the level (GLib's bits: 1<<2 error, 1<<3 critical,
+ * 1<<4 warning, 1<<5 message, 1<<6 info, 1<<7 debug), the domain (may be NULL) and the message.
+ * Messages GLib's default writer would drop (debug and info unless G_MESSAGES_DEBUG asks) are
+ * dropped. Set once per process; later calls change only the sink. An error still aborts after
+ * its message, as GLib makes it. */
+typedef void (*easel_glib_log_sink)(int level, const char *domain, const char *message);
+void easel_glib_route_logs(easel_glib_log_sink sink);
+
 #endif

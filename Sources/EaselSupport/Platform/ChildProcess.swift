@@ -68,6 +68,41 @@ package struct ChildProcess: Sendable {
         return ChildProcess(pid: pid, input: toChild[1], output: fromChild[0])
     }
 
+    /// Starts `executable` with `arguments` and the given descriptors as its standard input,
+    /// output and error (every other descriptor of this process closed in it); returns its ID.
+    package static func spawn(executable: String, arguments: [String], input: Int32, output: Int32, error: Int32) throws(Errno) -> Int32 {
+        ignoreBrokenPipes
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, input, 0)
+        posix_spawn_file_actions_adddup2(&actions, output, 1)
+        posix_spawn_file_actions_adddup2(&actions, error, 2)
+        let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        var pid: pid_t = 0
+        let result = posix_spawn(&pid, executable, &actions, nil, argv, environ)
+        guard result == 0 else { throw Errno(result) }
+        return pid
+    }
+
+    /// A pipe whose both ends are close-on-exec from the start: (read, write).
+    package static func pipe() throws(Errno) -> (read: Int32, write: Int32) {
+        var ends: [Int32] = [-1, -1]
+        guard easel_pipe_cloexec(&ends) == 0 else { throw Errno.current }
+        return (ends[0], ends[1])
+    }
+
+    /// Waits for process `pid` to end, `milliseconds` at most (polled every 10 ms); true when it did.
+    package static func waitForExit(_ pid: Int32, milliseconds: Int) -> Bool {
+        var status: Int32 = 0
+        for _ in 0...(max(0, milliseconds) / 10) {
+            if waitpid(pid, &status, WNOHANG) == pid { return true }
+            usleep(10_000)
+        }
+        return false
+    }
+
     /// Kills the child (SIGKILL), closes this side's pipes and reaps it.
     @discardableResult
     package func kill() -> Ending? {
@@ -174,6 +209,21 @@ package enum ProcessLimits {
         let descriptor = dup(1)
         _ = dup2(2, 1)
         return descriptor
+    }
+
+    /// Makes `descriptor` this process's standard error (and closes `descriptor`).
+    package static func replaceStandardError(with descriptor: Int32) {
+        _ = dup2(descriptor, 2)
+        _ = cCloseDescriptor(descriptor)
+    }
+
+    /// A copy of this process's standard error, close-on-exec.
+    package static func copyOfStandardError() -> Int32 { fcntl(2, F_DUPFD_CLOEXEC, 3) }
+
+    /// Points standard error at /dev/null (its earlier target closed here).
+    package static func silenceStandardError() {
+        let null = open("/dev/null", O_WRONLY | O_CLOEXEC)
+        if null >= 0 { replaceStandardError(with: null) }
     }
 
     /// Reads exactly `buffer.count` bytes from `descriptor`; false when its input ended first.

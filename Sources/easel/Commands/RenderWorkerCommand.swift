@@ -20,6 +20,18 @@ struct RenderWorkerCommand: ParsableCommand {
     }
 }
 
+/// `easel log-relay`: what `easel serve --log-format json` sends its raw standard error through
+/// (`StandardErrorRelay`): each line on, as one JSON object. Not for people.
+struct LogRelayCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "log-relay",
+        abstract: "Write each line of standard input as one JSON object (internal).",
+        shouldDisplay: false
+    )
+
+    func run() throws { StandardErrorRelay.relay() }
+}
+
 /// The render isolation of the CLI's commands that read images (`thumbnail`, `info`, `fetch`,
 /// `warm`, `compare`): workers of this executable with the server's default limits, unless
 /// `EASEL_RENDER_WORKERS=0` says to render in process. `serve` takes its own settings

@@ -1,4 +1,5 @@
 import ArgumentParser
+import EaselCodecs
 import EaselServer
 import EaselPipeline
 import EaselSupport
@@ -52,11 +53,6 @@ struct ServeCommand: AsyncParsableCommand {
     func run() async throws {
         let format = (logFormat ?? ProcessInfo.processInfo.environment["EASEL_LOG_FORMAT"] ?? "text").lowercased()
         guard format == "text" || format == "json" else { throw ValidationError("--log-format is text or json, not \(format)") }
-        // Every log line written while a request is handled carries its X-Request-ID.
-        LoggingSystem.bootstrap({ label, provider in
-            format == "json" ? JSONLogHandler(label: label, metadataProvider: provider) as any LogHandler
-                : StreamLogHandler.standardError(label: label, metadataProvider: provider)
-        }, metadataProvider: RequestID.metadataProvider)
         var configuration: ServerConfiguration
         do {
             configuration = try config.map { try ServerConfiguration.load(file: $0) } ?? ServerConfiguration()
@@ -75,6 +71,8 @@ struct ServeCommand: AsyncParsableCommand {
         if allowUnsignedAdHoc { configuration.allowUnsignedAdHoc = true }
         if jpegXL { configuration.jpegXL = true }
         if accessLog { configuration.accessLog = true }
+        bootstrapLogging(json: format == "json", secrets: configuration.secrets)
+        defer { StandardErrorRelay.finish() }
         CommandRenderIsolation.start(configuration.renderWorkers, requestTimeout: configuration.requestTimeout)
 
         let tracing = try bootstrapTracing(environment: ProcessInfo.processInfo.environment)
@@ -84,7 +82,29 @@ struct ServeCommand: AsyncParsableCommand {
         do { server = try ImageServer(configuration: configuration, registry: registry) } catch {
             throw ValidationError("\(error)")
         }
-        try await server.run(services: tracing.map { [$0] } ?? [])
+        try await server.run(services: tracing.map { [$0] } ?? [], onListening: format == "json" ? Self.announceAsJSON : ImageServer.announce)
+    }
+
+    /// Every log line through `RedactingLogHandler` (no secret in any line, whoever writes it),
+    /// carrying the request ID of the request it was written for; GLib's messages as log lines;
+    /// and, for JSON, the process's raw standard error through `StandardErrorRelay`, so that a C
+    /// library's own lines are JSON too.
+    func bootstrapLogging(json: Bool, secrets: [String]) {
+        if json { StandardErrorRelay.start() }
+        LoggingSystem.bootstrap({ label, provider in
+            let handler: any LogHandler = json ? JSONLogHandler(label: label, metadataProvider: provider)
+                : StreamLogHandler.standardError(label: label, metadataProvider: provider)
+            return RedactingLogHandler(handler, secrets: secrets)
+        }, metadataProvider: RequestID.metadataProvider)
+        NativeLogs.route(to: Logger(label: "native"))
+    }
+
+    /// The address as one JSON log line on standard output (where the plain banner goes).
+    static let announceAsJSON: @Sendable (String) -> Void = { address in
+        let handler = JSONLogHandler(label: "easel.serve") { line in FileHandle.standardOutput.write(Data(line.utf8)) }
+        handler.log(event: LogEvent(level: .notice, message: "easel serve: listening on http://\(address)/",
+                                    metadata: ["address": .string("http://\(address)/")], source: "easel", file: #fileID, function: #function,
+                                    line: #line))
     }
 
     /// Bootstraps swift-otel's tracer when traces are asked for; returns its exporting service,
@@ -126,6 +146,9 @@ struct ServeCommand: AsyncParsableCommand {
         otel.metrics.enabled = false
         otel.traces.enabled = true
         otel.traces.exporter = .otlp
+        // swift-otel's own lines (its configuration, a carrier it cannot read) through the
+        // server's handler, JSON when JSON is asked for, and redacted like every line.
+        otel.diagnosticLogger = .custom(Logger(label: "swift-otel"))
         let (tracer, service) = try OTel.makeTracingBackend(configuration: otel)
         InstrumentationSystem.bootstrap(tracer)
         EaselTracing.enable()
