@@ -24,7 +24,8 @@ public final class ListeningProcess: Sendable {
         process.terminationHandler = { [exited] _ in exited.signal() }
         try ChildProcesses.run(process)
         var text = ""
-        while !text.contains("/\n") {
+        // The first line names the address (plain, or one JSON object with --log-format json).
+        while !text.contains("\n") {
             let chunk = output.fileHandleForReading.availableData
             if chunk.isEmpty { break }
             text += String(decoding: chunk, as: UTF8.self)

@@ -51,7 +51,7 @@ final class RenderWorkers: Sendable {
         return try shared.perform(job, document: document, pixels: pixels, isolation: isolation)
     }
 
-    private func perform(_ job: RenderJob, document: Data, pixels: UnsafeMutableRawPointer?,
+    func perform(_ job: RenderJob, document: Data, pixels: UnsafeMutableRawPointer?,
                          isolation: RenderIsolation) throws(CodecError) -> RenderReply {
         if WorkCancellation.isCancelled { throw .cancelled }
         var worker = try take(isolation, format: job.operation.format)
