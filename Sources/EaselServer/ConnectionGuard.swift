@@ -2,6 +2,7 @@ import EaselSupport
 import EaselStorage
 import Foundation
 import Hummingbird
+import HTTPTypes
 import HummingbirdCore
 import Logging
 import NIOCore
@@ -251,20 +252,43 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
             context.read()
             return
         }
-        if case .head(let head) = unwrapInboundIn(data) {
-            activity.began()
-            idleSince = nil
-            // HTTP/1.1 keeps the connection unless told otherwise: skip the header scan then.
-            let close = head.version.minor == 0 || head.headers.contains(name: "connection") ? !head.isKeepAlive : false
-            // A transfer coding other than chunked is answered 501 (`MetricsMiddleware`), and its
-            // body cannot be framed: the connection closes after the answer, reading out the rest.
-            var unframed = false
-            if head.headers.contains(name: "transfer-encoding") {
-                let codings = head.headers[canonicalForm: "transfer-encoding"]
-                unframed = !(codings.count == 1 && Self.isChunkedOnly(codings[0]))
+        if case .head(var head) = unwrapInboundIn(data) {
+            // HTTP/1.1 requires exactly one Host (RFC 9112 §3.2): a request with none or several
+            // is marked for the router's 400 (`MetricsMiddleware`), and no ready answer takes it.
+            if head.version.major == 1, head.version.minor >= 1, case let count = Self.hostCount(head.headers), count != 1 {
+                head.headers.remove(name: "host")
+                head.headers.replaceOrAdd(name: Self.invalidHostMarker, value: count == 0 ? "missing" : "repeated")
+                return handleHead(context: context, head: head, data: wrapInboundOut(.head(head)))
             }
-            after.append(unframed || quiescing ? .drain : close ? .close : .keepOpen)
+            return handleHead(context: context, head: head, data: data)
         }
+        context.fireChannelRead(data)
+    }
+
+    /// The field that marks a request whose Host was missing or repeated.
+    static let invalidHostMarker = "easel-invalid-host"
+    static let invalidHostField = HTTPField.Name(invalidHostMarker)!
+
+    /// How many Host fields a request has (a scan without allocating: this runs on every request).
+    static func hostCount(_ headers: HTTPHeaders) -> Int {
+        var count = 0
+        for (name, _) in headers where name.utf8.count == 4 && name.lowercased() == "host" { count += 1 }
+        return count
+    }
+
+    private func handleHead(context: ChannelHandlerContext, head: HTTPRequestHead, data: NIOAny) {
+        activity.began()
+        idleSince = nil
+        // HTTP/1.1 keeps the connection unless told otherwise: skip the header scan then.
+        let close = head.version.minor == 0 || head.headers.contains(name: "connection") ? !head.isKeepAlive : false
+        // A transfer coding other than chunked is answered 501 (`MetricsMiddleware`), and its
+        // body cannot be framed: the connection closes after the answer, reading out the rest.
+        var unframed = false
+        if head.headers.contains(name: "transfer-encoding") {
+            let codings = head.headers[canonicalForm: "transfer-encoding"]
+            unframed = !(codings.count == 1 && Self.isChunkedOnly(codings[0]))
+        }
+        after.append(unframed || quiescing ? .drain : close ? .close : .keepOpen)
         context.fireChannelRead(data)
     }
 

@@ -32,10 +32,11 @@ extension ImageServer {
         }
         if let first = rest.utf8.first, first | 0x20 == UInt8(ascii: "h") || first | 0x20 == UInt8(ascii: "s"),
            let text = Self.absoluteSource(rest) {
-            // Dot segments (`..`, also percent-encoded) are resolved here, so that the policy
-            // checks, and the fetcher requests, the URL an origin server would serve.
-            guard let url = URL(string: text).flatMap(SourcePolicy.removingDotSegments), url.host != nil else {
-                throw RequestError.noSuchImage
+            // Dot segments, in any spelling (`..`, `..;`, percent-encoded once or twice), are
+            // refused: an origin server may resolve any of them out of the path allowed.
+            guard let url = URL(string: text), url.host != nil else { throw RequestError.noSuchImage }
+            guard !SourcePolicy.hasDotSegment(SourcePolicy.rawPath(url)) else {
+                throw RequestError.refused("a source URL may not have dot segments (.., ..;, %2e%2e…) in its path")
             }
             guard url.user == nil, url.password == nil else {
                 throw RequestError.refused("a source URL may not carry a user name or password")

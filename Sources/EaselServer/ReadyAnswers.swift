@@ -65,7 +65,8 @@ final class ReadyAnswers: Sendable {
             let headers = request.headers
             for name in Self.conditionalNames where headers.contains(name: name) { return nil }
             for name in Self.hintNames where headers.contains(name: name) { return nil }
-            guard !headers.contains(name: "expect"), !headers.contains(name: "transfer-encoding") else { return nil }
+            guard !headers.contains(name: "expect"), !headers.contains(name: "transfer-encoding"),
+                  !headers.contains(name: ConnectionGuard.invalidHostMarker) else { return nil }
             if headers.contains(name: "content-length"), headers["content-length"] != ["0"] { return nil }
             let values = headers["accept"]
             let accept = values.isEmpty ? nil : values.count == 1 ? values[0] : values.joined(separator: ", ")

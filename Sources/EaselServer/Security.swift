@@ -144,6 +144,22 @@ struct SourcePolicy: Sendable {
         return (absolute ? "/" : "") + output.joined(separator: "/")
     }
 
+    /// Whether a path (as written, percent-encoding kept) has a dot segment in any spelling an
+    /// origin server might resolve: `.` or `..`, written with `%2e` once or twice encoded
+    /// (`%252e`), or followed by a path parameter (`..;x`, which Tomcat and others resolve).
+    static func hasDotSegment(_ path: String) -> Bool {
+        for segment in path.split(separator: "/", omittingEmptySubsequences: true) {
+            var text = String(segment)
+            for _ in 0..<3 {
+                let bare = String(text.prefix { $0 != ";" })
+                if bare == "." || bare == ".." { return true }
+                guard text.contains("%"), let decoded = text.removingPercentEncoding, decoded != text else { break }
+                text = decoded
+            }
+        }
+        return false
+    }
+
     /// `url` with its path's dot segments removed; nil when it cannot be rebuilt.
     static func removingDotSegments(_ url: URL) -> URL? {
         guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return nil }
@@ -165,6 +181,9 @@ struct SourcePolicy: Sendable {
         guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
               let rawHost = url.host?.lowercased() else {
             throw .forbiddenURL(url.absoluteString, reason: "not an http(s) URL")
+        }
+        guard !Self.hasDotSegment(Self.rawPath(url)) else {
+            throw .forbiddenURL(url.absoluteString, reason: "a dot segment in the path")
         }
         let host = rawHost.trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
         let port = Self.port(of: url)

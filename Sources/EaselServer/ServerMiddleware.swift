@@ -102,6 +102,9 @@ struct MetricsMiddleware<Context: RequestContext>: RouterMiddleware {
             if let coding = request.headers[.transferEncoding], !ConnectionGuard.isChunkedOnly(coding) {
                 throw RequestError.notImplemented("transfer coding not supported: only chunked is")
             }
+            if let host = request.headers[ConnectionGuard.invalidHostField] {
+                throw RequestError.invalid("an HTTP/1.1 request carries exactly one Host (this one's is \(host == "missing" ? "missing" : "repeated"))")
+            }
             response = try await next(request, context)
         } catch is ClientGone {
             response = ImageServer.text(.init(code: ClientGone.status, reasonPhrase: "Client Closed Request"), "the client left")
