@@ -64,4 +64,69 @@ struct LogFormatTests {
         #expect(missingLine["route"] as? String == "images" && missingLine["status"] as? Int == 404)
         #expect(access(madeForThumb)?["status"] as? Int == 200)
     }
+
+    /// With traces on (an OTLP endpoint that refuses), JSON logs and the access log: every line on
+    /// standard output and standard error is one JSON object, and none holds the request's
+    /// `Authorization` or `Cookie`, the admin token, or a 30 KB `tracestate`.
+    @Test func withTracesOnEveryLineIsJSONAndNoneHoldsASecret() async throws {
+        let work = try TemporaryDirectory(), cache = try TemporaryDirectory()
+        let logURL = work.child("stderr.log")
+        #expect(FileManager.default.createFile(atPath: logURL.path, contents: nil))
+        let log = try FileHandle(forWritingTo: logURL)
+        let origin = sampleURL("astronaut.jpg").deletingLastPathComponent().path
+        let token = "admin-token-7f3a9c2e51"
+        let server = try await BlockingIOPool.shared.run {
+            try ListeningProcess(executable: builtProduct("easel"),
+                                 arguments: ["serve", "--port", "0", "--cache-dir", cache.path, "--origin", origin, "--log-format", "json",
+                                             "--access-log", "--traces", "otlp", "--otlp-endpoint", "http://127.0.0.1:1/v1/traces"],
+                                 standardError: log, environment: ["EASEL_ADMIN_TOKEN": token, "OTEL_EXPORTER_OTLP_HEADERS": "api-key=collector-secret-99"])
+        }
+        let port = server.port
+        let state = String(repeating: "vendor=abcdefgh,", count: 2000)
+        let answers = try await BlockingIOPool.shared.run { () throws -> [String] in
+            try ["/images/thumb/astronaut.jpg", "/images/small/astronaut.jpg", "/no-such-route", "/admin/purge/x"].map { target in
+                let socket = try RawSocket(port: port)
+                try socket.send("GET \(target) HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\nCookie: session=cookie-secret-42\r\n"
+                    + "traceparent: not-a-trace-parent\r\ntracestate: \(state)\r\nConnection: close\r\n\r\n")
+                return socket.readUntilClosed(within: .seconds(30)).text
+            }
+        }
+        #expect(answers[0].hasPrefix("HTTP/1.1 200"), "\(answers[0].prefix(100))")
+        server.process.terminate()
+        let exited = try await BlockingIOPool.shared.run { server.waitForExit(within: .seconds(30)) }
+        #expect(exited)
+        try log.close()
+        let lines = [server.firstLine] + (try String(contentsOf: logURL, encoding: .utf8)).split(separator: "\n").map(String.init)
+        #expect(lines.count > 4)
+        for line in lines {
+            #expect((try? JSONSerialization.jsonObject(with: Data(line.utf8))) is [String: Any], "not one JSON object: \(line.prefix(300))")
+            for secret in [token, "cookie-secret-42", "collector-secret-99", "vendor=abcdefgh,vendor"] {
+                #expect(!line.contains(secret), "\(secret) in \(line.prefix(300))")
+            }
+        }
+        #expect(lines.contains { $0.contains("\"label\":\"swift-otel\"") }, "swift-otel's lines are among them")
+        #expect(lines.filter { $0.contains("\"message\":\"answered\"") }.count >= 4, "an access line per answer")
+    }
+
+    /// `easel log-relay` (what a JSON server's raw standard error goes through): a JSON line as it
+    /// is, any other line wrapped in one.
+    @Test func theRelayWritesEveryLineAsOneJSONObject() async throws {
+        let process = Process()
+        process.executableURL = builtProduct("easel")
+        process.arguments = ["log-relay"]
+        let input = ChildProcesses.pipe(), output = ChildProcesses.pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        try ChildProcesses.run(process)
+        let json = #"{"time":"t","level":"info","label":"x","message":"kept"}"#
+        input.fileHandleForWriting.write(Data((json + "\n./lib/jxl/decode.cc:12: JXL_FAILURE: \"quoted\"\n\tno newline at the end").utf8))
+        try input.fileHandleForWriting.close()
+        let text = try await BlockingIOPool.shared.run { String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self) }
+        let lines = text.split(separator: "\n").map(String.init)
+        #expect(lines.count == 3, "\(lines)")
+        #expect(lines.first == json)
+        let wrapped = lines.dropFirst().compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        #expect(wrapped.count == 2 && wrapped[0]["label"] as? String == "stderr" && wrapped[0]["level"] as? String == "warning")
+        #expect((wrapped.first?["message"] as? String)?.contains("JXL_FAILURE: \"quoted\"") == true)
+    }
 }

@@ -5,6 +5,8 @@ import Foundation
 public final class ListeningProcess: Sendable {
     public let process: Process
     public let port: Int
+    /// The first line the process wrote to standard output (the one naming its address).
+    public let firstLine: String
     /// Signalled once, by the process's termination handler.
     private let exited = DispatchSemaphore(value: 0)
 
@@ -36,6 +38,7 @@ public final class ListeningProcess: Sendable {
             throw CocoaError(.fileReadCorruptFile, userInfo: [NSLocalizedDescriptionKey: "no port in \(text)"])
         }
         self.port = port
+        firstLine = String(text.prefix { $0 != "\n" })
     }
 
     /// Blocking: waits for the process to exit, at most `limit` (then kills it and says false).
