@@ -1,9 +1,14 @@
 #define _GNU_SOURCE
 #include "easel_platform.h"
 
+#include <dlfcn.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 int easel_pipe_cloexec(int fds[2]) { return pipe2(fds, O_CLOEXEC); }
@@ -26,4 +31,34 @@ int easel_limit_cpu(long more_seconds) {
     if (limit.rlim_max != RLIM_INFINITY && wanted > limit.rlim_max) wanted = limit.rlim_max;
     limit.rlim_cur = wanted;
     return setrlimit(RLIMIT_CPU, &limit);
+}
+
+int easel_is_sanitized(void) {
+    return dlsym(RTLD_DEFAULT, "__tsan_init") != NULL || dlsym(RTLD_DEFAULT, "__asan_init") != NULL;
+}
+
+static long watched_limit;
+
+static void *watch_resident(void *unused) {
+    (void)unused;
+    long page = sysconf(_SC_PAGESIZE);
+    for (;;) {
+        FILE *statm = fopen("/proc/self/statm", "r");
+        long size = 0, resident = 0;
+        if (statm) {
+            if (fscanf(statm, "%ld %ld", &size, &resident) != 2) resident = 0;
+            fclose(statm);
+        }
+        if (resident * page > watched_limit) abort();
+        struct timespec pause = {0, 10 * 1000 * 1000};
+        nanosleep(&pause, NULL);
+    }
+    return NULL;
+}
+
+int easel_watch_resident_memory(long bytes) {
+    watched_limit = bytes;
+    pthread_t thread;
+    if (pthread_create(&thread, NULL, watch_resident, NULL) != 0) return -1;
+    return pthread_detach(thread);
 }

@@ -19,4 +19,12 @@ long easel_cpu_seconds_used(void);
  * its hard limit): past them the kernel sends SIGXCPU. Returns 0, or -1 with errno set. */
 int easel_limit_cpu(long more_seconds);
 
+/* Whether this process runs under ThreadSanitizer or AddressSanitizer (their runtimes reserve
+ * terabytes of address space, so RLIMIT_AS cannot bound them). */
+int easel_is_sanitized(void);
+
+/* Aborts the process as soon as its resident memory passes `bytes` (a thread checks every 10 ms):
+ * the memory limit of a sanitized worker, where RLIMIT_AS cannot be used. Returns 0 or -1. */
+int easel_watch_resident_memory(long bytes);
+
 #endif

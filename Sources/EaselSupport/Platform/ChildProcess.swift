@@ -177,8 +177,14 @@ package struct ChildProcess: Sendable {
 
 /// The limits a worker process puts on itself before it reads any work.
 package enum ProcessLimits {
-    /// At most `bytes` of address space (`RLIMIT_AS`): past it an allocation fails.
+    /// At most `bytes` of address space (`RLIMIT_AS`): past it an allocation fails. Under a
+    /// sanitizer (whose runtime reserves terabytes of address space) the resident memory is
+    /// watched instead, and the process aborts past it.
     package static func limitAddressSpace(_ bytes: Int) {
+        if easel_is_sanitized() != 0 {
+            _ = easel_watch_resident_memory(bytes)
+            return
+        }
         var limit = rlimit(rlim_cur: rlim_t(bytes), rlim_max: rlim_t(bytes))
         _ = setrlimit(resourceAddressSpace, &limit)
     }
