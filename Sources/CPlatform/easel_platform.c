@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/resource.h>
@@ -61,4 +62,8 @@ int easel_watch_resident_memory(long bytes) {
     pthread_t thread;
     if (pthread_create(&thread, NULL, watch_resident, NULL) != 0) return -1;
     return pthread_detach(thread);
+}
+
+int easel_spawn_close_from(posix_spawn_file_actions_t *actions, int from) {
+    return posix_spawn_file_actions_addclosefrom_np(actions, from);
 }

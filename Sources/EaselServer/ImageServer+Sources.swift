@@ -32,12 +32,14 @@ extension ImageServer {
         }
         if let first = rest.utf8.first, first | 0x20 == UInt8(ascii: "h") || first | 0x20 == UInt8(ascii: "s"),
            let text = Self.absoluteSource(rest) {
-            // Dot segments, in any spelling (`..`, `..;`, percent-encoded once or twice), are
-            // refused: an origin server may resolve any of them out of the path allowed.
-            guard let url = URL(string: text), url.host != nil else { throw RequestError.noSuchImage }
-            guard !SourcePolicy.hasDotSegment(SourcePolicy.rawPath(url)) else {
-                throw RequestError.refused("a source URL may not have dot segments (.., ..;, %2e%2e…) in its path")
+            // Parent segments, in any spelling (`..`, `..;`, percent-encoded once or twice), are
+            // refused: an origin server may resolve any of them out of the path allowed. (`.`
+            // segments are resolved, so that the policy checks the URL an origin would serve.)
+            guard let written = URL(string: text), written.host != nil else { throw RequestError.noSuchImage }
+            guard !SourcePolicy.hasDotSegment(SourcePolicy.rawPath(written)) else {
+                throw RequestError.refused("a source URL may not have parent segments (.., ..;, %2e%2e…) in its path")
             }
+            guard let url = SourcePolicy.removingDotSegments(written) else { throw RequestError.noSuchImage }
             guard url.user == nil, url.password == nil else {
                 throw RequestError.refused("a source URL may not carry a user name or password")
             }

@@ -8,6 +8,7 @@ import Logging
 /// secrets (admin token, signing keys and salts) wherever they appear at all, and every message
 /// and metadata value is capped in length (a 30 KB `tracestate` is not a log line).
 public struct RedactingLogHandler: LogHandler {
+    /// The handler that writes the cleaned lines.
     public var inner: any LogHandler
     /// Literal secrets replaced wherever they appear (at least 8 characters each).
     public let secrets: [String]
@@ -19,6 +20,7 @@ public struct RedactingLogHandler: LogHandler {
     /// is every header of the request; its configuration lines print environment values).
     public static let withheldKeys: Set<String> = ["carrier", "environment_value", "previous_value", "new_value", "headers"]
 
+    /// Wraps `inner`; `secrets` are replaced wherever they appear (shorter than 8 characters: ignored).
     public init(_ inner: any LogHandler, secrets: [String] = []) {
         self.inner = inner
         self.secrets = secrets.filter { $0.count >= 8 }.sorted { $0.count > $1.count }
@@ -27,21 +29,25 @@ public struct RedactingLogHandler: LogHandler {
     /// The logger's own metadata, kept here (not in `inner`) so that it is cleaned with the call's.
     public var metadata: Logger.Metadata = [:]
 
+    /// The inner handler's level.
     public var logLevel: Logger.Level {
         get { inner.logLevel }
         set { inner.logLevel = newValue }
     }
 
+    /// The inner handler's metadata provider (its metadata, such as the request ID, is not secret).
     public var metadataProvider: Logger.MetadataProvider? {
         get { inner.metadataProvider }
         set { inner.metadataProvider = newValue }
     }
 
+    /// One key of the logger's own metadata.
     public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
         get { metadata[key] }
         set { metadata[key] = newValue }
     }
 
+    /// Writes `event` through `inner`, its message and metadata cleaned.
     public func log(event: LogEvent) {
         var event = event
         event.message = "\(scrub("\(event.message)", limit: Self.maxMessageLength))"

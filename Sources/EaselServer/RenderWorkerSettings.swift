@@ -16,8 +16,10 @@ public struct RenderWorkerSettings: Sendable, Codable, Equatable {
     /// Renders a worker makes before it is replaced (1 to 100,000). Default 200.
     public var jobsPerWorker = 200
 
+    /// The defaults: workers on, 1 GiB, 20 CPU-seconds, 200 renders a worker.
     public init() {}
 
+    /// Every key is optional: a file may set only what it changes.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         let defaults = RenderWorkerSettings()

@@ -144,15 +144,15 @@ struct SourcePolicy: Sendable {
         return (absolute ? "/" : "") + output.joined(separator: "/")
     }
 
-    /// Whether a path (as written, percent-encoding kept) has a dot segment in any spelling an
-    /// origin server might resolve: `.` or `..`, written with `%2e` once or twice encoded
-    /// (`%252e`), or followed by a path parameter (`..;x`, which Tomcat and others resolve).
+    /// Whether a path (as written, percent-encoding kept) has a parent segment in any spelling an
+    /// origin server might resolve: `..`, written with `%2e` once or twice encoded (`%252e`), or
+    /// followed by a path parameter (`..;x`, which Tomcat and others resolve). (A `.` segment
+    /// cannot leave anything: it is resolved, `SourcePolicy.removingDotSegments`.)
     static func hasDotSegment(_ path: String) -> Bool {
         for segment in path.split(separator: "/", omittingEmptySubsequences: true) {
             var text = String(segment)
             for _ in 0..<3 {
-                let bare = String(text.prefix { $0 != ";" })
-                if bare == "." || bare == ".." { return true }
+                if text.prefix(while: { $0 != ";" }) == ".." { return true }
                 guard text.contains("%"), let decoded = text.removingPercentEncoding, decoded != text else { break }
                 text = decoded
             }
@@ -183,7 +183,7 @@ struct SourcePolicy: Sendable {
             throw .forbiddenURL(url.absoluteString, reason: "not an http(s) URL")
         }
         guard !Self.hasDotSegment(Self.rawPath(url)) else {
-            throw .forbiddenURL(url.absoluteString, reason: "a dot segment in the path")
+            throw .forbiddenURL(url.absoluteString, reason: "a parent (..) segment in the path")
         }
         let host = rawHost.trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
         let port = Self.port(of: url)

@@ -1,6 +1,8 @@
 #ifndef EASEL_PLATFORM_H
 #define EASEL_PLATFORM_H
 
+#include <spawn.h>
+
 /* The few Linux calls Swift's Glibc module does not show (they need _GNU_SOURCE), for
  * EaselSupport's platform layer: pipes made close-on-exec atomically, leaving the network
  * namespace, and the CPU time a process has used. */
@@ -26,5 +28,10 @@ int easel_is_sanitized(void);
 /* Aborts the process as soon as its resident memory passes `bytes` (a thread checks every 10 ms):
  * the memory limit of a sanitized worker, where RLIMIT_AS cannot be used. Returns 0 or -1. */
 int easel_watch_resident_memory(long bytes);
+
+/* Closes every descriptor from `from` up in the child a posix_spawn starts (glibc 2.34's
+ * posix_spawn_file_actions_addclosefrom_np): a worker inherits nothing of its parent's but its
+ * standard streams, even a descriptor some library opened without close-on-exec. */
+int easel_spawn_close_from(posix_spawn_file_actions_t *actions, int from);
 
 #endif

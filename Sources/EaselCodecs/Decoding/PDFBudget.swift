@@ -18,6 +18,7 @@ public struct PDFBudget: Sendable, Hashable {
     /// Operators drawn, each form counted as often as it is drawn (default 10,000,000).
     public var maxOperators = 10_000_000
 
+    /// The defaults above.
     public init() {}
 
     /// The budget every PDF decode checks.

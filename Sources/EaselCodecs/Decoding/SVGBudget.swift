@@ -28,6 +28,7 @@ public struct SVGBudget: Sendable, Hashable {
     /// Any font size, as an attribute or in CSS, in its own units (default 2,048).
     public var maxFontSize = 2048.0
 
+    /// The defaults above.
     public init() {}
 
     /// The budget every SVG decode checks.

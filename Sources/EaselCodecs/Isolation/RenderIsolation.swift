@@ -22,7 +22,9 @@ import Foundation
 /// user who renders untrusted documents should too (otherwise documents render in process).
 public struct RenderIsolation: Sendable, Hashable {
     /// The worker's executable and the arguments that make it a worker.
+    /// The worker's executable.
     public var executable: String
+    /// The arguments that make `executable` a worker (`render-worker`; `--memory-limit` is added).
     public var arguments: [String]
     /// The address space a worker may use, in bytes (`RLIMIT_AS`). Default 1 GiB.
     public var memoryLimit: Int
@@ -37,6 +39,7 @@ public struct RenderIsolation: Sendable, Hashable {
     /// Most idle workers kept for the next job. Default 4.
     public var idleWorkers: Int
 
+    /// Isolation with `executable` as the worker and the given limits.
     public init(executable: String, arguments: [String] = ["render-worker"], memoryLimit: Int = 1 << 30,
                 cpuSecondsPerJob: Int = 20, timeLimit: Duration = .seconds(30), jobsPerWorker: Int = 200, idleWorkers: Int = 4) {
         self.executable = executable

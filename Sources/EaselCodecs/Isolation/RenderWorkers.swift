@@ -54,17 +54,26 @@ final class RenderWorkers: Sendable {
     func perform(_ job: RenderJob, document: Data, pixels: UnsafeMutableRawPointer?,
                          isolation: RenderIsolation) throws(CodecError) -> RenderReply {
         if WorkCancellation.isCancelled { throw .cancelled }
-        var worker = try take(isolation, format: job.operation.format)
         let deadline = ContinuousClock.now + isolation.timeLimit
-        do {
-            let reply = try exchange(job, document: document, pixels: pixels, with: worker, deadline: deadline)
-            worker.jobs += 1
-            giveBack(worker)
-            return reply
-        } catch let failure {
-            let ending = worker.process.kill()
-            state.withLock { $0.failed += 1 }
-            throw failure.error(job: job, ending: ending, isolation: isolation)
+        // A reused worker that died while idle (killed from outside) fails at the first write:
+        // the job then goes to a new worker, once.
+        var attempt = 0
+        while true {
+            var worker = try take(isolation, format: job.operation.format)
+            do {
+                let reply = try exchange(job, document: document, pixels: pixels, with: worker, deadline: deadline)
+                worker.jobs += 1
+                giveBack(worker)
+                return reply
+            } catch let failure {
+                let ending = worker.process.kill()
+                state.withLock { $0.failed += 1 }
+                if case .unwritable = failure, worker.jobs > 0, attempt == 0 {
+                    attempt += 1
+                    continue
+                }
+                throw failure.error(job: job, ending: ending, isolation: isolation)
+            }
         }
     }
 
@@ -101,6 +110,8 @@ final class RenderWorkers: Sendable {
         case ended
         case garbled(String)
         case io(Errno)
+        /// The request could not be written (the worker had ended).
+        case unwritable(Errno)
 
         func error(job: RenderJob, ending: ChildProcess.Ending?, isolation: RenderIsolation) -> CodecError {
             let format = job.operation.format
@@ -109,7 +120,7 @@ final class RenderWorkers: Sendable {
             case .timedOut:
                 return .renderFailed(format: format, reason: "the render took longer than \(isolation.timeLimit) and was stopped")
             case .garbled(let what): return .renderFailed(format: format, reason: "the render worker answered garbage (\(what))")
-            case .ended, .io:
+            case .ended, .io, .unwritable:
                 if ChildProcess.isCPULimit(ending) {
                     return .renderFailed(format: format, reason: "the render used more than \(isolation.cpuSecondsPerJob) s of CPU (the limit)")
                 }
@@ -127,7 +138,7 @@ final class RenderWorkers: Sendable {
             try header.withUnsafeBytes { bytes in try process.write(bytes) }
             try document.withUnsafeBytes { bytes in try process.write(bytes) }
         } catch {
-            throw .io(error as? Errno ?? .io)
+            throw .unwritable(error as? Errno ?? .io)
         }
         var replyHeader = [UInt8](repeating: 0, count: RenderWire.replyHeaderSize)
         try receive(into: &replyHeader, from: process, deadline: deadline)
