@@ -5,6 +5,8 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,4 +68,29 @@ int easel_watch_resident_memory(long bytes) {
 
 int easel_spawn_close_from(posix_spawn_file_actions_t *actions, int from) {
     return posix_spawn_file_actions_addclosefrom_np(actions, from);
+}
+
+int easel_spawnattr_clean(posix_spawnattr_t *attributes) {
+    if (posix_spawnattr_init(attributes) != 0) return -1;
+    sigset_t none, all;
+    sigemptyset(&none);
+    sigfillset(&all);
+    posix_spawnattr_setsigmask(attributes, &none);
+    posix_spawnattr_setsigdefault(attributes, &all);
+    return posix_spawnattr_setflags(attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+}
+
+void easel_worker_signals(void) {
+    sigset_t none;
+    sigemptyset(&none);
+    pthread_sigmask(SIG_SETMASK, &none, NULL);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    /* The parent may have gone before the line above: then there is nobody to work for. */
+    if (getppid() == 1) _exit(0);
+}
+
+void easel_ignore_termination_signals(void) {
+    signal(SIGINT, SIG_IGN);
+    signal(SIGTERM, SIG_IGN);
+    signal(SIGHUP, SIG_IGN);
 }

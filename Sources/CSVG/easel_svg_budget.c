@@ -14,6 +14,8 @@ typedef struct {
     long filter_primitives, uses, masks, text_characters, style_characters;
     int in_text_depth; /* depth of the outermost <text> we are in, or -1 */
     int in_style_depth;
+    char *style;       /* the current <style>'s text so far (checked whole at its end tag) */
+    size_t style_length;
     char *message;
 } budget_state;
 
@@ -128,14 +130,29 @@ static int check_element(budget_state *state, xmlTextReaderPtr reader, const cha
     return check_font_size(state, reader);
 }
 
-/* Checks a <style> element's text: its length, its nesting of parentheses and brackets (deep
+/* Adds text to the current <style>'s (its parts, split by comments or CDATA, are one sheet to
+ * librsvg), within the byte limit. */
+static int collect_css(budget_state *state, const char *text) {
+    size_t length = strlen(text);
+    state->style_characters += (long)length;
+    if (state->style_characters > state->budget->max_style_bytes) {
+        return refuse(state, "%ld bytes of CSS (the limit is %ld)", state->style_characters, state->budget->max_style_bytes);
+    }
+    char *grown = realloc(state->style, state->style_length + length + 1);
+    if (!grown) {
+        snprintf(state->message, EASEL_SVG_MESSAGE_SIZE, "out of memory");
+        return 0;
+    }
+    memcpy(grown + state->style_length, text, length + 1);
+    state->style = grown;
+    state->style_length += length;
+    return 1;
+}
+
+/* Checks a <style> element's whole text: its nesting of parentheses and brackets (deep
  * selectors such as :not( 3,000 times overflow the CSS parser's stack) and its font sizes. */
 static int check_css(budget_state *state, const char *text) {
     const easel_svg_budget *budget = state->budget;
-    state->style_characters += (long)strlen(text);
-    if (state->style_characters > budget->max_style_bytes) {
-        return refuse(state, "%ld bytes of CSS (the limit is %ld)", state->style_characters, budget->max_style_bytes);
-    }
     long depth = 0, deepest = 0;
     for (const char *p = text; *p; p++) {
         if (*p == '(' || *p == '[' || *p == '{') depth++;
@@ -172,12 +189,23 @@ int easel_svg_check_budget(const uint8_t *data, size_t size, const easel_svg_bud
             ok = check_element(&state, reader, name ? name : "", depth);
         } else if (type == XML_READER_TYPE_END_ELEMENT) {
             if (depth == state.in_text_depth) state.in_text_depth = -1;
-            if (depth == state.in_style_depth) state.in_style_depth = -1;
+            if (depth == state.in_style_depth) {
+                state.in_style_depth = -1;
+                ok = check_css(&state, state.style ? state.style : "");
+                state.style_length = 0;
+                if (state.style) state.style[0] = 0;
+            }
+        } else if (type == XML_READER_TYPE_PROCESSING_INSTRUCTION) {
+            const char *name = (const char *)xmlTextReaderConstLocalName(reader);
+            if (name && strcmp(name, "xml-stylesheet") == 0) {
+                snprintf(message, EASEL_SVG_MESSAGE_SIZE, "an xml-stylesheet instruction (style sheets come only from <style>)");
+                ok = 0;
+            }
         } else if (type == XML_READER_TYPE_TEXT || type == XML_READER_TYPE_CDATA || type == XML_READER_TYPE_SIGNIFICANT_WHITESPACE) {
             const char *text = (const char *)xmlTextReaderConstValue(reader);
             if (!text) continue;
             if (state.in_style_depth >= 0) {
-                ok = check_css(&state, text);
+                ok = collect_css(&state, text);
             } else if (state.in_text_depth >= 0) {
                 state.text_characters += (long)strlen(text);
                 if (state.text_characters > budget->max_text_characters) {
@@ -186,6 +214,9 @@ int easel_svg_check_budget(const uint8_t *data, size_t size, const easel_svg_bud
             }
         }
     }
+    /* A style sheet the document never closed is checked as it is. */
+    if (ok && state.in_style_depth >= 0) ok = check_css(&state, state.style ? state.style : "");
+    free(state.style);
     xmlFreeTextReader(reader);
     /* A document libxml2 cannot read to its end is librsvg's to refuse (its own message). */
     return ok;

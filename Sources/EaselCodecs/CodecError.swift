@@ -39,6 +39,9 @@ public enum CodecError: Error, Sendable, Equatable, CustomStringConvertible {
     /// (`RenderIsolation`), crashed, passed its memory, CPU or time limit, or could not be
     /// started: the document costs this request, nothing more.
     case renderFailed(format: ImageFileType, reason: String)
+    /// No render worker could be started (too many processes or descriptors, a missing
+    /// executable): the server's trouble, not the document's.
+    case rendererUnavailable(String)
 
     public var description: String {
         switch self {
@@ -60,6 +63,7 @@ public enum CodecError: Error, Sendable, Equatable, CustomStringConvertible {
         case .invalidParameters(let reason): "invalid parameters: \(reason)"
         case .cancelled: "cancelled"
         case .renderFailed(let format, let reason): "could not render \(format): \(reason)"
+        case .rendererUnavailable(let reason): "no renderer available: \(reason)"
         }
     }
 }

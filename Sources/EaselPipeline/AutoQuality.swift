@@ -54,19 +54,19 @@ enum QualityStart {
 /// A still's bytes for an encoding: one encode at its quality, or autoquality's search, or best
 /// format's choice among formats; then the `maxBytes` bound. Blocking (runs on the decode pool).
 ///
-/// All of it shares one work budget of `encodeBudget` encodes an answer: best format's formats
-/// split what is left between them (so `@best` with autoquality and `max_bytes` is one bounded
-/// search, not one per format multiplied: 18 encodes at most, where it took 31), each search and
-/// each `maxBytes` bisection stops at its share, and every encode first asks whether the work was
-/// cancelled (a deadline passed, the last requester left). Past the budget, only a search that
-/// met no target encodes once more per format, at its highest quality.
+/// The work is bounded: an autoquality search takes six encodes at most per format (plus one at
+/// the highest quality when none met the target), and `maxBytes` one bisection of seven at most,
+/// of the smallest answer only (so `@best` with autoquality and `max_bytes` is at most
+/// `encodeBudget` encodes, where it took 31); every encode first asks whether the work was
+/// cancelled (a deadline passed, the last requester left).
 struct StillEncoder {
     let encoding: ImageEncoding
     let rights: RightsMetadata?
 
-    /// The most encodes one answer may take, searches and bounds together: enough for a full
-    /// autoquality search (six) in each of best format's three formats.
-    static let encodeBudget = 18
+    /// The most encodes one answer may take, searches and bound together: a full autoquality
+    /// search (six, and one at the highest quality) in each of best format's three formats, and
+    /// one bisection (seven).
+    static let encodeBudget = 3 * 7 + 7
 
     /// The bytes, what they are (format and quality), and how many encodes they took.
     func encode(_ image: Bitmap) throws -> (data: Data, made: ImageEncoding, encodes: Int) {
@@ -78,28 +78,35 @@ struct StillEncoder {
             formats = formats.enumerated().filter { index, format in !formats[..<index].contains(format) }.map(\.element)
         }
         let reference = try encoding.autoQuality.map { _ in PerceptualDistance.reference(try PerceptualDistance.comparable(image)) }
-        var best: (data: Data, made: ImageEncoding)?
+        var made: [(data: Data, format: ImageEncoding.Format, quality: Int, input: Bitmap)] = []
         var encodes = 0
-        for (index, format) in formats.enumerated() {
-            // This format's share of what is left of the budget (at least one encode).
-            func share() -> Int { max(1, (Self.encodeBudget - encodes) / (formats.count - index)) }
+        for format in formats {
             // JPEG has no alpha: transparent pixels go on white rather than on black.
             let input = format == .jpeg && !image.isKnownOpaque ? try Flatten().process(image) : image
             let quality = encoding.bestOf.isEmpty || format != .avif ? encoding.quality : ImageEncoding.avifQuality(forJPEGQuality: encoding.quality)
-            var (data, chosen, count) = if let settings = encoding.autoQuality, let reference, format.hasQuality {
-                try search(input, format: format, settings: settings, reference: reference, most: share())
+            let (data, chosen, count) = if let settings = encoding.autoQuality, let reference, format.hasQuality {
+                try search(input, format: format, settings: settings, reference: reference)
             } else {
                 (try encode(input, format, quality), quality, 1)
             }
             encodes += count
-            if let limit = encoding.maxBytes, format.hasQuality, data.count > limit {
-                (data, chosen, count) = try bounded(input, format: format, below: chosen, limit: limit, first: data, most: share())
-                encodes += count
-            }
-            if best == nil || data.count < best!.data.count { best = (data, encoding.made(format, quality: chosen)) }
+            made.append((data, format, chosen, input))
         }
-        guard let best else { throw CodecError.invalidParameters("no format to encode") }
-        return (best.data, best.made, encodes)
+        // `maxBytes`: one bisection, of the smallest answer a quality can shrink (not one per format).
+        if let limit = encoding.maxBytes, !made.contains(where: { $0.data.count <= limit }),
+           let index = made.indices.filter({ made[$0].format.hasQuality }).min(by: { made[$0].data.count < made[$1].data.count }) {
+            let candidate = made[index]
+            let (data, chosen, count) = try bounded(candidate.input, format: candidate.format, below: candidate.quality, limit: limit,
+                                                    first: candidate.data)
+            encodes += count
+            made[index] = (data, candidate.format, chosen, candidate.input)
+        }
+        // The smallest answer within the bound, else the smallest of all.
+        let fitting = encoding.maxBytes.map { limit in made.filter { $0.data.count <= limit } } ?? made
+        guard let best = (fitting.isEmpty ? made : fitting).min(by: { $0.data.count < $1.data.count }) else {
+            throw CodecError.invalidParameters("no format to encode")
+        }
+        return (best.data, encoding.made(best.format, quality: best.quality), encodes)
     }
 
     func encode(_ image: Bitmap, _ format: ImageEncoding.Format, _ quality: Int) throws -> Data {
@@ -113,15 +120,14 @@ struct StillEncoder {
     /// point for JPEG, WebP and AVIF alike), so from `QualityStart` each next quality is
     /// where that line — through the last two measures once there are two — meets 95 % of the
     /// target, kept inside the bracket of the measures so far. It stops at a pass within 15 % of
-    /// the target (nothing much left to gain), a bracket of one quality, a bound, or six encodes
-    /// (fewer when `most` says so: the answer's share of the work budget).
+    /// the target (nothing much left to gain), a bracket of one quality, a bound, or six encodes.
     func search(_ image: Bitmap, format: ImageEncoding.Format, settings: AutoQuality,
-                reference: PerceptualDistance.Reference, most: Int = 6) throws -> (Data, Int, Int) {
+                reference: PerceptualDistance.Reference) throws -> (Data, Int, Int) {
         var quality = QualityStart.quality(format, settings)
         var pass: (quality: Int, distance: Double, data: Data)?
         var fail: (quality: Int, distance: Double, data: Data)?
         var measures: [(quality: Int, distance: Double)] = []
-        while measures.count < min(6, max(1, most)) {
+        while measures.count < 6 {
             let data = try encode(image, format, quality)
             let decoded = try PerceptualDistance.comparable(try ImageDecoder.decode(data))
             let distance = decoded.width == reference.width && decoded.height == reference.height
@@ -156,14 +162,14 @@ struct StillEncoder {
     }
 
     /// The highest quality below `quality` whose bytes fit `limit` (a binary search: at most
-    /// seven more encodes, or `most`), else the smallest bytes found.
+    /// seven more encodes), else the smallest bytes found.
     func bounded(_ image: Bitmap, format: ImageEncoding.Format, below quality: Int, limit: Int,
-                 first: Data, most: Int = 7) throws -> (Data, Int, Int) {
+                 first: Data) throws -> (Data, Int, Int) {
         var (low, high) = (1, quality - 1)
         var best: (Data, Int)?
         var smallest = (first, quality)
         var encodes = 0
-        while low <= high, encodes < most {
+        while low <= high {
             let quality = (low + high) / 2
             let attempt = try encode(image, format, quality)
             encodes += 1

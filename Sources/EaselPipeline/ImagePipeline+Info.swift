@@ -41,7 +41,7 @@ extension ImagePipeline {
         let info = try await BlockingIOPool.decoding.performCancellable { () throws(PipelineError) -> ImageInfo in
             do { return try ImageDecoder.info(of: original.data, limits: limits, page: request.page,
                                                     embeddedThumbnail: request.embeddedThumbnail, video: request.video) } catch {
-                throw .decoding(error as? CodecError ?? .unknownFormat)
+                throw .codec(error)
             }
         }
         var analysis: Bitmap?
@@ -101,7 +101,7 @@ extension ImagePipeline {
                     }
                     return (info.fileType, info.fileType == .svg ? try SVGSanitizer.sanitize(original.data, limits: limits) : original.data)
                 } catch {
-                    throw .decoding(error as? CodecError ?? .unknownFormat)
+                    throw .codec(error)
                 }
             }
             if let flag = original.pendingStore, flag.claim(), let disk {
@@ -126,7 +126,7 @@ extension ImagePipeline {
                 return RightsMetadata(try ImageDecoder.info(of: original.data, limits: limits, page: request.page,
                                                             embeddedThumbnail: request.embeddedThumbnail, video: request.video).exif)
             } catch {
-                throw .decoding(error as? CodecError ?? .unknownFormat)
+                throw .codec(error)
             }
         }
     }

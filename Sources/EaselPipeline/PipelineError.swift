@@ -63,6 +63,16 @@ public enum PipelineError: Error, Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// A codec's failure: `cancelled` stays a cancellation (a render stopped because nobody
+    /// waits is not a bad image); anything else is `decoding`.
+    static func codec(_ error: any Error) -> PipelineError {
+        switch error as? CodecError {
+        case .cancelled: .cancelled
+        case let codec?: .decoding(codec)
+        case nil: .decoding(.unknownFormat)
+        }
+    }
+
     init(_ error: ImageTableError) {
         switch error {
         case .cancelled: self = .cancelled

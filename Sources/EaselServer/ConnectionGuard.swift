@@ -255,7 +255,9 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         if case .head(var head) = unwrapInboundIn(data) {
             // HTTP/1.1 requires exactly one Host (RFC 9112 §3.2): a request with none or several
             // is marked for the router's 400 (`MetricsMiddleware`), and no ready answer takes it.
-            if head.version.major == 1, head.version.minor >= 1, case let count = Self.hostCount(head.headers), count != 1 {
+            // (A health check without one, as some load balancers send, is let through.)
+            if head.version.major == 1, head.version.minor >= 1, case let count = Self.hostCount(head.headers), count != 1,
+               count > 1 || head.uri != "/health" {
                 head.headers.remove(name: "host")
                 head.headers.replaceOrAdd(name: Self.invalidHostMarker, value: count == 0 ? "missing" : "repeated")
                 return handleHead(context: context, head: head, data: wrapInboundOut(.head(head)))

@@ -26,7 +26,7 @@ extension ImageServer {
         let all = await galleryListing.names()
         let pageSize = configuration.galleryPageSize
         let pages = max(1, (all.count + pageSize - 1) / pageSize)
-        let page = request.uri.queryParameters["page"].flatMap { RequestNumber.whole($0) } ?? 1
+        let page = request.uri.queryParameters["page"].flatMap { RequestNumber.whole($0, in: RequestNumber.anyWhole) } ?? 1
         guard (1...pages).contains(page) else { throw RequestError.notFound("no page \(page); pages 1–\(pages)") }
         let names = all[((page - 1) * pageSize)..<min(all.count, page * pageSize)]
         let small = configuration.formats.count > 1 ? configuration.formats[1].name : configuration.formats[0].name

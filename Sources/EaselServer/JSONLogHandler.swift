@@ -20,7 +20,7 @@ public struct JSONLogHandler: LogHandler {
     public init(label: String, metadataProvider: Logger.MetadataProvider? = nil) {
         // A write that fails (a full disk, a closed pipe) loses the line, never the server.
         self.init(label: label, metadataProvider: metadataProvider) { line in
-            Self.standardError.withLock { _ in try? FileHandle.standardError.write(contentsOf: Data(line.utf8)) }
+            Self.standardError.withLock { handle in try? handle.write(contentsOf: Data(line.utf8)) }
         }
     }
 
@@ -31,7 +31,14 @@ public struct JSONLogHandler: LogHandler {
         self.write = write
     }
 
-    private static let standardError = Locked(())
+    /// Where lines go: standard error, or the descriptor `StandardErrorRelay` kept of it (so that
+    /// the server's own lines, already JSON, do not pass through the relay).
+    private static let standardError = Locked(FileHandle.standardError)
+
+    /// Lines go to `descriptor` from now on (not closed by the handler).
+    static func write(to descriptor: Int32) {
+        standardError.withLock { $0 = FileHandle(fileDescriptor: descriptor, closeOnDealloc: false) }
+    }
 
     public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
         get { metadata[key] }

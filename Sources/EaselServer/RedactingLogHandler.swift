@@ -74,9 +74,11 @@ public struct RedactingLogHandler: LogHandler {
 
     /// `text` with every secret value replaced, cut to `limit` characters.
     func scrub(_ text: String, limit: Int) -> String {
-        var text = text.count > limit ? String(text.prefix(limit)) + "…(\(text.count - limit) more)" : text
+        // Redacted first, then cut: a secret across the cut must not leave its first part.
+        var text = text
         for secret in secrets where text.contains(secret) { text = text.replacingOccurrences(of: secret, with: "[redacted]") }
-        return Self.redactingNamedValues(text)
+        text = Self.redactingNamedValues(text)
+        return text.count > limit ? String(text.prefix(limit)) + "…(\(text.count - limit) more)" : text
     }
 
     /// Whether a header or field name holds a secret.

@@ -152,7 +152,10 @@ struct SourcePolicy: Sendable {
         for segment in path.split(separator: "/", omittingEmptySubsequences: true) {
             var text = String(segment)
             for _ in 0..<3 {
-                if text.prefix(while: { $0 != ";" }) == ".." { return true }
+                // (Decoded, a segment may hold slashes or backslashes: `%2e%2e%2fsecret`.)
+                for piece in text.split(whereSeparator: { $0 == "/" || $0 == "\\" }) where piece.prefix(while: { $0 != ";" }) == ".." {
+                    return true
+                }
                 guard text.contains("%"), let decoded = text.removingPercentEncoding, decoded != text else { break }
                 text = decoded
             }

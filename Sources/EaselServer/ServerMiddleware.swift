@@ -13,6 +13,7 @@ extension PipelineError: HTTPResponseError {
     public var status: HTTPResponse.Status {
         switch self {
         case .fileNotFound, .noSource, .unknownFormat, .notCached, .httpStatus(404, _), .httpStatus(410, _): .notFound
+        case .decoding(.rendererUnavailable): .serviceUnavailable
         case .httpStatus, .tooManyRedirects, .network: .badGateway
         case .decoding, .tooLarge, .processing: .unprocessableContent
         case .forbiddenURL, .unsupportedURL: .forbidden
@@ -30,6 +31,7 @@ extension PipelineError: HTTPResponseError {
         case .httpStatus: "the origin answered with an error"
         case .tooManyRedirects: "the origin redirected too often"
         case .network: "the origin could not be reached"
+        case .decoding(.rendererUnavailable): "no renderer is available now; try again shortly"
         case .decoding(let codec): "unsupported or corrupt image: \(codec)"
         case .tooLarge(let limit, _, _): "the source is larger than \(limit) bytes"
         case .processing(let reason): "cannot process the image: \(reason)"

@@ -7,7 +7,8 @@ import Logging
 ///
 /// `start` sends this process's standard error through a pipe to a relay process (`easel
 /// log-relay`, `relay()`), which writes every line that is already one JSON object as it is and
-/// wraps any other in one (`label` "stderr", `level` "warning", the line as `message`). A
+/// wraps any other in one; the server's own lines, JSON already, go straight to the original
+/// standard error (`JSONLogHandler`) (`label` "stderr", `level` "warning", the line as `message`). A
 /// separate process, not a thread: when the server crashes, the relay still reads what it wrote
 /// last, writes it and exits at the end of the pipe. `finish` closes the pipe and waits for the
 /// relay, so that a server that exits has every line written.
@@ -20,18 +21,20 @@ public enum StandardErrorRelay {
     public static func start(executable: String = "/proc/self/exe", arguments: [String] = ["log-relay"]) -> Bool {
         do {
             let pipe = try ChildProcess.pipe()
+            // Kept open for the process's life: the JSON handler writes its own lines there.
             let original = ProcessLimits.copyOfStandardError()
             guard original >= 0 else { return false }
-            defer { _ = SystemCalls.close(original) }
             let pid: Int32
             do {
                 pid = try ChildProcess.spawn(executable: executable, arguments: arguments, input: pipe.read, output: original, error: original)
             } catch {
                 _ = SystemCalls.close(pipe.read)
                 _ = SystemCalls.close(pipe.write)
+                _ = SystemCalls.close(original)
                 return false
             }
             _ = SystemCalls.close(pipe.read)
+            JSONLogHandler.write(to: original)
             ProcessLimits.replaceStandardError(with: pipe.write)
             relayProcess.withLock { $0 = pid }
             return true
@@ -51,17 +54,22 @@ public enum StandardErrorRelay {
     /// The relay's loop: lines from standard input to standard output, each one JSON object;
     /// returns at the end of its input.
     public static func relay() {
+        // It ends with its input, after the server (a Ctrl-C or a SIGTERM to the process group
+        // must not end it before the server's last lines).
+        ProcessLimits.ignoreTerminationSignals()
         let input = FileHandle.standardInput, output = FileHandle.standardOutput
         var pending = Data()
         while true {
             let chunk = input.availableData
             if chunk.isEmpty { break }
             pending.append(chunk)
-            while let newline = pending.firstIndex(of: 0x0A) {
-                let line = pending[pending.startIndex..<newline]
-                pending = Data(pending[pending.index(after: newline)...])
-                try? output.write(contentsOf: Data((wrapped(line) + "\n").utf8))
+            var start = pending.startIndex, lines = ""
+            while let newline = pending[start...].firstIndex(of: 0x0A) {
+                lines += wrapped(pending[start..<newline]) + "\n"
+                start = pending.index(after: newline)
             }
+            if !lines.isEmpty { try? output.write(contentsOf: Data(lines.utf8)) }
+            pending.removeSubrange(pending.startIndex..<start)
             // A line longer than 64 KiB is written in pieces rather than held.
             if pending.count > 64 << 10 {
                 try? output.write(contentsOf: Data((wrapped(pending) + "\n").utf8))

@@ -20,14 +20,16 @@ import Testing
                 return socket.readUntilClosed(within: .seconds(30)).text
             }
             let answers = try await BlockingIOPool.shared.run {
-                (missing: try ask("GET /health HTTP/1.1\r\n"), twice: try ask("GET /health HTTP/1.1\r\nHost: a\r\nHost: b\r\n"),
+                (missing: try ask("GET /images/thumb/cat.jpg HTTP/1.1\r\n"), twice: try ask("GET /health HTTP/1.1\r\nHost: a\r\nHost: b\r\n"),
                  one: try ask("GET /health HTTP/1.1\r\nHost: a\r\n"), old: try ask("GET /health HTTP/1.0\r\n"),
-                 image: try ask("GET /images/thumb/cat.jpg HTTP/1.1\r\nHost: a\r\nHost: a\r\n"))
+                 image: try ask("GET /images/thumb/cat.jpg HTTP/1.1\r\nHost: a\r\nHost: a\r\n"),
+                 probe: try ask("GET /health HTTP/1.1\r\n"))
             }
             #expect(answers.missing.hasPrefix("HTTP/1.1 400") && answers.missing.contains("missing"), "\(answers.missing.prefix(200))")
             #expect(answers.twice.hasPrefix("HTTP/1.1 400") && answers.twice.contains("repeated"), "\(answers.twice.prefix(200))")
             #expect(answers.image.hasPrefix("HTTP/1.1 400"), "\(answers.image.prefix(200))")
             #expect(answers.one.hasPrefix("HTTP/1.1 200"))
+            #expect(answers.probe.hasPrefix("HTTP/1.1 200"), "a load balancer's health check without Host is let through")
             #expect(answers.old.hasPrefix("HTTP/1.1 200") || answers.old.hasPrefix("HTTP/1.0 200"), "\(answers.old.prefix(100))")
         }
     }

@@ -34,4 +34,16 @@ int easel_watch_resident_memory(long bytes);
  * standard streams, even a descriptor some library opened without close-on-exec. */
 int easel_spawn_close_from(posix_spawn_file_actions_t *actions, int from);
 
+/* Spawn attributes that give the child an empty signal mask and every signal's default action
+ * (a thread of a concurrency pool blocks most signals, SIGXCPU among them, and this process
+ * ignores SIGPIPE: a child must not inherit either). Returns 0 or -1. */
+int easel_spawnattr_clean(posix_spawnattr_t *attributes);
+
+/* For a worker, first thing: no signal blocked, and SIGKILL when its parent dies (so a worker
+ * never outlives the server that started it; it exits at once if the parent is already gone). */
+void easel_worker_signals(void);
+
+/* Ignores SIGINT, SIGTERM and SIGHUP (the log relay ends with its input, after the server). */
+void easel_ignore_termination_signals(void);
+
 #endif

@@ -4,8 +4,9 @@ import Foundation
 /// What a PDF may ask of poppler, checked before poppler reads it: each limit stops a known way to
 /// make a small file cost minutes or gigabytes (a form drawing the next one 8 times, 12 deep; two
 /// million unrestored `q`), with a `corrupt` error that names the limit (a 422 in the server).
-/// Content streams are inflated and tokenised here, without poppler; forms count as often as they
-/// are drawn. What gets past is contained by the render worker's limits (`RenderIsolation`).
+/// Content streams are inflated and tokenised without poppler, where poppler would run (in the
+/// render worker, under its limits, when `RenderIsolation` is on); forms count as often as they
+/// are drawn. What gets past is contained by the render worker's limits.
 public struct PDFBudget: Sendable, Hashable {
     /// Objects in the file (default 1,000,000).
     public var maxObjects = 1_000_000
@@ -24,17 +25,9 @@ public struct PDFBudget: Sendable, Hashable {
     /// The budget every PDF decode checks.
     public static let `default` = PDFBudget()
 
-    /// Checks `data` against the budget.
-    /// - Throws: `CodecError.corrupt` naming the limit passed.
-    func check(_ data: Data) throws(CodecError) {
-        var budget = easel_pdf_budget(max_objects: maxObjects, max_stream_bytes: maxStreamBytes, max_total_bytes: maxTotalBytes,
-                                      max_save_depth: maxSaveDepth, max_operators: maxOperators)
-        var message = [CChar](repeating: 0, count: Int(EASEL_PDF_MESSAGE_SIZE))
-        let passed = data.withUnsafeBytes { document in
-            message.withUnsafeMutableBufferPointer {
-                easel_pdf_check_budget(document.baseAddress?.assumingMemoryBound(to: UInt8.self), document.count, &budget, $0.baseAddress)
-            }
-        }
-        guard passed == 1 else { throw PDFCodec.corrupt(cMessage(message)) }
+    /// The budget as the C checker takes it.
+    var limits: easel_pdf_budget {
+        easel_pdf_budget(max_objects: maxObjects, max_stream_bytes: maxStreamBytes, max_total_bytes: maxTotalBytes,
+                         max_save_depth: maxSaveDepth, max_operators: maxOperators)
     }
 }

@@ -8,12 +8,11 @@ import Foundation
 /// as SVGs are. poppler runs no JavaScript and fetches nothing; an encrypted document is refused
 /// (`unsupportedFormat`: it needs a password), and one of more than `DecodingLimits.maxPages`
 /// pages is refused before any page is read. Every document is held to `PDFBudget` before
-/// poppler reads it.
+/// poppler reads it (`RenderJob`).
 enum PDFCodec {
     static func corrupt(_ reason: String) -> CodecError { .corrupt(format: .pdf, reason: reason) }
 
     static func info(_ data: Data, limits: DecodingLimits = .default, page: Int = 0) throws -> ImageInfo {
-        try PDFBudget.default.check(data)
         let reply = try RenderWorkers.perform(RenderJob(operation: .pdfInfo, page: Int32(clamping: page)), document: data, pixels: nil)
         let (result, pages, width, height, why) = (reply.result, reply.integer, reply.width, reply.height, reply.message)
         if result == 0 { throw corrupt(why.isEmpty ? "empty or unreadable data" : why) }
@@ -28,7 +27,6 @@ enum PDFCodec {
 
     static func decode(_ data: Data, info: ImageInfo, covering minimumSize: (width: Int, height: Int)?, pixelFormat: Bitmap.PixelFormat,
                        limits: DecodingLimits) throws -> Bitmap {
-        try PDFBudget.default.check(data)
         var bitmap = try VectorRender.render(data, info: info, covering: minimumSize, limits: limits,
                                              job: RenderJob(operation: .pdfRender, page: Int32(clamping: info.page)))
         bitmap.markOpaque()

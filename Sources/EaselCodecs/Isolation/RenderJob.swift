@@ -50,10 +50,14 @@ struct RenderJob: Sendable, Equatable {
                 reply.result = easel_svg_size(base, count, &reply.width, &reply.height, &reply.integer, text)
             case .svgRender:
                 reply.result = drawn.map { easel_svg_render(base, count, $0, rowBytes, width, height, text) } ?? 0
-            case .pdfInfo:
-                reply.result = easel_pdf_info(base, count, page, &reply.integer, &reply.width, &reply.height, text)
-            case .pdfRender:
-                reply.result = drawn.map { easel_pdf_render(base, count, page, $0, rowBytes, width, height, text) } ?? 0
+            case .pdfInfo, .pdfRender:
+                // The PDF budget first, where poppler runs: its scan of hostile bytes is held to the
+                // same limits (a worker's memory, CPU and time) as the render it guards.
+                var budget = PDFBudget.default.limits
+                guard easel_pdf_check_budget(base, count, &budget, text) == 1 else { return }
+                reply.result = operation == .pdfInfo
+                    ? easel_pdf_info(base, count, page, &reply.integer, &reply.width, &reply.height, text)
+                    : drawn.map { easel_pdf_render(base, count, page, $0, rowBytes, width, height, text) } ?? 0
             }
         }
         reply.message = cMessage(message)

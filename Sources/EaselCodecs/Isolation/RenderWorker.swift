@@ -10,6 +10,7 @@ import Foundation
 public enum RenderWorker {
     /// Serves jobs until standard input ends; returns the process's exit status.
     public static func run(memoryLimit: Int) -> Int32 {
+        ProcessLimits.prepareWorkerSignals()
         ProcessLimits.disableCoreFiles()
         _ = ProcessLimits.leaveTheNetwork()
         let output = ProcessLimits.takeStandardOutput()

@@ -43,7 +43,8 @@ final class RenderWorkers: Sendable {
     /// Runs `job` over `document`, in a worker when isolation is on, else here; a drawing job
     /// draws into `pixels` (`job.pixelBytes`, zeroed).
     /// - Throws: `CodecError.cancelled` when the caller's work was cancelled meanwhile,
-    ///   `CodecError.renderFailed` when the worker crashed, passed a limit or could not be started.
+    ///   `CodecError.renderFailed` when the worker crashed or passed a limit,
+    ///   `CodecError.rendererUnavailable` when none could be started.
     static func perform(_ job: RenderJob, document: Data, pixels: UnsafeMutableRawPointer?) throws(CodecError) -> RenderReply {
         guard let isolation = shared.isolation else {
             return document.withUnsafeBytes { job.performHere($0, pixels: pixels) }
@@ -89,7 +90,7 @@ final class RenderWorkers: Sendable {
             state.withLock { $0.started += 1 }
             return Worker(process: process, isolation: isolation)
         } catch {
-            throw .renderFailed(format: format, reason: "no render worker could be started (\(isolation.executable): \(errnoDescription(error.code)))")
+            throw .rendererUnavailable("no render worker could be started (\(isolation.executable): \(errnoDescription(error.code)))")
         }
     }
 

@@ -77,7 +77,7 @@ struct DecodeTask: PipelineTask {
         let limits = pipeline.decodingLimits(for: request)
         guard let image = try? await pipeline.tasks.decodeSlots.run(priority: handle, { () async throws(PipelineError) -> Bitmap in
             try await BlockingIOPool.decoding.performCancellable { () throws(PipelineError) -> Bitmap in
-                do { return try ImageDecoder.decode(data, limits: limits) } catch { throw .decoding(error as? CodecError ?? .unknownFormat) }
+                do { return try ImageDecoder.decode(data, limits: limits) } catch { throw .codec(error) }
             }
         }) else { return nil }
         let sourceKey = bitmapKey.source
@@ -189,7 +189,7 @@ extension ImagePipeline {
         let stores = request.cachePolicy != .noStore
         let info: ImageInfo
         do { info = try ImageDecoder.info(of: original.data, limits: limits, page: request.page,
-                                                    embeddedThumbnail: request.embeddedThumbnail, video: request.video) } catch let error as CodecError { throw .decoding(error) } catch {
+                                                    embeddedThumbnail: request.embeddedThumbnail, video: request.video) } catch let error as CodecError { throw .codec(error) } catch {
             throw .decoding(.invalidParameters("\(error)"))
         }
         let animated = info.isAnimated && (info.fileType == .gif || info.fileType == .webp)
@@ -212,7 +212,7 @@ extension ImagePipeline {
                 return resize.minimumSourceSize(of: info)
             }
         } catch {
-            throw .decoding(error)
+            throw .codec(error)
         }
         let decoded = decode.decoded
         // (An animation refused by limits of this request's own is still one for every other
@@ -276,7 +276,7 @@ extension ImagePipeline {
         } catch CodecError.cancelled, ImageTableError.cancelled {
             throw .cancelled
         } catch let error as CodecError {
-            throw .decoding(error)
+            throw .codec(error)
         } catch {
             throw .processing("\(error)")
         }

@@ -120,7 +120,7 @@ struct EncodeTask: PipelineTask {
                     throw .processing("SVG output is made only from an SVG source")
                 }
                 do { return try SVGSanitizer.sanitize(original.data, limits: limits) } catch let error as CodecError {
-                    throw .decoding(error)
+                    throw .codec(error)
                 } catch {
                     throw .decoding(.invalidParameters("\(error)"))
                 }

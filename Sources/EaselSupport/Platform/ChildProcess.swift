@@ -56,10 +56,13 @@ package struct ChildProcess: Sendable {
         posix_spawn_file_actions_adddup2(&actions, fromChild[1], 1)
         posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
         _ = easel_spawn_close_from(&actions, 3)
+        var attributes = posix_spawnattr_t()
+        _ = easel_spawnattr_clean(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
         let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { for pointer in argv { free(pointer) } }
         var pid: pid_t = 0
-        let result = posix_spawn(&pid, executable, &actions, nil, argv, environ)
+        let result = posix_spawn(&pid, executable, &actions, &attributes, argv, environ)
         _ = cCloseDescriptor(toChild[0])
         _ = cCloseDescriptor(fromChild[1])
         guard result == 0 else {
@@ -80,10 +83,13 @@ package struct ChildProcess: Sendable {
         posix_spawn_file_actions_adddup2(&actions, output, 1)
         posix_spawn_file_actions_adddup2(&actions, error, 2)
         _ = easel_spawn_close_from(&actions, 3)
+        var attributes = posix_spawnattr_t()
+        _ = easel_spawnattr_clean(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
         let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { for pointer in argv { free(pointer) } }
         var pid: pid_t = 0
-        let result = posix_spawn(&pid, executable, &actions, nil, argv, environ)
+        let result = posix_spawn(&pid, executable, &actions, &attributes, argv, environ)
         guard result == 0 else { throw Errno(result) }
         return pid
     }
@@ -196,6 +202,12 @@ package enum ProcessLimits {
     package static func limitCPU(seconds: Int) {
         _ = easel_limit_cpu(seconds)
     }
+
+    /// A worker's signals: none blocked (so SIGXCPU ends it), and SIGKILL when its parent dies.
+    package static func prepareWorkerSignals() { easel_worker_signals() }
+
+    /// Ignores SIGINT, SIGTERM and SIGHUP: a process that must end with its input, not before.
+    package static func ignoreTerminationSignals() { easel_ignore_termination_signals() }
 
     /// No core files: a worker that crashes on a hostile document leaves nothing on disk.
     package static func disableCoreFiles() {
