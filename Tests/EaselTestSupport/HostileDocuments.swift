@@ -60,6 +60,17 @@ public enum HostileDocuments {
                             Data("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] /Contents 4 0 R >>".utf8),
                             stream(String(repeating: "q ", count: 2_000_000), compressed: true)])
 
+    /// Two million unrestored `q` spread over 2,100 content streams of 999 each: under the PDF
+    /// budget's per-stream depth (a gap `docs/security.md` names), so only the worker's memory
+    /// limit stops poppler's growing stack of graphics states.
+    public static let savesAcrossStreams: Data = {
+        let streams = 2100
+        var objects = [Data("<< /Type /Catalog /Pages 2 0 R >>".utf8), Data("<< /Type /Pages /Kids [3 0 R] /Count 1 >>".utf8),
+                       Data("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] /Contents [\((0..<streams).map { "\(4 + $0) 0 R" }.joined(separator: " "))] >>".utf8)]
+        for _ in 0..<streams { objects.append(stream(String(repeating: "q ", count: 999))) }
+        return pdf(objects)
+    }()
+
     /// A stream object: its dictionary (with `extra`) and its content, FlateDecode when `compressed`.
     public static func stream(_ content: String, extra: String = "", compressed: Bool = false) -> Data {
         let bytes = compressed ? zlibCompress(Data(content.utf8)) : Data(content.utf8)
