@@ -7,7 +7,8 @@
 #
 # Corpus: COUNT small SVG drawings (default 120; 400×300, a gradient, 40 shapes and a line of
 # text each, ~4 KB), all different, made here. Each pass: a fresh `easel serve` (empty cache, a
-# free port, processingConcurrency JOBS), then CLIENTS threads (cold_requests.py) GET
+# free port, processingConcurrency JOBS), warmed with 4 other drawings (a running server's
+# workers are started, as its codecs are loaded), then CLIENTS threads (cold_requests.py) GET
 # /images/thumb/<file> once per file, Accept: image/jpeg; every answer must be 200. Timed from the
 # first request to the last answer. RUNS passes per row (default 3), interleaved; best kept.
 # Prints thumbnails/s and the median latency per row, and workers/in-process.
@@ -44,6 +45,7 @@ for n in range(count):
     open(f"{out}/d{n:04d}.svg", "w").write(svg)
 PY
 ls "$WORK/origin" | sed 's|^|/images/thumb/|' > "$WORK/paths"
+for w in 0 1; do for x in a b; do cp "$WORK/origin/d0000.svg" "$WORK/origin/warm$w-$x.svg"; done; done
 
 port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
@@ -56,6 +58,12 @@ pass() {
         --config "$WORK/config.json" >/dev/null 2>&1 &
     SERVER_PID=$!
     for _ in $(seq 1 200); do curl -sf "http://127.0.0.1:$p/health" >/dev/null 2>&1 && break; sleep 0.05; done
+    # Warm-up outside the timing (4 drawings not in the timed set, two at a time): a running
+    # server's workers are up, as its codecs are loaded; both rows get the same.
+    for w in 0 1; do
+        curl -sf -o /dev/null "http://127.0.0.1:$p/images/thumb/warm$w-a.svg" & local first=$!
+        curl -sf -o /dev/null "http://127.0.0.1:$p/images/thumb/warm$w-b.svg"; wait "$first"
+    done
     python3 "$PEERS_DIR/cold_requests.py" "127.0.0.1:$p" "$CLIENTS" "$WORK/paths" image/jpeg \
         | python3 -c 'import json,sys; r=json.load(sys.stdin); print(r["seconds"], r["median_request_seconds"])'
     kill -TERM "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null || true; SERVER_PID=""

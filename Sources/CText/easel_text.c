@@ -32,6 +32,7 @@ extern gboolean pango_parse_markup(const char *markup_text, int length, uint32_t
                                    char **text, uint32_t *accel_char, GError **error);
 extern void pango_attr_list_unref(PangoAttrList *list);
 extern PangoContext *pango_cairo_create_context(cairo_t *cr);
+extern void pango_cairo_font_map_set_default(void *fontmap);
 extern void pango_cairo_context_set_font_options(PangoContext *context, const cairo_font_options_t *options);
 extern void pango_cairo_context_set_resolution(PangoContext *context, double dpi);
 extern PangoLayout *pango_layout_new(PangoContext *context);
@@ -107,6 +108,11 @@ static int check_markup_sizes(PangoAttrList *attributes, double base, char *mess
     }
     return 1;
 }
+
+/* Text laid out but wrong (no size, or sizes past every bound): the thread's font map may be
+ * what broke (a face FreeType could not make stays broken in it), so it is thrown away and the
+ * next text on this thread gets a new one (PangoCairo keeps one default font map a thread). */
+static void discard_font_map(void) { pango_cairo_font_map_set_default(NULL); }
 
 static int fail(char *message, const char *text) {
     snprintf(message, EASEL_TEXT_MESSAGE_SIZE, "%s", text);
@@ -221,6 +227,7 @@ static PangoLayout *lay_out(const easel_text_style *style, cairo_t *cr, PangoRec
     }
     if (box->width <= 0 || box->height <= 0) {
         g_object_unref(layout);
+        discard_font_map();
         fail(message, "the text has no size");
         return NULL;
     }
@@ -237,6 +244,7 @@ static PangoLayout *lay_out(const easel_text_style *style, cairo_t *cr, PangoRec
     *tallest = (int)(((int64_t)*tallest + PANGO_SCALE - 1) / PANGO_SCALE);
     if ((double)length * *tallest > EASEL_TEXT_MAX_BYTES_TIMES_SIZE) {
         g_object_unref(layout);
+        discard_font_map();
         fail(message, "the text is too long for its size");
         return NULL;
     }
@@ -244,6 +252,7 @@ static PangoLayout *lay_out(const easel_text_style *style, cairo_t *cr, PangoRec
         snprintf(message, EASEL_TEXT_MESSAGE_SIZE, "the text would be %d x %d pixels; at most %d a side", box->width, box->height,
                  EASEL_TEXT_MAX_SIDE);
         g_object_unref(layout);
+        discard_font_map();
         return NULL;
     }
     return layout;
