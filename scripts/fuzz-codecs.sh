@@ -23,7 +23,7 @@ WORK=".build-fuzz"
 rm -rf "$WORK/modules" "$WORK"/*.o "$WORK"/*.a
 mkdir -p "$WORK/modules" "$WORK/corpus" "$WORK/seeds"
 SAN="-fsanitize=address,fuzzer-no-link"
-SHIMS="CJPEG CPNG CGIF CWebP CLCMS CAVIF CHEIF CTIFF CCairo CSVG CJXL CPDF CResample CXXHash CFaces CText CVideo"
+SHIMS="CJPEG CPNG CGIF CWebP CLCMS CAVIF CHEIF CTIFF CCairo CSVG CJXL CPDF CResample CXXHash CPlatform CFaces CText CVideo"
 for shim in $SHIMS; do
   mkdir -p "$WORK/modules/$shim"
   header=$(ls "Sources/$shim/include/"*.h | head -1)
@@ -52,7 +52,7 @@ for module in Instrumentation ServiceContextModule Tracing; do
     -I "$WORK/modules" -emit-module -emit-module-path "$WORK/modules/$module.swiftmodule" \
     $(find .build/checkouts/swift-distributed-tracing/Sources/$module -name '*.swift') -o "$WORK/lib$module.a"
 done
-swiftc -sanitize=address -parse-as-library -O -g -module-name EaselSupport -package-name easel -emit-library -static -I "$WORK/modules/CXXHash" -I "$WORK/modules" \
+swiftc -sanitize=address -parse-as-library -O -g -module-name EaselSupport -package-name easel -emit-library -static -I "$WORK/modules/CXXHash" -I "$WORK/modules/CPlatform" -I "$WORK/modules" \
   -emit-module -emit-module-path "$WORK/modules/EaselSupport.swiftmodule" \
   $(find Sources/EaselSupport -name '*.swift') -o "$WORK/libEaselSupport.a"
 swiftc -sanitize=fuzzer,address -parse-as-library -O -g -module-name EaselCodecsFuzz -package-name easel \
