@@ -87,14 +87,17 @@ struct RenderIsolationTests {
     @Test func aCancelledRenderKillsItsWorkerAtOnce() async throws {
         let isolation = Self.isolation()
         let (startedBefore, failedBefore) = RenderIsolation.statistics
+        let (spawned, spawn) = AsyncStream<Void>.makeStream()
+        RenderWorkers.shared.spawnHook.withLock { $0 = { spawn.yield() } }
+        defer { RenderWorkers.shared.spawnHook.withLock { $0 = nil } }
         let task = Task {
             try await BlockingIOPool.shared.performCancellable { () throws -> Bitmap in
                 try Self.render(HostileDocuments.octaves, isolation: isolation)
             }
         }
-        // Cancelled once its worker runs (bounded: 30 s at most for the spawn).
-        let deadline = ContinuousClock.now + .seconds(30)
-        while RenderIsolation.statistics.started == startedBefore, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        // Cancelled once its worker runs (the pool says when it has started one).
+        var starts = spawned.makeAsyncIterator()
+        _ = await starts.next()
         let cancelled = ContinuousClock.now
         task.cancel()
         let result = await task.result

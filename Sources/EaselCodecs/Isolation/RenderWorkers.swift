@@ -28,6 +28,9 @@ final class RenderWorkers: Sendable {
 
     private let state = Locked(State())
 
+    /// Called after each worker is started (a test seam: a test waits for it instead of polling).
+    let spawnHook = Locked<(@Sendable () -> Void)?>(nil)
+
     var isolation: RenderIsolation? { state.withLock { $0.isolation } }
     var statistics: (started: Int, failed: Int) { state.withLock { ($0.started, $0.failed) } }
 
@@ -88,6 +91,7 @@ final class RenderWorkers: Sendable {
         do {
             let process = try ChildProcess.spawn(executable: isolation.executable, arguments: arguments)
             state.withLock { $0.started += 1 }
+            spawnHook.withLock { $0 }?()
             return Worker(process: process, isolation: isolation)
         } catch {
             throw .rendererUnavailable("no render worker could be started (\(isolation.executable): \(errnoDescription(error.code)))")
