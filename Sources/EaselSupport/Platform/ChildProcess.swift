@@ -40,48 +40,39 @@ package struct ChildProcess: Sendable {
     /// Writing to a child that died is an `EPIPE` error, not a signal: `SIGPIPE` is ignored in
     /// this process from the first spawn on (a server must never die of a child's death).
     package static func spawn(executable: String, arguments: [String]) throws(Errno) -> ChildProcess {
-        ignoreBrokenPipes
-        var toChild: [Int32] = [-1, -1], fromChild: [Int32] = [-1, -1]
-        guard easel_pipe_cloexec(&toChild) == 0 else { throw Errno.current }
-        guard easel_pipe_cloexec(&fromChild) == 0 else {
-            let error = Errno.current
-            _ = cCloseDescriptor(toChild[0]); _ = cCloseDescriptor(toChild[1])
+        let toChild = try pipe()
+        let fromChild: (read: Int32, write: Int32)
+        do { fromChild = try pipe() } catch {
+            _ = cCloseDescriptor(toChild.read); _ = cCloseDescriptor(toChild.write)
             throw error
         }
+        // The child's ends are its own now (spawn duplicated them), this process's are kept.
+        defer { _ = cCloseDescriptor(toChild.read); _ = cCloseDescriptor(fromChild.write) }
+        do {
+            let pid = try spawn(executable: executable, arguments: arguments, input: toChild.read, output: fromChild.write, error: nil)
+            return ChildProcess(pid: pid, input: toChild.write, output: fromChild.read)
+        } catch {
+            _ = cCloseDescriptor(toChild.write); _ = cCloseDescriptor(fromChild.read)
+            throw error
+        }
+    }
+
+    /// Starts `executable` with `arguments` and the given descriptors as its standard input,
+    /// output and error (nil: `/dev/null`), every other descriptor of this process closed in it,
+    /// no signal blocked and every signal's default action; returns its ID.
+    package static func spawn(executable: String, arguments: [String], input: Int32, output: Int32, error: Int32?) throws(Errno) -> Int32 {
+        ignoreBrokenPipes
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         // dup2 clears close-on-exec on the copies only.
-        posix_spawn_file_actions_adddup2(&actions, toChild[0], 0)
-        posix_spawn_file_actions_adddup2(&actions, fromChild[1], 1)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        _ = easel_spawn_close_from(&actions, 3)
-        var attributes = posix_spawnattr_t()
-        _ = easel_spawnattr_clean(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
-        defer { for pointer in argv { free(pointer) } }
-        var pid: pid_t = 0
-        let result = posix_spawn(&pid, executable, &actions, &attributes, argv, environ)
-        _ = cCloseDescriptor(toChild[0])
-        _ = cCloseDescriptor(fromChild[1])
-        guard result == 0 else {
-            _ = cCloseDescriptor(toChild[1]); _ = cCloseDescriptor(fromChild[0])
-            throw Errno(result)
-        }
-        return ChildProcess(pid: pid, input: toChild[1], output: fromChild[0])
-    }
-
-    /// Starts `executable` with `arguments` and the given descriptors as its standard input,
-    /// output and error (every other descriptor of this process closed in it); returns its ID.
-    package static func spawn(executable: String, arguments: [String], input: Int32, output: Int32, error: Int32) throws(Errno) -> Int32 {
-        ignoreBrokenPipes
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_adddup2(&actions, input, 0)
         posix_spawn_file_actions_adddup2(&actions, output, 1)
-        posix_spawn_file_actions_adddup2(&actions, error, 2)
+        if let error {
+            posix_spawn_file_actions_adddup2(&actions, error, 2)
+        } else {
+            posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        }
         _ = easel_spawn_close_from(&actions, 3)
         var attributes = posix_spawnattr_t()
         _ = easel_spawnattr_clean(&attributes)
