@@ -26,7 +26,8 @@ public enum PipelineEvent: Sendable {
 
 /// swift-metrics instruments (no-ops until the process bootstraps a metrics backend):
 /// `easel_pipeline_requests_total{tier}`, `easel_pipeline_failures_total`,
-/// `easel_pipeline_cancellations_total`, `easel_pipeline_decodes_total` and
+/// `easel_pipeline_cancellations_total`, `easel_pipeline_decodes_total`,
+/// `easel_pipeline_decoded_pixels_total` (what those decodes made: shrink-on-load shows here) and
 /// `easel_pipeline_stage_seconds{stage}` for queue (waiting for a download or decode slot),
 /// fetch, decode, process and encode.
 /// Every count is also kept in atomics that `ImagePipeline.counters` reads, with or without a
@@ -54,6 +55,7 @@ final class PipelineMetrics: Sendable {
     let failures: Count
     let cancellations: Count
     let decodes: Count
+    let decodedPixels: Count
     let fetches: Count
     let encodes: Count
     /// Images of a family made after an answer from its decode (`Configuration.familyInBackground`).
@@ -66,6 +68,7 @@ final class PipelineMetrics: Sendable {
         failures = Count(Counter(label: "easel_pipeline_failures_total", factory: factory))
         cancellations = Count(Counter(label: "easel_pipeline_cancellations_total", factory: factory))
         decodes = Count(Counter(label: "easel_pipeline_decodes_total", factory: factory))
+        decodedPixels = Count(Counter(label: "easel_pipeline_decoded_pixels_total", factory: factory))
         fetches = Count(Counter(label: "easel_pipeline_fetches_total", factory: factory))
         encodes = Count(Counter(label: "easel_pipeline_encodes_total", factory: factory))
         familyImages = Count(Counter(label: "easel_pipeline_family_images_total", factory: factory))
@@ -86,7 +89,7 @@ final class PipelineMetrics: Sendable {
     var counters: PipelineCounters {
         PipelineCounters(answers: tiers.mapValues(\.value).filter { $0.value > 0 }, fetches: fetches.value, decodes: decodes.value,
                          encodes: encodes.value, failures: failures.value, cancellations: cancellations.value,
-                         familyImages: familyImages.value)
+                         familyImages: familyImages.value, decodedPixels: decodedPixels.value)
     }
 
     /// - Parameter attributes: the span's (`easel.format`, `easel.bytes`, ...), made only when
@@ -119,4 +122,6 @@ public struct PipelineCounters: Sendable, Equatable {
     public var cancellations: Int
     /// Formats of a family made after an answer from the answer's decode.
     public var familyImages: Int
+    /// Pixels those decodes made (a source decoded smaller on load counts its reduced size).
+    public var decodedPixels: Int = 0
 }

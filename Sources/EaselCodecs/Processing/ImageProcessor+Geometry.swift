@@ -76,12 +76,7 @@ public struct RegionCrop: ImageProcessor, Hashable {
             let x1 = min(max(x0 + 1, right), bitmap.width), y1 = min(max(y0 + 1, bottom), bitmap.height)
             return (x0, y0, x1 - x0, y1 - y0)
         case .size(let width, let height, let gravity):
-            func side(_ value: Double, _ full: Int) -> Int {
-                guard value > 0, value.isFinite else { return full }
-                let pixels = value < 1 ? (value * Double(full)).rounded() : min(value, Double(full)).rounded()
-                return min(full, max(1, Int(checked: pixels)))
-            }
-            let w = side(width, bitmap.width), h = side(height, bitmap.height)
+            let w = Self.side(width, bitmap.width), h = Self.side(height, bitmap.height)
             let origin = gravity.place(width: w, height: h, in: bitmap)
             return (origin.x, origin.y, w, h)
         }

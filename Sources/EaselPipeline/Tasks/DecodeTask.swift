@@ -164,13 +164,14 @@ extension ImagePipeline {
         }
     }
 
-    /// `request`'s processing applied to one decoded image (or frame).
-    func make(_ decoded: Bitmap, for request: ImageRequest, format: ImageFormat?) throws(PipelineError) -> Bitmap {
+    /// `request`'s processing applied to one decoded image (or frame) of the source `info`
+    /// describes (a reduced decode runs the steps before the resize scaled: `ReducedDecode`).
+    func make(_ decoded: Bitmap, for request: ImageRequest, format: ImageFormat?, info: ImageInfo) throws(PipelineError) -> Bitmap {
         switch request.processing {
         case .original:
             return decoded
         case .processors(let processors):
-            do { return try processors.process(decoded) } catch CodecError.cancelled { throw .cancelled } catch { throw .processing("\(error)") }
+            do { return try ReducedDecode.process(processors, decoded: decoded, info: info) } catch CodecError.cancelled { throw .cancelled } catch { throw .processing("\(error)") }
         case .format:
             guard let format else { throw .noSource }
             do { return try format.process(decoded) } catch .cancelled { throw .cancelled } catch { throw .processing(error.description) }
@@ -206,10 +207,10 @@ extension ImagePipeline {
         let decode: FamilyDecode
         do {
             // A named format: the decode covers that format. Ad-hoc processing: the decode covers
-            // what its first resize needs.
+            // what its first resize needs, through any turn, flip or crop before it.
             decode = try FamilyDecode(original.data, info: info, targets: format.map { [$0] } ?? [], limits: limits) { info in
-                guard case .processors(let processors) = request.processing, let resize = processors.first as? Resize else { return nil }
-                return resize.minimumSourceSize(of: info)
+                guard case .processors(let processors) = request.processing else { return nil }
+                return ReducedDecode.covering(processors, info: info)
             }
         } catch {
             throw .codec(error)
@@ -221,11 +222,12 @@ extension ImagePipeline {
             noteAnimation(animated && !overLimits, sourceKey: sourceKey, keepsMark: stores && original.cacheable)
         }
         metrics.decodes.increment()
+        metrics.decodedPixels.increment(by: decoded.width * decoded.height)
         metrics.stage(.decode, since: decodeStart, attributes: ["easel.format": .string("\(info.fileType)".lowercased()), "easel.bytes": .int64(Int64(original.data.count)),
                                                                "easel.width": .int64(Int64(decoded.width)), "easel.height": .int64(Int64(decoded.height))])
         storePendingOriginal(original, sourceKey: sourceKey)
         let processStart = ContinuousClock.now
-        let image = try make(decoded, for: request, format: format)
+        let image = try make(decoded, for: request, format: format, info: info)
         metrics.stage(.process, since: processStart)
         let made = Processed(images: [name: image], tier: original.tier, info: info, freshUntil: original.freshUntil,
                              storable: original.cacheable)
@@ -265,7 +267,7 @@ extension ImagePipeline {
             let encoder: any AnimationEncoder = encoding.format == .gif ? AnimatedGIFEncoder() : AnimatedWebPEncoder(quality: encoding.quality)
             try AnimationReader.frames(of: original.data, info: info, limits: limits) { frame in
                 var processed = frame
-                processed.image = try self.make(frame.image, for: request, format: format)
+                processed.image = try self.make(frame.image, for: request, format: format, info: info)
                 try encoder.add(processed)
             }
             data = try encoder.finish()

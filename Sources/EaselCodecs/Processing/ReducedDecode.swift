@@ -1,0 +1,151 @@
+import EaselSupport
+
+/// A step that makes the same picture, only smaller, when it runs on an image decoded smaller
+/// than the source (shrink-on-load) with its pixel parameters scaled: turns, flips and crops.
+/// Steps of this kind before a chain's first resize no longer cost the reduced decode.
+public protocol ScalableStep: ImageProcessor {
+    /// The size the step makes of a `width × height` image.
+    func outputSize(width: Int, height: Int) -> (width: Int, height: Int)
+    /// The step for an image decoded at `factor` (0 < factor ≤ 1) of the size it was planned
+    /// for, its pixel parameters scaled; nil when it cannot run on a reduced decode (a position
+    /// given in the source's own pixels).
+    func scaled(by factor: Double) -> (any ImageProcessor)?
+}
+
+/// Geometry from the header: how small a chain's source may be decoded, whatever steps come
+/// before its first resize, and the chain run on such a decode.
+///
+/// A chain that starts with `ScalableStep`s (a turn, a flip, a crop) and then a `Resize` is
+/// planned through them: the header's size is carried through each step, the resize says what
+/// it needs of the size it receives, and that need, as a fraction, is what the source is
+/// decoded at. On the reduced decode the steps run with their pixel parameters scaled, and the
+/// resize is told the exact size its input stands for, so the answer has the size a
+/// full-size decode gives.
+public enum ReducedDecode {
+    /// The smallest upright size `chain` needs its source decoded at (`ImageDecoder`'s
+    /// `covering`), or nil for full size.
+    public static func covering(_ chain: [any ImageProcessor], info: ImageInfo) -> (width: Int, height: Int)? {
+        guard let (prefix, resize) = split(chain) else { return nil }
+        if prefix.isEmpty { return resize.minimumSourceSize(of: info) }
+        // A vector's crops are in its intrinsic pixels, but it is planned at another size.
+        guard !info.isVector, let planned = size(after: prefix, info: info), planned.width > 0, planned.height > 0 else { return nil }
+        let needed = resize.minimumSourceSize(sourceWidth: planned.width, sourceHeight: planned.height)
+        let factor = max(Double(needed.width) / Double(planned.width), Double(needed.height) / Double(planned.height))
+        guard factor < 1 else { return nil }
+        return (max(1, Int(checked: (Double(info.uprightWidth) * factor).rounded(.up))),
+                max(1, Int(checked: (Double(info.uprightHeight) * factor).rounded(.up))))
+    }
+
+    /// `chain` applied to `decoded`, an upright decode of the source `info` describes at the
+    /// size `covering` asked for or larger (a full-size decode, an animation's frame: the
+    /// chain as it is).
+    public static func process(_ chain: [any ImageProcessor], decoded: Bitmap, info: ImageInfo) throws -> Bitmap {
+        let extent = decoded.imageExtent ?? Resampler.Extent(width: Double(decoded.width), height: Double(decoded.height))
+        let factor = extent.width / Double(max(1, info.uprightWidth))
+        guard let (prefix, _) = split(chain), !prefix.isEmpty, !info.isVector, factor < 1 else {
+            return try chain.process(decoded)
+        }
+        var bitmap = decoded, planned = (width: info.uprightWidth, height: info.uprightHeight)
+        if let extent = decoded.imageExtent {
+            // The last column and row hold a fraction of a pixel of image; a flip or a turn
+            // would move them to the other side, where no extent can say so. Cut them (less
+            // than a pixel of the reduced image); the size below still comes from the plan.
+            bitmap = try Crop(x: 0, y: 0, width: max(1, Int(extent.width)), height: max(1, Int(extent.height))).process(decoded)
+        }
+        for step in prefix {
+            if WorkCancellation.isCancelled { throw CodecError.cancelled }
+            guard let scaled = step.scaled(by: factor) else { throw CodecError.invalidParameters("\(step.identifier) cannot run on a reduced decode") }
+            bitmap = try scaled.process(bitmap)
+            planned = step.outputSize(width: planned.width, height: planned.height)
+        }
+        // What the resize's input stands for, exactly (a scaled crop is whole pixels, the cut
+        // edge a fraction short): the resize takes its size from this, so the answer has the
+        // size a full decode gives; its kernel maps at most the bitmap's own pixels.
+        let exact = Resampler.Extent(width: Double(planned.width) * factor, height: Double(planned.height) * factor)
+        if exact.width != Double(bitmap.width) || exact.height != Double(bitmap.height) { bitmap.imageExtent = exact }
+        return try Array(chain[prefix.count...]).process(bitmap)
+    }
+
+    /// The scalable steps before the chain's first resize, and that resize; nil when another
+    /// step comes first, a step cannot scale, or there is no resize.
+    private static func split(_ chain: [any ImageProcessor]) -> (prefix: [any ScalableStep], resize: Resize)? {
+        var prefix: [any ScalableStep] = []
+        for step in chain {
+            if let resize = step as? Resize { return (prefix, resize) }
+            guard let scalable = step as? any ScalableStep, scalable.scaled(by: 0.5) != nil else { return nil }
+            prefix.append(scalable)
+        }
+        return nil
+    }
+
+    private static func size(after prefix: [any ScalableStep], info: ImageInfo) -> (width: Int, height: Int)? {
+        prefix.reduce((width: info.uprightWidth, height: info.uprightHeight)) { size, step in
+            step.outputSize(width: size.width, height: size.height)
+        }
+    }
+}
+
+extension Flip: ScalableStep {
+    public func outputSize(width: Int, height: Int) -> (width: Int, height: Int) { (width, height) }
+    public func scaled(by factor: Double) -> (any ImageProcessor)? { self }
+}
+
+extension QuarterTurn: ScalableStep {
+    public func outputSize(width: Int, height: Int) -> (width: Int, height: Int) { turns % 2 == 1 ? (height, width) : (width, height) }
+    public func scaled(by factor: Double) -> (any ImageProcessor)? { self }
+}
+
+extension RegionCrop: ScalableStep {
+    public func outputSize(width: Int, height: Int) -> (width: Int, height: Int) {
+        let rect = rectangle(width: width, height: height)
+        return (rect.width, rect.height)
+    }
+
+    public func scaled(by factor: Double) -> (any ImageProcessor)? {
+        guard factor > 0, factor <= 1 else { return nil }
+        if factor == 1 { return self }
+        switch region {
+        case .edges(let left, let top, let right, let bottom):
+            // Outward to whole pixels: the resize is told the exact extent.
+            func down(_ value: Int) -> Int { Int(checked: (Double(value) * factor).rounded(.down)) }
+            func up(_ value: Int) -> Int { Int(checked: (Double(value) * factor).rounded(.up)) }
+            return RegionCrop(.edges(left: down(left), top: down(top), right: up(right), bottom: up(bottom)))
+        case .size(let width, let height, let gravity):
+            guard let gravity = gravity.scaled(by: factor) else { return nil }
+            // A fraction stays a fraction; pixels scale (at least 1, so never read as a fraction).
+            func side(_ value: Double) -> Double { value < 1 ? value : max(1, (value * factor).rounded(.up)) }
+            return RegionCrop(.size(width: side(width), height: side(height), gravity: gravity))
+        }
+    }
+
+    /// The size `rectangle(in:)` cuts from a `width × height` image (its place aside).
+    func rectangle(width: Int, height: Int) -> (width: Int, height: Int) {
+        switch region {
+        case .edges(let left, let top, let right, let bottom):
+            let x0 = min(max(0, left), width - 1), y0 = min(max(0, top), height - 1)
+            return (min(max(x0 + 1, right), width) - x0, min(max(y0 + 1, bottom), height) - y0)
+        case .size(let w, let h, _):
+            return (Self.side(w, width), Self.side(h, height))
+        }
+    }
+
+    /// A side of `.size`: 0 (or not finite) the whole side, below 1 a fraction of it, else pixels
+    /// (at most the side, at least 1).
+    static func side(_ value: Double, _ full: Int) -> Int {
+        guard value > 0, value.isFinite else { return full }
+        let pixels = value < 1 ? (value * Double(full)).rounded() : min(value, Double(full)).rounded()
+        return min(full, max(1, Int(checked: pixels)))
+    }
+}
+
+extension Gravity {
+    /// The gravity for an image `factor` of the size it was planned for: offsets scale; a pixel
+    /// of the source cannot (nil).
+    func scaled(by factor: Double) -> Gravity? {
+        switch self {
+        case .focalPixel: nil
+        case .offset(let base, _, _): base.scaled(by: factor).map { _ in scalingOffsets(by: factor) }
+        default: self
+        }
+    }
+}
