@@ -1,3 +1,4 @@
+import Synchronization
 import EaselCodecs
 import EaselSupport
 import Foundation
@@ -51,6 +52,13 @@ enum QualityStart {
     }
 }
 
+/// A count shared by the copies of one `StillEncoder` (it is a value).
+final class SharedCount: Sendable {
+    private let value = Atomic<Int>(0)
+    /// Adds one and returns the new count.
+    func next() -> Int { value.add(1, ordering: .relaxed).newValue }
+}
+
 /// A still's bytes for an encoding: one encode at its quality, or autoquality's search, or best
 /// format's choice among formats; then the `maxBytes` bound. Blocking (runs on the decode pool).
 ///
@@ -62,6 +70,8 @@ enum QualityStart {
 struct StillEncoder {
     let encoding: ImageEncoding
     let rights: RightsMetadata?
+    /// Called after each encode with the count so far (tests: cancelling a search mid-way).
+    var afterEncode: (@Sendable (Int) -> Void)?
 
     /// The most encodes one answer may take, searches and bound together: a full autoquality
     /// search (six, and one at the highest quality) in each of best format's three formats, and
@@ -112,8 +122,13 @@ struct StillEncoder {
     func encode(_ image: Bitmap, _ format: ImageEncoding.Format, _ quality: Int) throws -> Data {
         if WorkCancellation.isCancelled { throw CodecError.cancelled }
         guard let options = ImageEncoding(format, quality: quality).options else { throw CodecError.invalidParameters("\(format) is not encoded from pixels") }
-        return try ImageEncoder.encode(image, as: options, rights: rights)
+        let data = try ImageEncoder.encode(image, as: options, rights: rights)
+        if let afterEncode { afterEncode(encodeCount.next()) }
+        return data
     }
+
+    /// Encodes so far, for `afterEncode`.
+    let encodeCount = SharedCount()
 
     /// The lowest quality whose answer is within the target that the search finds. The
     /// distance falls about exponentially with the quality (its logarithm about 0.05 a quality

@@ -3,6 +3,7 @@ import EaselCodecs
 import EaselSupport
 import EaselTestSupport
 import Foundation
+import Synchronization
 import Testing
 
 /// Autoquality, best format and `max_bytes` share one work budget, and stop when nobody waits.
@@ -40,5 +41,21 @@ struct EncodeBudgetTests {
         #expect(throws: CodecError.cancelled) {
             try WorkCancellation.run(with: flag) { try StillEncoder(encoding: encoding, rights: nil).encode(Self.noise) }
         }
+    }
+
+    @Test func aSearchCancelledMidwayStopsWithinOneEncode() {
+        // Cancelled while its first encode runs (as a deadline or the last requester leaving
+        // would): the search ends before a second (of the several it would make).
+        let flag = CancellationFlag()
+        let seen = Mutex(0)
+        var encoder = StillEncoder(encoding: ImageEncoding(.jpeg, autoQuality: AutoQuality(target: 0.0001), bestOf: [.jpeg, .webp]), rights: nil)
+        encoder.afterEncode = { count in
+            seen.withLock { $0 = count }
+            if count == 1 { flag.raise() }
+        }
+        #expect(throws: CodecError.cancelled) {
+            try WorkCancellation.run(with: flag) { try encoder.encode(Self.noise) }
+        }
+        #expect(seen.withLock { $0 } == 1, "encodes made: \(seen.withLock { $0 })")
     }
 }
