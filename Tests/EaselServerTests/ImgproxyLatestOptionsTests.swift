@@ -222,4 +222,30 @@ import Testing
             #expect(tags.split(separator: ",").dropFirst() == ["a", "b"])
         }
     }
+
+    @Test func monochromeDuotoneAndColorizeAsImgproxyPro() async throws {
+        let server = try TestServer { $0.allowUnsignedAdHoc = true }
+        try ImageEncoder.encode(Self.picture, as: .png()).write(to: server.origin.child("g.png"))
+        try await server.test { (client: any TestClientProtocol) async throws in
+            func answer(_ options: String) async throws -> Bitmap {
+                let response = try await get(client, Self.plain(options, "g.png"))
+                #expect(response.status == .ok, "\(options): \(String(buffer: response.body))")
+                return try Self.image(response)
+            }
+            // The top right pixel: red 255, green 0, blue 90 (luma 86).
+            let mono = try await answer("mc:1").pixel(x: 59, y: 0)
+            #expect(mono[0] == mono[1] && mono[1] == mono[2] && abs(Int(mono[0]) - 86) <= 1, "\(mono)")
+            let duo = try await answer("dt:1:000080:ffc800").pixel(x: 59, y: 0)
+            #expect(duo[2] > duo[1] && duo[0] > 70, "between navy and amber: \(duo)")
+            let coloured = try await answer("rs:fit:30:20/col:1:00ff00").pixel(x: 29, y: 0)
+            #expect(coloured[0] == 0 && coloured[1] == 255 && coloured[2] == 0)
+            // A later one replaces an earlier; 0 removes it; the short and long names are one option.
+            #expect(try await answer("monochrome:1/mc:0").pixel(x: 59, y: 0)[0] > 250)
+            #expect(try await answer("dt:1/duotone:0.0").pixel(x: 59, y: 0)[0] > 250)
+            for refused in ["mc:2", "mc:1:zzzzzz", "dt:1:ff0000:00ff00:0000ff", "col:-1", "colorize:0.5:ff0000:maybe"] {
+                let response = try await get(client, Self.plain(refused, "g.png"))
+                #expect(response.status == .badRequest, "\(refused)")
+            }
+        }
+    }
 }

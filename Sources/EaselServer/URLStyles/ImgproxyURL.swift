@@ -464,6 +464,8 @@ struct ImgproxyURL {
             case "cachebuster", "cb":
                 try atMost(1)
                 break  // changes the URL (for CDNs), not the image
+            case "monochrome", "mc", "duotone", "dt", "colorize", "col":
+                try applyTone(arguments, to: &options)
             case "background", "bg":
                 // bg:R:G:B or bg:hex (an empty one: none).
                 guard args.count == 1 || args.count == 3 else { throw RequestError.invalid("background is R:G:B (0–255) or a hex colour") }
@@ -493,5 +495,33 @@ struct ImgproxyURL {
                 throw RequestError.invalid("unknown option \(name)")
             }
         }
+    }
+
+    /// imgproxy Pro's `monochrome:%intensity:%color`, `duotone:%intensity:%color1:%color2` and
+    /// `colorize:%opacity:%color:%keep_alpha`: one of each a request (a later one replaces it;
+    /// an intensity or opacity of 0 removes it), after the resize, in `adjustments`.
+    private static func applyTone(_ arguments: OptionArguments, to options: inout ProcessingOptions) throws {
+        func colour(_ index: Int, _ fallback: RGBColour) throws -> RGBColour {
+            guard let text = arguments.arg(index), !text.isEmpty else { return fallback }
+            guard let rgb = ProcessingOptions.colour(text) else { throw RequestError.invalid("\(arguments.name): \(text) is not a hex colour") }
+            return RGBColour(red: rgb.red, green: rgb.green, blue: rgb.blue)
+        }
+        let amount = try arguments.double(0, arguments.name.hasPrefix("col") ? "opacity" : "intensity", in: 0...1) ?? 0
+        let step: any ImageProcessor
+        switch arguments.name {
+        case "monochrome", "mc":
+            try arguments.atMost(2)
+            options.adjustments.removeAll { $0 is Monochrome }
+            step = try Monochrome(intensity: amount, colour: colour(1, Monochrome.defaultColour))
+        case "duotone", "dt":
+            try arguments.atMost(3)
+            options.adjustments.removeAll { $0 is Duotone }
+            step = try Duotone(intensity: amount, dark: colour(1, .black), light: colour(2, .white))
+        default:
+            try arguments.atMost(3)
+            options.adjustments.removeAll { $0 is Colorize }
+            step = try Colorize(opacity: amount, colour: colour(1, .black), keepAlpha: arguments.bool(2) ?? false)
+        }
+        if amount > 0 { options.adjustments.append(step) }
     }
 }
