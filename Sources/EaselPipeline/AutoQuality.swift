@@ -195,3 +195,14 @@ struct StillEncoder {
         return (chosen.0, chosen.1, encodes)
     }
 }
+
+extension ImageEncoding {
+    /// `bitmap` encoded as this encoding says, as the pipeline encodes an answer: one encode at
+    /// its quality, or the autoquality search, or best format's choice, then the `maxBytes`
+    /// bound; with the source's rights when `keepsRights`. Returns the bytes and what they are.
+    /// Blocking (the encodes run on the caller's thread).
+    public func encode(_ bitmap: Bitmap, rights: RightsMetadata? = nil) throws -> (data: Data, made: ImageEncoding) {
+        let (data, made, _) = try StillEncoder(encoding: self, rights: keepsRights ? rights : nil).encode(bitmap)
+        return (data, made)
+    }
+}

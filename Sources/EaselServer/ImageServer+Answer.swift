@@ -21,7 +21,7 @@ extension ImageServer {
     ///   - defaultQuality: the URL style's own default (imgproxy's, thumbor's); nil: the pipeline's.
     ///   - strictFormat: an asked format is answered whatever `Accept` says (imgproxy's and
     ///     thumbor's rule); native URLs send WebP and AVIF only to clients that take them.
-    func answer(_ request: Request, _ context: EaselRequestContext, head: Bool, source: Source, options: ProcessingOptions,
+    func answer(_ request: Request, _ context: EaselRequestContext, head: Bool, source: Source, options: ImagePlan,
                 defaultQuality: Int?, strictFormat: Bool = false, lifetime: Int64? = nil, enforced: [ImageEncoding.Format] = [],
                 vary: String? = nil) async throws -> Response {
         var lifetime = lifetime
@@ -51,8 +51,8 @@ extension ImageServer {
                                                       lifetime: lifetime, vary: vary) {
             return response
         }
-        guard options.watermarks.count <= ProcessingOptions.maxWatermarks else {
-            throw RequestError.invalid("at most \(ProcessingOptions.maxWatermarks) watermarks a request")
+        guard options.watermarks.count <= ImagePlan.maxWatermarks else {
+            throw RequestError.invalid("at most \(ImagePlan.maxWatermarks) watermarks a request")
         }
         var madeWith: [PreparedWatermark] = []
         var marks: [MarkImage] = []
@@ -70,8 +70,7 @@ extension ImageServer {
             frame = try await watermarkImage(.source(source))
             madeWith.append(contentsOf: frame.map { [$0] } ?? [])
         }
-        let processors = try options.processors(limit: configuration.maxAdHocSize, maxPixels: configuration.maxOutputPixels,
-                                                marks: marks, frameImage: frame)
+        let processors = try options.processors(for: configuration, marks: marks, frame: frame)
         return try await answer(request, context, head: head, source: source, processing: .processors(processors), output: output,
                                 page: options.page, embeddedThumbnail: options.embeddedThumbnail, video: options.video, madeWith: madeWith, lifetime: lifetime,
                                 maxAge: options.maxAge, sourceLimits: options.sourceLimits,

@@ -68,7 +68,7 @@ struct InfoOptions: Sendable, Equatable {
             guard sides.count == 2 else { throw RequestError.invalid("crop is WIDTHxHEIGHT") }
             var gravity = Gravity.center
             if let name = query("gravity") {
-                guard let named = ProcessingOptions.gravity(named: name) else { throw RequestError.invalid("unknown gravity \(name)") }
+                guard let named = ImagePlan.gravity(named: name) else { throw RequestError.invalid("unknown gravity \(name)") }
                 gravity = named
             }
             options.crop = Crop(width: try side(sides[0]), height: try side(sides[1]), gravity: gravity)
@@ -101,7 +101,7 @@ struct InfoOptions: Sendable, Equatable {
                     let name = args[args.startIndex + 2]
                     if name == "obj" {
                         gravity = .smart(.face)
-                    } else if let named = ProcessingOptions.gravity(named: name) {
+                    } else if let named = ImagePlan.gravity(named: name) {
                         gravity = named
                     } else {
                         throw RequestError.invalid("unknown gravity \(name)")

@@ -38,7 +38,7 @@ extension ImageServer {
     func parse(spec: String, source: Source) throws -> ImagePath {
         if let format = formatsByName[spec] { return ImagePath(processing: .named(format), source: source, spec: spec) }
         guard spec.contains("=") else { throw RequestError.notFound("no format named \(spec)") }
-        var options = ProcessingOptions()
+        var options = ImagePlan()
         var width: Int?, height: Int?
         var seen = Set<Substring>()
         for part in spec.split(separator: ",") {
@@ -98,21 +98,21 @@ extension ImageServer {
                     }
                     options.gravity = .focalPoint(x: x, y: y)
                 } else {
-                    guard let gravity = ProcessingOptions.gravity(named: value) else {
+                    guard let gravity = ImagePlan.gravity(named: value) else {
                         throw RequestError.invalid("g is c, n, s, e, w, ne, nw, se, sw, sm, entropy or fp:X:Y")
                     }
                     options.gravity = gravity
                 }
             case "blur": options.blur = try number("blur", 0.1...250)
             case "sharpen": options.sharpen = try number("sharpen", 0.1...10)
-            case "page": options.page = try ProcessingOptions.page(value)
+            case "page": options.page = try RequestError.planning { try ImagePlan.page(value) }
             case "t": options.video.second = try number("t", 0...VideoPosition.maxSecond)
             case "keyframe":
                 guard let flag = ["1": true, "0": false, "true": true, "false": false][value] else { throw RequestError.invalid("keyframe is 1 or 0") }
                 options.video.keyframeOnly = flag
             case "wm", "wmu", "wmt":
-                guard options.watermarks.count < ProcessingOptions.maxWatermarks else {
-                    throw RequestError.invalid("at most \(ProcessingOptions.maxWatermarks) watermarks a request")
+                guard options.watermarks.count < ImagePlan.maxWatermarks else {
+                    throw RequestError.invalid("at most \(ImagePlan.maxWatermarks) watermarks a request")
                 }
                 options.watermarks.append(try Self.nativeMark(kind: pair[0], value))
             default: throw RequestError.invalid("unknown option \(pair[0])")
@@ -136,9 +136,9 @@ extension ImageServer {
     /// base64url; black sans 16 px unless the markup says otherwise). Positions: c, n, s, e, w,
     /// ne, nw, se (the default), sw, or tile; offsets in pixels of the requested size; `rotate` in
     /// degrees clockwise.
-    static func nativeMark(kind: Substring, _ value: Substring) throws -> ProcessingOptions.WatermarkOptions {
+    static func nativeMark(kind: Substring, _ value: Substring) throws -> ImagePlan.Mark {
         var parts = value.split(separator: ":", omittingEmptySubsequences: false)[...]
-        var mark = ProcessingOptions.WatermarkOptions()
+        var mark = ImagePlan.Mark()
         mark.position = .southEast
         func decoded(_ text: Substring?) throws -> String {
             guard let text, let data = URLSigner.decodeBase64URL(String(text)), let decoded = String(data: data, encoding: .utf8),
@@ -171,7 +171,7 @@ extension ImageServer {
             if args[1] == "tile" {
                 mark.position = .tiled
             } else {
-                guard let gravity = ProcessingOptions.gravity(named: args[1]), let position = Watermark.Position(gravity) else {
+                guard let gravity = ImagePlan.gravity(named: args[1]), let position = Watermark.Position(gravity) else {
                     throw RequestError.invalid("\(kind): the position is c, n, s, e, w, ne, nw, se, sw or tile")
                 }
                 mark.position = position
@@ -198,7 +198,7 @@ extension ImageServer {
     /// `Sec-CH-Viewport-Width` (else `Viewport-Width`, CSS pixels) caps the URL's fallback width
     /// (an image is never wider than the window it is shown in); a hint missing leaves the URL's
     /// fallback. The fields the answer then varies on.
-    func applyHints(_ options: inout ProcessingOptions, _ request: Request) -> String? {
+    func applyHints(_ options: inout ImagePlan, _ request: Request) -> String? {
         guard options.widthFromHints || options.dprFromHints else { return nil }
         func field(_ name: String) -> String? { HTTPField.Name(name).flatMap { request.headers[$0] } }
         let hints = ClientHints.read(field)

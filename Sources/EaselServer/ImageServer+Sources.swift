@@ -48,10 +48,8 @@ extension ImageServer {
         return (spec, .path(try decodedSegments(rest.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).map(Substring.init))))
     }
 
-    enum Source {
-        case path([String])
-        case remote(URL)
-    }
+    /// Where an image comes from (`ImagePlan.Source`).
+    typealias Source = ImagePlan.Source
 
     /// An absolute source URL as written in a path: as is (`…/https://host/a%2Fb.jpg` keeps its
     /// escapes, so the origin gets the resource it names), or, when the whole URL arrived

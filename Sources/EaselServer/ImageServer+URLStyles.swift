@@ -8,7 +8,7 @@ import Hummingbird
 import NIOCore
 
 /// imgproxy- and thumbor-compatible URLs, and watermarks: each style parses its URL into
-/// `ProcessingOptions` and ends in the same `answer`, so every style shares one cache entry
+/// `ImagePlan` and ends in the same `answer`, so every style shares one cache entry
 /// per image, one purge and one set of limits.
 extension ImageServer {
     func imgproxy(_ request: Request, _ context: EaselRequestContext, head: Bool) async throws -> Response {
@@ -51,7 +51,7 @@ extension ImageServer {
         // The geometry only: a watermark changes no size.
         var options = url.options
         options.watermarks = []
-        let chain = try options.processors(limit: configuration.maxAdHocSize, maxPixels: configuration.maxOutputPixels)
+        let chain = try options.processors(for: configuration)
         let (operations, target) = ThumborURL.metaOperations(chain, width: info.uprightWidth, height: info.uprightHeight)
         var document: [String: Any] = [
             "source": ["url": url.sourceText, "width": info.uprightWidth, "height": info.uprightHeight, "frameCount": info.frameCount],
@@ -80,7 +80,7 @@ extension ImageServer {
     // MARK: Watermarks
 
     /// The watermark image, prepared by the pipeline (once per source, until it is purged).
-    func watermarkImage(_ image: ProcessingOptions.WatermarkOptions.Image) async throws -> PreparedWatermark {
+    func watermarkImage(_ image: ImagePlan.Mark.Image) async throws -> PreparedWatermark {
         var request: ImageRequest
         switch image {
         case .configured:

@@ -24,7 +24,7 @@ extension ImageServer {
     /// Whether to look at the source before processing: always for `raw`; for
     /// `skip_processing`, unless the source is known to be of a type not listed (then the usual
     /// path answers at once, from the cache when it can).
-    func mayAnswerUnprocessed(_ source: Source, _ options: ProcessingOptions) -> Bool {
+    func mayAnswerUnprocessed(_ source: Source, _ options: ImagePlan) -> Bool {
         if options.raw { return true }
         guard !options.skipProcessing.isEmpty, options.page == 0 else { return false }
         // (A source that does not resolve is refused on the way there.)
@@ -33,7 +33,7 @@ extension ImageServer {
         return options.skipProcessing.contains(type)
     }
 
-    func unprocessedAnswer(_ request: Request, _ context: EaselRequestContext, head: Bool, source: Source, options: ProcessingOptions,
+    func unprocessedAnswer(_ request: Request, _ context: EaselRequestContext, head: Bool, source: Source, options: ImagePlan,
                            output: OutputPolicy, lifetime: Int64?, vary: String?) async throws -> Response? {
         var pipelineRequest = ImageRequest(url: try resolve(source), cacheKey: sourceKey(source))
         pipelineRequest.sourceLimits = options.sourceLimits

@@ -89,7 +89,7 @@ public final class ImageServer: Sendable {
         // `default`) into a 400: refuse it before anything starts, naming it.
         let presets = configuration.imgproxyPresets.mapValues { $0.split(separator: "/") }
         for (name, preset) in presets {
-            var options = ProcessingOptions()
+            var options = ImagePlan()
             do {
                 try ImgproxyURL.apply(preset, to: &options, context: .init(presets: presets, separator: configuration.imgproxyArgumentsSeparator.first ?? ":",
                                                                             presetPath: [Substring(name)]))
@@ -273,7 +273,7 @@ public final class ImageServer: Sendable {
         router.get("/health") { _, _ in Response(status: .ok, headers: [.contentType: "text/plain; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: "ok\n"))) }
         router.get("/metrics") { _, _ in try await self.metricsPage() }
         // Each URL style is a route collection at its own path; each parses into the one
-        // `ProcessingOptions` (or a named format) and ends in the same `answer`.
+        // `ImagePlan` (or a named format) and ends in the same `answer`.
         router.addRoutes(nativeRoutes(), atPath: "/images")
         router.addRoutes(imgproxyRoutes(), atPath: "/imgproxy")
         router.addRoutes(thumborRoutes(), atPath: "/thumbor")
@@ -325,7 +325,7 @@ public final class ImageServer: Sendable {
     struct ImagePath {
         enum Processing {
             case named(ServerConfiguration.Format)
-            case adHoc(ProcessingOptions)
+            case adHoc(ImagePlan)
         }
         var processing: Processing
         var source: Source

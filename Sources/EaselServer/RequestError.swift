@@ -1,3 +1,4 @@
+import EaselCodecs
 import EaselPipeline
 import Hummingbird
 import HTTPTypes
@@ -51,5 +52,25 @@ enum RequestError: Error, Equatable, HTTPResponseError {
         var answer = ImageServer.text(status, message)
         if self == .tooManyRequests { answer.headers[.retryAfter] = "1" }
         return answer
+    }
+}
+
+extension RequestError {
+    /// A plan's refusal: the URL's fault, a 400 with its text.
+    init(_ error: PlanError) { self = .invalid(error.description) }
+
+    /// `body`, a `PlanError` it throws answered as a 400.
+    static func planning<T>(_ body: () throws -> T) throws -> T {
+        do { return try body() } catch let error as PlanError { throw RequestError(error) }
+    }
+}
+
+extension ImagePlan {
+    /// The plan's steps under the server's limits (`maxAdHocSize`, `maxOutputPixels`); a refusal
+    /// is a 400.
+    func processors(for configuration: ServerConfiguration, marks: [MarkImage] = [], frame: PreparedWatermark? = nil) throws -> [any ImageProcessor] {
+        try RequestError.planning {
+            try processors(limit: configuration.maxAdHocSize, maxPixels: configuration.maxOutputPixels, marks: marks, frameImage: frame)
+        }
     }
 }

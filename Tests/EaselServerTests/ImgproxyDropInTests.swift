@@ -220,7 +220,7 @@ import Testing
             #expect(try await get(client, Self.plain("mafr:0", "a.gif", "webp"), headers: [.accept: "image/webp"]).status == .ok,
                     "0: no limit of its own")
             // 0 also lifts a preset's limit.
-            var options = ProcessingOptions()
+            var options = ImagePlan()
             try ImgproxyURL.apply(["mafr:0.005", "mafr:0"], to: &options, presets: [:])
             #expect(options.sourceLimits == nil)
         }

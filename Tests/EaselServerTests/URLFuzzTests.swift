@@ -1,3 +1,4 @@
+import EaselPipeline
 @testable import EaselServer
 import EaselSupport
 import EaselTestSupport
@@ -72,7 +73,7 @@ struct URLFuzzTests {
     }
 
     /// A URL's plan: nil when it was refused with a typed error (the only other end allowed).
-    static func plan(_ options: ProcessingOptions) {
+    static func plan(_ options: ImagePlan) {
         _ = try? options.processors(limit: ServerConfiguration.largestSide, maxPixels: 50_000_000)
     }
 

@@ -11,7 +11,7 @@ import Testing
 /// imgproxy and thumbor URLs map onto the native model; expiring native signatures; the info
 /// endpoint. (The real client libraries drive a running server in scripts/compat-test.sh.)
 @Suite(.timeLimit(.minutes(2))) struct URLStyleTests {
-    func chain(_ options: ProcessingOptions) throws -> String {
+    func chain(_ options: ImagePlan) throws -> String {
         try options.processors(limit: 2048, maxPixels: 16_777_216).identifier
     }
 
@@ -60,7 +60,7 @@ import Testing
         let dpr = try ImgproxyURL.parse("/s/rs:fit:300:200/dpr:2/plain/local:///a.jpg", presets: [:])
         #expect(try chain(dpr.options) == Resize(width: 600, height: 400, mode: .fit).identifier)
         let huge = try ImgproxyURL.parse("/s/rs:fit:2000:2000/dpr:3/plain/local:///a.jpg", presets: [:])
-        #expect(throws: RequestError.self) { try chain(huge.options) }
+        #expect(throws: PlanError.self) { try chain(huge.options) }  // (the server answers it with a 400)
     }
 
     @Test func thumborPathsAndSignatures() throws {

@@ -1,3 +1,4 @@
+import EaselPipeline
 import EaselCodecs
 import EaselSupport
 import Foundation
@@ -64,16 +65,16 @@ extension ImgproxyURL {
 
     /// Changes the pipeline's one mark (imgproxy has one per pipeline: `wm` shows it, `wmu`,
     /// `wmt`, `wms` and `wmsh` shape it, in any order).
-    static func updateImgproxyMark(_ options: inout ProcessingOptions,
-                                   _ change: (inout ProcessingOptions.WatermarkOptions) throws -> Void) throws {
-        var mark = options.watermarks.first ?? ProcessingOptions.WatermarkOptions()
+    static func updateImgproxyMark(_ options: inout ImagePlan,
+                                   _ change: (inout ImagePlan.Mark) throws -> Void) throws {
+        var mark = options.watermarks.first ?? ImagePlan.Mark()
         if !options.imgproxyMarkSet { mark.opacity = 0 }
         try change(&mark)
         options.watermarks = [mark]
     }
 
     /// One of `markOptions`, applied to the pipeline's mark.
-    static func applyMark(_ a: OptionArguments, to options: inout ProcessingOptions) throws {
+    static func applyMark(_ a: OptionArguments, to options: inout ImagePlan) throws {
         switch a.name {
         case "watermark", "wm":
             // wm:opacity:position:x:y:scale; opacity 0 is imgproxy's "no watermark". The
@@ -81,14 +82,14 @@ extension ImgproxyURL {
             try a.atMost(5)
             let opacity = try a.double(0, "opacity") ?? 0
             guard (0...1).contains(opacity) else { throw RequestError.invalid("watermark: opacity is 0–1") }
-            var mark = options.watermarks.first ?? ProcessingOptions.WatermarkOptions()
+            var mark = options.watermarks.first ?? ImagePlan.Mark()
             mark.opacity = opacity
             mark.position = .center
             if let position = a.arg(1) {
                 switch position {
                 case "re": mark.position = .tiled
                 default:
-                    guard let gravity = ProcessingOptions.gravity(named: position), let place = Watermark.Position(gravity) else {
+                    guard let gravity = ImagePlan.gravity(named: position), let place = Watermark.Position(gravity) else {
                         throw RequestError.invalid("watermark position \(position) is not ce, no, so, ea, we, noea, nowe, soea, sowe or re")
                     }
                     mark.position = place

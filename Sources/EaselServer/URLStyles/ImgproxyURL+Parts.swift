@@ -77,7 +77,7 @@ extension ImgproxyURL {
             }
             return .focalPoint(x: x, y: y)
         }
-        guard let gravity = ProcessingOptions.gravity(named: type) else {
+        guard let gravity = ImagePlan.gravity(named: type) else {
             throw RequestError.invalid("\(option): unknown gravity \(type)")
         }
         guard rest.count <= 2 else { throw RequestError.invalid("\(option): a gravity takes at most two offsets") }

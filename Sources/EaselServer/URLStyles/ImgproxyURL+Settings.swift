@@ -112,7 +112,7 @@ extension ImgproxyURL {
     /// A DPR and width that Client Hints gave (and the URL left as they were) lowered to stay
     /// within the limits: a client's screen never turns a URL into a refusal (imgproxy caps
     /// such answers at the source's size; here they also stop at the ad-hoc limits).
-    static func clamp(_ options: inout ProcessingOptions, hints: ClientHints, hinted: (dpr: Double, width: Int), settings: Settings) {
+    static func clamp(_ options: inout ImagePlan, hints: ClientHints, hinted: (dpr: Double, width: Int), settings: Settings) {
         // In Double throughout: a URL's own sides and dpr are not checked yet (they are refused
         // later when past the limits), so nothing here may overflow or trap on them.
         let width = Double(options.width), height = Double(options.height)

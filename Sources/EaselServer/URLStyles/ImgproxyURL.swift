@@ -14,7 +14,7 @@ import Hummingbird
 /// `IMGPROXY_SALT`, or the lists `IMGPROXY_KEYS`/`IMGPROXY_SALTS`, hex). Options are imgproxy's
 /// names and short forms; one this server does not implement is a 400 that names it.
 struct ImgproxyURL {
-    var options: ProcessingOptions
+    var options: ImagePlan
     var source: ImageServer.Source
     /// The signature segment as written (`insecure`, or anything when unsigned URLs are served).
     var signature: Substring
@@ -49,7 +49,7 @@ struct ImgproxyURL {
         let signedPath = rest[slash...]
         rest = rest[rest.index(after: slash)...]
         var segments = rest.split(separator: "/", omittingEmptySubsequences: false)
-        var options = ProcessingOptions()
+        var options = ImagePlan()
         // imgproxy enlarges in no resizing type unless asked (`enlarge`), and names every answer.
         options.enlarge = false
         options.contentDisposition = true
@@ -94,7 +94,7 @@ struct ImgproxyURL {
                         throw RequestError.invalid("a chained pipeline may only draw watermarks (\(Self.markOptions.sorted().joined(separator: ", "))), not \(name)")
                     }
                 }
-                var chained = ProcessingOptions()
+                var chained = ImagePlan()
                 try apply(later, to: &chained, context: context)
                 options.watermarks += chained.watermarks.filter { $0.opacity > 0 }
             }
@@ -157,12 +157,12 @@ struct ImgproxyURL {
         var autoQuality = AutoQuality()
     }
 
-    static func apply(_ segments: [Substring], to options: inout ProcessingOptions, presets: [String: [Substring]], depth: Int = 0,
+    static func apply(_ segments: [Substring], to options: inout ImagePlan, presets: [String: [Substring]], depth: Int = 0,
                       separator: Character = ":") throws {
         try apply(segments, to: &options, context: OptionContext(presets: presets, separator: separator))
     }
 
-    static func apply(_ segments: [Substring], to options: inout ProcessingOptions, context: OptionContext) throws {
+    static func apply(_ segments: [Substring], to options: inout ImagePlan, context: OptionContext) throws {
         let separator = context.separator
         for segment in segments where !segment.isEmpty {
             let parts = segment.split(separator: separator, omittingEmptySubsequences: false)
@@ -325,7 +325,7 @@ struct ImgproxyURL {
                 guard let threshold = try int(0, "threshold"), threshold <= 255 else { throw RequestError.invalid("trim: threshold is 0–255") }
                 var trim = Trim(tolerance: threshold, metric: .perChannel)
                 if let text = arg(1) {
-                    guard let colour = ProcessingOptions.colour(text) else { throw RequestError.invalid("trim: bad colour \(text)") }
+                    guard let colour = ImagePlan.colour(text) else { throw RequestError.invalid("trim: bad colour \(text)") }
                     trim.colour = [colour.red, colour.green, colour.blue]
                 }
                 trim.equalHorizontal = try bool(2) ?? false
@@ -424,7 +424,7 @@ struct ImgproxyURL {
                 _ = try bool(0)
             case "page", "pg":
                 try atMost(1)
-                options.page = try ProcessingOptions.page(args[0])
+                options.page = try RequestError.planning { try ImagePlan.page(args[0]) }
             case "skip_processing", "skp":
                 // Source types answered unprocessed when the answer is in their type.
                 for text in args where !text.isEmpty {
@@ -474,7 +474,7 @@ struct ImgproxyURL {
                         throw RequestError.invalid("background is R:G:B (0–255) or a hex colour")
                     }
                     options.background = (r, g, b)
-                } else if let colour = ProcessingOptions.colour(args[0]) {
+                } else if let colour = ImagePlan.colour(args[0]) {
                     options.background = colour
                 } else if args[0].isEmpty {
                     options.background = nil
@@ -500,10 +500,10 @@ struct ImgproxyURL {
     /// imgproxy Pro's `monochrome:%intensity:%color`, `duotone:%intensity:%color1:%color2` and
     /// `colorize:%opacity:%color:%keep_alpha`: one of each a request (a later one replaces it;
     /// an intensity or opacity of 0 removes it), after the resize, in `adjustments`.
-    private static func applyTone(_ arguments: OptionArguments, to options: inout ProcessingOptions) throws {
+    private static func applyTone(_ arguments: OptionArguments, to options: inout ImagePlan) throws {
         func colour(_ index: Int, _ fallback: RGBColour) throws -> RGBColour {
             guard let text = arguments.arg(index), !text.isEmpty else { return fallback }
-            guard let rgb = ProcessingOptions.colour(text) else { throw RequestError.invalid("\(arguments.name): \(text) is not a hex colour") }
+            guard let rgb = ImagePlan.colour(text) else { throw RequestError.invalid("\(arguments.name): \(text) is not a hex colour") }
             return RGBColour(red: rgb.red, green: rgb.green, blue: rgb.blue)
         }
         let amount = try arguments.double(0, arguments.name.hasPrefix("col") ? "opacity" : "intensity", in: 0...1) ?? 0

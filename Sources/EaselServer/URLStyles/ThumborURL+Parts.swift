@@ -1,3 +1,4 @@
+import EaselPipeline
 import EaselSupport
 import EaselCodecs
 import Foundation
@@ -7,9 +8,9 @@ import Foundation
 extension ThumborURL {
     /// `watermark(image, x, y, alpha[, w_ratio, h_ratio])`: x and y in pixels (negative from
     /// the right or bottom), `center`, or `repeat`; alpha is transparency 0–100.
-    static func watermark(_ args: [String]) throws -> ProcessingOptions.WatermarkOptions {
+    static func watermark(_ args: [String]) throws -> ImagePlan.Mark {
         guard (4...6).contains(args.count) else { throw RequestError.invalid("watermark takes image, x, y, alpha[, w_ratio[, h_ratio]]") }
-        var mark = ProcessingOptions.WatermarkOptions()
+        var mark = ImagePlan.Mark()
         mark.image = .source(try ImageServer.split("/" + args[0], prefix: "/", withSpec: false).1)
         guard let alpha = RequestNumber.decimal(args[3]), (0...100).contains(alpha) else { throw RequestError.invalid("watermark alpha is 0–100") }
         mark.opacity = 1 - alpha / 100

@@ -15,7 +15,7 @@ import Hummingbird
 /// `saturation`, `colorize`, `equalize`, `curve`, `noise`, `convolution`, `rotate`,
 /// `proportion`, `stretch`, `max_age`; another is a 400 that names it.
 struct ThumborURL {
-    var options: ProcessingOptions
+    var options: ImagePlan
     var source: ImageServer.Source
     var signature: Substring
     /// What the signature covers: everything after `/{signature}/`.
@@ -43,7 +43,7 @@ struct ThumborURL {
         let signature = rest[..<slash]
         let signedPath = rest[rest.index(after: slash)...]
         var segments = signedPath.split(separator: "/", omittingEmptySubsequences: false)[...]
-        var options = ProcessingOptions()
+        var options = ImagePlan()
         options.mode = .fill
         var fitIn = false, stretch = false, extractFocal = false, upscale: Bool?
         var filled: (colour: (UInt8, UInt8, UInt8)?, transparent: Bool, fillTransparent: Bool, auto: Bool)?
@@ -240,14 +240,14 @@ struct ThumborURL {
                     } else if text == "blur" {
                         throw RequestError.invalid("fill(blur) is not supported; name a colour, or auto")
                     } else {
-                        guard let colour = ProcessingOptions.colour(Substring(text)) else { throw RequestError.invalid("bad colour \(text)") }
+                        guard let colour = ImagePlan.colour(Substring(text)) else { throw RequestError.invalid("bad colour \(text)") }
                         filled = (colour, false, fillTransparent, false)
                     }
                 case "background_color":
                     // The colour transparent pixels are composited onto (thumbor's background layer).
                     guard args.count == 1 else { throw RequestError.invalid("background_color takes one colour") }
                     let text = args[0].trimmingCharacters(in: .whitespaces)
-                    guard let colour = ProcessingOptions.colour(Substring(text)) else { throw RequestError.invalid("bad colour \(text)") }
+                    guard let colour = ImagePlan.colour(Substring(text)) else { throw RequestError.invalid("bad colour \(text)") }
                     backgroundColour = colour
                 case "brightness", "contrast":
                     guard args.count == 1, let value = RequestNumber.whole(args[0].trimmingCharacters(in: .whitespaces), in: RequestNumber.anyWhole), (-100...100).contains(value) else {
@@ -269,7 +269,7 @@ struct ThumborURL {
                     let values = args.prefix(3).compactMap { RequestNumber.whole($0.trimmingCharacters(in: .whitespaces), in: RequestNumber.anyWhole) }
                     guard args.count == 4, values.count == 3, values.allSatisfy({ (0...100).contains($0) }),
                           case let hex = args[3].trimmingCharacters(in: .whitespaces), hex.count == 6,
-                          let fill = ProcessingOptions.colour(Substring(hex)) else {
+                          let fill = ImagePlan.colour(Substring(hex)) else {
                         throw RequestError.invalid("colorize takes red, green and blue percents (0–100) and a fill colour RRGGBB")
                     }
                     options.adjustments.append(ChannelCurves.colorize(red: values[0], green: values[1], blue: values[2], fill: fill))

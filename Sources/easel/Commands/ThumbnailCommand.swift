@@ -4,6 +4,8 @@ import CMalloc
 import Dispatch
 import Easel
 import EaselCodecs
+import EaselPipeline
+import EaselServer
 import Foundation
 import Synchronization
 
@@ -46,6 +48,12 @@ struct ThumbnailCommand: ParsableCommand {
     var keepCopyright = false
     @Flag(name: .customLong("keep-profile"), help: "Keep the source's ICC profile (embedded in JPEG and PNG outputs) instead of converting to sRGB.")
     var keepProfile = false
+    @Option(name: .customLong("imgproxy"),
+            help: "imgproxy processing options, as in an /imgproxy/ URL (e.g. 'rs:fill:300:200/g:sm/q:90'): each file made as `easel serve` makes that URL. Replaces --size and --fit; its format and quality, when it names them, win over --format and --quality.")
+    var imgproxyOptions: String?
+    @Option(name: .customLong("thumbor"),
+            help: "thumbor options, as in a /thumbor/ URL (e.g. '300x200/smart/filters:grayscale()'): each file made as `easel serve` makes that URL, as --imgproxy.")
+    var thumborOptions: String?
 
     enum Chroma: String, ExpressibleByArgument, CaseIterable {
         case c420 = "420", c444 = "444"
@@ -74,6 +82,23 @@ struct ThumbnailCommand: ParsableCommand {
         guard page >= 0 else { throw ValidationError("--page is 0 or more (0: the first)") }
         guard second >= 0, second <= VideoPosition.maxSecond else { throw ValidationError("--at is 0–\(Int(VideoPosition.maxSecond)) seconds") }
         guard format != .svg else { throw ValidationError("--format svg: a thumbnail is pixels (the server serves SVG sources as SVG with f=svg)") }
+        guard imgproxyOptions == nil || thumborOptions == nil else { throw ValidationError("--imgproxy or --thumbor, not both") }
+        _ = try plannedThumbnail()
+    }
+
+    /// The plan of `--imgproxy` or `--thumbor`, checked as the server checks it; nil without.
+    func plannedThumbnail() throws -> PlannedThumbnail? {
+        let parsed: PlanParsing.Parsed
+        do {
+            if let imgproxyOptions { parsed = try PlanParsing.imgproxy(imgproxyOptions) } else if let thumborOptions {
+                parsed = try PlanParsing.thumbor(thumborOptions)
+            } else {
+                return nil
+            }
+        } catch {
+            throw ValidationError("\(imgproxyOptions != nil ? "--imgproxy" : "--thumbor"): \(error)")
+        }
+        return try PlannedThumbnail(parsed, format: format, quality: quality, keepCopyright: keepCopyright)
     }
 
     func run() throws {
@@ -100,11 +125,13 @@ struct ThumbnailCommand: ParsableCommand {
         case .heic: .heic(quality: quality ?? 60)
         case .svg: .png()  // refused by `validate()`: a thumbnail is pixels
         }
+        let planned = try plannedThumbnail()
         let workers = min(jobs, inputs.count)
         let results = ThumbnailResults(count: inputs.count, workers: workers)
         let next = NextIndex()
         let inputs = self.inputs
-        let outputs = Self.outputPaths(for: inputs, outputDir: outputDir, fileExtension: format == .jpeg ? "jpg" : format.rawValue)
+        let outputFormat = planned?.format ?? format
+        let outputs = Self.outputPaths(for: inputs, outputDir: outputDir, fileExtension: outputFormat == .jpeg ? "jpg" : outputFormat.rawValue)
         DispatchQueue.concurrentPerform(iterations: workers) { worker in
             while let index = next.take(below: inputs.count) {
                 let input = inputs[index]
@@ -117,9 +144,13 @@ struct ThumbnailCommand: ParsableCommand {
                 }
                 let started = DispatchTime.now().uptimeNanoseconds
                 do {
-                    let size = try Self.thumbnail(input: input, output: output, resize: resize, encoding: encoding, keepProfile: keepProfile,
-                                                  animate: !firstFrame, keepCopyright: keepCopyright, page: page,
-                                                  video: VideoPosition(second: second, keyframeOnly: keyframe))
+                    let size = if let planned {
+                        try planned.make(input: input, output: output)
+                    } else {
+                        try Self.thumbnail(input: input, output: output, resize: resize, encoding: encoding, keepProfile: keepProfile,
+                                           animate: !firstFrame, keepCopyright: keepCopyright, page: page,
+                                           video: VideoPosition(second: second, keyframeOnly: keyframe))
+                    }
                     let ms = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e6
                     results.set(index, "\(input) -> \(output) (\(size.width)×\(size.height), \(String(format: "%.1f", ms)) ms)", failed: false, worker: worker)
                 } catch {

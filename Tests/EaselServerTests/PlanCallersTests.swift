@@ -1,0 +1,66 @@
+import EaselCodecs
+import EaselPipeline
+@testable import EaselServer
+import EaselSupport
+import EaselTestSupport
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Testing
+
+/// One plan, every caller: `easel thumbnail --imgproxy` and `--thumbor` make the bytes
+/// `easel serve` answers for the same options (the same parser, steps, decode scale and encoder).
+@Suite(.timeLimit(.minutes(2))) struct PlanCallersTests {
+    /// `easel thumbnail ARGUMENTS` on `input` into a fresh directory: its status, the thumbnail's
+    /// bytes (nil when none was written) and its standard error.
+    static func thumbnail(_ arguments: [String], input: URL) async throws -> (status: Int32, data: Data?, error: String) {
+        let output = try TemporaryDirectory()
+        return try await offThePool {
+            let process = Process()
+            process.executableURL = builtProduct("easel")
+            process.arguments = ["thumbnail", "--output-dir", output.url.path] + arguments + [input.path]
+            let error = Pipe()
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = error
+            try ChildProcesses.run(process)
+            let message = error.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            let written = output.allFiles().first.flatMap { try? Data(contentsOf: output.child($0)) }
+            return (process.terminationStatus, written, String(decoding: message, as: UTF8.self))
+        }
+    }
+
+    @Test func theCLIMakesWhatTheServerAnswersForTheSameOptions() async throws {
+        let server = try TestServer { $0.allowUnsignedAdHoc = true }
+        let input = server.origin.child("cup.jpg")
+        try FileManager.default.copyItem(at: sampleURL("coffee-cup.jpg"), to: input)
+        let cases: [(flag: String, options: String, path: String)] = [
+            ("--imgproxy", "rs:fill:300:200/g:sm/q:90", "/imgproxy/insecure/rs:fill:300:200/g:sm/q:90/plain/local:///cup.jpg@jpg"),
+            ("--imgproxy", "rot:90/c:0.5:0.5/rs:fit:128:128/mc:1", "/imgproxy/insecure/rot:90/c:0.5:0.5/rs:fit:128:128/mc:1/plain/local:///cup.jpg@jpg"),
+            ("--thumbor", "300x200/smart/filters:grayscale()", "/thumbor/unsafe/300x200/smart/filters:grayscale()/cup.jpg"),
+        ]
+        try await server.test { (client: any TestClientProtocol) async throws in
+            for item in cases {
+                let served = try await get(client, item.path)
+                #expect(served.status == .ok, "\(item.path): \(String(buffer: served.body))")
+                let made = try await Self.thumbnail([item.flag, item.options], input: input)
+                #expect(made.status == 0, "\(item.options): \(made.error)")
+                #expect(made.data == Data(buffer: served.body), "\(item.flag) \(item.options): the CLI's bytes differ from the server's")
+            }
+        }
+    }
+
+    @Test func theCLIRefusesWhatThePlanRefusesNamingIt() async throws {
+        let directory = try TemporaryDirectory()
+        let input = directory.child("cup.jpg")
+        try FileManager.default.copyItem(at: sampleURL("coffee-cup.jpg"), to: input)
+        let limit = try await Self.thumbnail(["--imgproxy", "rs:fit:99999:10"], input: input)
+        #expect(limit.status != 0 && limit.data == nil && limit.error.contains("at most"), "\(limit.error)")
+        let unknown = try await Self.thumbnail(["--imgproxy", "nonsense:1"], input: input)
+        #expect(unknown.status != 0 && unknown.error.contains("nonsense"), "\(unknown.error)")
+        let mark = try await Self.thumbnail(["--thumbor", "100x100/filters:watermark(m.png,0,0,50)"], input: input)
+        #expect(mark.status != 0 && mark.error.contains("easel serve"), "\(mark.error)")
+        let both = try await Self.thumbnail(["--imgproxy", "rs:fit:10:10", "--thumbor", "10x10"], input: input)
+        #expect(both.status != 0 && both.error.contains("not both"), "\(both.error)")
+    }
+}
