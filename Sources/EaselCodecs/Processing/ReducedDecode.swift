@@ -86,21 +86,29 @@ public enum ReducedDecode {
 }
 
 extension Flip: ScalableStep {
+    /// The size it is given.
     public func outputSize(width: Int, height: Int) -> (width: Int, height: Int) { (width, height) }
+    /// Itself: a flip has no pixel parameters.
     public func scaled(by factor: Double) -> (any ImageProcessor)? { self }
 }
 
 extension QuarterTurn: ScalableStep {
+    /// The size given, its sides swapped by an odd number of turns.
     public func outputSize(width: Int, height: Int) -> (width: Int, height: Int) { turns % 2 == 1 ? (height, width) : (width, height) }
+    /// Itself: a turn has no pixel parameters.
     public func scaled(by factor: Double) -> (any ImageProcessor)? { self }
 }
 
 extension RegionCrop: ScalableStep {
+    /// The size of the rectangle it cuts from an image of that size.
     public func outputSize(width: Int, height: Int) -> (width: Int, height: Int) {
         let rect = rectangle(width: width, height: height)
         return (rect.width, rect.height)
     }
 
+    /// The crop in the pixels of an image `factor` of the size: edges outward to whole pixels,
+    /// sizes up (a fraction stays a fraction), gravity offsets scaled; nil for a gravity at a
+    /// pixel of the source.
     public func scaled(by factor: Double) -> (any ImageProcessor)? {
         guard factor > 0, factor <= 1 else { return nil }
         if factor == 1 { return self }

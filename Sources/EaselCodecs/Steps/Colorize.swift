@@ -4,8 +4,11 @@ import EaselSupport
 /// over the image. With `keepAlpha`, only the colours change (transparent stays transparent);
 /// without, the layer covers transparent pixels too (their alpha rises to the layer's).
 public struct Colorize: ImageProcessor, Hashable {
+    /// The layer's opacity, 0–1 (0: no layer).
     public let opacity: Double
+    /// The layer's colour.
     public let colour: RGBColour
+    /// Whether the image's alpha is kept (only colours change).
     public let keepAlpha: Bool
 
     /// - Throws: `CodecError.invalidParameters` for an opacity outside 0–1.
@@ -19,6 +22,7 @@ public struct Colorize: ImageProcessor, Hashable {
     /// `colorize(0.5,ff0000)`, `,keep` with `keepAlpha`.
     public var identifier: String { "colorize(\(opacity),\(colour.hex)\(keepAlpha ? ",keep" : ""))" }
 
+    /// The image under the layer (a gray image becomes RGBA).
     public func process(_ bitmap: Bitmap) throws -> Bitmap {
         guard opacity > 0 else { return bitmap }
         let source = bitmap.pixelFormat == .rgba8 ? bitmap : bitmap.converted(to: .rgba8)

@@ -5,7 +5,9 @@ import EaselSupport
 /// the pixel by `intensity` (0 leaves the image, 1 is the duotone alone). Alpha is kept; a gray
 /// image becomes RGBA.
 public struct Duotone: ImageProcessor, Hashable {
+    /// 0–1: how much of the duotone is mixed into the image.
     public let intensity: Double
+    /// The colours of black and of white pixels.
     public let dark: RGBColour, light: RGBColour
 
     /// - Throws: `CodecError.invalidParameters` for an intensity outside 0–1.
@@ -18,6 +20,7 @@ public struct Duotone: ImageProcessor, Hashable {
     /// `duotone(0.5,000000,ffffff)`.
     public var identifier: String { "duotone(\(intensity),\(dark.hex),\(light.hex))" }
 
+    /// The image in the two colours, mixed by `intensity`.
     public func process(_ bitmap: Bitmap) throws -> Bitmap {
         let palette = (0...255).map { luma in
             let t = Double(luma) / 255
@@ -30,13 +33,17 @@ public struct Duotone: ImageProcessor, Hashable {
 
 /// A colour as three bytes (sRGB), for the steps that take one.
 public struct RGBColour: Sendable, Hashable {
+    /// The channels, 0–255.
     public var red: UInt8, green: UInt8, blue: UInt8
+    /// A colour of these channels.
     public init(red: UInt8, green: UInt8, blue: UInt8) {
         self.red = red
         self.green = green
         self.blue = blue
     }
+    /// `000000`.
     public static let black = RGBColour(red: 0, green: 0, blue: 0)
+    /// `ffffff`.
     public static let white = RGBColour(red: 255, green: 255, blue: 255)
     /// `rrggbb`, lower case.
     public var hex: String {

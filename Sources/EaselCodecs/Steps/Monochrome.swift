@@ -5,7 +5,9 @@ import EaselSupport
 /// ones darker, brighter ones brighter (each channel at most 255); the default `b3b3b3` is a
 /// plain grayscale. Mixed with the pixel by `intensity` (0 leaves the image). Alpha is kept.
 public struct Monochrome: ImageProcessor, Hashable {
+    /// 0–1: how much of the monochrome is mixed into the image.
     public let intensity: Double
+    /// The palette's colour.
     public let colour: RGBColour
 
     /// imgproxy's default palette colour.
@@ -20,6 +22,7 @@ public struct Monochrome: ImageProcessor, Hashable {
     /// `monochrome(1.0,b3b3b3)`.
     public var identifier: String { "monochrome(\(intensity),\(colour.hex))" }
 
+    /// The image in shades of `colour`, mixed by `intensity`.
     public func process(_ bitmap: Bitmap) throws -> Bitmap {
         let base = Double(max(1, colour.luma))
         let palette = (0...255).map { luma in

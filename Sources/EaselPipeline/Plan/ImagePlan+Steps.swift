@@ -12,7 +12,7 @@ extension ImagePlan {
     /// A request that is just a size with `fit`, `fill` or `exact` becomes exactly the native
     /// ad-hoc chain (`[Resize(w, h, mode)]`), so it shares that cache entry.
     /// `marks` are the images of `watermarks`, in their order (none: the marks are left out).
-    public func processors(limit: Int, maxPixels: Int, marks: [MarkImage] = [], frameImage: PreparedWatermark? = nil) throws -> [any ImageProcessor] {
+    public func processors(limit: Int, maxPixels: Int, marks: [MarkImage] = [], frameImage: PreparedWatermark? = nil) throws(PlanError) -> [any ImageProcessor] {
         // `maxResultSide` with a known box: the chain made at a lower DPR, so that the largest
         // the result can be (the box or the minimum size, zoomed, with the padding) fits, as
         // imgproxy lowers its scale; the result is made small rather than shrunk afterwards (the
@@ -32,10 +32,10 @@ extension ImagePlan {
         return try chain(limit: limit, maxPixels: maxPixels, marks: marks, frameImage: frameImage)
     }
 
-    private func chain(limit: Int, maxPixels: Int, marks: [MarkImage], frameImage: PreparedWatermark?) throws -> [any ImageProcessor] {
+    private func chain(limit: Int, maxPixels: Int, marks: [MarkImage], frameImage: PreparedWatermark?) throws(PlanError) -> [any ImageProcessor] {
         var chain: [any ImageProcessor] = []
         if let trim { chain.append(trim) }
-        func turn() throws {
+        func turn() throws(PlanError) {
             if rotation != 0 {
                 do { chain.append(try QuarterTurn(degrees: -rotation)) } catch { throw PlanError.invalid("rotate takes 0, 90, 180 or 270 (or more turns)") }
             }

@@ -13,22 +13,28 @@ public struct ImagePlan: Sendable {
     /// Where an image comes from, as a request names it: a path under the pipeline's origin
     /// (its segments, decoded) or an absolute URL (`http(s)://`, `s3://`).
     public enum Source: Sendable, Hashable {
+        /// A file under the pipeline's origin: its path segments, decoded.
         case path([String])
+        /// An absolute URL (`http(s)://`, `s3://`), checked by whoever reads it.
         case remote(URL)
     }
 
     /// Requested size; 0 follows the other side (both 0: the source's size, within the limits).
     public var width = 0
+    /// The requested height (see `width`).
     public var height = 0
+    /// How the size is met: fit inside, fill and crop, fill-down, auto or exact.
     public var mode: ResizeMode = .fit
     /// nil: the mode's default (`fill` and `exact` enlarge, the others do not).
     public var enlarge: Bool?
+    /// Where a fill's crop (and a crop given as a size, unless `cropGravity`) is placed.
     public var gravity: Gravity = .center
     /// Multiplies the size (never past the source's size unless enlarging is allowed).
     public var dpr: Double = 1
     /// The width and the DPR come from the client's Client Hints (native `w=auto`, `dpr=auto`;
     /// `ImageServer.applyHints`).
     public var widthFromHints = false
+    /// The DPR comes from the client's Client Hints (see `widthFromHints`).
     public var dprFromHints = false
     /// Extends the result to the requested size with `background` (imgproxy `extend`, thumbor
     /// `fill` with `fit-in`).
@@ -44,6 +50,7 @@ public struct ImagePlan: Sendable {
     /// (imgproxy's `extend_aspect_ratio`), placed by `aspectExtendGravity` (nil: the centre), in
     /// `extend`'s colour.
     public var aspectExtend = false
+    /// Where `aspectExtend` places the image (nil: the centre).
     public var aspectExtendGravity: Gravity?
     /// The result at most this many pixels a side, everything that grows it included (imgproxy's
     /// `max_result_dimension`): made at a lower DPR where the box is known, else scaled down at
@@ -56,12 +63,15 @@ public struct ImagePlan: Sendable {
     public var cacheTags: [String] = []
     /// A uniform border removed first (thumbor `trim`, Euclidean tolerance 0–442).
     public var trim: Trim?
+    /// Mirrored left to right.
     public var flipHorizontal = false
+    /// Mirrored top to bottom.
     public var flipVertical = false
     /// `rotation` and the flips apply to the source before any crop or resize, so that crops and
     /// gravities act on the turned image (imgproxy's order). Otherwise the flips come after the
     /// resize, before anything is added around the image (thumbor's).
     public var turnsFirst = false
+    /// A Gaussian blur with this sigma, after the resize (0–250).
     public var blur: Double?
     /// The blur kernel's radius in pixels (thumbor's `blur(radius, sigma)`); nil: 3 × sigma.
     public var blurRadius: Int?
@@ -69,6 +79,7 @@ public struct ImagePlan: Sendable {
     public var sharpen: Double?
     /// thumbor's `sharpen(amount, radius, luminance_only)`: wavelet detail boost.
     public var waveletSharpen: WaveletSharpen?
+    /// The result in shades of gray.
     public var grayscale = false
     /// Rounded corners with these radii, across and down (thumbor `round_corner(a|b, …)`).
     public var cornerRadii: (x: Double, y: Double)?
@@ -85,10 +96,12 @@ public struct ImagePlan: Sendable {
     public var transparentExtend = false
     /// `extend` with the image's mean colour (thumbor's `fill(auto)`).
     public var autoExtendColour = false
+    /// The output quality on JPEG's scale (each codec's own derived from it); nil: the style's default.
     public var quality: Int?
     /// Autoquality (native `q=auto`, imgproxy's `autoquality`): the lowest quality within a
     /// perceptual distance, per answer.
     public var autoQuality: AutoQuality?
+    /// The output format, pinned; nil: negotiated from what the client accepts.
     public var format: ImageEncoding.Format?
     /// Best format (native `f=auto`, imgproxy's `f:best`): the smallest of the formats the
     /// client takes.
@@ -114,6 +127,7 @@ public struct ImagePlan: Sendable {
     public var zoom: (x: Double, y: Double)?
     /// The least the result may measure (imgproxy's `min-width`, `min-height`; 0: none).
     public var minWidth = 0
+    /// The least height (see `minWidth`).
     public var minHeight = 0
     /// A border after the other steps but the watermark, in pixels of the requested size (times
     /// `dpr`), in `background` or transparent (imgproxy's `padding`: top, right, bottom, left).
@@ -126,12 +140,14 @@ public struct ImagePlan: Sendable {
     /// The answer's file name and whether it is an attachment (imgproxy's `filename`,
     /// `return_attachment`): `Content-Disposition`.
     public var filename: String?
+    /// Answered as an attachment (`Content-Disposition: attachment`).
     public var attachment = false
     /// Answers carry `Content-Disposition` (imgproxy's always do: `inline`, or `attachment`, with
     /// `filename` or the source's name and the answer's extension).
     public var contentDisposition = false
     /// The answer's `max-age` in seconds (thumbor's `max_age`), at most the server's.
     public var maxAge: Int?
+    /// An empty plan: the source at its own size, as it is.
     public init() {}
 
     /// The page of a document (PDF, TIFF) or frame of an animation to make the image from,
@@ -164,6 +180,7 @@ public struct ImagePlan: Sendable {
 
     /// A mark drawn over the result: an image or text, where and how.
     public struct Mark: Sendable {
+        /// What a mark draws.
         public enum Image: Sendable {
             /// The server's configured watermark (`watermark` setting, `IMGPROXY_WATERMARK_PATH`).
             case configured
@@ -173,10 +190,15 @@ public struct ImagePlan: Sendable {
             /// requested size (times `dpr`).
             case text(TextMark)
         }
+        /// The mark's image.
         public var image: Image = .configured
+        /// 0–1, multiplied with the mark's own alpha.
         public var opacity: Double = 1
+        /// Where the mark goes (a direction, or tiled).
         public var position: Watermark.Position = .center
+        /// Moved this many pixels of the requested size inward across, and down (`offsetY`).
         public var offsetX = 0
+        /// See `offsetX`.
         public var offsetY = 0
         /// 0: not limited; else the mark's largest width as a fraction of the image's width
         /// (imgproxy's scale, thumbor's `w_ratio`).
@@ -192,6 +214,7 @@ public struct ImagePlan: Sendable {
         /// Degrees clockwise the mark is turned (imgproxy's `watermark_rotate`).
         public var rotation: Double = 0
 
+        /// A centred, opaque mark of the configured watermark.
         public init() {}
     }
 
@@ -200,8 +223,9 @@ public struct ImagePlan: Sendable {
 
     /// The most marks one request may draw.
     public static let maxWatermarks = 8
-    /// The most tags a URL may add (`cacheTags`), and the longest.
+    /// The most tags a URL may add (`cacheTags`).
     public static let maxCacheTags = 16
+    /// The longest cache tag, in bytes.
     public static let maxCacheTagBytes = 128
 
     /// Whether the chain needs a watermark image.

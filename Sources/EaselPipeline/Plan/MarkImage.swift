@@ -2,8 +2,11 @@ import EaselCodecs
 
 /// A watermark's image and its identity (a prepared source's, or a text mark's).
 public struct MarkImage: Sendable {
+    /// The mark's pixels.
     public var image: Bitmap
+    /// Its identity, part of the answer's (a prepared source's, or a text mark's).
     public var identifier: String
+    /// A mark's image and identity.
     public init(image: Bitmap, identifier: String) {
         self.image = image
         self.identifier = identifier

@@ -7,7 +7,9 @@ import EaselPipeline
 public enum PlanParsing {
     /// A plan and the output quality its style uses when the options name none.
     public struct Parsed: Sendable {
+        /// The plan the options make.
         public var plan: ImagePlan
+        /// The style's quality when the options name none (imgproxy's and thumbor's: 80).
         public var defaultQuality: Int?
     }
 
@@ -26,7 +28,9 @@ public enum PlanParsing {
 
     /// Why an option string was refused (what the server answers with a 4xx).
     public struct Refused: Error, CustomStringConvertible {
+        /// The refusal, naming the option or limit.
         public let description: String
+        /// A refusal with this text.
         public init(description: String) { self.description = description }
     }
 

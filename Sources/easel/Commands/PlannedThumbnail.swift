@@ -28,7 +28,7 @@ struct PlannedThumbnail: Sendable {
         self.plan = plan
         do {
             steps = try plan.processors(limit: Self.limits.side, maxPixels: Self.limits.pixels)
-        } catch let error as PlanError {
+        } catch {
             throw PlanParsing.Refused(description: error.description)
         }
         var policy = OutputPolicy(format: plan.format ?? format, quality: plan.quality ?? quality ?? parsed.defaultQuality, strict: true,
