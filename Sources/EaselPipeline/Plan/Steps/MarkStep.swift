@@ -1,0 +1,33 @@
+import EaselCodecs
+
+/// The marks, in order (the last on top), each with its prepared image: opacity and scales
+/// 0–1, shadow 0–`Watermark.maxShadowSigma`; offsets, shadows and boxes in pixels of the
+/// requested size, times the DPR. At most `ImagePlan.maxWatermarks`.
+enum MarkStep: PlanStep {
+    static func add(to chain: inout PlanChain) throws(PlanError) {
+        let plan = chain.plan
+        guard plan.watermarks.count <= ImagePlan.maxWatermarks else { throw .invalid("at most \(ImagePlan.maxWatermarks) watermarks a request") }
+        for (mark, image) in zip(plan.watermarks, chain.marks) {
+            chain.append(try step(mark, image, chain))
+        }
+    }
+
+    static func step(_ mark: ImagePlan.Mark, _ image: MarkImage, _ chain: PlanChain) throws(PlanError) -> Watermark {
+        guard (0...1).contains(mark.opacity), (0...1).contains(mark.scale), (0...1).contains(mark.heightScale),
+              (0...Watermark.maxShadowSigma).contains(mark.shadow) else {
+            throw .invalid("watermark opacity and scale are 0–1, its shadow 0–\(Int(Watermark.maxShadowSigma))")
+        }
+        do {
+            var step = try Watermark.validated(mark: image.image, markIdentifier: image.identifier, opacity: mark.opacity, position: mark.position,
+                                               offsetX: chain.scaled(mark.offsetX), offsetY: chain.scaled(mark.offsetY),
+                                               scale: mark.scale, heightScale: mark.heightScale)
+            // The box in the pixels of the result (its identity is in the step's).
+            step.box = mark.size.map { (chain.scaled($0.width), chain.scaled($0.height)) }
+            step.shadowSigma = min(Watermark.maxShadowSigma, mark.shadow * chain.plan.dpr)
+            step.rotation = mark.rotation
+            return step
+        } catch {
+            throw .invalid("bad watermark: \(error)")
+        }
+    }
+}

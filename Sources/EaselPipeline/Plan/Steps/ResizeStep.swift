@@ -1,0 +1,41 @@
+import EaselCodecs
+import EaselSupport
+
+/// The resize to the box: the size times the DPR and the zoom, within the limits (a side not
+/// asked for follows the other; none: the source's size, within the limit), in the plan's mode
+/// or thumbor's fit-in variants. Sets `chain.box`.
+enum ResizeStep: PlanStep {
+    static func add(to chain: inout PlanChain) throws(PlanError) {
+        let plan = chain.plan, limit = chain.limit, maxPixels = chain.maxPixels
+        let zoomX = plan.zoom?.x ?? 1, zoomY = plan.zoom?.y ?? 1
+        // In Double first: sides far past the limit are refused before any integer conversion.
+        let scaledWidth = (Double(plan.width) * plan.dpr * zoomX).rounded(), scaledHeight = (Double(plan.height) * plan.dpr * zoomY).rounded()
+        guard scaledWidth <= Double(limit), scaledHeight <= Double(limit), scaledWidth * scaledHeight <= Double(maxPixels) else {
+            throw .invalid("the result is at most \(limit) pixels a side and \(maxPixels) pixels in all")
+        }
+        // A side that was asked for stays at least 1 pixel, however small the dpr.
+        var w = plan.width > 0 ? max(1, Int(checked: scaledWidth)) : 0, h = plan.height > 0 ? max(1, Int(checked: scaledHeight)) : 0
+        var mode = plan.mode
+        if w == 0 || h == 0 {
+            // One side follows the other (scaled to the given side, in every mode); none: the
+            // source's size, within the limit.
+            mode = .fit
+            if w == 0 { w = limit }
+            if h == 0 { h = limit }
+            if w * h > maxPixels { h = max(1, maxPixels / w) }
+        }
+        chain.box = (w, h)
+        let sized = plan.width > 0 || plan.height > 0
+        // Without a size there is nothing for the dpr to multiply but the source's own size,
+        // which this chain does not know: enlarging by the dpr would be silently dropped.
+        if !sized, plan.dpr != 1, plan.enlarge == true { throw .invalid("dpr with enlarge needs a width or a height") }
+        let upscale = sized ? plan.enlarge : false
+        if let variant = plan.fitVariant, plan.width > 0, plan.height > 0 {
+            chain.append(FitIn(width: w, height: h, adaptive: variant.adaptive, full: variant.full, upscale: upscale ?? false,
+                               limit: chain.outputLimit))
+        } else {
+            chain.append(Resize(width: w, height: h, mode: mode, upscale: upscale,
+                                gravity: mode == .fit || mode == .exact ? .center : plan.gravity.scalingOffsets(by: plan.dpr)))
+        }
+    }
+}
