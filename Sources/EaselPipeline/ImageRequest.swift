@@ -104,6 +104,9 @@ public struct ImageRequest: Sendable {
     /// False for the bitmaps of `encodedImage(for:)`: their bytes are stored as served, so a
     /// bitmap variant on disk (another encoding) is neither read nor written for them.
     var usesDiskVariants = true
+    /// A family format made in the background after another format's answer (its own family's
+    /// remaining formats are then made from its decode, and no further decodes follow).
+    var isFamilyFollowUp = false
 
     /// A request for `url`, processed as `processing` (default: the original as decoded).
     public init(url: URL, processing: Processing = .original, priority: Priority = .normal,

@@ -317,11 +317,13 @@ extension ImagePipeline {
         }
     }
 
-    /// FastImageCache's "decode once, make every format", without delaying anyone: after the
-    /// answer, at the lowest priority, the family's other formats that `decoded` covers (a
-    /// smaller one than the format it was decoded for, a crop of it) are made from it and
-    /// stored, unless a tier already has them. A format that needs a larger decode is left to
-    /// its own first request (which decodes at its scale): nothing speculative decodes twice.
+    /// FastImageCache's "decode once, make every format of the family", without delaying
+    /// anyone: after the answer, at the lowest priority, the family's other formats that
+    /// `decoded` covers (those whose own decode would be this very one) are made from it and
+    /// stored, unless a tier already has them. Each other decode scale the family needs gets
+    /// one more decode, as a background request for its largest format (`followUps`): a
+    /// foreground request for that format joins it rather than decoding again, and its own
+    /// family job makes the rest of its scale.
     /// The job is started by whoever answers once the answer is made (after the encode, for an
     /// encoded answer): started earlier, it could take the decode slot the answer's encode
     /// needs. The decoded bitmaps such jobs hold while they wait are bounded in bytes
@@ -330,16 +332,27 @@ extension ImagePipeline {
                            sourceKey: String, ids: (entity: UUID, source: UUID), mark: PurgeMarks.Mark, freshUntil: Date?) -> FamilyJob? {
         // Only formats whose own decode would be this very one (the same shrink-on-load
         // scale): a format's bytes, and so its ETag, never depend on which request came first.
-        let covered = family.filter { format in
-            let needed = format.minimumSourceSize(of: info)
-            let own = ImageDecoder.decodedSize(of: info, covering: needed)
-            return own.width == decoded.width && own.height == decoded.height
+        func ownDecode(_ format: ImageFormat) -> (width: Int, height: Int) {
+            ImageDecoder.decodedSize(of: info, covering: format.minimumSourceSize(of: info))
         }
-        guard !covered.isEmpty else { return nil }
+        let covered = family.filter { ownDecode($0) == (decoded.width, decoded.height) }
+        // One format per other scale, the largest of it (a follow-up makes no follow-ups).
+        var leads: [ImageFormat] = []
+        if !request.isFamilyFollowUp {
+            for format in family where !covered.contains(where: { $0.name == format.name }) {
+                if let index = leads.firstIndex(where: { ownDecode($0) == ownDecode(format) }) {
+                    if format.width * format.height > leads[index].width * leads[index].height { leads[index] = format }
+                } else {
+                    leads.append(format)
+                }
+            }
+        }
+        guard !covered.isEmpty || !leads.isEmpty else { return nil }
         let cost = decoded.rowBytes * decoded.height
         let reload = request.cachePolicy == .reload
-        return FamilyJob { [self] in
-            guard familyJobs.enter(cost: cost) else { return }
+        return FamilyJob { [self, leads] in
+            if !leads.isEmpty { afterAnswer.run { [self] in await followUps(leads, of: request, sourceKey: sourceKey, ids: ids, reload: reload) } }
+            guard !covered.isEmpty, familyJobs.enter(cost: cost) else { return }
             afterAnswer.run { [self] in
                 defer { familyJobs.leave(cost: cost) }
                 if let hook = familyHook.withLock({ $0 }) { await hook() }
@@ -361,6 +374,24 @@ extension ImagePipeline {
                     }
                 }
             }
+        }
+    }
+
+    /// The family formats of another decode scale than an answer's, each made by a background
+    /// request of its own (`.veryLow`), unless a tier has it: the same work a foreground request
+    /// for it would start, so that one joins it; its family job then makes the rest of its scale.
+    private func followUps(_ leads: [ImageFormat], of request: ImageRequest, sourceKey: String, ids: (entity: UUID, source: UUID),
+                           reload: Bool) async {
+        for lead in leads where reload || !holds(lead, sourceKey: sourceKey, ids: ids) {
+            var follow = request
+            follow.processing = .format(lead.name)
+            follow.priority = .veryLow
+            follow.deadline = nil
+            follow.isFamilyFollowUp = true
+            guard let key = bitmapKey(for: follow, sourceKey: sourceKey) else { continue }
+            if await cachedBitmap(follow, key: key, format: lead) != nil { continue }
+            let made = try? await decoded(follow, key: key, format: lead, frames: nil, waiter: nextID(), priority: .veryLow)
+            made?.family?.start()
         }
     }
 
