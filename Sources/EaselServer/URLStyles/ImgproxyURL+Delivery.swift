@@ -1,13 +1,36 @@
+import EaselSupport
 import EaselCodecs
 import EaselPipeline
 import Foundation
 
-/// imgproxy Pro's options for how an answer goes out rather than what it shows: a URL's own
-/// fallback image (`fallback_image_url`) and cache tags (`cache_tags`).
+/// imgproxy's options for how an answer goes out rather than what it shows: until when the URL
+/// is served (`expires`), the answer's file name (`filename`, `return_attachment`), a cache
+/// buster, and Pro's fallback image (`fallback_image_url`) and cache tags (`cache_tags`).
 extension ImgproxyURL {
+    /// `expires`/`exp`, `filename`/`fn`, `return_attachment`/`att`, `cachebuster`/`cb`,
     /// `fallback_image_url`/`fiu` or `cache_tags`/`ct`, applied to `options`.
     static func applyDelivery(_ a: OptionArguments, to options: inout ImagePlan) throws {
         switch a.name {
+        case "expires", "exp":
+            try a.atMost(1)
+            guard let text = a.arg(0), let time = Int64(text) else { throw RequestError.invalid("expires is a UNIX time in seconds") }
+            options.expires = time
+        case "filename", "fn":
+            try a.atMost(2)
+            guard let text = a.arg(0) else { throw RequestError.invalid("filename needs a name") }
+            if try a.bool(1) == true {
+                guard let data = URLSigner.decodeBase64URL(String(text)), let decoded = String(data: data, encoding: .utf8) else {
+                    throw RequestError.invalid("filename: the encoded name is not base64url")
+                }
+                options.filename = decoded
+            } else {
+                options.filename = String(text).removingPercentEncoding ?? String(text)
+            }
+        case "return_attachment", "att":
+            try a.atMost(1)
+            options.attachment = try a.bool(0) ?? false
+        case "cachebuster", "cb":
+            try a.atMost(1)  // changes the URL (for CDNs), not the image
         case "fallback_image_url", "fiu":
             // The fallback image for this URL (base64url), read like a source.
             try a.atMost(1)
