@@ -51,9 +51,7 @@ extension ImageServer {
                                                       lifetime: lifetime, vary: vary) {
             return response
         }
-        guard options.watermarks.count <= ImagePlan.maxWatermarks else {
-            throw RequestError.invalid("at most \(ImagePlan.maxWatermarks) watermarks a request")
-        }
+        try RequestError.planning { try options.checkMarkCount() }
         var madeWith: [PreparedWatermark] = []
         var marks: [MarkImage] = []
         for watermark in options.watermarks {
@@ -70,12 +68,20 @@ extension ImageServer {
             frame = try await watermarkImage(.source(source))
             madeWith.append(contentsOf: frame.map { [$0] } ?? [])
         }
-        let processors = try options.processors(for: configuration, marks: marks, frame: frame)
-        return try await answer(request, context, head: head, source: source, processing: .processors(processors), output: output,
-                                page: options.page, embeddedThumbnail: options.embeddedThumbnail, video: options.video, madeWith: madeWith, lifetime: lifetime,
-                                maxAge: options.maxAge, sourceLimits: options.sourceLimits,
-                                disposition: options.contentDisposition ? (options.filename ?? Self.sourceName(source), options.attachment) : nil,
-                                vary: vary, fallback: fallback, cacheTags: options.cacheTags)
+        var spec = AnswerSpec(source: source, processing: .processors(try options.processors(for: configuration, marks: marks, frame: frame)),
+                              output: output)
+        spec.page = options.page
+        spec.embeddedThumbnail = options.embeddedThumbnail
+        spec.video = options.video
+        spec.madeWith = madeWith
+        spec.sourceLimits = options.sourceLimits
+        spec.lifetime = lifetime
+        spec.maxAge = options.maxAge
+        spec.disposition = options.contentDisposition ? (options.filename ?? Self.sourceName(source), options.attachment) : nil
+        spec.vary = vary
+        spec.fallback = fallback
+        spec.cacheTags = options.cacheTags
+        return try await answer(request, context, head: head, spec)
     }
 
     /// Whether an `If-None-Match` value names `etag`: weak comparison, as RFC 9110 asks (a CDN
@@ -91,25 +97,47 @@ extension ImageServer {
     /// The identity a purge of `source` removes (the pipeline's source key), as a purge computes it.
     func purgeIdentity(url: URL, key: String?) -> String { ImageRequest(url: url, cacheKey: key).sourceKey ?? url.absoluteString }
 
-    /// The answer for `processing` of `source`: every URL style ends here. The request carries
-    /// what the client said (`Accept`) and what the URL asked (`output`); the pipeline decides
-    /// the encoding and its `Vary`, answers from memory or makes it (admitted, or 429), and is
-    /// left when the client closes its connection. This only writes HTTP.
-    func answer(_ request: Request, _ context: EaselRequestContext, head: Bool, source: Source,
-                processing: ImageRequest.Processing, output: OutputPolicy, page: Int = 0, embeddedThumbnail: Bool = false,
-                video: VideoPosition = .default,
-                madeWith: [PreparedWatermark] = [], lifetime: Int64? = nil, maxAge: Int? = nil, sourceLimits: DecodingLimits? = nil,
-                disposition: (name: String, attachment: Bool)? = nil, vary: String? = nil, fallback: Fallback? = nil,
-                cacheTags: [String] = []) async throws -> Response {
-        let key = sourceKey(source)
-        var pipelineRequest = ImageRequest(url: try resolve(source), processing: processing, cacheKey: key)
-        pipelineRequest.page = page
-        pipelineRequest.embeddedThumbnail = embeddedThumbnail
-        pipelineRequest.video = video
-        pipelineRequest.sourceLimits = sourceLimits
+    /// One image answer to make: what the pipeline makes of which source, and how HTTP delivers it.
+    struct AnswerSpec {
+        var source: Source
+        var processing: ImageRequest.Processing
+        /// What the URL asked of the output (the pipeline decides the encoding from it and `Accept`).
+        var output: OutputPolicy
+        var page = 0
+        var embeddedThumbnail = false
+        var video = VideoPosition.default
+        /// Prepared images the answer is made with (watermarks, a frame): their sources tag it.
+        var madeWith: [PreparedWatermark] = []
+        var sourceLimits: DecodingLimits?
+        /// An expiring URL's remaining life in seconds (its `Cache-Control`, never a ready answer).
+        var lifetime: Int64?
+        /// The URL's own `max-age`, at most the server's.
+        var maxAge: Int?
+        /// `Content-Disposition`'s file name and kind.
+        var disposition: (name: String, attachment: Bool)?
+        /// The route's own `Vary` (Client Hints).
+        var vary: String?
+        /// The URL's own fallback image (else the server's).
+        var fallback: Fallback?
+        /// Tags added to the sources' in the cache tag header.
+        var cacheTags: [String] = []
+    }
+
+    /// The answer `spec` asks for: every URL style ends here. The request carries what the
+    /// client said (`Accept`) and what the URL asked (`output`); the pipeline decides the
+    /// encoding and its `Vary`, answers from memory or makes it (admitted, or 429), and is left
+    /// when the client closes its connection. This only writes HTTP.
+    func answer(_ request: Request, _ context: EaselRequestContext, head: Bool, _ spec: AnswerSpec) async throws -> Response {
+        let (processing, output, madeWith) = (spec.processing, spec.output, spec.madeWith)
+        let (lifetime, maxAge, disposition, fallback, cacheTags) = (spec.lifetime, spec.maxAge, spec.disposition, spec.fallback, spec.cacheTags)
+        var pipelineRequest = ImageRequest(url: try resolve(spec.source), processing: processing, cacheKey: sourceKey(spec.source))
+        pipelineRequest.page = spec.page
+        pipelineRequest.embeddedThumbnail = spec.embeddedThumbnail
+        pipelineRequest.video = spec.video
+        pipelineRequest.sourceLimits = spec.sourceLimits
         pipelineRequest.client = ClientPreferences(accept: request.headers[.accept], saveData: saves(request))
         // The route's own `Vary` (Client Hints), and Save-Data when it is honoured.
-        let vary = Self.vary(vary, configuration.delivery.saveData ? "Save-Data" : nil)
+        let vary = Self.vary(spec.vary, configuration.delivery.saveData ? "Save-Data" : nil)
         pipelineRequest.output = output
         pipelineRequest.madeWith = madeWith
         pipelineRequest.deadline = .milliseconds(Int64(checked: configuration.requestTimeout * 1000))
@@ -132,9 +160,10 @@ extension ImageServer {
             throw RequestError.tooManyRequests
         case .failure(.cancelled) where gone.withLock({ $0 }): throw ClientGone()
         case .failure(let error) where (fallback ?? configuredFallback) != nil && Self.fallsBack(error):
-            return try await fallbackAnswer(request, context, head: head, fallback: fallback ?? configuredFallback, processing: processing,
-                                            output: output, madeWith: madeWith, sourceKey: pipelineRequest.sourceKey,
-                                            sourceLimits: sourceLimits, lifetime: lifetime, vary: vary, cacheTags: cacheTags, error: error)
+            var spec = spec
+            spec.fallback = fallback ?? configuredFallback
+            spec.vary = vary
+            return try await fallbackAnswer(request, context, head: head, spec, sourceKey: pipelineRequest.sourceKey, error: error)
         case .failure(let error): throw error
         }
         let encoded = answer.encoded

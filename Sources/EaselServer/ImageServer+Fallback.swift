@@ -44,11 +44,12 @@ extension ImageServer {
     /// `X-Easel-Fallback: 1`. It is cached under its own identity, never as the source; its cache
     /// tags name the source too, so that a purge of the source (once it exists) clears it from
     /// CDNs. Never a ready answer. Its own failure is the source's error.
-    func fallbackAnswer(_ request: Request, _ context: EaselRequestContext, head: Bool, fallback image: Fallback?,
-                        processing: ImageRequest.Processing, output: OutputPolicy, madeWith: [PreparedWatermark], sourceKey: String?,
-                        sourceLimits: DecodingLimits? = nil, lifetime: Int64? = nil, vary: String?, cacheTags: [String] = [],
+    /// (`spec.fallback` is the image; `spec.vary` the answer's own `Vary`, Save-Data included.)
+    func fallbackAnswer(_ request: Request, _ context: EaselRequestContext, head: Bool, _ spec: AnswerSpec, sourceKey: String?,
                         error: PipelineError) async throws -> Response {
-        guard let image else { throw error }
+        guard let image = spec.fallback else { throw error }
+        let (processing, output, madeWith, sourceLimits) = (spec.processing, spec.output, spec.madeWith, spec.sourceLimits)
+        let (lifetime, vary, cacheTags) = (spec.lifetime, spec.vary, spec.cacheTags)
         let answer: EncodedResponse
         let fallbackKey: String?
         do {

@@ -111,10 +111,8 @@ extension ImageServer {
                 guard let flag = ["1": true, "0": false, "true": true, "false": false][value] else { throw RequestError.invalid("keyframe is 1 or 0") }
                 options.video.keyframeOnly = flag
             case "wm", "wmu", "wmt":
-                guard options.watermarks.count < ImagePlan.maxWatermarks else {
-                    throw RequestError.invalid("at most \(ImagePlan.maxWatermarks) watermarks a request")
-                }
                 options.watermarks.append(try Self.nativeMark(kind: pair[0], value))
+                try RequestError.planning { try options.checkMarkCount() }
             default: throw RequestError.invalid("unknown option \(pair[0])")
             }
         }

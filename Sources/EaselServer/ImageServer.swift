@@ -344,8 +344,9 @@ public final class ImageServer: Sendable {
             var output = OutputPolicy(format: format.output.flatMap(ImageEncoding.Format.init(name:)), quality: format.quality)
             output.bestFormat = format.output == "best"
             output.autoQuality = format.qualityTarget.map { configuration.autoQuality.settings(target: $0) }
-            return try await answer(request, context, head: head, source: path.source, processing: .format(format.name),
-                                    output: output, lifetime: lifetime)
+            var spec = AnswerSpec(source: path.source, processing: .format(format.name), output: output)
+            spec.lifetime = lifetime
+            return try await answer(request, context, head: head, spec)
         case .adHoc(var options):
             if !signed, !configuration.allowUnsignedAdHoc { throw RequestError.badSignature }
             let vary = applyHints(&options, request)

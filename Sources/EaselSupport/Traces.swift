@@ -58,6 +58,12 @@ package enum Traces {
         }
     }
 
+    /// Runs `body` outside the current request's trace: background work of its own (which
+    /// other requests may join) makes no spans in the trace of the request that started it.
+    package static func outsideRequests(_ body: () async -> Void) async {
+        await $requestSpan.withValue(nil) { await $requestRecorded.withValue(false) { await body() } }
+    }
+
     /// The current trace, for work that continues it in a detached task (nothing when off).
     package static func carry() -> Carried {
         guard isRecording, let context = InstrumentationContext.current else { return Carried(context: nil, span: nil, recorded: false) }

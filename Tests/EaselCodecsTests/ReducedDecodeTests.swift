@@ -53,4 +53,26 @@ import Testing
         let full = try ImageDecoder.decode(Self.jpeg, info: info)
         #expect(try ReducedDecode.process(chain, decoded: full, info: info).width == chain.process(full).width)
     }
+
+    /// Sizes at a scale's edges (found in review): a flip before a fill that may not enlarge,
+    /// `auto` on a source one pixel taller than wide, and a need that is exactly a fraction.
+    @Test(arguments: [(500, 500, 63, 63, ResizeMode.fill), (1000, 1001, 100, 50, .auto), (1001, 1001, 126, 126, .fit),
+                      (997, 601, 125, 75, .fillDown)])
+    func aFlipBeforeAResizeAtAScalesEdgeKeepsTheFullDecodesSize(_ width: Int, _ height: Int, _ boxWidth: Int, _ boxHeight: Int,
+                                                                 _ mode: ResizeMode) throws {
+        let data = try ImageEncoder.encode(photoLike(width: width, height: height), as: .jpeg(quality: 90))
+        let chain: [any ImageProcessor] = [Flip(horizontal: true, vertical: false), Resize(width: boxWidth, height: boxHeight, mode: mode, upscale: false)]
+        let info = try ImageDecoder.info(of: data)
+        let covering = ReducedDecode.covering(chain, info: info)
+        let plain = Resize(width: boxWidth, height: boxHeight, mode: mode, upscale: false).minimumSourceSize(of: info)
+        // No larger a decode than the plain resize's, but for the one pixel a flip asks more.
+        if let covering {
+            #expect(ImageDecoder.decodedSize(of: info, covering: covering).width
+                    <= ImageDecoder.decodedSize(of: info, covering: (plain.width + 1, plain.height + 1)).width)
+        }
+        let reduced = try ImageDecoder.decode(data, info: info, covering: covering)
+        let made = try ReducedDecode.process(chain, decoded: reduced, info: info)
+        let expected = try chain.process(try ImageDecoder.decode(data, info: info))
+        #expect((made.width, made.height) == (expected.width, expected.height), "\(width)×\(height) \(mode)")
+    }
 }

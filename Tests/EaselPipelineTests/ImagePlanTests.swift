@@ -30,6 +30,10 @@ import Testing
         plan.dpr = 1
         plan.width = 20_000
         #expect(throws: PlanError.self) { try ImageRequest(url: root.child("p.jpg"), plan: plan, limits: (side: 4096, pixels: 1 << 24)) }
+        // Marks need their prepared images: a plan without them is refused, not drawn without them.
+        plan.width = 300
+        plan.watermarks = [ImagePlan.Mark()]
+        #expect(throws: PlanError.self) { try ImageRequest(url: root.child("p.jpg"), plan: plan) }
         await pipeline.close()
     }
 }

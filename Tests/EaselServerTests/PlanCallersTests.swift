@@ -62,5 +62,14 @@ import Testing
         #expect(mark.status != 0 && mark.error.contains("easel serve"), "\(mark.error)")
         let both = try await Self.thumbnail(["--imgproxy", "rs:fit:10:10", "--thumbor", "10x10"], input: input)
         #expect(both.status != 0 && both.error.contains("not both"), "\(both.error)")
+        // What the server refuses, under its own limits (2048 a side by default).
+        let large = try await Self.thumbnail(["--imgproxy", "rs:fit:3000:3000"], input: input)
+        #expect(large.status != 0 && large.error.contains("2048"), "\(large.error)")
+        // A thumbor segment it does not know is refused, not read as part of a path.
+        let typo = try await Self.thumbnail(["--thumbor", "300x200/filter:grayscale()"], input: input)
+        #expect(typo.status != 0 && typo.error.contains("not thumbor options"), "\(typo.error)")
+        // A flag the style's options would override is refused rather than ignored.
+        let page = try await Self.thumbnail(["--imgproxy", "rs:fit:10:10", "--page", "1"], input: input)
+        #expect(page.status != 0 && page.error.contains("--page"), "\(page.error)")
     }
 }

@@ -180,6 +180,12 @@ public struct Resize: ImageProcessor, Hashable {
         return sourceLandscape == boxLandscape ? .fill : .fit
     }
 
+    /// `effectiveMode` for an image covering `extent` (a reduced decode's exact size).
+    func effectiveMode(_ extent: Resampler.Extent) -> ResizeMode {
+        guard mode == .auto else { return mode }
+        return (extent.width >= extent.height) == (width >= height) ? .fill : .fit
+    }
+
     /// The size `fit` and `fill` scale a `sourceWidth × sourceHeight` image to before any crop.
     public func scaledSize(sourceWidth: Int, sourceHeight: Int) -> (width: Int, height: Int) {
         scaledSize(sourceWidth: sourceWidth, sourceHeight: sourceHeight,
@@ -193,7 +199,7 @@ public struct Resize: ImageProcessor, Hashable {
         let sourceWidth = extent.width, sourceHeight = extent.height
         // At least 1 a side: a shrink-on-load decode of a 1-pixel side has an extent of 1/8.
         let whole = (width: max(1, Int(checked: sourceWidth.rounded())), height: max(1, Int(checked: sourceHeight.rounded())))
-        switch effectiveMode(sourceWidth: whole.width, sourceHeight: whole.height) {
+        switch effectiveMode(extent) {
         case .exact:
             // Without enlarging, each side at most the source's (imgproxy's force).
             return upscale ? (width, height) : (min(width, whole.width), min(height, whole.height))
@@ -228,10 +234,10 @@ public struct Resize: ImageProcessor, Hashable {
     /// to the box's aspect ratio where `gravity` says, then resize (never building the covering
     /// image).
     public func process(_ bitmap: Bitmap) throws -> Bitmap {
-        let mode = effectiveMode(sourceWidth: bitmap.width, sourceHeight: bitmap.height)
         // A shrink-on-load decode may hold a fraction of a pixel of padding at its right and
-        // bottom: sizes and scales come from the image's exact extent.
+        // bottom: sizes, scales and `auto`'s choice come from the image's exact extent.
         let extent = bitmap.imageExtent ?? Resampler.Extent(width: Double(bitmap.width), height: Double(bitmap.height))
+        let mode = effectiveMode(extent)
         guard mode == .fill || mode == .fillDown else {
             let size = scaledSize(sourceWidth: bitmap.width, sourceHeight: bitmap.height, extent: extent)
             return Resampler.resize(bitmap, width: size.width, height: size.height, extent: bitmap.imageExtent)

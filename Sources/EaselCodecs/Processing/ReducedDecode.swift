@@ -30,10 +30,20 @@ public enum ReducedDecode {
         // A vector's crops are in its intrinsic pixels, but it is planned at another size.
         guard !info.isVector, let planned = size(after: prefix, info: info), planned.width > 0, planned.height > 0 else { return nil }
         let needed = resize.minimumSourceSize(sourceWidth: planned.width, sourceHeight: planned.height)
-        let factor = max(Double(needed.width) / Double(planned.width), Double(needed.height) / Double(planned.height))
-        guard factor < 1 else { return nil }
-        return (max(1, Int(checked: (Double(info.uprightWidth) * factor).rounded(.up))),
-                max(1, Int(checked: (Double(info.uprightHeight) * factor).rounded(.up))))
+        // The fraction needed, n / p, on the axis that needs the most (whole numbers: no
+        // rounding past a scale's boundary). A turn or flip cuts the reduced decode's partial
+        // last pixel (`process`): one more pixel keeps what is left covering the need.
+        var (n, p) = needed.width * planned.height >= needed.height * planned.width
+            ? (needed.width, planned.width) : (needed.height, planned.height)
+        if movesEdges(prefix) { n += 1 }
+        guard n < p else { return nil }
+        func part(_ side: Int) -> Int { max(1, (side * n + p - 1) / p) }
+        return (part(info.uprightWidth), part(info.uprightHeight))
+    }
+
+    /// Whether a step before the resize moves the right and bottom edges elsewhere (a flip, a turn).
+    private static func movesEdges(_ prefix: [any ScalableStep]) -> Bool {
+        prefix.contains { $0 is Flip || $0 is QuarterTurn }
     }
 
     /// `chain` applied to `decoded`, an upright decode of the source `info` describes at the
@@ -46,10 +56,11 @@ public enum ReducedDecode {
             return try chain.process(decoded)
         }
         var bitmap = decoded, planned = (width: info.uprightWidth, height: info.uprightHeight)
-        if let extent = decoded.imageExtent {
+        if let extent = decoded.imageExtent, movesEdges(prefix) {
             // The last column and row hold a fraction of a pixel of image; a flip or a turn
             // would move them to the other side, where no extent can say so. Cut them (less
-            // than a pixel of the reduced image); the size below still comes from the plan.
+            // than a pixel of the reduced image; `covering` asked for one more); the size below
+            // still comes from the plan.
             bitmap = try Crop(x: 0, y: 0, width: max(1, Int(extent.width)), height: max(1, Int(extent.height))).process(decoded)
         }
         for step in prefix {

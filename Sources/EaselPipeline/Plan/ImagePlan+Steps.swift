@@ -41,8 +41,14 @@ extension ImagePlan {
         return try chain(limit: limit, maxPixels: maxPixels, marks: marks, frameImage: frameImage)
     }
 
+    /// The most marks one plan may draw, checked (also before their images are read: they cost
+    /// a fetch each).
+    public func checkMarkCount() throws(PlanError) {
+        guard watermarks.count <= Self.maxWatermarks else { throw .invalid("at most \(Self.maxWatermarks) watermarks a request") }
+    }
+
+    /// (`processors` checked the DPR: a lowered one is within it.)
     private func chain(limit: Int, maxPixels: Int, marks: [MarkImage], frameImage: PreparedWatermark?) throws(PlanError) -> [any ImageProcessor] {
-        guard dpr > 0, dpr <= 8, dpr.isFinite else { throw .invalid("dpr is above 0 and at most 8") }
         guard width >= 0, height >= 0 else { throw .invalid("width and height are 0 or more") }
         var chain = PlanChain(plan: self, limit: limit, maxPixels: maxPixels, marks: marks, frameImage: frameImage)
         for step in Self.stepOrder { try step.add(to: &chain) }

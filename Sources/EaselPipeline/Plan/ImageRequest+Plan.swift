@@ -3,7 +3,7 @@ import Foundation
 
 extension ImageRequest {
     /// The most a plan's result may measure when the caller names no limit: 16,384 pixels a
-    /// side, 50 MP in all (the server's defaults).
+    /// side, 50 MP in all (`easel serve` has its own, lower: `maxAdHocSize`, `maxOutputPixels`).
     public static let defaultPlanLimits = (side: 16_384, pixels: 50_000_000)
 
     /// A request for `url` made as `plan` says: its steps (checked against `limits`), its page,
@@ -11,7 +11,8 @@ extension ImageRequest {
     /// quality or autoquality, per-format quality, `maxBytes`, copyright kept; the format
     /// pinned when the plan names one, else negotiated from `client`). A plan that cannot be
     /// made throws `PlanError` naming the limit. Marks and frames need their images: prepare
-    /// them (`ImagePipeline.watermark(for:maxSide:)`) and pass them as `marks` and `frame`.
+    /// them (`ImagePipeline.watermark(for:maxSide:)`) and pass them as `marks` (one for each of
+    /// `plan.watermarks`, in order) and `frame`; a plan whose images are missing is refused.
     ///
     /// ```swift
     /// var plan = ImagePlan()
@@ -22,6 +23,9 @@ extension ImageRequest {
     public init(url: URL, plan: ImagePlan, limits: (side: Int, pixels: Int) = ImageRequest.defaultPlanLimits,
                 marks: [MarkImage] = [], frame: PreparedWatermark? = nil, priority: Priority = .normal,
                 cachePolicy: CachePolicy = .useCache) throws(PlanError) {
+        guard marks.count == plan.watermarks.count, plan.frame == nil || frame != nil else {
+            throw .invalid("the plan's \(plan.watermarks.count) marks and frame need their prepared images")
+        }
         let steps = try plan.processors(limit: limits.side, maxPixels: limits.pixels, marks: marks, frameImage: frame)
         self.init(url: url, processing: .processors(steps), priority: priority, cachePolicy: cachePolicy)
         page = plan.page

@@ -236,7 +236,7 @@ extension ImagePipeline {
         var result = made
         if !family.isEmpty {
             result.family = familyJob(family, from: decoded, info: info, request: request, sourceKey: sourceKey, ids: ids, mark: mark,
-                                      freshUntil: original.freshUntil)
+                                      freshUntil: original.freshUntil, originalBytes: original.data.count)
         }
         return result
     }
@@ -326,10 +326,12 @@ extension ImagePipeline {
     /// family job makes the rest of its scale.
     /// The job is started by whoever answers once the answer is made (after the encode, for an
     /// encoded answer): started earlier, it could take the decode slot the answer's encode
-    /// needs. The decoded bitmaps such jobs hold while they wait are bounded in bytes
-    /// (`familyJobs`); a job past the bound is dropped (its formats are made on request).
+    /// needs. What such jobs hold while they wait — decoded bitmaps, and for follow-ups the
+    /// original and the bitmap they will make — is bounded in bytes (`familyJobs`); a job past
+    /// the bound is dropped (its formats are made on request).
     private func familyJob(_ family: [ImageFormat], from decoded: Bitmap, info: ImageInfo, request: ImageRequest,
-                           sourceKey: String, ids: (entity: UUID, source: UUID), mark: PurgeMarks.Mark, freshUntil: Date?) -> FamilyJob? {
+                           sourceKey: String, ids: (entity: UUID, source: UUID), mark: PurgeMarks.Mark, freshUntil: Date?,
+                           originalBytes: Int) -> FamilyJob? {
         // Only formats whose own decode would be this very one (the same shrink-on-load
         // scale): a format's bytes, and so its ETag, never depend on which request came first.
         func ownDecode(_ format: ImageFormat) -> (width: Int, height: Int) {
@@ -350,8 +352,18 @@ extension ImagePipeline {
         guard !covered.isEmpty || !leads.isEmpty else { return nil }
         let cost = decoded.rowBytes * decoded.height
         let reload = request.cachePolicy == .reload
+        let followUpCost = leads.reduce(originalBytes) { total, lead in
+            let size = ownDecode(lead)
+            return total + (Int.checkedProduct(size.width * 4, size.height) ?? Int.max / 4)
+        }
         return FamilyJob { [self, leads] in
-            if !leads.isEmpty { afterAnswer.run { [self] in await followUps(leads, of: request, sourceKey: sourceKey, ids: ids, reload: reload) } }
+            if !leads.isEmpty, familyJobs.enter(cost: followUpCost) {
+                afterAnswer.run { [self] in
+                    defer { familyJobs.leave(cost: followUpCost) }
+                    // Not a part of the answer that started them (nor of one that joins them).
+                    await Traces.outsideRequests { await followUps(leads, of: request, sourceKey: sourceKey, reload: reload) }
+                }
+            }
             guard !covered.isEmpty, familyJobs.enter(cost: cost) else { return }
             afterAnswer.run { [self] in
                 defer { familyJobs.leave(cost: cost) }
@@ -380,16 +392,21 @@ extension ImagePipeline {
     /// The family formats of another decode scale than an answer's, each made by a background
     /// request of its own (`.veryLow`), unless a tier has it: the same work a foreground request
     /// for it would start, so that one joins it; its family job then makes the rest of its scale.
-    private func followUps(_ leads: [ImageFormat], of request: ImageRequest, sourceKey: String, ids: (entity: UUID, source: UUID),
-                           reload: Bool) async {
-        for lead in leads where reload || !holds(lead, sourceKey: sourceKey, ids: ids) {
+    /// (After a reload, made again whatever the tiers hold, from the original the reload stored:
+    /// never a download of its own.)
+    private func followUps(_ leads: [ImageFormat], of request: ImageRequest, sourceKey: String, reload: Bool) async {
+        for lead in leads {
             var follow = request
             follow.processing = .format(lead.name)
             follow.priority = .veryLow
             follow.deadline = nil
+            follow.cachePolicy = .useCache
             follow.isFamilyFollowUp = true
-            guard let key = bitmapKey(for: follow, sourceKey: sourceKey) else { continue }
-            if await cachedBitmap(follow, key: key, format: lead) != nil { continue }
+            // (An entity may name another source per format: the lead's own.)
+            let sourceKey = follow.sourceKey ?? sourceKey
+            guard reload || !holds(lead, sourceKey: sourceKey, ids: Self.entityIDs(follow, sourceKey: sourceKey)),
+                  let key = bitmapKey(for: follow, sourceKey: sourceKey) else { continue }
+            if !reload, await cachedBitmap(follow, key: key, format: lead) != nil { continue }
             let made = try? await decoded(follow, key: key, format: lead, frames: nil, waiter: nextID(), priority: .veryLow)
             made?.family?.start()
         }

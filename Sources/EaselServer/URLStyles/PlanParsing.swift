@@ -2,7 +2,7 @@ import EaselCodecs
 import EaselPipeline
 
 /// Any URL style's option string as a plan, for callers outside a server (`easel thumbnail
-/// --imgproxy`, `--thumbor`, `--native`): the very parsers the routes use, so a batch job makes
+/// --imgproxy`, `--thumbor`): the very parsers the routes use, so a batch job makes
 /// what the server serves. No source is read; presets and signatures are the server's business.
 public enum PlanParsing {
     /// A plan and the output quality its style uses when the options name none.
@@ -23,6 +23,10 @@ public enum PlanParsing {
     /// thumbor's options, as between the signature and the image (`300x200/smart/filters:grayscale()`).
     public static func thumbor(_ options: String) throws -> Parsed {
         let url = try refusing { try ThumborURL.parse(Substring("/unsafe/\(options)/source")) }
+        // A segment thumbor does not know would have been read as part of the image's path.
+        guard url.sourceText == "source" else {
+            throw Refused(description: "not thumbor options: \(url.sourceText.dropLast("/source".count))")
+        }
         return Parsed(plan: url.options, defaultQuality: ThumborURL.defaultQuality)
     }
 

@@ -6,7 +6,8 @@ import Foundation
 /// `easel thumbnail --imgproxy OPTIONS` (or `--thumbor`): a URL style's plan made of each file
 /// as the server makes it — the same parser, the same steps under the same limits, the decode
 /// scale computed through them (`ReducedDecode`), the same encoder and its searches
-/// (autoquality, `max_bytes`). The answer's format is pinned: the URL's, else `--format`.
+/// (autoquality, `max_bytes`). The answer's format is pinned: the URL's, else `--format`. An
+/// animation is made a still of its first frame (the page the options name).
 struct PlannedThumbnail: Sendable {
     let plan: ImagePlan
     let steps: [any ImageProcessor]
@@ -14,8 +15,9 @@ struct PlannedThumbnail: Sendable {
 
     var format: ImageEncoding.Format { encoding.format }
 
-    /// The most a side and an image may have: the server's defaults.
-    static let limits = (side: 16_384, pixels: 50_000_000)
+    /// The most a side and an image may have: the server's defaults (`maxAdHocSize`,
+    /// `maxOutputPixels`), so that what the server refuses is refused here too.
+    static let limits = (side: ServerConfiguration().maxAdHocSize, pixels: ServerConfiguration().maxOutputPixels)
 
     init(_ parsed: PlanParsing.Parsed, format: ImageEncoding.Format, quality: Int?, keepCopyright: Bool) throws {
         let plan = parsed.plan

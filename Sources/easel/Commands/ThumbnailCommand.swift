@@ -83,6 +83,15 @@ struct ThumbnailCommand: ParsableCommand {
         guard second >= 0, second <= VideoPosition.maxSecond else { throw ValidationError("--at is 0–\(Int(VideoPosition.maxSecond)) seconds") }
         guard format != .svg else { throw ValidationError("--format svg: a thumbnail is pixels (the server serves SVG sources as SVG with f=svg)") }
         guard imgproxyOptions == nil || thumborOptions == nil else { throw ValidationError("--imgproxy or --thumbor, not both") }
+        if imgproxyOptions != nil || thumborOptions != nil {
+            // What the style's options say instead (pg:, vts:) is theirs to say; these would be ignored.
+            let ignored = [("--page", page != 0), ("--at", second != VideoPosition.default.second), ("--keyframe", keyframe),
+                           ("--keep-profile", keepProfile), ("--chroma", chroma != .c420), ("--progressive", progressive != .auto),
+                           ("--first-frame", firstFrame)].filter(\.1).map(\.0)
+            guard ignored.isEmpty else {
+                throw ValidationError("\(ignored.joined(separator: ", ")) with --imgproxy or --thumbor: the style's own options say it (e.g. pg:, vts:)")
+            }
+        }
         _ = try plannedThumbnail()
     }
 

@@ -6,7 +6,7 @@ import EaselCodecs
 enum MarkStep: PlanStep {
     static func add(to chain: inout PlanChain) throws(PlanError) {
         let plan = chain.plan
-        guard plan.watermarks.count <= ImagePlan.maxWatermarks else { throw .invalid("at most \(ImagePlan.maxWatermarks) watermarks a request") }
+        try plan.checkMarkCount()
         for (mark, image) in zip(plan.watermarks, chain.marks) {
             chain.append(try step(mark, image, chain))
         }
