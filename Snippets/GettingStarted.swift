@@ -59,7 +59,7 @@ print("\(info.fileType) \(info.width)×\(info.height), orientation \(info.orient
 // snippet.codecsDecode
 let limits = DecodingLimits(maxPixels: 20_000_000, maxInputBytes: 16 << 20)
 let preview = try ImageDecoder.decode(data, covering: (width: 512, height: 512), limits: limits)
-let steps: [any ImageProcessor] = [Resize(width: 512, height: 512, mode: .fit), Sharpen(sigma: 0.5)]
+let steps: [any ImageProcessor] = [Resize(width: 512, height: 512, mode: .fit), try Sharpen(sigma: 0.5)]
 let sharpened = try steps.process(preview)
 // snippet.end
 

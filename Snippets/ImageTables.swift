@@ -33,7 +33,7 @@ struct PhotoLibrary: ImageSourceProvider {
 
 // snippet.formats
 let thumb = ImageFormat(name: "thumb", family: "photos", width: 256, height: 256, fit: .fill,
-                        processors: [RoundedCorners(radius: 16)], maximumCount: 5_000)
+                        processors: [try RoundedCorners(radius: 16)], maximumCount: 5_000)
 let small = ImageFormat(name: "small", family: "photos", width: 512, height: 512, maximumCount: 1_000)
 let preview = ImageFormat(name: "preview", family: "photos", width: 1600, height: 1600, maximumCount: 100,
                           storage: .diskCache)           // raw pixels in a disk cache, nothing mapped

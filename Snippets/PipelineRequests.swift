@@ -46,7 +46,7 @@ func pipelineRequests() async throws {
     // snippet.processors
     let adHoc = ImageRequest(url: photo, processing: .processors([
         Resize(width: 300, height: 200, mode: .fill, gravity: .smart(.attention)),
-        Sharpen(sigma: 0.5),
+        try Sharpen(sigma: 0.5),
     ]))
     let cropped = try await pipeline.image(for: adHoc)
     print("ad hoc: \(cropped.image.width)×\(cropped.image.height)")

@@ -282,8 +282,11 @@ public final class ImageServer: Sendable {
     }
 
     /// Native URLs: a named format or an ad-hoc spec, then the source (`GET`, `HEAD`); a purge
-    /// of the source (`DELETE`).
-    func nativeRoutes() -> RouteCollection<EaselRequestContext> {
+    /// of the source (`DELETE`). `router()` mounts them at `/images`; mount them at a path of
+    /// your own on a router of your own (its context ``EaselRequestContext``) with
+    /// `addRoutes(_:atPath:)`. Each URL style's routes parse and verify their URL, make the
+    /// plan and hand it to this server's pipeline; middleware (metrics, CORS) is the router's.
+    public func nativeRoutes() -> RouteCollection<EaselRequestContext> {
         let routes = RouteCollection(context: EaselRequestContext.self)
         routes.get("**") { request, context in try await self.image(request, context, head: false) }
         routes.head("**") { request, context in try await self.image(request, context, head: true) }
@@ -291,24 +294,26 @@ public final class ImageServer: Sendable {
         return routes
     }
 
-    /// imgproxy-compatible URLs (its `/info/` too).
-    func imgproxyRoutes() -> RouteCollection<EaselRequestContext> {
+    /// imgproxy-compatible URLs (its `/info/` too), signed as the configuration says; `router()`
+    /// mounts them at `/imgproxy` (see `nativeRoutes()` for mounting them elsewhere).
+    public func imgproxyRoutes() -> RouteCollection<EaselRequestContext> {
         let routes = RouteCollection(context: EaselRequestContext.self)
         routes.get("**") { request, context in try await self.imgproxy(request, context, head: false) }
         routes.head("**") { request, context in try await self.imgproxy(request, context, head: true) }
         return routes
     }
 
-    /// thumbor-compatible URLs.
-    func thumborRoutes() -> RouteCollection<EaselRequestContext> {
+    /// thumbor-compatible URLs; `router()` mounts them at `/thumbor` (see `nativeRoutes()`).
+    public func thumborRoutes() -> RouteCollection<EaselRequestContext> {
         let routes = RouteCollection(context: EaselRequestContext.self)
         routes.get("**") { request, context in try await self.thumbor(request, context, head: false) }
         routes.head("**") { request, context in try await self.thumbor(request, context, head: true) }
         return routes
     }
 
-    /// The info endpoint: a source's size, type and placeholders as JSON.
-    func infoRoutes() -> RouteCollection<EaselRequestContext> {
+    /// The info endpoint: a source's size, type and placeholders as JSON; `router()` mounts it at
+    /// `/info` (see `nativeRoutes()`).
+    public func infoRoutes() -> RouteCollection<EaselRequestContext> {
         let routes = RouteCollection(context: EaselRequestContext.self)
         routes.get("**") { request, context in try await self.info(request, context) }
         return routes

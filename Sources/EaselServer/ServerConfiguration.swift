@@ -410,7 +410,8 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         formats.map { format in
             ImageFormat(name: format.name, family: format.family, width: format.width, height: format.height,
                         fit: ResizeMode(rawValue: format.fit) ?? .fit,
-                        processors: format.sharpen.map { [Sharpen(sigma: $0)] } ?? [],
+                        // (`validate()` refused a sigma out of range before any format is made.)
+                        processors: format.sharpen.flatMap { try? Sharpen(sigma: $0) }.map { [$0] } ?? [],
                         maximumCount: format.maximumCount ?? max(100, min(10_000, (512 << 20) / (format.width * format.height * 4))))
         }
     }

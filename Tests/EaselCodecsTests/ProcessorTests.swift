@@ -109,7 +109,7 @@ struct EffectTests {
         #expect(circle.pixelFormat == .rgba8)
         #expect(circle.pixel(x: 25, y: 25)[3] == 255 && circle.pixel(x: 25, y: 1)[3] > 128)
         #expect(circle.pixel(x: 2, y: 2)[3] == 0 && circle.pixel(x: 47, y: 47)[3] == 0)
-        #expect(RoundedCorners.circle.identifier == "circle" && RoundedCorners(radius: 4).identifier == "rounded(4.0)")
+        #expect(try RoundedCorners.circle.identifier == "circle" && RoundedCorners(radius: 4).identifier == "rounded(4.0)")
     }
 }
 

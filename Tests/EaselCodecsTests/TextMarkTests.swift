@@ -57,9 +57,9 @@ import Testing
         #expect(reds(marked, x: 0..<200, y: 0..<150) == 0, "nothing elsewhere")
         #expect(marked.isKnownOpaque)
         // A shadow darkens below and right of the glyphs; without one, that stays white.
-        var shadowed = Watermark(mark: text, markIdentifier: "t", position: .center)
+        var shadowed = try Watermark(mark: text, markIdentifier: "t", position: .center)
         shadowed.shadowSigma = 3
-        #expect(shadowed.identifier != Watermark(mark: text, markIdentifier: "t", position: .center).identifier)
+        #expect(try shadowed.identifier != Watermark(mark: text, markIdentifier: "t", position: .center).identifier)
         let withShadow = try shadowed.process(white)
         let without = try Watermark(mark: text, markIdentifier: "t", position: .center).process(white)
         func grays(_ bitmap: Bitmap) -> Int { Self.count(bitmap) { $0[0] < 240 && abs(Int($0[0]) - Int($0[1])) < 8 } }

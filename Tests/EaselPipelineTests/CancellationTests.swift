@@ -130,7 +130,7 @@ func waitFor(_ gate: Gate, within limit: Duration = .seconds(60)) async throws {
         let image = Bitmap(width: 256, height: 256, pixelFormat: .rgba8)
         let flag = CancellationFlag()
         flag.raise()
-        let processors: [any ImageProcessor] = [GaussianBlur(sigma: 2), GaussianBlur(sigma: 249), Sharpen(sigma: 1), Sharpen(sigma: 50)]
+        let processors: [any ImageProcessor] = [try GaussianBlur(sigma: 2), try GaussianBlur(sigma: 249), try Sharpen(sigma: 1), try Sharpen(sigma: 50)]
         for processor in processors {
             #expect(throws: CodecError.cancelled, "\(processor.identifier)") {
                 try WorkCancellation.run(with: flag) { try processor.process(image) }

@@ -143,7 +143,7 @@ struct TierTests {
         }
         func marked(_ mark: PreparedWatermark) -> ImageRequest {
             var request = request(root.child("cat.jpg"), .processors([Resize(width: 64, height: 64, mode: .fit),
-                                                                      Watermark(mark: mark.image, markIdentifier: mark.identifier)]))
+                                                                      try! Watermark(mark: mark.image, markIdentifier: mark.identifier)]))
             request.madeWith = [mark]
             return request
         }
@@ -173,7 +173,7 @@ struct TierTests {
         #expect(again.identifier == replaced.identifier)
         var other = marked(again)
         other.processing = .processors([Resize(width: 32, height: 32, mode: .fit),
-                                        Watermark(mark: again.image, markIdentifier: again.identifier)])
+                                        try Watermark(mark: again.image, markIdentifier: again.identifier)])
         #expect(try await pipeline.encodedImage(for: other).isInMemoryTier, "a neighbour's purge does not stop the mark's answers being kept")
         await pipeline.close()
     }

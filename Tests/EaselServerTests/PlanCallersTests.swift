@@ -73,3 +73,30 @@ import Testing
         #expect(page.status != 0 && page.error.contains("--page"), "\(page.error)")
     }
 }
+
+/// A URL style is a route collection any Hummingbird application can mount on its own router.
+@Suite(.timeLimit(.minutes(2))) struct MountedRoutesTests {
+    @Test func imgproxyRoutesMountedAtAPathOfOurOwnAnswerAsEaselServe() async throws {
+        let server = try TestServer { $0.allowUnsignedAdHoc = true }
+        let options = "rot:90/rs:fill:120:80/g:sm/mc:0.5/plain/local:///cat.jpg@png"
+        // easel serve's own router first.
+        let served = Locked(Data())
+        try await Application(router: server.server.router()).test(.router) { client in
+            let response = try await get(client, "/imgproxy/insecure/" + options)
+            #expect(response.status == .ok)
+            served.withLock { $0 = Data(buffer: response.body) }
+        }
+        // An application's own router: its route, and imgproxy's URLs at /img.
+        let router = Router(context: EaselRequestContext.self)
+        router.get("/api/version") { _, _ in "1.0\n" }
+        router.addRoutes(server.server.imgproxyRoutes(), atPath: "/img")
+        try await Application(router: router).test(.router) { client in
+            let mounted = try await get(client, "/img/insecure/" + options)
+            #expect(mounted.status == .ok && mounted.headers[.contentType] == "image/png")
+            #expect(Data(buffer: mounted.body) == served.withLock { $0 }, "the same bytes as easel serve")
+            #expect(try await get(client, "/api/version").status == .ok)
+            #expect(try await get(client, "/imgproxy/insecure/" + options).status == .notFound, "only what was mounted")
+        }
+        await server.server.shutdown()
+    }
+}

@@ -79,7 +79,7 @@ final class SampleProvider: ImageSourceProvider {
 let photoFormats = [
     ImageFormat(name: "thumb", family: "photos", width: 128, height: 128, fit: .fit, maximumCount: 20),
     ImageFormat(name: "square", family: "photos", width: 96, height: 96, fit: .fill,
-                processors: [RoundedCorners(radius: 12)], maximumCount: 20),
+                processors: [try! RoundedCorners(radius: 12)], maximumCount: 20),
     ImageFormat(name: "gray", family: "photos", width: 64, height: 64, pixelFormat: .gray8, maximumCount: 20),
     ImageFormat(name: "avatar", family: "people", width: 48, height: 48, fit: .fill, maximumCount: 5),
 ]

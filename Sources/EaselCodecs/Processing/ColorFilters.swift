@@ -11,8 +11,14 @@ public struct ChannelCurves: ImageProcessor, Hashable {
     let red: [UInt8], green: [UInt8], blue: [UInt8]
 
     /// A table per channel (256 entries each, clamped); `identifier` names what made them.
-    public init(identifier: String, red: [Int], green: [Int], blue: [Int]) {
-        precondition(red.count == 256 && green.count == 256 && blue.count == 256, "a table has 256 entries")
+    /// - Throws: `CodecError.invalidParameters` for a table of another length.
+    public init(identifier: String, red: [Int], green: [Int], blue: [Int]) throws(CodecError) {
+        guard red.count == 256, green.count == 256, blue.count == 256 else { throw .invalidParameters("a curve table has 256 entries") }
+        self.init(tables: identifier, red: red, green: green, blue: blue)
+    }
+
+    /// (Tables of 256 entries, made here.)
+    private init(tables identifier: String, red: [Int], green: [Int], blue: [Int]) {
         func clamp(_ table: [Int]) -> [UInt8] { table.map { UInt8(min(255, max(0, $0))) } }
         self.identifier = identifier
         (self.red, self.green, self.blue) = (clamp(red), clamp(green), clamp(blue))
@@ -21,7 +27,7 @@ public struct ChannelCurves: ImageProcessor, Hashable {
     /// The same table for the three channels.
     init(identifier: String, all: (Int) -> Int) {
         let table = (0...255).map(all)
-        self.init(identifier: identifier, red: table, green: table, blue: table)
+        self.init(tables: identifier, red: table, green: table, blue: table)
     }
 
     /// thumbor's `brightness(percent)`: `255 × percent / 100` (whole numbers) added to each channel.
@@ -41,7 +47,7 @@ public struct ChannelCurves: ImageProcessor, Hashable {
     /// thumbor's `rgb(r, g, b)`: `255 × percent / 100` added to each channel, its own percent.
     public static func rgb(red: Int, green: Int, blue: Int) -> ChannelCurves {
         func table(_ percent: Int) -> [Int] { (0...255).map { $0 + 255 * percent / 100 } }
-        return ChannelCurves(identifier: "rgb(\(red),\(green),\(blue))", red: table(red), green: table(green), blue: table(blue))
+        return ChannelCurves(tables: "rgb(\(red),\(green),\(blue))", red: table(red), green: table(green), blue: table(blue))
     }
 
     /// thumbor's `colorize(r%, g%, b%, fill)`: each channel blended towards the fill colour's by
@@ -51,7 +57,7 @@ public struct ChannelCurves: ImageProcessor, Hashable {
             (0...255).map { Int((Double($0) * Double(100 - percent) + Double(target) * Double(percent)) / 100) }
         }
         let hex = String(format: "%02x%02x%02x", fill.red, fill.green, fill.blue)
-        return ChannelCurves(identifier: "colorize(\(red),\(green),\(blue),\(hex))", red: table(red, fill.red),
+        return ChannelCurves(tables: "colorize(\(red),\(green),\(blue),\(hex))", red: table(red, fill.red),
                              green: table(green, fill.green), blue: table(blue, fill.blue))
     }
 
@@ -64,7 +70,7 @@ public struct ChannelCurves: ImageProcessor, Hashable {
     public static func curve(all: [(Int, Int)], red: [(Int, Int)], green: [(Int, Int)], blue: [(Int, Int)]) throws -> ChannelCurves {
         let a = try spline(all), r = try spline(red), g = try spline(green), b = try spline(blue)
         func text(_ points: [(Int, Int)]) -> String { "[" + points.map { "(\($0.0),\($0.1))" }.joined(separator: ",") + "]" }
-        return ChannelCurves(identifier: "curve(\(text(all)),\(text(red)),\(text(green)),\(text(blue)))",
+        return ChannelCurves(tables: "curve(\(text(all)),\(text(red)),\(text(green)),\(text(blue)))",
                              red: r.map { a[$0] }, green: g.map { a[$0] }, blue: b.map { a[$0] })
     }
 

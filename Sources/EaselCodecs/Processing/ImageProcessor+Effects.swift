@@ -12,10 +12,10 @@ public struct GaussianBlur: ImageProcessor, Hashable {
 
     /// A blur of `sigma` pixels (0 < sigma ≤ 250), its kernel cut at `radius` pixels each way
     /// (1…1000) when given; a radius that cuts nothing (⌈3 × sigma⌉ or more) is dropped.
-    /// Out-of-range values trap.
-    public init(sigma: Double, radius: Int? = nil) {
-        precondition(sigma > 0 && sigma <= 250, "blur sigma must be in (0, 250]")
-        precondition(radius.map { $0 >= 1 && $0 <= 1_000 } ?? true, "blur radius must be in 1...1000")
+    /// - Throws: `CodecError.invalidParameters` naming a value out of its range.
+    public init(sigma: Double, radius: Int? = nil) throws(CodecError) {
+        guard sigma > 0, sigma <= 250 else { throw .invalidParameters("blur sigma \(sigma) outside (0, 250]") }
+        guard radius.map({ $0 >= 1 && $0 <= 1_000 }) ?? true else { throw .invalidParameters("blur radius outside 1...1000") }
         self.sigma = sigma
         // A radius that cuts nothing is no radius (equal values, equal identifiers).
         self.radius = radius.flatMap { $0 < Self.fullRadius(sigma) ? $0 : nil }
@@ -130,13 +130,17 @@ public struct RoundedCorners: ImageProcessor, Hashable {
     public private(set) var fill: (red: UInt8, green: UInt8, blue: UInt8)?
 
     /// Corners rounded with `radius` pixels.
-    public init(radius: Double) {
-        self.init(radiusX: radius, radiusY: radius)
+    /// - Throws: `CodecError.invalidParameters` for a negative or infinite radius.
+    public init(radius: Double) throws(CodecError) {
+        try self.init(radiusX: radius, radiusY: radius)
     }
 
     /// Elliptical corners: `radiusX` pixels across, `radiusY` down.
-    public init(radiusX: Double, radiusY: Double, fill: (red: UInt8, green: UInt8, blue: UInt8)? = nil) {
-        precondition(radiusX >= 0 && radiusY >= 0, "radius must not be negative")
+    /// - Throws: `CodecError.invalidParameters` for a negative or infinite radius.
+    public init(radiusX: Double, radiusY: Double, fill: (red: UInt8, green: UInt8, blue: UInt8)? = nil) throws(CodecError) {
+        guard radiusX >= 0, radiusY >= 0, radiusX.isFinite, radiusY.isFinite else {
+            throw .invalidParameters("corner radii \(radiusX), \(radiusY): 0 or more")
+        }
         radii = (radiusX, radiusY)
         self.fill = fill
     }

@@ -111,12 +111,12 @@ public struct Pad: ImageProcessor, Hashable {
     /// landscape and the other portrait: thumbor's `adaptive-fit-in` with `fill`).
     public var adaptive = false
 
-    /// A canvas of at least `width × height` pixels (both positive) in the colour `red`, `green`,
-    /// `blue`, `alpha` (opaque by default), the image placed by `gravity` (centred by default).
+    /// A canvas of at least `width × height` pixels (a side below 1 is taken as 1) in the colour
+    /// `red`, `green`, `blue`, `alpha` (opaque by default), the image placed by `gravity`
+    /// (centred by default).
     public init(width: Int, height: Int, red: UInt8, green: UInt8, blue: UInt8, alpha: UInt8 = 255, gravity: Gravity = .center) {
-        precondition(width > 0 && height > 0, "a canvas needs a positive size")
-        self.width = width
-        self.height = height
+        self.width = max(1, width)
+        self.height = max(1, height)
         self.red = red
         self.green = green
         self.blue = blue

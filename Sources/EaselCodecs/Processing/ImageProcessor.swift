@@ -148,12 +148,11 @@ public struct Resize: ImageProcessor, Hashable {
     /// Where `fill` (and `fill-down`, `auto`) crop.
     public var gravity: Gravity
 
-    /// A resize to a `width × height` box (both positive) in `mode`; `upscale` nil takes the mode's
-    /// default (enlarge for `fill` and `exact` only), and `gravity` places the crop.
+    /// A resize to a `width × height` box in `mode` (a side below 1 is taken as 1); `upscale` nil
+    /// takes the mode's default (enlarge for `fill` and `exact` only), and `gravity` places the crop.
     public init(width: Int, height: Int, mode: ResizeMode = .fit, upscale: Bool? = nil, gravity: Gravity = .center) {
-        precondition(width > 0 && height > 0, "a resize needs a positive size")
-        self.width = width
-        self.height = height
+        self.width = max(1, width)
+        self.height = max(1, height)
         self.mode = mode
         self.upscale = upscale ?? (mode == .fill || mode == .exact)
         self.gravity = gravity

@@ -73,10 +73,10 @@ public enum PerceptualDistance {
         return Reference(scales: scales, means: means, squares: squares, width: bitmap.width, height: bitmap.height)
     }
 
-    /// The multi-scale SSIM of `candidate` against `reference` (1: identical).
-    /// - Precondition: the same size.
+    /// The multi-scale SSIM of `candidate` against `reference` (1: identical); 0 for a candidate of
+    /// another size (nothing alike).
     public static func similarity(_ reference: Reference, _ candidate: Bitmap) -> Double {
-        precondition(candidate.width == reference.width && candidate.height == reference.height, "images of one size")
+        guard candidate.width == reference.width, candidate.height == reference.height else { return 0 }
         let scales = pyramid(candidate)
         var total: Float = 0, weights: Float = 0
         for (index, planes) in scales.enumerated() {

@@ -26,8 +26,8 @@ extension Bitmap {
     /// This bitmap resampled to `width × height` with Lanczos-3 (reductions by more than 3× first
     /// average whole blocks), as `Resize` does after it has decided the size.
     public func resampled(width: Int, height: Int, arithmetic: ResampleArithmetic = .automatic) -> Bitmap {
-        precondition(width > 0 && height > 0, "a resample needs a positive size")
-        return Resampler.resize(self, width: width, height: height, arithmetic: arithmetic)
+        // (A side below 1 is taken as 1.)
+        Resampler.resize(self, width: width, height: height, arithmetic: arithmetic)
     }
 }
 

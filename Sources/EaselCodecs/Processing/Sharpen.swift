@@ -28,29 +28,27 @@ public struct Sharpen: ImageProcessor, Hashable {
     public static let thresholdRange = 0...255
 
     /// An unsharp mask with the given `sigma`, `amount` and `threshold` (the defaults suit a
-    /// downscale); a value outside its range traps (`validated` throws instead).
-    public init(sigma: Double = 0.5, amount: Double = 1.0, threshold: Int = 0) {
-        precondition(sigma > 0 && sigma <= Self.sigmaRange.upperBound, "sharpen sigma must be in (0, 100]")
-        precondition(Self.amountRange.contains(amount), "sharpen amount must be in 0...10")
-        precondition(Self.thresholdRange.contains(threshold), "sharpen threshold must be in 0...255")
+    /// downscale).
+    /// - Throws: `CodecError.invalidParameters` naming the parameter out of range.
+    public init(sigma: Double = 0.5, amount: Double = 1.0, threshold: Int = 0) throws(CodecError) {
+        guard sigma > 0, sigma <= Self.sigmaRange.upperBound else {
+            throw CodecError.invalidParameters("sharpen sigma \(sigma) outside (0, 100]")
+        }
+        guard Self.amountRange.contains(amount) else {
+            throw CodecError.invalidParameters("sharpen amount \(amount) outside 0...10")
+        }
+        guard Self.thresholdRange.contains(threshold) else {
+            throw CodecError.invalidParameters("sharpen threshold \(threshold) outside 0...255")
+        }
         self.sigma = sigma
         self.amount = amount
         self.threshold = threshold
     }
 
-    /// The same, for parameters from user input.
+    /// The same as `init(sigma:amount:threshold:)` (kept for callers written before it threw).
     /// - Throws: `CodecError.invalidParameters` naming the parameter out of range.
     public static func validated(sigma: Double = 0.5, amount: Double = 1.0, threshold: Int = 0) throws(CodecError) -> Sharpen {
-        guard sigma > 0, sigma <= sigmaRange.upperBound else {
-            throw CodecError.invalidParameters("sharpen sigma \(sigma) outside (0, 100]")
-        }
-        guard amountRange.contains(amount) else {
-            throw CodecError.invalidParameters("sharpen amount \(amount) outside 0...10")
-        }
-        guard thresholdRange.contains(threshold) else {
-            throw CodecError.invalidParameters("sharpen threshold \(threshold) outside 0...255")
-        }
-        return Sharpen(sigma: sigma, amount: amount, threshold: threshold)
+        try Sharpen(sigma: sigma, amount: amount, threshold: threshold)
     }
 
     /// `sharpen(sigma,amount,threshold)`.

@@ -64,12 +64,11 @@ public enum SmartCrop {
     static let saturationLuma = 40.0...220.0
 
     /// Where to put a `width × height` window inside `bitmap`. The window is clamped to the
-    /// image's size; the returned rectangle always lies inside the image and has the (clamped)
-    /// window's size.
+    /// image's size (and to at least one pixel); the returned rectangle always lies inside the
+    /// image and has the (clamped) window's size.
     public static func region(in bitmap: Bitmap, width: Int, height: Int,
                               strategy: Strategy) -> (x: Int, y: Int, width: Int, height: Int) {
-        precondition(width > 0 && height > 0, "a crop window has at least one pixel")
-        let w = min(width, bitmap.width), h = min(height, bitmap.height)
+        let w = min(max(1, width), bitmap.width), h = min(max(1, height), bitmap.height)
         if w == bitmap.width, h == bitmap.height { return (0, 0, w, h) }
         let grid = Grid(imageWidth: bitmap.width, imageHeight: bitmap.height, windowWidth: w, windowHeight: h)
         let scores: [Double]

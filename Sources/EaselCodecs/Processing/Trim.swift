@@ -41,23 +41,23 @@ public struct Trim: ImageProcessor, Hashable {
     /// thumbor's 442).
     public static func maximumTolerance(_ metric: Metric) -> Int { metric == .perChannel ? 255 : 442 }
 
-    /// A trim of the border within `tolerance` (in `metric`'s units) of the `reference` pixel; a
-    /// tolerance outside 0…`maximumTolerance(metric)` traps (`validated` throws instead).
-    public init(tolerance: Int = 10, metric: Metric = .perChannel, reference: Reference = .topLeft) {
-        precondition(tolerance >= 0 && tolerance <= Self.maximumTolerance(metric), "trim tolerance out of range")
+    /// A trim of the border within `tolerance` (in `metric`'s units) of the `reference` pixel.
+    /// - Throws: `CodecError.invalidParameters` when the tolerance is outside
+    ///   0…`maximumTolerance(metric)`.
+    public init(tolerance: Int = 10, metric: Metric = .perChannel, reference: Reference = .topLeft) throws(CodecError) {
+        guard tolerance >= 0, tolerance <= Self.maximumTolerance(metric) else {
+            throw CodecError.invalidParameters("trim tolerance \(tolerance) outside 0...\(Self.maximumTolerance(metric))")
+        }
         self.tolerance = tolerance
         self.metric = metric
         self.reference = reference
     }
 
-    /// The same, for a tolerance from user input.
+    /// The same as `init(tolerance:metric:reference:)` (kept for callers written before it threw).
     /// - Throws: `CodecError.invalidParameters` when it is outside 0…255 (0…442 Euclidean).
     public static func validated(tolerance: Int = 10, metric: Metric = .perChannel,
                                  reference: Reference = .topLeft) throws(CodecError) -> Trim {
-        guard tolerance >= 0, tolerance <= maximumTolerance(metric) else {
-            throw CodecError.invalidParameters("trim tolerance \(tolerance) outside 0...\(maximumTolerance(metric))")
-        }
-        return Trim(tolerance: tolerance, metric: metric, reference: reference)
+        try Trim(tolerance: tolerance, metric: metric, reference: reference)
     }
 
     /// The native spelling stays `trim(N)`, so existing cache keys do not move.

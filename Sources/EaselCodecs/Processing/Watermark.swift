@@ -91,12 +91,14 @@ public struct Watermark: ImageProcessor {
     public static let maxShadowSigma = 50.0
 
     /// A watermark drawing `mark` (named in `identifier` by `markIdentifier`) with the given
-    /// `opacity`, `position`, offsets and scales (see the properties); an `opacity`, `scale` or
-    /// `heightScale` outside 0…1 traps (`validated` throws instead).
+    /// `opacity`, `position`, offsets and scales (see the properties).
+    /// - Throws: `CodecError.invalidParameters` for an opacity or scale outside 0…1.
     public init(mark: Bitmap, markIdentifier: String, opacity: Double = 1, position: Position = .southEast,
-                offsetX: Int = 0, offsetY: Int = 0, scale: Double = 0, heightScale: Double = 0) {
-        precondition(opacity >= 0 && opacity <= 1, "watermark opacity must be in 0...1")
-        precondition(scale >= 0 && scale <= 1 && heightScale >= 0 && heightScale <= 1, "watermark scale must be in 0...1")
+                offsetX: Int = 0, offsetY: Int = 0, scale: Double = 0, heightScale: Double = 0) throws(CodecError) {
+        guard opacity >= 0, opacity <= 1 else { throw CodecError.invalidParameters("watermark opacity \(opacity) outside 0...1") }
+        guard scale >= 0, scale <= 1, heightScale >= 0, heightScale <= 1 else {
+            throw CodecError.invalidParameters("watermark scale \(scale)/\(heightScale) outside 0...1")
+        }
         self.mark = mark
         self.markIdentifier = markIdentifier
         self.opacity = opacity
@@ -107,16 +109,12 @@ public struct Watermark: ImageProcessor {
         self.heightScale = heightScale
     }
 
-    /// The same, for parameters from user input.
+    /// The same as the initialiser (kept for callers written before it threw).
     /// - Throws: `CodecError.invalidParameters` for an opacity or scale out of range.
     public static func validated(mark: Bitmap, markIdentifier: String, opacity: Double = 1, position: Position = .southEast,
                                  offsetX: Int = 0, offsetY: Int = 0, scale: Double = 0,
                                  heightScale: Double = 0) throws(CodecError) -> Watermark {
-        guard opacity >= 0, opacity <= 1 else { throw CodecError.invalidParameters("watermark opacity \(opacity) outside 0...1") }
-        guard scale >= 0, scale <= 1, heightScale >= 0, heightScale <= 1 else {
-            throw CodecError.invalidParameters("watermark scale \(scale)/\(heightScale) outside 0...1")
-        }
-        return Watermark(mark: mark, markIdentifier: markIdentifier, opacity: opacity, position: position,
+        try Watermark(mark: mark, markIdentifier: markIdentifier, opacity: opacity, position: position,
                          offsetX: offsetX, offsetY: offsetY, scale: scale, heightScale: heightScale)
     }
 

@@ -125,7 +125,7 @@ extension ImgproxyURL {
     private static func trim(_ a: OptionArguments) throws -> Trim {
         try a.atMost(4)
         guard let threshold = try a.int(0, "threshold"), threshold <= 255 else { throw RequestError.invalid("trim: threshold is 0–255") }
-        var trim = Trim(tolerance: threshold, metric: .perChannel)
+        var trim = try Trim(tolerance: threshold, metric: .perChannel)
         if let text = a.arg(1) {
             guard let colour = ImagePlan.colour(text) else { throw RequestError.invalid("trim: bad colour \(text)") }
             trim.colour = [colour.red, colour.green, colour.blue]

@@ -68,7 +68,7 @@ extension ThumborURL {
             }
             tolerance = value
         }
-        return Trim(tolerance: tolerance, metric: .euclidean, reference: reference)
+        return try Trim(tolerance: tolerance, metric: .euclidean, reference: reference)
     }
 
     /// `[-]WxH`: the size (empty or `orig`: the source's), a `-` flipping that axis.

@@ -5,8 +5,9 @@ enum BlurStep: PlanStep {
     static func add(to chain: inout PlanChain) throws(PlanError) {
         guard let blur = chain.plan.blur else { return }
         guard blur > 0, blur <= 250 else { throw .invalid("blur is above 0 and at most 250") }
-        guard let radius = chain.plan.blurRadius else { return chain.append(GaussianBlur(sigma: blur)) }
-        guard radius >= 1, radius <= 150 else { throw .invalid("blur radius is 1–150") }
-        chain.append(GaussianBlur(sigma: blur, radius: radius))
+        if let radius = chain.plan.blurRadius {
+            guard radius >= 1, radius <= 150 else { throw .invalid("blur radius is 1–150") }
+        }
+        do { chain.append(try GaussianBlur(sigma: blur, radius: chain.plan.blurRadius)) } catch { throw .invalid("blur: \(error)") }
     }
 }

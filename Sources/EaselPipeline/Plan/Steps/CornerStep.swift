@@ -7,6 +7,8 @@ enum CornerStep: PlanStep {
         guard let radii = chain.plan.cornerRadii else { return }
         let most = Double(chain.limit)
         guard radii.x >= 0, radii.y >= 0, radii.x <= most, radii.y <= most else { throw .invalid("round_corner radii are 0–\(chain.limit)") }
-        chain.append(RoundedCorners(radiusX: radii.x, radiusY: radii.y, fill: chain.plan.cornerColour))
+        do { chain.append(try RoundedCorners(radiusX: radii.x, radiusY: radii.y, fill: chain.plan.cornerColour)) } catch {
+            throw .invalid("round_corner: \(error)")
+        }
     }
 }
