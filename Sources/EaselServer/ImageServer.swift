@@ -85,54 +85,13 @@ public final class ImageServer: Sendable {
     public init(configuration: ServerConfiguration, registry: PrometheusCollectorRegistry = PrometheusMetricsFactory.defaultRegistry,
                 environment: [String: String] = ProcessInfo.processInfo.environment) throws {
         try configuration.validate()
-        // A preset the parser refuses would turn every URL that names it (every URL, for
-        // `default`) into a 400: refuse it before anything starts, naming it.
-        let presets = configuration.imgproxyPresets.mapValues { $0.split(separator: "/") }
-        for (name, preset) in presets {
-            var options = ImagePlan()
-            do {
-                try ImgproxyURL.apply(preset, to: &options, context: .init(presets: presets, separator: configuration.imgproxyArgumentsSeparator.first ?? ":",
-                                                                            presetPath: [Substring(name)]))
-            } catch {
-                throw ServerConfigurationError.invalidValue(name: "imgproxyPresets[\(name)]", value: "\(error)")
-            }
-        }
-        let markURL = configuration.watermark.map { URL(fileURLWithPath: $0).standardizedFileURL }
-        if let markURL, !FileManager.default.isReadableFile(atPath: markURL.path) {
-            throw ServerConfigurationError.invalidValue(name: "watermark", value: "\(markURL.path) (not a readable file)")
-        }
-        configuredMark = markURL
-        // The fallback image: a file (read like the configured watermark: that file only, besides
-        // the origin) or an http(s) URL (the allow-list applies when it is fetched).
-        var fallbackFile: URL?
-        if let text = configuration.delivery.fallbackImage {
-            if let url = URL(string: text), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https", url.host != nil {
-                fallbackURL = url
-            } else {
-                let file = URL(fileURLWithPath: text).standardizedFileURL
-                guard FileManager.default.isReadableFile(atPath: file.path) else {
-                    throw ServerConfigurationError.invalidValue(name: "delivery.fallbackImage", value: "\(file.path) (not a readable file)")
-                }
-                fallbackURL = file
-                fallbackFile = file
-            }
-        } else {
-            fallbackURL = nil
-        }
+        let presets = try Self.checkedPresets(configuration)
+        let files = try Self.configuredFiles(configuration)
+        configuredMark = files.mark
+        fallbackURL = files.fallback
         self.configuration = configuration
         self.registry = registry
-        let originText = configuration.origin ?? ImageServer.bundledSamples.path
-        if originText.lowercased().hasPrefix("s3://") {
-            do { origin = .s3(try S3Location(originText)) } catch { throw ServerConfigurationError.invalidValue(name: "origin", value: "\(error)") }
-        } else if let url = URL(string: originText), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https", url.host != nil {
-            origin = .http(url)
-        } else {
-            var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: originText, isDirectory: &isDirectory), isDirectory.boolValue else {
-                throw ServerConfigurationError.originNotFound(originText)
-            }
-            origin = .directory(URL(fileURLWithPath: originText).standardizedFileURL)
-        }
+        origin = try Self.origin(configuration)
         let cacheDirectory = configuration.cacheDirectory.map { URL(fileURLWithPath: $0) }
             ?? DiskCache.defaultRootDirectory.appendingPathComponent("serve")
         var originURL: URL?
@@ -140,30 +99,13 @@ public final class ImageServer: Sendable {
         let policy = SourcePolicy(allowHosts: configuration.allowHosts, origin: originURL)
         sourcePolicy = policy
         // S3 settings first: nothing that needs shutting down exists yet if they are wrong.
-        let sharedLocation = try configuration.sharedCache.map { text throws(ServerConfigurationError) -> S3Location in
-            do { return try S3Location(text) } catch { throw .invalidValue(name: "sharedCache", value: "\(error)") }
-        }
-        var needsS3 = sharedLocation != nil || configuration.allowHosts.contains { $0.lowercased().hasPrefix("s3://") }
-        if case .s3 = origin { needsS3 = true }
-        var s3Configuration: S3Client.Configuration?
-        if needsS3 {
-            do { s3Configuration = try .fromEnvironment(environment) } catch {
-                throw ServerConfigurationError.invalidValue(name: "S3 settings", value: "\(error)")
-            }
-            s3Configuration?.requestTimeout = .milliseconds(Int64(checked: configuration.downloadTimeout * 1000))
-        }
+        let (s3Configuration, sharedLocation) = try Self.s3Settings(configuration, origin: origin, environment: environment)
         let fetcher = HTTPFetcher(configuration: .init(
             deadline: .milliseconds(Int64(checked: configuration.downloadTimeout * 1000)), maximumBytes: configuration.maxSourceBytes,
             urlPolicy: { url throws(PipelineError) in try await policy.check(url) }))
         var fetchers: [any ImageFetcher] = [fetcher]
-        // The configured watermark is read by the file fetcher as one more file (the origin's,
-        // or one confined to the watermark alone).
-        let configuredFiles = [markURL, fallbackFile].compactMap { $0 }
-        if case .directory(let root) = origin {
-            fetchers.append(FileFetcher(root: root, maximumBytes: configuration.maxSourceBytes, alsoAllowing: configuredFiles))
-        } else if let first = configuredFiles.first {
-            fetchers.append(FileFetcher(root: first.appendingPathComponent("only-this-file"), maximumBytes: configuration.maxSourceBytes,
-                                        alsoAllowing: configuredFiles))
+        if let files = Self.fileFetcher(configuration, origin: origin, files: [files.mark, files.fallbackFile].compactMap { $0 }) {
+            fetchers.append(files)
         }
         if let s3Configuration {
             let client = S3Client(configuration: s3Configuration)
@@ -179,44 +121,16 @@ public final class ImageServer: Sendable {
         purgeRelay = configuration.peers.isEmpty && configuration.cdnBanURLs.isEmpty && configuration.delivery.purgeByTag.isEmpty ? nil
             : PurgeRelay(peers: configuration.peers, banURLs: configuration.cdnBanURLs, tagEndpoints: configuration.delivery.purgeByTag,
                          token: configuration.adminToken ?? "")
-        // Clients made above are shut down if the pipeline cannot open (a table locked by
-        // another instance, say): an HTTP client dropped without it stops a debug build.
-        let clients = (fetcher: fetcher, s3: s3, relay: purgeRelay)
         let metrics = ServerMetrics(registry: registry)
         self.metrics = metrics
-        do {
-        pipeline = try ImagePipeline(configuration: .init(
-            formats: configuration.imageFormats, cacheDirectory: cacheDirectory.appendingPathComponent("pipeline"),
-            memoryCostLimit: configuration.memoryLimit / 2, diskByteLimit: configuration.diskLimit,
-            // No download rate limit (a client-side politeness default): a server's limits are
-            // its concurrency, its queue and the origin allow-list.
-            fetchers: fetchers, maximumConcurrentDecodes: configuration.processingConcurrency, downloadRate: nil,
-            decodingLimits: DecodingLimits(maxPixels: configuration.maxSourcePixels, maxInputBytes: configuration.maxSourceBytes),
-            newestFirst: false,  // a server serves in arrival order: nobody starves behind newer requests
-            encodedMemoryCostLimit: configuration.memoryLimit / 2, sharedStores: sharedStore.map { [$0] } ?? [],
-            familyInBackground: configuration.familyInBackground, metricsFactory: metrics.factory, offersJPEGXL: configuration.jpegXL))
-        } catch {
-            Task.detached {
-                try? await clients.fetcher.shutdown()
-                try? await clients.s3?.shutdown()
-                await clients.relay?.shutdown()
-            }
-            throw error
-        }
+        pipeline = try Self.pipeline(configuration, cacheDirectory: cacheDirectory, fetchers: fetchers, sharedStore: sharedStore, metrics: metrics,
+                                     clients: (fetcher, s3, purgeRelay))
         imgproxySigners = zip(configuration.imgproxyKeys, configuration.imgproxySalts).compactMap { key, salt in
             guard let key = Data(hex: key), let salt = Data(hex: salt) else { return nil }
             return URLSigner(keys: [key], salt: salt)
         }
         cacheTagField = configuration.delivery.cacheTagHeader.isEmpty ? nil : HTTPField.Name(configuration.delivery.cacheTagHeader)
-        let imgproxy = configuration.imgproxy
-        imgproxySettings = ImgproxyURL.Settings(
-            presets: presets, separator: configuration.imgproxyArgumentsSeparator.first ?? ":", baseURL: imgproxy.baseURL,
-            replacements: (try? ImgproxyURL.URLReplacement.list(imgproxy.urlReplacements)) ?? [],  // validated above
-            base64IncludesFilename: imgproxy.base64URLIncludesFilename, onlyPresets: imgproxy.onlyPresets,
-            allowedOptions: Set(imgproxy.allowedProcessingOptions), skipProcessing: Set(imgproxy.skipProcessingFormats.compactMap(ImgproxyURL.sourceType)),
-            enforcedFormats: imgproxy.enforcedFormats, clientHints: imgproxy.enableClientHints, keepCopyright: imgproxy.keepCopyright,
-            autoQuality: configuration.autoQuality.settings(), autoQualityByDefault: imgproxy.autoQualityByDefault,
-            maxResultDimension: imgproxy.maxResultDimension, maxSide: configuration.maxAdHocSize, maxPixels: configuration.maxOutputPixels)
+        imgproxySettings = Self.imgproxySettings(configuration, presets: presets)
         signer = URLSigner(keys: configuration.signingKeys.compactMap { Data(hex: $0) }, salt: Data(hex: configuration.signingSalt) ?? Data())
         admission = Admission(limit: configuration.processingConcurrency + configuration.maxQueue) { metrics.queue.record($0) }
         var byName: [String: ServerConfiguration.Format] = [:]
