@@ -16,6 +16,10 @@ extension Coalescer where Failure == PipelineError, Priority == ImageRequest.Pri
 /// Runs at most `limit` operations at once. Waiting operations start by priority, and among
 /// equal priorities the most recently queued first (LIFO: the rows a user scrolled to last).
 /// An optional rate limit spaces the starts.
+///
+/// Background work (`.veryLow`: a family's formats after an answer) starts only when nothing
+/// else runs or waits, so that under load it never takes a core an answer needs; raised to a
+/// higher priority while it waits (a request joined it), it starts like any other.
 final class WorkQueue: Sendable {
     private struct Ticket {
         var priority: ImageRequest.Priority
@@ -73,7 +77,7 @@ final class WorkQueue: Sendable {
             await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
                 let outcome = state.withLock { state -> Bool? in
                     if Task.isCancelled { return false }
-                    if state.running < limit, state.waiting.isEmpty {
+                    if Self.mayStart(handle.priority, state, limit: limit) {
                         state.running += 1
                         return true
                     }
@@ -84,12 +88,9 @@ final class WorkQueue: Sendable {
                     continuation.resume(returning: outcome)
                     return
                 }
-                handle.observe { [weak self] priority in
-                    self?.state.withLock { $0.waiting[id]?.priority = priority }
-                }
+                handle.observe { [weak self] priority in self?.reprioritise(id, priority) }
                 // A change made before the observer was registered.
-                let priority = handle.priority
-                state.withLock { $0.waiting[id]?.priority = priority }
+                reprioritise(id, handle.priority)
             }
         } onCancel: {
             let ticket = state.withLock { $0.waiting.removeValue(forKey: id) }
@@ -99,13 +100,37 @@ final class WorkQueue: Sendable {
         if !granted { throw .cancelled }
     }
 
+    /// Whether work of `priority` may start now: a free slot and nothing of its priority or
+    /// higher waiting; background work only when nothing else runs or waits.
+    private static func mayStart(_ priority: ImageRequest.Priority, _ state: State, limit: Int) -> Bool {
+        guard state.running < limit else { return false }
+        if priority == .veryLow { return state.running == 0 && state.waiting.isEmpty }
+        return !state.waiting.values.contains { $0.priority >= priority }
+    }
+
+    /// A waiting ticket's new priority; raised out of the background with a slot free, it starts.
+    private func reprioritise(_ id: UInt64, _ priority: ImageRequest.Priority) {
+        let started = state.withLock { state -> Ticket? in
+            guard var ticket = state.waiting.removeValue(forKey: id) else { return nil }
+            ticket.priority = priority
+            if priority > .veryLow, Self.mayStart(priority, state, limit: limit) {
+                state.running += 1
+                return ticket
+            }
+            state.waiting[id] = ticket
+            return nil
+        }
+        started?.continuation.resume(returning: true)
+    }
+
     private func release() {
         let next = state.withLock { state -> Ticket? in
             let newestFirst = self.newestFirst
             guard let best = state.waiting.max(by: { a, b in
                 if a.value.priority != b.value.priority { return a.value.priority < b.value.priority }
                 return newestFirst ? a.value.sequence < b.value.sequence : a.value.sequence > b.value.sequence
-            }) else {
+            }), best.value.priority > .veryLow || state.running == 1 else {
+                // (Background work waits for the last running operation to end.)
                 state.running -= 1
                 return nil
             }
