@@ -160,26 +160,38 @@ enum Orientation {
         let w = bitmap.width, h = bitmap.height
         let (outWidth, outHeight) = swapsAxes(orientation) ? (h, w) : (w, h)
         var result = Bitmap(width: outWidth, height: outHeight, pixelFormat: bitmap.pixelFormat)
-        let bpp = bitmap.pixelFormat.bytesPerPixel, outRowBytes = result.rowBytes
-        bitmap.withUnsafeBytes { source in
-            result.withUnsafeMutableBytes { destination in
-                for y in 0..<outHeight {
-                    for x in 0..<outWidth {
-                        // The stored pixel shown at (x, y).
-                        let (sx, sy): (Int, Int) = switch orientation {
-                        case 2: (w - 1 - x, y)
-                        case 3: (w - 1 - x, h - 1 - y)
-                        case 4: (x, h - 1 - y)
-                        case 5: (y, x)
-                        case 6: (y, h - 1 - x)
-                        case 7: (w - 1 - y, h - 1 - x)
-                        default: (w - 1 - y, x) // 8
+        // The stored pixel shown at (x, y) is (sx, sy) = origin + x × across + y × down.
+        let (origin, across, down): ((Int, Int), (Int, Int), (Int, Int)) = switch orientation {
+        case 2: ((w - 1, 0), (-1, 0), (0, 1))          // (w − 1 − x, y)
+        case 3: ((w - 1, h - 1), (-1, 0), (0, -1))     // (w − 1 − x, h − 1 − y)
+        case 4: ((0, h - 1), (1, 0), (0, -1))          // (x, h − 1 − y)
+        case 5: ((0, 0), (0, 1), (1, 0))               // (y, x)
+        case 6: ((0, h - 1), (0, -1), (1, 0))          // (y, h − 1 − x)
+        case 7: ((w - 1, h - 1), (0, -1), (-1, 0))     // (w − 1 − y, h − 1 − x)
+        default: ((w - 1, 0), (0, 1), (-1, 0))         // 8: (w − 1 − y, x)
+        }
+        // Whole pixels at a time (rows start on 64-byte boundaries, so every pixel is aligned).
+        func remap<Pixel>(_ type: Pixel.Type) {
+            let sourceRow = bitmap.rowBytes / MemoryLayout<Pixel>.stride, outRow = result.rowBytes / MemoryLayout<Pixel>.stride
+            let start = origin.0 + origin.1 * sourceRow, stepX = across.0 + across.1 * sourceRow, stepY = down.0 + down.1 * sourceRow
+            bitmap.withUnsafeBytes { source in
+                result.withUnsafeMutableBytes { destination in
+                    let from = source.baseAddress!.assumingMemoryBound(to: Pixel.self)
+                    let to = destination.baseAddress!.assumingMemoryBound(to: Pixel.self)
+                    for y in 0..<outHeight {
+                        var index = start + y * stepY
+                        let row = to + y * outRow
+                        for x in 0..<outWidth {
+                            row[x] = from[index]
+                            index += stepX
                         }
-                        (destination.baseAddress! + y * outRowBytes + x * bpp).copyMemory(
-                            from: source.baseAddress! + sy * bitmap.rowBytes + sx * bpp, byteCount: bpp)
                     }
                 }
             }
+        }
+        switch bitmap.pixelFormat.bytesPerPixel {
+        case 4: remap(UInt32.self)
+        default: remap(UInt8.self)
         }
         if bitmap.isKnownOpaque { result.markOpaque() }
         return result

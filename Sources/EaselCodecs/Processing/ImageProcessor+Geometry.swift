@@ -19,26 +19,8 @@ public struct Flip: ImageProcessor, Hashable {
     /// flag is set.
     public func process(_ bitmap: Bitmap) throws -> Bitmap {
         guard horizontal || vertical else { return bitmap }
-        var result = Bitmap(width: bitmap.width, height: bitmap.height, pixelFormat: bitmap.pixelFormat)
-        let bpp = bitmap.pixelFormat.bytesPerPixel, width = bitmap.width, height = bitmap.height
-        let sourceRowBytes = bitmap.rowBytes, rowBytes = result.rowBytes
-        bitmap.withUnsafeBytes { source in
-            result.withUnsafeMutableBytes { destination in
-                for y in 0..<height {
-                    let from = source.baseAddress! + (vertical ? height - 1 - y : y) * sourceRowBytes
-                    let to = destination.baseAddress! + y * rowBytes
-                    guard horizontal else {
-                        to.copyMemory(from: from, byteCount: width * bpp)
-                        continue
-                    }
-                    for x in 0..<width {
-                        (to + x * bpp).copyMemory(from: from + (width - 1 - x) * bpp, byteCount: bpp)
-                    }
-                }
-            }
-        }
-        if bitmap.isKnownOpaque { result.markOpaque() }
-        return result
+        // EXIF's mirrorings: 2 across, 4 down, 3 both (a half turn).
+        return Orientation.apply(horizontal && vertical ? 3 : horizontal ? 2 : 4, to: bitmap)
     }
 }
 
