@@ -49,72 +49,7 @@ extension ImageServer {
             guard ["wm", "wmu", "wmt"].contains(pair[0]) || seen.insert(pair[0]).inserted else {
                 throw RequestError.invalid("option \(pair[0]) is given twice")
             }
-            let value = pair[1]
-            func number(_ name: String, _ range: ClosedRange<Double>) throws -> Double {
-                guard let number = RequestNumber.decimal(value, in: range) else {
-                    throw RequestError.invalid("\(name) is \(range.lowerBound.formatted())–\(range.upperBound.formatted())")
-                }
-                return number
-            }
-            switch pair[0] {
-            case "w" where value == "auto" || value.hasPrefix("auto:"):
-                // The client's width (Client Hints), else the fallback given (else no limit but
-                // the ad-hoc one).
-                width = value == "auto" ? configuration.maxAdHocSize : RequestNumber.whole(value.dropFirst("auto:".count))
-                options.widthFromHints = true
-            case "w": width = RequestNumber.whole(value)
-            case "h": height = RequestNumber.whole(value)
-            case "fit":
-                guard let mode = ResizeMode(rawValue: String(value)) else {
-                    throw RequestError.invalid("fit is fit, fill, fill-down, auto or exact")
-                }
-                options.mode = mode
-            case "q":
-                if value == "auto" || value.hasPrefix("auto:") {
-                    // Autoquality, with the server's target or the URL's own (`q=auto:0.003`).
-                    let target = value == "auto" ? nil : RequestNumber.decimal(value.dropFirst("auto:".count))
-                    guard value == "auto" || (target.map { $0 > 0 && $0 <= 1 } ?? false) else {
-                        throw RequestError.invalid("q=auto:TARGET takes a distance above 0, at most 1")
-                    }
-                    options.autoQuality = configuration.autoQuality.settings(target: target)
-                    break
-                }
-                guard let quality = RequestNumber.whole(value), (1...100).contains(quality) else { throw RequestError.invalid("q is 1–100, auto or auto:TARGET") }
-                options.quality = quality
-            case "f" where value == "auto":
-                options.bestFormat = true
-            case "f":
-                guard let type = ImageEncoding.Format(rawValue: value == "jpg" ? "jpeg" : String(value)) else {
-                    throw RequestError.invalid("f is jpeg, png, webp, avif, jxl, gif, ico, bmp, svg, heic or auto")
-                }
-                options.format = type
-            case "dpr" where value == "auto": options.dprFromHints = true
-            case "dpr": options.dpr = try number("dpr", 0.1...8)
-            case "g":
-                if value.hasPrefix("fp:") {
-                    let parts = value.split(separator: ":")
-                    guard parts.count == 3, let x = RequestNumber.decimal(parts[1]), let y = RequestNumber.decimal(parts[2]), (0...1).contains(x), (0...1).contains(y) else {
-                        throw RequestError.invalid("g=fp:X:Y takes fractions 0–1")
-                    }
-                    options.gravity = .focalPoint(x: x, y: y)
-                } else {
-                    guard let gravity = ImagePlan.gravity(named: value) else {
-                        throw RequestError.invalid("g is c, n, s, e, w, ne, nw, se, sw, sm, entropy or fp:X:Y")
-                    }
-                    options.gravity = gravity
-                }
-            case "blur": options.blur = try number("blur", 0.1...250)
-            case "sharpen": options.sharpen = try number("sharpen", 0.1...10)
-            case "page": options.page = try RequestError.planning { try ImagePlan.page(value) }
-            case "t": options.video.second = try number("t", 0...VideoPosition.maxSecond)
-            case "keyframe":
-                guard let flag = ["1": true, "0": false, "true": true, "false": false][value] else { throw RequestError.invalid("keyframe is 1 or 0") }
-                options.video.keyframeOnly = flag
-            case "wm", "wmu", "wmt":
-                options.watermarks.append(try Self.nativeMark(kind: pair[0], value))
-                try RequestError.planning { try options.checkMarkCount() }
-            default: throw RequestError.invalid("unknown option \(pair[0])")
-            }
+            try applyNativeOption(pair[0], pair[1], to: &options, width: &width, height: &height)
         }
         let limit = configuration.maxAdHocSize
         guard let width, let height, (1...limit).contains(width), (1...limit).contains(height) else {
@@ -126,6 +61,77 @@ extension ImageServer {
         options.width = width
         options.height = height
         return ImagePath(processing: .adHoc(options), source: source, spec: spec)
+    }
+
+    /// One native option `name=value` into `options` (the size into `width` and `height`,
+    /// checked once all are read).
+    func applyNativeOption(_ name: Substring, _ value: Substring, to options: inout ImagePlan, width: inout Int?,
+                           height: inout Int?) throws {
+        func number(_ name: String, _ range: ClosedRange<Double>) throws -> Double {
+            guard let number = RequestNumber.decimal(value, in: range) else {
+                throw RequestError.invalid("\(name) is \(range.lowerBound.formatted())–\(range.upperBound.formatted())")
+            }
+            return number
+        }
+        switch name {
+        case "w" where value == "auto" || value.hasPrefix("auto:"):
+            // The client's width (Client Hints), else the fallback given (else no limit but
+            // the ad-hoc one).
+            width = value == "auto" ? configuration.maxAdHocSize : RequestNumber.whole(value.dropFirst("auto:".count))
+            options.widthFromHints = true
+        case "w": width = RequestNumber.whole(value)
+        case "h": height = RequestNumber.whole(value)
+        case "fit":
+            guard let mode = ResizeMode(rawValue: String(value)) else {
+                throw RequestError.invalid("fit is fit, fill, fill-down, auto or exact")
+            }
+            options.mode = mode
+        case "q":
+            if value == "auto" || value.hasPrefix("auto:") {
+                // Autoquality, with the server's target or the URL's own (`q=auto:0.003`).
+                let target = value == "auto" ? nil : RequestNumber.decimal(value.dropFirst("auto:".count))
+                guard value == "auto" || (target.map { $0 > 0 && $0 <= 1 } ?? false) else {
+                    throw RequestError.invalid("q=auto:TARGET takes a distance above 0, at most 1")
+                }
+                options.autoQuality = configuration.autoQuality.settings(target: target)
+                break
+            }
+            guard let quality = RequestNumber.whole(value), (1...100).contains(quality) else { throw RequestError.invalid("q is 1–100, auto or auto:TARGET") }
+            options.quality = quality
+        case "f" where value == "auto":
+            options.bestFormat = true
+        case "f":
+            guard let type = ImageEncoding.Format(rawValue: value == "jpg" ? "jpeg" : String(value)) else {
+                throw RequestError.invalid("f is jpeg, png, webp, avif, jxl, gif, ico, bmp, svg, heic or auto")
+            }
+            options.format = type
+        case "dpr" where value == "auto": options.dprFromHints = true
+        case "dpr": options.dpr = try number("dpr", 0.1...8)
+        case "g":
+            if value.hasPrefix("fp:") {
+                let parts = value.split(separator: ":")
+                guard parts.count == 3, let x = RequestNumber.decimal(parts[1]), let y = RequestNumber.decimal(parts[2]), (0...1).contains(x), (0...1).contains(y) else {
+                    throw RequestError.invalid("g=fp:X:Y takes fractions 0–1")
+                }
+                options.gravity = .focalPoint(x: x, y: y)
+            } else {
+                guard let gravity = ImagePlan.gravity(named: value) else {
+                    throw RequestError.invalid("g is c, n, s, e, w, ne, nw, se, sw, sm, entropy or fp:X:Y")
+                }
+                options.gravity = gravity
+            }
+        case "blur": options.blur = try number("blur", 0.1...250)
+        case "sharpen": options.sharpen = try number("sharpen", 0.1...10)
+        case "page": options.page = try RequestError.planning { try ImagePlan.page(value) }
+        case "t": options.video.second = try number("t", 0...VideoPosition.maxSecond)
+        case "keyframe":
+            guard let flag = ["1": true, "0": false, "true": true, "false": false][value] else { throw RequestError.invalid("keyframe is 1 or 0") }
+            options.video.keyframeOnly = flag
+        case "wm", "wmu", "wmt":
+            options.watermarks.append(try Self.nativeMark(kind: name, value))
+            try RequestError.planning { try options.checkMarkCount() }
+        default: throw RequestError.invalid("unknown option \(name)")
+        }
     }
 
     /// A native mark: `wm=[opacity[:position[:x[:y[:scale[:shadow[:rotate]]]]]]]` (the

@@ -100,3 +100,51 @@ import Testing
         await server.server.shutdown()
     }
 }
+
+/// One plan whichever style wrote it: the same request in three URL styles and the CLI is one
+/// chain (one identity), one decode in the server; every output limit is the same typed refusal
+/// from every style.
+@Suite(.timeLimit(.minutes(2))) struct OnePlanEveryStyleTests {
+    @Test func theSameRequestInThreeStylesIsOneDecode() async throws {
+        let server = try TestServer { $0.allowUnsignedAdHoc = true }
+        try await server.test { (client: any TestClientProtocol) async throws in
+            let paths = ["/images/w=300,h=200,fit=fill,q=80,f=jpeg/cat.jpg",
+                         "/imgproxy/insecure/rs:fill:300:200:1/q:80/plain/local:///cat.jpg@jpg",
+                         "/thumbor/unsafe/300x200/filters:quality(80)/cat.jpg"]
+            var bodies: [Data] = []
+            for path in paths {
+                let response = try await get(client, path, headers: [.accept: "image/jpeg"])
+                #expect(response.status == .ok, "\(path): \(String(buffer: response.body))")
+                bodies.append(Data(buffer: response.body))
+            }
+            #expect(server.server.pipeline.counters.decodes == 1, "one decode for the three styles")
+            #expect(Set(bodies).count == 1, "the same bytes")
+            // The CLI's plan for the same options is the same chain (the identity's processing part).
+            let cli = try PlanParsing.imgproxy("rs:fill:300:200:1/q:80").plan.processors(limit: 2048, maxPixels: 16_777_216)
+            #expect(cli.identifier == Resize(width: 300, height: 200, mode: .fill).identifier)
+        }
+    }
+
+    @Test func eachOutputLimitIsTheSameRefusalFromEveryStyle() async throws {
+        let server = try TestServer { $0.allowUnsignedAdHoc = true }
+        // (limit, native, imgproxy, thumbor) — the same request past the same limit.
+        let cases: [(String, String, String, String)] = [
+            ("2048 pixels a side", "/images/w=5000,h=100/cat.jpg", "/imgproxy/insecure/rs:fit:5000:100/plain/local:///cat.jpg",
+             "/thumbor/unsafe/5000x100/cat.jpg"),
+            ("dpr", "/images/w=100,dpr=9/cat.jpg", "/imgproxy/insecure/rs:fit:100:0/dpr:9/plain/local:///cat.jpg", ""),
+            ("blur", "/images/w=100,blur=300/cat.jpg", "/imgproxy/insecure/rs:fit:100:0/bl:300/plain/local:///cat.jpg",
+             "/thumbor/unsafe/100x0/filters:blur(300)/cat.jpg"),
+        ]
+        try await server.test { (client: any TestClientProtocol) async throws in
+            for (limit, native, imgproxy, thumbor) in cases {
+                for path in [native, imgproxy, thumbor] where !path.isEmpty {
+                    let response = try await get(client, path)
+                    #expect(response.status == .badRequest, "\(path): \(response.status)")
+                    #expect(String(buffer: response.body).contains(limit.split(separator: " ").first.map(String.init) ?? limit),
+                            "\(path): \(String(buffer: response.body))")
+                }
+            }
+            #expect(server.server.pipeline.counters.decodes == 0, "refused before any work")
+        }
+    }
+}

@@ -178,7 +178,7 @@ package struct ChildProcess: Sendable {
 package enum ProcessLimits {
     /// At most `bytes` of address space (`RLIMIT_AS`): past it an allocation fails. Under a
     /// sanitizer (whose runtime reserves terabytes of address space) the resident memory is
-    /// watched instead, and the process aborts past it.
+    /// watched instead, and the process kills itself (SIGKILL) past it.
     package static func limitAddressSpace(_ bytes: Int) {
         if easel_is_sanitized() != 0 {
             _ = easel_watch_resident_memory(bytes)
