@@ -36,6 +36,8 @@ public struct ImageRequest: Sendable {
     /// Five levels; among equal priorities the most recently requested work starts first.
     public enum Priority: Int, Sendable, Comparable, CaseIterable {
         /// From lowest to highest; `normal` is the default and prefetches run at `low` at most.
+        /// `veryLow` is background work (a family's formats after an answer): its decodes start
+        /// only when nothing else runs or waits.
         case veryLow, low, normal, high, veryHigh
         public static func < (lhs: Priority, rhs: Priority) -> Bool { lhs.rawValue < rhs.rawValue }
     }
