@@ -23,17 +23,20 @@ import Testing
     static func base64URL(_ text: String) -> String { URLSigner.base64URL(Data(text.utf8)) }
 
     /// Red across (0 at the left, 255 at the right), green down.
+    /// `picture` (as g.png) made as `options` say: a 200, decoded.
+    static func answer(_ client: any TestClientProtocol, _ options: String) async throws -> Bitmap {
+        let response = try await get(client, plain(options, "g.png"))
+        #expect(response.status == .ok, "\(options): \(String(buffer: response.body))")
+        return try image(response)
+    }
+
     static let picture = painted(width: 60, height: 40) { x, y in [UInt8(x * 255 / 59), UInt8(y * 255 / 39), 90, 255] }
 
     @Test func flipAspectRatioExtensionAndTheResultLimitAsImgproxy() async throws {
         let server = try TestServer { $0.allowUnsignedAdHoc = true }
         try ImageEncoder.encode(Self.picture, as: .png()).write(to: server.origin.child("g.png"))
         try await server.test { (client: any TestClientProtocol) async throws in
-            func answer(_ options: String) async throws -> Bitmap {
-                let response = try await get(client, Self.plain(options, "g.png"))
-                #expect(response.status == .ok, "\(options): \(String(buffer: response.body))")
-                return try Self.image(response)
-            }
+            func answer(_ options: String) async throws -> Bitmap { try await Self.answer(client, options) }
             // flip:horizontal:vertical.
             let across = try await answer("fl:1")
             #expect(across.pixel(x: 0, y: 0)[0] > 250 && across.pixel(x: 59, y: 0)[0] < 5 && across.pixel(x: 0, y: 0)[1] < 5)
@@ -227,11 +230,7 @@ import Testing
         let server = try TestServer { $0.allowUnsignedAdHoc = true }
         try ImageEncoder.encode(Self.picture, as: .png()).write(to: server.origin.child("g.png"))
         try await server.test { (client: any TestClientProtocol) async throws in
-            func answer(_ options: String) async throws -> Bitmap {
-                let response = try await get(client, Self.plain(options, "g.png"))
-                #expect(response.status == .ok, "\(options): \(String(buffer: response.body))")
-                return try Self.image(response)
-            }
+            func answer(_ options: String) async throws -> Bitmap { try await Self.answer(client, options) }
             // The top right pixel: red 255, green 0, blue 90 (luma 86).
             let mono = try await answer("mc:1").pixel(x: 59, y: 0)
             #expect(mono[0] == mono[1] && mono[1] == mono[2] && abs(Int(mono[0]) - 86) <= 1, "\(mono)")
