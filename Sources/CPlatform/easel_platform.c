@@ -87,6 +87,11 @@ void easel_worker_signals(void) {
     sigemptyset(&none);
     pthread_sigmask(SIG_SETMASK, &none, NULL);
     prctl(PR_SET_PDEATHSIG, SIGKILL);
+    /* A crash ends the worker by its signal, at once: no crash handler (the Swift runtime's
+       backtracer, a sanitizer's report) outlasts the parent's deadline or turns the signal into
+       an exit status. The parent names the signal; the worker has nothing else to report. */
+    int deadly[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP};
+    for (unsigned i = 0; i < sizeof deadly / sizeof deadly[0]; i++) signal(deadly[i], SIG_DFL);
     /* The parent may have gone before the line above: then there is nobody to work for. */
     if (getppid() == 1) _exit(0);
 }

@@ -32,8 +32,8 @@ struct RenderIsolationTests {
 
     @Test func aRendererThatCrashesCostsOneRenderAndTheNextRenderWorks() throws {
         let isolation = Self.isolation()
-        // (librsvg's panic is an abort, its stack overflow a SIGSEGV; under ThreadSanitizer the
-        // abort shows as a SIGSEGV too: either way, a signal ended the worker.)
+        // (librsvg's panic is an abort, its stack overflow a SIGSEGV: either way a signal ends
+        // the worker, which leaves crash handlers, a sanitizer's included, out of its way.)
         for document in [HostileDocuments.convolution, HostileDocuments.nestedSelectors] {
             let error = Self.failure { try Self.render(document, isolation: isolation) }
             guard case .renderFailed(.svg, let reason) = error else { Issue.record("\(String(describing: error))"); continue }
