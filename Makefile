@@ -3,6 +3,10 @@
 # that `make run` asks for the build group alone).
 .PHONY: run test test-tsan fuzz fuzz-urls fuzz-build fuzz-smoke deps deps-build deps-test deps-web deps-cluster check-setup crash-test table-disk-full disk-cache-full browser-test load cluster cluster-test varnish-test compat-test image image-test docs
 
+# The commit every program is built from, in its GNU build ID (`easel --version`): a linker flag,
+# so a new commit relinks and recompiles nothing (scripts/build-id.sh).
+BUILD_ID := $(shell scripts/build-id.sh)
+
 # Everything every target below uses.
 deps:
 	@scripts/install-deps.sh
@@ -22,7 +26,7 @@ deps-cluster:
 # The main job: the image server on the bundled sample photos, http://127.0.0.1:8080/ (Ctrl-C
 # stops it gracefully). Extra flags: make run ARGS="--port 9000".
 run: deps-build
-	swift build -c release --product easel
+	swift build -c release --product easel $(BUILD_ID)
 	.build/release/easel serve $(ARGS)
 
 # Every test, debug build, warnings treated as errors. Two runs: the suites that make their
@@ -38,7 +42,7 @@ MEDIA_SUITES = VideoTests|TextMarkTests|InfoExtrasTests|MarksAndVideoTests
 TEST_WIDTH ?= 4
 SWIFT_TEST = SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=$(TEST_WIDTH) swift test
 test: deps-test
-	swift build --build-tests -Xswiftc -warnings-as-errors
+	swift build --build-tests $(BUILD_ID) -Xswiftc -warnings-as-errors
 	$(SWIFT_TEST) --skip-build --skip '$(MEDIA_SUITES)'
 	$(SWIFT_TEST) --skip-build --filter '$(MEDIA_SUITES)'
 
@@ -69,7 +73,7 @@ load: deps-build
 # it compiles without a word in the normal build; the compile-time concurrency checks are
 # `make test`'s, in Swift 6 mode with warnings as errors, and this run is for races at run time.
 TSAN_RUN = TSAN_OPTIONS="$${TSAN_OPTIONS:+$$TSAN_OPTIONS:}halt_on_error=1:suppressions=$(CURDIR)/Tests/tsan-suppressions.txt" \
-	$(SWIFT_TEST) --sanitize=thread --scratch-path .build-tsan -Xswiftc -swift-version -Xswiftc 5
+	$(SWIFT_TEST) --sanitize=thread --scratch-path .build-tsan -Xswiftc -swift-version -Xswiftc 5 $(BUILD_ID)
 test-tsan: deps-test
 	$(TSAN_RUN) --no-parallel --filter 'EaselStorageTests|EaselTablesTests'
 	$(TSAN_RUN) --skip-build --no-parallel --filter 'EaselPipelineTests|EaselCodecsTests|EaselRemoteTests' --skip '$(MEDIA_SUITES)'
@@ -94,7 +98,7 @@ fuzz: deps-build
 # make fuzz-urls SEED=12345.
 SEED ?= 1592648798
 fuzz-urls: deps-test
-	swift build --build-tests
+	swift build --build-tests $(BUILD_ID)
 	EASEL_URL_FUZZ_RUNS=1000000 EASEL_URL_FUZZ_SEED=$(SEED) swift test --skip-build --filter 'URLFuzzTests/randomOption'
 
 # An image table on a real 8 MiB tmpfs filling up: an error, never SIGBUS (needs mount rights).
@@ -114,23 +118,23 @@ crash-test: deps-test
 # relayed between them, on loopback (see scripts/cluster.sh). `cluster` runs it until Ctrl-C;
 # `cluster-test` kills an instance under load and checks nothing failed and nothing was made twice.
 cluster: deps-cluster
-	swift build --product easel -Xswiftc -warnings-as-errors  # the flags of `make test`: nothing rebuilt after it
+	swift build --product easel $(BUILD_ID) -Xswiftc -warnings-as-errors  # the flags of `make test`: nothing rebuilt after it
 	scripts/cluster.sh
 
 cluster-test: deps-cluster
-	swift build --product easel -Xswiftc -warnings-as-errors  # the flags of `make test`: nothing rebuilt after it
+	swift build --product easel $(BUILD_ID) -Xswiftc -warnings-as-errors  # the flags of `make test`: nothing rebuilt after it
 	scripts/cluster.sh --test
 
 # easel serve behind a real Varnish with docs/varnish.vcl: Vary, ETag revalidation, Age, signed
 # URLs, purge bans.
 varnish-test: deps-web
-	swift build --product easel -Xswiftc -warnings-as-errors  # the flags of `make test`: nothing rebuilt after it
+	swift build --product easel $(BUILD_ID) -Xswiftc -warnings-as-errors  # the flags of `make test`: nothing rebuilt after it
 	scripts/varnish-test.sh
 
 # imgproxy- and thumbor-compatible URLs made by their real Python clients (imgproxy 1.0.0,
 # libthumbor 2.0.2), against a running easel serve (see scripts/compat-test.sh).
 compat-test: deps-test
-	swift build --product easel -Xswiftc -warnings-as-errors  # the flags of `make test`: nothing rebuilt after it
+	swift build --product easel $(BUILD_ID) -Xswiftc -warnings-as-errors  # the flags of `make test`: nothing rebuilt after it
 	scripts/compat-test.sh
 
 # The container image localhost/easel:latest (scripts/image.sh; podman and mmdebstrap, Debian's,
@@ -151,7 +155,7 @@ image-test: deps-build
 # serves until stopped: compiled only).
 DOC_MODULES = Easel EaselStorage EaselCodecs EaselTables EaselRemote EaselPipeline EaselServer
 docs: deps-build
-	swift build --build-tests -Xswiftc -warnings-as-errors  # the flags of `make test`: nothing rebuilt after it
+	swift build --build-tests $(BUILD_ID) -Xswiftc -warnings-as-errors  # the flags of `make test`: nothing rebuilt after it
 	set -e; rm -rf .build/docs; mkdir -p .build/docs; for module in $(DOC_MODULES); do \
 	  swift package --disable-sandbox generate-documentation --target $$module --warnings-as-errors; \
 	  cp -R .build/plugins/Swift-DocC/outputs/$$module.doccarchive .build/docs/; \

@@ -52,7 +52,8 @@ fail() { echo "image.sh: FAIL: $*" >&2; exit 1; }
 scripts/install-deps.sh image
 
 if [ "${EASEL_IMAGE_SKIP_BUILD:-0}" != 1 ]; then
-  swift build -c release --product easel
+  # shellcheck disable=SC2046  # (the flag splits into its words on purpose)
+  swift build -c release --product easel $(scripts/build-id.sh)
 fi
 [ -x "$binary" ] || fail "$binary is missing (build it, or leave EASEL_IMAGE_SKIP_BUILD unset)"
 

@@ -10,6 +10,9 @@
 #
 #   SKIP_BUILD=1 CPU=0 Benchmarks/peers/autoquality.sh
 set -euo pipefail
+# Like for like: the peers here write no line per request, so neither does easel serve (its
+# access log is on by default; EASEL_ACCESS_LOG=1 measures it with the log).
+export EASEL_ACCESS_LOG="${EASEL_ACCESS_LOG:-0}"
 PEERS="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(dirname "$(dirname "$PEERS")")"
 CPU="${CPU:-0}"

@@ -7,6 +7,9 @@
 #
 # Environment: RUNS=3 DURATION=10 CONNECTIONS=64 SKIP_BUILD=1
 set -euo pipefail
+# Like for like: the peers here write no line per request, so neither does easel serve (its
+# access log is on by default; EASEL_ACCESS_LOG=1 measures it with the log).
+export EASEL_ACCESS_LOG="${EASEL_ACCESS_LOG:-0}"
 PATHS_LUA="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/paths.lua"   # the wrk script: GET each of $PATHS in turn
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT"

@@ -31,6 +31,9 @@
 #                       cold in the same runs as one more row, with its own default settings
 #   WORK_DIR=dir        where the temporary directory is made (default ${TMPDIR:-/tmp})
 set -euo pipefail
+# Like for like: the peers here write no line per request, so neither does easel serve (its
+# access log is on by default; EASEL_ACCESS_LOG=1 measures it with the log).
+export EASEL_ACCESS_LOG="${EASEL_ACCESS_LOG:-0}"
 PEERS_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 BENCH_DIR="$(dirname "$PEERS_DIR")"
 ROOT="$(dirname "$BENCH_DIR")"

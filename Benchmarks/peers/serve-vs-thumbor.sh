@@ -13,6 +13,9 @@
 # its default family of three formats a cold request makes all three from one decode.
 # Environment: PASSES=3 CLIENTS=4 SKIP_BUILD=1
 set -euo pipefail
+# Like for like: the peers here write no line per request, so neither does easel serve (its
+# access log is on by default; EASEL_ACCESS_LOG=1 measures it with the log).
+export EASEL_ACCESS_LOG="${EASEL_ACCESS_LOG:-0}"
 PEERS="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"; BENCH="$(dirname "$PEERS")"; ROOT="$(dirname "$BENCH")"
 cd "$ROOT"
 PASSES="${PASSES:-3}"; CLIENTS="${CLIENTS:-4}"

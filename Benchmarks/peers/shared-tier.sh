@@ -18,6 +18,9 @@
 #
 #   Benchmarks/peers/shared-tier.sh        (SKIP_BUILD=1 to use existing release builds)
 set -euo pipefail
+# Like for like: the peers here write no line per request, so neither does easel serve (its
+# access log is on by default; EASEL_ACCESS_LOG=1 measures it with the log).
+export EASEL_ACCESS_LOG="${EASEL_ACCESS_LOG:-0}"
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT"
 if [ "${SKIP_BUILD:-}" != 1 ]; then

@@ -15,6 +15,9 @@
 #
 # Environment: RUNS=3 COUNT=120 CLIENTS=2 JOBS=2 EASEL=path (default .build/release/easel)
 set -euo pipefail
+# Like for like: the peers here write no line per request, so neither does easel serve (its
+# access log is on by default; EASEL_ACCESS_LOG=1 measures it with the log).
+export EASEL_ACCESS_LOG="${EASEL_ACCESS_LOG:-0}"
 PEERS_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(dirname "$(dirname "$PEERS_DIR")")"
 [ -z "${EASEL:-}" ] || EASEL="$(realpath -m "$EASEL")"

@@ -8,6 +8,9 @@
 #
 # Environment: RUNS=3 DURATION=10 CONNECTIONS=64 SKIP_BUILD=1
 set -euo pipefail
+# Like for like: the peers here write no line per request, so neither does easel serve (its
+# access log is on by default; EASEL_ACCESS_LOG=1 measures it with the log).
+export EASEL_ACCESS_LOG="${EASEL_ACCESS_LOG:-0}"
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT"
 RUNS="${RUNS:-3}"; DURATION="${DURATION:-10}"; CONNECTIONS="${CONNECTIONS:-64}"

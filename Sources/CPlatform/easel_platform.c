@@ -2,6 +2,9 @@
 #include "easel_platform.h"
 
 #include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
+#include <string.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
@@ -100,4 +103,45 @@ void easel_ignore_termination_signals(void) {
     signal(SIGINT, SIG_IGN);
     signal(SIGTERM, SIG_IGN);
     signal(SIGHUP, SIG_IGN);
+}
+
+struct build_id_search {
+    unsigned char *out;
+    int capacity;
+    int length;
+};
+
+/* The first object dl_iterate_phdr reports is the program itself: its notes, then stop. */
+static int find_build_id(struct dl_phdr_info *info, size_t size, void *data) {
+    (void)size;
+    struct build_id_search *search = data;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *segment = &info->dlpi_phdr[i];
+        if (segment->p_type != PT_NOTE) continue;
+        size_t align = segment->p_align == 8 ? 8 : 4;
+        const unsigned char *note = (const unsigned char *)(info->dlpi_addr + segment->p_vaddr);
+        const unsigned char *end = note + segment->p_memsz;
+        while ((size_t)(end - note) >= sizeof(ElfW(Nhdr))) {
+            const ElfW(Nhdr) *header = (const ElfW(Nhdr) *)note;
+            const unsigned char *name = note + sizeof(ElfW(Nhdr));
+            size_t name_size = (header->n_namesz + align - 1) & ~(align - 1);
+            size_t desc_size = (header->n_descsz + align - 1) & ~(align - 1);
+            if ((size_t)(end - name) < name_size || (size_t)(end - name) - name_size < desc_size) break;
+            const unsigned char *desc = name + name_size;
+            if (header->n_type == NT_GNU_BUILD_ID && header->n_namesz == 4 && memcmp(name, "GNU", 4) == 0) {
+                int length = (int)header->n_descsz;
+                memcpy(search->out, desc, (size_t)(length < search->capacity ? length : search->capacity));
+                search->length = length;
+                return 1;
+            }
+            note = desc + desc_size;
+        }
+    }
+    return 1;
+}
+
+int easel_build_id(unsigned char *out, int capacity) {
+    struct build_id_search search = {out, capacity < 0 ? 0 : capacity, 0};
+    dl_iterate_phdr(find_build_id, &search);
+    return search.length;
 }

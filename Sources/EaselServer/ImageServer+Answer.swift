@@ -155,7 +155,9 @@ extension ImageServer {
         }
         let answer: EncodedResponse
         switch result {
-        case .success(let made): answer = made
+        case .success(let made):
+            answer = made
+            AccessLog.Note.current?.tier = made.tier.rawValue
         case .failure(.overloaded):
             throw RequestError.tooManyRequests
         case .failure(.cancelled) where gone.withLock({ $0 }): throw ClientGone()

@@ -102,15 +102,19 @@ final class ReadyAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
         // The access log and the trace read the request as the route would (the framework's own
         // conversion), only when either is on.
         if accessLog != nil || Traces.isEnabled, let routed = ReadyAnswers.routeView(request) {
-            if let accessLog {
-                MetricsMiddleware<EaselRequestContext>.logAnswer(accessLog, method: routed.method, path: String(request.uri.prefix { $0 != "?" }),
-                                                                 route: answer.route, status: 200, since: start, requestID: requestID)
-            }
+            var traceID: String?
             if Traces.isEnabled {
                 let span = ServerSpan.start(method: routed.method, target: request.uri, fields: routed.headerFields, at: Traces.instant(.now - start))
+                if accessLog != nil { traceID = AccessLog.traceID(of: span) }
                 ServerSpan.finish(span, route: answer.route, status: 200, requestID: requestID,
                                   peer: context.channel.remoteAddress, tier: ImageTier.encodedMemory.rawValue,
                                   contentType: head.headers.first(name: "content-type"), bytes: body.readableBytes, replayed: true)
+            }
+            if let accessLog {
+                let entry = AccessLog.Entry(method: routed.method, path: String(request.uri.prefix { $0 != "?" }), route: answer.route, status: 200,
+                                            bytes: key.head ? 0 : body.readableBytes, tier: ImageTier.encodedMemory.rawValue,
+                                            requestID: requestID, traceID: traceID)
+                AccessLog.write(accessLog, entry, since: start)
             }
         }
     }

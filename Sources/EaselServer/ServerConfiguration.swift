@@ -173,9 +173,10 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
     /// After a named format's answer, make the other formats of its family that its decode
     /// covers, in the background (true), or each format only when asked for (false).
     public var familyInBackground: Bool = true
-    /// One log line per answer (info: method, path, route, status, duration, request ID).
-    /// `--access-log`, `EASEL_ACCESS_LOG=1`.
-    public var accessLog: Bool = false
+    /// One log line per answer (info: method, path, route, status, bytes, duration, tier,
+    /// request ID, trace ID when tracing; see `AccessLog`). On by default, as imgproxy's and
+    /// thumbor's; `--no-access-log`, `EASEL_ACCESS_LOG=0` or JSON `"accessLog": false` turn it off.
+    public var accessLog: Bool = true
     /// Where SVG and PDF documents render, and each render worker's limits.
     public var renderWorkers = RenderWorkerSettings()
 

@@ -69,16 +69,17 @@ struct MetricsMiddleware<Context: RequestContext>: RouterMiddleware {
         let requestID = RequestID.of(request.headers)
         guard Traces.isEnabled else {
             return try await RequestID.$current.withValue(requestID) {
-                try await answer(request, context: context, next: next, requestID: requestID)
+                try await answer(request, context: context, next: next, requestID: requestID, traceID: nil)
             }
         }
         // Traced: the answer is a server span, and the pipeline's stages become its children.
         let span = ServerSpan.start(method: request.method, target: request.uri.description, fields: request.headers)
+        let traceID = accessLog ? AccessLog.traceID(of: span) : nil
         return try await Traces.inRequest(span) {
             let answer: Response
             do {
                 answer = try await RequestID.$current.withValue(requestID) {
-                    try await self.answer(request, context: context, next: next, requestID: requestID)
+                    try await self.answer(request, context: context, next: next, requestID: requestID, traceID: traceID)
                 }
             } catch {
                 // (`answer` turns every error into a response; a span is never left open.)
@@ -93,9 +94,10 @@ struct MetricsMiddleware<Context: RequestContext>: RouterMiddleware {
     }
 
     private func answer(_ request: Request, context: Context, next: (Request, Context) async throws -> Response,
-                        requestID: String) async throws -> Response {
+                        requestID: String, traceID: String?) async throws -> Response {
         let start = ContinuousClock.now
         let route = Self.route(request)
+        let note = accessLog ? AccessLog.Note() : nil
         let response: Response
         do {
             // The only transfer coding a request may use is chunked (RFC 9112 §6.1: a coding the
@@ -107,7 +109,7 @@ struct MetricsMiddleware<Context: RequestContext>: RouterMiddleware {
             if let host = request.headers[ConnectionGuard.invalidHostField] {
                 throw RequestError.invalid("an HTTP/1.1 request carries exactly one Host (this one's is \(host == "missing" ? "missing" : "repeated"))")
             }
-            response = try await next(request, context)
+            response = try await AccessLog.Note.$current.withValue(note) { try await next(request, context) }
         } catch is ClientGone {
             response = ImageServer.text(.init(code: ClientGone.status, reasonPhrase: "Client Closed Request"), "the client left")
         } catch let error as HTTPError {
@@ -124,26 +126,13 @@ struct MetricsMiddleware<Context: RequestContext>: RouterMiddleware {
         var answer = response
         answer.headers[Self.noSniff] = "nosniff"
         answer.headers[RequestID.field] = requestID
-        if accessLog {
-            Self.logAnswer(logger, method: request.method, path: request.uri.path, route: route,
-                           status: Int(response.status.code), since: start)
+        if let note {
+            // (The request ID comes from `RequestID.current`, as on every line of the request.)
+            let entry = AccessLog.Entry(method: request.method, path: request.uri.path, route: route, status: Int(response.status.code),
+                                        bytes: response.body.contentLength, tier: note.tier, traceID: traceID)
+            AccessLog.write(logger, entry, since: start)
         }
         return answer
-    }
-
-    /// One access-log line (info): method, path, route, status and duration in milliseconds; the
-    /// request ID comes from `RequestID.current`, or is passed when there is no task (a ready
-    /// answer).
-    static func logAnswer(_ logger: Logger, method: HTTPRequest.Method, path: String, route: String?, status: Int,
-                          since start: ContinuousClock.Instant, requestID: String? = nil) {
-        let elapsed = ContinuousClock.now - start
-        let milliseconds = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
-        var metadata: Logger.Metadata = [
-            "method": .string(method.rawValue), "path": .string(path), "route": .string(route ?? "other"),
-            "status": .stringConvertible(status), "duration_ms": .stringConvertible((milliseconds * 1000).rounded() / 1000),
-        ]
-        if let requestID { metadata["request_id"] = .string(requestID) }
-        logger.info("answered", metadata: metadata)
     }
 
     static var noSniff: HTTPField.Name { HTTPField.Name("X-Content-Type-Options")! }

@@ -3,9 +3,10 @@ import EaselTestSupport
 import Foundation
 import Testing
 
-/// `easel serve --log-format json --access-log` as its own process: every line it writes to
-/// standard error is one JSON object, and each answer's access line carries the answer's
-/// X-Request-ID (the client's when sent, a new one otherwise), route, status and duration.
+/// `easel serve --log-format json` as its own process: every line it writes to standard error is
+/// one JSON object, and the access log (on by default) has a line per answer carrying the
+/// answer's X-Request-ID (the client's when sent, a new one otherwise), route, status, bytes,
+/// duration, the tier the image came from and, with traces on, the trace ID.
 @Suite("easel serve's JSON logs", .timeLimit(.minutes(2)))
 struct LogFormatTests {
     @Test func everyLineIsOneJSONObjectAndAnswersCarryTheirRequestID() async throws {
@@ -17,7 +18,7 @@ struct LogFormatTests {
         let server = try await BlockingIOPool.shared.run {
             try ListeningProcess(executable: builtProduct("easel"),
                                  arguments: ["serve", "--port", "0", "--cache-dir", cache.path, "--origin", origin,
-                                             "--log-format", "json", "--access-log"],
+                                             "--log-format", "json"],
                                  standardError: log)
         }
         let port = server.port
@@ -34,6 +35,8 @@ struct LogFormatTests {
             (try ask("/health", ["X-Request-ID: cli-log-1"]), try ask("/images/thumb/no-such.jpg"),
              try ask("/images/thumb/astronaut.jpg", ["X-Request-ID: " + String(repeating: "x", count: 200)]))
         }
+        let again = try await BlockingIOPool.shared.run { try ask("/images/thumb/astronaut.jpg", ["X-Request-ID: cli-log-again"]) }
+        #expect(again.hasPrefix("HTTP/1.1 200"))
         #expect(health.hasPrefix("HTTP/1.1 200") && requestID(health) == "cli-log-1", "\(health)")
         #expect(missing.hasPrefix("HTTP/1.1 404"))
         let madeForMissing = try #require(requestID(missing), "\(missing)")
@@ -62,7 +65,44 @@ struct LogFormatTests {
         #expect((healthLine["duration_ms"] as? Double).map { $0 >= 0 } == true)
         let missingLine = try #require(access(madeForMissing))
         #expect(missingLine["route"] as? String == "images" && missingLine["status"] as? Int == 404)
-        #expect(access(madeForThumb)?["status"] as? Int == 200)
+        #expect(missingLine["tier"] == nil && missingLine["trace_id"] == nil, "no image, no traces")
+        let thumbLine = try #require(access(madeForThumb))
+        #expect(thumbLine["status"] as? Int == 200 && thumbLine["tier"] as? String == "file", "made from the origin's file: \(thumbLine)")
+        let length = thumb.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
+            .flatMap { Int($0.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) }
+        #expect(length != nil && thumbLine["bytes"] as? Int == length, "the body's length: \(thumbLine)")
+        let againLine = try #require(access("cli-log-again"))
+        #expect(againLine["tier"] as? String == "encodedMemory" && againLine["bytes"] as? Int == length, "from memory: \(againLine)")
+    }
+
+    /// `--no-access-log` (and `EASEL_ACCESS_LOG=0`): answers write no line.
+    @Test(arguments: [(["--no-access-log"], [String: String]()), ([], ["EASEL_ACCESS_LOG": "0"])])
+    func theAccessLogTurnsOff(flags: [String], environment: [String: String]) async throws {
+        let work = try TemporaryDirectory(), cache = try TemporaryDirectory()
+        let logURL = work.child("stderr.log")
+        #expect(FileManager.default.createFile(atPath: logURL.path, contents: nil))
+        let log = try FileHandle(forWritingTo: logURL)
+        let origin = sampleURL("astronaut.jpg").deletingLastPathComponent().path
+        let server = try await BlockingIOPool.shared.run {
+            try ListeningProcess(executable: builtProduct("easel"),
+                                 arguments: ["serve", "--port", "0", "--cache-dir", cache.path, "--origin", origin, "--log-format", "json"] + flags,
+                                 standardError: log, environment: environment)
+        }
+        let port = server.port
+        let answers = try await BlockingIOPool.shared.run { () throws -> [String] in
+            try ["/health", "/images/thumb/astronaut.jpg", "/no-such-route"].map { target in
+                let socket = try RawSocket(port: port)
+                try socket.send("GET \(target) HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                return socket.readUntilClosed(within: .seconds(30)).text
+            }
+        }
+        #expect(answers[0].hasPrefix("HTTP/1.1 200") && answers[1].hasPrefix("HTTP/1.1 200"))
+        server.process.terminate()
+        let exited = try await BlockingIOPool.shared.run { server.waitForExit(within: .seconds(30)) }
+        #expect(exited)
+        try log.close()
+        let text = try String(contentsOf: logURL, encoding: .utf8)
+        #expect(!text.contains("\"message\":\"answered\""), "\(text.prefix(600))")
     }
 
     /// With traces on (an OTLP endpoint that refuses), JSON logs and the access log: every line on
@@ -78,7 +118,7 @@ struct LogFormatTests {
         let server = try await BlockingIOPool.shared.run {
             try ListeningProcess(executable: builtProduct("easel"),
                                  arguments: ["serve", "--port", "0", "--cache-dir", cache.path, "--origin", origin, "--log-format", "json",
-                                             "--access-log", "--traces", "otlp", "--otlp-endpoint", "http://127.0.0.1:1/v1/traces"],
+                                             "--traces", "otlp", "--otlp-endpoint", "http://127.0.0.1:1/v1/traces"],
                                  standardError: log, environment: ["EASEL_ADMIN_TOKEN": token, "OTEL_EXPORTER_OTLP_HEADERS": "api-key=collector-secret-99"])
         }
         let port = server.port
@@ -105,7 +145,13 @@ struct LogFormatTests {
             }
         }
         #expect(lines.contains { $0.contains("\"label\":\"swift-otel\"") }, "swift-otel's lines are among them")
-        #expect(lines.filter { $0.contains("\"message\":\"answered\"") }.count >= 4, "an access line per answer")
+        let accessLines = lines.filter { $0.contains("\"message\":\"answered\"") }
+        #expect(accessLines.count >= 4, "an access line per answer")
+        for line in accessLines {
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            let traceID = object["trace_id"] as? String
+            #expect(traceID?.count == 32 && traceID?.allSatisfy(\.isHexDigit) == true, "the answer's trace: \(line.prefix(300))")
+        }
     }
 
     /// `easel log-relay` (what a JSON server's raw standard error goes through): a JSON line as it

@@ -31,6 +31,9 @@ struct TestServer {
         var configuration = ServerConfiguration()
         configuration.origin = origin.path
         configuration.cacheDirectory = cache.path
+        // The access log (on by default) is the CLI tests' subject (LogFormatTests): here it
+        // would only fill the test output with a line per request.
+        configuration.accessLog = false
         adjust(&configuration)
         server = try ImageServer(configuration: configuration, registry: PrometheusCollectorRegistry(), environment: environment)
     }

@@ -43,6 +43,11 @@ int easel_spawnattr_clean(posix_spawnattr_t *attributes);
  * never outlives the server that started it; it exits at once if the parent is already gone). */
 void easel_worker_signals(void);
 
+/* The program's GNU build ID (its NT_GNU_BUILD_ID note, which `make` sets to the commit it builds,
+ * see scripts/build-id.sh): copies up to `capacity` bytes into `out` and returns the note's
+ * length, or 0 when the program has none. */
+int easel_build_id(unsigned char *out, int capacity);
+
 /* Ignores SIGINT, SIGTERM and SIGHUP (the log relay ends with its input, after the server). */
 void easel_ignore_termination_signals(void);
 

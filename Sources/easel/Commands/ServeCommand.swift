@@ -42,8 +42,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Flag(name: .customLong("jpeg-xl"), help: "Negotiate JPEG XL for clients that name image/jxl in Accept (off by default).") var jpegXL = false
     @Option(name: .customLong("log-format"), help: "text (default) or json: one object a line with time, level, label, message, request_id and the rest (EASEL_LOG_FORMAT).")
     var logFormat: String?
-    @Flag(name: .customLong("access-log"), help: "One log line per answer: method, path, route, status, duration, request ID (EASEL_ACCESS_LOG=1).")
-    var accessLog = false
+    @Flag(name: .customLong("access-log"), inversion: .prefixedNo,
+          help: "One info line per answer: method, path, route, status, bytes, duration, tier, request ID, trace ID (on by default; EASEL_ACCESS_LOG=0 turns it off).")
+    var accessLog: Bool?
     @Option(help: ArgumentHelp("none (default) or otlp: a span per request, with the pipeline's stages (queue, fetch, decode, process, encode) as its children, sent over OTLP/HTTP (EASEL_TRACES; OTEL_TRACES_EXPORTER=otlp also turns them on).",
                                discussion: "The receiver is OTEL_EXPORTER_OTLP_ENDPOINT (default http://localhost:4318) or --otlp-endpoint; the other OTEL_* variables (OTEL_SERVICE_NAME, OTEL_TRACES_SAMPLER, OTEL_EXPORTER_OTLP_HEADERS, ...) apply as the OpenTelemetry specification says."))
     var traces: String?
@@ -70,7 +71,7 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.allowHosts += allowHost
         if allowUnsignedAdHoc { configuration.allowUnsignedAdHoc = true }
         if jpegXL { configuration.jpegXL = true }
-        if accessLog { configuration.accessLog = true }
+        if let accessLog { configuration.accessLog = accessLog }
         bootstrapLogging(json: format == "json", secrets: configuration.secrets)
         defer { StandardErrorRelay.finish() }
         CommandRenderIsolation.start(configuration.renderWorkers, requestTimeout: configuration.requestTimeout)
