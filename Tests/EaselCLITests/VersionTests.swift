@@ -46,6 +46,6 @@ struct VersionTests {
         for command in ["serve", "thumbnail", "info", "cache", "sign"] {
             #expect(output.contains(command), "\(shell): \(command)")
         }
-        #expect(output.contains("--log-format"), "\(shell): serve's options")
+        #expect(output.contains("log-format"), "\(shell): serve's options")
     }
 }

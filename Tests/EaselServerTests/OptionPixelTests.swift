@@ -7,7 +7,7 @@ import HummingbirdTesting
 import NIOCore
 import Testing
 
-/// Every URL option the README lists, in each style where it exists, asked of a real server on
+/// Every URL option docs/server.md lists, in each style where it exists, asked of a real server on
 /// small synthetic PNGs whose pixels say where everything went: the answer must change as the
 /// option says (sizes, colours at known places, sharper or softer edges, the focal point's
 /// pixel where it should be). PNG out, so nothing is lost to a lossy encoder.
