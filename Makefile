@@ -1,7 +1,7 @@
 # The two commands of the README, plus the ones CI adds. Each installs what it needs first, and
 # only that (scripts/install-deps.sh's groups: build, test, web; scripts/check-setup.sh checks
 # that `make run` asks for the build group alone).
-.PHONY: run test test-tsan fuzz fuzz-urls fuzz-build fuzz-smoke deps deps-build deps-test deps-web deps-cluster check-setup crash-test table-disk-full disk-cache-full browser-test load cluster cluster-test varnish-test compat-test image image-test docs
+.PHONY: configuration-reference run test test-tsan fuzz fuzz-urls fuzz-build fuzz-smoke deps deps-build deps-test deps-web deps-cluster check-setup crash-test table-disk-full disk-cache-full browser-test load cluster cluster-test varnish-test compat-test image image-test docs
 
 # The commit every program is built from, in its GNU build ID (`easel --version`): a linker flag,
 # so a new commit relinks and recompiles nothing (scripts/build-id.sh).
@@ -45,6 +45,11 @@ test: deps-test
 	swift build --build-tests $(BUILD_ID) -Xswiftc -warnings-as-errors
 	$(SWIFT_TEST) --skip-build --skip '$(MEDIA_SUITES)'
 	$(SWIFT_TEST) --skip-build --filter '$(MEDIA_SUITES)'
+
+# docs/configuration.md from the code's own settings (`easel settings`); a test fails when it is stale.
+configuration-reference: deps-build
+	swift build --product easel $(BUILD_ID) -Xswiftc -warnings-as-errors
+	.build/debug/easel settings > docs/configuration.md
 
 # Headless Chromium opens the gallery of a running `easel serve`: every thumbnail must load.
 browser-test: deps-build

@@ -11,7 +11,7 @@ struct EaselCommand: AsyncParsableCommand {
         easel --generate-completion-script bash > /etc/bash_completion.d/easel.
         """,
         version: "easel " + BuildInfo.description,
-        subcommands: [CacheCommand.self, CompareCommand.self, FetchCommand.self, InfoCommand.self, LogRelayCommand.self, RenderWorkerCommand.self, ServeCommand.self, SignCommand.self,
+        subcommands: [CacheCommand.self, CompareCommand.self, FetchCommand.self, InfoCommand.self, LogRelayCommand.self, RenderWorkerCommand.self, ServeCommand.self, SettingsCommand.self, SignCommand.self,
                       ThumbnailCommand.self, WarmCommand.self]
     )
 }

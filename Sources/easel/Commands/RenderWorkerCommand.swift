@@ -45,3 +45,14 @@ enum CommandRenderIsolation {
         RenderIsolation.use(settings.isolation(executable: "/proc/self/exe", requestTimeout: requestTimeout))
     }
 }
+
+/// `easel settings`: every setting of `easel serve` — JSON key, variables, flag, default and
+/// meaning — as the Markdown of `docs/configuration.md` (`ServerConfiguration.reference`).
+struct SettingsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "settings",
+        abstract: "Print every setting of easel serve: JSON key, environment variables, flag, default and meaning (Markdown)."
+    )
+
+    func run() { print(ServerConfiguration.referenceMarkdown(), terminator: "") }
+}

@@ -19,9 +19,8 @@ struct ServeCommand: AsyncParsableCommand {
         discussion: """
         Defaults: the bundled Samples/ directory as origin, 127.0.0.1:8080, cache under $XDG_CACHE_HOME/easel/serve, \
         formats thumb (fit 256), small (fit 512) and square (fill 256). Settings come from --config FILE (JSON), \
-        then the environment (EASEL_HOST, EASEL_PORT, EASEL_ORIGIN, EASEL_SHARED_CACHE, EASEL_PEERS, \
-        EASEL_CDN_BAN_URLS, EASEL_CACHE_DIR, EASEL_ALLOW_HOSTS, EASEL_SIGNING_KEYS, EASEL_SIGNING_SALT, EASEL_ADMIN_TOKEN), \
-        then these flags. SIGTERM or SIGINT finishes \
+        then the environment (EASEL_HOST, EASEL_PORT, EASEL_ORIGIN and the rest), then these flags: \
+        `easel settings` lists every one with its default (docs/configuration.md). SIGTERM or SIGINT finishes \
         the requests in flight, writes the caches and exits.
         """)
 
