@@ -1,7 +1,7 @@
 # The two commands of the README, plus the ones CI adds. Each installs what it needs first, and
 # only that (scripts/install-deps.sh's groups: build, test, web; scripts/check-setup.sh checks
 # that `make run` asks for the build group alone).
-.PHONY: configuration-reference run test test-tsan fuzz fuzz-urls fuzz-build fuzz-smoke deps deps-build deps-test deps-web deps-cluster check-setup crash-test table-disk-full disk-cache-full browser-test load cluster cluster-test varnish-test compat-test image image-test docs
+.PHONY: configuration-reference figures run test test-tsan fuzz fuzz-urls fuzz-build fuzz-smoke deps deps-build deps-test deps-web deps-cluster check-setup crash-test table-disk-full disk-cache-full browser-test load cluster cluster-test varnish-test compat-test image image-test docs
 
 # The commit every program is built from, in its GNU build ID (`easel --version`): a linker flag,
 # so a new commit relinks and recompiles nothing (scripts/build-id.sh).
@@ -50,6 +50,11 @@ test: deps-test
 configuration-reference: deps-build
 	swift build --product easel $(BUILD_ID) -Xswiftc -warnings-as-errors
 	.build/debug/easel settings > docs/configuration.md
+
+# Every side-by-side peer benchmark (Benchmarks/peers/) at a two-core size, about 20 minutes
+# after the release builds: writes docs/figures.md and the README's headline figures.
+figures: deps-test
+	scripts/figures.sh
 
 # Headless Chromium opens the gallery of a running `easel serve`: every thumbnail must load.
 browser-test: deps-build

@@ -86,8 +86,10 @@ for mode in empty full; do
 done
 
 # 4. The table.
-python3 - "$RESULTS" "$DISKCACHE_VERSION" "$REPEATS" <<'PY'
+python3 - "$RESULTS" "$DISKCACHE_VERSION" "$REPEATS" "$PEERS_DIR" <<'PY'
 import json, statistics, sys
+sys.path.insert(0, sys.argv[4])
+from figures_out import figure
 
 path, version, repeats = sys.argv[1], sys.argv[2], sys.argv[3]
 runs = {}
@@ -127,6 +129,9 @@ for size in sorted({k[0] for k in runs}):
             o_ops = median_of(ours, "ops_per_s")
             d_ops, l_ops = median_of(default, "ops_per_s"), median_of(lru, "ops_per_s")
             label = mode if mode == "empty" else "at %s" % fmt_limit(ours[0]["limit"])
+            what = "%s values, %s, %s" % (fmt_size(size), "empty cache" if mode == "empty" else "held " + label, op)
+            figure("Disk cache", what + ", ops/s in process", "python-diskcache %s (default policy)" % version, o_ops, d_ops, "ops/s", "higher")
+            figure("Disk cache", what + ", ops/s in process", "python-diskcache %s (LRU)" % version, o_ops, l_ops, "ops/s", "higher")
             rows.append((fmt_size(size), label, op, str(ours[0]["count"]),
                          "%.1f" % median_of(ours, "mean_us"), "%.0f" % o_ops,
                          "%.1f" % median_of(default, "mean_us"), "%.2fx" % (o_ops / d_ops if d_ops else float("nan")),

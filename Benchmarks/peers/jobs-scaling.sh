@@ -102,3 +102,7 @@ for j in $JOBS; do
     printf '%-6s %14.1f %9.2fx %18.1f %9.2fx %18.1f %9.2fx\n' "$j" "$(python3 -c "print($n/$e)")" "$(python3 -c "print($e1/$e)")" \
         "$(python3 -c "print($n/$q)")" "$(python3 -c "print($q1/$q)")" "$(python3 -c "print($n/$p)")" "$(python3 -c "print($p1/$p)")"
 done
+# shellcheck source=Benchmarks/peers/figure.sh
+. "$ROOT/Benchmarks/peers/figure.sh"
+figure "Thumbnails" "$n thumbnails of 1920–2560 px ${FORMAT:-jpg} files with every core (easel --jobs $j; $j Pillow processes)" "Pillow ($j processes)" \
+  "$(python3 -c "print($n/$e)")" "$(python3 -c "print($n/$p)")" "images/s" higher

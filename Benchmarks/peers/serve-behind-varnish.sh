@@ -57,3 +57,6 @@ echo "|---|---|---|"
 echo "| easel serve directly | $best_direct | $(grep -E '^ +50%' "$work/direct-$RUNS.txt" | awk '{print $2}') |"
 echo "| through Varnish $(varnishd -V 2>&1 | head -1 | sed 's/.*varnish-\([0-9.]*\).*/\1/') (cache hits) | $best_varnish | $(grep -E '^ +50%' "$work/varnish-$RUNS.txt" | awk '{print $2}') |"
 echo "through Varnish / direct: $(echo "scale=2; $best_varnish / $best_direct" | bc -l)"
+# shellcheck source=Benchmarks/peers/figure.sh
+. "$ROOT/Benchmarks/peers/figure.sh"
+figure "Serving warm" "warm 256 px thumbnails, wrk -c$CONNECTIONS, requests/s" "Varnish $(varnishd -V 2>&1 | head -1 | sed 's/.*varnish-\([0-9.]*\).*/\1/') (cache hits, docs/varnish.vcl)" "$best_direct" "$best_varnish" "requests/s" higher

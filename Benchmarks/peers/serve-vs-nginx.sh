@@ -134,3 +134,8 @@ echo
 if [ -n "$before_pid" ]; then echo "router path (ready answers off), after / before: $(echo "scale=3; $best_off / $best_before" | bc -l)"; fi
 echo "ready answers / bare NIO: $(echo "scale=3; $best_easel / $best_nio" | bc -l)"
 echo "easel / nginx: $(echo "scale=3; $best_easel / $best_nginx" | bc -l); ready answers off / nginx: $(echo "scale=3; $best_off / $best_nginx" | bc -l); bare NIO / nginx: $(echo "scale=3; $best_nio / $best_nginx" | bc -l); bare route / nginx: $(echo "scale=3; $best_bare / $best_nginx" | bc -l)"
+# shellcheck source=Benchmarks/peers/figure.sh
+. "$ROOT/Benchmarks/peers/figure.sh"
+nginx_version=$(nginx -v 2>&1 | sed 's/.*nginx\///')
+figure "Serving warm" "warm 256 px thumbnails, wrk -c$CONNECTIONS, requests/s" "nginx $nginx_version (the same bytes as static files)" "$best_easel" "$best_nginx" "requests/s" higher
+figure "Serving warm" "warm 256 px thumbnails, wrk -c$CONNECTIONS, requests/s" "a bare SwiftNIO handler (the same bytes from memory)" "$best_easel" "$best_nio" "requests/s" higher

@@ -8,8 +8,8 @@
 #
 #   Benchmarks/peers/serve-vs-thumbor.sh     (needs a release build: make run or swift build -c release)
 #
-# Corpus: Samples cover-cropped to 1920x1080 and 2560x1600 (JPEG q85, thumbnail_workload.py),
-# five copies each (100 files). easel serves one format (thumb, fit 256, q80) as thumbor does; with
+# Corpus: thumbnail.sh's 30 photos (Samples cover-cropped to 1280x853 … 4000x3000, JPEG q85,
+# thumbnail_workload.py), five copies each (150 files). easel serves one format (thumb, fit 256, q80) as thumbor does; with
 # its default family of three formats a cold request makes all three from one decode.
 # Environment: PASSES=3 CLIENTS=4 SKIP_BUILD=1
 set -euo pipefail
@@ -96,8 +96,13 @@ for p in $(seq "$PASSES"); do
 done
 rate() { echo "scale=1; $count / $1" | bc -l; }
 echo
-echo "Cold thumbnails from a file origin ($count JPEGs, 1920x1080 and 2560x1600, fit in 256x256, JPEG), $CLIENTS clients, best of $PASSES"
+echo "Cold thumbnails from a file origin ($count JPEGs of 1.1 to 12 MP, fit in 256x256, JPEG), $CLIENTS clients, best of $PASSES"
 echo "| server | thumbnails/s | easel/thumbor |"
 echo "|---|---|---|"
-echo "| thumbor $("$BENCH/.venv-thumbor/bin/python" -c 'import thumbor; print(thumbor.__version__)') (2 processes) | $(rate "$best_thumbor") | |"
+thumbor_version=$("$BENCH/.venv-thumbor/bin/python" -c 'import thumbor; print(thumbor.__version__)')
+echo "| thumbor $thumbor_version (2 processes) | $(rate "$best_thumbor") | |"
 echo "| easel serve | $(rate "$best_easel") | $(echo "scale=2; $best_thumbor / $best_easel" | bc -l) |"
+# shellcheck source=Benchmarks/peers/figure.sh
+. "$PEERS/figure.sh"
+figure "Serving cold" "$count cold thumbnails (1.1–12 MP JPEGs, fit 256, file origin), $CLIENTS clients" "thumbor $thumbor_version (2 processes)" \
+  "$(rate "$best_easel")" "$(rate "$best_thumbor")" "thumbnails/s" higher 1

@@ -28,6 +28,9 @@ Q=(ffmpeg -hide_banner -loglevel error -y)
 "${Q[@]}" -f lavfi -i "testsrc2=s=1920x1080:d=10:r=25" -pix_fmt yuv420p -c:v libx264 -preset veryfast -g 250 "$work/h264-gop10s.mp4"
 "${Q[@]}" -f lavfi -i "testsrc2=s=1920x1080:d=10:r=25" -pix_fmt yuv420p -c:v libx264 -preset veryfast -g 25 "$work/h264-gop1s.mp4"
 "${Q[@]}" -f lavfi -i "testsrc2=s=1280x720:d=10:r=25" -pix_fmt yuv420p -c:v libvpx-vp9 -deadline realtime -cpu-used 8 -b:v 2M -g 250 "$work/vp9-720p.webm"
+# shellcheck source=Benchmarks/peers/figure.sh
+. "$PEERS/figure.sh"
+ffmpeg_version=$(ffmpeg -version | head -1 | awk '{print $3}')
 median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 # Wall seconds of one command, to the microsecond.
 timed() { local start end; start=$(date +%s%N); "$@" >/dev/null 2>&1; end=$(date +%s%N); echo "scale=6; ($end - $start) / 1000000000" | bc; }
@@ -45,8 +48,12 @@ for video in h264-gop10s.mp4 h264-gop1s.mp4 vp9-720p.webm; do
     [ -s "$work/ffmpeg.jpg" ] && [ -s "$work/out/tn_${video%.*}.jpg" ] || { echo "no thumbnail made for $video" >&2; exit 1; }
     t=$(printf '%s\n' "${theirs[@]}" | median) o=$(printf '%s\n' "${ours[@]}" | median)
     printf '| %s | %s | %.1f | %.1f | %.2f× |\n' "$video" "$second" "$(echo "$t * 1000" | bc)" "$(echo "$o * 1000" | bc)" "$(echo "scale=4; $t / $o" | bc)"
+    figure "Formats" "the frame at ${second} s of $video as a 256 px JPEG, whole processes, one core" "ffmpeg $ffmpeg_version" \
+      "$(echo "$o * 1000" | bc)" "$(echo "$t * 1000" | bc)" "ms" lower
   done
 done
+# (BATCH=0: no batch table, which is not like for like: one easel process against BATCH ffmpeg processes.)
+[ "$BATCH" -gt 0 ] || exit 0
 echo
 echo "## The same in batches of $BATCH files (one easel process, $BATCH ffmpeg processes), per file, median of $REPS"
 echo "| video | second | ffmpeg ms a file | easel ms a file | ffmpeg / easel |"
