@@ -70,8 +70,10 @@ for effort in 1 4; do
   ratio=$("$VENV/bin/python" -c "print(f'{$v_total / $e_total:.2f}')")
   echo "| pyvips heifsave | effort $effort (aom speed $((9 - effort))) | $(printf %.2f "$(echo "$vips" | json "['medianMs']")") | $v_rate | $(echo "$vips" | json "['bytes']") | $(psnr_of .vips-e$effort.avif) | $ratio |"
   # Like for like: effort 1 is the encoder speed easel uses (aom speed 8).
-  [ "$effort" = 1 ] && figure "Formats" "AVIF encode of $count 256 px thumbnails (aom speed 8, q$QUALITY), in process, one core" "pyvips $vips_version (heifsave effort 1)" \
-    "$e_total" "$v_total" "s" lower
+  if [ "$effort" = 1 ]; then
+    figure "Formats" "AVIF encode of $count 256 px thumbnails (aom speed 8, q$QUALITY), in process, one core" "pyvips $vips_version (heifsave effort 1)" \
+      "$e_total" "$v_total" "s" lower
+  fi
 done
 echo
 

@@ -105,7 +105,7 @@ cli_table() {
       for _ in $(seq "$REPS"); do for f in $files; do run rsvg-convert -w "$size" -h "$size" -o "$WORK/out/rsvg.png" "$f"; done; done
       r=$("$VENV/bin/python" -c "print($(date +%s.%N) - $start)")
       echo "| $set | $size px | $(printf %.2f "$e") | $(printf %.2f "$r") | $(ratio "$r" "$e") |"
-      [ "$1" = each ] && figure "Formats" "SVG ($set) to a $size px PNG, a process per file, one core" "rsvg-convert" "$e" "$r" s lower
+      if [ "$1" = each ]; then figure "Formats" "SVG ($set) to a $size px PNG, a process per file, one core" "rsvg-convert" "$e" "$r" s lower; fi
     done
   done
   echo
