@@ -51,7 +51,7 @@ configuration-reference: deps-build
 	swift build --product easel $(BUILD_ID) -Xswiftc -warnings-as-errors
 	.build/debug/easel settings > docs/configuration.md
 
-# Every side-by-side peer benchmark (Benchmarks/peers/) at a two-core size, about 20 minutes
+# Every side-by-side peer benchmark (Benchmarks/peers/) at a two-core size, about 12 minutes
 # after the release builds: writes docs/figures.md and the README's headline figures.
 figures: deps-test
 	scripts/figures.sh

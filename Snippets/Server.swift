@@ -23,7 +23,7 @@ if FileManager.default.fileExists(atPath: file) {
     configuration = try ServerConfiguration.load(file: file)    // every key optional
 }
 try configuration.apply(environment: ProcessInfo.processInfo.environment)   // EASEL_* win over the file
-configuration.accessLog = true                                  // code (flags, in easel serve) wins over both
+configuration.maxAge = 3600                                     // code (flags, in easel serve) wins over both
 // snippet.end
 
 // snippet.make

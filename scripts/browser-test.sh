@@ -12,7 +12,8 @@ if ! command -v chromium >/dev/null; then
     apt-get update -q >&2
     DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >&2
 fi
-swift build --product easel >&2
+# shellcheck disable=SC2046  # (the build ID's flag splits into its words on purpose; see scripts/build-id.sh)
+swift build --product easel $(scripts/build-id.sh) >&2
 easel="$(swift build --show-bin-path)/easel"
 work="$(mktemp -d)"
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')

@@ -16,13 +16,14 @@ import sys
 AREAS = ["Thumbnails", "Big photos", "Serving cold", "Serving warm", "Formats", "Disk cache", "Scale-out"]
 
 NOTES = {
-    "Thumbnails": "Whole processes on both sides, on one core (`taskset`), so start-up counts on both: "
-                  "Python's and its imports for the peers, easel's for easel. The C floor is libjpeg-turbo "
-                  "used directly, the least any JPEG thumbnailer can take.",
+    "Thumbnails": "Whole processes on both sides, so start-up counts on both: Python's and its imports for "
+                  "the peers, easel's for easel. One core (`taskset`), except the row that uses every core "
+                  "(`easel thumbnail --jobs N` against N Pillow processes). The C floor is libjpeg-turbo used "
+                  "directly, the least a JPEG thumbnailer can take.",
     "Big photos": "One file a process, both whole processes on one core (`VIPS_CONCURRENCY=1`): peak resident "
                   "memory is the kernel's `ru_maxrss` of each process.",
     "Serving cold": "Every request a cold thumbnail (nothing cached), from a file origin, over keep-alive "
-                    "connections from one client. thumbor runs 2 processes and keeps no storage; easel is one "
+                    "connections from a Python client's 4 threads. thumbor runs 2 processes and keeps no storage; easel is one "
                     "process, starts fresh for each pass and writes each answer to its disk cache.",
     "Serving warm": "The same cached thumbnails, `wrk` on the same two cores as the server; the peers write no "
                     "access log, nor does easel here.",

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # make figures: every side-by-side peer benchmark of Benchmarks/peers/ at a size that fits two
-# cores (about 20 minutes after the builds), one after another, then docs/figures.md from what
+# cores (about 12 minutes after the builds), one after another, then docs/figures.md from what
 # they measured (each script appends its figures to $FIGURES_OUT: Benchmarks/peers/figure.sh)
 # and the README's headline figures from that page. A script that fails or passes its time
-# limit is named on the page, its figures left out; the others go on.
+# limit is named on the page and its figures are left out (each script writes its own file,
+# kept only when it ends well); the others go on.
 #
 #   make figures                   # everything
 #   FIGURES_ONLY="big-photos video" make figures   # some scripts (the page then has only theirs)
@@ -11,8 +12,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/easel-figures.XXXXXX")"
-export FIGURES_OUT="$WORK/figures.tsv" SKIP_BUILD=1
-: > "$FIGURES_OUT"
+export SKIP_BUILD=1
+: > "$WORK/figures.tsv"
 log() { echo "figures: $*" >&2; }
 
 scripts/install-deps.sh build test
@@ -50,7 +51,10 @@ for run in "${runs[@]}"; do
   # (jobs-scaling's JOBS holds a space; every other setting is one word.)
   env_args=()
   if [ "$name" = jobs-scaling ]; then env_args=(RUNS=2 REPEAT=2 "JOBS=1 $cores"); else read -r -a env_args <<<"$settings"; fi
-  timeout --kill-after=10 "$limit" env "${env_args[@]}" bash "Benchmarks/peers/$name.sh" > "$WORK/$name.out" 2> "$WORK/$name.err" || status=$?
+  : > "$WORK/$name.tsv"
+  timeout --kill-after=10 "$limit" env FIGURES_OUT="$WORK/$name.tsv" "${env_args[@]}" bash "Benchmarks/peers/$name.sh" \
+    > "$WORK/$name.out" 2> "$WORK/$name.err" || status=$?
+  [ "$status" != 0 ] || cat "$WORK/$name.tsv" >> "$WORK/figures.tsv"
   seconds=$(( $(date +%s) - start ))
   printf '%s\t%s\t%s\t%s\n' "$name" "$settings" "$seconds" "$status" >> "$WORK/runs.tsv"
   if [ "$status" != 0 ]; then log "$name: exit $status after ${seconds}s; its last lines:"; tail -n 5 "$WORK/$name.err" >&2; fi

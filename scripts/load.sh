@@ -12,6 +12,8 @@
 # 1 s. Socket errors and 5xx fail the run.
 # Prints throughput, latency, statuses, socket errors, /health latencies and peak memory.
 set -euo pipefail
+# The load figures are the serving path's: no access line per request (on by default in easel serve).
+export EASEL_ACCESS_LOG="${EASEL_ACCESS_LOG:-0}"
 cd "$(dirname "$0")/.."
 DURATION="${DURATION:-60}"
 CONNECTIONS="${CONNECTIONS:-64}"

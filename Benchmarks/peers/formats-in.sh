@@ -153,7 +153,8 @@ figure "Formats" "JPEG XL encode of $(echo $pngs | wc -w) 256 px thumbnails (q82
 cjxl_s=0; cjxl_bytes=0
 for f in $pngs; do
   out=$(run cjxl "$f" "$WORK/jxl/cjxl.jxl" -q 82 -e 3 --num_threads=0 --num_reps="$REPS" 2>&1)
-  mps=$(echo "$out" | sed -n 's/.*geomean: \([0-9.]*\) MP\/s.*/\1/p'); px=$(echo "$out" | sed -n 's/^\([0-9]*\) x \([0-9]*\), geomean.*/\1*\2/p')
+  # ("W x H, geomean: R MP/s …"; with two repetitions cjxl says "second:" for the statistic.)
+  mps=$(echo "$out" | sed -n 's/^[0-9]* x [0-9]*, [a-z]*: \([0-9.]*\) MP\/s.*/\1/p'); px=$(echo "$out" | sed -n 's/^\([0-9]*\) x \([0-9]*\), [a-z]*: .*/\1*\2/p')
   cjxl_s=$("$VENV/bin/python" -c "print($cjxl_s + $REPS * ($px) / ($mps * 1e6))")
   cjxl_bytes=$((cjxl_bytes + $(stat -c %s "$WORK/jxl/cjxl.jxl")))
 done

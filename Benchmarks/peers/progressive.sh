@@ -59,6 +59,6 @@ for row in "easel (DC-only decode):$dc" "easel (full decode):$full" "C floor (fu
     printf '%-28s %10.3f %12.1f %13.2fx\n' "$name" "$t" "$(python3 -c "print($n / $t)")" "$(python3 -c "print($t / $dc)")"
 done
 # shellcheck source=Benchmarks/peers/figure.sh
-. "$(dirname "${BASH_SOURCE[0]}")/figure.sh"
+. "$ROOT/Benchmarks/peers/figure.sh"
 figure "Thumbnails" "$n progressive 3000–4000 px JPEGs to 256 px, whole processes, one core" "a C floor (libjpeg-turbo used directly, full decode)" \
   "$(python3 -c "print($n / $dc)")" "$(python3 -c "print($n / $floor)")" "images/s" higher

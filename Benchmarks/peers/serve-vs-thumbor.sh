@@ -32,7 +32,7 @@ work="$(mktemp -d)"
 pids=()
 trap 'for p in "${pids[@]}"; do kill $p 2>/dev/null || true; done; rm -rf "$work"' EXIT
 "$BENCH/.venv-thumb-pillow/bin/python" "$PEERS/thumbnail_workload.py" corpus "$ROOT/Samples" "$work/corpus" >&2
-# Five copies of each file under other names: 100 distinct sources, each cold once per pass.
+# Five copies of each file under other names: 150 distinct sources, each cold once per pass.
 (cd "$work/corpus" && for f in *.jpg; do for i in 1 2 3 4; do cp "$f" "copy$i-$f"; done; done)
 names=$(cd "$work/corpus" && ls *.jpg)
 # easel with the one format asked for (its default family makes three from each decode).

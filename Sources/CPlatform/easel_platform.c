@@ -121,20 +121,25 @@ static int find_build_id(struct dl_phdr_info *info, size_t size, void *data) {
         size_t align = segment->p_align == 8 ? 8 : 4;
         const unsigned char *note = (const unsigned char *)(info->dlpi_addr + segment->p_vaddr);
         const unsigned char *end = note + segment->p_memsz;
+        /* Each note: its header, the name from just after it, the description from the name's end
+           rounded up to the segment's alignment, the next note from the description's end
+           rounded up the same way (offsets from the note's start). */
         while ((size_t)(end - note) >= sizeof(ElfW(Nhdr))) {
             const ElfW(Nhdr) *header = (const ElfW(Nhdr) *)note;
+            size_t available = (size_t)(end - note);
+            size_t desc_offset = (sizeof(ElfW(Nhdr)) + header->n_namesz + align - 1) & ~(align - 1);
+            if (desc_offset > available || header->n_descsz > available - desc_offset) break;
+            size_t next = (desc_offset + header->n_descsz + align - 1) & ~(align - 1);
             const unsigned char *name = note + sizeof(ElfW(Nhdr));
-            size_t name_size = (header->n_namesz + align - 1) & ~(align - 1);
-            size_t desc_size = (header->n_descsz + align - 1) & ~(align - 1);
-            if ((size_t)(end - name) < name_size || (size_t)(end - name) - name_size < desc_size) break;
-            const unsigned char *desc = name + name_size;
+            const unsigned char *desc = note + desc_offset;
             if (header->n_type == NT_GNU_BUILD_ID && header->n_namesz == 4 && memcmp(name, "GNU", 4) == 0) {
                 int length = (int)header->n_descsz;
                 memcpy(search->out, desc, (size_t)(length < search->capacity ? length : search->capacity));
                 search->length = length;
                 return 1;
             }
-            note = desc + desc_size;
+            if (next >= available) break;
+            note += next;
         }
     }
     return 1;

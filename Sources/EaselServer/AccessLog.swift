@@ -1,6 +1,6 @@
-import EaselSupport
 import HTTPTypes
 import Logging
+import Synchronization
 import Tracing
 
 /// The access log: one `info` line per answered request, on by default (`accessLog`,
@@ -10,12 +10,13 @@ import Tracing
 /// Each line has `method`, `path`, `route` (the fixed label of `/metrics`), `status`, `bytes`
 /// (the body's length; absent for a streamed body), `duration_ms`, `tier` (where the image came
 /// from, for an image answer: `memory`, `table`, `diskVariant`, `diskOriginal`, `network`, `file`,
-/// `encodedMemory`, …), `request_id` and, with tracing on, `trace_id`.
+/// `encodedMemory`, …, or `original` for a source answered as it is), `request_id` and, with
+/// tracing on, `trace_id`.
 enum AccessLog {
     /// What the answerer learns that the middleware cannot see: the tier an image came from.
     /// One per request, set as a task-local only while the access log is on.
     final class Note: Sendable {
-        private let state = Locked<String?>(nil)
+        private let state = Mutex<String?>(nil)
 
         /// The tier that answered.
         var tier: String? {
@@ -41,6 +42,7 @@ enum AccessLog {
 
     /// Writes `entry`'s line; the duration runs from `start`.
     static func write(_ logger: Logger, _ entry: Entry, since start: ContinuousClock.Instant) {
+        guard logger.logLevel <= .info else { return }
         let elapsed = ContinuousClock.now - start
         let milliseconds = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
         var metadata: Logger.Metadata = [
@@ -55,7 +57,8 @@ enum AccessLog {
     }
 
     /// The W3C trace ID (32 hex digits) of `span`'s context, as the tracer would send it on in
-    /// `traceparent`; nil when the tracer writes none (not sampled, no tracer).
+    /// `traceparent` (sampled or not: a trace that is not exported still names the request in
+    /// the logs of the services it passed); nil when the propagator writes no `traceparent`.
     static func traceID(of span: any Span) -> String? {
         var carrier: [String: String] = [:]
         InstrumentationSystem.instrument.inject(span.context, into: &carrier, using: DictionaryInjector())

@@ -1,5 +1,5 @@
 /// One setting of `easel serve`, as the configuration reference (`docs/configuration.md`, made
-/// by `easel settings-reference`) lists it: where it is set — a JSON key of
+/// by `easel settings`) lists it: where it is set — a JSON key of
 /// ``ServerConfiguration`` (a path for nested objects), environment variables, a flag — and what
 /// it does. Defaults are read from a default ``ServerConfiguration`` itself, so they cannot
 /// drift from the code; a test fails when a property, a variable the sources read or a flag of
@@ -132,7 +132,8 @@ extension ServerConfiguration {
             .init("imgproxy.maxResultDimension", variables: ["IMGPROXY_MAX_RESULT_DIMENSION"], "Every answer scaled down to at most this many pixels a side; 0: no limit."),
         ]),
         ConfigurationSection(title: "thumbor URLs (`/thumbor/…`)", settings: [
-            .init("thumborSecurityKey", variables: ["THUMBOR_SECURITY_KEY"], default: "none: only `/unsafe/` URLs", "thumbor's `SECURITY_KEY` (text, not hex) for signed thumbor URLs."),
+            .init("thumborSecurityKey", variables: ["THUMBOR_SECURITY_KEY"], default: "none: thumbor URLs refused (`/unsafe/` ones only with `allowUnsignedAdHoc`)",
+                  "thumbor's `SECURITY_KEY` (text, not hex) for signed thumbor URLs."),
         ]),
         ConfigurationSection(title: "Autoquality (`autoQuality`)", settings: [
             .init("autoQuality.target", variables: ["EASEL_AUTOQUALITY_TARGET", "IMGPROXY_AUTOQUALITY_TARGET"], "The most perceptual distance an answer may have: above 0, at most 1."),
@@ -150,8 +151,12 @@ extension ServerConfiguration {
                   "One `info` line per answer: method, path, route, status, bytes, duration, tier, request ID, trace ID. `--no-access-log` or `0` turns it off."),
             .init(nil, variables: ["EASEL_LOG_FORMAT"], flag: "--log-format", default: "`text`", "`text`, or `json`: one JSON object a line on standard output and standard error."),
             .init(nil, variables: ["EASEL_TRACES", "OTEL_TRACES_EXPORTER"], flag: "--traces", default: "`none`", "`otlp` sends a trace of every answer over OTLP/HTTP."),
-            .init(nil, variables: ["EASEL_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"], flag: "--otlp-endpoint", default: "`http://localhost:4318/v1/traces`",
-                  "Where traces go (the full OTLP/HTTP traces URL); turns traces on."),
+            .init(nil, variables: ["EASEL_OTLP_ENDPOINT"], flag: "--otlp-endpoint", default: "none",
+                  "Where traces go (the full OTLP/HTTP traces URL); turns traces on unless `--traces none`."),
+            .init(nil, variables: ["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT"], default: "`http://localhost:4318`",
+                  "Where traces go when `--otlp-endpoint` and `EASEL_OTLP_ENDPOINT` are not set (read by swift-otel; they do not turn traces on)."),
+            .init(nil, variables: ["OTEL_EXPORTER_OTLP_HEADERS", "OTEL_TRACES_SAMPLER", "OTEL_TRACES_SAMPLER_ARG"], default: "none; `parentbased_always_on`",
+                  "Header fields sent with every export, and the sampler, as the OpenTelemetry specification says (read by swift-otel)."),
             .init(nil, variables: ["OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"], default: "`http/protobuf`", "`http/protobuf` or `http/json` (`grpc` is refused)."),
             .init(nil, variables: ["OTEL_SERVICE_NAME", "OTEL_RESOURCE_ATTRIBUTES"], default: "`easel`", "The service name traces carry."),
             .init(nil, variables: ["OTEL_SDK_DISABLED"], default: "`false`", "`true` keeps traces off whatever asked for them."),

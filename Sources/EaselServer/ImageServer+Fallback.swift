@@ -64,6 +64,7 @@ extension ImageServer {
             fallback.madeWith = madeWith
             fallbackKey = fallback.sourceKey
             answer = try await pipeline.answer(for: fallback, admission: admission)
+            AccessLog.Note.current?.tier = answer.tier.rawValue
         } catch PipelineError.overloaded {
             throw RequestError.tooManyRequests
         } catch let fallbackError {

@@ -46,6 +46,7 @@ extension ImageServer {
             bytes = try await pipeline.sourceBytes(for: pipelineRequest, checked: !options.raw)
         }
         knownTypes.record(bytes.fileType, for: pipelineRequest.sourceKey)
+        AccessLog.Note.current?.tier = "original"
         if !options.raw {
             guard options.skipProcessing.contains(bytes.fileType),
                   pipeline.answersInSourceType(bytes.fileType, policy: output, client: client) else { return nil }

@@ -174,8 +174,8 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
     /// covers, in the background (true), or each format only when asked for (false).
     public var familyInBackground: Bool = true
     /// One log line per answer (info: method, path, route, status, bytes, duration, tier,
-    /// request ID, trace ID when tracing; see `AccessLog`). On by default, as imgproxy's and
-    /// thumbor's; `--no-access-log`, `EASEL_ACCESS_LOG=0` or JSON `"accessLog": false` turn it off.
+    /// request ID, trace ID when tracing; see `AccessLog`). On by default, as imgproxy's is;
+    /// `--no-access-log`, `EASEL_ACCESS_LOG=0` or JSON `"accessLog": false` turn it off.
     public var accessLog: Bool = true
     /// Where SVG and PDF documents render, and each render worker's limits.
     public var renderWorkers = RenderWorkerSettings()

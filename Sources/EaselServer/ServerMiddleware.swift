@@ -109,7 +109,11 @@ struct MetricsMiddleware<Context: RequestContext>: RouterMiddleware {
             if let host = request.headers[ConnectionGuard.invalidHostField] {
                 throw RequestError.invalid("an HTTP/1.1 request carries exactly one Host (this one's is \(host == "missing" ? "missing" : "repeated"))")
             }
-            response = try await AccessLog.Note.$current.withValue(note) { try await next(request, context) }
+            if let note {
+                response = try await AccessLog.Note.$current.withValue(note) { try await next(request, context) }
+            } else {
+                response = try await next(request, context)
+            }
         } catch is ClientGone {
             response = ImageServer.text(.init(code: ClientGone.status, reasonPhrase: "Client Closed Request"), "the client left")
         } catch let error as HTTPError {

@@ -48,12 +48,16 @@ struct ConfigurationReferenceTests {
         var read = Set<String>()
         let files = FileManager.default.enumerator(at: Self.root.appendingPathComponent("Sources"), includingPropertiesForKeys: nil)
         while let file = files?.nextObject() as? URL {
-            guard ["swift", "c"].contains(file.pathExtension), let text = try? String(contentsOf: file, encoding: .utf8) else { continue }
+            // (The reference itself names every variable it documents: not a reader.)
+            guard ["swift", "c"].contains(file.pathExtension), file.lastPathComponent != "ConfigurationReference.swift",
+                  let text = try? String(contentsOf: file, encoding: .utf8) else { continue }
             for match in text.matches(of: pattern) { read.insert(String(text[match.output[1].range!])) }
         }
         #expect(read.count > 50, "the sources were found: \(read.count)")
         #expect(read.subtracting(documented).isEmpty, "read by the sources, not in the reference: \(read.subtracting(documented).sorted())")
-        #expect(documented.subtracting(read).isEmpty, "in the reference, read nowhere: \(documented.subtracting(read).sorted())")
+        // OpenTelemetry's variables beyond those easel reads are swift-otel's own.
+        let readElsewhere = documented.subtracting(read).filter { !$0.hasPrefix("OTEL_") }
+        #expect(readElsewhere.isEmpty, "in the reference, read nowhere: \(readElsewhere.sorted())")
     }
 
     @Test func everyFlagOfServeHasAnEntry() async throws {

@@ -117,16 +117,18 @@ public enum ImageDecoder {
     }
 
     /// The size (upright) `decode(_:info:covering:)` makes of an image with this `info`, without
-    /// decoding: JPEG shrinks on load by the largest DCT scale that still covers `minimumSize`;
-    /// every other format decodes at full size. Two coverings with one decoded size give the
-    /// same pixels.
+    /// decoding: JPEG shrinks on load by the largest DCT scale that still covers `minimumSize`,
+    /// a still WebP by the same factor (1/2, 1/4, 1/8: libwebp's scaled decode); every other
+    /// format decodes at full size. Two coverings with one decoded size give the same pixels.
     public static func decodedSize(of info: ImageInfo, covering minimumSize: (width: Int, height: Int)?) -> (width: Int, height: Int) {
         if info.isVector { return VectorRender.size(of: info, covering: minimumSize) }
         if info.fileType == .ico, let minimumSize {
             let size = entrySize(.init(width: info.width, height: info.height), info.entrySizes, covering: minimumSize)
             return (size.width, size.height)
         }
-        guard info.fileType == .jpeg || info.fileType.isVideo else { return (info.uprightWidth, info.uprightHeight) }
+        guard info.fileType == .jpeg || info.fileType.isVideo || WebPCodec.scales(info) else {
+            return (info.uprightWidth, info.uprightHeight)
+        }
         let swaps = Orientation.swapsAxes(info.orientation)
         let stored = swaps ? minimumSize.map { ($0.height, $0.width) } : minimumSize
         if info.fileType.isVideo {
@@ -193,8 +195,9 @@ public enum ImageDecoder {
             return Orientation.apply(applyOrientation ? info.orientation : 1,
                                      to: converted(try PNGCodec.decode(data, info: info, pixelFormat: pixelFormat)))
         case .webp:
-            return Orientation.apply(applyOrientation ? info.orientation : 1,
-                                     to: converted(try WebPCodec.decode(data, info: info, pixelFormat: pixelFormat)))
+            let orientation = applyOrientation ? info.orientation : 1
+            let stored = Orientation.swapsAxes(orientation) ? minimumSize.map { ($0.height, $0.width) } : minimumSize
+            return Orientation.apply(orientation, to: converted(try WebPCodec.decode(data, info: info, covering: stored, pixelFormat: pixelFormat)))
         case .gif:
             return try GIFCodec.decode(data, info: info, pixelFormat: pixelFormat, limits: limits)
         case .avif where info.isEmbeddedThumbnail:

@@ -28,12 +28,27 @@ enum WebPCodec {
                          colorProfile: ICCProfileReader.read(webp: data, limit: limits.maxProfileBytes), frameCount: max(1, frames))
     }
 
-    static func decode(_ data: Data, info: ImageInfo, pixelFormat: Bitmap.PixelFormat) throws -> Bitmap {
-        var bitmap = Bitmap(width: info.width, height: info.height, pixelFormat: .rgba8)
+    /// Whether a decode of this image may shrink on load: a still (an animation's frames are
+    /// placed on their canvas at full size).
+    static func scales(_ info: ImageInfo) -> Bool { info.fileType == .webp && !info.isAnimated && info.page == 0 }
+
+    /// The image, or with `minimumSize` (stored orientation) a still shrunk on load by the largest
+    /// of 1/2, 1/4 and 1/8 that still covers it (as JPEG's DCT scaling; libwebp's rescaler
+    /// averages the area each output pixel covers), never the full-size bitmap.
+    static func decode(_ data: Data, info: ImageInfo, covering minimumSize: (width: Int, height: Int)? = nil,
+                       pixelFormat: Bitmap.PixelFormat) throws -> Bitmap {
+        let denominator = scales(info) ? JPEGCodec.scaleDenominator(width: info.width, height: info.height, covering: minimumSize) : 1
+        let width = (info.width + denominator - 1) / denominator, height = (info.height + denominator - 1) / denominator
+        var bitmap = Bitmap(width: width, height: height, pixelFormat: .rgba8)
         let rowBytes = bitmap.rowBytes
         let ok = try data.withUnsafeBytes { raw -> Bool in
             guard let base = raw.baseAddress, raw.count > 0 else { return false }
             let input = base.assumingMemoryBound(to: UInt8.self)
+            if denominator > 1 {
+                return bitmap.withUnsafeMutableBytes { pixels in
+                    decodeScaled(input, count: raw.count, into: pixels, rowBytes: rowBytes, width: width, height: height)
+                }
+            }
             if !info.isAnimated {
                 return bitmap.withUnsafeMutableBytes { pixels in
                     WebPDecodeRGBAInto(input, raw.count, pixels.baseAddress!.assumingMemoryBound(to: UInt8.self),
@@ -71,6 +86,24 @@ enum WebPCodec {
         guard ok else { throw CodecError.corrupt(format: .webp, reason: "undecodable or truncated image data") }
         if !info.hasAlpha, !info.isAnimated { bitmap.markOpaque() }
         return bitmap.converted(to: pixelFormat)
+    }
+
+    /// libwebp's scaled decode of a still into `pixels` (RGBA, `width`×`height`, `rowBytes` a row).
+    private static func decodeScaled(_ input: UnsafePointer<UInt8>, count: Int, into pixels: UnsafeMutableRawBufferPointer, rowBytes: Int,
+                                     width: Int, height: Int) -> Bool {
+        var config = WebPDecoderConfig()
+        guard WebPInitDecoderConfig(&config) != 0 else { return false }
+        config.options.use_scaling = 1
+        config.options.scaled_width = Int32(width)
+        config.options.scaled_height = Int32(height)
+        config.output.colorspace = MODE_RGBA
+        config.output.is_external_memory = 1
+        config.output.u.RGBA.rgba = pixels.baseAddress!.assumingMemoryBound(to: UInt8.self)
+        config.output.u.RGBA.stride = Int32(rowBytes)
+        config.output.u.RGBA.size = pixels.count
+        let status = WebPDecode(input, count, &config)
+        WebPFreeDecBuffer(&config.output)
+        return status == VP8_STATUS_OK
     }
 
     static func encode(_ bitmap: Bitmap, quality: Int, lossless: Bool) throws -> Data {
