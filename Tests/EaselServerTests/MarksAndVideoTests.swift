@@ -82,6 +82,16 @@ import Testing
             let thumbor = try Self.bitmap(try await get(client, "/thumbor/unsafe/400x300/filters:watermark(green.png,10,10,0):watermark(green.png,-10,-10,0):format(png)/white.png"))
             #expect(try await Self.count(thumbor, x: 10..<50, y: 10..<30, channel: 1) == 800)
             #expect(try await Self.count(thumbor, x: 350..<390, y: 270..<290, channel: 1) == 800)
+            // thumbor's percentages: `20p` is 20 % of the image's width from the left, `-25p`
+            // 25 % from the right (the 40×20 mark at x 80 and 260, y 30 and 130).
+            let percent = try Self.bitmap(try await get(client, "/thumbor/unsafe/400x300/filters:watermark(green.png,20p,10p,0):watermark(green.png,-25p,-50p,0):format(png)/white.png"))
+            #expect(try await Self.count(percent, x: 80..<120, y: 30..<50, channel: 1) == 800, "20p, 10p")
+            #expect(try await Self.count(percent, x: 260..<300, y: 130..<150, channel: 1) == 800, "-25p, -50p")
+            #expect(try await Self.count(percent, x: 0..<400, y: 0..<300, channel: 1) == 1600, "two marks, nothing else")
+            // Past 100p the mark is outside the image: answered, unmarked (as thumbor answers).
+            let outside = try await get(client, "/thumbor/unsafe/400x300/filters:watermark(green.png,101p,0,0):format(png)/white.png")
+            #expect(outside.status == .ok)
+            #expect(try await Self.count(try Self.bitmap(outside), x: 0..<400, y: 0..<300, channel: 1) == 0)
             // `wms` fits the mark into a box in the pixels of the requested size: times the dpr,
             // and another identity with it.
             func blue(_ path: String) async throws -> Int {

@@ -76,6 +76,13 @@ public struct Watermark: ImageProcessor {
     /// if need be, its aspect ratio kept; a side of 0 follows the other (imgproxy's
     /// `watermark_size`). Nil: the mark at its own size.
     public var box: (width: Int, height: Int)?
+    /// When set, `offsetX` is this fraction of the image's width instead, rounded to the nearest
+    /// pixel (halves up), worked out on the image the mark is drawn on (thumbor's `20p`: 20 % of
+    /// the width). 0–100 (past 1 the mark lies outside the image).
+    public var relativeOffsetX: Double?
+    /// `relativeOffsetX`'s vertical counterpart, a fraction of the image's height.
+    public var relativeOffsetY: Double?
+
     /// 0: no shadow. Otherwise a soft black shadow under the mark (imgproxy's
     /// `watermark_shadow`): the mark's coverage blurred with this Gaussian sigma (at most
     /// `maxShadowSigma`), at 60 % opacity, moved down and right by half the sigma.
@@ -123,7 +130,9 @@ public struct Watermark: ImageProcessor {
     public var identifier: String {
         "watermark(\(markIdentifier),\(opacity),\(position),\(offsetX),\(offsetY),\(scale)"
             + (heightScale > 0 ? ",h\(heightScale)" : "") + (fittedBox.map { ",box\($0.width)x\($0.height)" } ?? "")
-            + (shadowSigma > 0 ? ",sh\(shadowSigma)" : "") + (turn != 0 ? ",rot\(turn))" : ")")
+            + (shadowSigma > 0 ? ",sh\(shadowSigma)" : "")
+            + (relativeOffsetX.map { ",rx\($0)" } ?? "") + (relativeOffsetY.map { ",ry\($0)" } ?? "")
+            + (turn != 0 ? ",rot\(turn))" : ")")
     }
 
     /// `rotation` in [0, 360): what is drawn (and what the identity names: -90 and 270 are one).
@@ -169,10 +178,16 @@ public struct Watermark: ImageProcessor {
         return try Resize(width: width, height: height, mode: .exact).process(rgba)
     }
 
+    /// `fraction` (0–100) of `length` pixels, to the nearest pixel, halves up.
+    static func fractionOf(_ length: Int, _ fraction: Double) -> Int {
+        clamped(Int(checked: (Double(length) * min(100, max(0, fraction)) + 1e-5).rounded(.toNearestOrAwayFromZero)))
+    }
+
     /// The top-left corner of the mark (`markWidth × markHeight`) in a `width × height` image,
     /// for every position except `.tiled`.
     func origin(width: Int, height: Int, markWidth: Int, markHeight: Int) -> (x: Int, y: Int) {
-        let ox = Self.clamped(offsetX), oy = Self.clamped(offsetY)
+        let ox = relativeOffsetX.map { Self.fractionOf(width, $0) } ?? Self.clamped(offsetX)
+        let oy = relativeOffsetY.map { Self.fractionOf(height, $0) } ?? Self.clamped(offsetY)
         let left = ox, right = width - markWidth - ox, centreX = (width - markWidth) / 2 + ox
         let top = oy, bottom = height - markHeight - oy, centreY = (height - markHeight) / 2 + oy
         switch position {

@@ -200,6 +200,11 @@ public struct ImagePlan: Sendable {
         public var offsetX = 0
         /// See `offsetX`.
         public var offsetY = 0
+        /// When set, the horizontal offset is this fraction (0–100) of the width of the image the
+        /// mark is drawn on, not `offsetX` (thumbor's `20p` is 0.2).
+        public var relativeOffsetX: Double?
+        /// When set, the vertical offset is this fraction (0–1) of the image's height.
+        public var relativeOffsetY: Double?
         /// 0: not limited; else the mark's largest width as a fraction of the image's width
         /// (imgproxy's scale, thumbor's `w_ratio`).
         public var scale: Double = 0

@@ -20,17 +20,28 @@ extension ThumborURL {
             mark.position = .spread
         } else {
             // Each axis: a margin from the near edge, from the far edge when written with `-`
-            // (`-0` included), or centred.
-            func axis(_ text: String, _ name: String) throws -> (side: Int, margin: Int) {
-                if text == "center" { return (1, 0) }
+            // (`-0` included), or centred. A margin written `20p` is 20 % of the image's side
+            // (thumbor rounds it to the nearest pixel of the image the filter draws on).
+            func axis(_ text: String, _ name: String) throws -> (side: Int, margin: Int, fraction: Double?) {
+                if text == "center" { return (1, 0, nil) }
+                let side = text.hasPrefix("-") ? 2 : 0
+                if text.hasSuffix("p") {
+                    // (Past 100p the mark lies outside the image, as in thumbor.)
+                    guard let percent = RequestNumber.whole(String(text.dropFirst(side == 2 ? 1 : 0).dropLast()), in: 0...10_000) else {
+                        throw RequestError.invalid("bad watermark \(name) \(text) (a percentage is 0p–10000p)")
+                    }
+                    return (side, 0, Double(percent) / 100)
+                }
                 guard let value = RequestNumber.whole(text, in: RequestNumber.anyWhole), value.magnitude <= 1 << 20 else { throw RequestError.invalid("bad watermark \(name) \(text)") }
-                return (text.hasPrefix("-") ? 2 : 0, Int(value.magnitude))
+                return (side, Int(value.magnitude), nil)
             }
-            let (h, dx) = try axis(x, "x"), (v, dy) = try axis(y, "y")
+            let (h, dx, fx) = try axis(x, "x"), (v, dy, fy) = try axis(y, "y")
             let positions: [[Watermark.Position]] = [[.northWest, .north, .northEast], [.west, .center, .east], [.southWest, .south, .southEast]]
             mark.position = positions[v][h]
             mark.offsetX = dx
             mark.offsetY = dy
+            mark.relativeOffsetX = fx
+            mark.relativeOffsetY = fy
         }
         // w_ratio and h_ratio: percentages of the image's width and height the mark fits in
         // (`none` or `false`: that side is not limited).

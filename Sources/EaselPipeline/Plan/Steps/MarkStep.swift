@@ -14,8 +14,9 @@ enum MarkStep: PlanStep {
 
     static func step(_ mark: ImagePlan.Mark, _ image: MarkImage, _ chain: PlanChain) throws(PlanError) -> Watermark {
         guard (0...1).contains(mark.opacity), (0...1).contains(mark.scale), (0...1).contains(mark.heightScale),
-              (0...Watermark.maxShadowSigma).contains(mark.shadow) else {
-            throw .invalid("watermark opacity and scale are 0–1, its shadow 0–\(Int(Watermark.maxShadowSigma))")
+              (0...Watermark.maxShadowSigma).contains(mark.shadow),
+              [mark.relativeOffsetX, mark.relativeOffsetY].allSatisfy({ $0.map { (0...100).contains($0) } ?? true }) else {
+            throw .invalid("watermark opacity and scale are 0–1, relative offsets 0–100, its shadow 0–\(Int(Watermark.maxShadowSigma))")
         }
         do {
             var step = try Watermark.validated(mark: image.image, markIdentifier: image.identifier, opacity: mark.opacity, position: mark.position,
@@ -25,6 +26,8 @@ enum MarkStep: PlanStep {
             step.box = mark.size.map { (chain.scaled($0.width), chain.scaled($0.height)) }
             step.shadowSigma = min(Watermark.maxShadowSigma, mark.shadow * chain.plan.dpr)
             step.rotation = mark.rotation
+            step.relativeOffsetX = mark.relativeOffsetX
+            step.relativeOffsetY = mark.relativeOffsetY
             return step
         } catch {
             throw .invalid("bad watermark: \(error)")
