@@ -350,6 +350,87 @@ done:
     return result;
 }
 
+/* Writes the output row of the blocks summed in `sums` (per output pixel: premultiplied red,
+ * green and blue, then alpha), each block `rows` input rows tall, and clears the sums. */
+static void emit_shrunk_row(uint32_t *sums, uint8_t *target, uint32_t width, uint32_t out_width, int factor, uint32_t rows) {
+    for (uint32_t x = 0; x < out_width; x++) {
+        uint32_t columns = (x + 1) * (uint32_t)factor <= width ? (uint32_t)factor : width - x * (uint32_t)factor;
+        uint32_t count = columns * rows, *sum = sums + 4 * (size_t)x;
+        uint8_t *p = target + 4 * (size_t)x;
+        uint32_t alpha = sum[3];
+        for (int c = 0; c < 3; c++) p[c] = alpha ? (uint8_t)((sum[c] + alpha / 2) / alpha) : 0;
+        p[3] = (uint8_t)((alpha + count / 2) / count);
+        sum[0] = sum[1] = sum[2] = sum[3] = 0;
+    }
+}
+
+int easel_png_decode_shrunk(const uint8_t *data, size_t size, uint8_t *pixels, size_t row_bytes,
+                            int expected_width, int expected_height, int factor, char *message) {
+    if (factor < 2 || factor > 8) {
+        set_message(message, "the shrink factor is 2 to 8");
+        return 0;
+    }
+    spng_ctx *ctx = spng_ctx_new(0);
+    if (!ctx) {
+        set_message(message, "out of memory");
+        return 0;
+    }
+    uint8_t *row = NULL;
+    uint32_t *sums = NULL;
+    int result = 0, error;
+    struct spng_ihdr ihdr;
+    spng_set_image_limits(ctx, (uint32_t)expected_width, (uint32_t)expected_height);
+    spng_set_chunk_limits(ctx, 8 << 20, 32 << 20);
+    if ((error = spng_set_png_buffer(ctx, data, size)) || (error = spng_get_ihdr(ctx, &ihdr))) goto fail;
+    if ((int)ihdr.width != expected_width || (int)ihdr.height != expected_height || ihdr.interlace_method != 0) {
+        set_message(message, ihdr.interlace_method ? "an interlaced PNG is not decoded a row at a time" : "PNG dimensions differ from its header");
+        goto done;
+    }
+    uint32_t width = ihdr.width, height = ihdr.height;
+    uint32_t out_width = (width + (uint32_t)factor - 1) / (uint32_t)factor;
+    row = malloc((size_t)width * 4);
+    sums = calloc((size_t)out_width * 4, sizeof(uint32_t));
+    if (!row || !sums) {
+        set_message(message, "out of memory");
+        goto done;
+    }
+    if ((error = spng_decode_image(ctx, NULL, 0, SPNG_FMT_RGBA8, SPNG_DECODE_TRNS | SPNG_DECODE_PROGRESSIVE))) goto fail;
+    uint32_t y = 0, in_band = 0;
+    for (;;) {
+        error = spng_decode_row(ctx, row, (size_t)width * 4);
+        if (error != 0 && error != SPNG_EOI) goto fail;
+        if (y >= height) break;
+        for (uint32_t x = 0; x < width; x++) {
+            const uint8_t *p = row + 4 * (size_t)x;
+            uint32_t *sum = sums + 4 * (size_t)(x / (uint32_t)factor), alpha = p[3];
+            sum[0] += p[0] * alpha;
+            sum[1] += p[1] * alpha;
+            sum[2] += p[2] * alpha;
+            sum[3] += alpha;
+        }
+        y++;
+        in_band++;
+        if (in_band == (uint32_t)factor || y == height) {
+            emit_shrunk_row(sums, pixels + (size_t)((y - 1) / (uint32_t)factor) * row_bytes, width, out_width, factor, in_band);
+            in_band = 0;
+        }
+        if (error == SPNG_EOI) break;
+    }
+    if (y != height) {
+        set_message(message, "the file ends before the image does");
+        goto done;
+    }
+    result = 1;
+    goto done;
+fail:
+    set_message(message, error == SPNG_EOF || error == SPNG_IO_EOF ? "the file ends before the image does" : spng_strerror(error));
+done:
+    free(row);
+    free(sums);
+    spng_ctx_free(ctx);
+    return result;
+}
+
 typedef struct {
     uint8_t *data;
     size_t size;

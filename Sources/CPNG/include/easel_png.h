@@ -44,6 +44,14 @@ int easel_png_unfilter_paeth_variant(uint8_t *row, const uint8_t *previous, size
 int easel_png_decode(const uint8_t *data, size_t size, int gray_output, uint8_t *pixels, size_t row_bytes,
                      int expected_width, int expected_height, int fast_path, char *message);
 
+/* A non-interlaced PNG shrunk on load by `factor` (2, 4 or 8): libspng decodes it a row at a
+ * time and each factor x factor block becomes one RGBA pixel (the mean of its premultiplied
+ * colours, blocks at the right and bottom edges smaller), so the full-size image never exists:
+ * what is held is the output and one row. `pixels` holds ceil(height / factor) rows of
+ * row_bytes, each ceil(width / factor) RGBA pixels. Returns 1, or 0 with a message. */
+int easel_png_decode_shrunk(const uint8_t *data, size_t size, uint8_t *pixels, size_t row_bytes,
+                            int expected_width, int expected_height, int factor, char *message);
+
 /* Encodes RGBA (components 4) or gray (components 1); compression level 0-9; an iCCP chunk
  * when icc is not NULL. */
 int easel_png_encode(const uint8_t *pixels, int width, int height, size_t row_bytes, int components,

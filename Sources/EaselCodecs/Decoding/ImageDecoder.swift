@@ -118,7 +118,8 @@ public enum ImageDecoder {
 
     /// The size (upright) `decode(_:info:covering:)` makes of an image with this `info`, without
     /// decoding: JPEG shrinks on load by the largest DCT scale that still covers `minimumSize`,
-    /// a still WebP by the same factor (1/2, 1/4, 1/8: libwebp's scaled decode); every other
+    /// a still WebP by the same factor (1/2, 1/4, 1/8: libwebp's scaled decode), a
+    /// non-interlaced PNG too (its rows summed into blocks as they are decoded); every other
     /// format decodes at full size. Two coverings with one decoded size give the same pixels.
     public static func decodedSize(of info: ImageInfo, covering minimumSize: (width: Int, height: Int)?) -> (width: Int, height: Int) {
         if info.isVector { return VectorRender.size(of: info, covering: minimumSize) }
@@ -126,7 +127,7 @@ public enum ImageDecoder {
             let size = entrySize(.init(width: info.width, height: info.height), info.entrySizes, covering: minimumSize)
             return (size.width, size.height)
         }
-        guard info.fileType == .jpeg || info.fileType.isVideo || WebPCodec.scales(info) else {
+        guard info.fileType == .jpeg || info.fileType.isVideo || WebPCodec.scales(info) || PNGCodec.scales(info) else {
             return (info.uprightWidth, info.uprightHeight)
         }
         let swaps = Orientation.swapsAxes(info.orientation)
@@ -192,8 +193,9 @@ public enum ImageDecoder {
             }
             return Orientation.apply(orientation, to: bitmap)
         case .png:
-            return Orientation.apply(applyOrientation ? info.orientation : 1,
-                                     to: converted(try PNGCodec.decode(data, info: info, pixelFormat: pixelFormat)))
+            let orientation = applyOrientation ? info.orientation : 1
+            let stored = Orientation.swapsAxes(orientation) ? minimumSize.map { ($0.height, $0.width) } : minimumSize
+            return Orientation.apply(orientation, to: converted(try PNGCodec.decode(data, info: info, covering: stored, pixelFormat: pixelFormat)))
         case .webp:
             let orientation = applyOrientation ? info.orientation : 1
             let stored = Orientation.swapsAxes(orientation) ? minimumSize.map { ($0.height, $0.width) } : minimumSize

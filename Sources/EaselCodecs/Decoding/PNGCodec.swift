@@ -21,8 +21,30 @@ enum PNGCodec {
         return !["0", "false", "off"].contains(setting)
     }()
 
+    /// Whether a decode of this image may shrink on load: not interlaced (its rows come in
+    /// order, so they can be summed into blocks as they are decoded).
+    static func scales(_ info: ImageInfo) -> Bool { info.fileType == .png && !info.isProgressive }
+
+    /// The image; with `minimumSize` (stored orientation) and a non-interlaced file, shrunk on
+    /// load by the largest of 1/2, 1/4 and 1/8 that still covers it (as JPEG's DCT scaling):
+    /// decoded a row at a time, each block becoming its mean, so the full-size bitmap never
+    /// exists (`easel_png_decode_shrunk`).
     /// `fastPath: false`: libspng for every file (the reference the fast path is checked against).
-    static func decode(_ data: Data, info: ImageInfo, pixelFormat: Bitmap.PixelFormat, fastPath: Bool = fastPathByDefault) throws -> Bitmap {
+    static func decode(_ data: Data, info: ImageInfo, covering minimumSize: (width: Int, height: Int)? = nil,
+                       pixelFormat: Bitmap.PixelFormat, fastPath: Bool = fastPathByDefault) throws -> Bitmap {
+        let factor = scales(info) ? JPEGCodec.scaleDenominator(width: info.width, height: info.height, covering: minimumSize) : 1
+        if factor > 1 {
+            var shrunk = Bitmap(width: (info.width + factor - 1) / factor, height: (info.height + factor - 1) / factor, pixelFormat: .rgba8)
+            let rowBytes = shrunk.rowBytes
+            try shrunk.withUnsafeMutableBytes { pixels in
+                try call(data) { bytes, count, message in
+                    easel_png_decode_shrunk(bytes, count, pixels.baseAddress!.assumingMemoryBound(to: UInt8.self), rowBytes,
+                                            Int32(info.width), Int32(info.height), Int32(factor), message)
+                }
+            }
+            if !info.hasAlpha { shrunk.markOpaque() }
+            return shrunk.converted(to: pixelFormat)
+        }
         var bitmap = Bitmap(width: info.width, height: info.height, pixelFormat: pixelFormat)
         let rowBytes = bitmap.rowBytes
         try bitmap.withUnsafeMutableBytes { pixels in

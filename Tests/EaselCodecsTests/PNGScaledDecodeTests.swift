@@ -1,0 +1,56 @@
+import EaselCodecs
+import EaselTestSupport
+import Foundation
+import Testing
+
+/// A non-interlaced PNG shrinks on load: its rows, decoded one at a time, are summed into
+/// blocks of the largest of 1/2, 1/4 and 1/8 that covers the size asked for. `decodedSize` says
+/// so first; a thumbnail from it is the full decode's within a PSNR bar; transparent pixels lend
+/// no colour to the blocks they share (no dark fringe); a truncated file is an error.
+@Suite("PNG shrink-on-load")
+struct PNGScaledDecodeTests {
+    static let photo: Data = (try? ImageEncoder.encode(photoLike(width: 2003, height: 1401), as: .png())) ?? Data()
+
+    @Test(arguments: [(256, 256, 4), (120, 120, 8), (600, 600, 2), (1500, 1500, 1)])
+    func theDecodeShrinksByTheLargestFactorThatCovers(boxWidth: Int, boxHeight: Int, factor: Int) throws {
+        let info = try ImageDecoder.info(of: Self.photo)
+        let size = ImageDecoder.decodedSize(of: info, covering: (boxWidth, boxHeight))
+        #expect(size.width == (2003 + factor - 1) / factor && size.height == (1401 + factor - 1) / factor, "\(size)")
+        let reduced = try ImageDecoder.decode(Self.photo, info: info, covering: (boxWidth, boxHeight))
+        #expect(reduced.width == size.width && reduced.height == size.height)
+    }
+
+    @Test func aThumbnailFromTheReducedDecodeIsTheFullDecodesWithinTheBar() throws {
+        let info = try ImageDecoder.info(of: Self.photo)
+        let resize = Resize(width: 256, height: 256, mode: .fit)
+        let fromReduced = try resize.process(try ImageDecoder.decode(Self.photo, info: info, covering: (256, 180)))
+        let fromFull = try resize.process(try ImageDecoder.decode(Self.photo, info: info))
+        #expect(fromReduced.width == fromFull.width && fromReduced.height == fromFull.height)
+        let psnr = ResamplerTests.psnr(fromReduced.converted(to: .rgba8), fromFull.converted(to: .rgba8))
+        #expect(psnr > 35, "PSNR \(psnr) dB")
+    }
+
+    @Test func transparentPixelsLendNoColourAndBlocksAtTheEdgesAreTheirOwnMean() throws {
+        // 10×9: red columns 0–3 opaque, the rest transparent black; at 1/2 (covering 5×5) the
+        // block of columns 2–3 is opaque red, of columns 4–5 transparent, and the last column
+        // and row are blocks of one pixel's width or height.
+        let image = painted(width: 10, height: 9) { x, _ in x < 4 ? [255, 0, 0, 255] : [0, 0, 0, 0] }
+        let png = try ImageEncoder.encode(image, as: .png())
+        let info = try ImageDecoder.info(of: png)
+        let reduced = try ImageDecoder.decode(png, info: info, covering: (5, 5))
+        #expect(reduced.width == 5 && reduced.height == 5)
+        #expect(reduced.pixel(x: 1, y: 0) == [255, 0, 0, 255])
+        #expect(reduced.pixel(x: 2, y: 4)[3] == 0)
+        // A block half red, half transparent: red at half coverage, not a darkened red.
+        let half = painted(width: 4, height: 2) { x, _ in x == 0 ? [255, 0, 0, 255] : [0, 0, 0, 0] }
+        let halfPNG = try ImageEncoder.encode(half, as: .png())
+        let halfReduced = try ImageDecoder.decode(halfPNG, info: try ImageDecoder.info(of: halfPNG), covering: (2, 1))
+        #expect(halfReduced.pixel(x: 0, y: 0) == [255, 0, 0, 128], "\(halfReduced.pixel(x: 0, y: 0))")
+    }
+
+    @Test func aTruncatedFileIsAnErrorNotAPartialImage() throws {
+        let info = try ImageDecoder.info(of: Self.photo)
+        let truncated = Self.photo.prefix(Self.photo.count / 2)
+        #expect(throws: (any Error).self) { try ImageDecoder.decode(truncated, info: info, covering: (256, 256)) }
+    }
+}
