@@ -126,7 +126,8 @@ final class Completion: Sendable {
         let data = try sampleData()
         try await cache.setImage(.encoded(data), for: Photo(1), formatName: "thumb", processingFamily: true)
         #expect(cache.decodeCount == 1)
-        let decoded = try ImageDecoder.decode(data)
+        // The one decode of the family: at the scale that covers its largest format.
+        let decoded = try FamilyDecode(data, targets: cache.formats(inFamily: "photos"), limits: .default).decoded
         for format in cache.formats(inFamily: "photos") {
             let entry = try #require(try cache.cachedImage(for: Photo(1), formatName: format.name))
             let direct = try format.process(decoded)
