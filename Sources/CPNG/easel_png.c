@@ -284,6 +284,30 @@ int easel_png_decode_fast(const uint8_t *data, size_t size, int gray_output, uin
     return 1;
 }
 
+/* A libspng context over `data`, its header read into `ihdr` and checked against the size the
+ * caller read (and checked against its pixel limit) from it; NULL with a message otherwise. */
+static spng_ctx *open_spng(const uint8_t *data, size_t size, int expected_width, int expected_height,
+                           struct spng_ihdr *ihdr, char *message) {
+    spng_ctx *ctx = spng_ctx_new(0);
+    if (!ctx) {
+        set_message(message, "out of memory");
+        return NULL;
+    }
+    int error;
+    /* The caller checked width x height against its pixel limit; these bound ancillary chunks. */
+    spng_set_image_limits(ctx, (uint32_t)expected_width, (uint32_t)expected_height);
+    spng_set_chunk_limits(ctx, 8 << 20, 32 << 20);
+    if ((error = spng_set_png_buffer(ctx, data, size)) || (error = spng_get_ihdr(ctx, ihdr))) {
+        set_message(message, error == SPNG_EOF || error == SPNG_IO_EOF ? "the file ends before the image does" : spng_strerror(error));
+    } else if ((int)ihdr->width != expected_width || (int)ihdr->height != expected_height) {
+        set_message(message, "PNG dimensions differ from its header");
+    } else {
+        return ctx;
+    }
+    spng_ctx_free(ctx);
+    return NULL;
+}
+
 int easel_png_decode(const uint8_t *data, size_t size, int gray_output, uint8_t *pixels, size_t row_bytes,
                      int expected_width, int expected_height, int fast_path, char *message) {
     if (fast_path && easel_png_decode_fast(data, size, gray_output, pixels, row_bytes, expected_width, expected_height) == 1) {
@@ -291,22 +315,11 @@ int easel_png_decode(const uint8_t *data, size_t size, int gray_output, uint8_t 
     }
     /* Decoding uses libspng (what libvips uses too): measurably faster than libpng here, and
      * it reports errors as return codes. */
-    spng_ctx *ctx = spng_ctx_new(0);
-    if (!ctx) {
-        set_message(message, "out of memory");
-        return 0;
-    }
+    struct spng_ihdr ihdr;
+    spng_ctx *ctx = open_spng(data, size, expected_width, expected_height, &ihdr, message);
+    if (!ctx) return 0;
     uint8_t *buffer = NULL;
     int result = 0, error;
-    struct spng_ihdr ihdr;
-    /* The caller checked width x height against its pixel limit; these bound ancillary chunks. */
-    spng_set_image_limits(ctx, (uint32_t)expected_width, (uint32_t)expected_height);
-    spng_set_chunk_limits(ctx, 8 << 20, 32 << 20);
-    if ((error = spng_set_png_buffer(ctx, data, size)) || (error = spng_get_ihdr(ctx, &ihdr))) goto fail;
-    if ((int)ihdr.width != expected_width || (int)ihdr.height != expected_height) {
-        set_message(message, "PNG dimensions differ from its header");
-        goto done;
-    }
     struct spng_trns trns;
     int has_trns = spng_get_trns(ctx, &trns) == 0;
     /* 8-bit gray straight to gray; everything else through RGBA8 (16-bit samples are scaled). */
@@ -370,20 +383,14 @@ int easel_png_decode_shrunk(const uint8_t *data, size_t size, uint8_t *pixels, s
         set_message(message, "the shrink factor is 2 to 8");
         return 0;
     }
-    spng_ctx *ctx = spng_ctx_new(0);
-    if (!ctx) {
-        set_message(message, "out of memory");
-        return 0;
-    }
+    struct spng_ihdr ihdr;
+    spng_ctx *ctx = open_spng(data, size, expected_width, expected_height, &ihdr, message);
+    if (!ctx) return 0;
     uint8_t *row = NULL;
     uint32_t *sums = NULL;
     int result = 0, error;
-    struct spng_ihdr ihdr;
-    spng_set_image_limits(ctx, (uint32_t)expected_width, (uint32_t)expected_height);
-    spng_set_chunk_limits(ctx, 8 << 20, 32 << 20);
-    if ((error = spng_set_png_buffer(ctx, data, size)) || (error = spng_get_ihdr(ctx, &ihdr))) goto fail;
-    if ((int)ihdr.width != expected_width || (int)ihdr.height != expected_height || ihdr.interlace_method != 0) {
-        set_message(message, ihdr.interlace_method ? "an interlaced PNG is not decoded a row at a time" : "PNG dimensions differ from its header");
+    if (ihdr.interlace_method != 0) {
+        set_message(message, "an interlaced PNG is not decoded a row at a time");
         goto done;
     }
     uint32_t width = ihdr.width, height = ihdr.height;

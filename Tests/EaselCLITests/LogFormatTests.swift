@@ -10,18 +10,8 @@ import Testing
 @Suite("easel serve's JSON logs", .timeLimit(.minutes(2)))
 struct LogFormatTests {
     @Test func everyLineIsOneJSONObjectAndAnswersCarryTheirRequestID() async throws {
-        let work = try TemporaryDirectory(), cache = try TemporaryDirectory()
-        let logURL = work.child("stderr.log")
-        #expect(FileManager.default.createFile(atPath: logURL.path, contents: nil))
-        let log = try FileHandle(forWritingTo: logURL)
-        let origin = sampleURL("astronaut.jpg").deletingLastPathComponent().path
-        let server = try await BlockingIOPool.shared.run {
-            try ListeningProcess(executable: builtProduct("easel"),
-                                 arguments: ["serve", "--port", "0", "--cache-dir", cache.path, "--origin", origin,
-                                             "--log-format", "json"],
-                                 standardError: log)
-        }
-        let port = server.port
+        let served = try await JSONLoggingServer()
+        let port = served.server.port
         @Sendable func ask(_ target: String, _ fields: [String] = []) throws -> String {
             let socket = try RawSocket(port: port)
             try socket.send("GET \(target) HTTP/1.1\r\nHost: x\r\n" + fields.map { $0 + "\r\n" }.joined() + "Connection: close\r\n\r\n")
@@ -43,12 +33,7 @@ struct LogFormatTests {
         #expect(madeForMissing.count == 32 && madeForMissing.allSatisfy(\.isHexDigit))
         let madeForThumb = try #require(requestID(thumb))
         #expect(thumb.hasPrefix("HTTP/1.1 200") && madeForThumb.count == 32, "a 200-character ID is replaced")
-        server.process.terminate()
-        let exited = try await BlockingIOPool.shared.run { server.waitForExit(within: .seconds(30)) }
-        #expect(exited)
-        try log.close()
-
-        let lines = try String(contentsOf: logURL, encoding: .utf8).split(separator: "\n")
+        let lines = try await served.stop().split(separator: "\n")
         var objects: [[String: Any]] = []
         for line in lines {
             let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
@@ -78,17 +63,8 @@ struct LogFormatTests {
     /// `--no-access-log` (and `EASEL_ACCESS_LOG=0`): answers write no line.
     @Test(arguments: [(["--no-access-log"], [String: String]()), ([], ["EASEL_ACCESS_LOG": "0"])])
     func theAccessLogTurnsOff(flags: [String], environment: [String: String]) async throws {
-        let work = try TemporaryDirectory(), cache = try TemporaryDirectory()
-        let logURL = work.child("stderr.log")
-        #expect(FileManager.default.createFile(atPath: logURL.path, contents: nil))
-        let log = try FileHandle(forWritingTo: logURL)
-        let origin = sampleURL("astronaut.jpg").deletingLastPathComponent().path
-        let server = try await BlockingIOPool.shared.run {
-            try ListeningProcess(executable: builtProduct("easel"),
-                                 arguments: ["serve", "--port", "0", "--cache-dir", cache.path, "--origin", origin, "--log-format", "json"] + flags,
-                                 standardError: log, environment: environment)
-        }
-        let port = server.port
+        let served = try await JSONLoggingServer(flags, environment: environment)
+        let port = served.server.port
         let answers = try await BlockingIOPool.shared.run { () throws -> [String] in
             try ["/health", "/images/thumb/astronaut.jpg", "/no-such-route"].map { target in
                 let socket = try RawSocket(port: port)
@@ -97,11 +73,7 @@ struct LogFormatTests {
             }
         }
         #expect(answers[0].hasPrefix("HTTP/1.1 200") && answers[1].hasPrefix("HTTP/1.1 200"))
-        server.process.terminate()
-        let exited = try await BlockingIOPool.shared.run { server.waitForExit(within: .seconds(30)) }
-        #expect(exited)
-        try log.close()
-        let text = try String(contentsOf: logURL, encoding: .utf8)
+        let text = try await served.stop()
         #expect(!text.contains("\"message\":\"answered\""), "\(text.prefix(600))")
     }
 
@@ -109,19 +81,10 @@ struct LogFormatTests {
     /// standard output and standard error is one JSON object, and none holds the request's
     /// `Authorization` or `Cookie`, the admin token, or a 30 KB `tracestate`.
     @Test func withTracesOnEveryLineIsJSONAndNoneHoldsASecret() async throws {
-        let work = try TemporaryDirectory(), cache = try TemporaryDirectory()
-        let logURL = work.child("stderr.log")
-        #expect(FileManager.default.createFile(atPath: logURL.path, contents: nil))
-        let log = try FileHandle(forWritingTo: logURL)
-        let origin = sampleURL("astronaut.jpg").deletingLastPathComponent().path
         let token = "admin-token-7f3a9c2e51"
-        let server = try await BlockingIOPool.shared.run {
-            try ListeningProcess(executable: builtProduct("easel"),
-                                 arguments: ["serve", "--port", "0", "--cache-dir", cache.path, "--origin", origin, "--log-format", "json",
-                                             "--traces", "otlp", "--otlp-endpoint", "http://127.0.0.1:1/v1/traces"],
-                                 standardError: log, environment: ["EASEL_ADMIN_TOKEN": token, "OTEL_EXPORTER_OTLP_HEADERS": "api-key=collector-secret-99"])
-        }
-        let port = server.port
+        let served = try await JSONLoggingServer(["--traces", "otlp", "--otlp-endpoint", "http://127.0.0.1:1/v1/traces"],
+                                                 environment: ["EASEL_ADMIN_TOKEN": token, "OTEL_EXPORTER_OTLP_HEADERS": "api-key=collector-secret-99"])
+        let port = served.server.port
         let state = String(repeating: "vendor=abcdefgh,", count: 2000)
         let answers = try await BlockingIOPool.shared.run { () throws -> [String] in
             try ["/images/thumb/astronaut.jpg", "/images/small/astronaut.jpg", "/no-such-route", "/admin/purge/x"].map { target in
@@ -132,11 +95,7 @@ struct LogFormatTests {
             }
         }
         #expect(answers[0].hasPrefix("HTTP/1.1 200"), "\(answers[0].prefix(100))")
-        server.process.terminate()
-        let exited = try await BlockingIOPool.shared.run { server.waitForExit(within: .seconds(30)) }
-        #expect(exited)
-        try log.close()
-        let lines = [server.firstLine] + (try String(contentsOf: logURL, encoding: .utf8)).split(separator: "\n").map(String.init)
+        let lines = [served.server.firstLine] + (try await served.stop()).split(separator: "\n").map(String.init)
         #expect(lines.count > 4)
         for line in lines {
             #expect((try? JSONSerialization.jsonObject(with: Data(line.utf8))) is [String: Any], "not one JSON object: \(line.prefix(300))")
@@ -174,5 +133,37 @@ struct LogFormatTests {
         let wrapped = lines.dropFirst().compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
         #expect(wrapped.count == 2 && wrapped[0]["label"] as? String == "stderr" && wrapped[0]["level"] as? String == "warning")
         #expect((wrapped.first?["message"] as? String)?.contains("JXL_FAILURE: \"quoted\"") == true)
+    }
+}
+
+/// `easel serve --log-format json` (and `flags`) as its own process on the samples, with a cache
+/// of its own and its standard error in a file.
+struct JSONLoggingServer {
+    let work: TemporaryDirectory, cache: TemporaryDirectory
+    let logURL: URL, log: FileHandle
+    let server: ListeningProcess
+
+    init(_ flags: [String] = [], environment: [String: String] = [:]) async throws {
+        work = try TemporaryDirectory()
+        cache = try TemporaryDirectory()
+        logURL = work.child("stderr.log")
+        #expect(FileManager.default.createFile(atPath: logURL.path, contents: nil))
+        let log = try FileHandle(forWritingTo: logURL)
+        self.log = log
+        let arguments = ["serve", "--port", "0", "--cache-dir", cache.path,
+                         "--origin", sampleURL("astronaut.jpg").deletingLastPathComponent().path, "--log-format", "json"] + flags
+        server = try await BlockingIOPool.shared.run {
+            try ListeningProcess(executable: builtProduct("easel"), arguments: arguments, standardError: log, environment: environment)
+        }
+    }
+
+    /// Stops the server (SIGTERM; it must exit within 30 s) and returns what it wrote to
+    /// standard error.
+    func stop() async throws -> String {
+        server.process.terminate()
+        let exited = try await BlockingIOPool.shared.run { [server] in server.waitForExit(within: .seconds(30)) }
+        #expect(exited)
+        try log.close()
+        return try String(contentsOf: logURL, encoding: .utf8)
     }
 }

@@ -21,10 +21,7 @@ struct PNGScaledDecodeTests {
     }
 
     @Test func aThumbnailFromTheReducedDecodeIsTheFullDecodesWithinTheBar() throws {
-        let info = try ImageDecoder.info(of: Self.photo)
-        let resize = Resize(width: 256, height: 256, mode: .fit)
-        let fromReduced = try resize.process(try ImageDecoder.decode(Self.photo, info: info, covering: (256, 180)))
-        let fromFull = try resize.process(try ImageDecoder.decode(Self.photo, info: info))
+        let (fromReduced, fromFull) = try thumbnailsFromReducedAndFullDecodes(of: Self.photo)
         #expect(fromReduced.width == fromFull.width && fromReduced.height == fromFull.height)
         let psnr = ResamplerTests.psnr(fromReduced.converted(to: .rgba8), fromFull.converted(to: .rgba8))
         #expect(psnr > 35, "PSNR \(psnr) dB")

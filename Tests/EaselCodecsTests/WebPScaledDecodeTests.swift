@@ -22,10 +22,7 @@ struct WebPScaledDecodeTests {
     }
 
     @Test func aThumbnailFromTheReducedDecodeIsTheFullDecodesWithinTheBar() throws {
-        let info = try ImageDecoder.info(of: Self.photo)
-        let resize = Resize(width: 256, height: 256, mode: .fit)
-        let fromReduced = try resize.process(try ImageDecoder.decode(Self.photo, info: info, covering: (256, 180)))
-        let fromFull = try resize.process(try ImageDecoder.decode(Self.photo, info: info))
+        let (fromReduced, fromFull) = try thumbnailsFromReducedAndFullDecodes(of: Self.photo)
         #expect(fromReduced.width == fromFull.width && fromReduced.height == fromFull.height)
         let psnr = ResamplerTests.psnr(fromReduced.converted(to: .rgba8), fromFull.converted(to: .rgba8))
         #expect(psnr > 35, "PSNR \(psnr) dB")
@@ -42,4 +39,13 @@ struct WebPScaledDecodeTests {
         let decoded = try ImageDecoder.decode(animation, info: info, covering: (50, 50))
         #expect(decoded.width == 400 && decoded.height == 300)
     }
+}
+
+/// A 256 px fit thumbnail of `data` made from its decode shrunk on load (covering 256×180) and
+/// from its full decode: what a shrink-on-load format's PSNR bar compares.
+func thumbnailsFromReducedAndFullDecodes(of data: Data) throws -> (reduced: Bitmap, full: Bitmap) {
+    let info = try ImageDecoder.info(of: data)
+    let resize = Resize(width: 256, height: 256, mode: .fit)
+    return (try resize.process(try ImageDecoder.decode(data, info: info, covering: (256, 180))),
+            try resize.process(try ImageDecoder.decode(data, info: info)))
 }
