@@ -22,26 +22,48 @@ public struct ImageEncoding: Sendable, Hashable, CustomStringConvertible {
         /// (HEVC; only when asked for: browsers do not name it in `Accept`).
         case jpeg, png, webp, avif, jxl, gif, ico, bmp, svg, heic
 
-        /// The format's MIME type (`image/jpeg`, `image/png`, `image/webp`, `image/avif`,
-        /// `image/jxl`, `image/gif`, `image/x-icon`, `image/bmp`, `image/svg+xml`).
-        public var contentType: String {
+        /// The type of bytes it writes.
+        public var fileType: ImageFileType {
             switch self {
-            case .jpeg: "image/jpeg"
-            case .png: "image/png"
-            case .webp: "image/webp"
-            case .avif: "image/avif"
-            case .jxl: "image/jxl"
-            case .gif: "image/gif"
-            case .ico: "image/x-icon"
-            case .bmp: "image/bmp"
-            case .svg: "image/svg+xml"
-            case .heic: "image/heic"
+            case .jpeg: .jpeg
+            case .png: .png
+            case .webp: .webp
+            case .avif: .avif
+            case .jxl: .jxl
+            case .gif: .gif
+            case .ico: .ico
+            case .bmp: .bmp
+            case .svg: .svg
+            case .heic: .heic
             }
         }
 
+        /// The output format of bytes of `type`, or nil when Easel does not write it.
+        public init?(_ type: ImageFileType) {
+            guard let format = Self.allCases.first(where: { $0.fileType == type }) else { return nil }
+            self = format
+        }
+
+        /// The output format a URL, a configuration or the CLI names (`jpg`, `heif`…; every
+        /// name `FormatRegistry` gives it), or nil.
+        public init?(name: some StringProtocol) {
+            guard let type = ImageFileType(name: name) else { return nil }
+            self.init(type)
+        }
+
+        /// The names of every output format, for messages ("jpeg, png, webp…").
+        public static var names: String { allCases.map(\.rawValue).joined(separator: ", ") }
+
+        /// The format's MIME type (`image/jpeg`, `image/png`, `image/webp`, `image/avif`,
+        /// `image/jxl`, `image/gif`, `image/x-icon`, `image/bmp`, `image/svg+xml`, `image/heic`).
+        public var contentType: String { fileType.mimeType }
+
+        /// The extension of files in it (`jpg`, `png`…).
+        public var fileExtension: String { fileType.entry.fileExtension }
+
         /// Whether the format has a quality setting (JPEG, WebP, AVIF, JPEG XL, HEIC); the others'
         /// cache keys carry none.
-        public var hasQuality: Bool { self == .jpeg || self == .webp || self == .avif || self == .jxl || self == .heic }
+        public var hasQuality: Bool { fileType.entry.capabilities.contains(.quality) }
     }
 
     /// The output for a client: a pinned format as it is (`.png`, `.jpeg`), else the format the

@@ -21,7 +21,7 @@ extension ImageServer {
     /// backslashes and control characters dropped), and `filename*` in UTF-8 when the name has
     /// more than ASCII (RFC 6266).
     static func contentDisposition(_ name: String, format: ImageEncoding.Format, attachment: Bool) -> String {
-        contentDisposition(name, fileExtension: format == .jpeg ? "jpg" : format.rawValue, attachment: attachment)
+        contentDisposition(name, fileExtension: format.fileExtension, attachment: attachment)
     }
 
     /// The same with an extension of its own (a source answered as it is: `tiff`, `pdf`…).

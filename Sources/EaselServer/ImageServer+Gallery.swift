@@ -17,8 +17,8 @@ extension ImageServer {
     /// The image files of the file origin, sorted (blocking: a directory listing).
     static func listImages(in root: URL) -> [String] {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: root.path) else { return [] }
-        let extensions: Set<String> = ["jpg", "jpeg", "png", "webp", "gif", "avif", "heic", "bmp", "ico"]
-        return names.filter { extensions.contains(URL(fileURLWithPath: $0).pathExtension.lowercased()) }.sorted()
+        // Sources in the formats browsers show as images, by their file names.
+        return names.filter { FormatRegistry.forExtension(URL(fileURLWithPath: $0).pathExtension)?.capabilities.contains(.web) == true }.sorted()
     }
 
     func gallery(_ request: Request) async throws -> Response {

@@ -101,8 +101,8 @@ extension ImageServer {
         case "f" where value == "auto":
             options.bestFormat = true
         case "f":
-            guard let type = ImageEncoding.Format(rawValue: value == "jpg" ? "jpeg" : String(value)) else {
-                throw RequestError.invalid("f is jpeg, png, webp, avif, jxl, gif, ico, bmp, svg, heic or auto")
+            guard let type = ImageEncoding.Format(name: value) else {
+                throw RequestError.invalid("f is \(ImageEncoding.Format.names) or auto")
             }
             options.format = type
         case "dpr" where value == "auto": options.dprFromHints = true

@@ -67,8 +67,8 @@ extension ImageServer {
         // A skipped source is the same for every client; a route's own `Vary` still holds.
         if let vary { headers[.vary] = vary }
         if options.contentDisposition {
-            let fileExtension = bytes.fileType == .jpeg ? "jpg" : bytes.fileType == .jxl ? "jxl" : bytes.fileType.rawValue.lowercased()
-            headers[.contentDisposition] = Self.contentDisposition(options.filename ?? Self.sourceName(source), fileExtension: fileExtension,
+            headers[.contentDisposition] = Self.contentDisposition(options.filename ?? Self.sourceName(source),
+                                                                   fileExtension: bytes.fileType.entry.fileExtension,
                                                                    attachment: options.attachment)
         }
         tag(&headers, sources: [pipelineRequest.sourceKey ?? ""], extra: options.cacheTags)

@@ -473,11 +473,6 @@ public enum ServerConfigurationError: Error, Sendable, Equatable, CustomStringCo
     }
 }
 
-/// The output formats a configuration or URL may name (`jpg` is `jpeg`).
-extension ImageEncoding.Format {
-    init?(name: String) { self.init(rawValue: name == "jpg" ? "jpeg" : name) }
-}
-
 extension Data {
     /// Bytes from a hex string, or nil.
     init?(hex: String) {

@@ -175,3 +175,23 @@ struct Photo: ImageEntity {
         }
     }
 }
+
+/// The output formats read their names, MIME types and extensions from `FormatRegistry`.
+@Suite("Output formats from the registry")
+struct OutputFormatRegistryTests {
+    @Test func everyOutputFormatIsARegisteredTypeThatIsWritten() {
+        for format in ImageEncoding.Format.allCases {
+            let entry = FormatRegistry.entry(format.fileType)
+            #expect(entry.names[0] == format.rawValue)
+            #expect(entry.capabilities.contains(.encode) || entry.capabilities.contains(.servedAsItIs))
+            #expect(format.contentType == entry.mimeType)
+            #expect(format.hasQuality == entry.capabilities.contains(.quality))
+            for name in entry.names { #expect(ImageEncoding.Format(name: name) == format) }
+        }
+        let written = FormatRegistry.entries.filter { !$0.capabilities.isDisjoint(with: [.encode, .servedAsItIs]) }.map(\.type)
+        #expect(Set(written) == Set(ImageEncoding.Format.allCases.map(\.fileType)))
+        #expect(ImageEncoding.Format(name: "JPG") == .jpeg && ImageEncoding.Format(name: "heif") == .heic)
+        #expect(ImageEncoding.Format(name: "tiff") == nil && ImageEncoding.Format(.pdf) == nil)
+        #expect(ImageEncoding.Format.jpeg.fileExtension == "jpg")
+    }
+}

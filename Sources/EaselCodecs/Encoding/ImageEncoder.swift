@@ -55,6 +55,22 @@ public enum ImageEncoder {
             case .gif: .gif
             }
         }
+
+        /// Each format's default options (JPEG at 85), or nil for a type Easel does not write.
+        public init?(_ type: ImageFileType) {
+            switch type {
+            case .jpeg: self = .jpeg(quality: 85)
+            case .png: self = .png()
+            case .webp: self = .webp()
+            case .avif: self = .avif()
+            case .jxl: self = .jxl()
+            case .heic: self = .heic()
+            case .gif: self = .gif
+            case .ico: self = .ico
+            case .bmp: self = .bmp
+            case .tiff, .pdf, .svg, .mp4, .matroska: return nil
+            }
+        }
     }
 
     /// Encodes `bitmap` in the format and with the settings `options` name.

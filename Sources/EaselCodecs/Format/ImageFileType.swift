@@ -1,5 +1,5 @@
 /// The container format of encoded image bytes, told by magic bytes, never by file name.
-public enum ImageFileType: String, Sendable, Hashable, CustomStringConvertible {
+public enum ImageFileType: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
     /// JPEG, baseline or progressive: bytes that start `FF D8 FF`.
     case jpeg = "JPEG"
     /// PNG, interlaced or not: bytes that start with the 8-byte PNG signature.
@@ -35,64 +35,47 @@ public enum ImageFileType: String, Sendable, Hashable, CustomStringConvertible {
     case matroska = "Matroska"
 
     /// Whether the type is a video, whose image is a frame of it (never served as it is).
-    public var isVideo: Bool { self == .mp4 || self == .matroska }
+    public var isVideo: Bool { entry.capabilities.contains(.video) }
 
     public var description: String { rawValue }
 
+    /// Its declaration: MIME type, extensions, names, capabilities.
+    public var entry: FormatEntry { FormatRegistry.entry(self) }
+
     /// The MIME type for HTTP responses.
-    public var mimeType: String {
-        switch self {
-        case .jpeg: "image/jpeg"
-        case .png: "image/png"
-        case .webp: "image/webp"
-        case .gif: "image/gif"
-        case .avif: "image/avif"
-        case .heic: "image/heic"
-        case .bmp: "image/bmp"
-        case .tiff: "image/tiff"
-        case .svg: "image/svg+xml"
-        case .jxl: "image/jxl"
-        case .pdf: "application/pdf"
-        case .ico: "image/x-icon"  // what browsers and imgproxy send; IANA's is image/vnd.microsoft.icon
-        case .mp4: "video/mp4"
-        case .matroska: "video/x-matroska"
-        }
+    public var mimeType: String { entry.mimeType }
+
+    /// The type a URL, a configuration or the CLI names (`jpg`, `heif`, `tif`…), or nil.
+    public init?(name: some StringProtocol) {
+        guard let entry = FormatRegistry.named(name) else { return nil }
+        self = entry.type
     }
 
-    /// The format of `bytes`.
+    /// The format of `bytes`, by the magic `FormatRegistry` declares, tried in its order.
     /// AVIF and HEIC are told by the brands of their `ftyp` box (major, then compatible).
     /// - Throws: `CodecError.unsupportedFormat` for formats recognised but not decoded (JPEG
     ///   2000), `.unknownFormat` for anything else.
     public static func sniff<Bytes: Collection<UInt8>>(_ bytes: Bytes) throws(CodecError) -> ImageFileType {
         let head = Array(bytes.prefix(32))
-        func starts(_ prefix: [UInt8], at offset: Int = 0) -> Bool {
-            head.count >= offset + prefix.count && Array(head[offset..<(offset + prefix.count)]) == prefix
+        let isISO = head.count >= 12 && FormatEntry.matches(head, [4: Array("ftyp".utf8)])
+        var triedISO = false
+        for entry in FormatRegistry.entries {
+            switch entry.magic {
+            case .isoBrands, .video:
+                if isISO, !triedISO {
+                    triedISO = true
+                    if let type = isoBrandType(bytes) { return type }
+                }
+                if entry.matchesSignature(head) { return entry.type }
+            case .svgRoot:
+                if isSVG(bytes) { return entry.type }
+            case .signatures, .iconDirectory:
+                if entry.matchesSignature(head) { return entry.type }
+            }
         }
-        if starts([0xFF, 0xD8, 0xFF]) { return .jpeg }
-        if starts([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) { return .png }
-        if starts(Array("RIFF".utf8)), starts(Array("WEBP".utf8), at: 8) { return .webp }
-        if starts(Array("GIF87a".utf8)) || starts(Array("GIF89a".utf8)) { return .gif }
-        if starts(Array("ftyp".utf8), at: 4), head.count >= 12, let type = isoBrandType(bytes) { return type }
-        if starts([0x1A, 0x45, 0xDF, 0xA3]) { return .matroska }
-        // QuickTime files from before `ftyp` start with a top-level atom of their own.
-        if head.count >= 16, starts(Array("moov".utf8), at: 4) || starts(Array("mdat".utf8), at: 4) || starts(Array("wide".utf8), at: 4) {
-            return .mp4
+        if let refused = FormatRegistry.recognisedOnly.first(where: { FormatEntry.matches(head, $0.magic) }) {
+            throw .unsupportedFormat(refused.name)
         }
-        if starts([0x49, 0x49, 0x2A, 0x00]) || starts([0x4D, 0x4D, 0x00, 0x2A]) || starts([0x49, 0x49, 0x2B, 0x00])
-            || starts([0x4D, 0x4D, 0x00, 0x2B]) {
-            return .tiff
-        }
-        if starts(Array("BM".utf8)), head.count >= 18,
-           [12, 16, 40, 52, 56, 64, 108, 124].contains(Int(head[14]) | Int(head[15]) << 8 | Int(head[16]) << 16 | Int(head[17]) << 24) {
-            return .bmp
-        }
-        if isSVG(bytes) { return .svg }
-        if starts(Array("%PDF-".utf8)) { return .pdf }
-        if starts([0x00, 0x00, 0x01, 0x00]) || starts([0x00, 0x00, 0x02, 0x00]), head.count >= 6, head[4] != 0 || head[5] != 0 {
-            return .ico
-        }
-        if starts([0xFF, 0x0A]) || starts([0x00, 0x00, 0x00, 0x0C, 0x4A, 0x58, 0x4C, 0x20, 0x0D, 0x0A, 0x87, 0x0A]) { return .jxl }
-        if starts([0x00, 0x00, 0x00, 0x0C, 0x6A, 0x50, 0x20, 0x20]) { throw .unsupportedFormat("JPEG 2000") }
         throw .unknownFormat
     }
 
@@ -136,9 +119,9 @@ public enum ImageFileType: String, Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// AVIF or HEIC from an ISO-BMFF `ftyp` box: the major brand, else the compatible brands
-    /// (`mif1` files name what they hold there); MP4 for a video's major brand; nil for other
-    /// ISO files.
+    /// The format an ISO-BMFF `ftyp` box names: the first of its brands (major, then
+    /// compatible: `mif1` files name what they hold there) that an image format claims; else a
+    /// video when the major brand is one of a video format's; nil for other ISO files.
     private static func isoBrandType<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> ImageFileType? {
         let head = Array(bytes.prefix(256))
         let boxSize = Int(head[0]) << 24 | Int(head[1]) << 16 | Int(head[2]) << 8 | Int(head[3])
@@ -150,14 +133,13 @@ public enum ImageFileType: String, Sendable, Hashable, CustomStringConvertible {
             offset += 4
         }
         for brand in brands {
-            switch brand {
-            case "avif", "avis": return .avif
-            case "heic", "heix", "heim", "heis", "hevc", "hevx": return .heic
-            default: continue
+            for entry in FormatRegistry.entries {
+                if case .isoBrands(let claimed) = entry.magic, claimed.contains(brand) { return entry.type }
             }
         }
-        // No image brand: a video when the major brand is one of MP4's, QuickTime's or 3GP's.
-        let video = ["iso", "mp4", "mp7", "avc1", "qt  ", "M4V", "3gp", "3g2", "dash", "mmp4", "MSNV", "f4v "]
-        return video.contains { brands[0].hasPrefix($0) } ? .mp4 : nil
+        for entry in FormatRegistry.entries {
+            if case .video(let prefixes, _) = entry.magic, prefixes.contains(where: { brands[0].hasPrefix($0) }) { return entry.type }
+        }
+        return nil
     }
 }

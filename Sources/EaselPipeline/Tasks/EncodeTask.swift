@@ -166,8 +166,7 @@ extension ImagePipeline {
             var stored = alternative.map { (try? ImageFileType.sniff(data))?.mimeType == $0.format.contentType } == true
                 ? alternative! : encoding
             // A best-format answer is in the format that won: its bytes say which.
-            if !encoding.bestOf.isEmpty, let type = try? ImageFileType.sniff(data),
-               let format = ImageEncoding.Format.allCases.first(where: { $0.contentType == type.mimeType }) {
+            if !encoding.bestOf.isEmpty, let type = try? ImageFileType.sniff(data), let format = ImageEncoding.Format(type) {
                 stored = encoding.made(format, quality: encoding.quality)
             }
             let encoded = EncodedImage(data: data, encoding: stored)

@@ -18,39 +18,15 @@ extension ImgproxyURL {
         return try ImageServer.split("/" + text, prefix: "/", withSpec: false).1
     }
 
-    /// A source type by imgproxy's name (`skip_processing`, `IMGPROXY_SKIP_PROCESSING_FORMATS`).
-    static func sourceType(_ name: some StringProtocol) -> ImageFileType? {
-        switch name.lowercased() {
-        case "jpg", "jpeg": .jpeg
-        case "png": .png
-        case "webp": .webp
-        case "avif": .avif
-        case "jxl": .jxl
-        case "gif": .gif
-        case "ico": .ico
-        case "bmp": .bmp
-        case "svg": .svg
-        case "heic", "heif": .heic
-        case "tiff", "tif": .tiff
-        case "pdf": .pdf
-        default: nil
-        }
-    }
+    /// A source type by imgproxy's name (`skip_processing`, `IMGPROXY_SKIP_PROCESSING_FORMATS`):
+    /// any name `FormatRegistry` gives it.
+    static func sourceType(_ name: some StringProtocol) -> ImageFileType? { ImageFileType(name: name) }
 
     static func outputFormat(_ name: Substring) throws -> ImageEncoding.Format {
-        switch name.lowercased() {
-        case "jpg", "jpeg": return .jpeg
-        case "png": return .png
-        case "webp": return .webp
-        case "avif": return .avif
-        case "jxl": return .jxl
-        case "gif": return .gif
-        case "ico": return .ico
-        case "bmp": return .bmp
-        case "svg": return .svg
-        case "heic", "heif": return .heic
-        default: throw RequestError.invalid("output format \(name) is not supported (jpg, png, webp, avif, jxl, gif, ico, bmp, svg, heic)")
+        guard let format = ImageEncoding.Format(name: name) else {
+            throw RequestError.invalid("output format \(name) is not supported (\(ImageEncoding.Format.names))")
         }
+        return format
     }
 
     /// Where `extend` places the image: the nine directions and `fp:x:y` (imgproxy's extend

@@ -81,18 +81,10 @@ struct FetchCommand: AsyncParsableCommand {
     }
 
     private func write(_ image: Bitmap, to path: String) throws {
-        let encoding: ImageEncoder.Options
-        switch URL(fileURLWithPath: path).pathExtension.lowercased() {
-        case "png": encoding = .png()
-        case "webp": encoding = .webp()
-        case "jpg", "jpeg": encoding = .jpeg(quality: 85)
-        case "avif": encoding = .avif()
-        case "jxl": encoding = .jxl()
-        case "gif": encoding = .gif
-        case "ico": encoding = .ico
-        case "bmp": encoding = .bmp
-        case "heic": encoding = .heic()
-        default: throw ValidationError("-o needs a .jpg, .png, .webp, .avif, .jxl, .gif, .ico, .bmp or .heic file name")
+        let written = FormatRegistry.entries.filter { $0.capabilities.contains(.encode) }
+        guard let entry = FormatRegistry.forExtension(URL(fileURLWithPath: path).pathExtension), entry.capabilities.contains(.encode),
+              let encoding = ImageEncoder.Options(entry.type) else {
+            throw ValidationError("-o needs a file name ending in ." + written.map(\.fileExtension).joined(separator: ", ."))
         }
         let flattened = encoding.fileType == .jpeg && !image.isKnownOpaque ? try Flatten().process(image) : image
         try ImageEncoder.encode(flattened, as: encoding).write(to: URL(fileURLWithPath: path), options: .atomic)

@@ -140,7 +140,7 @@ struct ThumbnailCommand: ParsableCommand {
         let next = NextIndex()
         let inputs = self.inputs
         let outputFormat = planned?.format ?? format
-        let outputs = Self.outputPaths(for: inputs, outputDir: outputDir, fileExtension: outputFormat == .jpeg ? "jpg" : outputFormat.rawValue)
+        let outputs = Self.outputPaths(for: inputs, outputDir: outputDir, fileExtension: outputFormat.fileExtension)
         DispatchQueue.concurrentPerform(iterations: workers) { worker in
             while let index = next.take(below: inputs.count) {
                 let input = inputs[index]
@@ -287,4 +287,7 @@ final class ThumbnailResults: Sendable {
 
 /// The one output-format type (the pipeline's, every URL style's and the server's) names the
 /// CLI's `--format` too.
-extension ImageEncoding.Format: ExpressibleByArgument {}
+/// `--format` takes every name `FormatRegistry` gives an output format (`jpg`, `heif`…).
+extension ImageEncoding.Format: ExpressibleByArgument {
+    public init?(argument: String) { self.init(name: argument) }
+}
