@@ -262,46 +262,6 @@ public struct EncodedResponse: Sendable {
     }
 }
 
-/// A bitmap variant's identity: its source and its processing (a named format with every
-/// parameter that decides its pixels, so a changed format never serves old pixels). Built once
-/// per request; the decoded memory tier's keys and the disk variant's key derive from it (the
-/// encoded tiers' from `VariantKey`, which adds the encoding).
-struct BitmapKey: Sendable, Hashable {
-    /// The source's key (`ImageRequest.sourceKey`).
-    let source: String
-    /// `ImagePipeline.processingIdentity`: "format:thumb=…", "processors:…" or "original".
-    let processing: String
-
-    /// The decoded memory tier's key.
-    var memory: String { processing + "|" + source }
-    /// The decoded memory tier's key of a bitmap decoded from the disk variant (another
-    /// encoding, possibly lossy): its own, so that an encoded answer never starts from one.
-    var memoryFromVariant: String { processing + "|" + source + "|from-variant" }
-    /// The disk cache's key of the variant (under the source's prefix).
-    var disk: String { StoreKey.variant(processing, source: source) }
-}
-
-/// A variant's one identity: its source and what decides its bytes besides the source (the
-/// encoding, and the processing with every parameter that decides its pixels). Built once per
-/// request; each tier's key is derived from it, never spelt out elsewhere.
-public struct VariantKey: Sendable, Hashable {
-    /// The source's key (`ImageRequest.sourceKey`).
-    public let source: String
-    /// Encoding and processing ("webp-q80|format:thumb=…").
-    public let identity: String
-    /// The encoded memory tier's key.
-    public let memory: String
-    /// The data stores' key (under the source's prefix, so a purge removes it with the source);
-    /// made when asked (a memory hit never needs it).
-    public var store: String { StoreKey.encoded(identity, source: source) }
-
-    init(source: String, identity: String) {
-        self.source = source
-        self.identity = identity
-        memory = "encoded|" + identity + "|" + source
-    }
-}
-
 /// Which keys of the memory tiers belong to which source, so that a purge removes exactly that
 /// source's entries (and no scan or emptying of the tiers is needed). Kept in step with the
 /// caches: entries they evict leave the index.

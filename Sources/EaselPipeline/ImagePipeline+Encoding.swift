@@ -56,38 +56,6 @@ extension ImagePipeline {
         return entry.bytes
     }
 
-    /// What decides an encoded answer's bytes besides its source: the encoding and the
-    /// processing (a named format with every parameter that decides its pixels, so a changed
-    /// format never serves old bytes). The data stores key it under the source
-    /// (`StoreKey.encoded`); `VariantKey` carries it.
-    func encodedIdentity(processing: ImageRequest.Processing, suffix: String, encoding: ImageEncoding) -> String? {
-        processingIdentity(processing, suffix: suffix).map { encoding.description + "|" + $0 }
-    }
-
-    /// What decides a variant's pixels besides its source: a named format with every parameter
-    /// that decides them (nil for an unknown format), the processors' identifier, or "original".
-    /// Every tier's key carries it (`BitmapKey`, `VariantKey`).
-    func processingIdentity(_ processing: ImageRequest.Processing, suffix: String) -> String? {
-        let identity = switch processing {
-        case .format(let name): formatIdentifiers[name]
-        case .original: "original"
-        case .processors(let processors): "processors:" + processors.identifier
-        }
-        return identity.map { $0 + suffix }
-    }
-
-    /// The bitmap variant's identity for `request` (nil for an unknown format).
-    func bitmapKey(for request: ImageRequest, sourceKey: String) -> BitmapKey? {
-        processingIdentity(request.processing, suffix: request.variantSuffix).map { BitmapKey(source: sourceKey, processing: $0) }
-    }
-
-    /// The variant's identity for `request` (its encoding, else JPEG at 82): built once per
-    /// request; every tier's key derives from it. Nil for an unknown format.
-    func variantKey(for request: ImageRequest, sourceKey: String) -> VariantKey? {
-        encodedIdentity(processing: request.processing, suffix: request.variantSuffix, encoding: request.encoding ?? ImageEncoding(.jpeg))
-            .map { VariantKey(source: sourceKey, identity: $0) }
-    }
-
     /// One encoded request between its events: the memory tier; else, once `admission` lets
     /// the work start (a refusal is `.overloaded`), the shared `EncodeTask` of its key, within
     /// the request's deadline and until `abandonWhen` returns (see `bounded`).

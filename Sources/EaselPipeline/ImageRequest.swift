@@ -166,24 +166,6 @@ public struct ImageRequest: Sendable {
         return components.url?.absoluteString ?? url.absoluteString
     }
 
-    /// Identifies the processing (and a page other than the first) in cache keys.
-    var processingIdentifier: String {
-        let processing = switch processing {
-        case .original: "original"
-        case .format(let name): "format:" + name
-        case .processors(let processors): "processors:" + processors.identifier
-        }
-        return processing + variantSuffix
-    }
-
-    /// What a page other than the first, an embedded thumbnail, and limits of the request's own, add to a processing's
-    /// identity ("" for neither, so the keys of every other request are as they were): a request
-    /// whose limits refuse its source never gets what another request made of it. Image tables
-    /// and a format's family hold only variants without one.
-    var variantSuffix: String {
-        (page == 0 ? "" : "|page:\(page)") + (embeddedThumbnail ? "|thumbnail" : "") + (sourceLimits.map { "|limits:\($0)" } ?? "")
-            + (video == .default ? "" : "|video:\(video)")
-    }
 }
 
 /// Which tier answered a request.

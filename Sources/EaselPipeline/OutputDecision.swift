@@ -254,16 +254,20 @@ extension ImagePipeline {
     /// others and stops otherwise).
     public func answer(for request: ImageRequest, admission: (any WorkAdmission)? = nil,
                        abandonWhen: (@Sendable () async -> Void)? = nil) async throws(PipelineError) -> EncodedResponse {
-        var request = request
-        var vary: String?
-        if let policy = request.output {
-            let decision = decisions.decision(policy, for: request.client)
-            // A page other than the first is a still: no animation alternatives in its key.
-            request.encoding = request.page == 0 ? decision.encoding : decision.encoding.still
-            vary = decision.vary
-        }
+        let (request, vary) = decided(request)
         var response = try await encodedResponse(for: request, id: nextID(), admission: admission, abandonWhen: abandonWhen)
         response.vary = vary
         return response
+    }
+
+    /// `request` with the encoding its output policy decides for its client (and the `Vary`
+    /// that decision needs); as it is without a policy.
+    func decided(_ request: ImageRequest) -> (request: ImageRequest, vary: String?) {
+        guard let policy = request.output else { return (request, nil) }
+        var request = request
+        let decision = decisions.decision(policy, for: request.client)
+        // A page other than the first is a still: no animation alternatives in its key.
+        request.encoding = request.page == 0 ? decision.encoding : decision.encoding.still
+        return (request, decision.vary)
     }
 }

@@ -2,21 +2,35 @@ import EaselSupport
 import EaselStorage
 import Foundation
 
-/// A processed variant in the disk cache: "EVR1", when it stops being fresh (8 bytes, a
-/// little-endian Double of seconds since 1970, 0 for never), then the encoded image.
+/// A processed variant or an encoded answer in the data stores: "EVR2", when it stops being
+/// fresh (8 bytes, a little-endian Double of seconds since 1970, 0 for never), the length of its
+/// format's name (1 byte), the name (`ImageEncoding.Format`'s raw value: the answer's content
+/// type is read from the record, never guessed from its bytes), then the encoded image. Records
+/// of the first version ("EVR1": no format) still read, with no format.
 enum VariantRecord {
-    static func encode(_ data: Data, freshUntil: Date?) -> Data {
-        var header = RecordWriter(capacity: 12)
-        header.append(text: "EVR1")
+    static func encode(_ data: Data, freshUntil: Date?, format: ImageEncoding.Format) -> Data {
+        let name = Array(format.rawValue.utf8)
+        var header = RecordWriter(capacity: 13 + name.count)
+        header.append(text: "EVR2")
         header.append(freshUntil?.timeIntervalSince1970 ?? 0)
+        header.append(UInt8(name.count))
+        header.append(bytes: name)
         return header.data + data
     }
 
-    static func decode(_ record: Data) -> (data: Data, freshUntil: Date?)? {
-        record.withUnsafeBytes { raw -> (Data, Date?)? in
+    static func decode(_ record: Data) -> (data: Data, freshUntil: Date?, format: ImageEncoding.Format?)? {
+        record.withUnsafeBytes { raw -> (Data, Date?, ImageEncoding.Format?)? in
             var reader = RecordReader(raw)
+            if reader.expect(text: "EVR2") {
+                guard let seconds = reader.readDouble(), let length = reader.read(UInt8.self), let name = reader.read(count: Int(length)),
+                      let format = ImageEncoding.Format(rawValue: String(decoding: name, as: UTF8.self)), reader.remainingCount > 0 else {
+                    return nil
+                }
+                return (Data(reader.remaining), seconds == 0 ? nil : Date(timeIntervalSince1970: seconds), format)
+            }
+            reader = RecordReader(raw)
             guard reader.expect(text: "EVR1"), let seconds = reader.readDouble(), reader.remainingCount > 0 else { return nil }
-            return (Data(reader.remaining), seconds == 0 ? nil : Date(timeIntervalSince1970: seconds))
+            return (Data(reader.remaining), seconds == 0 ? nil : Date(timeIntervalSince1970: seconds), nil)
         }
     }
 }
@@ -52,21 +66,6 @@ enum OriginalRecord {
             return (Data(reader.remaining), metadata)
         }
     }
-}
-
-/// Keys in the data stores (the disk cache, shared tiers) begin with their source, so a
-/// source's original, variants and encoded answers are one key range
-/// (`DataStore.removeValues(withKeyPrefix:)`, a purge): "<UTF-8 length of the source>:<source>|"
-/// then the kind. The length keeps one source's prefix from being the start of another's
-/// ("3:a.j|…" is not a prefix of "4:a.jp|…").
-enum StoreKey {
-    static func prefix(_ source: String) -> String { String(source.utf8.count) + ":" + source + "|" }
-    static func original(_ source: String) -> String { prefix(source) + "original" }
-    static func variant(_ processing: String, source: String) -> String { prefix(source) + "variant|" + processing }
-    static func encoded(_ identity: String, source: String) -> String { prefix(source) + "encoded|" + identity }
-    /// Present when a decode found the source to be an animation (it outlives the memory tiers,
-    /// so WebP answers made later from a memory or table bitmap still know).
-    static func animated(_ source: String) -> String { prefix(source) + "animated" }
 }
 
 /// Tells work that began before or during a purge of its source not to keep what it made.

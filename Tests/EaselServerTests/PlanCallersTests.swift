@@ -125,6 +125,46 @@ import Testing
         }
     }
 
+    /// The pipeline's one identity for what a request makes (`ImageIdentity`): equal for the
+    /// same request from imgproxy's and thumbor's parsers and a plan written by hand, different
+    /// when a pixel parameter, the quality or the source differs.
+    @Test func theSameRequestFromEveryCallerIsOneIdentity() async throws {
+        let pipeline = try ImagePipeline()
+        let checked = Result { try Self.checkOneIdentity(pipeline) }
+        await pipeline.close()
+        try checked.get()
+    }
+
+    static func checkOneIdentity(_ pipeline: ImagePipeline) throws {
+        let url = URL(fileURLWithPath: "/photos/cat.jpg")
+        let client = ClientPreferences(accept: "image/jpeg")
+        func identity(_ plan: ImagePlan, _ source: URL = url) throws -> ImageIdentity? {
+            var request = try ImageRequest(url: source, plan: plan)
+            request.client = client
+            return pipeline.identity(for: request)
+        }
+        let imgproxy = try PlanParsing.imgproxy("rs:fill:300:200:1/q:80/f:jpg").plan
+        let thumbor = try PlanParsing.thumbor("300x200/filters:quality(80):format(jpeg)").plan
+        var byHand = ImagePlan()
+        byHand.width = 300
+        byHand.height = 200
+        byHand.mode = .fill
+        byHand.quality = 80
+        byHand.format = .jpeg
+        let identities = try [imgproxy, thumbor, byHand].map { try #require(try identity($0)) }
+        #expect(Set(identities).count == 1, "\(identities)")
+        #expect(identities[0].encoding == ImageEncoding(.jpeg, quality: 80) && identities[0].source == url.absoluteString)
+        var sharper = byHand
+        sharper.sharpen = 1
+        var lower = byHand
+        lower.quality = 70
+        for other in [try identity(sharper), try identity(lower), try identity(byHand, URL(fileURLWithPath: "/photos/dog.jpg"))] {
+            #expect(other != nil && other != identities[0])
+        }
+        // Every tier's key derives from it.
+        #expect(identities[0].variant.memory.hasSuffix(url.absoluteString) && identities[0].variant.identity.hasPrefix(identities[0].encoding.description))
+    }
+
     @Test func eachOutputLimitIsTheSameRefusalFromEveryStyle() async throws {
         let server = try TestServer { $0.allowUnsignedAdHoc = true }
         // (limit, native, imgproxy, thumbor) — the same request past the same limit.

@@ -21,12 +21,7 @@ struct DecodeTask: PipelineTask {
     /// still.
     let frames: ImageEncoding?
 
-    var key: WorkKey {
-        WorkKey(identity: bitmapKey.memory, policy: request.cachePolicy, mark: mark,
-                variant: (request.usesDiskVariants ? "" : "encoded")
-                    + (request.sourceLimits.map { "|limits:\($0)" } ?? "")  // every field of the limits
-                    + (frames.map { "|frames:" + $0.description } ?? ""))
-    }
+    var key: WorkKey { .decode(bitmapKey, request: request, mark: mark, frames: frames) }
 
     static func coalescer(in graph: TaskGraph) -> WorkCoalescer<WorkKey, ImagePipeline.Processed> { graph.decodes }
 
@@ -73,7 +68,7 @@ struct DecodeTask: PipelineTask {
         guard request.cachePolicy != .reload, request.usesDiskVariants, let disk = pipeline.disk,
               !request.variantSuffix.isEmpty || format.map({ pipeline.tables[$0.name] == nil }) ?? true,
               let record = await Traces.cacheRead(store: disk.storeName, entry: "variant", { try? await disk.data(forKey: bitmapKey.disk) }),
-              let (data, freshUntil) = VariantRecord.decode(record) else { return nil }
+              let (data, freshUntil, _) = VariantRecord.decode(record) else { return nil }
         let limits = pipeline.decodingLimits(for: request)
         guard let image = try? await pipeline.tasks.decodeSlots.run(priority: handle, { () async throws(PipelineError) -> Bitmap in
             try await BlockingIOPool.decoding.performCancellable { () throws(PipelineError) -> Bitmap in
@@ -300,9 +295,8 @@ extension ImagePipeline {
                 continue
             }
             // The image's own identity: a family format's, or the request's processing.
-            guard let processing = processingIdentity(request.processing.isFormat ? .format(imageName) : request.processing,
-                                                      suffix: request.variantSuffix) else { continue }
-            let key = BitmapKey(source: sourceKey, processing: processing)
+            guard let key = request.processing.isFormat ? familyBitmapKey(imageName, sourceKey: sourceKey, suffix: request.variantSuffix)
+                    : bitmapKey(for: request, sourceKey: sourceKey) else { continue }
             keep(image, key: key.memory, sourceKey: sourceKey, madeWith: request.madeWith.map(\.sourceKey), until: freshUntil)
             if request.usesDiskVariants, let disk {
                 let encodeStart = ContinuousClock.now
@@ -310,7 +304,7 @@ extension ImagePipeline {
                 if let data = try? ImageEncoder.encode(image, as: encoding) {
                     metrics.stage(.encode, since: encodeStart)
                     metrics.encodes.increment()
-                    try? disk.set(VariantRecord.encode(data, freshUntil: freshUntil),
+                    try? disk.set(VariantRecord.encode(data, freshUntil: freshUntil, format: ImageEncoding.Format(encoding.fileType) ?? .png),
                                   forKey: key.disk, expiresAt: freshUntil)
                 }
             }
@@ -415,6 +409,6 @@ extension ImagePipeline {
     /// Whether a tier already holds `format` of the source (its table, or the memory tier).
     private func holds(_ format: ImageFormat, sourceKey: String, ids: (entity: UUID, source: UUID)) -> Bool {
         if let table = tables[format.name] { return table.contains(ids.entity, sourceID: ids.source) }
-        return processingIdentity(.format(format.name), suffix: "").map { memory.contains(BitmapKey(source: sourceKey, processing: $0).memory) } ?? false
+        return familyBitmapKey(format.name, sourceKey: sourceKey).map { memory.contains($0.memory) } ?? false
     }
 }

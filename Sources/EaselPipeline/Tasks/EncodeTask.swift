@@ -15,7 +15,7 @@ struct EncodeTask: PipelineTask {
     /// The variant, and the purge marks of its source and of its watermarks' sources: requests
     /// after a purge of either never join work that began before it.
     var key: WorkKey {
-        WorkKey(identity: keys.memory, policy: request.cachePolicy, mark: keys.mark, variant: keys.madeWith.map(\.mark.suffix).joined())
+        .encode(keys.variant, policy: request.cachePolicy, mark: keys.mark, madeWith: keys.madeWith.map(\.mark))
     }
     static func coalescer(in graph: TaskGraph) -> WorkCoalescer<WorkKey, EncodedResponse> { graph.encodes }
 
@@ -157,17 +157,9 @@ extension ImagePipeline {
         guard request.cachePolicy != .reload else { return nil }
         for (position, store) in stores.enumerated() {
             guard let record = await Traces.cacheRead(store: store.storeName, entry: "encoded", { try? await store.data(forKey: keys.store) }),
-                  let (data, freshUntil) = VariantRecord.decode(record) else {
+                  let (data, freshUntil, format) = VariantRecord.decode(record),
+                  let stored = Self.storedEncoding(format, asked: encoding) else {
                 continue
-            }
-            // An animation stored under a key that also serves stills (AVIF or JPEG with a WebP
-            // or GIF alternative) is in the alternative's format: its content type follows its bytes.
-            let alternative = encoding.animationEncoding.flatMap { $0.format == encoding.format ? nil : $0 }
-            var stored = alternative.map { (try? ImageFileType.sniff(data))?.mimeType == $0.format.contentType } == true
-                ? alternative! : encoding
-            // A best-format answer is in the format that won: its bytes say which.
-            if !encoding.bestOf.isEmpty, let type = try? ImageFileType.sniff(data), let format = ImageEncoding.Format(type) {
-                stored = encoding.made(format, quality: encoding.quality)
             }
             let encoded = EncodedImage(data: data, encoding: stored)
             var kept = false
@@ -193,12 +185,28 @@ extension ImagePipeline {
         return nil
     }
 
+    /// The encoding of a stored answer in `format` (its record's) for a request asking for
+    /// `asked`: that, or the animation alternative (an animation stored under a key that also
+    /// serves stills is in the alternative's format), or the format that won a best-format
+    /// search; nil for a record without a format (the first version's) or in another format: a
+    /// miss, made again.
+    static func storedEncoding(_ format: ImageEncoding.Format?, asked encoding: ImageEncoding) -> ImageEncoding? {
+        guard let format else { return nil }
+        if format == encoding.format { return encoding }
+        if let alternative = encoding.animationEncoding, alternative.format == format { return alternative }
+        // (PNG takes JPEG's place for an image with transparent pixels.)
+        if encoding.bestOf.contains(format) || (format == .png && encoding.bestOf.contains(.jpeg)) {
+            return encoding.made(format, quality: encoding.quality)
+        }
+        return nil
+    }
+
     /// Keeps a new encoded answer: memory and the local disk now, the shared stores after the
     /// answer; taken back where a purge began meanwhile.
     /// - Returns: whether the memory tier took the bytes (and keeps them: no purge took them back).
     func store(_ encoded: EncodedImage, data: Data, keys: EncodedKeys, until: Date) async -> Bool {
         let kept = keep(encoded, keys: keys, until: until)
-        let record = VariantRecord.encode(data, freshUntil: until)
+        let record = VariantRecord.encode(data, freshUntil: until, format: encoded.encoding.format)
         if let disk {
             await Traces.cacheWrite(store: disk.storeName, entry: "encoded", bytes: record.count) {
                 try await disk.set(record, forKey: keys.store, expiresAt: until)

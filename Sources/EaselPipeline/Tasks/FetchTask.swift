@@ -14,7 +14,7 @@ struct FetchTask: PipelineTask {
     let policy: ImageRequest.CachePolicy
     let mark: PurgeMarks.Mark
 
-    var key: WorkKey { WorkKey(identity: sourceKey, policy: policy, mark: mark) }
+    var key: WorkKey { .fetch(source: sourceKey, policy: policy, mark: mark) }
     static func coalescer(in graph: TaskGraph) -> WorkCoalescer<WorkKey, ImagePipeline.Original> { graph.fetches }
 
     /// The original: the disk tier's when fresh (or revalidated with the origin), else fetched;

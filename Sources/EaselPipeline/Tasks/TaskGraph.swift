@@ -1,21 +1,6 @@
 import EaselSupport
 import Foundation
 
-/// The identity of a piece of shared work: requests whose work has equal keys share one run.
-struct WorkKey: Hashable, Sendable {
-    /// What the work makes: a variant's memory key (an encode), a bitmap's memory key (a
-    /// decode) or the source key (a fetch).
-    var identity: String
-    /// Requests under different cache policies never share work.
-    var policy: ImageRequest.CachePolicy
-    /// The purge mark of the source when the work began: requests after a purge never join work
-    /// that began before it (see `PurgeMarks`).
-    var mark: PurgeMarks.Mark
-    /// Whatever else changes the result (a decode's limits, its frames, whether it may start
-    /// from a disk variant); empty for most work.
-    var variant: String = ""
-}
-
 /// One stage of the pipeline as a unit of shared work: a fetch (`FetchTask`), a decode with its
 /// processing (`DecodeTask`) or an encode (`EncodeTask`). Each names its work key and the
 /// coalescer its runs share; `TaskGraph.run` starts or joins it.
