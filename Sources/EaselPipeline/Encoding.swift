@@ -251,6 +251,12 @@ public struct EncodedResponse: Sendable {
     /// caller that indexes answers by the tier's entries (the server's ready answers) needs no
     /// read of its own.
     public var isInMemoryTier: Bool
+    /// Set when the request's fallback image answers in the source's place: the source's error.
+    public var fallbackFor: PipelineError?
+    /// The fallback image's source key, when it answered.
+    public var fallbackSource: String?
+    /// Whether the request's fallback image answered in the source's place.
+    public var isFallback: Bool { fallbackFor != nil }
 
     /// Creates a response; the key, `Vary` field and memory-tier flag default to none.
     public init(encoded: EncodedImage, tier: ImageTier, key: VariantKey? = nil, vary: String? = nil, isInMemoryTier: Bool = false) {

@@ -103,6 +103,10 @@ public struct ImageRequest: Sendable {
     /// frame of a shorter video); other sources ignore it. Another position is its own identity
     /// in every tier, like a page.
     public var video = VideoPosition.default
+    /// The image that answers in the source's place when the source is missing or cannot be
+    /// decoded (`PipelineError.fallsBack`), made as the source would have been:
+    /// `answer(for:)` then answers it, marked as a fallback (`EncodedResponse.fallbackFor`).
+    public var fallback: FallbackSource?
     /// False for the bitmaps of `encodedImage(for:)`: their bytes are stored as served, so a
     /// bitmap variant on disk (another encoding) is neither read nor written for them.
     var usesDiskVariants = true
@@ -166,6 +170,17 @@ public struct ImageRequest: Sendable {
         return components.url?.absoluteString ?? url.absoluteString
     }
 
+}
+
+/// An image that stands in for a request's source (`ImageRequest.fallback`): a URL, and the key
+/// it is cached under (nil: made from the URL, as a source's is).
+public struct FallbackSource: Sendable, Hashable {
+    public var url: URL
+    public var cacheKey: String?
+    public init(url: URL, cacheKey: String? = nil) {
+        self.url = url
+        self.cacheKey = cacheKey
+    }
 }
 
 /// Which tier answered a request.

@@ -70,8 +70,9 @@ extension AcceptHeader {
     }
 }
 
-/// What the client said it takes, carried by the request for the pipeline to decide its
-/// answer: today its `Accept` header (Client Hints and Save-Data belong here too).
+/// What the client said, carried by the request for the pipeline to decide its answer and the
+/// answer's `Vary`: its `Accept` header, its Save-Data, and the Client Hints its plan was made
+/// from.
 public struct ClientPreferences: Sendable {
     /// The `Accept` header's value as the client sent it; nil when it sent none.
     public var acceptValue: String?
@@ -81,13 +82,28 @@ public struct ClientPreferences: Sendable {
     /// The client asked to save data (`Save-Data: on`, when the server honours it): a fixed
     /// quality is lowered by a quarter, an autoquality target doubled.
     public var saveData: Bool
+    /// The caller honours `Save-Data` (whether or not this client sent it): the answer varies
+    /// on it.
+    public var honoursSaveData: Bool
+    /// The request header fields other than `Accept` the plan was made from (Client Hints:
+    /// `Sec-CH-DPR`, `Width`…): the answer varies on them.
+    public var hints: [String]
 
     /// Preferences from the raw `Accept` header value, or nil when the request had none. The
     /// value is parsed only when a decision needs it (`ImagePipeline.decide` remembers its
     /// decisions by value and policy).
-    public init(accept: String?, saveData: Bool = false) {
+    public init(accept: String?, saveData: Bool = false, honoursSaveData: Bool = false, hints: [String] = []) {
         acceptValue = accept
         self.saveData = saveData
+        self.honoursSaveData = honoursSaveData || saveData
+        self.hints = hints
+    }
+
+    /// The answer's `Vary`: `Accept` when the decision depends on it, then the hints, then
+    /// Save-Data when honoured; nil for none.
+    func vary(accept: Bool) -> String? {
+        let fields = (accept ? ["Accept"] : []) + hints + (honoursSaveData ? ["Save-Data"] : [])
+        return fields.isEmpty ? nil : fields.joined(separator: ", ")
     }
 }
 
@@ -244,30 +260,5 @@ extension ImagePipeline {
         var asked = policy
         asked.enforced = []
         return decisions.decision(asked, for: client).encoding.format.contentType == type.mimeType
-    }
-
-    /// The answer for `request`: the pipeline decides its encoding (`request.output` and
-    /// `request.client`, else `request.encoding`), answers from the encoded memory tier when it
-    /// can, and otherwise — once `admission` lets it — from the first tier that has it, making it
-    /// if none does. `abandonWhen`, when it returns before the answer is ready (a client that
-    /// left), ends this request's share of the work (`.cancelled`; the shared work goes on for
-    /// others and stops otherwise).
-    public func answer(for request: ImageRequest, admission: (any WorkAdmission)? = nil,
-                       abandonWhen: (@Sendable () async -> Void)? = nil) async throws(PipelineError) -> EncodedResponse {
-        let (request, vary) = decided(request)
-        var response = try await encodedResponse(for: request, id: nextID(), admission: admission, abandonWhen: abandonWhen)
-        response.vary = vary
-        return response
-    }
-
-    /// `request` with the encoding its output policy decides for its client (and the `Vary`
-    /// that decision needs); as it is without a policy.
-    func decided(_ request: ImageRequest) -> (request: ImageRequest, vary: String?) {
-        guard let policy = request.output else { return (request, nil) }
-        var request = request
-        let decision = decisions.decision(policy, for: request.client)
-        // A page other than the first is a still: no animation alternatives in its key.
-        request.encoding = request.page == 0 ? decision.encoding : decision.encoding.still
-        return (request, decision.vary)
     }
 }

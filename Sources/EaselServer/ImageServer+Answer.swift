@@ -124,22 +124,20 @@ extension ImageServer {
     }
 
     /// The answer `spec` asks for: every URL style ends here. The request carries what the
-    /// client said (`Accept`) and what the URL asked (`output`); the pipeline decides the
-    /// encoding and its `Vary`, answers from memory or makes it (admitted, or 429), and is left
-    /// when the client closes its connection. This only writes HTTP.
+    /// client said (`Accept`, Save-Data, the hints the plan read), what the URL asked (`output`)
+    /// and the fallback image; the pipeline decides the encoding and its full `Vary`, answers
+    /// from memory or makes it (admitted, or 429), answers the fallback image for a missing or
+    /// broken source, and is left when the client closes its connection. This only writes HTTP.
     func answer(_ request: Request, _ context: EaselRequestContext, head: Bool, _ spec: AnswerSpec) async throws -> Response {
-        let (processing, output, madeWith) = (spec.processing, spec.output, spec.madeWith)
-        let (lifetime, maxAge, disposition, fallback, cacheTags) = (spec.lifetime, spec.maxAge, spec.disposition, spec.fallback, spec.cacheTags)
-        var pipelineRequest = ImageRequest(url: try resolve(spec.source), processing: processing, cacheKey: sourceKey(spec.source))
+        var pipelineRequest = ImageRequest(url: try resolve(spec.source), processing: spec.processing, cacheKey: sourceKey(spec.source))
         pipelineRequest.page = spec.page
         pipelineRequest.embeddedThumbnail = spec.embeddedThumbnail
         pipelineRequest.video = spec.video
         pipelineRequest.sourceLimits = spec.sourceLimits
-        pipelineRequest.client = ClientPreferences(accept: request.headers[.accept], saveData: saves(request))
-        // The route's own `Vary` (Client Hints), and Save-Data when it is honoured.
-        let vary = Self.vary(spec.vary, configuration.delivery.saveData ? "Save-Data" : nil)
-        pipelineRequest.output = output
-        pipelineRequest.madeWith = madeWith
+        pipelineRequest.client = client(request, hints: spec.vary)
+        pipelineRequest.output = spec.output
+        pipelineRequest.madeWith = spec.madeWith
+        pipelineRequest.fallback = fallbackSource(spec.fallback ?? configuredFallback)
         pipelineRequest.deadline = .milliseconds(Int64(checked: configuration.requestTimeout * 1000))
         let channel = context.channel
         // Set when the client left before the answer was ready (not when the wait was ended
@@ -155,52 +153,97 @@ extension ImageServer {
         }
         let answer: EncodedResponse
         switch result {
-        case .success(let made):
-            answer = made
-            AccessLog.Note.current?.tier = made.tier.rawValue
-        case .failure(.overloaded):
-            throw RequestError.tooManyRequests
+        case .success(let made): answer = made
+        case .failure(.overloaded): throw RequestError.tooManyRequests
         case .failure(.cancelled) where gone.withLock({ $0 }): throw ClientGone()
-        case .failure(let error) where (fallback ?? configuredFallback) != nil && Self.fallsBack(error):
-            var spec = spec
-            spec.fallback = fallback ?? configuredFallback
-            spec.vary = vary
-            return try await fallbackAnswer(request, context, head: head, spec, sourceKey: pipelineRequest.sourceKey, error: error)
         case .failure(let error): throw error
         }
+        AccessLog.Note.current?.tier = answer.tier.rawValue
+        return write(served(answer, spec, sourceKey: pipelineRequest.sourceKey ?? ""), to: request, context, head: head)
+    }
+
+    /// What the client said, for the pipeline: its `Accept`, its Save-Data (when the server
+    /// honours it: then every answer varies on it) and the hints the route read (`hints`, a
+    /// `Vary` list: Client Hints).
+    func client(_ request: Request, hints: String? = nil) -> ClientPreferences {
+        ClientPreferences(accept: request.headers[.accept], saveData: saves(request), honoursSaveData: configuration.delivery.saveData,
+                          hints: hints.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } } ?? [])
+    }
+
+    /// The pipeline's answer as HTTP, with what `spec` adds: `Cache-Control` (an expiring URL's
+    /// remaining life or the URL's own max-age, never past the server's; a fallback's own),
+    /// `Content-Disposition`, an SVG's policy, the cache tags of its source and of what it was
+    /// made with, and an offer to the ready answers (only for bytes the memory tier keeps, whose
+    /// headers do not depend on the time, and never for a fallback).
+    func served(_ answer: EncodedResponse, _ spec: AnswerSpec, sourceKey: String) -> Served {
         let encoded = answer.encoded
-        var headers: HTTPFields = [
-            .contentType: encoded.contentType,
-            .eTag: encoded.etag,
-            // An expiring URL's remaining life, or the URL's own max-age, never past the server's.
-            .cacheControl: cacheControl(lifetime: lifetime, maxAge: maxAge),
-        ]
-        // The pipeline's `Vary` (Accept) and the route's own (Client Hints).
-        if let joined = Self.vary(answer.vary, vary) { headers[.vary] = joined }
-        if let disposition { headers[.contentDisposition] = Self.contentDisposition(disposition.name, format: encoded.encoding.format, attachment: disposition.attachment) }
+        var served = Served(bytes: encoded.bytes, contentType: encoded.contentType, etag: encoded.etag,
+                            cacheControl: cacheControl(lifetime: spec.lifetime, maxAge: spec.maxAge), vary: answer.vary)
+        if let disposition = spec.disposition {
+            served.fields[.contentDisposition] = Self.contentDisposition(disposition.name, format: encoded.encoding.format,
+                                                                         attachment: disposition.attachment)
+        }
         // An SVG is a document a browser may open on its own: besides its cleaning, it may run
         // nothing and load nothing but its own styles and embedded images.
-        if encoded.encoding.format == .svg { headers[.contentSecurityPolicy] = Self.svgPolicy }
+        if encoded.encoding.format == .svg { served.fields[.contentSecurityPolicy] = Self.svgPolicy }
         // The source's identity, as a purge computes it (`purgeIdentity`), and those of what the
         // answer was made with (a watermark): a purge of any of them bans it in the CDN.
-        tag(&headers, sources: [pipelineRequest.sourceKey ?? ""] + madeWith.map(\.sourceKey), extra: cacheTags)
-        if Self.matches(request.headers[.ifNoneMatch], etag: encoded.etag) {
-            return Response(status: .notModified, headers: headers)
+        served.tagged = [sourceKey] + spec.madeWith.map(\.sourceKey)
+        served.cacheTags = spec.cacheTags
+        if answer.isFallback {
+            // Tagged with the source too, so that a purge of the source (once it exists) clears
+            // it from CDNs; never past an expiring URL's remaining life.
+            served.tagged.insert(contentsOf: answer.fallbackSource.map { [$0] } ?? [], at: 1)
+            let maxAge = min(Int64(configuration.maxAge), Int64(configuration.delivery.fallbackMaxAge ?? configuration.maxAge), spec.lifetime ?? .max)
+            served.cacheControl = "public, max-age=\(maxAge)"
+            served.status = HTTPResponse.Status(code: configuration.delivery.fallbackStatus)
+            served.fields[Self.fallbackField] = "1"
+        } else if spec.lifetime == nil, answer.isInMemoryTier, let variant = answer.key {
+            served.ready = .init(memoryKey: variant.memory, etag: encoded.etag)
         }
-        headers[.contentLength] = String(encoded.count)
-        // Offered to the ready answers (an index over the memory tier) when the handler could
-        // replay the request, the tier keeps these bytes (the pipeline says so: no tier read
-        // here) and the headers do not depend on the time (expiring URLs); an earlier offer for
-        // the same request is withdrawn otherwise.
+        return served
+    }
+
+    /// One answer to write as HTTP, however it was made: processed, a fallback, or a source as
+    /// it is (`raw`, `skip_processing`).
+    struct Served {
+        var bytes: ByteBuffer
+        var contentType: String
+        var etag: String
+        var status: HTTPResponse.Status = .ok
+        var cacheControl: String
+        var vary: String?
+        /// Its own fields: `Content-Disposition`, a policy, `X-Easel-Fallback`.
+        var fields: HTTPFields = [:]
+        /// The sources whose cache tags name it, and the URL's own tags after them.
+        var tagged: [String] = []
+        var cacheTags: [String] = []
+        /// Offered to the ready answers; nil withdraws an earlier offer for the request.
+        var ready: ReadyAnswers.Offer?
+    }
+
+    /// The one writer of image answers: the headers every answer has (type, `ETag`,
+    /// `Cache-Control`, `Vary`, cache tags, its own fields), the ready answers' offer or
+    /// withdrawal, a 304 for a matching `If-None-Match` (200 answers only), and the body (none
+    /// for HEAD).
+    func write(_ served: Served, to request: Request, _ context: EaselRequestContext, head: Bool) -> Response {
+        var headers: HTTPFields = [.contentType: served.contentType, .eTag: served.etag, .cacheControl: served.cacheControl]
+        if let vary = served.vary { headers[.vary] = vary }
+        headers.append(contentsOf: served.fields)
+        tag(&headers, sources: served.tagged, extra: served.cacheTags)
+        // (Conditional requests have no ready-answer key.)
         if readyAnswers.isEnabled, let readyKey = ReadyAnswers.Key(request.head) {
-            let loop = context.channel.eventLoop
-            if lifetime == nil, answer.isInMemoryTier, let variant = answer.key {
-                readyAnswers.offer(readyKey, .init(memoryKey: variant.memory, etag: encoded.etag), on: loop)
+            if let entry = served.ready {
+                readyAnswers.offer(readyKey, entry, on: context.channel.eventLoop)
             } else {
-                readyAnswers.withdraw(readyKey, on: loop)
+                readyAnswers.withdraw(readyKey, on: context.channel.eventLoop)
             }
         }
-        return Response(status: .ok, headers: headers, body: head ? .init() : .init(byteBuffer: encoded.bytes))
+        if served.status == .ok, Self.matches(request.headers[.ifNoneMatch], etag: served.etag) {
+            return Response(status: .notModified, headers: headers)
+        }
+        headers[.contentLength] = String(served.bytes.readableBytes)
+        return Response(status: served.status, headers: headers, body: head ? .init() : .init(byteBuffer: served.bytes))
     }
 
     /// Returns when the client has gone (see `DisconnectWatcher`): true; or when the task is

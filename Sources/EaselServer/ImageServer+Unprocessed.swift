@@ -51,32 +51,25 @@ extension ImageServer {
             guard options.skipProcessing.contains(bytes.fileType),
                   pipeline.answersInSourceType(bytes.fileType, policy: output, client: client) else { return nil }
         }
-        // Never a ready answer: an earlier offer for this request is withdrawn.
-        if readyAnswers.isEnabled, let readyKey = ReadyAnswers.Key(request.head) { readyAnswers.withdraw(readyKey, on: context.channel.eventLoop) }
-        var headers: HTTPFields = [
-            .contentType: bytes.fileType.mimeType,
-            .eTag: bytes.etag,
-            .cacheControl: cacheControl(lifetime: lifetime, maxAge: options.maxAge),
-        ]
-        headers[HTTPField.Name("X-Content-Type-Options")!] = "nosniff"
+        // Never a ready answer (`write` withdraws an earlier offer for this request).
+        var served = Served(bytes: ByteBuffer(bytes: bytes.data), contentType: bytes.fileType.mimeType, etag: bytes.etag,
+                            cacheControl: cacheControl(lifetime: lifetime, maxAge: options.maxAge),
+                            // A skipped source is the same for every client; a route's own `Vary` still holds.
+                            vary: vary)
+        served.fields[HTTPField.Name("X-Content-Type-Options")!] = "nosniff"
         if bytes.fileType == .svg {
-            headers[.contentSecurityPolicy] = Self.svgPolicy
+            served.fields[.contentSecurityPolicy] = Self.svgPolicy
         } else if bytes.fileType == .pdf {
-            headers[.contentSecurityPolicy] = Self.rawPolicy
+            served.fields[.contentSecurityPolicy] = Self.rawPolicy
         }
-        // A skipped source is the same for every client; a route's own `Vary` still holds.
-        if let vary { headers[.vary] = vary }
         if options.contentDisposition {
-            headers[.contentDisposition] = Self.contentDisposition(options.filename ?? Self.sourceName(source),
-                                                                   fileExtension: bytes.fileType.entry.fileExtension,
-                                                                   attachment: options.attachment)
+            served.fields[.contentDisposition] = Self.contentDisposition(options.filename ?? Self.sourceName(source),
+                                                                         fileExtension: bytes.fileType.entry.fileExtension,
+                                                                         attachment: options.attachment)
         }
-        tag(&headers, sources: [pipelineRequest.sourceKey ?? ""], extra: options.cacheTags)
-        if Self.matches(request.headers[.ifNoneMatch], etag: bytes.etag) {
-            return Response(status: .notModified, headers: headers)
-        }
-        headers[.contentLength] = String(bytes.data.count)
-        return Response(status: .ok, headers: headers, body: head ? .init() : .init(byteBuffer: ByteBuffer(bytes: bytes.data)))
+        served.tagged = [pipelineRequest.sourceKey ?? ""]
+        served.cacheTags = options.cacheTags
+        return write(served, to: request, context, head: head)
     }
 }
 

@@ -37,3 +37,45 @@ import Testing
         await pipeline.close()
     }
 }
+
+/// The pipeline's answer carries everything an HTTP layer needs to write it: its full `Vary`
+/// and whether the fallback image answered in the source's place.
+@Suite(.timeLimit(.minutes(1))) struct AnswerVaryAndFallbackTests {
+    @Test func theAnswerNamesItsVaryAndItsFallback() async throws {
+        let root = try TemporaryDirectory()
+        try ImageEncoder.encode(photoLike(width: 64, height: 48), as: .png()).write(to: root.child("stand-in.png"))
+        try Data("not an image".utf8).write(to: root.child("broken.jpg"))
+        let pipeline = try ImagePipeline(configuration: .init(fetchers: [FileFetcher(root: root.url)], downloadRate: nil))
+        var plan = ImagePlan()
+        plan.width = 32
+        var request = try ImageRequest(url: root.child("missing.jpg"), plan: plan)
+        request.client = ClientPreferences(accept: "image/webp,*/*", honoursSaveData: true, hints: ["Sec-CH-DPR", "DPR"])
+        // No fallback: the source's error.
+        await #expect(throws: PipelineError.self) { try await pipeline.answer(for: request) }
+        request.fallback = FallbackSource(url: root.child("stand-in.png"))
+        let missing = try await pipeline.answer(for: request)
+        #expect(missing.isFallback && missing.vary == "Accept, Sec-CH-DPR, DPR, Save-Data")
+        guard case .fileNotFound = missing.fallbackFor else { Issue.record("\(String(describing: missing.fallbackFor))"); return }
+        #expect(missing.fallbackSource == root.child("stand-in.png").absoluteString && missing.encoded.encoding.format == .webp)
+        #expect(try ImageDecoder.info(of: missing.encoded.data).width == 32, "made as the source would have been")
+        // A source that cannot be decoded falls back too; a pinned format varies on nothing but the hints.
+        var broken = try ImageRequest(url: root.child("broken.jpg"), plan: plan)
+        broken.output?.format = .png
+        broken.output?.strict = true
+        broken.client = ClientPreferences(accept: "image/webp", hints: ["Width"])
+        broken.fallback = FallbackSource(url: root.child("stand-in.png"))
+        let decoded = try await pipeline.answer(for: broken)
+        #expect(decoded.isFallback && decoded.vary == "Width" && decoded.encoded.encoding.format == .png)
+        // A fallback that fails too is the source's error; a source that works is no fallback.
+        broken.fallback = FallbackSource(url: root.child("also-missing.png"))
+        await #expect { try await pipeline.answer(for: broken) } throws: { error in
+            guard case .decoding = error as? PipelineError else { return false }
+            return true
+        }
+        var working = try ImageRequest(url: root.child("stand-in.png"), plan: plan)
+        working.fallback = FallbackSource(url: root.child("broken.jpg"))
+        let answered = try await pipeline.answer(for: working)
+        #expect(!answered.isFallback && answered.vary == "Accept")
+        await pipeline.close()
+    }
+}
