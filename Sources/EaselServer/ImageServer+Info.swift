@@ -146,8 +146,9 @@ extension ImageServer {
 
     /// `GET /info/{source}`: facts of a source as JSON (signed like named formats).
     func info(_ request: Request, _ context: EaselRequestContext) async throws -> Response {
-        let (_, source) = try Self.split(request.uri.path, prefix: "/info/", withSpec: false)
-        let signed = try checkNativeSignature(request)
+        let path = Self.canonicalPath(request, context, under: "/info")
+        let (_, source) = try Self.split(path, prefix: "/info/", withSpec: false)
+        let signed = try checkNativeSignature(request, path: path)
         if configuration.signNamedFormats, !signed { throw RequestError.badSignature }
         let options = try InfoOptions.native { request.uri.queryParameters[Substring($0)] }
         return try await infoAnswer(source, context, options: options, lifetime: Self.remainingLifetime(request))
@@ -156,8 +157,8 @@ extension ImageServer {
     /// `GET /imgproxy/info/{signature}/{options}/plain/{source}` (or a base64 source): imgproxy's
     /// info form. Its info options (`InfoOptions.imgproxy`) are answered; the processing options
     /// left are checked (an expired URL is a 404) and otherwise not used.
-    func imgproxyInfo(_ request: Request, _ context: EaselRequestContext) async throws -> Response {
-        let path = request.uri.path.dropFirst("/imgproxy/info".count)
+    func imgproxyInfo(_ canonicalPath: String, _ context: EaselRequestContext) async throws -> Response {
+        let path = canonicalPath.dropFirst("/imgproxy/info".count)
         try checkImgproxySignature(path)
         var segments = path.drop { $0 == "/" }.split(separator: "/", omittingEmptySubsequences: false)
         guard segments.count > 1 else { throw RequestError.noSuchImage }

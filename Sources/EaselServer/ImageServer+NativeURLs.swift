@@ -17,14 +17,15 @@ extension ImageServer {
 
     /// Whether a native URL carries a valid `s` (over the path, and `?exp=` when present). An
     /// `exp` in the past is 410, signed or not: the URL says it has expired.
-    func checkNativeSignature(_ request: Request) throws -> Bool {
+    /// (`path`: the request's path as `router()` mounts it: `canonicalPath`.)
+    func checkNativeSignature(_ request: Request, path: String) throws -> Bool {
         let expiry = request.uri.queryParameters["exp"].map(String.init)
         if let expiry {
             guard let seconds = Int64(expiry) else { throw RequestError.invalid("exp is a UNIX time in seconds") }
             guard seconds > Int64(checked: Date().timeIntervalSince1970) else { throw RequestError.expired }
         }
         guard signer.isEnabled else { return false }
-        let signedPath = request.uri.path + (expiry.map { "?exp=" + $0 } ?? "")
+        let signedPath = path + (expiry.map { "?exp=" + $0 } ?? "")
         return signer.verify(path: signedPath, signature: request.uri.queryParameters["s"].map(String.init))
     }
 

@@ -89,6 +89,36 @@ extension ImageServer {
         return FileFetcher(root: first.appendingPathComponent("only-this-file"), maximumBytes: configuration.maxSourceBytes, alsoAllowing: files)
     }
 
+    /// The pipeline the server makes for itself: the HTTP fetcher (every URL checked by
+    /// `policy`), the file origin's fetcher (and the configured mark's and fallback's files),
+    /// S3's fetcher and the shared tier when configured, the cache directory's tiers.
+    static func ownPipeline(_ configuration: ServerConfiguration, origin: Origin, files: (mark: URL?, fallback: URL?, fallbackFile: URL?),
+                            policy: SourcePolicy, s3Settings: (S3Client.Configuration?, S3Location?), metrics: ServerMetrics,
+                            relay: PurgeRelay?) throws -> (ImagePipeline, S3Client?, S3Store?) {
+        let cacheDirectory = configuration.cacheDirectory.map { URL(fileURLWithPath: $0) }
+            ?? DiskCache.defaultRootDirectory.appendingPathComponent("serve")
+        let fetcher = HTTPFetcher(configuration: .init(
+            deadline: .milliseconds(Int64(checked: configuration.downloadTimeout * 1000)), maximumBytes: configuration.maxSourceBytes,
+            urlPolicy: { url throws(PipelineError) in try await policy.check(url) }))
+        var fetchers: [any ImageFetcher] = [fetcher]
+        if let files = Self.fileFetcher(configuration, origin: origin, files: [files.mark, files.fallbackFile].compactMap { $0 }) {
+            fetchers.append(files)
+        }
+        var s3: S3Client?
+        var sharedStore: S3Store?
+        if let s3Configuration = s3Settings.0 {
+            let client = S3Client(configuration: s3Configuration)
+            s3 = client
+            fetchers.append(S3Fetcher(client: client, maximumBytes: configuration.maxSourceBytes))
+            sharedStore = s3Settings.1.map {
+                S3Store(location: $0, client: client, readTimeout: .milliseconds(Int64(checked: configuration.sharedCacheTimeout * 1000)))
+            }
+        }
+        let pipeline = try Self.pipeline(configuration, cacheDirectory: cacheDirectory, fetchers: fetchers, sharedStore: sharedStore, metrics: metrics,
+                                         clients: (fetcher, s3, relay))
+        return (pipeline, s3, sharedStore)
+    }
+
     /// The pipeline the server answers from. The clients made before it are shut down if it
     /// cannot open (a table locked by another instance, say): an HTTP client dropped without it
     /// stops a debug build.

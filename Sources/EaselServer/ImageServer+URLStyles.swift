@@ -12,8 +12,8 @@ import NIOCore
 /// per image, one purge and one set of limits.
 extension ImageServer {
     func imgproxy(_ request: Request, _ context: EaselRequestContext, head: Bool) async throws -> Response {
-        let path = request.uri.path
-        if path.hasPrefix("/imgproxy/info/") { return try await imgproxyInfo(request, context) }
+        let path = Self.canonicalPath(request, context, under: "/imgproxy")
+        if path.hasPrefix("/imgproxy/info/") { return try await imgproxyInfo(path, context) }
         // The signature first: nothing of an unsigned URL is parsed.
         try checkImgproxySignature(path.dropFirst("/imgproxy".count))
         let settings = imgproxySettings
@@ -24,8 +24,21 @@ extension ImageServer {
                                 vary: settings.clientHints ? ClientHints.vary : nil)
     }
 
+    /// The request's path as `router()` mounts its style (`/imgproxy/…` for imgproxy's routes),
+    /// wherever an application mounted them: the part below the mount point (the route's
+    /// `endpointPath` without its `**`), under `canonical`. Signatures and parsers read this
+    /// form, so a URL signed for `easel serve` is valid at any mount point.
+    static func canonicalPath(_ request: Request, _ context: EaselRequestContext, under canonical: String) -> String {
+        let path = request.uri.path
+        guard let endpoint = context.endpointPath, endpoint.hasSuffix("**") else { return path }
+        var mount = endpoint.dropLast(2)
+        if mount.hasSuffix("/") { mount = mount.dropLast() }
+        guard mount != canonical, path.hasPrefix(mount), path.dropFirst(mount.count).first.map({ $0 == "/" }) ?? true else { return path }
+        return canonical + path.dropFirst(mount.count)
+    }
+
     func thumbor(_ request: Request, _ context: EaselRequestContext, head: Bool) async throws -> Response {
-        let path = request.uri.path.dropFirst("/thumbor".count)
+        let path = Self.canonicalPath(request, context, under: "/thumbor").dropFirst("/thumbor".count)
         // The signature first: nothing of an unsigned URL is parsed.
         guard let (signature, signedPath) = ThumborURL.signatureAndPath(path) else { throw RequestError.noSuchImage }
         let valid = configuration.thumborSecurityKey.map { ThumborURL.verify(signature: signature, path: signedPath, key: $0) } ?? false

@@ -26,6 +26,9 @@ public final class ImageServer: Sendable {
     /// The configuration the server was made with.
     public let configuration: ServerConfiguration
     let pipeline: ImagePipeline
+    /// Whether the server made its pipeline (and closes it on `shutdown()`); false for a
+    /// caller's own.
+    let ownsPipeline: Bool
     let origin: Origin
     let signer: URLSigner
     let registry: PrometheusCollectorRegistry
@@ -82,8 +85,32 @@ public final class ImageServer: Sendable {
     ///   - registry: where `/metrics` reads the server's and the pipeline's metrics.
     ///   - environment: where S3 credentials and endpoint are read (`AWS_*`,
     ///     `EASEL_S3_ENDPOINT`), when the origin or the shared cache is in S3.
-    public init(configuration: ServerConfiguration, registry: PrometheusCollectorRegistry = PrometheusMetricsFactory.defaultRegistry,
-                environment: [String: String] = ProcessInfo.processInfo.environment) throws {
+    public convenience init(configuration: ServerConfiguration, registry: PrometheusCollectorRegistry = PrometheusMetricsFactory.defaultRegistry,
+                            environment: [String: String] = ProcessInfo.processInfo.environment) throws {
+        try self.init(configuration: configuration, pipeline: nil, registry: registry, environment: environment)
+    }
+
+    /// A server over a pipeline of the caller's own: its fetchers, tiers, formats and limits
+    /// answer every route, and the caller closes it (`shutdown()` does not). The configuration
+    /// still says how URLs are read, signed and answered (styles, keys, limits on what a URL may
+    /// ask, headers); its origin only names where source paths point (a directory becomes file
+    /// URLs under it, which the pipeline's `FileFetcher` must serve), and its cache, S3 and
+    /// download settings are the pipeline's business. Remote sources are checked against
+    /// `allowHosts` before they reach the pipeline; addresses are checked only by a pipeline
+    /// whose `HTTPFetcher` has a `urlPolicy` that does.
+    ///
+    /// ```swift
+    /// let pipeline = try ImagePipeline(configuration: .init(fetchers: [FileFetcher(root: photos)]))
+    /// let images = try ImageServer(configuration: configuration, pipeline: pipeline)
+    /// router.addRoutes(images.imgproxyRoutes(), atPath: "/img")
+    /// ```
+    public convenience init(configuration: ServerConfiguration, pipeline: ImagePipeline,
+                            registry: PrometheusCollectorRegistry = PrometheusMetricsFactory.defaultRegistry) throws {
+        try self.init(configuration: configuration, pipeline: .some(pipeline), registry: registry, environment: [:])
+    }
+
+    private init(configuration: ServerConfiguration, pipeline own: ImagePipeline?, registry: PrometheusCollectorRegistry,
+                 environment: [String: String]) throws {
         try configuration.validate()
         let presets = try Self.checkedPresets(configuration)
         let files = try Self.configuredFiles(configuration)
@@ -92,39 +119,24 @@ public final class ImageServer: Sendable {
         self.configuration = configuration
         self.registry = registry
         origin = try Self.origin(configuration)
-        let cacheDirectory = configuration.cacheDirectory.map { URL(fileURLWithPath: $0) }
-            ?? DiskCache.defaultRootDirectory.appendingPathComponent("serve")
         var originURL: URL?
         if case .http(let url) = origin { originURL = url }
         let policy = SourcePolicy(allowHosts: configuration.allowHosts, origin: originURL)
         sourcePolicy = policy
         // S3 settings first: nothing that needs shutting down exists yet if they are wrong.
-        let (s3Configuration, sharedLocation) = try Self.s3Settings(configuration, origin: origin, environment: environment)
-        let fetcher = HTTPFetcher(configuration: .init(
-            deadline: .milliseconds(Int64(checked: configuration.downloadTimeout * 1000)), maximumBytes: configuration.maxSourceBytes,
-            urlPolicy: { url throws(PipelineError) in try await policy.check(url) }))
-        var fetchers: [any ImageFetcher] = [fetcher]
-        if let files = Self.fileFetcher(configuration, origin: origin, files: [files.mark, files.fallbackFile].compactMap { $0 }) {
-            fetchers.append(files)
-        }
-        if let s3Configuration {
-            let client = S3Client(configuration: s3Configuration)
-            s3 = client
-            fetchers.append(S3Fetcher(client: client, maximumBytes: configuration.maxSourceBytes))
-            sharedStore = sharedLocation.map {
-                S3Store(location: $0, client: client, readTimeout: .milliseconds(Int64(checked: configuration.sharedCacheTimeout * 1000)))
-            }
-        } else {
-            s3 = nil
-            sharedStore = nil
-        }
+        let s3Settings = own == nil ? try Self.s3Settings(configuration, origin: origin, environment: environment) : (nil, nil)
+        let metrics = ServerMetrics(registry: registry)
+        self.metrics = metrics
         purgeRelay = configuration.peers.isEmpty && configuration.cdnBanURLs.isEmpty && configuration.delivery.purgeByTag.isEmpty ? nil
             : PurgeRelay(peers: configuration.peers, banURLs: configuration.cdnBanURLs, tagEndpoints: configuration.delivery.purgeByTag,
                          token: configuration.adminToken ?? "")
-        let metrics = ServerMetrics(registry: registry)
-        self.metrics = metrics
-        pipeline = try Self.pipeline(configuration, cacheDirectory: cacheDirectory, fetchers: fetchers, sharedStore: sharedStore, metrics: metrics,
-                                     clients: (fetcher, s3, purgeRelay))
+        if let own {
+            (pipeline, ownsPipeline, s3, sharedStore) = (own, false, nil, nil)
+        } else {
+            ownsPipeline = true
+            (pipeline, s3, sharedStore) = try Self.ownPipeline(configuration, origin: origin, files: files, policy: policy,
+                                                               s3Settings: s3Settings, metrics: metrics, relay: purgeRelay)
+        }
         imgproxySigners = zip(configuration.imgproxyKeys, configuration.imgproxySalts).compactMap { key, salt in
             guard let key = Data(hex: key), let salt = Data(hex: salt) else { return nil }
             return URLSigner(keys: [key], salt: salt)
@@ -166,7 +178,7 @@ public final class ImageServer: Sendable {
     public func shutdown() async {
         let tables = configuration.formats.compactMap { pipeline.table(forFormat: $0.name) }
         _ = try? await BlockingIOPool.shared.run { for table in tables { try? table.flush() } } // msync and fsync: not on the cooperative pool
-        await pipeline.close()
+        if ownsPipeline { await pipeline.close() }
         await sharedStore?.drainBackgroundWork()
         try? await s3?.shutdown()
         await purgeRelay?.shutdown()
@@ -252,10 +264,11 @@ public final class ImageServer: Sendable {
     }
 
     private func image(_ request: Request, _ context: EaselRequestContext, head: Bool) async throws -> Response {
-        let (spec, source) = try Self.split(request.uri.path, prefix: "/images/")
+        let canonical = Self.canonicalPath(request, context, under: "/images")
+        let (spec, source) = try Self.split(canonical, prefix: "/images/")
         guard let spec else { throw RequestError.noSuchImage }
         let path = try parse(spec: spec, source: source)
-        let signed = try checkNativeSignature(request)
+        let signed = try checkNativeSignature(request, path: canonical)
         let lifetime = Self.remainingLifetime(request)
         switch path.processing {
         case .named(let format):
@@ -284,7 +297,7 @@ public final class ImageServer: Sendable {
         }
         // The image's own URL works too: a leading format (or ad-hoc spec) is not part of the
         // source, which is then read as a GET reads it (a path or an absolute URL).
-        let path = request.uri.path
+        let path = Self.canonicalPath(request, context, under: "/images")
         // (Bytes, as `split` reads the path.)
         let rest = path[path.utf8.index(path.startIndex, offsetBy: min("/images/".utf8.count, path.utf8.count))...]
         let first = rest[..<(rest.utf8.firstIndex(of: UInt8(ascii: "/")) ?? rest.endIndex)]

@@ -6,6 +6,7 @@ import EaselTestSupport
 import Foundation
 import Hummingbird
 import HummingbirdTesting
+import Prometheus
 import Testing
 
 /// One plan, every caller: `easel thumbnail --imgproxy` and `--thumbor` make the bytes
@@ -76,6 +77,41 @@ import Testing
 
 /// A URL style is a route collection any Hummingbird application can mount on its own router.
 @Suite(.timeLimit(.minutes(2))) struct MountedRoutesTests {
+    /// The routes over a pipeline of the application's own: its fetcher and tiers answer, the
+    /// server's configuration reads the URLs, and the server leaves the pipeline open.
+    @Test func routesOverAPipelineOfOurOwn() async throws {
+        let origin = try TemporaryDirectory()
+        try FileManager.default.copyItem(at: sampleURL("coffee-cup.jpg"), to: origin.child("cup.jpg"))
+        let pipeline = try ImagePipeline(configuration: .init(fetchers: [FileFetcher(root: origin.url)], downloadRate: nil))
+        var configuration = ServerConfiguration()
+        configuration.origin = origin.url.path
+        configuration.allowUnsignedAdHoc = true
+        configuration.accessLog = false
+        let images = try ImageServer(configuration: configuration, pipeline: pipeline, registry: PrometheusCollectorRegistry())
+        let router = Router(context: EaselRequestContext.self)
+        // (Any mount point: the routes read the path below it.)
+        router.addRoutes(images.imgproxyRoutes(), atPath: "/media/imgproxy-style")
+        router.addRoutes(images.thumborRoutes(), atPath: "/t")
+        router.addRoutes(images.nativeRoutes(), atPath: "/pictures")
+        try await Application(router: router).test(.router) { client in
+            let resized = try await get(client, "/media/imgproxy-style/insecure/rs:fit:200:200/plain/local:///cup.jpg@png")
+            #expect(resized.status == .ok && resized.headers[.contentType] == "image/png")
+            #expect(try ImageDecoder.info(of: Data(buffer: resized.body)).width <= 200)
+            #expect(pipeline.counters.decodes == 1, "our pipeline made it")
+            let thumbor = try await get(client, "/t/unsafe/100x100/cup.jpg")
+            #expect(thumbor.status == .ok, "\(String(buffer: thumbor.body))")
+            #expect(pipeline.counters.decodes == 2)
+            #expect(try await get(client, "/pictures/w=64,h=64/cup.jpg").status == .ok)
+            #expect(pipeline.counters.decodes == 3)
+            #expect(try await get(client, "/media/imgproxy-style/insecure/rs:fit:200:200/plain/local:///missing.jpg").status == .notFound)
+        }
+        await images.shutdown()
+        // Still open: the application closes its own pipeline.
+        let after = try await pipeline.answer(for: ImageRequest(url: origin.child("cup.jpg"), processing: .original))
+        #expect(!after.encoded.data.isEmpty)
+        await pipeline.close()
+    }
+
     @Test func imgproxyRoutesMountedAtAPathOfOurOwnAnswerAsEaselServe() async throws {
         let server = try TestServer { $0.allowUnsignedAdHoc = true }
         let options = "rot:90/rs:fill:120:80/g:sm/mc:0.5/plain/local:///cat.jpg@png"
