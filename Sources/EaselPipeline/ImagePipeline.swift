@@ -129,8 +129,9 @@ public final class ImagePipeline: Sendable {
     /// Called before each still's encode, once its bitmap is there (an animation's frames are
     /// encoded as they are read, before it); tests hold it to make an encode outlast a deadline.
     package let encodeHook = Locked<(@Sendable () async -> Void)?>(nil)
-    /// Called when a family job (the family's formats after an answer) starts waiting for its
-    /// slot (tests hold it to look at the tiers between the answer and the family).
+    /// Called when a family job (the family's formats after an answer, from its decode or by
+    /// follow-up decodes) starts (tests hold it to look at the tiers and counts between the
+    /// answer and the family).
     package let familyHook = Locked<(@Sendable () async -> Void)?>(nil)
     let disk: DiskCache?
     /// The tiers of encoded answers after memory, in order: the disk cache (when there is a

@@ -354,6 +354,7 @@ extension ImagePipeline {
             if !leads.isEmpty, familyJobs.enter(cost: followUpCost) {
                 afterAnswer.run { [self] in
                     defer { familyJobs.leave(cost: followUpCost) }
+                    if let hook = familyHook.withLock({ $0 }) { await hook() }
                     // Not a part of the answer that started them (nor of one that joins them).
                     await Traces.outsideRequests { await followUps(leads, of: request, sourceKey: sourceKey, reload: reload) }
                 }
