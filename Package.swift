@@ -228,7 +228,7 @@ let package = Package(
         ),
         .testTarget(
             name: "EaselCLITests",
-            dependencies: ["EaselSupport", "EaselStorage", "EaselCodecs", "EaselTestSupport"]
+            dependencies: ["EaselSupport", "EaselStorage", "EaselCodecs", "EaselServer", "EaselTestSupport"]
         ),
     ],
     swiftLanguageModes: [.v6]

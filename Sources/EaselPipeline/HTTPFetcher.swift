@@ -88,41 +88,14 @@ public final class HTTPFetcher: ImageFetcher {
         var resume = request.resume
         while true {
             try await configuration.urlPolicy(url)
-            var outgoing = HTTPClientRequest(url: url.absoluteString)
-            outgoing.headers.add(name: "User-Agent", value: configuration.userAgent)
-            outgoing.headers.add(name: "Accept", value: "image/webp,image/png,image/jpeg,image/gif,*/*;q=0.5")
-            if let stored = request.revalidating {
-                if let etag = stored.etag { outgoing.headers.add(name: "If-None-Match", value: etag) }
-                if let lastModified = stored.lastModified { outgoing.headers.add(name: "If-Modified-Since", value: lastModified) }
-            }
-            if let resume, resume.offset > 0 {
-                outgoing.headers.add(name: "Range", value: "bytes=\(resume.offset)-")
-                outgoing.headers.add(name: "If-Range", value: resume.validator)
-            }
-            let response: HTTPClientResponse
-            do {
-                response = try await client.execute(outgoing, timeout: .hours(1))  // the deadline is ours
-            } catch {
-                throw Task.isCancelled ? .cancelled : .network("\(error)")
-            }
+            let response = try await send(outgoingRequest(url, for: request, resume: resume))
             let status = Int(response.status.code)
             if [301, 302, 303, 307, 308].contains(status) {
-                guard let location = response.headers.first(name: "Location"),
-                      let next = URL(string: location, relativeTo: url)?.absoluteURL else {
-                    throw .httpStatus(status, url: url.absoluteString)
-                }
                 redirects += 1
-                guard redirects <= configuration.maximumRedirects else { throw .tooManyRedirects(limit: configuration.maximumRedirects) }
-                // Only http and https: AsyncHTTPClient would also follow http+unix:// to a local socket.
-                guard canFetch(next) else { throw .forbiddenURL(next.absoluteString, reason: "redirect to an unsupported scheme") }
-                url = next
+                url = try redirectTarget(of: response, status: status, from: url, hop: redirects)
                 continue
             }
-            let metadata = HTTPMetadata(
-                etag: response.headers.first(name: "ETag"), lastModified: response.headers.first(name: "Last-Modified"),
-                cacheControl: response.headers[canonicalForm: "Cache-Control"].map(String.init).joined(separator: ", ").nilIfEmpty,
-                contentType: response.headers.first(name: "Content-Type"), expires: response.headers.first(name: "Expires"),
-                acceptsRanges: response.headers.first(name: "Accept-Ranges")?.lowercased() == "bytes")
+            let metadata = Self.metadata(of: response)
             if status == 304, request.revalidating != nil { return FetchResponse(outcome: .notModified, metadata: metadata) }
             if status == 416, resume != nil {
                 // The range no longer fits (the resource changed size): start over.
@@ -147,30 +120,85 @@ public final class HTTPFetcher: ImageFetcher {
                 sink.reset()
             }
             sink.rangeValidator = metadata.acceptsRanges ? metadata.rangeValidator : nil
-            let limit = configuration.maximumBytes
-            let declared = response.headers.first(name: "Content-Length").flatMap(Int.init)
-            if let declared, sink.count + declared > limit {
-                throw .tooLarge(limit: limit, received: sink.count, declared: sink.count + declared)
-            }
-            sink.expect(declared.map { $0 + sink.count })
-            do {
-                for try await buffer in response.body {
-                    guard sink.count + buffer.readableBytes <= limit else {
-                        throw PipelineError.tooLarge(limit: limit, received: sink.count + buffer.readableBytes, declared: nil)
-                    }
-                    sink.append(buffer.readableBytesView)
-                }
-            } catch let error as PipelineError {
-                throw error
-            } catch {
-                // AsyncHTTPClient's own decompression limit (set just past ours) ends a
-                // compressed body that inflates past the limit.
-                if error is NIOHTTPDecompression.DecompressionError {
-                    throw .tooLarge(limit: limit, received: sink.count, declared: nil)
-                }
-                throw Task.isCancelled ? .cancelled : .network("\(error)")
-            }
+            try await receiveBody(of: response, into: sink)
             return FetchResponse(outcome: resumed ? .resumed : .complete, metadata: metadata)
+        }
+    }
+
+    /// The GET for `url`: the fetcher's User-Agent and Accept, the stored copy's validators when
+    /// `request` revalidates one, and a Range (with If-Range) from `resume`'s offset.
+    private func outgoingRequest(_ url: URL, for request: FetchRequest, resume: (offset: Int, validator: String)?) -> HTTPClientRequest {
+        var outgoing = HTTPClientRequest(url: url.absoluteString)
+        outgoing.headers.add(name: "User-Agent", value: configuration.userAgent)
+        outgoing.headers.add(name: "Accept", value: "image/webp,image/png,image/jpeg,image/gif,*/*;q=0.5")
+        if let stored = request.revalidating {
+            if let etag = stored.etag { outgoing.headers.add(name: "If-None-Match", value: etag) }
+            if let lastModified = stored.lastModified { outgoing.headers.add(name: "If-Modified-Since", value: lastModified) }
+        }
+        if let resume, resume.offset > 0 {
+            outgoing.headers.add(name: "Range", value: "bytes=\(resume.offset)-")
+            outgoing.headers.add(name: "If-Range", value: resume.validator)
+        }
+        return outgoing
+    }
+
+    /// Sends `outgoing` and waits for the answer's head; a failure is `.network` (or `.cancelled`).
+    private func send(_ outgoing: HTTPClientRequest) async throws(PipelineError) -> HTTPClientResponse {
+        do {
+            return try await client.execute(outgoing, timeout: .hours(1))  // the deadline is ours
+        } catch {
+            throw Task.isCancelled ? .cancelled : .network("\(error)")
+        }
+    }
+
+    /// Where a redirect from `url` leads, once `hop` redirects have been made: its Location
+    /// (none is `.httpStatus`), within `maximumRedirects`, with a scheme the fetcher handles.
+    private func redirectTarget(of response: HTTPClientResponse, status: Int, from url: URL, hop: Int) throws(PipelineError) -> URL {
+        guard let location = response.headers.first(name: "Location"),
+              let next = URL(string: location, relativeTo: url)?.absoluteURL else {
+            throw .httpStatus(status, url: url.absoluteString)
+        }
+        guard hop <= configuration.maximumRedirects else { throw .tooManyRedirects(limit: configuration.maximumRedirects) }
+        // Only http and https: AsyncHTTPClient would also follow http+unix:// to a local socket.
+        guard canFetch(next) else { throw .forbiddenURL(next.absoluteString, reason: "redirect to an unsupported scheme") }
+        return next
+    }
+
+    /// The validators and caching headers of an answer.
+    private static func metadata(of response: HTTPClientResponse) -> HTTPMetadata {
+        HTTPMetadata(
+            etag: response.headers.first(name: "ETag"), lastModified: response.headers.first(name: "Last-Modified"),
+            cacheControl: response.headers[canonicalForm: "Cache-Control"].map(String.init).joined(separator: ", ").nilIfEmpty,
+            contentType: response.headers.first(name: "Content-Type"), expires: response.headers.first(name: "Expires"),
+            acceptsRanges: response.headers.first(name: "Accept-Ranges")?.lowercased() == "bytes")
+    }
+
+    /// Appends the answer's body to `sink` within `maximumBytes` (what the sink holds
+    /// included): a larger Content-Length is refused before the body is read, and the body is
+    /// counted as it streams.
+    private func receiveBody(of response: HTTPClientResponse, into sink: FetchSink) async throws(PipelineError) {
+        let limit = configuration.maximumBytes
+        let declared = response.headers.first(name: "Content-Length").flatMap(Int.init)
+        if let declared, sink.count + declared > limit {
+            throw .tooLarge(limit: limit, received: sink.count, declared: sink.count + declared)
+        }
+        sink.expect(declared.map { $0 + sink.count })
+        do {
+            for try await buffer in response.body {
+                guard sink.count + buffer.readableBytes <= limit else {
+                    throw PipelineError.tooLarge(limit: limit, received: sink.count + buffer.readableBytes, declared: nil)
+                }
+                sink.append(buffer.readableBytesView)
+            }
+        } catch let error as PipelineError {
+            throw error
+        } catch {
+            // AsyncHTTPClient's own decompression limit (set just past ours) ends a
+            // compressed body that inflates past the limit.
+            if error is NIOHTTPDecompression.DecompressionError {
+                throw .tooLarge(limit: limit, received: sink.count, declared: nil)
+            }
+            throw Task.isCancelled ? .cancelled : .network("\(error)")
         }
     }
 }

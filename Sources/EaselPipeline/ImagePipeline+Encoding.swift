@@ -17,6 +17,12 @@ public struct PipelineStatistics: Sendable {
     public var diskEntries: Int
     /// Entries per image table.
     public var tableEntries: [String: Int]
+    /// The memory budget of the work under way (`Configuration.memoryBudget`), nil for none.
+    public var memoryBudget: Int? = nil
+    /// The estimated bytes of the decodes, processing and encodes under way, and the most they
+    /// have been (0 without a budget: nothing is estimated).
+    public var reservedBytes = 0
+    public var peakReservedBytes = 0
 }
 
 extension ImagePipeline {

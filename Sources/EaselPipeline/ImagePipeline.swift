@@ -74,6 +74,12 @@ public final class ImagePipeline: Sendable {
         /// Negotiate JPEG XL for clients that name `image/jxl` in `Accept` (false, the default:
         /// few browsers take it, and its encoder is slow); a request that pins it gets it anyway.
         public var offersJPEGXL: Bool
+        /// At most this many bytes of decodes, processing and encodes under way at once, as
+        /// each request estimates its peak from the source's header before it decodes
+        /// (`MemoryEstimate`); requests that would go over wait in priority order, and one whose
+        /// estimate alone is over is refused with `.overMemoryBudget`. Nil (the default): no
+        /// budget beyond `maximumConcurrentDecodes`.
+        public var memoryBudget: Int? = nil
 
         /// Creates a configuration; every setting has the default its property names (no cache
         /// directory: memory only; `fetchers` nil: one `HTTPFetcher`).
@@ -214,8 +220,10 @@ public final class ImagePipeline: Sendable {
     public func statistics() async -> PipelineStatistics {
         let diskBytes = await disk?.currentByteCount() ?? 0
         let diskEntries = (try? await disk?.statistics().entryCount) ?? 0
+        let reserved = tasks.decodeSlots.reservedBytes
         return PipelineStatistics(memoryBytes: memory.totalCost, encodedMemoryBytes: encodedMemory.totalCost, diskBytes: diskBytes,
-                                  diskEntries: diskEntries, tableEntries: tables.mapValues(\.count))
+                                  diskEntries: diskEntries, tableEntries: tables.mapValues(\.count), memoryBudget: tasks.decodeSlots.budget,
+                                  reservedBytes: reserved.now, peakReservedBytes: reserved.peak)
     }
 
     /// Closes the fetchers' connections.

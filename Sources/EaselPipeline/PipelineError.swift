@@ -39,6 +39,9 @@ public enum PipelineError: Error, Sendable, Equatable, CustomStringConvertible {
     case cancelled
     /// Refused before any work: too much is being made already (`WorkAdmission`).
     case overloaded
+    /// Refused before decoding: the request's estimated peak bytes alone are over the pipeline's
+    /// memory budget (`Configuration.memoryBudget`).
+    case overMemoryBudget(needed: Int, budget: Int)
 
     /// Whether a fallback image answers for it (`ImageRequest.fallback`): a source that is
     /// missing (no such file, an origin's 4xx or 5xx, a download that failed) or cannot be
@@ -73,6 +76,8 @@ public enum PipelineError: Error, Sendable, Equatable, CustomStringConvertible {
         case .storage(let message): "cache error: \(message)"
         case .cancelled: "cancelled"
         case .overloaded: "too many requests being made"
+        case .overMemoryBudget(let needed, let budget):
+            "the image needs about \(needed / 1_048_576) MiB to make, over the memory budget of \(budget / 1_048_576) MiB"
         }
     }
 

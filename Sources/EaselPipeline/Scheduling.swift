@@ -20,19 +20,41 @@ extension Coalescer where Failure == PipelineError, Priority == ImageRequest.Pri
 /// Background work (`.veryLow`: a family's formats after an answer) starts only when nothing
 /// else runs or waits, so that under load it never takes a core an answer needs; raised to a
 /// higher priority while it waits (a request joined it), it starts like any other.
+///
+/// With a byte `budget`, each operation also names its estimated peak bytes (`cost`): it starts
+/// only while the bytes of those running and its own fit in the budget, and waits otherwise, in
+/// the same order (the first in order that does not fit holds those behind it: priority is
+/// kept). One whose cost alone is over the budget is refused (`.overMemoryBudget`). Work that
+/// continues a request already under way (its encode, once its decode is done: `continuing`)
+/// goes ahead of new work of its priority, so that answers finish rather than all wait on every
+/// decode.
 final class WorkQueue: Sendable {
     private struct Ticket {
         var priority: ImageRequest.Priority
         let sequence: UInt64
+        let cost: Int
+        let continuing: Bool
         let continuation: CheckedContinuation<Bool, Never>
     }
     private struct State {
         var running = 0
+        /// The costs of the operations running.
+        var reserved = 0
+        /// The most `reserved` has been.
+        var peakReserved = 0
         var waiting: [UInt64: Ticket] = [:]
         var next: UInt64 = 0
+
+        mutating func start(cost: Int) {
+            running += 1
+            reserved += cost
+            peakReserved = max(peakReserved, reserved)
+        }
     }
     private let state = Locked(State())
     let limit: Int
+    /// The most bytes the running operations' costs may add up to; nil: no budget.
+    let budget: Int?
     private let rateLimiter: RateLimiter?
 
     /// Told how long each operation waited for its slot.
@@ -41,10 +63,11 @@ final class WorkQueue: Sendable {
     /// Among equal priorities: newest first (true, LIFO) or oldest first.
     private let newestFirst: Bool
 
-    init(limit: Int, rate: (perSecond: Double, burst: Int)? = nil, newestFirst: Bool = true,
+    init(limit: Int, rate: (perSecond: Double, burst: Int)? = nil, newestFirst: Bool = true, budget: Int? = nil,
          onWait: (@Sendable (Duration) -> Void)? = nil) {
-        precondition(limit > 0)
+        precondition(limit > 0 && (budget ?? 1) > 0)
         self.limit = limit
+        self.budget = budget
         self.newestFirst = newestFirst
         rateLimiter = rate.map { RateLimiter(perSecond: $0.perSecond, burst: $0.burst) }
         self.onWait = onWait
@@ -53,20 +76,25 @@ final class WorkQueue: Sendable {
     /// Operations waiting for a slot.
     var waitingCount: Int { state.withLock { $0.waiting.count } }
     var runningCount: Int { state.withLock { $0.running } }
+    /// The estimated bytes of the operations running, and the most they have been.
+    var reservedBytes: (now: Int, peak: Int) { state.withLock { ($0.reserved, $0.peakReserved) } }
 
-    /// Runs `body` in a slot; waits for one first. Throws `.cancelled` if the task is cancelled
-    /// while waiting.
-    func run<T: Sendable>(priority: PriorityHandle,
+    /// Runs `body` in a slot; waits for one (and, with a budget, for `cost` bytes) first.
+    /// Throws `.cancelled` if the task is cancelled while waiting, `.overMemoryBudget` when
+    /// `cost` alone is over the budget.
+    func run<T: Sendable>(priority: PriorityHandle, cost: Int = 0, continuing: Bool = false,
                           _ body: () async throws(PipelineError) -> T) async throws(PipelineError) -> T {
         let start = ContinuousClock.now
-        try await acquire(priority: priority)
-        defer { release() }
+        let cost = budget == nil ? 0 : max(0, cost)
+        if let budget, cost > budget { throw .overMemoryBudget(needed: cost, budget: budget) }
+        try await acquire(priority: priority, cost: cost, continuing: continuing)
+        defer { release(cost: cost) }
         onWait?(ContinuousClock.now - start)
         if let rateLimiter { try await rateLimiter.wait() }
         return try await body()
     }
 
-    private func acquire(priority handle: PriorityHandle) async throws(PipelineError) {
+    private func acquire(priority handle: PriorityHandle, cost: Int, continuing: Bool) async throws(PipelineError) {
         let id = state.withLock { state in
             state.next += 1
             return state.next
@@ -77,11 +105,12 @@ final class WorkQueue: Sendable {
             await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
                 let outcome = state.withLock { state -> Bool? in
                     if Task.isCancelled { return false }
-                    if Self.mayStart(handle.priority, state, limit: limit) {
-                        state.running += 1
+                    if mayStart(handle.priority, cost: cost, continuing: continuing, state) {
+                        state.start(cost: cost)
                         return true
                     }
-                    state.waiting[id] = Ticket(priority: handle.priority, sequence: id, continuation: continuation)
+                    state.waiting[id] = Ticket(priority: handle.priority, sequence: id, cost: cost, continuing: continuing,
+                                               continuation: continuation)
                     return nil
                 }
                 if let outcome {
@@ -100,21 +129,24 @@ final class WorkQueue: Sendable {
         if !granted { throw .cancelled }
     }
 
-    /// Whether work of `priority` may start now: a free slot and nothing of its priority or
-    /// higher waiting; background work only when nothing else runs or waits.
-    private static func mayStart(_ priority: ImageRequest.Priority, _ state: State, limit: Int) -> Bool {
-        guard state.running < limit else { return false }
+    /// Whether work of `priority` and `cost` may start now: a free slot, its bytes within the
+    /// budget and nothing of its rank or higher waiting (its priority; at equal priority,
+    /// continuing work ranks first); background work only when nothing else runs or waits.
+    private func mayStart(_ priority: ImageRequest.Priority, cost: Int, continuing: Bool, _ state: State) -> Bool {
+        guard state.running < limit, fits(cost, state) else { return false }
         if priority == .veryLow { return state.running == 0 && state.waiting.isEmpty }
-        return !state.waiting.values.contains { $0.priority >= priority }
+        return !state.waiting.values.contains { $0.priority > priority || ($0.priority == priority && ($0.continuing || !continuing)) }
     }
+
+    private func fits(_ cost: Int, _ state: State) -> Bool { budget.map { state.reserved + cost <= $0 } ?? true }
 
     /// A waiting ticket's new priority; raised out of the background with a slot free, it starts.
     private func reprioritise(_ id: UInt64, _ priority: ImageRequest.Priority) {
         let started = state.withLock { state -> Ticket? in
             guard var ticket = state.waiting.removeValue(forKey: id) else { return nil }
             ticket.priority = priority
-            if priority > .veryLow, Self.mayStart(priority, state, limit: limit) {
-                state.running += 1
+            if priority > .veryLow, mayStart(priority, cost: ticket.cost, continuing: ticket.continuing, state) {
+                state.start(cost: ticket.cost)
                 return ticket
             }
             state.waiting[id] = ticket
@@ -123,23 +155,37 @@ final class WorkQueue: Sendable {
         started?.continuation.resume(returning: true)
     }
 
-    private func release() {
-        let next = state.withLock { state -> Ticket? in
-            let newestFirst = self.newestFirst
-            guard let best = state.waiting.max(by: { a, b in
-                if a.value.priority != b.value.priority { return a.value.priority < b.value.priority }
-                return newestFirst ? a.value.sequence < b.value.sequence : a.value.sequence > b.value.sequence
-            }), best.value.priority > .veryLow || state.running == 1 else {
+    /// Ends an operation of `cost`, and starts those waiting that may start now, best first
+    /// (the first that does not fit the budget holds the rest).
+    private func release(cost: Int) {
+        let started = state.withLock { state -> [Ticket] in
+            state.running -= 1
+            state.reserved -= cost
+            var started: [Ticket] = []
+            while state.running < limit, let best = best(state.waiting), fits(best.cost, state),
+                  best.priority > .veryLow || state.running == 0 {
                 // (Background work waits for the last running operation to end.)
-                state.running -= 1
-                return nil
+                state.waiting.removeValue(forKey: best.sequence)
+                state.start(cost: best.cost)
+                started.append(best)
             }
-            state.waiting.removeValue(forKey: best.key)
-            return best.value  // the slot passes to it: `running` stays
+            return started
         }
-        next?.continuation.resume(returning: true)
+        for ticket in started { ticket.continuation.resume(returning: true) }
+    }
+
+    /// The waiting ticket to start next: the highest priority, then continuing work, then the
+    /// newest (or oldest).
+    private func best(_ waiting: [UInt64: Ticket]) -> Ticket? {
+        let newestFirst = self.newestFirst
+        return waiting.values.max { a, b in
+            if a.priority != b.priority { return a.priority < b.priority }
+            if a.continuing != b.continuing { return b.continuing }
+            return newestFirst ? a.sequence < b.sequence : a.sequence > b.sequence
+        }
     }
 }
+
 
 /// A token bucket: `burst` starts at once, then `perSecond`.
 final class RateLimiter: Sendable {

@@ -74,6 +74,8 @@ extension ServerConfiguration {
             .init("maxSourceBytes", "The largest source in bytes (downloads, files and S3 objects)."),
             .init("downloadTimeout", "Seconds for a whole source download."),
             .init("processingConcurrency", default: "one per core", "Images decoded, processed and encoded at once."),
+            .init("memoryBudget", variables: ["EASEL_MEMORY_BUDGET"], flag: "--memory-budget", default: "a quarter of the machine's memory, at least 256 MiB",
+                  "Bytes the decodes, processing and encodes under way may take together, by each request's estimate from its source's header; past it requests wait their turn, and one over it alone is a 422 naming it. 0: no budget. `300M`, `2G` and plain bytes are read."),
             .init("maxQueue", "Requests allowed to wait beyond those being processed; past it, 429 at once."),
             .init("requestTimeout", "Seconds a request may take before it gets 504."),
             .init("maxAdHocSize", "The largest ad-hoc width or height (at most 8192)."),

@@ -112,6 +112,7 @@ extension ImageServer {
         let stats = await pipeline.statistics()
         metrics.cacheBytes(memory: stats.memoryBytes + stats.encodedMemoryBytes, disk: stats.diskBytes)
         metrics.queue.record(admission.count)
+        metrics.budget(stats.memoryBudget, reserved: stats.reservedBytes, peak: stats.peakReservedBytes)
         metrics.connections(open: connections.count, evicted: connections.evictedCount)
         return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
                         body: .init(byteBuffer: ByteBuffer(bytes: registry.emitToBuffer())))

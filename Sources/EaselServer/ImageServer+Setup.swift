@@ -125,7 +125,7 @@ extension ImageServer {
     static func pipeline(_ configuration: ServerConfiguration, cacheDirectory: URL, fetchers: [any ImageFetcher], sharedStore: S3Store?,
                          metrics: ServerMetrics, clients: (fetcher: HTTPFetcher, s3: S3Client?, relay: PurgeRelay?)) throws -> ImagePipeline {
         do {
-            return try ImagePipeline(configuration: .init(
+            var settings = ImagePipeline.Configuration(
                 formats: configuration.imageFormats, cacheDirectory: cacheDirectory.appendingPathComponent("pipeline"),
                 memoryCostLimit: configuration.memoryLimit / 2, diskByteLimit: configuration.diskLimit,
                 // No download rate limit (a client-side politeness default): a server's limits are
@@ -134,7 +134,9 @@ extension ImageServer {
                 decodingLimits: DecodingLimits(maxPixels: configuration.maxSourcePixels, maxInputBytes: configuration.maxSourceBytes),
                 newestFirst: false,  // a server serves in arrival order: nobody starves behind newer requests
                 encodedMemoryCostLimit: configuration.memoryLimit / 2, sharedStores: sharedStore.map { [$0] } ?? [],
-                familyInBackground: configuration.familyInBackground, metricsFactory: metrics.factory, offersJPEGXL: configuration.jpegXL))
+                familyInBackground: configuration.familyInBackground, metricsFactory: metrics.factory, offersJPEGXL: configuration.jpegXL)
+            settings.memoryBudget = configuration.memoryBudget > 0 ? configuration.memoryBudget : nil
+            return try ImagePipeline(configuration: settings)
         } catch {
             Task.detached {
                 try? await clients.fetcher.shutdown()

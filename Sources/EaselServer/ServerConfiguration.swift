@@ -124,6 +124,14 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
     public var requestTimeout: Double = 30
     /// Bytes of decoded and encoded images kept in memory.
     public var memoryLimit: Int = 256 << 20
+    /// Bytes the decodes, processing and encodes under way may take together, by each
+    /// request's estimate from its source's header (`MemoryEstimate`); requests past it wait
+    /// their turn, and one whose estimate alone is over it is a 422 naming it. 0: no budget.
+    /// Default: a quarter of the machine's memory, at least 256 MiB.
+    public var memoryBudget: Int = ServerConfiguration.defaultMemoryBudget
+
+    /// A quarter of the machine's memory, at least 256 MiB.
+    public static var defaultMemoryBudget: Int { max(256 << 20, Int(clamping: ProcessInfo.processInfo.physicalMemory / 4)) }
     /// Bytes of the ready-answer index for the warm path (per request: the variant's key and the
     /// header fields its answer went out with; the bodies are the memory tier's): 0 turns ready
     /// answers off.
@@ -203,7 +211,7 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
     enum CodingKeys: String, CodingKey {
         case host, port, origin, sharedCache, sharedCacheTimeout, peers, cdnBanURLs, cacheDirectory, allowHosts, formats, maxAge, signingKeys, signingSalt, signNamedFormats
         case allowUnsignedAdHoc, jpegXL, adminToken, maxSourcePixels, maxSourceBytes, downloadTimeout, processingConcurrency
-        case maxQueue, requestTimeout, memoryLimit, readyAnswerLimit, diskLimit, maxAdHocSize, maxOutputPixels, idleTimeout, maxConnections
+        case maxQueue, requestTimeout, memoryLimit, memoryBudget, readyAnswerLimit, diskLimit, maxAdHocSize, maxOutputPixels, idleTimeout, maxConnections
         case gallery, galleryPageSize, imgproxyKeys, imgproxySalts, imgproxyPresets, imgproxyArgumentsSeparator, imgproxy, autoQuality, delivery, thumborSecurityKey, watermark
         case familyInBackground, accessLog, renderWorkers
     }
@@ -237,6 +245,7 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         maxQueue = try value(.maxQueue, defaults.maxQueue)
         requestTimeout = try value(.requestTimeout, defaults.requestTimeout)
         memoryLimit = try value(.memoryLimit, defaults.memoryLimit)
+        memoryBudget = try value(.memoryBudget, defaults.memoryBudget)
         readyAnswerLimit = try value(.readyAnswerLimit, defaults.readyAnswerLimit)
         diskLimit = try value(.diskLimit, defaults.diskLimit)
         maxAdHocSize = try value(.maxAdHocSize, defaults.maxAdHocSize)
@@ -293,6 +302,10 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         if let salt = environment["EASEL_SIGNING_SALT"] { signingSalt = salt }
         if let token = environment["EASEL_ADMIN_TOKEN"] { adminToken = token }
         if let on = try Self.flag(environment, "EASEL_ACCESS_LOG") { accessLog = on }
+        if let text = environment["EASEL_MEMORY_BUDGET"] {
+            guard let bytes = Self.byteCount(text) else { throw .invalidValue(name: "EASEL_MEMORY_BUDGET", value: text) }
+            memoryBudget = bytes
+        }
         if let on = try Self.flag(environment, "EASEL_JPEG_XL") { jpegXL = on }
         // imgproxy's "JPEG XL for clients that name it" is this server's JPEG XL negotiation.
         let autoJXL = try Self.flag(environment, "IMGPROXY_AUTO_JXL"), enforceJXL = try Self.flag(environment, "IMGPROXY_ENFORCE_JXL")
@@ -318,6 +331,24 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
             autoQuality[keyPath: path] = quality
         }
         if let key = environment["THUMBOR_SECURITY_KEY"] { thumborSecurityKey = key.isEmpty ? nil : key }
+    }
+
+    /// A byte count: a whole number, optionally with `K`, `M` or `G` (powers of 1024; `KB`,
+    /// `MiB`… read the same), or nil.
+    public static func byteCount(_ text: String) -> Int? {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        let digits = trimmed.prefix { $0.isASCII && $0.isNumber }
+        guard !digits.isEmpty, let number = Int(digits) else { return nil }
+        let shift: Int
+        switch trimmed.dropFirst(digits.count).trimmingCharacters(in: .whitespaces).uppercased() {
+        case "", "B": shift = 0
+        case "K", "KB", "KIB": shift = 10
+        case "M", "MB", "MIB": shift = 20
+        case "G", "GB", "GIB": shift = 30
+        default: return nil
+        }
+        let (bytes, overflow) = number.multipliedReportingOverflow(by: 1 << shift)
+        return overflow ? nil : bytes
     }
 
     /// A yes/no variable (1/true/t/yes/on, 0/false/f/no/off or empty), nil when unset.
@@ -394,7 +425,7 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         if let adminToken, adminToken.count < 16 { throw .invalidValue(name: "admin token", value: "(shorter than 16 characters)") }
         guard signingSalt.isEmpty || Data(hex: signingSalt) != nil else { throw .invalidValue(name: "signing salt", value: "(not hex)") }
         guard maxSourcePixels > 0, maxSourceBytes > 0, downloadTimeout > 0, processingConcurrency > 0, maxQueue >= 0,
-              requestTimeout > 0, memoryLimit >= 0, readyAnswerLimit >= 0, diskLimit > 0, maxAdHocSize > 0, maxOutputPixels > 0, idleTimeout > 0,
+              requestTimeout > 0, memoryLimit >= 0, memoryBudget >= 0, readyAnswerLimit >= 0, diskLimit > 0, maxAdHocSize > 0, maxOutputPixels > 0, idleTimeout > 0,
               maxConnections > 0, galleryPageSize > 0 else {
             throw .invalidValue(name: "limits", value: "every limit must be positive")
         }

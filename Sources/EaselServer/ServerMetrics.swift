@@ -15,6 +15,9 @@ final class ServerMetrics: Sendable {
     private let diskBytes: Metrics.Gauge
     private let openConnections: Metrics.Gauge
     private let evictedConnections: Metrics.Gauge
+    private let memoryBudget: Metrics.Gauge
+    private let reservedBytes: Metrics.Gauge
+    private let peakReservedBytes: Metrics.Gauge
 
     static let requestsLabel = "easel_http_requests_total"
     static let durationsLabel = "easel_http_request_duration_seconds"
@@ -45,6 +48,9 @@ final class ServerMetrics: Sendable {
         diskBytes = Metrics.Gauge(label: "easel_cache_bytes", dimensions: [("store", "disk")], factory: factory)
         openConnections = Metrics.Gauge(label: "easel_connections_open", factory: factory)
         evictedConnections = Metrics.Gauge(label: "easel_connections_evicted_total", factory: factory)
+        memoryBudget = Metrics.Gauge(label: "easel_memory_budget_bytes", factory: factory)
+        reservedBytes = Metrics.Gauge(label: "easel_memory_reserved_bytes", factory: factory)
+        peakReservedBytes = Metrics.Gauge(label: "easel_memory_reserved_peak_bytes", factory: factory)
         var routeCounters: [RouteStatus: Metrics.Counter] = [:]
         var durations: [String: Metrics.Timer] = [:]
         for route in Self.routes {
@@ -72,6 +78,14 @@ final class ServerMetrics: Sendable {
             counter.increment()
         }
         durations[route]?.record(duration: ContinuousClock.now - start)
+    }
+
+    /// The memory budget (0: none) and the estimated bytes of the work under way, now and at
+    /// most.
+    func budget(_ budget: Int?, reserved: Int, peak: Int) {
+        memoryBudget.record(budget ?? 0)
+        reservedBytes.record(reserved)
+        peakReservedBytes.record(peak)
     }
 
     func cacheBytes(memory: Int, disk: Int) {

@@ -20,6 +20,7 @@ extension PipelineError: HTTPResponseError {
         case .timedOut: .gatewayTimeout
         case .cancelled: .serviceUnavailable
         case .overloaded: .tooManyRequests
+        case .overMemoryBudget: .unprocessableContent
         case .storage: .internalServerError
         }
     }
@@ -40,6 +41,7 @@ extension PipelineError: HTTPResponseError {
         case .timedOut: "the image took too long"
         case .cancelled: "cancelled"
         case .overloaded: "too many requests; try again shortly"
+        case .overMemoryBudget: description
         case .storage: "cache error"
         }
     }

@@ -33,6 +33,10 @@ enum BMPCodec {
         var mayHaveAlpha: Bool
 
         var rowStride: Int { ((width * bitCount + 31) / 32) * 4 }
+
+        /// The bitmap row that row `fileRow` of the stored pixels is drawn on.
+        @inline(__always)
+        func destinationRow(_ fileRow: Int) -> Int { topDown ? fileRow : height - 1 - fileRow }
     }
 
     static func corrupt(_ reason: String) -> CodecError { .corrupt(format: .bmp, reason: reason) }
@@ -83,32 +87,78 @@ enum BMPCodec {
     /// mask), and 32-bit pixels carry alpha.
     static func dibHeader(_ data: Data, at start: Int, pixelOffset: Int?, icon: Bool) throws(CodecError) -> Header {
         let r = Reader(data: data)
-        let size = Int(try r.u32(start))
-        var width: Int, storedHeight: Int, bitCount: Int, rawCompression: UInt32 = 0, colorsUsed = 0
+        let fields = try dibFields(r, at: start)
+        let compression = try checkedCompression(fields)
+        let (width, bitCount) = (fields.width, fields.bitCount)
+        let topDown = fields.storedHeight < 0
+        // (Int32.min's magnitude is 2^31: far over any limit, never an overflow in Int.)
+        var height = abs(fields.storedHeight)
+        if icon { height /= 2 }
+        guard width > 0, height > 0 else { throw CodecError.noPixels(width: width, height: height) }
+        if topDown, compression == .rle4 || compression == .rle8 { throw corrupt("top-down rows with RLE compression") }
+
+        var afterHeader = start + fields.size
+        var masks = try readMasks(r, fields, compression: compression, afterHeader: &afterHeader)
+        let palette = try readPalette(r, fields, afterHeader: &afterHeader)
+        let pixels: Int
+        if let pixelOffset, pixelOffset >= afterHeader, pixelOffset < data.count { pixels = pixelOffset } else { pixels = afterHeader }
+        // (An alpha mask counts only where bit fields are read: 16 and 32 bits.)
+        let mayHaveAlpha = ((bitCount == 16 || bitCount == 32) && masks[3] != 0) || (bitCount == 32 && compression == .rgb) || compression == .rle4
+            || compression == .rle8
+        if bitCount == 32, compression == .rgb { masks[3] = 0xFF00_0000 }  // used only when some pixel's is non-zero
+        return Header(width: width, height: height, topDown: topDown, bitCount: bitCount, compression: compression, masks: masks,
+                      palette: palette, pixelOffset: pixels, profile: fields.profile, mayHaveAlpha: mayHaveAlpha)
+    }
+
+    /// A DIB header's fields as stored, not yet checked against each other.
+    private struct DIBFields {
+        /// The header's own size in bytes (12, 16, 40, 52, 56, 64, 108 or 124).
+        let size: Int
+        var width = 0, storedHeight = 0, bitCount = 0
+        var rawCompression: UInt32 = 0
+        var colorsUsed = 0
+        /// Red, green, blue and alpha masks of a header long enough to hold them (else zero).
         var masks: [UInt32] = [0, 0, 0, 0]
+        /// An embedded profile's bytes, absolute in the input.
         var profile: Range<Int>?
+    }
+
+    /// The fields the DIB header at `start` holds for its size, its embedded profile checked to
+    /// lie in the input.
+    private static func dibFields(_ r: Reader, at start: Int) throws(CodecError) -> DIBFields {
+        let size = Int(try r.u32(start))
+        var fields = DIBFields(size: size)
         switch size {
         case 12:  // OS/2 1.x: 16-bit sides, 3-byte palette entries
-            width = Int(try r.u16(start + 4))
-            storedHeight = Int(try r.u16(start + 6))
-            bitCount = Int(try r.u16(start + 10))
+            fields.width = Int(try r.u16(start + 4))
+            fields.storedHeight = Int(try r.u16(start + 6))
+            fields.bitCount = Int(try r.u16(start + 10))
         case 16, 40, 52, 56, 64, 108, 124:
-            width = Int(try r.i32(start + 4))
-            storedHeight = Int(try r.i32(start + 8))
-            bitCount = Int(try r.u16(start + 14))
-            if size >= 20 { rawCompression = try r.u32(start + 16) }
-            if size >= 36 { colorsUsed = Int(try r.u32(start + 32)) }
-            if size >= 52 { masks = [try r.u32(start + 40), try r.u32(start + 44), try r.u32(start + 48), 0] }
-            if size >= 56 { masks[3] = try r.u32(start + 52) }
+            fields.width = Int(try r.i32(start + 4))
+            fields.storedHeight = Int(try r.i32(start + 8))
+            fields.bitCount = Int(try r.u16(start + 14))
+            if size >= 20 { fields.rawCompression = try r.u32(start + 16) }
+            if size >= 36 { fields.colorsUsed = Int(try r.u32(start + 32)) }
+            if size >= 52 { fields.masks = [try r.u32(start + 40), try r.u32(start + 44), try r.u32(start + 48), 0] }
+            if size >= 56 { fields.masks[3] = try r.u32(start + 52) }
             if size == 124, try r.u32(start + 56) == 0x4D42_4544 {  // 'MBED': the profile is in the file
                 let profileStart = Int(try r.u32(start + 112)), profileSize = Int(try r.u32(start + 116))
                 let lower = start + profileStart
-                guard profileSize > 0, lower >= start + size, lower + profileSize <= data.count else { throw corrupt("embedded profile out of the file") }
-                profile = lower..<(lower + profileSize)
+                guard profileSize > 0, lower >= start + size, lower + profileSize <= r.data.count else {
+                    throw corrupt("embedded profile out of the file")
+                }
+                fields.profile = lower..<(lower + profileSize)
             }
         default:
             throw corrupt("a DIB header of \(size) bytes")
         }
+        return fields
+    }
+
+    /// The compression the header names, refused when it is one this decoder does not read or
+    /// does not go with the bit count.
+    private static func checkedCompression(_ fields: DIBFields) throws(CodecError) -> Compression {
+        let (size, rawCompression, bitCount) = (fields.size, fields.rawCompression, fields.bitCount)
         if size == 64 || size == 16, rawCompression == 3 || rawCompression == 4 {
             throw .unsupportedFormat("OS/2 BMP with Huffman or RLE24 compression")
         }
@@ -128,38 +178,44 @@ enum BMPCodec {
              (.bitFields, 16), (.bitFields, 32): break
         default: throw corrupt("\(bitCount) bits per pixel with \(compression) compression")
         }
-        let topDown = storedHeight < 0
-        // (Int32.min's magnitude is 2^31: far over any limit, never an overflow in Int.)
-        var height = abs(storedHeight)
-        if icon { height /= 2 }
-        guard width > 0, height > 0 else { throw CodecError.noPixels(width: width, height: height) }
-        if topDown, compression == .rle4 || compression == .rle8 { throw corrupt("top-down rows with RLE compression") }
+        return compression
+    }
 
+    /// The red, green, blue and alpha masks: the header's, those after a 40-byte header
+    /// (`afterHeader` moves past them), or the defaults for 16 and 32 bits without bit fields.
+    private static func readMasks(_ r: Reader, _ fields: DIBFields, compression: Compression,
+                                  afterHeader: inout Int) throws(CodecError) -> [UInt32] {
+        var masks = fields.masks
         // Masks after a 40-byte header (BI_BITFIELDS: three, BI_ALPHABITFIELDS: four).
-        var afterHeader = start + size
-        if size == 40, compression == .bitFields {
+        if fields.size == 40, compression == .bitFields {
             masks = [try r.u32(afterHeader), try r.u32(afterHeader + 4), try r.u32(afterHeader + 8), 0]
             afterHeader += 12
-            if rawCompression == 6 {
+            if fields.rawCompression == 6 {
                 masks[3] = try r.u32(afterHeader)
                 afterHeader += 4
             }
         }
         if compression != .bitFields {
-            switch bitCount {
+            switch fields.bitCount {
             case 16: masks = [0x7C00, 0x03E0, 0x001F, 0]
             case 32: masks = [0x00FF_0000, 0x0000_FF00, 0x0000_00FF, 0]
             default: break
             }
         }
-        if bitCount == 16, masks.contains(where: { $0 > 0xFFFF }) { throw corrupt("a 16-bit mask wider than 16 bits") }
+        if fields.bitCount == 16, masks.contains(where: { $0 > 0xFFFF }) { throw corrupt("a 16-bit mask wider than 16 bits") }
+        return masks
+    }
 
+    /// The palette at `afterHeader` (`afterHeader` moves past it) for 1 to 8 bits, filled out
+    /// to `1 << bitCount` entries; empty for more bits.
+    private static func readPalette(_ r: Reader, _ fields: DIBFields, afterHeader: inout Int) throws(CodecError) -> [UInt32] {
+        let bitCount = fields.bitCount
         var palette: [UInt32] = []
         if bitCount <= 8 {
             let capacity = 1 << bitCount
-            let count = colorsUsed == 0 ? capacity : colorsUsed
+            let count = fields.colorsUsed == 0 ? capacity : fields.colorsUsed
             guard count <= capacity else { throw corrupt("\(count) palette entries for \(bitCount) bits") }
-            let entryBytes = size == 12 ? 3 : 4
+            let entryBytes = fields.size == 12 ? 3 : 4
             palette.reserveCapacity(capacity)
             for index in 0..<count {
                 let at = afterHeader + index * entryBytes
@@ -170,14 +226,7 @@ enum BMPCodec {
             palette += repeatElement(0xFF00_0000, count: capacity - count)
             afterHeader += count * entryBytes
         }
-        let pixels: Int
-        if let pixelOffset, pixelOffset >= afterHeader, pixelOffset < data.count { pixels = pixelOffset } else { pixels = afterHeader }
-        // (An alpha mask counts only where bit fields are read: 16 and 32 bits.)
-        let mayHaveAlpha = ((bitCount == 16 || bitCount == 32) && masks[3] != 0) || (bitCount == 32 && compression == .rgb) || compression == .rle4
-            || compression == .rle8
-        if bitCount == 32, compression == .rgb { masks[3] = 0xFF00_0000 }  // used only when some pixel's is non-zero
-        return Header(width: width, height: height, topDown: topDown, bitCount: bitCount, compression: compression, masks: masks,
-                      palette: palette, pixelOffset: pixels, profile: profile, mayHaveAlpha: mayHaveAlpha)
+        return palette
     }
 
     /// The pixels as RGBA. `andMask`: an icon's 1-bit transparency rows, bottom-up (used when the
@@ -191,9 +240,8 @@ enum BMPCodec {
         }
         var bitmap = Bitmap(width: header.width, height: header.height, pixelFormat: .rgba8)
         let rowBytes = bitmap.rowBytes
-        let (width, height) = (header.width, header.height)
-        // Whether some pixel is not opaque, and whether some stored alpha is not zero.
-        var transparent = false, anyAlpha = false
+        // Whether some pixel is not opaque.
+        var transparent = false
         // (The buffer closures rethrow untyped errors: the failure is carried out of them.)
         var failure: CodecError?
         data.withUnsafeBytes { (input: UnsafeRawBufferPointer) in
@@ -201,86 +249,13 @@ enum BMPCodec {
             bitmap.withUnsafeMutableBytes { (output: UnsafeMutableRawBufferPointer) in
                 do throws(CodecError) {
                     let pixels = output.bindMemory(to: UInt8.self)
-                    func destinationRow(_ fileRow: Int) -> Int { header.topDown ? fileRow : height - 1 - fileRow }
                     switch header.compression {
                     case .rle8, .rle4:
-                        // (Skipped pixels stay transparent: a new bitmap is zero bytes.)
-                        try decodeRLE(source, header: header) { x, fileRow, index in
-                            let color = header.palette[Int(index)]
-                            let at = destinationRow(fileRow) * rowBytes + x * 4
-                            pixels[at] = UInt8(truncatingIfNeeded: color >> 16)
-                            pixels[at + 1] = UInt8(truncatingIfNeeded: color >> 8)
-                            pixels[at + 2] = UInt8(truncatingIfNeeded: color)
-                            pixels[at + 3] = 255
-                        }
+                        try decodeRLEPixels(source, header: header, into: pixels, rowBytes: rowBytes)
                         transparent = true
                     case .rgb, .bitFields:
                         // (The rows' length was checked before the bitmap was allocated.)
-                        let stride = header.rowStride
-                        let fields = header.bitCount >= 16 ? header.masks.map(Field.init) : []
-                        for fileRow in 0..<height {
-                            let row = header.pixelOffset + fileRow * stride
-                            var at = destinationRow(fileRow) * rowBytes
-                            switch header.bitCount {
-                            case 24:
-                                for x in 0..<width {
-                                    let p = row + x * 3
-                                    pixels[at] = source[p + 2]
-                                    pixels[at + 1] = source[p + 1]
-                                    pixels[at + 2] = source[p]
-                                    pixels[at + 3] = 255
-                                    at += 4
-                                }
-                            case 16, 32:
-                                let four = header.bitCount == 32
-                                for x in 0..<width {
-                                    let p = row + x * (four ? 4 : 2)
-                                    var value = UInt32(source[p]) | UInt32(source[p + 1]) << 8
-                                    if four { value |= UInt32(source[p + 2]) << 16 | UInt32(source[p + 3]) << 24 }
-                                    pixels[at] = fields[0].value(value)
-                                    pixels[at + 1] = fields[1].value(value)
-                                    pixels[at + 2] = fields[2].value(value)
-                                    let alpha = fields[3].mask == 0 ? 255 : fields[3].value(value)
-                                    pixels[at + 3] = alpha
-                                    if alpha != 0 { anyAlpha = true }
-                                    if alpha != 255 { transparent = true }
-                                    at += 4
-                                }
-                            default:  // 1, 2, 4, 8: palette indexes, high bits first
-                                let bits = header.bitCount, perByte = 8 / bits, low = UInt8((1 << bits) - 1)
-                                for x in 0..<width {
-                                    let byte = source[row + x / perByte]
-                                    let index = (byte >> UInt8(8 - bits - (x % perByte) * bits)) & low
-                                    let color = header.palette[Int(index)]
-                                    pixels[at] = UInt8(truncatingIfNeeded: color >> 16)
-                                    pixels[at + 1] = UInt8(truncatingIfNeeded: color >> 8)
-                                    pixels[at + 2] = UInt8(truncatingIfNeeded: color)
-                                    pixels[at + 3] = 255
-                                    at += 4
-                                }
-                            }
-                        }
-                        // Alpha that is zero everywhere was never set (most writers leave the fourth
-                        // byte at 0): opaque, as browsers draw it.
-                        let hasOwnAlpha = (header.bitCount == 16 || header.bitCount == 32) && header.masks[3] != 0 && anyAlpha
-                        if header.bitCount == 16 || header.bitCount == 32, header.masks[3] != 0, !anyAlpha {
-                            for y in 0..<height { for x in 0..<width { pixels[y * rowBytes + x * 4 + 3] = 255 } }
-                            transparent = false
-                        }
-                        // An icon's AND mask: 1 is transparent. Used when the colours have no alpha.
-                        if let andMask, !hasOwnAlpha {
-                            let maskStride = ((width + 31) / 32) * 4
-                            if andMask + maskStride * height <= source.count {
-                                for fileRow in 0..<height {
-                                    let row = andMask + fileRow * maskStride, y = destinationRow(fileRow)
-                                    for x in 0..<width where source[row + x / 8] & (0x80 >> UInt8(x % 8)) != 0 {
-                                        let at = y * rowBytes + x * 4
-                                        pixels[at] = 0; pixels[at + 1] = 0; pixels[at + 2] = 0; pixels[at + 3] = 0
-                                        transparent = true
-                                    }
-                                }
-                            }
-                        }
+                        transparent = decodeRows(source, header: header, andMask: andMask, into: pixels, rowBytes: rowBytes)
                     }
                 } catch { failure = error }
             }
@@ -288,6 +263,133 @@ enum BMPCodec {
         if let failure { throw failure }
         if !transparent { bitmap.markOpaque() }
         return bitmap
+    }
+
+    /// RLE8 or RLE4 pixels through the palette into RGBA `pixels`. (Skipped pixels stay
+    /// transparent: a new bitmap is zero bytes.)
+    private static func decodeRLEPixels(_ source: UnsafeBufferPointer<UInt8>, header: Header,
+                                        into pixels: UnsafeMutableBufferPointer<UInt8>, rowBytes: Int) throws(CodecError) {
+        try decodeRLE(source, header: header) { x, fileRow, index in
+            storeOpaque(header.palette[Int(index)], in: pixels, at: header.destinationRow(fileRow) * rowBytes + x * 4)
+        }
+    }
+
+    /// Uncompressed rows into RGBA `pixels`, then alpha that was never set made opaque and an
+    /// icon's AND mask applied; whether some pixel is not opaque.
+    private static func decodeRows(_ source: UnsafeBufferPointer<UInt8>, header: Header, andMask: Int?,
+                                   into pixels: UnsafeMutableBufferPointer<UInt8>, rowBytes: Int) -> Bool {
+        let (width, height) = (header.width, header.height)
+        // Whether some pixel is not opaque, and whether some stored alpha is not zero.
+        var transparent = false, anyAlpha = false
+        switch header.bitCount {
+        case 24: decodeBGRRows(source, header: header, into: pixels, rowBytes: rowBytes)
+        case 16, 32: (transparent, anyAlpha) = decodeBitFieldRows(source, header: header, into: pixels, rowBytes: rowBytes)
+        default: decodeIndexedRows(source, header: header, into: pixels, rowBytes: rowBytes)
+        }
+        // Alpha that is zero everywhere was never set (most writers leave the fourth
+        // byte at 0): opaque, as browsers draw it.
+        let hasOwnAlpha = (header.bitCount == 16 || header.bitCount == 32) && header.masks[3] != 0 && anyAlpha
+        if header.bitCount == 16 || header.bitCount == 32, header.masks[3] != 0, !anyAlpha {
+            for y in 0..<height { for x in 0..<width { pixels[y * rowBytes + x * 4 + 3] = 255 } }
+            transparent = false
+        }
+        // An icon's AND mask: 1 is transparent. Used when the colours have no alpha.
+        if let andMask, !hasOwnAlpha, applyAndMask(source, at: andMask, header: header, to: pixels, rowBytes: rowBytes) {
+            transparent = true
+        }
+        return transparent
+    }
+
+    /// 24-bit rows (blue, green, red) into opaque RGBA `pixels`.
+    private static func decodeBGRRows(_ source: UnsafeBufferPointer<UInt8>, header: Header,
+                                      into pixels: UnsafeMutableBufferPointer<UInt8>, rowBytes: Int) {
+        let stride = header.rowStride
+        for fileRow in 0..<header.height {
+            let row = header.pixelOffset + fileRow * stride
+            var at = header.destinationRow(fileRow) * rowBytes
+            for x in 0..<header.width {
+                let p = row + x * 3
+                pixels[at] = source[p + 2]
+                pixels[at + 1] = source[p + 1]
+                pixels[at + 2] = source[p]
+                pixels[at + 3] = 255
+                at += 4
+            }
+        }
+    }
+
+    /// 16- and 32-bit rows through the header's bit fields into RGBA `pixels`; whether some
+    /// pixel is not opaque, and whether some stored alpha is not zero.
+    private static func decodeBitFieldRows(_ source: UnsafeBufferPointer<UInt8>, header: Header,
+                                           into pixels: UnsafeMutableBufferPointer<UInt8>, rowBytes: Int)
+        -> (transparent: Bool, anyAlpha: Bool) {
+        let stride = header.rowStride, width = header.width
+        let fields = header.masks.map(Field.init)
+        let four = header.bitCount == 32
+        var transparent = false, anyAlpha = false
+        for fileRow in 0..<header.height {
+            let row = header.pixelOffset + fileRow * stride
+            var at = header.destinationRow(fileRow) * rowBytes
+            for x in 0..<width {
+                let p = row + x * (four ? 4 : 2)
+                var value = UInt32(source[p]) | UInt32(source[p + 1]) << 8
+                if four { value |= UInt32(source[p + 2]) << 16 | UInt32(source[p + 3]) << 24 }
+                pixels[at] = fields[0].value(value)
+                pixels[at + 1] = fields[1].value(value)
+                pixels[at + 2] = fields[2].value(value)
+                let alpha = fields[3].mask == 0 ? 255 : fields[3].value(value)
+                pixels[at + 3] = alpha
+                if alpha != 0 { anyAlpha = true }
+                if alpha != 255 { transparent = true }
+                at += 4
+            }
+        }
+        return (transparent, anyAlpha)
+    }
+
+    /// 1-, 2-, 4- and 8-bit rows (palette indexes, high bits first) into opaque RGBA `pixels`.
+    private static func decodeIndexedRows(_ source: UnsafeBufferPointer<UInt8>, header: Header,
+                                          into pixels: UnsafeMutableBufferPointer<UInt8>, rowBytes: Int) {
+        let stride = header.rowStride
+        let bits = header.bitCount, perByte = 8 / bits, low = UInt8((1 << bits) - 1)
+        for fileRow in 0..<header.height {
+            let row = header.pixelOffset + fileRow * stride
+            var at = header.destinationRow(fileRow) * rowBytes
+            for x in 0..<header.width {
+                let byte = source[row + x / perByte]
+                let index = (byte >> UInt8(8 - bits - (x % perByte) * bits)) & low
+                storeOpaque(header.palette[Int(index)], in: pixels, at: at)
+                at += 4
+            }
+        }
+    }
+
+    /// An icon's AND mask at `offset` (1-bit rows, bottom-up; 1 is transparent) applied to
+    /// `pixels`, if the input holds all of it; whether it made some pixel transparent.
+    private static func applyAndMask(_ source: UnsafeBufferPointer<UInt8>, at offset: Int, header: Header,
+                                     to pixels: UnsafeMutableBufferPointer<UInt8>, rowBytes: Int) -> Bool {
+        let (width, height) = (header.width, header.height)
+        let maskStride = ((width + 31) / 32) * 4
+        guard offset + maskStride * height <= source.count else { return false }
+        var transparent = false
+        for fileRow in 0..<height {
+            let row = offset + fileRow * maskStride, y = header.destinationRow(fileRow)
+            for x in 0..<width where source[row + x / 8] & (0x80 >> UInt8(x % 8)) != 0 {
+                let at = y * rowBytes + x * 4
+                pixels[at] = 0; pixels[at + 1] = 0; pixels[at + 2] = 0; pixels[at + 3] = 0
+                transparent = true
+            }
+        }
+        return transparent
+    }
+
+    /// Writes palette colour `color` (0xAARRGGBB) at `at` in `pixels` as opaque RGBA.
+    @inline(__always)
+    private static func storeOpaque(_ color: UInt32, in pixels: UnsafeMutableBufferPointer<UInt8>, at: Int) {
+        pixels[at] = UInt8(truncatingIfNeeded: color >> 16)
+        pixels[at + 1] = UInt8(truncatingIfNeeded: color >> 8)
+        pixels[at + 2] = UInt8(truncatingIfNeeded: color)
+        pixels[at + 3] = 255
     }
 
     /// One bit field: where it sits and how its values stretch to 0…255.

@@ -102,6 +102,16 @@ enum Quantizer {
     /// Quantizes an RGBA8 `bitmap` to at most `maxColors` visible colours (1…256), and the
     /// transparent one when the frame has transparent pixels (256 colours in all at most).
     static func quantize(_ bitmap: Bitmap, maxColors: Int = 256) -> Result {
+        var counted = histogram(bitmap)
+        let capacity = counted.transparentPixels ? min(maxColors, 255) : maxColors
+        let boxes = medianCut(&counted.cells, capacity: capacity)
+        return result(boxes: boxes, cells: counted.cells, cellOf: counted.cellOf, transparentPixels: counted.transparentPixels)
+    }
+
+    /// The frame's colours counted in the 5-bit-a-channel histogram: the cells that hold some,
+    /// in key order, each pixel's cell (`.max` for a pixel under half opacity), and whether the
+    /// frame has such pixels.
+    private static func histogram(_ bitmap: Bitmap) -> (cells: [Cell], cellOf: [UInt16], transparentPixels: Bool) {
         let (width, height) = (bitmap.width, bitmap.height)
         var counts = [Int](repeating: 0, count: 32768)
         var sums = [Int](repeating: 0, count: 32768 * 3)
@@ -129,28 +139,15 @@ enum Quantizer {
         for key in 0..<32768 where counts[key] > 0 {
             cells.append(Cell(key: key, count: counts[key], sum: (sums[key * 3], sums[key * 3 + 1], sums[key * 3 + 2])))
         }
-        let capacity = transparentPixels ? min(maxColors, 255) : maxColors
-        // Boxes are ranges of `cells`, re-sorted along the channel they are split on.
-        var boxes: [Range<Int>] = cells.isEmpty ? [] : [0..<cells.count]
-        func channel(_ cell: Cell, _ c: Int) -> Int { (cell.key >> (10 - 5 * c)) & 31 }
-        func spread(_ box: Range<Int>) -> (width: Int, channel: Int) {
-            var best = (width: 0, channel: 0)
-            for c in 0..<3 {
-                var low = 31, high = 0
-                for i in box { let v = channel(cells[i], c); low = min(low, v); high = max(high, v) }
-                if high - low > best.width { best = (high - low, c) }
-            }
-            return best
-        }
-        // Each box's split score (its widest spread times the square root of its pixels) and
-        // channel, computed once when the box is made.
-        func scored(_ box: Range<Int>) -> (box: Range<Int>, score: Double, channel: Int) {
-            let s = spread(box)
-            guard box.count > 1, s.width > 0 else { return (box, 0, 0) }
-            let pixels = box.reduce(0) { $0 + cells[$1].count }
-            return (box, Double(s.width) * Double(pixels).squareRoot(), s.channel)
-        }
-        var queue = boxes.map(scored)
+        return (cells, cellOf, transparentPixels)
+    }
+
+    /// Splits the cells into at most `capacity` boxes, each a range of `cells` (re-sorted along
+    /// the channel it was split on): the box with the best score is split at its median by
+    /// pixels until there are enough or none can be split.
+    private static func medianCut(_ cells: inout [Cell], capacity: Int) -> [Range<Int>] {
+        let boxes: [Range<Int>] = cells.isEmpty ? [] : [0..<cells.count]
+        var queue = boxes.map { scored($0, in: cells) }
         while queue.count < capacity {
             guard let chosenIndex = queue.indices.max(by: { queue[$0].score < queue[$1].score }), queue[chosenIndex].score > 0 else { break }
             let (box, _, along) = queue[chosenIndex]
@@ -162,10 +159,39 @@ enum Quantizer {
                 running += cells[i].count
                 if running * 2 >= total { split = min(max(i + 1, box.lowerBound + 1), box.upperBound - 1); break }
             }
-            queue[chosenIndex] = scored(box.lowerBound..<split)
-            queue.append(scored(split..<box.upperBound))
+            queue[chosenIndex] = scored(box.lowerBound..<split, in: cells)
+            queue.append(scored(split..<box.upperBound, in: cells))
         }
-        boxes = queue.map(\.box)
+        return queue.map(\.box)
+    }
+
+    /// Channel `c` (0 red, 1 green, 2 blue) of a cell's key, 0…31.
+    @inline(__always)
+    private static func channel(_ cell: Cell, _ c: Int) -> Int { (cell.key >> (10 - 5 * c)) & 31 }
+
+    /// The widest channel of a box's cells: its spread and which channel.
+    private static func spread(_ box: Range<Int>, in cells: [Cell]) -> (width: Int, channel: Int) {
+        var best = (width: 0, channel: 0)
+        for c in 0..<3 {
+            var low = 31, high = 0
+            for i in box { let v = channel(cells[i], c); low = min(low, v); high = max(high, v) }
+            if high - low > best.width { best = (high - low, c) }
+        }
+        return best
+    }
+
+    /// A box with its split score (its widest spread times the square root of its pixels) and
+    /// channel, computed once when the box is made.
+    private static func scored(_ box: Range<Int>, in cells: [Cell]) -> (box: Range<Int>, score: Double, channel: Int) {
+        let s = spread(box, in: cells)
+        guard box.count > 1, s.width > 0 else { return (box, 0, 0) }
+        let pixels = box.reduce(0) { $0 + cells[$1].count }
+        return (box, Double(s.width) * Double(pixels).squareRoot(), s.channel)
+    }
+
+    /// The palette of `boxes` (each box's mean colour, then black for the transparent index when
+    /// the frame has transparent pixels), and each pixel's index through its cell's box.
+    private static func result(boxes: [Range<Int>], cells: [Cell], cellOf: [UInt16], transparentPixels: Bool) -> Result {
         var palette: [UInt8] = []
         var populations: [Int] = []
         var indexOfCell = [UInt8](repeating: 0, count: 32768)

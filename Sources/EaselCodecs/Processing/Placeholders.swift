@@ -139,93 +139,19 @@ public enum Placeholder {
             throw CodecError.invalidParameters(
                 "ThumbHash takes at most 100×100 pixels, got \(width)×\(height): shrink the image first")
         }
-        let count = width * height
-        // Four planes of `count` values, row by row: luminance, yellow−blue, red−green, alpha.
-        var planes = [Double](repeating: 0, count: count * 4)
-        var averageAlpha = 0.0
-        bitmap.withUnsafeBytes { raw in
-            let pixels = PixelReader(bitmap, raw)
-            var averageRed = 0.0, averageGreen = 0.0, averageBlue = 0.0
-            for y in 0..<height {
-                for x in 0..<width {
-                    let pixel = pixels.rgba(x, y)
-                    let alpha = Double(pixel.3) / 255.0
-                    averageRed += alpha / 255.0 * Double(pixel.0)
-                    averageGreen += alpha / 255.0 * Double(pixel.1)
-                    averageBlue += alpha / 255.0 * Double(pixel.2)
-                    averageAlpha += alpha
-                }
-            }
-            if averageAlpha > 0 {
-                averageRed /= averageAlpha
-                averageGreen /= averageAlpha
-                averageBlue /= averageAlpha
-            }
-            // Composite each pixel over the average colour, then RGB → LPQ.
-            planes.withUnsafeMutableBufferPointer { planes in
-                for y in 0..<height {
-                    for x in 0..<width {
-                        let pixel = pixels.rgba(x, y)
-                        let alpha = Double(pixel.3) / 255.0
-                        let red = averageRed * (1.0 - alpha) + alpha / 255.0 * Double(pixel.0)
-                        let green = averageGreen * (1.0 - alpha) + alpha / 255.0 * Double(pixel.1)
-                        let blue = averageBlue * (1.0 - alpha) + alpha / 255.0 * Double(pixel.2)
-                        let i = x + y * width
-                        planes[i] = (red + green + blue) / 3.0
-                        planes[count + i] = (red + green) / 2.0 - blue
-                        planes[2 * count + i] = red - green
-                        planes[3 * count + i] = alpha
-                    }
-                }
-            }
-        }
-
-        let hasAlpha = averageAlpha < Double(count)
+        let planes = ThumbHashPlanes(bitmap)
+        let hasAlpha = planes.averageAlpha < Double(width * height)
         let luminanceLimit: Double = hasAlpha ? 5 : 7
         let longest = Double(max(width, height))
         let lx = max(1, roundHalfEven(luminanceLimit * Double(width) / longest))
         let ly = max(1, roundHalfEven(luminanceLimit * Double(height) / longest))
 
         var cosinesX = [Double](repeating: 0, count: width)
-        /// DC, normalised ACs (0...1) and AC scale of one plane, the ACs in the reference's
-        /// triangular order (cy outer, cx inner, cx·ny < nx·(ny − cy)).
-        func encode(plane: Int, nx: Int, ny: Int) -> (dc: Double, ac: [Double], scale: Double) {
-            var dc = 0.0, scale = 0.0
-            var ac: [Double] = []
-            ac.reserveCapacity(nx * ny)
-            planes.withUnsafeBufferPointer { planes in
-                let channel = UnsafeBufferPointer(rebasing: planes[(plane * count)..<((plane + 1) * count)])
-                for cy in 0..<ny {
-                    var cx = 0
-                    while cx * ny < nx * (ny - cy) {
-                        for x in 0..<width {
-                            cosinesX[x] = cos(Double.pi / Double(width) * Double(cx) * (Double(x) + 0.5))
-                        }
-                        var f = 0.0
-                        for y in 0..<height {
-                            let cosineY = cos(Double.pi / Double(height) * Double(cy) * (Double(y) + 0.5))
-                            for x in 0..<width { f += channel[x + y * width] * cosinesX[x] * cosineY }
-                        }
-                        f /= Double(count)
-                        if cx > 0 || cy > 0 {
-                            ac.append(f)
-                            scale = max(scale, abs(f))
-                        } else {
-                            dc = f
-                        }
-                        cx += 1
-                    }
-                }
-            }
-            if scale > 0 {
-                for i in ac.indices { ac[i] = 0.5 + 0.5 / scale * ac[i] }
-            }
-            return (dc, ac, scale)
-        }
-        let l = encode(plane: 0, nx: max(lx, 3), ny: max(ly, 3))
-        let p = encode(plane: 1, nx: 3, ny: 3)
-        let q = encode(plane: 2, nx: 3, ny: 3)
-        let a = hasAlpha ? encode(plane: 3, nx: 5, ny: 5) : (dc: 1.0, ac: [], scale: 1.0)
+        let l = planes.encode(plane: 0, nx: max(lx, 3), ny: max(ly, 3), cosinesX: &cosinesX)
+        let p = planes.encode(plane: 1, nx: 3, ny: 3, cosinesX: &cosinesX)
+        let q = planes.encode(plane: 2, nx: 3, ny: 3, cosinesX: &cosinesX)
+        let a = hasAlpha
+            ? planes.encode(plane: 3, nx: 5, ny: 5, cosinesX: &cosinesX) : ThumbHashChannel(dc: 1.0, ac: [], scale: 1.0)
 
         let isLandscape = width > height
         var header24 = roundHalfEven(63 * l.dc)
@@ -237,20 +163,26 @@ public enum Placeholder {
         header16 |= roundHalfEven(63 * p.scale) << 3
         header16 |= roundHalfEven(63 * q.scale) << 9
         if isLandscape { header16 |= 1 << 15 }
+        return thumbHashBytes(header24: header24, header16: header16, alpha: hasAlpha ? a : nil,
+                              acs: hasAlpha ? [l.ac, p.ac, q.ac, a.ac] : [l.ac, p.ac, q.ac])
+    }
 
-        let acStart = hasAlpha ? 6 : 5
-        let acCount = l.ac.count + p.ac.count + q.ac.count + (hasAlpha ? a.ac.count : 0)
+    /// The hash's bytes: the two little-endian headers, the alpha plane's DC and scale when the
+    /// image has alpha, then every AC (`acs`, plane by plane) as a nibble, low nibble first.
+    private static func thumbHashBytes(header24: Int, header16: Int, alpha: ThumbHashChannel?, acs: [[Double]]) -> [UInt8] {
+        let acStart = alpha != nil ? 6 : 5
+        let acCount = acs.reduce(0) { $0 + $1.count }
         var hash = [UInt8](repeating: 0, count: acStart + (acCount + 1) / 2)
         hash[0] = UInt8(truncatingIfNeeded: header24)
         hash[1] = UInt8(truncatingIfNeeded: header24 >> 8)
         hash[2] = UInt8(truncatingIfNeeded: header24 >> 16)
         hash[3] = UInt8(truncatingIfNeeded: header16)
         hash[4] = UInt8(truncatingIfNeeded: header16 >> 8)
-        if hasAlpha {
+        if let a = alpha {
             hash[5] = UInt8(truncatingIfNeeded: roundHalfEven(15 * a.dc) | roundHalfEven(15 * a.scale) << 4)
         }
         var index = 0
-        for ac in hasAlpha ? [l.ac, p.ac, q.ac, a.ac] : [l.ac, p.ac, q.ac] {
+        for ac in acs {
             for f in ac {
                 hash[acStart + (index >> 1)] |= UInt8(truncatingIfNeeded: roundHalfEven(15 * f) << ((index & 1) * 4))
                 index += 1
@@ -358,5 +290,123 @@ private struct PixelReader {
         }
         let p = base + y * rowBytes + x * 4
         return (p[0], p[1], p[2], p[3])
+    }
+}
+
+/// One ThumbHash plane transformed: its DC, its ACs normalised to 0...1 and their scale.
+private struct ThumbHashChannel {
+    let dc: Double
+    let ac: [Double]
+    let scale: Double
+}
+
+/// The four planes a ThumbHash transforms, built as the reference builds them: every pixel
+/// composited over the image's average colour, then RGB → LPQ, alpha beside.
+private struct ThumbHashPlanes {
+    let width: Int, height: Int
+    /// Four planes of `width × height` values, row by row: luminance, yellow−blue, red−green, alpha.
+    let values: [Double]
+    /// The sum of every pixel's alpha, 0...1 each (the reference's `avg_a`, never divided).
+    let averageAlpha: Double
+
+    init(_ bitmap: Bitmap) {
+        let width = bitmap.width, height = bitmap.height
+        var values = [Double](repeating: 0, count: width * height * 4)
+        var averageAlpha = 0.0
+        bitmap.withUnsafeBytes { raw in
+            let pixels = PixelReader(bitmap, raw)
+            let average = Self.averageColor(pixels, width: width, height: height)
+            averageAlpha = average.alpha
+            values.withUnsafeMutableBufferPointer { planes in
+                Self.composite(pixels, over: average, width: width, height: height, into: planes)
+            }
+        }
+        self.width = width
+        self.height = height
+        self.values = values
+        self.averageAlpha = averageAlpha
+    }
+
+    /// The alpha-weighted average colour, 0...1 a channel (black when no pixel is visible),
+    /// and the sum of alpha.
+    private static func averageColor(_ pixels: PixelReader, width: Int, height: Int)
+        -> (red: Double, green: Double, blue: Double, alpha: Double) {
+        var averageRed = 0.0, averageGreen = 0.0, averageBlue = 0.0, averageAlpha = 0.0
+        for y in 0..<height {
+            for x in 0..<width {
+                let pixel = pixels.rgba(x, y)
+                let alpha = Double(pixel.3) / 255.0
+                averageRed += alpha / 255.0 * Double(pixel.0)
+                averageGreen += alpha / 255.0 * Double(pixel.1)
+                averageBlue += alpha / 255.0 * Double(pixel.2)
+                averageAlpha += alpha
+            }
+        }
+        if averageAlpha > 0 {
+            averageRed /= averageAlpha
+            averageGreen /= averageAlpha
+            averageBlue /= averageAlpha
+        }
+        return (averageRed, averageGreen, averageBlue, averageAlpha)
+    }
+
+    /// Composites each pixel over `average`, then writes its RGB as LPQ, and its alpha, into
+    /// the four planes of `planes`.
+    private static func composite(_ pixels: PixelReader, over average: (red: Double, green: Double, blue: Double, alpha: Double),
+                                  width: Int, height: Int, into planes: UnsafeMutableBufferPointer<Double>) {
+        let count = width * height
+        let averageRed = average.red, averageGreen = average.green, averageBlue = average.blue
+        for y in 0..<height {
+            for x in 0..<width {
+                let pixel = pixels.rgba(x, y)
+                let alpha = Double(pixel.3) / 255.0
+                let red = averageRed * (1.0 - alpha) + alpha / 255.0 * Double(pixel.0)
+                let green = averageGreen * (1.0 - alpha) + alpha / 255.0 * Double(pixel.1)
+                let blue = averageBlue * (1.0 - alpha) + alpha / 255.0 * Double(pixel.2)
+                let i = x + y * width
+                planes[i] = (red + green + blue) / 3.0
+                planes[count + i] = (red + green) / 2.0 - blue
+                planes[2 * count + i] = red - green
+                planes[3 * count + i] = alpha
+            }
+        }
+    }
+
+    /// DC, normalised ACs (0...1) and AC scale of plane `plane`, the ACs in the reference's
+    /// triangular order (cy outer, cx inner, cx·ny < nx·(ny − cy)). `cosinesX`: scratch of
+    /// `width` values, reused from plane to plane.
+    func encode(plane: Int, nx: Int, ny: Int, cosinesX: inout [Double]) -> ThumbHashChannel {
+        let width = self.width, height = self.height, count = width * height
+        var dc = 0.0, scale = 0.0
+        var ac: [Double] = []
+        ac.reserveCapacity(nx * ny)
+        values.withUnsafeBufferPointer { planes in
+            let channel = UnsafeBufferPointer(rebasing: planes[(plane * count)..<((plane + 1) * count)])
+            for cy in 0..<ny {
+                var cx = 0
+                while cx * ny < nx * (ny - cy) {
+                    for x in 0..<width {
+                        cosinesX[x] = cos(Double.pi / Double(width) * Double(cx) * (Double(x) + 0.5))
+                    }
+                    var f = 0.0
+                    for y in 0..<height {
+                        let cosineY = cos(Double.pi / Double(height) * Double(cy) * (Double(y) + 0.5))
+                        for x in 0..<width { f += channel[x + y * width] * cosinesX[x] * cosineY }
+                    }
+                    f /= Double(count)
+                    if cx > 0 || cy > 0 {
+                        ac.append(f)
+                        scale = max(scale, abs(f))
+                    } else {
+                        dc = f
+                    }
+                    cx += 1
+                }
+            }
+        }
+        if scale > 0 {
+            for i in ac.indices { ac[i] = 0.5 + 0.5 / scale * ac[i] }
+        }
+        return ThumbHashChannel(dc: dc, ac: ac, scale: scale)
     }
 }

@@ -53,10 +53,25 @@ public struct WaveletSharpen: ImageProcessor, Hashable {
     /// - Throws: `CodecError.cancelled` when the work is cancelled (checked every level).
     public func process(_ bitmap: Bitmap) throws -> Bitmap {
         if amount == 0 || (bitmap.width < 2 && bitmap.height < 2) { return bitmap }
+        let isGray = bitmap.pixelFormat == .gray8
+        var planes = colorPlanes(of: bitmap)
+        // Alpha as weights, unless the image is opaque (then every weight is 1).
+        let alpha = !isGray && !bitmap.isKnownOpaque ? Self.alphaWeights(of: bitmap) : nil
+        let gains = (0..<Self.levels).map { gain(level: $0) }
+        for c in 0..<(luminanceOnly || isGray ? 1 : planes.count) {
+            try Self.boost(&planes[c], alpha: alpha, width: bitmap.width, height: bitmap.height, gains: gains)
+        }
+        var result = image(from: planes, like: bitmap)
+        if bitmap.isKnownOpaque { result.markOpaque() }
+        return result
+    }
+
+    /// One plane per colour channel, 0…255 as `Float`: gray, RGB, or YCbCr when only luma is
+    /// boosted.
+    private func colorPlanes(of bitmap: Bitmap) -> [[Float]] {
         let width = bitmap.width, height = bitmap.height, count = width * height
         let isGray = bitmap.pixelFormat == .gray8
         let channels = isGray ? 1 : 3
-        // One plane per colour channel, 0…255 as Float: RGB, or YCbCr when only luma is boosted.
         var planes = [[Float]](repeating: [Float](repeating: 0, count: count), count: channels)
         let sourceRowBytes = bitmap.rowBytes
         bitmap.withUnsafeBytes { raw in
@@ -84,27 +99,33 @@ public struct WaveletSharpen: ImageProcessor, Hashable {
                 }
             }
         }
-        // Alpha as weights, unless the image is opaque (then every weight is 1).
-        var alpha: [Float]?
-        if !isGray, !bitmap.isKnownOpaque {
-            var weights = [Float](repeating: 1, count: count)
-            var opaque = true
-            bitmap.withUnsafeBytes { raw in
-                for y in 0..<height {
-                    let row = raw.baseAddress! + y * sourceRowBytes
-                    for x in 0..<width {
-                        let a = row.load(fromByteOffset: x * 4 + 3, as: UInt8.self)
-                        if a != 255 { opaque = false }
-                        weights[y * width + x] = Float(a) / 255
-                    }
+        return planes
+    }
+
+    /// The alpha of an RGBA `bitmap` as weights (0…1 per pixel), or nil when every pixel is opaque.
+    private static func alphaWeights(of bitmap: Bitmap) -> [Float]? {
+        let width = bitmap.width, height = bitmap.height, sourceRowBytes = bitmap.rowBytes
+        var weights = [Float](repeating: 1, count: width * height)
+        var opaque = true
+        bitmap.withUnsafeBytes { raw in
+            for y in 0..<height {
+                let row = raw.baseAddress! + y * sourceRowBytes
+                for x in 0..<width {
+                    let a = row.load(fromByteOffset: x * 4 + 3, as: UInt8.self)
+                    if a != 255 { opaque = false }
+                    weights[y * width + x] = Float(a) / 255
                 }
             }
-            if !opaque { alpha = weights }
         }
-        let gains = (0..<Self.levels).map { gain(level: $0) }
-        for c in 0..<(luminanceOnly || isGray ? 1 : channels) {
-            try Self.boost(&planes[c], alpha: alpha, width: width, height: height, gains: gains)
-        }
+        return opaque ? nil : weights
+    }
+
+    /// A bitmap of `bitmap`'s size and format made of `planes` (converted back to RGB when only
+    /// luma was boosted), each value rounded and clamped to a byte, alpha copied from `bitmap`.
+    private func image(from planes: [[Float]], like bitmap: Bitmap) -> Bitmap {
+        let width = bitmap.width, height = bitmap.height
+        let isGray = bitmap.pixelFormat == .gray8
+        let sourceRowBytes = bitmap.rowBytes
         var result = Bitmap(width: width, height: height, pixelFormat: bitmap.pixelFormat)
         let rowBytes = result.rowBytes
         bitmap.withUnsafeBytes { raw in
@@ -138,7 +159,6 @@ public struct WaveletSharpen: ImageProcessor, Hashable {
                 }
             }
         }
-        if bitmap.isKnownOpaque { result.markOpaque() }
         return result
     }
 

@@ -46,7 +46,9 @@ struct DecodeTask: PipelineTask {
             pipeline.configuration.familyInBackground
                 ? pipeline.configuration.formats.filter { $0.family == format.family && $0.name != format.name } : []
         } ?? []
-        return try await pipeline.tasks.decodeSlots.run(priority: handle) { () async throws(PipelineError) -> ImagePipeline.Processed in
+        let cost = pipeline.tasks.decodeSlots.budget == nil ? 0
+            : await pipeline.estimatedPeakBytes(original.data, request: request, format: format, animated: frames != nil)
+        return try await pipeline.tasks.decodeSlots.run(priority: handle, cost: cost) { () async throws(PipelineError) -> ImagePipeline.Processed in
             try await BlockingIOPool.decoding.performCancellable { () throws(PipelineError) -> ImagePipeline.Processed in
                 // Also when processing fails or is cancelled after the original was stored: a
                 // purge that began meanwhile takes it back.

@@ -75,7 +75,10 @@ struct EncodeTask: PipelineTask {
         }
         let metrics = pipeline.metrics
         let encoder = StillEncoder(encoding: encoding, rights: rights)
-        let (data, madeAs) = try await pipeline.tasks.decodeSlots.run(priority: handle) { () async throws(PipelineError) -> (Data, ImageEncoding) in
+        // The encoder's buffers and output, for the memory budget: about half the bitmap's bytes
+        // (the bitmap itself is held by the memory tier).
+        let encodeCost = (Int.checkedProduct(image.rowBytes, image.height) ?? Int.max / 4) / 2 + (1 << 20)
+        let (data, madeAs) = try await pipeline.tasks.decodeSlots.run(priority: handle, cost: encodeCost, continuing: true) { () async throws(PipelineError) -> (Data, ImageEncoding) in
             // Cancellable: a search stops at its next encode when nobody waits for it any more.
             try await BlockingIOPool.decoding.performCancellable { () throws(PipelineError) -> (Data, ImageEncoding) in
                 let start = ContinuousClock.now

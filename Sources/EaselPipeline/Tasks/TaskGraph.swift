@@ -39,7 +39,8 @@ final class TaskGraph: Sendable {
                                   newestFirst: configuration.newestFirst) { waited in
             metrics.stage(.queue, took: waited)
         }
-        decodeSlots = WorkQueue(limit: configuration.maximumConcurrentDecodes, newestFirst: configuration.newestFirst) { waited in
+        decodeSlots = WorkQueue(limit: configuration.maximumConcurrentDecodes, newestFirst: configuration.newestFirst,
+                                budget: configuration.memoryBudget) { waited in
             metrics.stage(.queue, took: waited)
         }
     }

@@ -38,6 +38,8 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "A JSON configuration file.") var config: String?
     @Option(name: .customLong("allow-host"), help: "A host remote sources may come from (repeatable).") var allowHost: [String] = []
     @Flag(name: .customLong("allow-unsigned-ad-hoc"), help: "Serve ad-hoc sizes without signatures (development only).") var allowUnsignedAdHoc = false
+    @Option(name: .customLong("memory-budget"), help: "Bytes the images being made may take together (300M, 2G; 0: none; default: a quarter of the machine's memory, EASEL_MEMORY_BUDGET).")
+    var memoryBudget: String?
     @Flag(name: .customLong("jpeg-xl"), help: "Negotiate JPEG XL for clients that name image/jxl in Accept (off by default).") var jpegXL = false
     @Option(name: .customLong("log-format"), help: "text (default) or json: one object a line with time, level, label, message, request_id and the rest (EASEL_LOG_FORMAT).")
     var logFormat: String?
@@ -71,6 +73,10 @@ struct ServeCommand: AsyncParsableCommand {
         if allowUnsignedAdHoc { configuration.allowUnsignedAdHoc = true }
         if jpegXL { configuration.jpegXL = true }
         if let accessLog { configuration.accessLog = accessLog }
+        if let memoryBudget {
+            guard let bytes = ServerConfiguration.byteCount(memoryBudget) else { throw ValidationError("--memory-budget is a byte count (300M, 2G), not \(memoryBudget)") }
+            configuration.memoryBudget = bytes
+        }
         bootstrapLogging(json: format == "json", secrets: configuration.secrets)
         defer { StandardErrorRelay.finish() }
         CommandRenderIsolation.start(configuration.renderWorkers, requestTimeout: configuration.requestTimeout)

@@ -1,0 +1,50 @@
+import EaselCodecs
+import EaselSupport
+import EaselTables
+import Foundation
+
+/// A decode's peak bytes, estimated from the source's header before anything is decoded: what
+/// the memory budget (`ImagePipeline.Configuration.memoryBudget`) admits by.
+///
+/// The estimate counts what admission decides to allocate: the decoded bitmap at the scale the
+/// request decodes at (shrink-on-load included: a PNG or a JPEG decoded at 1/8 counts 1/64 of
+/// its pixels), as much again for processing (a resize reads one bitmap and writes a smaller
+/// one; a crop or a turn copies), and the encoder's buffers (a quarter of the bitmap, at least
+/// 1 MiB). An animation kept as one counts its canvas three times over (the frame read, the
+/// frame processed, the encoder's). Vector sources count what they are drawn at. The source's
+/// own bytes are not counted: they are read before (the fetch, bounded by the source byte
+/// limit) and shared by every request of the source.
+public enum MemoryEstimate {
+    /// The estimate for a source whose header is `info`, decoded at `decodedSize`.
+    public static func peakBytes(info: ImageInfo, decodedSize: (width: Int, height: Int), animated: Bool) -> Int {
+        let canvas = Int.checkedProduct(max(1, info.uprightWidth) * 4, max(1, info.uprightHeight)) ?? Int.max / 8
+        let decoded = Int.checkedProduct(max(1, decodedSize.width) * 4, max(1, decodedSize.height)) ?? Int.max / 8
+        if animated && info.isAnimated { return min(Int.max / 8, canvas * 3) + (1 << 20) }
+        return min(Int.max / 8, decoded * 2) + max(1 << 20, decoded / 4)
+    }
+}
+
+extension ImagePipeline {
+    /// The estimated peak bytes of decoding `data` for `request` (`MemoryEstimate`), its header
+    /// read on the decode pool. A header that cannot be read counts nothing: the decode refuses
+    /// it with its own error.
+    func estimatedPeakBytes(_ data: Data, request: ImageRequest, format: ImageFormat?, animated: Bool) async -> Int {
+        let limits = decodingLimits(for: request)
+        let (page, thumbnail, video) = (request.page, request.embeddedThumbnail, request.video)
+        let processing = request.processing
+        let estimate = try? await BlockingIOPool.decoding.perform { () throws -> Int in
+            let info = try ImageDecoder.info(of: data, limits: limits, page: page, embeddedThumbnail: thumbnail, video: video)
+            let needed: (width: Int, height: Int)?
+            if let format {
+                needed = format.minimumSourceSize(of: info)
+            } else if case .processors(let processors) = processing {
+                needed = ReducedDecode.covering(processors, info: info)
+            } else {
+                needed = nil
+            }
+            let size = ImageDecoder.decodedSize(of: info, covering: needed)
+            return MemoryEstimate.peakBytes(info: info, decodedSize: size, animated: animated)
+        }
+        return estimate ?? 0
+    }
+}

@@ -1,0 +1,105 @@
+import EaselCodecs
+@testable import EaselPipeline
+import EaselTestSupport
+import Foundation
+import Testing
+
+/// The memory budget: work starts while its estimated bytes fit, waits in priority order
+/// otherwise, and work over the budget alone is refused before it starts.
+@Suite(.timeLimit(.minutes(1))) struct MemoryBudgetTests {
+    static func occupy(_ queue: WorkQueue, _ priority: ImageRequest.Priority, cost: Int, started: Gate, finish: Gate) -> Task<Void, any Error> {
+        Task {
+            try await queue.run(priority: EaselPipeline.PriorityHandle(priority), cost: cost) { () async throws(PipelineError) in
+                started.open()
+                do { try await finish.wait() } catch { throw .cancelled }
+            }
+        }
+    }
+
+    @Test func workWaitsForItsBytesInPriorityOrder() async throws {
+        let queue = WorkQueue(limit: 8, newestFirst: false, budget: 100)
+        let (aStarted, aDone) = (Gate(), Gate())
+        let a = Self.occupy(queue, .normal, cost: 60, started: aStarted, finish: aDone)
+        try await aStarted.wait()
+        // 60 + 60 is over 100: B waits though slots are free; C (30) would fit, but B is first.
+        let (bStarted, bDone) = (Gate(), Gate())
+        let b = Self.occupy(queue, .normal, cost: 60, started: bStarted, finish: bDone)
+        for _ in 0..<1_000_000 where queue.waitingCount < 1 { await Task.yield() }
+        let (cStarted, cDone) = (Gate(), Gate())
+        let c = Self.occupy(queue, .normal, cost: 30, started: cStarted, finish: cDone)
+        for _ in 0..<1_000_000 where queue.waitingCount < 2 { await Task.yield() }
+        #expect(queue.runningCount == 1 && queue.waitingCount == 2 && queue.reservedBytes.now == 60)
+        // A higher priority that fits goes first.
+        let (dStarted, dDone) = (Gate(), Gate())
+        let d = Self.occupy(queue, .high, cost: 40, started: dStarted, finish: dDone)
+        try await dStarted.wait()
+        #expect(queue.reservedBytes.now == 100)
+        // A ends: B (60) starts, and C (30) with it (90 in all); D still holds 40 until it ends.
+        aDone.open()
+        try await a.value
+        dDone.open()
+        try await d.value
+        try await bStarted.wait()
+        try await cStarted.wait()
+        #expect(queue.reservedBytes.now == 90)
+        bDone.open()
+        cDone.open()
+        try await b.value
+        try await c.value
+        #expect(queue.reservedBytes.now == 0 && queue.reservedBytes.peak == 100, "never over the budget")
+        // Over the budget alone: refused at once, naming it.
+        await #expect(throws: PipelineError.overMemoryBudget(needed: 101, budget: 100)) {
+            try await queue.run(priority: EaselPipeline.PriorityHandle(.normal), cost: 101) { () async throws(PipelineError) in }
+        }
+    }
+
+    /// A pipeline with a budget estimates each decode from its header: concurrent requests of a
+    /// large source never reserve more than the budget together, all are answered, and a source
+    /// whose decode alone is over it is refused with the budget named.
+    @Test func aPipelinesConcurrentDecodesStayWithinItsBudget() async throws {
+        let root = try TemporaryDirectory()
+        // A BMP decodes at full size: 1600 × 1200 is 7.7 MB of pixels, about 17 MB estimated.
+        try ImageEncoder.encode(photoLike(width: 1600, height: 1200), as: .bmp).write(to: root.child("big.bmp"))
+        let estimate = MemoryEstimate.peakBytes(info: ImageInfo(fileType: .bmp, width: 1600, height: 1200,
+                                                 hasAlpha: false, isGrayscale: false, isProgressive: false),
+                                                 decodedSize: (1600, 1200), animated: false)
+        #expect(estimate > 7_680_000 * 2 && estimate < 7_680_000 * 3)
+        var configuration = ImagePipeline.Configuration(fetchers: [FileFetcher(root: root.url)], maximumConcurrentDecodes: 8, downloadRate: nil)
+        configuration.memoryBudget = estimate * 2 + estimate / 2  // two at once, not three
+        let pipeline = try ImagePipeline(configuration: configuration)
+        let sizes = (0..<8).map { 100 + $0 * 10 }
+        try await withThrowingTaskGroup(of: Int.self) { group in
+            for width in sizes {
+                group.addTask {
+                    var plan = ImagePlan()
+                    plan.width = width
+                    plan.format = .png
+                    let answer = try await pipeline.answer(for: try ImageRequest(url: root.child("big.bmp"), plan: plan))
+                    return try ImageDecoder.info(of: answer.encoded.data).width
+                }
+            }
+            var widths: [Int] = []
+            for try await width in group { widths.append(width) }
+            #expect(widths.sorted() == sizes, "every request answered")
+        }
+        let statistics = await pipeline.statistics()
+        #expect(statistics.memoryBudget == configuration.memoryBudget && statistics.reservedBytes == 0)
+        #expect(statistics.peakReservedBytes > estimate && statistics.peakReservedBytes <= configuration.memoryBudget!,
+                "two at once at most: \(statistics.peakReservedBytes) of \(configuration.memoryBudget!)")
+        #expect(pipeline.counters.decodes == sizes.count)
+        await pipeline.close()
+
+        // A budget below one decode's estimate refuses it before decoding.
+        var tight = configuration
+        tight.memoryBudget = estimate / 2
+        let refusing = try ImagePipeline(configuration: tight)
+        var plan = ImagePlan()
+        plan.width = 100
+        await #expect { try await refusing.answer(for: try ImageRequest(url: root.child("big.bmp"), plan: plan)) } throws: { error in
+            guard case .overMemoryBudget(let needed, let budget) = error as? PipelineError else { return false }
+            return needed == estimate && budget == estimate / 2
+        }
+        #expect(refusing.counters.decodes == 0)
+        await refusing.close()
+    }
+}
