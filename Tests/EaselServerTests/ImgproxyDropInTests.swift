@@ -89,6 +89,22 @@ import Testing
         }
     }
 
+    /// An empty options segment is no option, as imgproxy's own tests write URLs
+    /// (`/insecure//plain/…`): the answer is the one without options.
+    @Test func anEmptyOptionsSegmentIsNoOptions() async throws {
+        try await TestServer { $0.allowUnsignedAdHoc = true }.test { (client: any TestClientProtocol) async throws in
+            let bare = try await get(client, "/imgproxy/insecure/plain/local:///cat.jpg@png")
+            #expect(bare.status == .ok && bare.headers[.contentType] == "image/png")
+            for path in ["/imgproxy/insecure//plain/local:///cat.jpg@png", "/imgproxy/insecure///plain/local:///cat.jpg@png"] {
+                let empty = try await get(client, path)
+                #expect(empty.status == .ok && Data(buffer: empty.body) == Data(buffer: bare.body), "\(path): \(empty.status)")
+            }
+            let resized = try await get(client, "/imgproxy/insecure//rs:fit:50:50//plain/local:///cat.jpg@png")
+            let width = try ImageDecoder.info(of: Data(buffer: resized.body)).width
+            #expect(resized.status == .ok && width <= 50)
+        }
+    }
+
     @Test func rawAnswersAnImagesBytesAsTheyAre() async throws {
         let origin = Origin()
         let page = Data("<html><script>alert(1)</script></html>".utf8)

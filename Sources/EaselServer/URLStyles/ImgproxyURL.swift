@@ -120,8 +120,9 @@ struct ImgproxyURL {
     static func applyPipelines(_ segments: inout [Substring], to options: inout ImagePlan, context: OptionContext) throws {
         let separator = context.separator
         var pipelines: [[Substring]] = [[]]
-        while let first = segments.first, first != "plain", first.contains(separator) || first == "-" {
-            if first == "-" { pipelines.append([]) } else { pipelines[pipelines.count - 1].append(first) }
+        // (An empty segment is no option: imgproxy reads `/insecure//plain/…` as no options.)
+        while let first = segments.first, first != "plain", first.isEmpty || first.contains(separator) || first == "-" {
+            if first == "-" { pipelines.append([]) } else if !first.isEmpty { pipelines[pipelines.count - 1].append(first) }
             segments.removeFirst()
         }
         try apply(pipelines[0], to: &options, context: context)
