@@ -57,9 +57,10 @@ extension ImagePipeline {
         return identity.map { $0 + suffix }
     }
 
-    /// The bitmap variant's keys for `request` (nil for an unknown format).
+    /// The bitmap variant's keys for `request` (nil for an unknown format): the identity's
+    /// bitmap part, which no encoding decides.
     func bitmapKey(for request: ImageRequest, sourceKey: String) -> BitmapKey? {
-        identity(for: request, sourceKey: sourceKey)?.bitmap
+        processingIdentity(request.processing, suffix: request.variantSuffix).map { BitmapKey(source: sourceKey, processing: $0) }
     }
 
     /// The bitmap keys of a named format of the source (a family member), with `suffix` (none:

@@ -23,20 +23,28 @@ extension ImagePipeline {
         do throws(PipelineError) {
             response = try await encodedResponse(for: decided, id: nextID(), admission: admission, abandonWhen: abandonWhen)
         } catch where error.fallsBack && request.fallback != nil {
-            response = try await fallbackAnswer(decided, error: error, admission: admission, abandonWhen: abandonWhen)
+            response = try await fallbackAnswer(request, error: error, admission: admission, abandonWhen: abandonWhen)
         }
         response.vary = vary
         return response
     }
 
-    /// The fallback image of `request` (decided), answered for the source's error.
+    /// The fallback image of `request` (as asked, not yet decided), answered for the source's
+    /// error: made with the request's processing, output, client, limits, marks and deadline,
+    /// from its first page (a page, embedded thumbnail or video frame of the source is not one
+    /// of the fallback's), cached under its own key.
     private func fallbackAnswer(_ request: ImageRequest, error sourceError: PipelineError, admission: (any WorkAdmission)?,
                                 abandonWhen: (@Sendable () async -> Void)?) async throws(PipelineError) -> EncodedResponse {
         guard let image = request.fallback else { throw sourceError }
-        var fallback = request
-        fallback.source = .url(image.url)
-        fallback.cacheKey = image.cacheKey
-        fallback.fallback = nil
+        var asked = ImageRequest(url: image.url, processing: request.processing, priority: request.priority, cacheKey: image.cacheKey)
+        asked.client = request.client
+        asked.output = request.output
+        asked.encoding = request.encoding
+        // The URL's own limits on its source hold for the image that stands in for it.
+        asked.sourceLimits = request.sourceLimits
+        asked.deadline = request.deadline
+        asked.madeWith = request.madeWith
+        let fallback = decided(asked).request
         do throws(PipelineError) {
             var response = try await encodedResponse(for: fallback, id: nextID(), admission: admission, abandonWhen: abandonWhen)
             response.fallbackFor = sourceError

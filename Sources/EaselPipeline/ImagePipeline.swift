@@ -77,8 +77,8 @@ public final class ImagePipeline: Sendable {
         /// At most this many bytes of decodes, processing and encodes under way at once, as
         /// each request estimates its peak from the source's header before it decodes
         /// (`MemoryEstimate`); requests that would go over wait in priority order, and one whose
-        /// estimate alone is over is refused with `.overMemoryBudget`. Nil (the default): no
-        /// budget beyond `maximumConcurrentDecodes`.
+        /// estimate alone is over is refused with `.overMemoryBudget`. Nil (the default), 0 or
+        /// less: no budget beyond `maximumConcurrentDecodes`.
         public var memoryBudget: Int? = nil
 
         /// Creates a configuration; every setting has the default its property names (no cache

@@ -17,10 +17,25 @@ import Foundation
 public enum MemoryEstimate {
     /// The estimate for a source whose header is `info`, decoded at `decodedSize`.
     public static func peakBytes(info: ImageInfo, decodedSize: (width: Int, height: Int), animated: Bool) -> Int {
-        let canvas = Int.checkedProduct(max(1, info.uprightWidth) * 4, max(1, info.uprightHeight)) ?? Int.max / 8
-        let decoded = Int.checkedProduct(max(1, decodedSize.width) * 4, max(1, decodedSize.height)) ?? Int.max / 8
-        if animated && info.isAnimated { return min(Int.max / 8, canvas * 3) + (1 << 20) }
-        return min(Int.max / 8, decoded * 2) + max(1 << 20, decoded / 4)
+        if animated && info.isAnimated {
+            let canvas = bytes(info.uprightWidth, info.uprightHeight)
+            return (Int.checkedProduct(canvas, 3) ?? Int.max / 8) + (1 << 20)
+        }
+        return peakBytes(decoded: bytes(decodedSize.width, decodedSize.height))
+    }
+
+    /// The estimate for a still decoded at full size with `pixels` pixels.
+    public static func peakBytes(pixels: Int) -> Int { peakBytes(decoded: Int.checkedProduct(max(1, pixels), 4) ?? Int.max / 8) }
+
+    /// A still whose bitmap is `decoded` bytes: twice it, and the encoder's quarter (1 MiB at least).
+    private static func peakBytes(decoded: Int) -> Int {
+        let decoded = min(decoded, Int.max / 8)
+        return decoded * 2 + max(1 << 20, decoded / 4)
+    }
+
+    /// The bytes of an RGBA bitmap of `width` × `height` (capped, never overflowing).
+    private static func bytes(_ width: Int, _ height: Int) -> Int {
+        Int.checkedProduct(max(1, width), max(1, height)).flatMap { Int.checkedProduct($0, 4) } ?? Int.max / 8
     }
 }
 

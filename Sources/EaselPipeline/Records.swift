@@ -6,7 +6,8 @@ import Foundation
 /// fresh (8 bytes, a little-endian Double of seconds since 1970, 0 for never), the length of its
 /// format's name (1 byte), the name (`ImageEncoding.Format`'s raw value: the answer's content
 /// type is read from the record, never guessed from its bytes), then the encoded image. Records
-/// of the first version ("EVR1": no format) still read, with no format.
+/// of the first version ("EVR1": no format) still read, with no format (an encoded answer's is
+/// then told by its bytes).
 enum VariantRecord {
     static func encode(_ data: Data, freshUntil: Date?, format: ImageEncoding.Format) -> Data {
         let name = Array(format.rawValue.utf8)

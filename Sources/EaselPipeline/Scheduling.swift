@@ -122,8 +122,10 @@ final class WorkQueue: Sendable {
                 reprioritise(id, handle.priority)
             }
         } onCancel: {
-            let ticket = state.withLock { $0.waiting.removeValue(forKey: id) }
+            // The ticket leaves; those it held back (it did not fit the budget) may start now.
+            let (ticket, started) = state.withLock { state in (state.waiting.removeValue(forKey: id), drain(&state)) }
             ticket?.continuation.resume(returning: false)
+            for other in started { other.continuation.resume(returning: true) }
         }
         handle.observe(nil)
         if !granted { throw .cancelled }
@@ -140,38 +142,39 @@ final class WorkQueue: Sendable {
 
     private func fits(_ cost: Int, _ state: State) -> Bool { budget.map { state.reserved + cost <= $0 } ?? true }
 
-    /// A waiting ticket's new priority; raised out of the background with a slot free, it starts.
+    /// A waiting ticket's new priority: raised out of the background with a slot free, it
+    /// starts; lowered, the tickets it held back may start before it.
     private func reprioritise(_ id: UInt64, _ priority: ImageRequest.Priority) {
-        let started = state.withLock { state -> Ticket? in
-            guard var ticket = state.waiting.removeValue(forKey: id) else { return nil }
-            ticket.priority = priority
-            if priority > .veryLow, mayStart(priority, cost: ticket.cost, continuing: ticket.continuing, state) {
-                state.start(cost: ticket.cost)
-                return ticket
-            }
-            state.waiting[id] = ticket
-            return nil
+        let started = state.withLock { state -> [Ticket] in
+            guard state.waiting[id] != nil else { return [] }
+            state.waiting[id]?.priority = priority
+            return drain(&state)
         }
-        started?.continuation.resume(returning: true)
+        for ticket in started { ticket.continuation.resume(returning: true) }
     }
 
-    /// Ends an operation of `cost`, and starts those waiting that may start now, best first
-    /// (the first that does not fit the budget holds the rest).
+    /// Ends an operation of `cost`, and starts those waiting that may start now.
     private func release(cost: Int) {
         let started = state.withLock { state -> [Ticket] in
             state.running -= 1
             state.reserved -= cost
-            var started: [Ticket] = []
-            while state.running < limit, let best = best(state.waiting), fits(best.cost, state),
-                  best.priority > .veryLow || state.running == 0 {
-                // (Background work waits for the last running operation to end.)
-                state.waiting.removeValue(forKey: best.sequence)
-                state.start(cost: best.cost)
-                started.append(best)
-            }
-            return started
+            return drain(&state)
         }
         for ticket in started { ticket.continuation.resume(returning: true) }
+    }
+
+    /// Takes the waiting tickets that may start now, best first: while a slot is free and the
+    /// best fits the budget (the first that does not fit holds the rest), background work only
+    /// once nothing runs. The caller resumes them outside the lock.
+    private func drain(_ state: inout State) -> [Ticket] {
+        var started: [Ticket] = []
+        while state.running < limit, let best = best(state.waiting), fits(best.cost, state),
+              best.priority > .veryLow || state.running == 0 {
+            state.waiting.removeValue(forKey: best.sequence)
+            state.start(cost: best.cost)
+            started.append(best)
+        }
+        return started
     }
 
     /// The waiting ticket to start next: the highest priority, then continuing work, then the

@@ -272,12 +272,6 @@ extension ImageServer {
             ?? maxAge.map { "public, max-age=\(min(configuration.maxAge, $0))" } ?? cacheControl
     }
 
-    /// The `Vary` of an answer: the pipeline's and the route's, joined; nil for neither.
-    static func vary(_ fields: String?...) -> String? {
-        let joined = fields.compactMap { $0 }.joined(separator: ", ")
-        return joined.isEmpty ? nil : joined
-    }
-
     /// Names `sources`' cache tags (`PurgeRelay.surrogateKey`) in the configured header
     /// (`DeliverySettings.cacheTagHeader`), space- or comma-separated as that CDN reads them.
     /// `extra` (a URL's own tags: imgproxy's `cache_tags`) follow, as they are.

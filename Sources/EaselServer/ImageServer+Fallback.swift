@@ -34,6 +34,11 @@ extension ImageServer {
         guard let image else { return nil }
         if image.url.isFileURL { return FallbackSource(url: image.url, cacheKey: image.cacheKey ?? "file://" + Self.escapingNonASCII(image.url.path)) }
         if image.cacheKey != nil { return FallbackSource(url: image.url, cacheKey: image.cacheKey) }
-        return (try? resolve(.remote(image.url))).map { FallbackSource(url: $0) }
+        do {
+            return FallbackSource(url: try resolve(.remote(image.url)))
+        } catch {
+            logger.debug("the fallback image is refused: a failing source's error stands", metadata: ["fallback error": "\(error)"])
+            return nil
+        }
     }
 }

@@ -135,7 +135,7 @@ extension ImageServer {
                 newestFirst: false,  // a server serves in arrival order: nobody starves behind newer requests
                 encodedMemoryCostLimit: configuration.memoryLimit / 2, sharedStores: sharedStore.map { [$0] } ?? [],
                 familyInBackground: configuration.familyInBackground, metricsFactory: metrics.factory, offersJPEGXL: configuration.jpegXL)
-            settings.memoryBudget = configuration.memoryBudget > 0 ? configuration.memoryBudget : nil
+            settings.memoryBudget = configuration.effectiveMemoryBudget
             return try ImagePipeline(configuration: settings)
         } catch {
             Task.detached {

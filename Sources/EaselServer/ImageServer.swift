@@ -321,7 +321,8 @@ public final class ImageServer: Sendable {
                                               sharedStoreTimeLimit: Self.sharedPurgeTimeLimit)
         var unreached = report.unreachedSharedStores.map { "shared tier (\($0))" }
         if let purgeRelay, !relayed {
-            var target = path
+            // (The path as it came: the peers mount the routes where this instance does.)
+            var target = request.uri.path
             if let query = request.uri.query { target += "?" + query }
             unreached += await purgeRelay.relay(path: target, surrogateKey: PurgeRelay.surrogateKey(forSource: sourceIdentity))
         }

@@ -127,11 +127,21 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
     /// Bytes the decodes, processing and encodes under way may take together, by each
     /// request's estimate from its source's header (`MemoryEstimate`); requests past it wait
     /// their turn, and one whose estimate alone is over it is a 422 naming it. 0: no budget.
-    /// Default: a quarter of the machine's memory, at least 256 MiB.
-    public var memoryBudget: Int = ServerConfiguration.defaultMemoryBudget
+    /// Nil (the default): a quarter of the machine's memory, and never less than one decode of
+    /// `maxSourcePixels` at full size, so that the default refuses nothing the limits let in
+    /// (`effectiveMemoryBudget`).
+    public var memoryBudget: Int?
 
-    /// A quarter of the machine's memory, at least 256 MiB.
-    public static var defaultMemoryBudget: Int { max(256 << 20, Int(clamping: ProcessInfo.processInfo.physicalMemory / 4)) }
+    /// The budget the pipeline gets: `memoryBudget`, its default when nil, none for 0.
+    public var effectiveMemoryBudget: Int? {
+        switch memoryBudget {
+        case .none:
+            let quarter = Int(clamping: ProcessInfo.processInfo.physicalMemory / 4)
+            let fullDecode = MemoryEstimate.peakBytes(pixels: maxSourcePixels)
+            return max(256 << 20, quarter, fullDecode)
+        case .some(let bytes): return bytes > 0 ? bytes : nil
+        }
+    }
     /// Bytes of the ready-answer index for the warm path (per request: the variant's key and the
     /// header fields its answer went out with; the bodies are the memory tier's): 0 turns ready
     /// answers off.
@@ -425,7 +435,7 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         if let adminToken, adminToken.count < 16 { throw .invalidValue(name: "admin token", value: "(shorter than 16 characters)") }
         guard signingSalt.isEmpty || Data(hex: signingSalt) != nil else { throw .invalidValue(name: "signing salt", value: "(not hex)") }
         guard maxSourcePixels > 0, maxSourceBytes > 0, downloadTimeout > 0, processingConcurrency > 0, maxQueue >= 0,
-              requestTimeout > 0, memoryLimit >= 0, memoryBudget >= 0, readyAnswerLimit >= 0, diskLimit > 0, maxAdHocSize > 0, maxOutputPixels > 0, idleTimeout > 0,
+              requestTimeout > 0, memoryLimit >= 0, (memoryBudget ?? 0) >= 0, readyAnswerLimit >= 0, diskLimit > 0, maxAdHocSize > 0, maxOutputPixels > 0, idleTimeout > 0,
               maxConnections > 0, galleryPageSize > 0 else {
             throw .invalidValue(name: "limits", value: "every limit must be positive")
         }

@@ -58,6 +58,10 @@ import Testing
         guard case .fileNotFound = missing.fallbackFor else { Issue.record("\(String(describing: missing.fallbackFor))"); return }
         #expect(missing.fallbackSource == root.child("stand-in.png").absoluteString && missing.encoded.encoding.format == .webp)
         #expect(try ImageDecoder.info(of: missing.encoded.data).width == 32, "made as the source would have been")
+        // A page of the source is not one of the fallback's: it answers from its first.
+        var paged = request
+        paged.page = 2
+        #expect(try await pipeline.answer(for: paged).isFallback)
         // A source that cannot be decoded falls back too; a pinned format varies on nothing but the hints.
         var broken = try ImageRequest(url: root.child("broken.jpg"), plan: plan)
         broken.output?.format = .png

@@ -53,6 +53,31 @@ import Testing
         }
     }
 
+    /// A waiter that holds others back (it does not fit) and leaves lets them start at once.
+    @Test func aWaiterThatLeavesLetsThoseBehindItStart() async throws {
+        let queue = WorkQueue(limit: 8, newestFirst: false, budget: 100)
+        let (aStarted, aDone) = (Gate(), Gate())
+        let a = Self.occupy(queue, .normal, cost: 60, started: aStarted, finish: aDone)
+        try await aStarted.wait()
+        let (bStarted, bDone) = (Gate(), Gate())
+        let b = Self.occupy(queue, .normal, cost: 60, started: bStarted, finish: bDone)
+        for _ in 0..<1_000_000 where queue.waitingCount < 1 { await Task.yield() }
+        let (cStarted, cDone) = (Gate(), Gate())
+        let c = Self.occupy(queue, .normal, cost: 30, started: cStarted, finish: cDone)
+        for _ in 0..<1_000_000 where queue.waitingCount < 2 { await Task.yield() }
+        #expect(queue.runningCount == 1, "C fits but waits behind B")
+        b.cancel()
+        await #expect(throws: (any Error).self) { try await b.value }
+        try await cStarted.wait()
+        #expect(queue.reservedBytes.now == 90)
+        aDone.open()
+        cDone.open()
+        bDone.open()
+        try await a.value
+        try await c.value
+        #expect(queue.reservedBytes.now == 0 && queue.waitingCount == 0)
+    }
+
     /// A pipeline with a budget estimates each decode from its header: concurrent requests of a
     /// large source never reserve more than the budget together, all are answered, and a source
     /// whose decode alone is over it is refused with the budget named.

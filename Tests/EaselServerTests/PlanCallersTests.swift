@@ -224,3 +224,24 @@ import Testing
         }
     }
 }
+
+/// The server's memory budget: by default never smaller than one full-size decode of the
+/// largest source the limits let in (the default refuses nothing that worked without it); 0 is
+/// none; a byte count with a unit is read from the flag's and the variable's text.
+@Suite struct MemoryBudgetSettingTests {
+    @Test func theDefaultBudgetAdmitsTheLargestSourceTheLimitsLetIn() throws {
+        var configuration = ServerConfiguration()
+        configuration.maxSourcePixels = 400_000_000
+        let budget = try #require(configuration.effectiveMemoryBudget)
+        #expect(budget >= MemoryEstimate.peakBytes(pixels: 400_000_000) && budget >= 256 << 20)
+        configuration.memoryBudget = 0
+        #expect(configuration.effectiveMemoryBudget == nil)
+        configuration.memoryBudget = 300 << 20
+        #expect(configuration.effectiveMemoryBudget == 300 << 20)
+        try configuration.apply(environment: ["EASEL_MEMORY_BUDGET": "2G"])
+        #expect(configuration.memoryBudget == 2 << 30)
+        #expect(throws: ServerConfigurationError.self) { try configuration.apply(environment: ["EASEL_MEMORY_BUDGET": "lots"]) }
+        #expect(ServerConfiguration.byteCount("300M") == 300 << 20 && ServerConfiguration.byteCount("512 KiB") == 512 << 10)
+        #expect(ServerConfiguration.byteCount("12") == 12 && ServerConfiguration.byteCount("-1") == nil && ServerConfiguration.byteCount("9999999999G") == nil)
+    }
+}

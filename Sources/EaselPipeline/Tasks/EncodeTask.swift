@@ -160,8 +160,9 @@ extension ImagePipeline {
         guard request.cachePolicy != .reload else { return nil }
         for (position, store) in stores.enumerated() {
             guard let record = await Traces.cacheRead(store: store.storeName, entry: "encoded", { try? await store.data(forKey: keys.store) }),
-                  let (data, freshUntil, format) = VariantRecord.decode(record),
-                  let stored = Self.storedEncoding(format, asked: encoding) else {
+                  let (data, freshUntil, recorded) = VariantRecord.decode(record),
+                  // (A record of the first version names no format: its bytes say which.)
+                  let stored = Self.storedEncoding(recorded ?? (try? ImageFileType.sniff(data)).flatMap(ImageEncoding.Format.init), asked: encoding) else {
                 continue
             }
             let encoded = EncodedImage(data: data, encoding: stored)
@@ -191,8 +192,7 @@ extension ImagePipeline {
     /// The encoding of a stored answer in `format` (its record's) for a request asking for
     /// `asked`: that, or the animation alternative (an animation stored under a key that also
     /// serves stills is in the alternative's format), or the format that won a best-format
-    /// search; nil for a record without a format (the first version's) or in another format: a
-    /// miss, made again.
+    /// search; nil for another format (a miss, made again).
     static func storedEncoding(_ format: ImageEncoding.Format?, asked encoding: ImageEncoding) -> ImageEncoding? {
         guard let format else { return nil }
         if format == encoding.format { return encoding }

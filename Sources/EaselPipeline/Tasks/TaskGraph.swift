@@ -40,7 +40,7 @@ final class TaskGraph: Sendable {
             metrics.stage(.queue, took: waited)
         }
         decodeSlots = WorkQueue(limit: configuration.maximumConcurrentDecodes, newestFirst: configuration.newestFirst,
-                                budget: configuration.memoryBudget) { waited in
+                                budget: configuration.memoryBudget.flatMap { $0 > 0 ? $0 : nil }) { waited in
             metrics.stage(.queue, took: waited)
         }
     }
