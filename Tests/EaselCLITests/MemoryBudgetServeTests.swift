@@ -4,63 +4,65 @@ import EaselTestSupport
 import Foundation
 import Testing
 
-/// `easel serve --memory-budget` as its own process: many concurrent thumbnails of a large
-/// source that decodes at full size (a BMP does not shrink on load) are all answered while what
-/// the work adds to the process's resident memory (its peak, `VmHWM` from `/proc`, over its
-/// resident memory before the load: the budget governs the work, not the program's own
-/// footprint, which a debug or sanitizer build inflates) stays under the budget; `/metrics`
-/// shows the budget and the most its estimates reserved at once.
-@Suite("easel serve's memory budget", .timeLimit(.minutes(3)))
-struct MemoryBudgetServeTests {
-    @Test func twentyConcurrentLargeDecodesStayUnderTheBudget() async throws {
-        let origin = try TemporaryDirectory(), cache = try TemporaryDirectory()
-        // 2400 × 1600: 11.5 MB of file, 15 MB decoded, about 35 MB estimated per decode.
-        try ImageEncoder.encode(photoLike(width: 2400, height: 1600), as: .bmp).write(to: origin.child("big.bmp"))
-        try Data(#"{"maxSourceBytes": 60000000, "processingConcurrency": 16, "maxQueue": 64, "requestTimeout": 150}"#.utf8)
-            .write(to: origin.child("config.json"))
-        let budget = 300 << 20
-        let server = try await BlockingIOPool.shared.run {
-            try ListeningProcess(executable: builtProduct("easel"), arguments: [
-                "serve", "--port", "0", "--cache-dir", cache.path, "--origin", origin.path, "--config", origin.child("config.json").path,
-                "--allow-unsigned-ad-hoc", "--no-access-log", "--memory-budget", "300M"])
-        }
-        let port = server.port
-        @Sendable func ask(_ target: String) throws -> String {
-            let socket = try RawSocket(port: port)
-            try socket.send("GET \(target) HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-            return socket.readUntilClosed(within: .seconds(120)).text
-        }
-        // The program before the load: started, and one small answer made (its code paths and
-        // libraries in memory).
-        #expect(try await BlockingIOPool.shared.run { try ask("/images/w=10,h=10,f=png/big.bmp") }.hasPrefix("HTTP/1.1 200"))
-        let before = try #require(Self.residentBytes(server.process.processIdentifier, field: "VmRSS:"))
-        // Twenty sizes: twenty decodes, all asked for at once, each on a thread of its own.
-        let answers = try await withThrowingTaskGroup(of: String.self) { group in
-            for index in 0..<20 {
-                group.addTask { try await onOwnThread { try ask("/images/w=\(100 + index * 10),h=\(100 + index * 10),f=png/big.bmp") } }
+extension ServeUnderLoad {
+    /// `easel serve --memory-budget` as its own process: many concurrent thumbnails of a large
+    /// source that decodes at full size (a BMP does not shrink on load) are all answered while what
+    /// the work adds to the process's resident memory (its peak, `VmHWM` from `/proc`, over its
+    /// resident memory before the load: the budget governs the work, not the program's own
+    /// footprint, which a debug or sanitizer build inflates) stays under the budget; `/metrics`
+    /// shows the budget and the most its estimates reserved at once.
+    @Suite("easel serve's memory budget", .timeLimit(.minutes(3)))
+    struct MemoryBudgetServeTests {
+        @Test func twentyConcurrentLargeDecodesStayUnderTheBudget() async throws {
+            let origin = try TemporaryDirectory(), cache = try TemporaryDirectory()
+            // 2400 × 1600: 11.5 MB of file, 15 MB decoded, about 35 MB estimated per decode.
+            try ImageEncoder.encode(photoLike(width: 2400, height: 1600), as: .bmp).write(to: origin.child("big.bmp"))
+            try Data(#"{"maxSourceBytes": 60000000, "processingConcurrency": 16, "maxQueue": 64, "requestTimeout": 150}"#.utf8)
+                .write(to: origin.child("config.json"))
+            let budget = 300 << 20
+            let server = try await BlockingIOPool.shared.run {
+                try ListeningProcess(executable: builtProduct("easel"), arguments: [
+                    "serve", "--port", "0", "--cache-dir", cache.path, "--origin", origin.path, "--config", origin.child("config.json").path,
+                    "--allow-unsigned-ad-hoc", "--no-access-log", "--memory-budget", "300M"])
             }
-            var answers: [String] = []
-            for try await answer in group { answers.append(answer) }
-            return answers
+            let port = server.port
+            @Sendable func ask(_ target: String) throws -> String {
+                let socket = try RawSocket(port: port)
+                try socket.send("GET \(target) HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                return socket.readUntilClosed(within: .seconds(120)).text
+            }
+            // The program before the load: started, and one small answer made (its code paths and
+            // libraries in memory).
+            #expect(try await BlockingIOPool.shared.run { try ask("/images/w=10,h=10,f=png/big.bmp") }.hasPrefix("HTTP/1.1 200"))
+            let before = try #require(Self.residentBytes(server.process.processIdentifier, field: "VmRSS:"))
+            // Twenty sizes: twenty decodes, all asked for at once, each on a thread of its own.
+            let answers = try await withThrowingTaskGroup(of: String.self) { group in
+                for index in 0..<20 {
+                    group.addTask { try await onOwnThread { try ask("/images/w=\(100 + index * 10),h=\(100 + index * 10),f=png/big.bmp") } }
+                }
+                var answers: [String] = []
+                for try await answer in group { answers.append(answer) }
+                return answers
+            }
+            #expect(answers.count == 20 && answers.allSatisfy { $0.hasPrefix("HTTP/1.1 200") },
+                    "\(answers.map { String($0.prefix(60)) })")
+            let peak = try #require(Self.residentBytes(server.process.processIdentifier, field: "VmHWM:"))
+            #expect(peak - before < budget, "the load added \((peak - before) >> 20) MiB to \(before >> 20) MiB; budget 300 MiB")
+            let metrics = try await BlockingIOPool.shared.run { try ask("/metrics") }
+            #expect(metrics.contains("easel_memory_budget_bytes \(budget)"))
+            let reserved = metrics.split(separator: "\n").first { $0.hasPrefix("easel_memory_reserved_peak_bytes ") }
+                .flatMap { Double($0.split(separator: " ").last ?? "") }
+            #expect(reserved.map { $0 > 0 && $0 <= Double(budget) } == true, "\(String(describing: reserved))")
+            server.process.terminate()
+            #expect(try await BlockingIOPool.shared.run { server.waitForExit(within: .seconds(30)) })
         }
-        #expect(answers.count == 20 && answers.allSatisfy { $0.hasPrefix("HTTP/1.1 200") },
-                "\(answers.map { String($0.prefix(60)) })")
-        let peak = try #require(Self.residentBytes(server.process.processIdentifier, field: "VmHWM:"))
-        #expect(peak - before < budget, "the load added \((peak - before) >> 20) MiB to \(before >> 20) MiB; budget 300 MiB")
-        let metrics = try await BlockingIOPool.shared.run { try ask("/metrics") }
-        #expect(metrics.contains("easel_memory_budget_bytes \(budget)"))
-        let reserved = metrics.split(separator: "\n").first { $0.hasPrefix("easel_memory_reserved_peak_bytes ") }
-            .flatMap { Double($0.split(separator: " ").last ?? "") }
-        #expect(reserved.map { $0 > 0 && $0 <= Double(budget) } == true, "\(String(describing: reserved))")
-        server.process.terminate()
-        #expect(try await BlockingIOPool.shared.run { server.waitForExit(within: .seconds(30)) })
-    }
 
-    /// The resident set of `pid` now (`VmRSS:`) or at its peak (`VmHWM:`), in bytes.
-    static func residentBytes(_ pid: Int32, field: String) -> Int? {
-        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix(field) }),
-              let kilobytes = Int(line.split(separator: " ").dropFirst().first ?? "") else { return nil }
-        return kilobytes * 1024
+        /// The resident set of `pid` now (`VmRSS:`) or at its peak (`VmHWM:`), in bytes.
+        static func residentBytes(_ pid: Int32, field: String) -> Int? {
+            guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+                  let line = status.split(separator: "\n").first(where: { $0.hasPrefix(field) }),
+                  let kilobytes = Int(line.split(separator: " ").dropFirst().first ?? "") else { return nil }
+            return kilobytes * 1024
+        }
     }
 }

@@ -160,15 +160,7 @@ public enum ImageDecoder {
         }
         // `info` may come from a caller with other limits: checked again against these.
         try checkSize(info, limits: limits)
-        var profile: ICCProfile?
-        switch info.colorProfile {
-        case .none: break
-        case .profile(let found): profile = color == .convertToSRGB ? found : nil
-        case .damaged(let reason):
-            ColorConverter.logger.warning("damaged ICC profile ignored: the pixels are taken as sRGB",
-                                          metadata: ["format": "\(info.fileType)", "reason": "\(reason)"])
-        case .tooLarge(let bytes): throw CodecError.profileTooLarge(bytes: bytes, limit: limits.maxProfileBytes)
-        }
+        let profile = try convertedProfile(info, color: color, limits: limits)
         // Colour is converted as decoded (before orientation, resizing or any other processing).
         func converted(_ bitmap: Bitmap) -> Bitmap {
             guard let profile else { return bitmap }
@@ -182,16 +174,8 @@ public enum ImageDecoder {
         }
         switch info.fileType {
         case .jpeg:
-            let orientation = applyOrientation ? info.orientation : 1
-            let stored = Orientation.swapsAxes(orientation) ? minimumSize.map { ($0.height, $0.width) } : minimumSize
-            // CMYK with a CMYK profile: the samples come raw, and the profile turns them into sRGB.
-            let rawCMYK = profile?.colorSpace == .cmyk && pixelFormat == .rgba8
-            var (bitmap, cmyk) = try JPEGCodec.decode(data, info: info, covering: stored, pixelFormat: pixelFormat, rawCMYK: rawCMYK,
-                                                      limits: limits)
-            if let profile, rawCMYK || profile.colorSpace != .cmyk {
-                ColorConverter.convertToSRGB(&bitmap, from: profile, cmyk: cmyk)
-            }
-            return Orientation.apply(orientation, to: bitmap)
+            return try decodeJPEG(data, info: info, covering: minimumSize, pixelFormat: pixelFormat,
+                                  applyOrientation: applyOrientation, profile: profile, limits: limits)
         case .png:
             let orientation = applyOrientation ? info.orientation : 1
             let stored = Orientation.swapsAxes(orientation) ? minimumSize.map { ($0.height, $0.width) } : minimumSize
@@ -217,13 +201,7 @@ public enum ImageDecoder {
         case .svg:
             return try SVGCodec.decode(data, info: info, covering: minimumSize, pixelFormat: pixelFormat, limits: limits)
         case .tiff:
-            // CMYK with a CMYK profile: the samples come raw, and the profile turns them into sRGB.
-            let rawCMYK = profile?.colorSpace == .cmyk
-            var (bitmap, cmyk) = try TIFFCodec.decode(data, info: info, rawCMYK: rawCMYK)
-            if let profile, cmyk || profile.colorSpace != .cmyk {
-                ColorConverter.convertToSRGB(&bitmap, from: profile, cmyk: cmyk ? .cmyk : nil)
-            }
-            return Orientation.apply(applyOrientation ? info.orientation : 1, to: bitmap).converted(to: pixelFormat)
+            return try decodeTIFF(data, info: info, pixelFormat: pixelFormat, applyOrientation: applyOrientation, profile: profile)
         case .bmp:
             return converted(try BMPCodec.decode(data, info: info, pixelFormat: .rgba8, limits: limits)).converted(to: pixelFormat)
         case .ico:
@@ -234,6 +212,52 @@ public enum ImageDecoder {
             return Orientation.apply(applyOrientation ? info.orientation : 1,
                                      to: try VideoCodec.decode(data, info: info, covering: stored, limits: limits)).converted(to: pixelFormat)
         }
+    }
+
+    /// The embedded profile the pixels are converted from as decoded: the image's own with
+    /// `.convertToSRGB`; nil without one, with `.keepSourceProfile`, or for a damaged one
+    /// (logged, the pixels taken as sRGB).
+    /// - Throws: `CodecError.profileTooLarge` for a profile over `limits.maxProfileBytes`.
+    private static func convertedProfile(_ info: ImageInfo, color: ColorHandling, limits: DecodingLimits) throws(CodecError) -> ICCProfile? {
+        switch info.colorProfile {
+        case .none: return nil
+        case .profile(let found): return color == .convertToSRGB ? found : nil
+        case .damaged(let reason):
+            ColorConverter.logger.warning("damaged ICC profile ignored: the pixels are taken as sRGB",
+                                          metadata: ["format": "\(info.fileType)", "reason": "\(reason)"])
+            return nil
+        case .tooLarge(let bytes): throw CodecError.profileTooLarge(bytes: bytes, limit: limits.maxProfileBytes)
+        }
+    }
+
+    /// A JPEG, shrunk on load to cover `minimumSize` (upright), converted with `profile` (CMYK
+    /// with a CMYK profile from its raw samples), then turned upright.
+    private static func decodeJPEG(_ data: Data, info: ImageInfo, covering minimumSize: (width: Int, height: Int)?,
+                                   pixelFormat: Bitmap.PixelFormat, applyOrientation: Bool, profile: ICCProfile?,
+                                   limits: DecodingLimits) throws -> Bitmap {
+        let orientation = applyOrientation ? info.orientation : 1
+        let stored = Orientation.swapsAxes(orientation) ? minimumSize.map { ($0.height, $0.width) } : minimumSize
+        // CMYK with a CMYK profile: the samples come raw, and the profile turns them into sRGB.
+        let rawCMYK = profile?.colorSpace == .cmyk && pixelFormat == .rgba8
+        var (bitmap, cmyk) = try JPEGCodec.decode(data, info: info, covering: stored, pixelFormat: pixelFormat, rawCMYK: rawCMYK,
+                                                  limits: limits)
+        if let profile, rawCMYK || profile.colorSpace != .cmyk {
+            ColorConverter.convertToSRGB(&bitmap, from: profile, cmyk: cmyk)
+        }
+        return Orientation.apply(orientation, to: bitmap)
+    }
+
+    /// A TIFF converted with `profile` (CMYK with a CMYK profile from its raw samples), turned
+    /// upright, in `pixelFormat`.
+    private static func decodeTIFF(_ data: Data, info: ImageInfo, pixelFormat: Bitmap.PixelFormat, applyOrientation: Bool,
+                                   profile: ICCProfile?) throws -> Bitmap {
+        // CMYK with a CMYK profile: the samples come raw, and the profile turns them into sRGB.
+        let rawCMYK = profile?.colorSpace == .cmyk
+        var (bitmap, cmyk) = try TIFFCodec.decode(data, info: info, rawCMYK: rawCMYK)
+        if let profile, cmyk || profile.colorSpace != .cmyk {
+            ColorConverter.convertToSRGB(&bitmap, from: profile, cmyk: cmyk ? .cmyk : nil)
+        }
+        return Orientation.apply(applyOrientation ? info.orientation : 1, to: bitmap).converted(to: pixelFormat)
     }
 
     /// Frame `page` of an animated GIF or WebP as a still: the canvas as shown once that frame is

@@ -59,38 +59,68 @@ public struct Sharpen: ImageProcessor, Hashable {
     /// - Throws: `CodecError.cancelled` when the work is cancelled.
     public func process(_ bitmap: Bitmap) throws -> Bitmap {
         if amount == 0 { return bitmap }
-        let radius = max(1, Int(checked: (3 * sigma).rounded(.up)))
-        var weights = (-radius...radius).map { Float(exp(-Double($0 * $0) / (2 * sigma * sigma))) }
-        let total = weights.reduce(0, +)
-        weights = weights.map { $0 / total }
-        let width = bitmap.width, height = bitmap.height, sourceRowBytes = bitmap.rowBytes
+        let weights = kernel()
         let isGray = bitmap.pixelFormat == .gray8
-        let weighAlpha = !isGray && !bitmap.isKnownOpaque
-        let amount = Float(self.amount), threshold = Float(self.threshold)
-        let taps = weights.count
-
-        var result = Bitmap(width: width, height: height, pixelFormat: bitmap.pixelFormat)
-        let rowBytes = result.rowBytes
+        let pass = Pass(isGray: isGray, weighAlpha: !isGray && !bitmap.isKnownOpaque,
+                        amount: Float(self.amount), threshold: Float(self.threshold))
+        var result = Bitmap(width: bitmap.width, height: bitmap.height, pixelFormat: bitmap.pixelFormat)
         if sigma > BoxBlur.exactSigmaLimit {
             // Past the exact kernel's sweet spot: the whole blurred plane from box passes (O(pixels)).
-            let plane = UnsafeMutablePointer<SIMD4<Float>>.allocate(capacity: width * height)
-            defer { plane.deallocate() }
-            try bitmap.withUnsafeBytes { raw in
-                let base = raw.baseAddress!
+            try sharpenFromBoxBlur(bitmap, into: &result, pass: pass)
+        } else {
+            try sharpenFromKernel(bitmap, into: &result, weights: weights, pass: pass)
+        }
+        if bitmap.isKnownOpaque { result.markOpaque() }
+        return result
+    }
+
+    /// What every output row of one sharpening is made with.
+    private struct Pass {
+        /// Gray8 (one channel, lane 0) rather than RGBA8.
+        let isGray: Bool
+        /// Whether the blur weighs colour by alpha (RGBA8 not known to be opaque).
+        let weighAlpha: Bool
+        /// `Sharpen.amount`, as the rows use it.
+        let amount: Float
+        /// `Sharpen.threshold`, in levels, as the rows use it.
+        let threshold: Float
+    }
+
+    /// The Gaussian's taps −radius…radius (radius ⌈3σ⌉, at least 1), normalised to sum to 1.
+    private func kernel() -> [Float] {
+        let radius = max(1, Int(checked: (3 * sigma).rounded(.up)))
+        let weights = (-radius...radius).map { Float(exp(-Double($0 * $0) / (2 * sigma * sigma))) }
+        let total = weights.reduce(0, +)
+        return weights.map { $0 / total }
+    }
+
+    /// Sharpens `bitmap` into `result` against the whole blurred plane, made by box passes.
+    private func sharpenFromBoxBlur(_ bitmap: Bitmap, into result: inout Bitmap, pass: Pass) throws {
+        let width = bitmap.width, height = bitmap.height, sourceRowBytes = bitmap.rowBytes, rowBytes = result.rowBytes
+        let isGray = pass.isGray, weighAlpha = pass.weighAlpha, amount = pass.amount, threshold = pass.threshold
+        let plane = UnsafeMutablePointer<SIMD4<Float>>.allocate(capacity: width * height)
+        defer { plane.deallocate() }
+        try bitmap.withUnsafeBytes { raw in
+            let base = raw.baseAddress!
+            for y in 0..<height {
+                for x in 0..<width { (plane + y * width + x).initialize(to: Self.load(base + y * sourceRowBytes, x, isGray: isGray, weighAlpha: weighAlpha)) }
+            }
+            try BoxBlur.blur(plane, width: width, height: height, sigma: sigma)
+            result.withUnsafeMutableBytes { destination in
                 for y in 0..<height {
-                    for x in 0..<width { (plane + y * width + x).initialize(to: Self.load(base + y * sourceRowBytes, x, isGray: isGray, weighAlpha: weighAlpha)) }
-                }
-                try BoxBlur.blur(plane, width: width, height: height, sigma: sigma)
-                result.withUnsafeMutableBytes { destination in
-                    for y in 0..<height {
-                        Self.emit(plane + y * width, source: base + y * sourceRowBytes, to: destination.baseAddress! + y * rowBytes,
-                                  width: width, isGray: isGray, amount: amount, threshold: threshold)
-                    }
+                    Self.emit(plane + y * width, source: base + y * sourceRowBytes, to: destination.baseAddress! + y * rowBytes,
+                              width: width, isGray: isGray, amount: amount, threshold: threshold)
                 }
             }
-            if bitmap.isKnownOpaque { result.markOpaque() }
-            return result
         }
+    }
+
+    /// Sharpens `bitmap` into `result` row by row against the exact kernel `weights` (separable:
+    /// a horizontal pass per source row, then a vertical pass per output row).
+    private func sharpenFromKernel(_ bitmap: Bitmap, into result: inout Bitmap, weights: [Float], pass: Pass) throws {
+        let width = bitmap.width, height = bitmap.height, sourceRowBytes = bitmap.rowBytes, rowBytes = result.rowBytes
+        let isGray = pass.isGray, weighAlpha = pass.weighAlpha, amount = pass.amount, threshold = pass.threshold
+        let taps = weights.count, radius = taps / 2
         // The horizontal pass's rows, kept in a ring of `taps` rows (the vertical pass needs rows
         // y − radius … y + radius): memory stays a few rows whatever the image's height.
         // Each pixel is (r·a, g·a, b·a, a), a in 0…1 (1 when opaque; gray uses lane 0 only).
@@ -141,8 +171,6 @@ public struct Sharpen: ImageProcessor, Hashable {
                 }
             }
         }
-        if bitmap.isKnownOpaque { result.markOpaque() }
-        return result
     }
 
     /// One output row from its source row and its blurred row.

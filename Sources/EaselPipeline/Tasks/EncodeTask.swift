@@ -24,11 +24,40 @@ struct EncodeTask: PipelineTask {
         let keeps = request.cachePolicy != .noStore
         if let stored = await pipeline.storedAnswer(request, keys: keys, encoding: encoding, keeps: keeps) { return stored }
         guard encoding.options != nil else { return try await cleanedSVG(handle, encoding: encoding, keeps: keeps) }
+        let made = try await madeImage(handle, encoding: encoding)
+        // The family's other formats once this answer is made (or has failed).
+        defer { made.family?.start() }
+        if let hook = pipeline.encodeHook.withLock({ $0 }) { await hook() }
+        try Task.checkCancellation(orThrow: .cancelled)
+        let until = made.freshUntil ?? Date().addingTimeInterval(pipeline.configuration.defaultFreshness)
+        if let data = made.animation, let animation = encoding.animationEncoding {
+            let encoded = EncodedImage(data: data, encoding: animation)
+            let kept = keeps && made.storable ? await pipeline.store(encoded, data: data, keys: keys, until: until) : false
+            return EncodedResponse(encoded: encoded, tier: made.tier, isInMemoryTier: kept)
+        }
+        guard let image = made.images.values.first else { throw .noSource }
+        let rights = try await keptRights(of: made, encoding: encoding)
+        let (data, madeAs) = try await encodeStill(image, encoding: encoding, rights: rights, handle: handle)
+        let encoded = EncodedImage(data: data, encoding: madeAs)
+        let kept = keeps && made.storable ? await pipeline.store(encoded, data: data, keys: keys, until: until) : false
+        return EncodedResponse(encoded: encoded, tier: made.tier, isInMemoryTier: kept)
+    }
+
+    /// The request for the bitmap this answer encodes: no encoding, deadline or disk variants,
+    /// at the work's priority.
+    private func requestForBitmap(_ handle: PriorityHandle) -> ImageRequest {
         var bitmapRequest = request
         bitmapRequest.encoding = nil
         bitmapRequest.deadline = nil
         bitmapRequest.usesDiskVariants = false
         bitmapRequest.priority = handle.priority
+        return bitmapRequest
+    }
+
+    /// What the answer is encoded from: the bitmap (or an animated source's animation, when the
+    /// answer keeps animations) from a tier that has it, else from one shared decode.
+    private func madeImage(_ handle: PriorityHandle, encoding: ImageEncoding) async throws(PipelineError) -> ImagePipeline.Processed {
+        let bitmapRequest = requestForBitmap(handle)
         let format = try pipeline.namedFormat(request)
         guard let bitmapKey = pipeline.bitmapKey(for: bitmapRequest, sourceKey: keys.source) else { throw .noSource }
         // The bitmap from a tier that has it, unless the answer keeps animations and the source
@@ -52,33 +81,31 @@ struct EncodeTask: PipelineTask {
             handle.observe(nil)
         }
         guard let made else { throw .noSource }
-        // The family's other formats once this answer is made (or has failed).
-        defer { made.family?.start() }
-        if let hook = pipeline.encodeHook.withLock({ $0 }) { await hook() }
-        try Task.checkCancellation(orThrow: .cancelled)
-        let until = made.freshUntil ?? Date().addingTimeInterval(pipeline.configuration.defaultFreshness)
-        if let data = made.animation, let animation = encoding.animationEncoding {
-            let encoded = EncodedImage(data: data, encoding: animation)
-            let kept = keeps && made.storable ? await pipeline.store(encoded, data: data, keys: keys, until: until) : false
-            return EncodedResponse(encoded: encoded, tier: made.tier, isInMemoryTier: kept)
-        }
-        guard let image = made.images.values.first else { throw .noSource }
-        // The source's rights, when kept: from its header as decoded, else read again (a
-        // bitmap from a tier has no header with it).
-        let rights: RightsMetadata?
+        return made
+    }
+
+    /// The source's rights, when the encoding keeps them: from its header as decoded, else read
+    /// again (a bitmap from a tier has no header with it).
+    private func keptRights(of made: ImagePipeline.Processed, encoding: ImageEncoding) async throws(PipelineError) -> RightsMetadata? {
         if !encoding.keepsRights {
-            rights = nil
+            return nil
         } else if let info = made.info {
-            rights = RightsMetadata(info.exif)
+            return RightsMetadata(info.exif)
         } else {
-            rights = try await pipeline.sourceRights(request, sourceKey: keys.source)
+            return try await pipeline.sourceRights(request, sourceKey: keys.source)
         }
+    }
+
+    /// `image` encoded (a search may encode it several times) in a decode slot that counts its
+    /// buffers against the memory budget, on the decoding pool, cancellable; timed and counted.
+    private func encodeStill(_ image: Bitmap, encoding: ImageEncoding, rights: RightsMetadata?,
+                             handle: PriorityHandle) async throws(PipelineError) -> (Data, ImageEncoding) {
         let metrics = pipeline.metrics
         let encoder = StillEncoder(encoding: encoding, rights: rights)
         // The encoder's buffers and output, for the memory budget: about half the bitmap's bytes
         // (the bitmap itself is held by the memory tier).
         let encodeCost = (Int.checkedProduct(image.rowBytes, image.height) ?? Int.max / 4) / 2 + (1 << 20)
-        let (data, madeAs) = try await pipeline.tasks.decodeSlots.run(priority: handle, cost: encodeCost, continuing: true) { () async throws(PipelineError) -> (Data, ImageEncoding) in
+        return try await pipeline.tasks.decodeSlots.run(priority: handle, cost: encodeCost, continuing: true) { () async throws(PipelineError) -> (Data, ImageEncoding) in
             // Cancellable: a search stops at its next encode when nobody waits for it any more.
             try await BlockingIOPool.decoding.performCancellable { () throws(PipelineError) -> (Data, ImageEncoding) in
                 let start = ContinuousClock.now
@@ -95,9 +122,6 @@ struct EncodeTask: PipelineTask {
                 }
             }
         }
-        let encoded = EncodedImage(data: data, encoding: madeAs)
-        let kept = keeps && made.storable ? await pipeline.store(encoded, data: data, keys: keys, until: until) : false
-        return EncodedResponse(encoded: encoded, tier: made.tier, isInMemoryTier: kept)
     }
 
     /// An SVG answer: the source document itself, cleaned (`SVGSanitizer`), whatever the
