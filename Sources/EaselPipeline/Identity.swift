@@ -27,6 +27,7 @@ public struct ImageIdentity: Sendable, Hashable, CustomStringConvertible {
     /// The encoded answer's keys.
     public var variant: VariantKey { VariantKey(source: source, identity: encoding.description + "|" + processing) }
 
+    /// The encoding, the processing and the source, joined by `|`.
     public var description: String { encoding.description + "|" + processing + "|" + source }
 }
 

@@ -19,9 +19,10 @@ public struct PipelineStatistics: Sendable {
     public var tableEntries: [String: Int]
     /// The memory budget of the work under way (`Configuration.memoryBudget`), nil for none.
     public var memoryBudget: Int? = nil
-    /// The estimated bytes of the decodes, processing and encodes under way, and the most they
-    /// have been (0 without a budget: nothing is estimated).
+    /// The estimated bytes of the decodes, processing and encodes under way (0 without a
+    /// budget, or with one no mix of decodes can reach: nothing is estimated).
     public var reservedBytes = 0
+    /// The most `reservedBytes` has been.
     public var peakReservedBytes = 0
 }
 

@@ -78,7 +78,9 @@ public final class ImagePipeline: Sendable {
         /// each request estimates its peak from the source's header before it decodes
         /// (`MemoryEstimate`); requests that would go over wait in priority order, and one whose
         /// estimate alone is over is refused with `.overMemoryBudget`. Nil (the default), 0 or
-        /// less: no budget beyond `maximumConcurrentDecodes`.
+        /// less: no budget beyond `maximumConcurrentDecodes`. A budget that no mix of decodes can
+        /// reach (`maximumConcurrentDecodes` at the largest estimate `decodingLimits` allow) is
+        /// not enforced, and nothing is estimated.
         public var memoryBudget: Int? = nil
 
         /// Creates a configuration; every setting has the default its property names (no cache
@@ -222,7 +224,8 @@ public final class ImagePipeline: Sendable {
         let diskEntries = (try? await disk?.statistics().entryCount) ?? 0
         let reserved = tasks.decodeSlots.reservedBytes
         return PipelineStatistics(memoryBytes: memory.totalCost, encodedMemoryBytes: encodedMemory.totalCost, diskBytes: diskBytes,
-                                  diskEntries: diskEntries, tableEntries: tables.mapValues(\.count), memoryBudget: tasks.decodeSlots.budget,
+                                  diskEntries: diskEntries, tableEntries: tables.mapValues(\.count),
+                                  memoryBudget: configuration.memoryBudget.flatMap { $0 > 0 ? $0 : nil },
                                   reservedBytes: reserved.now, peakReservedBytes: reserved.peak)
     }
 

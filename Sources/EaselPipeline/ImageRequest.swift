@@ -175,8 +175,11 @@ public struct ImageRequest: Sendable {
 /// An image that stands in for a request's source (`ImageRequest.fallback`): a URL, and the key
 /// it is cached under (nil: made from the URL, as a source's is).
 public struct FallbackSource: Sendable, Hashable {
+    /// Where the image is read from (any URL the pipeline's fetchers take).
     public var url: URL
+    /// The key it is cached under; nil: made from `url`, as a source's is.
     public var cacheKey: String?
+    /// A fallback image at `url`, cached under `cacheKey` (nil: its URL's key).
     public init(url: URL, cacheKey: String? = nil) {
         self.url = url
         self.cacheKey = cacheKey

@@ -24,6 +24,12 @@ public enum MemoryEstimate {
         return peakBytes(decoded: bytes(decodedSize.width, decodedSize.height))
     }
 
+    /// The most any one decode under `maxPixels` can be estimated at (an animation's canvas
+    /// three times over is the largest).
+    public static func largestPeakBytes(maxPixels: Int) -> Int {
+        (Int.checkedProduct(max(1, maxPixels), 12) ?? Int.max / 8) + (1 << 20)
+    }
+
     /// The estimate for a still decoded at full size with `pixels` pixels.
     public static func peakBytes(pixels: Int) -> Int { peakBytes(decoded: Int.checkedProduct(max(1, pixels), 4) ?? Int.max / 8) }
 

@@ -126,5 +126,15 @@ import Testing
         }
         #expect(refusing.counters.decodes == 0)
         await refusing.close()
+
+        // A budget that no mix of decodes can reach is not enforced: nothing is estimated.
+        var roomy = configuration
+        roomy.memoryBudget = 1 << 50
+        #expect(TaskGraph.bindingBudget(roomy) == nil && TaskGraph.bindingBudget(configuration) == configuration.memoryBudget)
+        let unbound = try ImagePipeline(configuration: roomy)
+        _ = try await unbound.answer(for: try ImageRequest(url: root.child("big.bmp"), plan: plan))
+        let roomyStatistics = await unbound.statistics()
+        #expect(roomyStatistics.memoryBudget == 1 << 50 && roomyStatistics.peakReservedBytes == 0)
+        await unbound.close()
     }
 }

@@ -91,7 +91,9 @@ public enum FormatRegistry {
 public struct FormatEntry: Sendable {
     /// What a format can do in Easel.
     public struct Capabilities: OptionSet, Sendable, Hashable {
+        /// The capabilities as bits.
         public let rawValue: Int
+        /// Capabilities from their bits.
         public init(rawValue: Int) { self.rawValue = rawValue }
         /// Its bytes are read into pixels.
         public static let decode = Capabilities(rawValue: 1 << 0)

@@ -40,9 +40,19 @@ final class TaskGraph: Sendable {
             metrics.stage(.queue, took: waited)
         }
         decodeSlots = WorkQueue(limit: configuration.maximumConcurrentDecodes, newestFirst: configuration.newestFirst,
-                                budget: configuration.memoryBudget.flatMap { $0 > 0 ? $0 : nil }) { waited in
+                                budget: Self.bindingBudget(configuration)) { waited in
             metrics.stage(.queue, took: waited)
         }
+    }
+
+    /// The memory budget the decode slots enforce: the configured one (above 0), unless no mix
+    /// of decodes can reach it (every slot at the largest estimate the decoding limits allow):
+    /// then none, and no estimate is made.
+    static func bindingBudget(_ configuration: ImagePipeline.Configuration) -> Int? {
+        guard let budget = configuration.memoryBudget, budget > 0 else { return nil }
+        let largest = MemoryEstimate.largestPeakBytes(maxPixels: configuration.decodingLimits.maxPixels)
+        let reachable = Int.checkedProduct(largest, max(1, configuration.maximumConcurrentDecodes)) ?? Int.max
+        return budget < reachable ? budget : nil
     }
 
     /// Joins `task`'s work, or starts it when none runs under its key, and waits for its value;
