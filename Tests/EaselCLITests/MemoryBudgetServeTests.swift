@@ -34,7 +34,7 @@ extension ServeUnderLoad {
             // The program before the load: started, and one small answer made (its code paths and
             // libraries in memory).
             #expect(try await BlockingIOPool.shared.run { try ask("/images/w=10,h=10,f=png/big.bmp") }.hasPrefix("HTTP/1.1 200"))
-            let before = try #require(Self.residentBytes(server.process.processIdentifier, field: "VmRSS:"))
+            let before = try #require(residentBytes(of: server.process.processIdentifier))
             // Twenty sizes: twenty decodes, all asked for at once, each on a thread of its own.
             let answers = try await withThrowingTaskGroup(of: String.self) { group in
                 for index in 0..<20 {
@@ -46,7 +46,7 @@ extension ServeUnderLoad {
             }
             #expect(answers.count == 20 && answers.allSatisfy { $0.hasPrefix("HTTP/1.1 200") },
                     "\(answers.map { String($0.prefix(60)) })")
-            let peak = try #require(Self.residentBytes(server.process.processIdentifier, field: "VmHWM:"))
+            let peak = try #require(residentBytes(of: server.process.processIdentifier, field: "VmHWM:"))
             #expect(peak - before < budget, "the load added \((peak - before) >> 20) MiB to \(before >> 20) MiB; budget 300 MiB")
             let metrics = try await BlockingIOPool.shared.run { try ask("/metrics") }
             #expect(metrics.contains("easel_memory_budget_bytes \(budget)"))
@@ -55,14 +55,6 @@ extension ServeUnderLoad {
             #expect(reserved.map { $0 > 0 && $0 <= Double(budget) } == true, "\(String(describing: reserved))")
             server.process.terminate()
             #expect(try await BlockingIOPool.shared.run { server.waitForExit(within: .seconds(30)) })
-        }
-
-        /// The resident set of `pid` now (`VmRSS:`) or at its peak (`VmHWM:`), in bytes.
-        static func residentBytes(_ pid: Int32, field: String) -> Int? {
-            guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-                  let line = status.split(separator: "\n").first(where: { $0.hasPrefix(field) }),
-                  let kilobytes = Int(line.split(separator: " ").dropFirst().first ?? "") else { return nil }
-            return kilobytes * 1024
         }
     }
 }

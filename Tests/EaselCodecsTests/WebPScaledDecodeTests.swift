@@ -13,19 +13,12 @@ struct WebPScaledDecodeTests {
 
     @Test(arguments: [(256, 256, 4), (120, 120, 8), (600, 600, 2), (1500, 1500, 1)])
     func theDecodeShrinksByTheLargestFactorThatCovers(boxWidth: Int, boxHeight: Int, factor: Int) throws {
-        let info = try ImageDecoder.info(of: Self.photo)
-        let size = ImageDecoder.decodedSize(of: info, covering: (boxWidth, boxHeight))
-        #expect(size.width == (2003 + factor - 1) / factor && size.height == (1401 + factor - 1) / factor, "\(size)")
-        let reduced = try ImageDecoder.decode(Self.photo, info: info, covering: (boxWidth, boxHeight))
-        #expect(reduced.width == size.width && reduced.height == size.height)
+        let reduced = try expectReducedDecode(of: Self.photo, covering: (boxWidth, boxHeight), factor: factor)
         #expect(reduced.width >= boxWidth || reduced.height >= boxHeight)
     }
 
     @Test func aThumbnailFromTheReducedDecodeIsTheFullDecodesWithinTheBar() throws {
-        let (fromReduced, fromFull) = try thumbnailsFromReducedAndFullDecodes(of: Self.photo)
-        #expect(fromReduced.width == fromFull.width && fromReduced.height == fromFull.height)
-        let psnr = ResamplerTests.psnr(fromReduced.converted(to: .rgba8), fromFull.converted(to: .rgba8))
-        #expect(psnr > 35, "PSNR \(psnr) dB")
+        try expectThumbnailFromTheReducedDecodeWithinTheBar(of: Self.photo)
     }
 
     @Test func anAnimationKeepsItsFullCanvas() throws {
@@ -39,6 +32,26 @@ struct WebPScaledDecodeTests {
         let decoded = try ImageDecoder.decode(animation, info: info, covering: (50, 50))
         #expect(decoded.width == 400 && decoded.height == 300)
     }
+}
+
+/// The 2003×1401 photo `data` decodes, when `box` is asked for, at 1/`factor` of each side
+/// (rounded up), as `decodedSize` says first; the reduced decode.
+@discardableResult
+func expectReducedDecode(of data: Data, covering box: (width: Int, height: Int), factor: Int) throws -> Bitmap {
+    let info = try ImageDecoder.info(of: data)
+    let size = ImageDecoder.decodedSize(of: info, covering: box)
+    #expect(size.width == (2003 + factor - 1) / factor && size.height == (1401 + factor - 1) / factor, "\(size)")
+    let reduced = try ImageDecoder.decode(data, info: info, covering: box)
+    #expect(reduced.width == size.width && reduced.height == size.height)
+    return reduced
+}
+
+/// A 256 px thumbnail from the reduced decode of `data` is the full decode's, within 35 dB PSNR.
+func expectThumbnailFromTheReducedDecodeWithinTheBar(of data: Data) throws {
+    let (fromReduced, fromFull) = try thumbnailsFromReducedAndFullDecodes(of: data)
+    #expect(fromReduced.width == fromFull.width && fromReduced.height == fromFull.height)
+    let psnr = ResamplerTests.psnr(fromReduced.converted(to: .rgba8), fromFull.converted(to: .rgba8))
+    #expect(psnr > 35, "PSNR \(psnr) dB")
 }
 
 /// A 256 px fit thumbnail of `data` made from its decode shrunk on load (covering 256×180) and

@@ -16,36 +16,54 @@ import Testing
         }
     }
 
+    /// One operation of the queue's work: its task, and the gates it opens when it starts and
+    /// waits on to end.
+    struct Held {
+        let task: Task<Void, any Error>
+        let started: Gate, done: Gate
+    }
+
+    /// Starts an operation of `cost`; with `waiting`, returns once that many tickets wait.
+    static func hold(_ queue: WorkQueue, _ priority: ImageRequest.Priority = .normal, cost: Int, waiting: Int? = nil) async throws -> Held {
+        let (started, done) = (Gate(), Gate())
+        let task = occupy(queue, priority, cost: cost, started: started, finish: done)
+        if let waiting {
+            for _ in 0..<1_000_000 where queue.waitingCount < waiting { await Task.yield() }
+        } else {
+            try await started.wait()
+        }
+        return Held(task: task, started: started, done: done)
+    }
+
+    /// A (60) runs in a budget of 100; B (60) waits for its bytes; C (30) would fit, but waits
+    /// behind B.
+    static func oneRunsTwoWait(_ queue: WorkQueue) async throws -> (a: Held, b: Held, c: Held) {
+        let a = try await hold(queue, cost: 60)
+        let b = try await hold(queue, cost: 60, waiting: 1)
+        let c = try await hold(queue, cost: 30, waiting: 2)
+        return (a, b, c)
+    }
+
     @Test func workWaitsForItsBytesInPriorityOrder() async throws {
         let queue = WorkQueue(limit: 8, newestFirst: false, budget: 100)
-        let (aStarted, aDone) = (Gate(), Gate())
-        let a = Self.occupy(queue, .normal, cost: 60, started: aStarted, finish: aDone)
-        try await aStarted.wait()
         // 60 + 60 is over 100: B waits though slots are free; C (30) would fit, but B is first.
-        let (bStarted, bDone) = (Gate(), Gate())
-        let b = Self.occupy(queue, .normal, cost: 60, started: bStarted, finish: bDone)
-        for _ in 0..<1_000_000 where queue.waitingCount < 1 { await Task.yield() }
-        let (cStarted, cDone) = (Gate(), Gate())
-        let c = Self.occupy(queue, .normal, cost: 30, started: cStarted, finish: cDone)
-        for _ in 0..<1_000_000 where queue.waitingCount < 2 { await Task.yield() }
+        let (a, b, c) = try await Self.oneRunsTwoWait(queue)
         #expect(queue.runningCount == 1 && queue.waitingCount == 2 && queue.reservedBytes.now == 60)
         // A higher priority that fits goes first.
-        let (dStarted, dDone) = (Gate(), Gate())
-        let d = Self.occupy(queue, .high, cost: 40, started: dStarted, finish: dDone)
-        try await dStarted.wait()
+        let d = try await Self.hold(queue, .high, cost: 40)
         #expect(queue.reservedBytes.now == 100)
         // A ends: B (60) starts, and C (30) with it (90 in all); D still holds 40 until it ends.
-        aDone.open()
-        try await a.value
-        dDone.open()
-        try await d.value
-        try await bStarted.wait()
-        try await cStarted.wait()
+        a.done.open()
+        try await a.task.value
+        d.done.open()
+        try await d.task.value
+        try await b.started.wait()
+        try await c.started.wait()
         #expect(queue.reservedBytes.now == 90)
-        bDone.open()
-        cDone.open()
-        try await b.value
-        try await c.value
+        b.done.open()
+        c.done.open()
+        try await b.task.value
+        try await c.task.value
         #expect(queue.reservedBytes.now == 0 && queue.reservedBytes.peak == 100, "never over the budget")
         // Over the budget alone: refused at once, naming it.
         await #expect(throws: PipelineError.overMemoryBudget(needed: 101, budget: 100)) {
@@ -56,25 +74,17 @@ import Testing
     /// A waiter that holds others back (it does not fit) and leaves lets them start at once.
     @Test func aWaiterThatLeavesLetsThoseBehindItStart() async throws {
         let queue = WorkQueue(limit: 8, newestFirst: false, budget: 100)
-        let (aStarted, aDone) = (Gate(), Gate())
-        let a = Self.occupy(queue, .normal, cost: 60, started: aStarted, finish: aDone)
-        try await aStarted.wait()
-        let (bStarted, bDone) = (Gate(), Gate())
-        let b = Self.occupy(queue, .normal, cost: 60, started: bStarted, finish: bDone)
-        for _ in 0..<1_000_000 where queue.waitingCount < 1 { await Task.yield() }
-        let (cStarted, cDone) = (Gate(), Gate())
-        let c = Self.occupy(queue, .normal, cost: 30, started: cStarted, finish: cDone)
-        for _ in 0..<1_000_000 where queue.waitingCount < 2 { await Task.yield() }
+        let (a, b, c) = try await Self.oneRunsTwoWait(queue)
         #expect(queue.runningCount == 1, "C fits but waits behind B")
-        b.cancel()
-        await #expect(throws: (any Error).self) { try await b.value }
-        try await cStarted.wait()
+        b.task.cancel()
+        await #expect(throws: (any Error).self) { try await b.task.value }
+        try await c.started.wait()
         #expect(queue.reservedBytes.now == 90)
-        aDone.open()
-        cDone.open()
-        bDone.open()
-        try await a.value
-        try await c.value
+        a.done.open()
+        c.done.open()
+        b.done.open()
+        try await a.task.value
+        try await c.task.value
         #expect(queue.reservedBytes.now == 0 && queue.waitingCount == 0)
     }
 

@@ -60,7 +60,7 @@ struct HostileDocumentTests {
         #expect(failures.isEmpty, "\(failures.joined(separator: "\n"))")
         // The documents were refused by the budgets or rendered in workers: the server itself
         // never held a renderer's memory (the two-million-q PDF took it to 3–6 GB before).
-        let peak = try #require(ProcessTree.peakResidentBytes(of: server.process.processIdentifier))
+        let peak = try #require(residentBytes(of: server.process.processIdentifier, field: "VmHWM:"))
         #expect(peak < 600 << 20, "the server's peak RSS: \(peak >> 20) MiB")
     }
 
@@ -137,14 +137,6 @@ enum ProcessTree {
 
     /// Whether a process is running on a CPU now (state R).
     static func isBusy(_ pid: Int32) -> Bool { stat(pid)?.state == "R" }
-
-    /// The peak resident set of `pid` (VmHWM), in bytes.
-    static func peakResidentBytes(of pid: Int32) -> Int? {
-        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
-              let kilobytes = Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") else { return nil }
-        return kilobytes * 1024
-    }
 
     private static func stat(_ pid: Int32) -> (parent: Int32, state: String, cpu: Double, reapedChildren: Double)? {
         guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),

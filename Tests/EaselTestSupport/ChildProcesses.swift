@@ -31,3 +31,12 @@ public enum ChildProcesses {
         try process.run()
     }
 }
+
+/// The resident memory of the process `pid` from `/proc/PID/status`: now (`VmRSS:`, the
+/// default) or at its peak (`VmHWM:`), in bytes; nil when it cannot be read.
+public func residentBytes(of pid: Int32, field: String = "VmRSS:") -> Int? {
+    guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+          let line = status.split(separator: "\n").first(where: { $0.hasPrefix(field) }),
+          let kilobytes = Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") else { return nil }
+    return kilobytes * 1024
+}

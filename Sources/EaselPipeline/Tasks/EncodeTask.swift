@@ -221,10 +221,8 @@ extension ImagePipeline {
         guard let format else { return nil }
         if format == encoding.format { return encoding }
         if let alternative = encoding.animationEncoding, alternative.format == format { return alternative }
-        // (PNG takes JPEG's place for an image with transparent pixels.)
-        if encoding.bestOf.contains(format) || (format == .png && encoding.bestOf.contains(.jpeg)) {
-            return encoding.made(format, quality: encoding.quality)
-        }
+        // (The key holds the encoding: a best-format record is in the format that won.)
+        if !encoding.bestOf.isEmpty { return encoding.made(format, quality: encoding.quality) }
         return nil
     }
 
