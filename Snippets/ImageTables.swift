@@ -32,8 +32,8 @@ struct PhotoLibrary: ImageSourceProvider {
 // snippet.end
 
 // snippet.formats
-let thumb = ImageFormat(name: "thumb", family: "photos", width: 256, height: 256, fit: .fill,
-                        processors: [try RoundedCorners(radius: 16)], maximumCount: 5_000)
+var thumb = ImageFormat(name: "thumb", family: "photos", width: 256, height: 256, fit: .fill, maximumCount: 5_000)
+thumb.processors = [try RoundedCorners(radius: 16)]      // run in order after the resize
 let small = ImageFormat(name: "small", family: "photos", width: 512, height: 512, maximumCount: 1_000)
 let preview = ImageFormat(name: "preview", family: "photos", width: 1600, height: 1600, maximumCount: 100,
                           storage: .diskCache)           // raw pixels in a disk cache, nothing mapped

@@ -17,11 +17,12 @@ func pipelineRequests() async throws {
 // snippet.show
     // snippet.configure
     let root = URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent("Samples")
-    let pipeline = try ImagePipeline(configuration: .init(
+    var configuration = ImagePipeline.Configuration(
         cacheDirectory: cacheDirectory,                    // disk cache and image tables; nil: memory only
-        fetchers: [FileFetcher(root: root), HTTPFetcher()],  // tried in order: the first that can fetch the URL
-        maximumConcurrentDownloads: 6,
-        newestFirst: true))                                 // among equal priorities, the latest request first
+        fetchers: [FileFetcher(root: root), HTTPFetcher()])  // tried in order: the first that can fetch the URL
+    configuration.maximumConcurrentDownloads = 6
+    configuration.newestFirst = true                        // among equal priorities, the latest request first
+    let pipeline = try ImagePipeline(configuration: configuration)
     // snippet.end
 
     // snippet.observe
@@ -139,10 +140,11 @@ func pipelineRequests() async throws {
 
     // snippet.s3Pipeline
     let store = S3Store(location: location, client: client, readTimeout: .seconds(1))
-    let shared = try ImagePipeline(configuration: .init(
+    var s3Configuration = ImagePipeline.Configuration(
         cacheDirectory: cacheDirectory.appendingPathComponent("s3"),
-        fetchers: [S3Fetcher(client: client), HTTPFetcher()],   // s3://bucket/key sources, then http(s)
-        sharedStores: [store]))                                  // read after the local disk, written after encodes
+        fetchers: [S3Fetcher(client: client), HTTPFetcher()])   // s3://bucket/key sources, then http(s)
+    s3Configuration.sharedStores = [store]                      // read after the local disk, written after encodes
+    let shared = try ImagePipeline(configuration: s3Configuration)
     var fromS3 = ImageRequest(url: URL(string: "s3://photos/originals/cat.jpg")!, format: "thumb")
     fromS3.encoding = ImageEncoding(.webp, quality: 80)
     let s3Answer = try await shared.encodedImage(for: fromS3)

@@ -54,8 +54,8 @@ func storageTiers() async throws {
     // snippet.diskOpen
     var configuration = DiskCache.Configuration(
         byteLimit: 500_000_000,     // value bytes; 0: half of the free space at open
-        ageLimit: 7 * 86_400)       // unused for a week: gone
-    configuration.inlineLimit = 256 * 1024      // values up to this size live inside the index
+        inlineLimit: 256 * 1024)    // values up to this size live inside the index
+    configuration.ageLimit = 7 * 86_400         // unused for a week: gone
     let cache = try await DiskCache.open(directory: temporary.appendingPathComponent("disk"), configuration: configuration)
     // snippet.end
 
@@ -153,10 +153,11 @@ actor DictionaryStore: DataStore {
 
 // snippet.storePipeline
 let shared = DictionaryStore()
-let pipeline = try ImagePipeline(configuration: .init(
+var configuration = ImagePipeline.Configuration(
     cacheDirectory: temporary.appendingPathComponent("pipeline"),   // memory, then this disk cache, ...
-    fetchers: [FileFetcher(root: samples)],
-    sharedStores: [shared]))                                         // ... then the stores listed here
+    fetchers: [FileFetcher(root: samples)])
+configuration.sharedStores = [shared]                               // ... then the stores listed here
+let pipeline = try ImagePipeline(configuration: configuration)
 var request = ImageRequest(url: samples.appendingPathComponent("astronaut.jpg"), format: "small")
 request.encoding = ImageEncoding(.jpeg, quality: 85)
 let answer = try await pipeline.encodedImage(for: request)

@@ -76,11 +76,11 @@ public struct DecodingLimits: Sendable, Hashable {
     /// Largest input accepted. Default 64 MiB.
     public var maxInputBytes: Int
     /// Most scans a progressive JPEG may have (a known way to make decoding slow). Default 100.
-    public var maxProgressiveScans: Int
+    public var maxProgressiveScans: Int = 100
 
     /// Largest embedded ICC profile accepted. Default 4 MiB (real profiles are a few KB; large
     /// CMYK ones reach hundreds).
-    public var maxProfileBytes: Int
+    public var maxProfileBytes: Int = 4 << 20
     /// Most frames an animation or image sequence may have. Default 256.
     public var maxFrames: Int
     /// Most pixels an animation may have over all its frames (frames × canvas). Default 100
@@ -94,12 +94,12 @@ public struct DecodingLimits: Sendable, Hashable {
 
     /// Most elements a vector document (SVG) may have, counted before it is parsed. Default
     /// 100,000.
-    public var maxVectorElements: Int
+    public var maxVectorElements: Int = 100_000
     /// Most pixels a JPEG XL image may have (libjxl decodes in float planes, about 18 bytes a
     /// pixel, which it allocates itself): its memory cap. Default 25 million (about 450 MB).
-    public var maxJPEGXLPixels: Int
+    public var maxJPEGXLPixels: Int = 25_000_000
     /// Most pages a document (PDF) may have, counted before any page is read. Default 1,000.
-    public var maxPages: Int
+    public var maxPages: Int = 1000
 
     /// Longest side accepted (width or height), checked from the header with `maxPixels`.
     /// Default: no limit beyond `maxPixels` (a caller with a use for one sets it, e.g. watermark
@@ -113,22 +113,14 @@ public struct DecodingLimits: Sendable, Hashable {
     public var maxVideoStreams: Int = 16
 
     /// Limits with the given values; each one left out keeps its default (50 megapixels, 64 MiB of
-    /// input, 100 scans, 4 MiB of profile, 256 frames, 100 million animation pixels, no limit on a
-    /// side, 100,000 vector elements, 25 million JPEG XL pixels, 1,000 document pages, no limit on an
-    /// animation's frame beyond `maxPixels`).
-    public init(maxPixels: Int = 50_000_000, maxInputBytes: Int = 64 << 20, maxProgressiveScans: Int = 100,
-                maxProfileBytes: Int = 4 << 20, maxFrames: Int = 256, maxAnimationPixels: Int = 100_000_000, maxSide: Int = .max,
-                maxVectorElements: Int = 100_000, maxJPEGXLPixels: Int = 25_000_000, maxPages: Int = 1000,
-                maxAnimationFramePixels: Int = .max) {
-        self.maxPages = maxPages
-        self.maxAnimationFramePixels = maxAnimationFramePixels
+    /// input, 256 frames, 100 million animation pixels, no limit on a side). The others (scans,
+    /// profile bytes, vector elements, JPEG XL pixels, pages, an animation's frame, video) are
+    /// set on the value.
+    public init(maxPixels: Int = 50_000_000, maxInputBytes: Int = 64 << 20, maxFrames: Int = 256,
+                maxAnimationPixels: Int = 100_000_000, maxSide: Int = .max) {
         self.maxPixels = maxPixels
-        self.maxVectorElements = maxVectorElements
-        self.maxJPEGXLPixels = maxJPEGXLPixels
         self.maxSide = maxSide
         self.maxInputBytes = maxInputBytes
-        self.maxProgressiveScans = maxProgressiveScans
-        self.maxProfileBytes = maxProfileBytes
         self.maxFrames = maxFrames
         self.maxAnimationPixels = maxAnimationPixels
     }
@@ -139,12 +131,14 @@ public struct DecodingLimits: Sendable, Hashable {
     /// Each limit the tighter of the two.
     public func tightened(by other: DecodingLimits) -> DecodingLimits {
         var limits = DecodingLimits(maxPixels: min(maxPixels, other.maxPixels), maxInputBytes: min(maxInputBytes, other.maxInputBytes),
-                       maxProgressiveScans: min(maxProgressiveScans, other.maxProgressiveScans),
-                       maxProfileBytes: min(maxProfileBytes, other.maxProfileBytes), maxFrames: min(maxFrames, other.maxFrames),
-                       maxAnimationPixels: min(maxAnimationPixels, other.maxAnimationPixels), maxSide: min(maxSide, other.maxSide),
-                       maxVectorElements: min(maxVectorElements, other.maxVectorElements),
-                       maxJPEGXLPixels: min(maxJPEGXLPixels, other.maxJPEGXLPixels), maxPages: min(maxPages, other.maxPages),
-                       maxAnimationFramePixels: min(maxAnimationFramePixels, other.maxAnimationFramePixels))
+                                    maxFrames: min(maxFrames, other.maxFrames),
+                                    maxAnimationPixels: min(maxAnimationPixels, other.maxAnimationPixels), maxSide: min(maxSide, other.maxSide))
+        limits.maxProgressiveScans = min(maxProgressiveScans, other.maxProgressiveScans)
+        limits.maxProfileBytes = min(maxProfileBytes, other.maxProfileBytes)
+        limits.maxVectorElements = min(maxVectorElements, other.maxVectorElements)
+        limits.maxJPEGXLPixels = min(maxJPEGXLPixels, other.maxJPEGXLPixels)
+        limits.maxPages = min(maxPages, other.maxPages)
+        limits.maxAnimationFramePixels = min(maxAnimationFramePixels, other.maxAnimationFramePixels)
         limits.maxVideoDuration = min(maxVideoDuration, other.maxVideoDuration)
         limits.maxVideoStreams = min(maxVideoStreams, other.maxVideoStreams)
         return limits

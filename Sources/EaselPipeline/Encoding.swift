@@ -142,14 +142,33 @@ public struct ImageEncoding: Sendable, Hashable, CustomStringConvertible {
     /// left out for an image with transparent pixels (PNG then takes its place).
     public let bestOf: [Format]
 
-    /// Creates an encoding of `format`; `quality` and `animationAsWebP` are clamped to 1–100,
-    /// `keepsAnimation` only applies to WebP, `animationAsWebP` to other formats but SVG, and
-    /// `animationAsGIF` to formats other than WebP, GIF and SVG without `animationAsWebP`.
-    /// `autoQuality` applies to formats with a quality; `bestOf` (formats with a quality, and
-    /// PNG) makes the answer the smallest of them, `format` then being the fallback for
-    /// animations' alternatives.
-    public init(_ format: Format, quality: Int = 82, keepsAnimation: Bool = true, animationAsWebP: Int? = nil, animationAsGIF: Bool = false,
-                maxBytes: Int? = nil, keepsRights: Bool = false, autoQuality: AutoQuality? = nil, bestOf: [Format] = []) {
+    /// What an animated source's answer is in an encoding (see `keepsAnimation`,
+    /// `animationAsWebP`, `animationAsGIF`).
+    public struct Animations: Sendable, Hashable {
+        /// WebP answers keep every frame (the default); other formats ignore it.
+        public var keep: Bool
+        /// Animations are answered as animated WebP at this quality instead of the first frame.
+        public var asWebP: Int?
+        /// Animations are answered as GIF instead of the first frame.
+        public var asGIF: Bool
+
+        /// Animations as the encoding's format makes them (frames kept in WebP, else the first
+        /// frame), or as WebP or GIF.
+        public init(keep: Bool = true, asWebP: Int? = nil, asGIF: Bool = false) {
+            self.keep = keep
+            self.asWebP = asWebP
+            self.asGIF = asGIF
+        }
+    }
+
+    /// Creates an encoding of `format`; `quality` and `animations.asWebP` are clamped to 1–100,
+    /// `animations.keep` only applies to WebP, `asWebP` to other formats but SVG, and `asGIF` to
+    /// formats other than WebP, GIF and SVG without `asWebP`. `autoQuality` applies to formats
+    /// with a quality; `bestOf` (formats with a quality, and PNG) makes the answer the smallest
+    /// of them, `format` then being the fallback for animations' alternatives.
+    public init(_ format: Format, quality: Int = 82, animations: Animations = .init(), maxBytes: Int? = nil, keepsRights: Bool = false,
+                autoQuality: AutoQuality? = nil, bestOf: [Format] = []) {
+        let (keepsAnimation, animationAsWebP, animationAsGIF) = (animations.keep, animations.asWebP, animations.asGIF)
         self.format = format
         let bestOf = bestOf.filter { $0.hasQuality || $0 == .png }
         self.bestOf = bestOf
@@ -170,14 +189,14 @@ public struct ImageEncoding: Sendable, Hashable, CustomStringConvertible {
 
     /// This encoding for a still: the same but with no animation kept or offered.
     public var still: ImageEncoding {
-        ImageEncoding(format, quality: quality, keepsAnimation: false, maxBytes: maxBytes, keepsRights: keepsRights, autoQuality: autoQuality,
-                      bestOf: bestOf)
+        ImageEncoding(format, quality: quality, animations: .init(keep: false), maxBytes: maxBytes, keepsRights: keepsRights,
+                      autoQuality: autoQuality, bestOf: bestOf)
     }
 
     /// What an answer made with this encoding is: `format` at `quality` (for a best-format or
     /// autoquality encoding, the one chosen), with the rights it keeps.
     func made(_ format: Format, quality: Int) -> ImageEncoding {
-        ImageEncoding(format, quality: quality, keepsAnimation: keepsAnimation, keepsRights: keepsRights)
+        ImageEncoding(format, quality: quality, animations: .init(keep: keepsAnimation), keepsRights: keepsRights)
     }
 
     /// The encoding of an animated source's answer: this one (WebP keeping animations, GIF),

@@ -30,50 +30,50 @@ public final class ImagePipeline: Sendable {
         public var cacheDirectory: URL?
         /// Bytes of decoded images kept in memory. Default: a fifth of the memory the process
         /// may use (`MemoryCacheDefaults.costLimit`).
-        public var memoryCostLimit: Int
+        public var memoryCostLimit: Int = MemoryCacheDefaults.costLimit
         /// Bytes the disk cache (originals and variants) may hold before it evicts the least
         /// recently used. Default 1 GiB.
-        public var diskByteLimit: Int
+        public var diskByteLimit: Int = 1 << 30
         /// Tried in order; by default an `HTTPFetcher`. Add a `FileFetcher` for file URLs.
         public var fetchers: [any ImageFetcher]
         /// Fetches running at once; more wait for a slot by priority. Default 6. (Local files,
         /// read at once on the I/O pool, take no slot.)
-        public var maximumConcurrentDownloads: Int
+        public var maximumConcurrentDownloads: Int = 6
         /// Decodes, processing and encodes running at once. Default: one per core.
-        public var maximumConcurrentDecodes: Int
+        public var maximumConcurrentDecodes: Int = ProcessInfo.processInfo.activeProcessorCount
         /// Download starts per second and burst; nil for no limit.
         public var downloadRate: (perSecond: Double, burst: Int)?
         /// `respectHeaders` (default) honours max-age, no-cache and no-store and revalidates with
         /// ETag / Last-Modified; `aggressive` keeps and serves every original regardless.
-        public var httpCaching: HTTPCaching
+        public var httpCaching: HTTPCaching = .respectHeaders
         /// Freshness of an original whose origin said nothing (no max-age, no no-cache).
-        public var defaultFreshness: Double
+        public var defaultFreshness: Double = 3600
         /// Pixels, bytes, frames and profile sizes a source may have, checked before and while
         /// it is decoded. Default `DecodingLimits.default`.
-        public var decodingLimits: DecodingLimits
+        public var decodingLimits: DecodingLimits = .default
         /// How processed variants are stored in the disk cache (formats stored in tables are not).
-        public var variantEncoding: ImageEncoder.Options
+        public var variantEncoding: ImageEncoder.Options = .jpeg(quality: 90)
         /// Bytes of encoded images (`encodedImage(for:)`) kept in memory; nil: half of
         /// `memoryCostLimit`.
-        public var encodedMemoryCostLimit: Int?
+        public var encodedMemoryCostLimit: Int? = nil
         /// Tiers of encoded answers after the disk cache, in order (e.g. a store several machines
         /// share): read before any fetch or decode, filled after an encode (without delaying the
         /// answer), purged with their source.
-        public var sharedStores: [any DataStore]
+        public var sharedStores: [any DataStore] = []
         /// Among equal priorities, start the most recently requested work first (default: what
         /// a user scrolled to last) or the oldest (fair: what a server wants, so that no request
         /// waits behind an endless stream of newer ones).
-        public var newestFirst: Bool
+        public var newestFirst: Bool = true
         /// After a named format's answer, make the other formats of its family that its decode
         /// covers, from that decode, at the lowest priority (true, the default), or make each
         /// format only when it is asked for (false). The answer never waits for them.
-        public var familyInBackground: Bool
+        public var familyInBackground: Bool = true
         /// Where the pipeline's metrics go (nil: the process's `MetricsSystem`); a server passes
         /// the factory of the registry it exports.
-        public var metricsFactory: (any MetricsFactory)?
+        public var metricsFactory: (any MetricsFactory)? = nil
         /// Negotiate JPEG XL for clients that name `image/jxl` in `Accept` (false, the default:
         /// few browsers take it, and its encoder is slow); a request that pins it gets it anyway.
-        public var offersJPEGXL: Bool
+        public var offersJPEGXL: Bool = false
         /// At most this many bytes of decodes, processing and encodes under way at once, as
         /// each request estimates its peak from the source's header before it decodes
         /// (`MemoryEstimate`); requests that would go over wait in priority order, and one whose
@@ -83,35 +83,21 @@ public final class ImagePipeline: Sendable {
         /// not enforced, and nothing is estimated.
         public var memoryBudget: Int? = nil
 
-        /// Creates a configuration; every setting has the default its property names (no cache
-        /// directory: memory only; `fetchers` nil: one `HTTPFetcher`).
+        /// Creates a configuration with the settings most callers choose; every other setting
+        /// starts at the default its property names and is set on the value (no cache directory:
+        /// memory only; `fetchers` nil: one `HTTPFetcher`).
+        ///
+        /// ```swift
+        /// var configuration = ImagePipeline.Configuration(cacheDirectory: cache, fetchers: [FileFetcher(root: photos)])
+        /// configuration.maximumConcurrentDecodes = 2
+        /// configuration.memoryBudget = 512 << 20
+        /// ```
         public init(formats: [ImageFormat] = ImageFormat.defaults, cacheDirectory: URL? = nil,
-                    memoryCostLimit: Int = MemoryCacheDefaults.costLimit, diskByteLimit: Int = 1 << 30,
-                    fetchers: [any ImageFetcher]? = nil, maximumConcurrentDownloads: Int = 6,
-                    maximumConcurrentDecodes: Int = ProcessInfo.processInfo.activeProcessorCount,
-                    downloadRate: (perSecond: Double, burst: Int)? = (80, 25), httpCaching: HTTPCaching = .respectHeaders,
-                    defaultFreshness: Double = 3600, decodingLimits: DecodingLimits = .default,
-                    variantEncoding: ImageEncoder.Options = .jpeg(quality: 90), newestFirst: Bool = true,
-                    encodedMemoryCostLimit: Int? = nil, sharedStores: [any DataStore] = [], familyInBackground: Bool = true,
-                    metricsFactory: (any MetricsFactory)? = nil, offersJPEGXL: Bool = false) {
-            self.offersJPEGXL = offersJPEGXL
+                    fetchers: [any ImageFetcher]? = nil, downloadRate: (perSecond: Double, burst: Int)? = (80, 25)) {
             self.formats = formats
             self.cacheDirectory = cacheDirectory
-            self.memoryCostLimit = memoryCostLimit
-            self.diskByteLimit = diskByteLimit
             self.fetchers = fetchers ?? [HTTPFetcher()]
-            self.maximumConcurrentDownloads = maximumConcurrentDownloads
-            self.maximumConcurrentDecodes = maximumConcurrentDecodes
             self.downloadRate = downloadRate
-            self.httpCaching = httpCaching
-            self.defaultFreshness = defaultFreshness
-            self.decodingLimits = decodingLimits
-            self.variantEncoding = variantEncoding
-            self.newestFirst = newestFirst
-            self.encodedMemoryCostLimit = encodedMemoryCostLimit
-            self.sharedStores = sharedStores
-            self.familyInBackground = familyInBackground
-            self.metricsFactory = metricsFactory
         }
     }
 

@@ -230,8 +230,9 @@ extension ImagePipeline {
         let gifForAnimations = varies && !webpForAnimations && output != .webp && (accept?.explicitlyAccepts("image/gif") ?? false)
         let quality = policy.quality ?? Self.defaultQuality
         let own = policy.formatQuality[output] ?? (output == .avif ? ImageEncoding.avifQuality(forJPEGQuality: quality) : quality)
-        let encoding = ImageEncoding(output, quality: own, animationAsWebP: webpForAnimations ? policy.formatQuality[.webp] ?? quality : nil,
-                                     animationAsGIF: gifForAnimations, maxBytes: policy.maxBytes, keepsRights: policy.keepsRights,
+        let animations = ImageEncoding.Animations(asWebP: webpForAnimations ? policy.formatQuality[.webp] ?? quality : nil,
+                                                  asGIF: gifForAnimations)
+        let encoding = ImageEncoding(output, quality: own, animations: animations, maxBytes: policy.maxBytes, keepsRights: policy.keepsRights,
                                      autoQuality: policy.autoQuality)
         return OutputDecision(encoding: encoding, vary: varies ? "Accept" : nil)
     }
@@ -243,8 +244,9 @@ extension ImagePipeline {
         func named(_ format: ImageEncoding.Format) -> Bool { accept?.explicitlyAccepts(format.contentType) ?? false }
         let candidates = ([ImageEncoding.Format.jxl, .avif, .webp].filter { ($0 != .jxl || offersJPEGXL) && named($0) }) + [.jpeg]
         let quality = policy.quality ?? Self.defaultQuality
-        let encoding = ImageEncoding(.jpeg, quality: quality, animationAsWebP: named(.webp) ? policy.formatQuality[.webp] ?? quality : nil,
-                                     animationAsGIF: !named(.webp) && named(.gif), maxBytes: policy.maxBytes, keepsRights: policy.keepsRights,
+        let animations = ImageEncoding.Animations(asWebP: named(.webp) ? policy.formatQuality[.webp] ?? quality : nil,
+                                                  asGIF: !named(.webp) && named(.gif))
+        let encoding = ImageEncoding(.jpeg, quality: quality, animations: animations, maxBytes: policy.maxBytes, keepsRights: policy.keepsRights,
                                      autoQuality: policy.autoQuality, bestOf: candidates)
         return OutputDecision(encoding: encoding, vary: "Accept")
     }

@@ -16,25 +16,37 @@ import Synchronization
 /// Where every URL style ends: an ad-hoc answer's processor chain, the pipeline's answer written
 /// as HTTP (headers, cache tags, `If-None-Match`, ready answers), and the client's leaving.
 extension ImageServer {
-    /// An ad-hoc answer: the options' processor chain (with the watermark image they name).
-    /// - Parameters:
-    ///   - defaultQuality: the URL style's own default (imgproxy's, thumbor's); nil: the pipeline's.
-    ///   - strictFormat: an asked format is answered whatever `Accept` says (imgproxy's and
-    ///     thumbor's rule); native URLs send WebP and AVIF only to clients that take them.
+    /// What a URL style decides about an ad-hoc answer beside its plan.
+    struct StyleRules: Sendable {
+        /// The style's own default quality (imgproxy's, thumbor's); nil: the pipeline's.
+        var defaultQuality: Int?
+        /// An asked format is answered whatever `Accept` says (imgproxy's and thumbor's rule);
+        /// native URLs send WebP and AVIF only to clients that take them.
+        var strictFormat = false
+        /// Formats answered as asked even when a better one is negotiated (imgproxy's
+        /// `IMGPROXY_ENFORCE_*`).
+        var enforced: [ImageEncoding.Format] = []
+        /// The `Vary` the route's own reading of the request adds (Client Hints).
+        var vary: String?
+        /// How long caches may keep the answer (a signed URL's); nil: the configuration's.
+        var lifetime: Int64?
+    }
+
+    /// An ad-hoc answer: the options' processor chain (with the watermark image they name),
+    /// under the URL style's `rules`.
     func answer(_ request: Request, _ context: EaselRequestContext, head: Bool, source: Source, options: ImagePlan,
-                defaultQuality: Int?, strictFormat: Bool = false, lifetime: Int64? = nil, enforced: [ImageEncoding.Format] = [],
-                vary: String? = nil) async throws -> Response {
-        var lifetime = lifetime
+                rules: StyleRules) async throws -> Response {
+        var rules = rules
         if let expires = options.expires {
             // imgproxy's `expires`: a URL past its time is gone (404, as imgproxy answers); until
             // then caches keep the answer no longer than the URL lives.
             let now = Int64(checked: Date().timeIntervalSince1970)
             guard expires > now else { throw RequestError.notFound("the URL has expired") }
-            lifetime = min(lifetime ?? .max, expires - now)
+            rules.lifetime = min(rules.lifetime ?? .max, expires - now)
         }
-        var output = OutputPolicy(format: options.format, quality: options.quality ?? defaultQuality, strict: strictFormat,
+        var output = OutputPolicy(format: options.format, quality: options.quality ?? rules.defaultQuality, strict: rules.strictFormat,
                                   formatQuality: options.formatQuality, maxBytes: options.maxBytes)
-        output.enforced = enforced
+        output.enforced = rules.enforced
         output.keepsRights = options.keepCopyright
         output.autoQuality = options.autoQuality
         output.bestFormat = options.bestFormat
@@ -47,8 +59,8 @@ extension ImageServer {
             return Fallback(url: url, cacheKey: sourceKey(source))
         }
         if mayAnswerUnprocessed(source, options),
-           let response = try await unprocessedAnswer(request, context, head: head, source: source, options: options, output: output,
-                                                      lifetime: lifetime, vary: vary) {
+           let response = try await unprocessedAnswer(request, context, head: head, source: source, options: options,
+                                                      output: output, rules: rules) {
             return response
         }
         try RequestError.planning { try options.checkMarkCount() }
@@ -75,10 +87,10 @@ extension ImageServer {
         spec.video = options.video
         spec.madeWith = madeWith
         spec.sourceLimits = options.sourceLimits
-        spec.lifetime = lifetime
+        spec.lifetime = rules.lifetime
         spec.maxAge = options.maxAge
         spec.disposition = options.contentDisposition ? (options.filename ?? Self.sourceName(source), options.attachment) : nil
-        spec.vary = vary
+        spec.vary = rules.vary
         spec.fallback = fallback
         spec.cacheTags = options.cacheTags
         return try await answer(request, context, head: head, spec)

@@ -125,16 +125,21 @@ extension ImageServer {
     static func pipeline(_ configuration: ServerConfiguration, cacheDirectory: URL, fetchers: [any ImageFetcher], sharedStore: S3Store?,
                          metrics: ServerMetrics, clients: (fetcher: HTTPFetcher, s3: S3Client?, relay: PurgeRelay?)) throws -> ImagePipeline {
         do {
+            // No download rate limit (a client-side politeness default): a server's limits are
+            // its concurrency, its queue and the origin allow-list.
             var settings = ImagePipeline.Configuration(
                 formats: configuration.imageFormats, cacheDirectory: cacheDirectory.appendingPathComponent("pipeline"),
-                memoryCostLimit: configuration.memoryLimit / 2, diskByteLimit: configuration.diskLimit,
-                // No download rate limit (a client-side politeness default): a server's limits are
-                // its concurrency, its queue and the origin allow-list.
-                fetchers: fetchers, maximumConcurrentDecodes: configuration.processingConcurrency, downloadRate: nil,
-                decodingLimits: DecodingLimits(maxPixels: configuration.maxSourcePixels, maxInputBytes: configuration.maxSourceBytes),
-                newestFirst: false,  // a server serves in arrival order: nobody starves behind newer requests
-                encodedMemoryCostLimit: configuration.memoryLimit / 2, sharedStores: sharedStore.map { [$0] } ?? [],
-                familyInBackground: configuration.familyInBackground, metricsFactory: metrics.factory, offersJPEGXL: configuration.jpegXL)
+                fetchers: fetchers, downloadRate: nil)
+            settings.memoryCostLimit = configuration.memoryLimit / 2
+            settings.encodedMemoryCostLimit = configuration.memoryLimit / 2
+            settings.diskByteLimit = configuration.diskLimit
+            settings.maximumConcurrentDecodes = configuration.processingConcurrency
+            settings.decodingLimits = DecodingLimits(maxPixels: configuration.maxSourcePixels, maxInputBytes: configuration.maxSourceBytes)
+            settings.newestFirst = false  // a server serves in arrival order: nobody starves behind newer requests
+            settings.sharedStores = sharedStore.map { [$0] } ?? []
+            settings.familyInBackground = configuration.familyInBackground
+            settings.metricsFactory = metrics.factory
+            settings.offersJPEGXL = configuration.jpegXL
             settings.memoryBudget = configuration.effectiveMemoryBudget
             return try ImagePipeline(configuration: settings)
         } catch {

@@ -19,9 +19,9 @@ extension ImageServer {
         let settings = imgproxySettings
         let hints = settings.clientHints ? ClientHints.read { name in HTTPField.Name(name).flatMap { request.headers[$0] } } : nil
         let url = try ImgproxyURL.parse(path.dropFirst("/imgproxy".count), settings: settings, hints: hints)
-        return try await answer(request, context, head: head, source: url.source, options: url.options,
-                                defaultQuality: ImgproxyURL.defaultQuality, strictFormat: true, enforced: settings.enforcedFormats,
-                                vary: settings.clientHints ? ClientHints.vary : nil)
+        let rules = StyleRules(defaultQuality: ImgproxyURL.defaultQuality, strictFormat: true, enforced: settings.enforcedFormats,
+                               vary: settings.clientHints ? ClientHints.vary : nil)
+        return try await answer(request, context, head: head, source: url.source, options: url.options, rules: rules)
     }
 
     /// The request's path as `router()` mounts its style (`/imgproxy/…` for imgproxy's routes),
@@ -48,7 +48,7 @@ extension ImageServer {
         let url = try ThumborURL.parse(path)
         if url.meta { return try await thumborMeta(url) }
         return try await answer(request, context, head: head, source: url.source, options: url.options,
-                                defaultQuality: ThumborURL.defaultQuality, strictFormat: true)
+                                rules: StyleRules(defaultQuality: ThumborURL.defaultQuality, strictFormat: true))
     }
 
     /// thumbor's `meta/` answer: `{"thumbor": {"source": {url, width, height, frameCount},

@@ -34,7 +34,7 @@ extension ImageServer {
     }
 
     func unprocessedAnswer(_ request: Request, _ context: EaselRequestContext, head: Bool, source: Source, options: ImagePlan,
-                           output: OutputPolicy, lifetime: Int64?, vary: String?) async throws -> Response? {
+                           output: OutputPolicy, rules: StyleRules) async throws -> Response? {
         var pipelineRequest = ImageRequest(url: try resolve(source), cacheKey: sourceKey(source))
         pipelineRequest.sourceLimits = options.sourceLimits
         pipelineRequest.deadline = .milliseconds(Int64(checked: configuration.requestTimeout * 1000))
@@ -53,9 +53,9 @@ extension ImageServer {
         }
         // Never a ready answer (`write` withdraws an earlier offer for this request).
         var served = Served(bytes: ByteBuffer(bytes: bytes.data), contentType: bytes.fileType.mimeType, etag: bytes.etag,
-                            cacheControl: cacheControl(lifetime: lifetime, maxAge: options.maxAge),
+                            cacheControl: cacheControl(lifetime: rules.lifetime, maxAge: options.maxAge),
                             // A skipped source is the same for every client; a route's own `Vary` still holds.
-                            vary: vary)
+                            vary: rules.vary)
         served.fields[HTTPField.Name("X-Content-Type-Options")!] = "nosniff"
         if bytes.fileType == .svg {
             served.fields[.contentSecurityPolicy] = Self.svgPolicy

@@ -282,8 +282,8 @@ public final class ImageServer: Sendable {
         case .adHoc(var options):
             if !signed, !configuration.allowUnsignedAdHoc { throw RequestError.badSignature }
             let vary = applyHints(&options, request)
-            return try await answer(request, context, head: head, source: path.source, options: options, defaultQuality: nil,
-                                    lifetime: lifetime, vary: vary)
+            return try await answer(request, context, head: head, source: path.source, options: options,
+                                    rules: StyleRules(vary: vary, lifetime: lifetime))
         }
     }
 

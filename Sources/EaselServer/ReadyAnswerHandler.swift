@@ -106,9 +106,9 @@ final class ReadyAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
             if Traces.isEnabled {
                 let span = ServerSpan.start(method: routed.method, target: request.uri, fields: routed.headerFields, at: Traces.instant(.now - start))
                 if accessLog != nil { traceID = AccessLog.traceID(of: span) }
-                ServerSpan.finish(span, route: answer.route, status: 200, requestID: requestID,
-                                  peer: context.channel.remoteAddress, tier: ImageTier.encodedMemory.rawValue,
-                                  contentType: head.headers.first(name: "content-type"), bytes: body.readableBytes, replayed: true)
+                ServerSpan.finish(span, route: answer.route, requestID: requestID, peer: context.channel.remoteAddress,
+                                  .init(status: 200, contentType: head.headers.first(name: "content-type"), bytes: body.readableBytes,
+                                        tier: ImageTier.encodedMemory.rawValue, replayed: true))
             }
             if let accessLog {
                 let entry = AccessLog.Entry(method: routed.method, path: String(request.uri.prefix { $0 != "?" }), route: answer.route, status: 200,

@@ -45,20 +45,15 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         /// `ServerConfiguration.autoQuality`); nil: `quality` as it is.
         public var qualityTarget: Double?
 
-        /// Creates a format; the defaults are a `fit` box, no family, negotiated output, the
-        /// default quality and table size, no sharpening and no autoquality.
-        public init(name: String, width: Int, height: Int, fit: String = "fit", family: String? = nil, output: String? = nil,
-                    quality: Int? = nil, maximumCount: Int? = nil, sharpen: Double? = nil, qualityTarget: Double? = nil) {
-            self.sharpen = sharpen
-            self.qualityTarget = qualityTarget
+        /// Creates a format; the defaults are a `fit` box and no family. The rest start as
+        /// negotiated output, the default quality and table size, no sharpening and no
+        /// autoquality, and are set on the value.
+        public init(name: String, width: Int, height: Int, fit: String = "fit", family: String? = nil) {
             self.name = name
             self.width = width
             self.height = height
             self.fit = fit
             self.family = family
-            self.output = output
-            self.quality = quality
-            self.maximumCount = maximumCount
         }
     }
 
@@ -450,11 +445,12 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
     /// The pipeline formats (stored in image tables).
     var imageFormats: [ImageFormat] {
         formats.map { format in
-            ImageFormat(name: format.name, family: format.family, width: format.width, height: format.height,
-                        fit: ResizeMode(rawValue: format.fit) ?? .fit,
-                        // (`validate()` refused a sigma out of range before any format is made.)
-                        processors: format.sharpen.flatMap { try? Sharpen(sigma: $0) }.map { [$0] } ?? [],
-                        maximumCount: format.maximumCount ?? max(100, min(10_000, (512 << 20) / (format.width * format.height * 4))))
+            var made = ImageFormat(name: format.name, family: format.family, width: format.width, height: format.height,
+                                   fit: ResizeMode(rawValue: format.fit) ?? .fit,
+                                   maximumCount: format.maximumCount ?? max(100, min(10_000, (512 << 20) / (format.width * format.height * 4))))
+            // (`validate()` refused a sigma out of range before any format is made.)
+            made.processors = format.sharpen.flatMap { try? Sharpen(sigma: $0) }.map { [$0] } ?? []
+            return made
         }
     }
 }

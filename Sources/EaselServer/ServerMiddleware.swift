@@ -85,12 +85,11 @@ struct MetricsMiddleware<Context: RequestContext>: RouterMiddleware {
                 }
             } catch {
                 // (`answer` turns every error into a response; a span is never left open.)
-                ServerSpan.finish(span, route: Self.route(request), status: 500, requestID: requestID)
+                ServerSpan.finish(span, route: Self.route(request), requestID: requestID, .init(status: 500))
                 throw error
             }
-            ServerSpan.finish(span, route: Self.route(request), status: Int(answer.status.code), requestID: requestID,
-                              peer: (context as? EaselRequestContext)?.remoteAddress, contentType: answer.headers[.contentType],
-                              bytes: answer.body.contentLength)
+            ServerSpan.finish(span, route: Self.route(request), requestID: requestID, peer: (context as? EaselRequestContext)?.remoteAddress,
+                              .init(status: Int(answer.status.code), contentType: answer.headers[.contentType], bytes: answer.body.contentLength))
             return answer
         }
     }
@@ -184,10 +183,21 @@ enum ServerSpan {
         return span
     }
 
+    /// What a span records of the answer.
+    struct Answered {
+        var status: Int
+        var contentType: String?
+        var bytes: Int?
+        /// The tier a ready answer came from.
+        var tier: String?
+        /// Answered by the ready-answer handler, before the router.
+        var replayed = false
+    }
+
     /// Names the span after its route, records the answer and ends it.
-    static func finish(_ span: any Span, route: String?, status: Int, requestID: String, peer: SocketAddress? = nil, tier: String? = nil,
-                       contentType: String? = nil, bytes: Int? = nil, replayed: Bool = false) {
+    static func finish(_ span: any Span, route: String?, requestID: String, peer: SocketAddress? = nil, _ answered: Answered) {
         guard span.isRecording else { return span.end() }
+        let (status, tier, replayed) = (answered.status, answered.tier, answered.replayed)
         if let route { span.operationName = "\(span.operationName) \(route)" }
         span.updateAttributes { attributes in
             attributes["http.route"] = route
@@ -195,8 +205,8 @@ enum ServerSpan {
             attributes["http.request.id"] = requestID
             if let tier { attributes["easel.tier"] = tier }
             if replayed { attributes["easel.replayed"] = true }
-            attributes["http.response.header.content-type"] = contentType
-            attributes["http.response.body.size"] = bytes
+            attributes["http.response.header.content-type"] = answered.contentType
+            attributes["http.response.body.size"] = answered.bytes
             if let address = peer?.ipAddress { attributes["client.address"] = address }
         }
         if status >= 500 { span.setStatus(.init(code: .error)) }

@@ -33,36 +33,34 @@ public struct ImageFormat: Sendable, CustomStringConvertible {
     public let height: Int
     /// The pixel format entries are stored in; processed images are converted to it. RGBA8 by
     /// default.
-    public let pixelFormat: Bitmap.PixelFormat
+    public var pixelFormat: Bitmap.PixelFormat = .rgba8
     /// `fit` keeps the aspect ratio inside the box (one side may be smaller, and sources smaller
     /// than the box keep their size); `fill` covers the box and crops the centre.
     public let fit: ResizeMode
     /// Run in order after the resize, e.g. `RoundedCorners`, `Grayscale`, `Flatten`.
-    public let processors: [any ImageProcessor]
+    public var processors: [any ImageProcessor] = []
     /// Entries kept; beyond it the least recently used entry is replaced.
     public let maximumCount: Int
     /// Where the entries live: a memory-mapped table (the default) or only the disk cache.
     public let storage: Storage
     /// Bump it when the meaning of the processing changes in a way its parameters do not show
     /// (e.g. a custom drawing step changed): entries made by another version are dropped.
-    public let version: Int
+    public var version = 0
 
-    /// A format named `name` whose entries are at most `width × height` pixels; traps on an empty
-    /// name, a side outside 1…65535 or a `maximumCount` below 1.
+    /// A format named `name` whose entries are at most `width × height` pixels, in RGBA, with no
+    /// processing after the resize, at version 0 (`pixelFormat`, `processors` and `version` are
+    /// set on the value); traps on an empty name, a side outside 1…65535 or a `maximumCount`
+    /// below 1.
     /// - Parameters:
     ///   - name: the name requests use, unique within a cache.
     ///   - family: the formats that share a decode; nil: the format's own name.
     ///   - width: the entry width in pixels.
     ///   - height: the entry height in pixels.
-    ///   - pixelFormat: the pixel format entries are stored in.
     ///   - fit: how sources are resized to the entry size.
-    ///   - processors: steps run in order after the resize.
     ///   - maximumCount: entries kept before the least recently used is replaced.
     ///   - storage: a memory-mapped table, or only the disk cache.
-    ///   - version: bumped when the processing changes in a way its parameters do not show.
-    public init(name: String, family: String? = nil, width: Int, height: Int, pixelFormat: Bitmap.PixelFormat = .rgba8,
-                fit: ResizeMode = .fit, processors: [any ImageProcessor] = [], maximumCount: Int,
-                storage: Storage = .table, version: Int = 0) {
+    public init(name: String, family: String? = nil, width: Int, height: Int, fit: ResizeMode = .fit, maximumCount: Int,
+                storage: Storage = .table) {
         precondition(!name.isEmpty, "a format needs a name")
         precondition(width > 0 && height > 0 && width <= Int(UInt16.max) && height <= Int(UInt16.max),
                      "a format's size is 1...65535 on each side")
@@ -71,12 +69,9 @@ public struct ImageFormat: Sendable, CustomStringConvertible {
         self.family = family ?? name
         self.width = width
         self.height = height
-        self.pixelFormat = pixelFormat
         self.fit = fit
-        self.processors = processors
         self.maximumCount = maximumCount
         self.storage = storage
-        self.version = version
     }
 
     /// Describes everything that decides an entry's pixels; entries stored under another

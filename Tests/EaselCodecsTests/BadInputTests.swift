@@ -1,4 +1,5 @@
 import EaselCodecs
+import EaselTestSupport
 import Foundation
 import Testing
 
@@ -96,7 +97,7 @@ struct BadInputTests {
     @Test func progressiveScansAreLimited() throws {
         let progressive = try ImageEncoder.encode(gradient(width: 64, height: 64), as: .jpeg(quality: 80, progressive: true))
         #expect(throws: CodecError.tooManyScans(limit: 2)) {
-            try ImageDecoder.decode(progressive, limits: DecodingLimits(maxProgressiveScans: 2))
+            try ImageDecoder.decode(progressive, limits: configured(DecodingLimits()) { $0.maxProgressiveScans = 2 })
         }
         #expect(try ImageDecoder.decode(progressive).width == 64)
     }

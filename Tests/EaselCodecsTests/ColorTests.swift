@@ -1,4 +1,5 @@
 @testable import EaselCodecs
+import EaselTestSupport
 import Foundation
 import Testing
 
@@ -181,7 +182,7 @@ import Testing
         _ = try ImageDecoder.decode(missing)
         // Over the limit: refused as a limit, before decoding.
         let tagged = try ImageEncoder.encode(Self.original, as: .jpeg(quality: 90), iccProfile: Self.adobeRGB.data)
-        let limits = DecodingLimits(maxProfileBytes: 100)
+        let limits = configured(DecodingLimits()) { $0.maxProfileBytes = 100 }
         #expect(throws: CodecError.profileTooLarge(bytes: Self.adobeRGB.data.count, limit: 100)) {
             try ImageDecoder.decode(tagged, limits: limits)
         }

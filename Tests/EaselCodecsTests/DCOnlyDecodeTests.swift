@@ -142,7 +142,7 @@ struct DCOnlyDecodeTests {
         for denominator in [(1, 1), (info.width, info.height)] {
             #expect(throws: CodecError.self) {
                 try JPEGCodec.decode(progressive, info: info, covering: denominator, pixelFormat: .rgba8,
-                                     limits: DecodingLimits(maxProgressiveScans: 5))
+                                     limits: configured(DecodingLimits()) { $0.maxProgressiveScans = 5 })
             }
         }
     }

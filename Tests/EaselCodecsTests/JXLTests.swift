@@ -104,11 +104,11 @@ struct JXLTests {
         }
         // libjxl's memory cap: its own pixel limit, from the header (and again before decoding).
         #expect(throws: CodecError.tooManyPixels(width: 200, height: 100, limit: 15_000)) {
-            try ImageDecoder.info(of: image, limits: DecodingLimits(maxJPEGXLPixels: 15_000))
+            try ImageDecoder.info(of: image, limits: configured(DecodingLimits()) { $0.maxJPEGXLPixels = 15_000 })
         }
         let info = try ImageDecoder.info(of: image)
         #expect(throws: CodecError.tooManyPixels(width: 200, height: 100, limit: 15_000)) {
-            try ImageDecoder.decode(image, info: info, limits: DecodingLimits(maxJPEGXLPixels: 15_000))
+            try ImageDecoder.decode(image, info: info, limits: configured(DecodingLimits()) { $0.maxJPEGXLPixels = 15_000 })
         }
         // Truncated anywhere: a typed error.
         for cut in [1, 2, 10, image.count / 2, image.count - 1] {

@@ -175,7 +175,7 @@ struct SVGSanitizerTests {
         #expect(throws: CodecError.corrupt(format: .svg, reason: "more than 100000 elements (the limit)")) { try SVGSanitizer.sanitize(Data(many.utf8)) }
         many = "<svg xmlns='http://www.w3.org/2000/svg'>" + String(repeating: "<g/>", count: 300) + "</svg>"
         #expect(throws: CodecError.corrupt(format: .svg, reason: "more than 200 elements (the limit)")) {
-            try SVGSanitizer.sanitize(Data(many.utf8), limits: DecodingLimits(maxVectorElements: 200))
+            try SVGSanitizer.sanitize(Data(many.utf8), limits: configured(DecodingLimits()) { $0.maxVectorElements = 200 })
         }
         #expect(throws: CodecError.corrupt(format: .svg, reason: "not an SVG document (its root is <html>)")) {
             try SVGSanitizer.sanitize(Data("<html><svg xmlns='http://www.w3.org/2000/svg'/></html>".utf8))

@@ -128,7 +128,7 @@ struct TIFFTests {
         // the page and the frame limits is refused before any directory is read.
         #expect(try ImageDecoder.info(of: data, limits: DecodingLimits(maxFrames: 2), page: 3).hasAlpha)
         #expect(throws: CodecError.invalidParameters("page 3: pages are numbered from 0 to 2 at most")) {
-            try ImageDecoder.info(of: data, limits: DecodingLimits(maxFrames: 3, maxPages: 3), page: 3)
+            try ImageDecoder.info(of: data, limits: configured(DecodingLimits(maxFrames: 3)) { $0.maxPages = 3 }, page: 3)
         }
     }
 

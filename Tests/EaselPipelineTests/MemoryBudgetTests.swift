@@ -99,7 +99,8 @@ import Testing
                                                  hasAlpha: false, isGrayscale: false, isProgressive: false),
                                                  decodedSize: (1600, 1200), animated: false)
         #expect(estimate > 7_680_000 * 2 && estimate < 7_680_000 * 3)
-        var configuration = ImagePipeline.Configuration(fetchers: [FileFetcher(root: root.url)], maximumConcurrentDecodes: 8, downloadRate: nil)
+        var configuration = ImagePipeline.Configuration(fetchers: [FileFetcher(root: root.url)], downloadRate: nil)
+        configuration.maximumConcurrentDecodes = 8
         configuration.memoryBudget = estimate * 2 + estimate / 2  // two at once, not three
         let pipeline = try ImagePipeline(configuration: configuration)
         let sizes = (0..<8).map { 100 + $0 * 10 }

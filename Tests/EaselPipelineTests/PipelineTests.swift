@@ -21,9 +21,12 @@ func withPipeline(fetcher: HTTPFetcher.Configuration = .init(), downloads: Int =
                   extraFetchers: [any ImageFetcher] = [],
                   _ body: (ImagePipeline, TemporaryDirectory) async throws -> Void) async throws {
     let directory = try TemporaryDirectory()
-    let pipeline = try ImagePipeline(configuration: .init(
+    let pipeline = try ImagePipeline(configuration: configured(.init(
         formats: testFormats, cacheDirectory: directory.url, fetchers: [HTTPFetcher(configuration: fetcher)] + extraFetchers,
-        maximumConcurrentDownloads: downloads, downloadRate: nil, httpCaching: caching))
+        downloadRate: nil)) {
+        $0.maximumConcurrentDownloads = downloads
+        $0.httpCaching = caching
+    })
     do {
         try await body(pipeline, directory)
     } catch {

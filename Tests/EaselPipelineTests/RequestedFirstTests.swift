@@ -24,9 +24,10 @@ import Testing
         let root = try TemporaryDirectory()
         for (name, data) in files { try data.write(to: root.child(name)) }
         let cache = try TemporaryDirectory()
-        let pipeline = try ImagePipeline(configuration: .init(
-            formats: Self.family, cacheDirectory: cache.url, fetchers: [FileFetcher(root: root.url)], downloadRate: nil,
-            familyInBackground: familyInBackground))
+        let pipeline = try ImagePipeline(configuration: configured(.init(
+            formats: Self.family, cacheDirectory: cache.url, fetchers: [FileFetcher(root: root.url)], downloadRate: nil)) {
+            $0.familyInBackground = familyInBackground
+        })
         do {
             try await body(pipeline, root)
         } catch {
@@ -147,7 +148,7 @@ import Testing
             let disk = try #require(pipeline.disk)
             let original = overHTTP ? 1 : 0
             // AVIF with WebP for animations: the answer depends on whether the source is animated.
-            let encodings = [ImageEncoding(.avif, quality: 60, animationAsWebP: 80), ImageEncoding(.webp, quality: 80)]
+            let encodings = [ImageEncoding(.avif, quality: 60, animations: .init(asWebP: 80)), ImageEncoding(.webp, quality: 80)]
             for (name, type) in [("cup.png", "image/avif"), ("anim.gif", "image/webp")] {
                 for encoding in encodings {
                     var request = ImageRequest(url: url(name), format: "thumb")

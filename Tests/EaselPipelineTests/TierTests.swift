@@ -49,7 +49,9 @@ struct TierTests {
         try await origin.run { base in
             let url = base.appendingPathComponent("cat.jpg")
             let first = try TemporaryDirectory(), second = try TemporaryDirectory()
-            let a = try ImagePipeline(configuration: .init(formats: testFormats, cacheDirectory: first.url, downloadRate: nil, sharedStores: [shared]))
+            let a = try ImagePipeline(configuration: configured(.init(formats: testFormats, cacheDirectory: first.url, downloadRate: nil)) {
+                $0.sharedStores = [shared]
+            })
             let made = try await a.encodedImage(for: request(url, thumbnail))
             #expect(made.tier == .network)
             // The shared copy is written after the answer.
@@ -58,7 +60,9 @@ struct TierTests {
             #expect(shared.keys.allSatisfy { $0.hasPrefix(StoreKey.prefix(url.absoluteString)) })
 
             // Another machine: its own disk, the same shared store. No origin request, no decode.
-            let b = try ImagePipeline(configuration: .init(formats: testFormats, cacheDirectory: second.url, downloadRate: nil, sharedStores: [shared]))
+            let b = try ImagePipeline(configuration: configured(.init(formats: testFormats, cacheDirectory: second.url, downloadRate: nil)) {
+                $0.sharedStores = [shared]
+            })
             let fromShared = try await b.encodedImage(for: request(url, thumbnail))
             #expect(fromShared.tier == .encodedShared)
             #expect(fromShared.encoded.data == made.encoded.data && fromShared.encoded.etag == made.encoded.etag)

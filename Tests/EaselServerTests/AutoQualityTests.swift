@@ -162,8 +162,8 @@ import Testing
 
     @Test func urlsAndFormatsAskForAutoqualityAndBestFormat() async throws {
         let server = try Self.server {
-            $0.formats = [.init(name: "auto", width: 120, height: 120, output: "best", qualityTarget: 0.02),
-                          .init(name: "fixed", width: 120, height: 120, output: "jpeg", quality: 95)]
+            $0.formats = [configured(.init(name: "auto", width: 120, height: 120)) { $0.output = "best"; $0.qualityTarget = 0.02 },
+                          configured(.init(name: "fixed", width: 120, height: 120)) { $0.output = "jpeg"; $0.quality = 95 }]
         }
         try await server.test { (client: any TestClientProtocol) async throws in
             let name = "chelsea-cat.jpg"

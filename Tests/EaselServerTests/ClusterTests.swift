@@ -202,8 +202,10 @@ import Testing
                        ImageFormat(name: "large", family: "large", width: 400, height: 400, maximumCount: 50, storage: .diskCache),
                        ImageFormat(name: "larger", family: "larger", width: 500, height: 500, maximumCount: 50, storage: .diskCache)]
         // Freshness 0: every later use of the stored original revalidates it with S3.
-        let pipeline = try ImagePipeline(configuration: .init(formats: formats, cacheDirectory: directory.url,
-                                                              fetchers: [S3Fetcher(client: client)], downloadRate: nil, defaultFreshness: 0))
+        let pipeline = try ImagePipeline(configuration: configured(.init(formats: formats, cacheDirectory: directory.url,
+                                                                         fetchers: [S3Fetcher(client: client)], downloadRate: nil)) {
+            $0.defaultFreshness = 0
+        })
         let url = URL(string: "s3://\(S3TestServer.bucket)/\(key)")!
         do {
             let first = try await pipeline.image(for: ImageRequest(url: url, format: "thumb"))

@@ -214,7 +214,7 @@ import Testing
 
     @Test func aFormatMaySharpenAfterItsResize() async throws {
         let plain = try TestServer { $0.formats = [.init(name: "t", width: 128, height: 128)] }
-        let sharp = try TestServer { $0.formats = [.init(name: "t", width: 128, height: 128, sharpen: 1)] }
+        let sharp = try TestServer { $0.formats = [configured(.init(name: "t", width: 128, height: 128)) { $0.sharpen = 1 }] }
         let collected = Locked<[Data]>([])
         for server in [plain, sharp] {
             try await server.test { (client: any TestClientProtocol) async throws in
@@ -226,7 +226,7 @@ import Testing
         let bodies = collected.withLock { $0 }
         let a = try ImageDecoder.decode(bodies[0]), b = try ImageDecoder.decode(bodies[1])
         #expect(a.width == b.width && !a.hasSamePixels(as: b), "the sharpened format differs")
-        #expect(throws: ServerConfigurationError.self) { try TestServer { $0.formats = [.init(name: "t", width: 8, height: 8, sharpen: 99)] } }
+        #expect(throws: ServerConfigurationError.self) { try TestServer { $0.formats = [configured(.init(name: "t", width: 8, height: 8)) { $0.sharpen = 99 }] } }
     }
 
     @Test func aReplacedWatermarkIsUsedOnceItIsPurged() async throws {

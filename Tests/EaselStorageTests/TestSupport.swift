@@ -37,8 +37,8 @@ func randomData(_ count: Int, seed: UInt64 = 1) -> Data {
 func openCache(_ directory: URL, byteLimit: Int = 0, trimRatio: Double = 1, inlineLimit: Int = 32 * 1024,
                accessTimeResolution: Double = 0, files: any FileOperations = PosixFileOperations(),
                clock: ManualClock? = nil) throws -> DiskCache {
-    let configuration = DiskCache.Configuration(
-        byteLimit: byteLimit, trimRatio: trimRatio, inlineLimit: inlineLimit, accessTimeResolution: accessTimeResolution)
+    var configuration = DiskCache.Configuration(byteLimit: byteLimit, trimRatio: trimRatio, inlineLimit: inlineLimit)
+    configuration.accessTimeResolution = accessTimeResolution
     let time: @Sendable () -> Double
     if let clock { time = clock.closure } else { time = { Date().timeIntervalSince1970 } }
     return try DiskCache(directory: directory, name: directory.lastPathComponent, configuration: configuration,

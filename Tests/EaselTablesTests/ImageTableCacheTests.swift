@@ -78,9 +78,10 @@ final class SampleProvider: ImageSourceProvider {
 
 let photoFormats = [
     ImageFormat(name: "thumb", family: "photos", width: 128, height: 128, fit: .fit, maximumCount: 20),
-    ImageFormat(name: "square", family: "photos", width: 96, height: 96, fit: .fill,
-                processors: [try! RoundedCorners(radius: 12)], maximumCount: 20),
-    ImageFormat(name: "gray", family: "photos", width: 64, height: 64, pixelFormat: .gray8, maximumCount: 20),
+    configured(ImageFormat(name: "square", family: "photos", width: 96, height: 96, fit: .fill, maximumCount: 20)) {
+        $0.processors = [try! RoundedCorners(radius: 12)]
+    },
+    configured(ImageFormat(name: "gray", family: "photos", width: 64, height: 64, maximumCount: 20)) { $0.pixelFormat = .gray8 },
     ImageFormat(name: "avatar", family: "people", width: 48, height: 48, fit: .fill, maximumCount: 5),
 ]
 

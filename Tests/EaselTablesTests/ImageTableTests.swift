@@ -18,8 +18,10 @@ func pattern(_ number: UInt64, width: Int = 256, height: Int = 256, pixelFormat:
 
 func thumbFormat(maximumCount: Int = 100, width: Int = 256, height: Int = 256, pixelFormat: Bitmap.PixelFormat = .rgba8,
                  fit: ResizeMode = .fit, version: Int = 0) -> ImageFormat {
-    ImageFormat(name: "thumb", width: width, height: height, pixelFormat: pixelFormat, fit: fit,
-                maximumCount: maximumCount, version: version)
+    configured(ImageFormat(name: "thumb", width: width, height: height, fit: fit, maximumCount: maximumCount)) {
+        $0.pixelFormat = pixelFormat
+        $0.version = version
+    }
 }
 
 /// Fails the first allocations after `allowed` succeed, with `code`.

@@ -78,3 +78,11 @@ public func offThePool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) 
 public func runToolOffThePool(_ tool: String, _ arguments: [String], timeout: TimeInterval = 60) async throws -> Bool {
     try await offThePool { try runTool(tool, arguments, timeout: timeout) }
 }
+
+/// `value` with `change` applied: a settings value made in one expression (settings types take
+/// their common settings in their initialiser and the rest as properties).
+public func configured<T>(_ value: T, _ change: (inout T) -> Void) -> T {
+    var value = value
+    change(&value)
+    return value
+}

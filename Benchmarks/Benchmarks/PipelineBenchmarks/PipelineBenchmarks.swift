@@ -21,9 +21,10 @@ final class Bench: Sendable {
     let pipeline: ImagePipeline
 
     init(memoryCostLimit: Int = 64 << 20) throws {
-        pipeline = try ImagePipeline(configuration: .init(
-            formats: formats, cacheDirectory: scratch.url, memoryCostLimit: memoryCostLimit,
-            fetchers: [FileFetcher(root: samplesDirectory)], downloadRate: nil))
+        var configuration = ImagePipeline.Configuration(formats: formats, cacheDirectory: scratch.url,
+                                                        fetchers: [FileFetcher(root: samplesDirectory)], downloadRate: nil)
+        configuration.memoryCostLimit = memoryCostLimit
+        pipeline = try ImagePipeline(configuration: configuration)
     }
 }
 

@@ -25,9 +25,11 @@ let start = ContinuousClock.now
 var failures = 0
 for _ in 0..<passes {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("easel-throughput-\(UUID().uuidString)")
-    let pipeline = try ImagePipeline(configuration: .init(
-        formats: [format], cacheDirectory: directory, fetchers: [FileFetcher(root: root), HTTPFetcher()],
-        maximumConcurrentDownloads: 4 * concurrency, maximumConcurrentDecodes: concurrency, downloadRate: nil))
+    var configuration = ImagePipeline.Configuration(formats: [format], cacheDirectory: directory,
+                                                    fetchers: [FileFetcher(root: root), HTTPFetcher()], downloadRate: nil)
+    configuration.maximumConcurrentDownloads = 4 * concurrency
+    configuration.maximumConcurrentDecodes = concurrency
+    let pipeline = try ImagePipeline(configuration: configuration)
     failures += await withTaskGroup(of: Bool.self) { group in
         var next = 0
         var failed = 0

@@ -32,10 +32,12 @@ enum AVIFCodec {
         case (3, _): 6
         default: 1
         }
-        return ImageInfo(fileType: .avif, width: Int(header.width), height: Int(header.height), hasAlpha: header.has_alpha != 0,
-                         isGrayscale: false, isProgressive: false, isAnimated: header.frame_count > 1,
-                         colorProfile: profile, frameCount: Int(header.frame_count), bitDepth: Int(header.depth),
-                         containerOrientation: orientation)
+        var info = ImageInfo(fileType: .avif, width: Int(header.width), height: Int(header.height), hasAlpha: header.has_alpha != 0, isGrayscale: false, isProgressive: false, isAnimated: header.frame_count > 1)
+        info.colorProfile = profile
+        info.frameCount = Int(header.frame_count)
+        info.bitDepth = Int(header.depth)
+        info.containerOrientation = orientation
+        return info
     }
 
     /// -1: the pixel limit; -2: the frame limit.
@@ -109,9 +111,11 @@ enum HEIFCodec {
         defer { easel_heif_free(icc) }
         let profile = ICCProfileReader.read(container: icc, size: iccSize, limit: limits.maxProfileBytes,
                                             primaries: Int(header.color_primaries), transfer: Int(header.transfer))
-        var info = ImageInfo(fileType: fileType, width: Int(header.width), height: Int(header.height), hasAlpha: header.has_alpha != 0,
-                             isGrayscale: false, isProgressive: false, colorProfile: profile, frameCount: Int(header.image_count),
-                             bitDepth: Int(header.depth), containerOrientation: 1)
+        var info = ImageInfo(fileType: fileType, width: Int(header.width), height: Int(header.height), hasAlpha: header.has_alpha != 0, isGrayscale: false, isProgressive: false)
+        info.colorProfile = profile
+        info.frameCount = Int(header.image_count)
+        info.bitDepth = Int(header.depth)
+        info.containerOrientation = 1
         info.isEmbeddedThumbnail = header.is_thumbnail != 0
         return info
     }

@@ -43,8 +43,9 @@ enum BMPCodec {
 
     static func info(_ data: Data, limits: DecodingLimits = .default) throws(CodecError) -> ImageInfo {
         let header = try fileHeader(data)
-        return ImageInfo(fileType: .bmp, width: header.width, height: header.height, hasAlpha: header.mayHaveAlpha,
-                         isGrayscale: false, isProgressive: false, colorProfile: profile(header, in: data, limit: limits.maxProfileBytes))
+        var info = ImageInfo(fileType: .bmp, width: header.width, height: header.height, hasAlpha: header.mayHaveAlpha, isGrayscale: false, isProgressive: false)
+        info.colorProfile = profile(header, in: data, limit: limits.maxProfileBytes)
+        return info
     }
 
     static func decode(_ data: Data, info: ImageInfo, pixelFormat: Bitmap.PixelFormat, limits: DecodingLimits) throws(CodecError) -> Bitmap {

@@ -11,8 +11,9 @@ package enum GIFCodec {
         let frames = data.withUnsafeBytes { raw in
             easel_gif_count_frames(raw.baseAddress!.assumingMemoryBound(to: UInt8.self), raw.count, Int32(clamping: limits.maxFrames == .max ? .max : limits.maxFrames + 1), nil)
         }
-        return ImageInfo(fileType: .gif, width: Int(width), height: Int(height), hasAlpha: true, isGrayscale: false,
-                         isProgressive: false, isAnimated: frames > 1, frameCount: max(1, Int(frames)))
+        var info = ImageInfo(fileType: .gif, width: Int(width), height: Int(height), hasAlpha: true, isGrayscale: false, isProgressive: false, isAnimated: frames > 1)
+        info.frameCount = max(1, Int(frames))
+        return info
     }
 
     static func decode(_ data: Data, info: ImageInfo, pixelFormat: Bitmap.PixelFormat, limits: DecodingLimits) throws -> Bitmap {

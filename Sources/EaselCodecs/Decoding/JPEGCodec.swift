@@ -7,9 +7,10 @@ package enum JPEGCodec {
     static func info(_ data: Data, limits: DecodingLimits = .default) throws -> ImageInfo {
         var header = easel_jpeg_header()
         try call(data) { easel_jpeg_read_header($0, $1, &header, $2) }
-        return ImageInfo(fileType: .jpeg, width: Int(header.width), height: Int(header.height), hasAlpha: false,
-                         isGrayscale: header.components == 1, isProgressive: header.progressive != 0,
-                         exif: ExifReader.read(jpeg: data), colorProfile: ICCProfileReader.read(jpeg: data, limit: limits.maxProfileBytes))
+        var info = ImageInfo(fileType: .jpeg, width: Int(header.width), height: Int(header.height), hasAlpha: false, isGrayscale: header.components == 1, isProgressive: header.progressive != 0)
+        info.exif = ExifReader.read(jpeg: data)
+        info.colorProfile = ICCProfileReader.read(jpeg: data, limit: limits.maxProfileBytes)
+        return info
     }
 
     /// The largest DCT scale denominator (8, 4, 2 or 1) whose output still covers

@@ -33,9 +33,11 @@ enum JXLCodec {
         guard Int.checkedProduct(Int(header.width), Int(header.height)).map({ $0 <= limits.maxJPEGXLPixels }) ?? false else {
             throw CodecError.tooManyPixels(width: Int(header.width), height: Int(header.height), limit: limits.maxJPEGXLPixels)
         }
-        return ImageInfo(fileType: .jxl, width: Int(header.width), height: Int(header.height), hasAlpha: header.has_alpha != 0,
-                         isGrayscale: header.is_gray != 0, isProgressive: false, isAnimated: header.is_animated != 0,
-                         colorProfile: profile, bitDepth: Int(header.bits_per_sample), containerOrientation: Int(header.orientation))
+        var info = ImageInfo(fileType: .jxl, width: Int(header.width), height: Int(header.height), hasAlpha: header.has_alpha != 0, isGrayscale: header.is_gray != 0, isProgressive: false, isAnimated: header.is_animated != 0)
+        info.colorProfile = profile
+        info.bitDepth = Int(header.bits_per_sample)
+        info.containerOrientation = Int(header.orientation)
+        return info
     }
 
     /// The first frame as stored (the caller applies the orientation).

@@ -21,8 +21,9 @@ enum PDFCodec {
         guard Int(pages) <= limits.maxPages else { throw corrupt("\(pages) pages (the limit is \(limits.maxPages))") }
         if result == -2 { throw CodecError.noSuchPage(page: page, pages: Int(pages)) }
         func side(_ value: Double) -> Int { max(1, Int(checked: value, rounding: .up)) }
-        return ImageInfo(fileType: .pdf, width: side(width), height: side(height), hasAlpha: false, isGrayscale: false,
-                         isProgressive: false, frameCount: Int(pages))
+        var info = ImageInfo(fileType: .pdf, width: side(width), height: side(height), hasAlpha: false, isGrayscale: false, isProgressive: false)
+        info.frameCount = Int(pages)
+        return info
     }
 
     static func decode(_ data: Data, info: ImageInfo, covering minimumSize: (width: Int, height: Int)?, pixelFormat: Bitmap.PixelFormat,

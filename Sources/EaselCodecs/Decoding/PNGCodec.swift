@@ -8,10 +8,11 @@ enum PNGCodec {
     static func info(_ data: Data, limits: DecodingLimits = .default) throws -> ImageInfo {
         var header = easel_png_header()
         try call(data) { easel_png_read_header($0, $1, &header, $2) }
-        return ImageInfo(fileType: .png, width: Int(header.width), height: Int(header.height),
-                         hasAlpha: header.has_alpha != 0, isGrayscale: header.is_gray != 0,
-                         isProgressive: header.interlaced != 0, exif: ExifReader.read(png: data),
-                         colorProfile: ICCProfileReader.read(png: data, limit: limits.maxProfileBytes), bitDepth: Int(header.bit_depth))
+        var info = ImageInfo(fileType: .png, width: Int(header.width), height: Int(header.height), hasAlpha: header.has_alpha != 0, isGrayscale: header.is_gray != 0, isProgressive: header.interlaced != 0)
+        info.exif = ExifReader.read(png: data)
+        info.colorProfile = ICCProfileReader.read(png: data, limit: limits.maxProfileBytes)
+        info.bitDepth = Int(header.bit_depth)
+        return info
     }
 
     /// Whether 8-bit gray, RGB and RGBA files take the libdeflate path (`easel_png_decode`):

@@ -24,10 +24,12 @@ enum TIFFCodec {
                 profile = ICCProfileReader.parse(Data(icc))
             }
         }
-        return ImageInfo(fileType: .tiff, width: Int(header.width), height: Int(header.height), hasAlpha: header.has_alpha != 0,
-                         isGrayscale: header.is_gray != 0, isProgressive: false, colorProfile: profile,
-                         frameCount: Int(header.pages), bitDepth: Int(header.bits_per_sample),
-                         containerOrientation: Int(header.orientation))
+        var info = ImageInfo(fileType: .tiff, width: Int(header.width), height: Int(header.height), hasAlpha: header.has_alpha != 0, isGrayscale: header.is_gray != 0, isProgressive: false)
+        info.colorProfile = profile
+        info.frameCount = Int(header.pages)
+        info.bitDepth = Int(header.bits_per_sample)
+        info.containerOrientation = Int(header.orientation)
+        return info
     }
 
     private static func read(_ data: Data, into header: inout easel_tiff_info, icc: UnsafeMutableBufferPointer<UInt8>?,

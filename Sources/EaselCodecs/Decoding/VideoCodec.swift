@@ -109,8 +109,8 @@ enum VideoCodec {
         let aspect = probed.pixel_aspect >= 0.25 && probed.pixel_aspect <= 4 ? probed.pixel_aspect : 1
         let displayWidth = abs(aspect - 1) < 0.001 ? Int(probed.width)
             : max(1, Int(checked: (Double(probed.width) * aspect).rounded()))
-        var info = ImageInfo(fileType: fileType, width: displayWidth, height: Int(probed.height), hasAlpha: false, isGrayscale: false,
-                             isProgressive: false, containerOrientation: orientation)
+        var info = ImageInfo(fileType: fileType, width: displayWidth, height: Int(probed.height), hasAlpha: false, isGrayscale: false, isProgressive: false)
+        info.containerOrientation = orientation
         let duration = probed.duration >= 0 ? probed.duration : nil
         // Past the end (or the default second of a shorter video): the first frame.
         var position = position

@@ -22,10 +22,11 @@ enum WebPCodec {
                 return Int(WebPDemuxGetI(demux, WEBP_FF_FRAME_COUNT))
             }
         }
-        return ImageInfo(fileType: .webp, width: Int(features.width), height: Int(features.height),
-                         hasAlpha: features.has_alpha != 0 || features.format != 1, isGrayscale: false, isProgressive: false,
-                         isAnimated: features.has_animation != 0, exif: ExifReader.read(webp: data),
-                         colorProfile: ICCProfileReader.read(webp: data, limit: limits.maxProfileBytes), frameCount: max(1, frames))
+        var info = ImageInfo(fileType: .webp, width: Int(features.width), height: Int(features.height), hasAlpha: features.has_alpha != 0 || features.format != 1, isGrayscale: false, isProgressive: false, isAnimated: features.has_animation != 0)
+        info.exif = ExifReader.read(webp: data)
+        info.colorProfile = ICCProfileReader.read(webp: data, limit: limits.maxProfileBytes)
+        info.frameCount = max(1, frames)
+        return info
     }
 
     /// Whether a decode of this image may shrink on load: a still (an animation's frames are

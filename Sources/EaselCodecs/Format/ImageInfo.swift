@@ -16,15 +16,15 @@ public struct ImageInfo: Sendable, Hashable {
     /// A progressive JPEG or an interlaced PNG.
     public var isProgressive: Bool
     /// EXIF facts (from JPEG, PNG or WebP), nil when the file has none.
-    public var exif: ExifInfo?
+    public var exif: ExifInfo? = nil
     /// An animated WebP, or an AVIF sequence (GIFs are not examined for further frames); only the
     /// first frame is decoded.
     public var isAnimated: Bool
     /// The embedded ICC profile (JPEG APP2, PNG iCCP, WebP ICCP, AVIF/HEIC colr), if any.
-    public var colorProfile: EmbeddedProfile
+    public var colorProfile: EmbeddedProfile = .none
     /// Frames (AVIF sequences, animated GIF and WebP), pages (TIFF, PDF) or top-level images
     /// (HEIF); 1 otherwise.
-    public var frameCount: Int
+    public var frameCount: Int = 1
     /// The page (TIFF, PDF) or frame (an animated GIF or WebP) these facts describe and a decode
     /// with them makes: 0, the first, unless `ImageDecoder.info(of:limits:page:embeddedThumbnail:video:)` was asked for
     /// another.
@@ -34,7 +34,7 @@ public struct ImageInfo: Sendable, Hashable {
     /// for it and the file has one).
     public var isEmbeddedThumbnail = false
     /// Bits per sample as stored (AVIF and HEIC: 8, 10 or 12); 8 otherwise.
-    public var bitDepth: Int
+    public var bitDepth: Int = 8
 
     /// A size an icon holds besides its largest (`width` × `height`).
     public struct EntrySize: Sendable, Hashable {
@@ -74,7 +74,7 @@ public struct ImageInfo: Sendable, Hashable {
     public var pixelCount: Int { Int.checkedProduct(width, height) ?? .max }
     /// An orientation the container gives (AVIF's `irot`/`imir` as the equivalent EXIF value;
     /// HEIC's 1, as libheif decodes it upright), which wins over EXIF.
-    public var containerOrientation: Int?
+    public var containerOrientation: Int? = nil
     /// The orientation to apply (EXIF's numbering), 1 (upright) when there is none.
     public var orientation: Int { containerOrientation ?? exif?.orientation ?? 1 }
     /// The size once the orientation is applied (width and height as stored are above).
@@ -83,16 +83,11 @@ public struct ImageInfo: Sendable, Hashable {
     /// axes, else `height`.
     public var uprightHeight: Int { Orientation.swapsAxes(orientation) ? width : height }
 
-    /// Header facts with the given values; the defaults describe a still, 8-bit image of one frame
-    /// with no EXIF, no embedded profile and no container orientation.
+    /// Header facts with the given values; the rest (EXIF, profile, frames, bit depth, container
+    /// orientation) start as a still, 8-bit image of one frame with no EXIF, no embedded profile
+    /// and no container orientation, and are set on the value by the decoder that reads them.
     public init(fileType: ImageFileType, width: Int, height: Int, hasAlpha: Bool, isGrayscale: Bool, isProgressive: Bool,
-                isAnimated: Bool = false, exif: ExifInfo? = nil, colorProfile: EmbeddedProfile = .none, frameCount: Int = 1,
-                bitDepth: Int = 8, containerOrientation: Int? = nil) {
-        self.exif = exif
-        self.containerOrientation = containerOrientation
-        self.colorProfile = colorProfile
-        self.frameCount = frameCount
-        self.bitDepth = bitDepth
+                isAnimated: Bool = false) {
         self.isAnimated = isAnimated
         self.fileType = fileType
         self.width = width

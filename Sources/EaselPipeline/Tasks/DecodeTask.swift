@@ -59,8 +59,8 @@ struct DecodeTask: PipelineTask {
                     pipeline.storePendingOriginal(original, sourceKey: sourceKey)
                     throw .cancelled
                 }
-                return try pipeline.decodeAndProcess(original, request: request, format: format, family: family, frames: frames,
-                                                     name: name, ids: (entityID, sourceID), sourceKey: sourceKey, mark: mark)
+                let work = ImagePipeline.DecodeWork(request: request, name: name, sourceKey: sourceKey, ids: (entityID, sourceID), mark: mark)
+                return try pipeline.decodeAndProcess(original, work, format: format, family: family, frames: frames)
             }
         }
     }
@@ -175,13 +175,24 @@ extension ImagePipeline {
         }
     }
 
+    /// Who a decode is for and where what it makes is kept.
+    struct DecodeWork: Sendable {
+        let request: ImageRequest
+        /// The name its image is made under (the format's, or the request's processing).
+        let name: String
+        let sourceKey: String
+        let ids: (entity: UUID, source: UUID)
+        /// Taken before the fetch: a purge since then keeps what this decode makes out of the tiers.
+        let mark: PurgeMarks.Mark
+    }
+
     /// Blocking: runs on the decode pool in a decode slot. Reads the header; an animation the
     /// answer keeps (`frames`) is made frame by frame; otherwise one decode at the scale the
     /// request's own image needs (shrink-on-load), processed and stored, with the family's other
     /// formats left to a `familyJob` that the answerer starts after its answer.
-    func decodeAndProcess(_ original: Original, request: ImageRequest, format: ImageFormat?, family: [ImageFormat],
-                          frames: ImageEncoding?, name: String, ids: (entity: UUID, source: UUID), sourceKey: String,
-                          mark: PurgeMarks.Mark) throws(PipelineError) -> Processed {
+    func decodeAndProcess(_ original: Original, _ work: DecodeWork, format: ImageFormat?, family: [ImageFormat],
+                          frames: ImageEncoding?) throws(PipelineError) -> Processed {
+        let (request, name, sourceKey, ids) = (work.request, work.name, work.sourceKey, work.ids)
         let decodeStart = ContinuousClock.now
         let limits = decodingLimits(for: request)
         let stores = request.cachePolicy != .noStore
@@ -232,8 +243,8 @@ extension ImagePipeline {
         storeMade([name: image], request: request, sourceKey: sourceKey, ids: ids, freshUntil: original.freshUntil)
         var result = made
         if !family.isEmpty {
-            result.family = familyJob(family, from: decoded, info: info, request: request, sourceKey: sourceKey, ids: ids, mark: mark,
-                                      freshUntil: original.freshUntil, originalBytes: original.data.count)
+            result.family = familyJob(family, from: decoded, info: info, work: work,
+                                      original: (freshUntil: original.freshUntil, bytes: original.data.count))
         }
         return result
     }
@@ -325,9 +336,10 @@ extension ImagePipeline {
     /// needs. What such jobs hold while they wait — decoded bitmaps, and for follow-ups the
     /// original and the bitmap they will make — is bounded in bytes (`familyJobs`); a job past
     /// the bound is dropped (its formats are made on request).
-    private func familyJob(_ family: [ImageFormat], from decoded: Bitmap, info: ImageInfo, request: ImageRequest,
-                           sourceKey: String, ids: (entity: UUID, source: UUID), mark: PurgeMarks.Mark, freshUntil: Date?,
-                           originalBytes: Int) -> FamilyJob? {
+    private func familyJob(_ family: [ImageFormat], from decoded: Bitmap, info: ImageInfo, work: DecodeWork,
+                           original: (freshUntil: Date?, bytes: Int)) -> FamilyJob? {
+        let (request, sourceKey, ids, mark) = (work.request, work.sourceKey, work.ids, work.mark)
+        let (freshUntil, originalBytes) = original
         // Only formats whose own decode would be this very one (the same shrink-on-load
         // scale): a format's bytes, and so its ETag, never depend on which request came first.
         func ownDecode(_ format: ImageFormat) -> (width: Int, height: Int) {

@@ -43,9 +43,9 @@ public final class DiskCache: Sendable {
         /// Real blocks, never a sparse file. Freeing them lets the trim or removal commit and
         /// give space back; the reserve is allocated again, before anything else, once there is
         /// room. At most a sixteenth of the file system. 0: none.
-        public var reservedBytes: Int
+        public var reservedBytes: Int = 8 << 20
         /// Entries not read or written for this many seconds expire. 0: no limit.
-        public var ageLimit: TimeInterval
+        public var ageLimit: TimeInterval = 0
         /// When a set pushes the stored bytes over `byteLimit`, least recently used entries are
         /// removed until at most `byteLimit × trimRatio` remain, so evictions come in batches
         /// rather than one per set (Nuke's DataCache does the same with 0.7). 1: trim to the limit.
@@ -58,43 +58,27 @@ public final class DiskCache: Sendable {
         public var inlineLimit: Int
         /// Flush files to stable storage before they become visible (survives power loss, slower).
         /// Without it, entries survive any process crash but the last few may be lost on power loss.
-        public var synchronousWrites: Bool
+        public var synchronousWrites: Bool = false
         /// Reads update an entry's access date only when it is older than this many seconds,
         /// which keeps reads from writing. 0 records every read.
-        public var accessTimeResolution: TimeInterval
+        public var accessTimeResolution: TimeInterval = 1
         /// How many bytes of the index SQLite may read through `mmap` (0: read with `pread`).
         /// Mapped reads of values in the index are about twice as fast; the trade-off is that a
         /// media error while reading a mapped page stops the process with SIGBUS instead of
         /// failing the read.
-        public var memoryMappedIndexBytes: Int
+        public var memoryMappedIndexBytes: Int = 1 << 30
         /// Where damaged entries and recoveries are reported.
-        public var logger: Logger
+        public var logger = Logger(label: "easel.disk-cache")
 
-        /// Settings with these defaults: no fixed byte limit (half the usable space), an 8 MiB
-        /// reserve, no age limit, a 0.95 trim ratio, values up to 256 KiB inline, no flush to
-        /// stable storage, access dates to the second and up to 1 GiB of the index mapped.
-        public init(
-            byteLimit: Int = 0,
-            freeSpaceFraction: Double = 0.5,
-            reservedBytes: Int = 8 << 20,
-            ageLimit: TimeInterval = 0,
-            trimRatio: Double = 0.95,
-            inlineLimit: Int = 256 * 1024,
-            synchronousWrites: Bool = false,
-            accessTimeResolution: TimeInterval = 1,
-            memoryMappedIndexBytes: Int = 1 << 30,
-            logger: Logger = Logger(label: "easel.disk-cache")
-        ) {
+        /// Settings with these defaults: no fixed byte limit (half the usable space), a 0.95 trim
+        /// ratio and values up to 256 KiB inline. The others start at an 8 MiB reserve, no age
+        /// limit, no flush to stable storage, access dates to the second and up to 1 GiB of the
+        /// index mapped, and are set on the value.
+        public init(byteLimit: Int = 0, freeSpaceFraction: Double = 0.5, trimRatio: Double = 0.95, inlineLimit: Int = 256 * 1024) {
             self.byteLimit = byteLimit
             self.freeSpaceFraction = freeSpaceFraction
-            self.reservedBytes = reservedBytes
-            self.ageLimit = ageLimit
             self.trimRatio = trimRatio
             self.inlineLimit = inlineLimit
-            self.memoryMappedIndexBytes = memoryMappedIndexBytes
-            self.synchronousWrites = synchronousWrites
-            self.accessTimeResolution = accessTimeResolution
-            self.logger = logger
         }
     }
 

@@ -15,9 +15,10 @@ struct PipelineOptions: ParsableArguments {
     /// A pipeline with the default formats, HTTP and file sources (any local path: the user
     /// running the command names it).
     func makePipeline(downloads: Int = 6) throws -> ImagePipeline {
-        try ImagePipeline(configuration: .init(
-            cacheDirectory: cacheDirectory, fetchers: [HTTPFetcher(), FileFetcher(root: URL(fileURLWithPath: "/"))],
-            maximumConcurrentDownloads: downloads))
+        var configuration = ImagePipeline.Configuration(
+            cacheDirectory: cacheDirectory, fetchers: [HTTPFetcher(), FileFetcher(root: URL(fileURLWithPath: "/"))])
+        configuration.maximumConcurrentDownloads = downloads
+        return try ImagePipeline(configuration: configuration)
     }
 
     /// A URL for an http(s) or file URL string, or a local path.

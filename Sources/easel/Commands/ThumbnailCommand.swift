@@ -134,6 +134,8 @@ struct ThumbnailCommand: ParsableCommand {
         case .heic: .heic(quality: quality ?? 60)
         case .svg: .png()  // refused by `validate()`: a thumbnail is pixels
         }
+        let making = Making(resize: resize, encoding: encoding, keepProfile: keepProfile, animate: !firstFrame,
+                            keepCopyright: keepCopyright, page: page, video: VideoPosition(second: second, keyframeOnly: keyframe))
         let planned = try plannedThumbnail()
         let workers = min(jobs, inputs.count)
         let results = ThumbnailResults(count: inputs.count, workers: workers)
@@ -156,9 +158,7 @@ struct ThumbnailCommand: ParsableCommand {
                     let size = if let planned {
                         try planned.make(input: input, output: output)
                     } else {
-                        try Self.thumbnail(input: input, output: output, resize: resize, encoding: encoding, keepProfile: keepProfile,
-                                           animate: !firstFrame, keepCopyright: keepCopyright, page: page,
-                                           video: VideoPosition(second: second, keyframeOnly: keyframe))
+                        try Self.thumbnail(input: input, output: output, making: making)
                     }
                     let ms = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e6
                     results.set(index, "\(input) -> \(output) (\(size.width)×\(size.height), \(String(format: "%.1f", ms)) ms)", failed: false, worker: worker)
@@ -201,15 +201,27 @@ struct ThumbnailCommand: ParsableCommand {
         }
     }
 
+    /// What the flags ask of every thumbnail of a run (without `--imgproxy`/`--thumbor`).
+    struct Making: Sendable {
+        var resize: Resize
+        var encoding: ImageEncoder.Options
+        /// Keep an embedded RGB profile in JPEG and PNG outputs instead of converting to sRGB.
+        var keepProfile = false
+        /// An animation to WebP or GIF keeps every frame.
+        var animate = true
+        var keepCopyright = false
+        var page = 0
+        var video = VideoPosition.default
+    }
+
     /// One thumbnail: decode covering what the resize needs, resize, flatten for JPEG, encode,
     /// write atomically (a temporary file renamed into place).
     /// Colour: converted to sRGB from an embedded profile, unless `keepProfile` (then the
     /// profile goes into JPEG and PNG outputs; WebP and AVIF outputs are always sRGB).
-    static func thumbnail(input: String, output: String, resize: Resize, encoding: ImageEncoder.Options,
-                          keepProfile: Bool = false, animate: Bool = true, keepCopyright: Bool = false,
-                          page: Int = 0, video: VideoPosition = .default) throws -> (width: Int, height: Int) {
+    static func thumbnail(input: String, output: String, making: Making) throws -> (width: Int, height: Int) {
+        let (resize, encoding, page) = (making.resize, making.encoding, making.page)
         let data = try readInput(input, limit: DecodingLimits.default.maxInputBytes)
-        let info = try ImageDecoder.info(of: data, page: page, video: video)
+        let info = try ImageDecoder.info(of: data, page: page, video: making.video)
         // An animation to WebP or GIF keeps every frame, each resized and encoded as it is read;
         // one over the frame or animation-pixel limits is made from its first frame, as before.
         let animationEncoder: (any AnimationEncoder)? = switch encoding {
@@ -217,7 +229,7 @@ struct ThumbnailCommand: ParsableCommand {
         case .gif: AnimatedGIFEncoder()
         default: nil
         }
-        if animate, info.page == 0, info.isAnimated, let encoder = animationEncoder {
+        if making.animate, info.page == 0, info.isAnimated, let encoder = animationEncoder {
             var size = (width: 0, height: 0)
             do {
                 try AnimationReader.frames(of: data, info: info) { frame in
@@ -233,13 +245,13 @@ struct ThumbnailCommand: ParsableCommand {
         let needed = resize.minimumSourceSize(of: info)
         // (Only an RGB profile describes the RGB pixels written: gray and CMYK sources are
         // always converted.)
-        let keep = keepProfile && (encoding.fileType == .jpeg || encoding.fileType == .png)
+        let keep = making.keepProfile && (encoding.fileType == .jpeg || encoding.fileType == .png)
             && info.colorProfile.profile?.colorSpace == .rgb
         var bitmap = try ImageDecoder.decode(data, info: info, covering: needed, color: keep ? .keepSourceProfile : .convertToSRGB)
         bitmap = try resize.process(bitmap)
         if encoding.fileType == .jpeg, !bitmap.isKnownOpaque { bitmap = try Flatten().process(bitmap) }
         try ImageEncoder.encode(bitmap, as: encoding, iccProfile: keep ? info.colorProfile.profile?.data : nil,
-                                rights: keepCopyright ? RightsMetadata(info.exif) : nil)
+                                rights: making.keepCopyright ? RightsMetadata(info.exif) : nil)
             .write(to: URL(fileURLWithPath: output), options: .atomic)
         return (bitmap.width, bitmap.height)
     }
