@@ -338,10 +338,13 @@ func signature(_ path: String, key: String = keyA) -> String {
 
     /// `max_bytes` (thumbor's filter, imgproxy's `mb`): the quality is lowered until the answer
     /// fits, the least quality's bytes when nothing does; imgproxy's `format_quality` sets the
-    /// answer's format's own quality; thumbor's `autojpg()` is how answers are already decided.
+    /// answer's format's own quality; thumbor's `autojpg()` is how answers are already decided
+    /// (a PNG source with no format asked is answered as JPEG).
     @Test func maxBytesAndFormatQuality() async throws {
         let server = try TestServer { $0.allowUnsignedAdHoc = true }
         try catJPEG.write(to: server.origin.child("cat.jpg"))
+        try ImageEncoder.encode(paintedOpaque(width: 60, height: 40) { x, y in [UInt8(x * 4), UInt8(y * 6), 90] }, as: .png())
+            .write(to: server.origin.child("g.png"))
         try await server.test { (client: any TestClientProtocol) async throws in
             func size(_ uri: String) async throws -> Int {
                 let response = try await get(client, uri)
@@ -363,7 +366,17 @@ func signature(_ path: String, key: String = keyA) -> String {
             #expect(low < full / 2)
             let ignored = try await size("/imgproxy/insecure/rs:fill:300:200/q:95/fq:webp:20/plain/local:///cat.jpg@jpg")
             #expect(ignored == full)
-            #expect(try await get(client, "/thumbor/unsafe/300x200/filters:autojpg()/cat.jpg").status == .ok)
+            // autojpg(): a PNG source with no format asked is answered as JPEG (as WebP to a client
+            // that names WebP); format(png) still keeps it PNG.
+            for uri in ["/thumbor/unsafe/30x20/filters:autojpg()/g.png", "/thumbor/unsafe/30x20/filters:autojpg(true)/g.png"] {
+                let answer = try await get(client, uri)
+                #expect(answer.status == .ok && answer.headers[.contentType] == "image/jpeg", "\(uri): \(answer.status) \(answer.headers[.contentType] ?? "")")
+                #expect(try ImageFileType.sniff(Data(buffer: answer.body)) == .jpeg, "\(uri)")
+            }
+            let webp = try await get(client, "/thumbor/unsafe/30x20/filters:autojpg()/g.png", headers: [.accept: "image/webp,*/*"])
+            #expect(webp.status == .ok && webp.headers[.contentType] == "image/webp")
+            let png = try await get(client, "/thumbor/unsafe/30x20/filters:autojpg():format(png)/g.png")
+            #expect(png.status == .ok && png.headers[.contentType] == "image/png")
             #expect(try await get(client, "/thumbor/unsafe/300x200/filters:autojpg(false)/cat.jpg").status == .badRequest)
         }
     }
@@ -380,7 +393,8 @@ func signature(_ path: String, key: String = keyA) -> String {
         try await server.test { (client: any TestClientProtocol) async throws in
             for uri in ["/imgproxy/insecure/rs:fit:100:100/mh:2000/plain/local:///banner.png@png",
                         "/imgproxy/insecure/mw:2048/mh:2048/plain/local:///banner.png@png",
-                        "/imgproxy/insecure/z:8/plain/local:///banner.png@png",
+                        // (Without `enlarge`, imgproxy's zoom never grows the image: z:8 alone is the source.)
+                        "/imgproxy/insecure/z:8/el:1/plain/local:///banner.png@png",
                         "/thumbor/unsafe/full-fit-in/1x2000/banner.png"] {
                 let response = try await get(client, uri)
                 #expect(response.status == .unprocessableContent && String(buffer: response.body).contains("past the limit"), "\(uri): \(response.status)")

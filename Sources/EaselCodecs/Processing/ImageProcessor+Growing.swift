@@ -130,7 +130,7 @@ public struct Border: ImageProcessor, Hashable {
         try limit.check(bitmap.width + left + right, bitmap.height + top + bottom, "the padding")
         // The image's top-left corner exactly at (left, top).
         return try Pad(width: bitmap.width + left + right, height: bitmap.height + top + bottom, red: red, green: green, blue: blue,
-                       alpha: alpha, gravity: .offset(.northWest, x: left, y: top)).process(bitmap)
+                       alpha: alpha, gravity: .offset(.northWest, x: Double(left), y: Double(top))).process(bitmap)
     }
 }
 

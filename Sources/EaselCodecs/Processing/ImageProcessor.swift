@@ -59,9 +59,11 @@ public enum Gravity: Sendable, Hashable {
     case smart(SmartCrop.Strategy)
     /// One of the nine directions moved `x`, `y` pixels inward from the edges it touches (to the
     /// right and down from the centre), as far as the image allows (imgproxy's gravity offsets).
-    /// Offsets are in the pixels of the image the window is placed in; a resize's crop, made at
-    /// the source's scale, scales them from the box's.
-    indirect case offset(Gravity, x: Int, y: Int)
+    /// Offsets are in the pixels of the image the window is placed in (rounded to whole pixels
+    /// where they are used); a resize's crop, made at the source's scale, scales them from the
+    /// box's. imgproxy's geometry (`ImgproxyGeometry`) reads an offset below 1 in magnitude as a
+    /// fraction of the outer size.
+    indirect case offset(Gravity, x: Double, y: Double)
 
     /// Stable text for identifiers (`c`, `n`, …, `fp:0.25:0.75`, `sm`, `entropy`).
     public var identifier: String {
@@ -78,14 +80,20 @@ public enum Gravity: Sendable, Hashable {
         case .focalPoint(let x, let y): "fp:\(x):\(y)"
         case .focalPixel(let x, let y): "fpx:\(x):\(y)"
         case .smart(let strategy): strategy == .attention ? "sm" : strategy.rawValue
-        case .offset(let base, let x, let y): "\(base.identifier)+\(x)+\(y)"
+        case .offset(let base, let x, let y): "\(base.identifier)+\(Self.number(x))+\(Self.number(y))"
         }
+    }
+
+    /// A whole number as one (`12`), else as it is (`0.25`): identifiers made before offsets had
+    /// fractions are unchanged.
+    private static func number(_ value: Double) -> String {
+        value.rounded() == value && value.magnitude < 1e15 ? String(Int(value)) : String(value)
     }
 
     /// The same gravity with its offsets times `factor` (a window placed at another scale).
     public func scalingOffsets(by factor: Double) -> Gravity {
         guard case .offset(let base, let x, let y) = self, factor != 1 else { return self }
-        return .offset(base, x: Int(checked: (Double(x) * factor).rounded()), y: Int(checked: (Double(y) * factor).rounded()))
+        return .offset(base, x: (x * factor).rounded(), y: (y * factor).rounded())
     }
 
     /// The offset of one of the nine directions in `freeX × freeY` of free space (nil for a
@@ -102,8 +110,9 @@ public enum Gravity: Sendable, Hashable {
         case .southEast: (freeX, freeY)
         case .southWest: (0, freeY)
         case .focalPoint, .focalPixel, .smart: nil
-        case .offset(let base, let dx, let dy):
+        case .offset(let base, let x, let y):
             base.offset(freeX: freeX, freeY: freeY).map { position in
+                let dx = Int(checked: x.rounded()), dy = Int(checked: y.rounded())
                 // Inward from the edge the direction touches: leftwards from the east edge,
                 // upwards from the south one, else rightwards and downwards.
                 let x = [.east, .northEast, .southEast].contains(base) ? position.x - dx : position.x + dx

@@ -12,6 +12,22 @@ public protocol ScalableStep: ImageProcessor {
     func scaled(by factor: Double) -> (any ImageProcessor)?
 }
 
+/// A resize a chain's reduced decode is planned from: it says how small the image it receives
+/// may be decoded, and makes its answer from such a decode knowing the size it stands for.
+public protocol PlannedResize: ImageProcessor {
+    /// The smallest size a `sourceWidth × sourceHeight` input may be decoded at and still make
+    /// this step's answer exact.
+    func minimumSourceSize(sourceWidth: Int, sourceHeight: Int) -> (width: Int, height: Int)
+    /// The step on `bitmap`, which stands for an image of `planned` size (its `imageExtent`, when
+    /// set, saying how much of it is image).
+    func process(_ bitmap: Bitmap, planned: (width: Int, height: Int)) throws -> Bitmap
+}
+
+extension Resize: PlannedResize {
+    /// The step as it is: a resize takes its sizes from the extent it is given.
+    public func process(_ bitmap: Bitmap, planned: (width: Int, height: Int)) throws -> Bitmap { try process(bitmap) }
+}
+
 /// Geometry from the header: how small a chain's source may be decoded, whatever steps come
 /// before its first resize, and the chain run on such a decode.
 ///
@@ -26,7 +42,10 @@ public enum ReducedDecode {
     /// `covering`), or nil for full size.
     public static func covering(_ chain: [any ImageProcessor], info: ImageInfo) -> (width: Int, height: Int)? {
         guard let (prefix, resize) = split(chain) else { return nil }
-        if prefix.isEmpty { return resize.minimumSourceSize(of: info) }
+        if prefix.isEmpty, let resize = resize as? Resize { return resize.minimumSourceSize(of: info) }
+        // A vector is drawn at the size asked of it, planned from its planning size (its
+        // intrinsic one may be anything up to the format's most).
+        if prefix.isEmpty, info.isVector { return resize.minimumSourceSize(sourceWidth: info.planningWidth, sourceHeight: info.planningHeight) }
         // A vector's crops are in its intrinsic pixels, but it is planned at another size.
         guard !info.isVector, let planned = size(after: prefix, info: info), planned.width > 0, planned.height > 0 else { return nil }
         let needed = resize.minimumSourceSize(sourceWidth: planned.width, sourceHeight: planned.height)
@@ -52,7 +71,7 @@ public enum ReducedDecode {
     public static func process(_ chain: [any ImageProcessor], decoded: Bitmap, info: ImageInfo) throws -> Bitmap {
         let extent = decoded.imageExtent ?? Resampler.Extent(width: Double(decoded.width), height: Double(decoded.height))
         let factor = extent.width / Double(max(1, info.uprightWidth))
-        guard let (prefix, _) = split(chain), !prefix.isEmpty, !info.isVector, factor < 1 else {
+        guard let (prefix, resize) = split(chain), !prefix.isEmpty || !(resize is Resize), !info.isVector, factor < 1 else {
             return try chain.process(decoded)
         }
         var bitmap = decoded, planned = (width: info.uprightWidth, height: info.uprightHeight)
@@ -74,15 +93,17 @@ public enum ReducedDecode {
         // size a full decode gives; its kernel maps at most the bitmap's own pixels.
         let exact = Resampler.Extent(width: Double(planned.width) * factor, height: Double(planned.height) * factor)
         if exact.width != Double(bitmap.width) || exact.height != Double(bitmap.height) { bitmap.imageExtent = exact }
-        return try Array(chain[prefix.count...]).process(bitmap)
+        if WorkCancellation.isCancelled { throw CodecError.cancelled }
+        bitmap = try resize.process(bitmap, planned: planned)
+        return try Array(chain[(prefix.count + 1)...]).process(bitmap)
     }
 
     /// The scalable steps before the chain's first resize, and that resize; nil when another
     /// step comes first, a step cannot scale, or there is no resize.
-    private static func split(_ chain: [any ImageProcessor]) -> (prefix: [any ScalableStep], resize: Resize)? {
+    private static func split(_ chain: [any ImageProcessor]) -> (prefix: [any ScalableStep], resize: any PlannedResize)? {
         var prefix: [any ScalableStep] = []
         for step in chain {
-            if let resize = step as? Resize { return (prefix, resize) }
+            if let resize = step as? any PlannedResize { return (prefix, resize) }
             guard let scalable = step as? any ScalableStep, scalable.scaled(by: 0.5) != nil else { return nil }
             prefix.append(scalable)
         }

@@ -451,7 +451,7 @@ public struct NinePatchFrame: ImageProcessor {
         let (left, top, right, bottom) = margins
         try limit.check(bitmap.width + left + right, bitmap.height + top + bottom, "the frame")
         var canvas = try Pad(width: bitmap.width + left + right, height: bitmap.height + top + bottom,
-                             red: 255, green: 255, blue: 255, alpha: 255, gravity: .offset(.northWest, x: left, y: top))
+                             red: 255, green: 255, blue: 255, alpha: 255, gravity: .offset(.northWest, x: Double(left), y: Double(top)))
             .process(Flatten().process(bitmap.converted(to: .rgba8)))
             .converted(to: .rgba8)
         let columns = runs(count: frame.width) { isMark($0, 0) }, rows = runs(count: frame.height) { isMark(0, $0) }

@@ -6,13 +6,15 @@ import EaselSupport
 /// `PlanError` naming it.
 extension ImagePlan {
     /// Every kind of step, in the order they run: trim; the turn and flip when they come first
-    /// (imgproxy's order); crop; the turn when it comes after (thumbor's); the zoom of a plan
+    /// (imgproxy's order); imgproxy's geometry as one step (which then stands for the crop, the
+    /// zoom, the resize, the minimum size, the extensions, blur, sharpen, pixelate, padding and
+    /// the result limit); crop; the turn when it comes after (thumbor's); the zoom of a plan
     /// without a size; the resize (or thumbor's fit-in variants); minimum size; the flip when
     /// it comes after; extend and aspect extend; blur, sharpen, pixelate, grayscale; the colour
     /// and tone steps in the order given; frame; rounded corners; padding; marks; the result
     /// limit; background.
     static var stepOrder: [any PlanStep.Type] {
-        [TrimStep.self, TurnFirstStep.self, CropStep.self, TurnStep.self, ZoomStep.self, ResizeStep.self, MinimumSizeStep.self,
+        [TrimStep.self, TurnFirstStep.self, ImgproxyGeometryStep.self, CropStep.self, TurnStep.self, ZoomStep.self, ResizeStep.self, MinimumSizeStep.self,
          FlipStep.self, ExtendStep.self, AspectExtendStep.self, BlurStep.self, SharpenStep.self, PixelateStep.self, GrayscaleStep.self,
          AdjustmentStep.self, FrameStep.self, CornerStep.self, PaddingStep.self, MarkStep.self, ResultLimitStep.self, BackgroundStep.self]
     }
@@ -28,7 +30,7 @@ extension ImagePlan {
         // closing fit in `chain` then changes nothing).
         // (The URL's own DPR is checked first: a lowered one must not let a refused one through.)
         guard dpr > 0, dpr <= 8, dpr.isFinite else { throw PlanError.invalid("dpr is above 0 and at most 8") }
-        if let side = maxResultSide, side > 0, width > 0, height > 0 {
+        if let side = maxResultSide, !usesImgproxyGeometry, side > 0, width > 0, height > 0 {
             let zoomX = zoom?.x ?? 1, zoomY = zoom?.y ?? 1
             let padX = Double((padding?.left ?? 0) + (padding?.right ?? 0)), padY = Double((padding?.top ?? 0) + (padding?.bottom ?? 0))
             let outWidth = (Double(max(width, minWidth)) * zoomX + padX) * dpr, outHeight = (Double(max(height, minHeight)) * zoomY + padY) * dpr
@@ -53,5 +55,15 @@ extension ImagePlan {
         var chain = PlanChain(plan: self, limit: limit, maxPixels: maxPixels, marks: marks, frameImage: frameImage)
         for step in Self.stepOrder { try step.add(to: &chain) }
         return chain.steps
+    }
+
+    /// Whether `ImgproxyGeometryStep` makes this plan's geometry: an imgproxy plan that is more
+    /// than a `fit` or centred `fill` box (those keep the resize every style shares, whose
+    /// answer is imgproxy's).
+    var usesImgproxyGeometry: Bool {
+        guard imgproxyGeometry else { return false }
+        let plainBox = width > 0 && height > 0 && (mode == .fit || (mode == .fill && gravity == .center)) && dpr == 1
+        let grows = extend || aspectExtend || padding != nil || minWidth > 0 || minHeight > 0
+        return !plainBox || grows || zoom != nil || crop != nil || maxResultSide != nil
     }
 }

@@ -71,6 +71,11 @@ public struct ImagePlan: Sendable {
     /// gravities act on the turned image (imgproxy's order). Otherwise the flips come after the
     /// resize, before anything is added around the image (thumbor's).
     public var turnsFirst = false
+    /// The crop, resize, extensions and padding sized as imgproxy sizes them (`ImgproxyGeometry`:
+    /// its DPR cap, `force`, minimum sizes, zoom, `max_result_dimension`, centring and offsets),
+    /// set by imgproxy's parser. A plan that is only a `fit` or centred `fill` box keeps the
+    /// shared resize (`usesImgproxyGeometry`), whose answer is the same.
+    public var imgproxyGeometry = false
     /// A Gaussian blur with this sigma, after the resize (0–250).
     public var blur: Double?
     /// The blur kernel's radius in pixels (thumbor's `blur(radius, sigma)`); nil: 3 × sigma.

@@ -57,12 +57,14 @@ extension ImgproxyURL {
             throw RequestError.invalid("\(option): unknown gravity \(type)")
         }
         guard rest.count <= 2 else { throw RequestError.invalid("\(option): a gravity takes at most two offsets") }
-        let offsets = try rest.map { text -> Int in
+        // Kept as given: imgproxy's geometry reads one below 1 in magnitude as a fraction of the
+        // outer size, and rounds the others half to even after the DPR.
+        let offsets = try rest.map { text -> Double in
             guard !text.isEmpty else { return 0 }
             guard let value = RequestNumber.decimal(text), value.magnitude <= 1_048_576 else {
-                throw RequestError.invalid("\(option): gravity offsets are numbers of pixels")
+                throw RequestError.invalid("\(option): gravity offsets are numbers of pixels, or fractions below 1")
             }
-            return Int(checked: value.rounded())
+            return value
         }
         let (x, y) = (offsets.first ?? 0, offsets.count > 1 ? offsets[1] : 0)
         guard x != 0 || y != 0 else { return gravity }

@@ -81,6 +81,8 @@ struct ImgproxyURL {
         options.contentDisposition = true
         // Turns and flips first: imgproxy's crops and gravities act on the turned image.
         options.turnsFirst = true
+        // Sizes, crops, extensions and padding as imgproxy computes them.
+        options.imgproxyGeometry = true
         options.skipProcessing = settings.skipProcessing
         options.keepCopyright = settings.keepCopyright
         if settings.autoQualityByDefault { options.autoQuality = settings.autoQuality }

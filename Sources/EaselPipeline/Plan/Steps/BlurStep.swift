@@ -3,6 +3,7 @@ import EaselCodecs
 /// A Gaussian blur: sigma 0–250, and thumbor's radius 1–150 (nil: 3 × sigma).
 enum BlurStep: PlanStep {
     static func add(to chain: inout PlanChain) throws(PlanError) {
+        guard !chain.plan.usesImgproxyGeometry || chain.imgproxyFilters else { return }
         guard let blur = chain.plan.blur else { return }
         guard blur > 0, blur <= 250 else { throw .invalid("blur is above 0 and at most 250") }
         if let radius = chain.plan.blurRadius {

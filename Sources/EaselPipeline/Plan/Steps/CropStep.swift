@@ -3,6 +3,7 @@ import EaselCodecs
 /// A region cut before the resize: edges, or a size placed by `cropGravity` (else `gravity`).
 enum CropStep: PlanStep {
     static func add(to chain: inout PlanChain) throws(PlanError) {
+        guard !chain.madeByImgproxyGeometry else { return }
         let plan = chain.plan
         guard var crop = plan.crop else { return }
         if case .size(let width, let height, _) = crop {

@@ -5,6 +5,7 @@ import EaselCodecs
 /// the image's mean colour).
 enum ExtendStep: PlanStep {
     static func add(to chain: inout PlanChain) throws(PlanError) {
+        guard !chain.madeByImgproxyGeometry else { return }
         let plan = chain.plan
         guard plan.extend, plan.width > 0 || plan.height > 0 else { return }
         // A side not asked for is not extended (the canvas is never smaller than the image).

@@ -4,6 +4,7 @@ import EaselCodecs
 /// transparent.
 enum PaddingStep: PlanStep {
     static func add(to chain: inout PlanChain) throws(PlanError) {
+        guard !chain.madeByImgproxyGeometry else { return }
         guard let padding = chain.plan.padding else { return }
         let background = chain.plan.background, colour = background ?? (255, 255, 255)
         do {

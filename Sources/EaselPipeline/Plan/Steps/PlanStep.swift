@@ -19,6 +19,12 @@ struct PlanChain {
     var steps: [any ImageProcessor] = []
     /// The resize's box in pixels of the result (0 for a side that follows the other).
     var box = (width: 0, height: 0)
+    /// Made for `ImgproxyGeometry`'s filters (blur, sharpen, pixelate as imgproxy sizes them).
+    var imgproxyFilters = false
+
+    /// The step is made by `ImgproxyGeometryStep` for this plan (and this chain is not that
+    /// step's filters).
+    var madeByImgproxyGeometry: Bool { plan.usesImgproxyGeometry && !imgproxyFilters }
 
     /// Steps that grow the image stay within the limits too (a 422 past them).
     var outputLimit: OutputLimit { OutputLimit(side: limit, pixels: maxPixels) }

@@ -6,6 +6,7 @@ import EaselSupport
 /// or thumbor's fit-in variants. Sets `chain.box`.
 enum ResizeStep: PlanStep {
     static func add(to chain: inout PlanChain) throws(PlanError) {
+        guard !chain.madeByImgproxyGeometry else { return }
         let plan = chain.plan, limit = chain.limit, maxPixels = chain.maxPixels
         let zoomX = plan.zoom?.x ?? 1, zoomY = plan.zoom?.y ?? 1
         // In Double first: sides far past the limit are refused before any integer conversion.

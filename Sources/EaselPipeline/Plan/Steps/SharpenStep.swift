@@ -4,6 +4,7 @@ import EaselCodecs
 /// sharpen.
 enum SharpenStep: PlanStep {
     static func add(to chain: inout PlanChain) throws(PlanError) {
+        guard !chain.plan.usesImgproxyGeometry || chain.imgproxyFilters else { return }
         if let sigma = chain.plan.sharpen {
             guard sigma > 0, sigma <= 10, let step = try? Sharpen.validated(sigma: sigma) else {
                 throw .invalid("sharpen is above 0 and at most 10")

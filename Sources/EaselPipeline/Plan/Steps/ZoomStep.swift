@@ -4,6 +4,7 @@ import EaselCodecs
 /// multiplies its box instead).
 enum ZoomStep: PlanStep {
     static func add(to chain: inout PlanChain) throws(PlanError) {
+        guard !chain.madeByImgproxyGeometry else { return }
         let plan = chain.plan
         guard let zoom = plan.zoom, plan.width == 0, plan.height == 0, zoom.x != 1 || zoom.y != 1 else { return }
         do { chain.append(try Scale(x: zoom.x, y: zoom.y, limit: chain.outputLimit)) } catch {

@@ -1,0 +1,374 @@
+import EaselSupport
+
+/// imgproxy's geometry as one step: the crop, the resize, the crop to the result, the filters
+/// that run between (blur, sharpen, pixelate), the extension to the box and to its aspect ratio,
+/// and the padding, every size computed once from the size of the image the step receives, as
+/// imgproxy computes them before it processes (`processing/prepare.go`, `calc_position.go`).
+///
+/// The facts it follows, where they differ from Easel's own steps: `force` with a side of 0
+/// keeps the source's side; without enlarging, the two scales are divided by the smaller
+/// (keeping the asked aspect) and the DPR is capped at what the source allows, and every size,
+/// padding and offset in request units uses the capped DPR; zoom is per axis, before that cap;
+/// a minimum width or height raises the scale and the result is still cut to the box;
+/// `max_result_dimension` scales down the would-be result (crop, extension and padding
+/// included); a centred window sits at `roundToEven((outer − inner + 1) / 2)`; an offset below
+/// 1 in magnitude is a fraction of the outer size; extended and padded areas are transparent
+/// (white where alpha is dropped). Sizes are checked against the limit only past the source's
+/// own size: a result no larger than the source always passes, as imgproxy (which checks the
+/// source only) answers it.
+public struct ImgproxyGeometry: ImageProcessor {
+    /// The box, in request units (0: not asked for).
+    public var width = 0, height = 0
+    /// imgproxy's resizing type: `fit`, `fill`, `fill-down`, `auto`, or `exact` (its `force`).
+    public var mode: ResizeMode = .fit
+    public var enlarge = false
+    /// Where the crop to the result lands (`g`): the nine directions with offsets, `fp`, or a
+    /// smart strategy.
+    public var gravity: Gravity = .center
+    public var dpr = 1.0
+    public var zoom = (x: 1.0, y: 1.0)
+    public var minWidth = 0, minHeight = 0
+    /// imgproxy's `crop`: a side of at least 1 is pixels (truncated), below 1 a fraction of the
+    /// source, 0 the whole side; placed by its own gravity.
+    public var crop: (width: Double, height: Double, gravity: Gravity)?
+    /// `extend`, with its gravity; nil: no extension.
+    public var extend: Gravity?
+    /// `extend_aspect_ratio`, with its gravity; nil: none.
+    public var aspectExtend: Gravity?
+    /// Padding in request units (times the capped DPR).
+    public var padding = (top: 0, right: 0, bottom: 0, left: 0)
+    /// `max_result_dimension`; 0: none.
+    public var maxResultSide = 0
+    /// Run after the crop to the result and before the extension (imgproxy's blur, sharpen and
+    /// pixelate).
+    public var filters: [any ImageProcessor] = []
+    /// What a result larger than the source may measure.
+    public var limit = OutputLimit()
+
+    /// A geometry with no step: the image as it is, until the properties ask for more.
+    public init() {}
+
+    public var identifier: String {
+        var parts = ["\(width)x\(height)", mode.rawValue, enlarge ? "up" : "noup", "g=" + gravity.identifier]
+        if dpr != 1 { parts.append("dpr=\(dpr)") }
+        if zoom != (1, 1) { parts.append("z=\(zoom.x):\(zoom.y)") }
+        if minWidth > 0 || minHeight > 0 { parts.append("min=\(minWidth)x\(minHeight)") }
+        if let crop { parts.append("c=\(crop.width)x\(crop.height):\(crop.gravity.identifier)") }
+        if let extend { parts.append("ex=" + extend.identifier) }
+        if let aspectExtend { parts.append("exar=" + aspectExtend.identifier) }
+        if padding != (0, 0, 0, 0) { parts.append("pd=\(padding.top),\(padding.right),\(padding.bottom),\(padding.left)") }
+        if maxResultSide > 0 { parts.append("mrd=\(maxResultSide)") }
+        if !filters.isEmpty { parts.append("[" + filters.identifier + "]") }
+        return "imgproxy(" + parts.joined(separator: ",") + ")"
+    }
+
+    public func process(_ bitmap: Bitmap) throws -> Bitmap {
+        try process(bitmap, planned: (bitmap.width, bitmap.height))
+    }
+}
+
+// MARK: - The layout
+
+extension ImgproxyGeometry {
+    /// Every size of one answer, computed from the source's size before any pixel is touched.
+    public struct Layout: Sendable, Equatable {
+        /// What is cut from the source first (its whole size when there is no crop).
+        public var crop: Size
+        /// What the crop is resized to.
+        public var scaled: Size
+        /// The DPR after imgproxy's cap (and `max_result_dimension`).
+        public var dpr: Double
+        /// The box in result pixels (0: not asked for).
+        public var target: Size
+        /// The crop to the result (0: that side is not cut).
+        public var resultCrop: Size
+        /// The aspect extension's canvas (0: none).
+        public var aspectCanvas: Size
+        /// Padding in result pixels.
+        public var padding: (top: Int, right: Int, bottom: Int, left: Int)
+        /// The answer's size.
+        public var result: Size
+
+        public static func == (a: Layout, b: Layout) -> Bool {
+            a.crop == b.crop && a.scaled == b.scaled && a.dpr == b.dpr && a.target == b.target && a.resultCrop == b.resultCrop
+                && a.aspectCanvas == b.aspectCanvas && a.padding == b.padding && a.result == b.result
+        }
+    }
+
+    /// A size in pixels.
+    public struct Size: Sendable, Hashable, CustomStringConvertible {
+        public var width: Int, height: Int
+        public init(_ width: Int, _ height: Int) {
+            self.width = width
+            self.height = height
+        }
+        public var description: String { "\(width)×\(height)" }
+    }
+
+    /// The layout for a `sourceWidth × sourceHeight` image (upright, turned and flipped as the
+    /// URL asks).
+    public func layout(sourceWidth: Int, sourceHeight: Int) -> Layout {
+        let cropSize = Size(Self.cropSide(sourceWidth, crop?.width ?? 0), Self.cropSide(sourceHeight, crop?.height ?? 0))
+        let whole = Size(Self.minNonZero(cropSize.width, sourceWidth), Self.minNonZero(cropSize.height, sourceHeight))
+        var (scaleX, scaleY, dpr) = scales(for: whole)
+        var sizes = self.sizes(whole, scaleX: scaleX, scaleY: scaleY, dpr: dpr)
+        if maxResultSide > 0 {
+            // imgproxy's `limitScale`: the would-be result, extension and padding included,
+            // scaled down as a whole (once; rounding may leave it a pixel over).
+            var outer = Size(Self.minNonZero(sizes.scaled.width, sizes.resultCrop.width), Self.minNonZero(sizes.scaled.height, sizes.resultCrop.height))
+            if extend != nil {
+                outer = Size(max(outer.width, sizes.target.width), max(outer.height, sizes.target.height))
+            } else if aspectExtend != nil {
+                outer = Size(max(outer.width, sizes.aspect.width), max(outer.height, sizes.aspect.height))
+            }
+            outer.width += Self.scaleEven(padding.left, dpr) + Self.scaleEven(padding.right, dpr)
+            outer.height += Self.scaleEven(padding.top, dpr) + Self.scaleEven(padding.bottom, dpr)
+            if outer.width > maxResultSide || outer.height > maxResultSide {
+                let down = Double(maxResultSide) / Double(max(outer.width, outer.height))
+                scaleX = max(scaleX * down, 1 / Double(whole.width))
+                scaleY = max(scaleY * down, 1 / Double(whole.height))
+                dpr *= down
+                sizes = self.sizes(whole, scaleX: scaleX, scaleY: scaleY, dpr: dpr)
+            }
+        }
+        let pad = (top: Self.scaleEven(padding.top, dpr), right: Self.scaleEven(padding.right, dpr),
+                   bottom: Self.scaleEven(padding.bottom, dpr), left: Self.scaleEven(padding.left, dpr))
+        var made = Size(Self.minNonZero(sizes.resultCrop.width, sizes.scaled.width), Self.minNonZero(sizes.resultCrop.height, sizes.scaled.height))
+        made = Size(min(made.width, sizes.scaled.width), min(made.height, sizes.scaled.height))
+        if extend != nil { made = Self.canvas(sizes.target, around: made) }
+        if aspectExtend != nil, sizes.aspect.width > 0, sizes.aspect.height > 0 { made = Self.canvas(sizes.aspect, around: made) }
+        return Layout(crop: whole, scaled: sizes.scaled, dpr: dpr, target: sizes.target, resultCrop: sizes.resultCrop,
+                      aspectCanvas: sizes.aspect, padding: pad,
+                      result: Size(made.width + pad.left + pad.right, made.height + pad.top + pad.bottom))
+    }
+
+    /// imgproxy's `calcScale`: the scale of each axis (result over source) and the capped DPR.
+    private func scales(for whole: Size) -> (x: Double, y: Double, dpr: Double) {
+        let sourceWidth = Double(whole.width), sourceHeight = Double(whole.height)
+        let boxWidth = width > 0 ? Double(width) : sourceWidth, boxHeight = height > 0 ? Double(height) : sourceHeight
+        // Shrinks (source over box), as imgproxy keeps them.
+        var shrinkX = boxWidth != sourceWidth ? sourceWidth / boxWidth : 1
+        var shrinkY = boxHeight != sourceHeight ? sourceHeight / boxHeight : 1
+        if shrinkX != 1 || shrinkY != 1 {
+            var type = mode
+            if type == .auto {
+                type = (sourceWidth - sourceHeight >= 0) == (boxWidth - boxHeight >= 0) ? .fill : .fit
+            }
+            if width == 0, type != .exact {
+                shrinkX = shrinkY
+            } else if height == 0, type != .exact {
+                shrinkY = shrinkX
+            } else if type == .fit {
+                shrinkX = max(shrinkX, shrinkY)
+                shrinkY = shrinkX
+            } else if type == .fill || type == .fillDown {
+                shrinkX = min(shrinkX, shrinkY)
+                shrinkY = shrinkX
+            }
+        }
+        shrinkX /= zoom.x
+        shrinkY /= zoom.y
+        var dpr = self.dpr
+        if !enlarge {
+            let least = min(shrinkX, shrinkY)
+            if least < 1 {
+                shrinkX /= least
+                shrinkY /= least
+                if extend == nil { dpr /= least }
+            }
+            dpr = min(dpr, min(shrinkX, shrinkY))
+        }
+        if minWidth > 0 {
+            let needed = sourceWidth / Double(minWidth)
+            if needed < shrinkX {
+                shrinkY /= shrinkX / needed
+                shrinkX = needed
+            }
+        }
+        if minHeight > 0 {
+            let needed = sourceHeight / Double(minHeight)
+            if needed < shrinkY {
+                shrinkX /= shrinkY / needed
+                shrinkY = needed
+            }
+        }
+        shrinkX = min(shrinkX / dpr, sourceWidth)
+        shrinkY = min(shrinkY / dpr, sourceHeight)
+        return (1 / shrinkX, 1 / shrinkY, dpr)
+    }
+
+    /// imgproxy's `calcSizes`: the box, the resized size, the crop to the result and the aspect
+    /// extension's canvas at these scales.
+    private func sizes(_ whole: Size, scaleX: Double, scaleY: Double, dpr: Double) -> (target: Size, scaled: Size, resultCrop: Size, aspect: Size) {
+        let target = Size(Self.scale(width, dpr * zoom.x), Self.scale(height, dpr * zoom.y))
+        let scaled = Size(max(1, Self.scale(whole.width, scaleX)), max(1, Self.scale(whole.height, scaleY)))
+        var resultCrop = target
+        if mode == .fillDown, !enlarge, target.width > 0, target.height > 0 {
+            let overX = Double(target.width) / Double(scaled.width), overY = Double(target.height) / Double(scaled.height)
+            if overX > overY, overX > 1 {
+                resultCrop = Size(scaled.width, Self.scale(scaled.width, Double(target.height) / Double(target.width)))
+            } else if overY > overX, overY > 1 {
+                resultCrop = Size(Self.scale(scaled.height, Double(target.width) / Double(target.height)), scaled.height)
+            }
+        }
+        var aspect = Size(0, 0)
+        if aspectExtend != nil, target.width > 0, target.height > 0 {
+            let outer = Size(Self.minNonZero(scaled.width, resultCrop.width), Self.minNonZero(scaled.height, resultCrop.height))
+            let overX = Double(target.width) / Double(outer.width), overY = Double(target.height) / Double(outer.height)
+            if overY > overX {
+                aspect = Size(outer.width, Self.scale(outer.width, Double(target.height) / Double(target.width)))
+            } else if overX > overY {
+                aspect = Size(Self.scale(outer.height, Double(target.width) / Double(target.height)), outer.height)
+            }
+        }
+        return (target, scaled, resultCrop, aspect)
+    }
+
+    /// The canvas an extension to `box` makes around an image of `size` (a side of the box
+    /// not asked for, or smaller, keeps the image's).
+    static func canvas(_ box: Size, around size: Size) -> Size {
+        guard box.width > size.width || box.height > size.height else { return size }
+        return Size(box.width > 0 ? max(box.width, size.width) : size.width, box.height > 0 ? max(box.height, size.height) : size.height)
+    }
+
+    // imgproxy's integer helpers (`imath`): `Scale` rounds half away from zero, the `…ToEven`
+    // ones half to even; 0 stays 0.
+    static func scale(_ value: Int, _ factor: Double) -> Int {
+        value == 0 ? 0 : Int(checked: (Double(value) * factor).rounded())
+    }
+    static func scaleEven(_ value: Int, _ factor: Double) -> Int {
+        value == 0 ? 0 : Int(checked: (Double(value) * factor).rounded(.toNearestOrEven))
+    }
+    static func minNonZero(_ a: Int, _ b: Int) -> Int { a == 0 ? b : b == 0 ? a : min(a, b) }
+
+    /// imgproxy's `CalcCropSize`: 0 the whole side, at least 1 whole pixels (truncated), below 1
+    /// a fraction of the side.
+    static func cropSide(_ side: Int, _ crop: Double) -> Int {
+        if crop <= 0 { return 0 }
+        if crop >= 1 { return Int(checked: crop.rounded(.towardZero)) }
+        return max(1, scale(side, crop))
+    }
+}
+
+// MARK: - Placing a window
+
+extension ImgproxyGeometry {
+    /// The top-left corner of an `inner` window in an `outer` image, as imgproxy's
+    /// `calcPosition` places it (offsets at least 1 in magnitude are pixels times `dpr`, below 1
+    /// fractions of the outer size), inside the image. Smart gravities are placed by the caller.
+    public static func position(outer: Size, inner: Size, gravity: Gravity, dpr: Double) -> (x: Int, y: Int) {
+        var base = gravity, offsetX = 0.0, offsetY = 0.0
+        if case .offset(let direction, let x, let y) = gravity { (base, offsetX, offsetY) = (direction, x, y) }
+        var left: Int, top: Int
+        switch base {
+        case .focalPoint(let fx, let fy):
+            left = scaleEven(outer.width, fx) - inner.width / 2
+            top = scaleEven(outer.height, fy) - inner.height / 2
+        case .focalPixel(let px, let py):
+            left = px - inner.width / 2
+            top = py - inner.height / 2
+        default:
+            func offset(_ value: Double, _ side: Int) -> Int {
+                value.magnitude >= 1 ? Int(checked: (value * dpr).rounded(.toNearestOrEven)) : scaleEven(side, value)
+            }
+            let dx = offset(offsetX, outer.width), dy = offset(offsetY, outer.height)
+            func centred(_ free: Int) -> Int { free == 0 ? 0 : Int(checked: (Double(free) / 2).rounded(.toNearestOrEven)) }
+            left = centred(outer.width - inner.width + 1) + dx
+            top = centred(outer.height - inner.height + 1) + dy
+            if [.north, .northEast, .northWest].contains(base) { top = dy }
+            if [.east, .northEast, .southEast].contains(base) { left = outer.width - inner.width - dx }
+            if [.south, .southEast, .southWest].contains(base) { top = outer.height - inner.height - dy }
+            if [.west, .northWest, .southWest].contains(base) { left = dx }
+        }
+        return (min(max(0, left), max(0, outer.width - inner.width)), min(max(0, top), max(0, outer.height - inner.height)))
+    }
+
+    /// Where `inner` goes in `image` by `gravity`: a smart gravity looks at the image's pixels,
+    /// the others are placed by `position`.
+    static func place(_ inner: Size, in image: Bitmap, gravity: Gravity, dpr: Double) -> (x: Int, y: Int) {
+        if case .smart = gravity { return gravity.place(width: inner.width, height: inner.height, in: image) }
+        return position(outer: Size(image.width, image.height), inner: inner, gravity: gravity, dpr: dpr)
+    }
+}
+
+// MARK: - Processing
+
+extension ImgproxyGeometry: PlannedResize {
+    /// The smallest decode that still makes the answer exact: the source times the larger of the
+    /// two scales (all of it when the answer enlarges or the crop to the result is smart, which
+    /// reads the pixels it is given at the size they are given).
+    public func minimumSourceSize(sourceWidth: Int, sourceHeight: Int) -> (width: Int, height: Int) {
+        let layout = layout(sourceWidth: sourceWidth, sourceHeight: sourceHeight)
+        let factor = max(Double(layout.scaled.width) / Double(layout.crop.width), Double(layout.scaled.height) / Double(layout.crop.height))
+        guard factor < 1 else { return (sourceWidth, sourceHeight) }
+        return (max(1, Int(checked: (Double(sourceWidth) * factor).rounded(.up))), max(1, Int(checked: (Double(sourceHeight) * factor).rounded(.up))))
+    }
+
+    /// `bitmap`, which stands for an image of `planned` size (smaller when it was decoded
+    /// reduced; its `imageExtent` then says exactly how much of it is image), made into the
+    /// answer: every size comes from `planned`, so a reduced decode answers the size a full one
+    /// does.
+    public func process(_ bitmap: Bitmap, planned: (width: Int, height: Int)) throws -> Bitmap {
+        let layout = layout(sourceWidth: planned.width, sourceHeight: planned.height)
+        // The answer, and the resized image it is cut from (which a minimum size can make far
+        // larger than the answer: imgproxy would make it, Easel refuses it), within the limit
+        // wherever they are larger than the source.
+        for (size, what) in [(layout.result, "the result"), (layout.scaled, "the resized image")] where size.width > max(limit.side, planned.width)
+            || size.height > max(limit.side, planned.height)
+            || (Int.checkedProduct(size.width, size.height) ?? .max) > max(limit.pixels, Int.checkedProduct(planned.width, planned.height) ?? .max) {
+            throw CodecError.invalidParameters("\(what) would be \(size), past the limit of \(limit.side) a side and \(limit.pixels) in all")
+        }
+        var image = try resized(bitmap, planned: planned, layout: layout)
+        if WorkCancellation.isCancelled { throw CodecError.cancelled }
+        let made = Size(min(Self.minNonZero(layout.resultCrop.width, image.width), image.width),
+                        min(Self.minNonZero(layout.resultCrop.height, image.height), image.height))
+        if made.width < image.width || made.height < image.height {
+            let origin = Self.place(made, in: image, gravity: gravity, dpr: layout.dpr)
+            image = try Crop(x: origin.x, y: origin.y, width: made.width, height: made.height).process(image)
+        }
+        image = try filters.process(image)
+        if let extend { image = try Self.embed(image, in: Self.canvas(layout.target, around: Size(image.width, image.height)), gravity: extend, dpr: layout.dpr) }
+        if let aspectExtend, layout.aspectCanvas.width > 0, layout.aspectCanvas.height > 0 {
+            image = try Self.embed(image, in: Self.canvas(layout.aspectCanvas, around: Size(image.width, image.height)), gravity: aspectExtend, dpr: layout.dpr)
+        }
+        let pad = layout.padding
+        if pad != (0, 0, 0, 0) {
+            image = try Self.embed(image, in: Size(image.width + pad.left + pad.right, image.height + pad.top + pad.bottom),
+                                   gravity: .offset(.northWest, x: Double(pad.left), y: Double(pad.top)), dpr: 1)
+        }
+        return image
+    }
+
+    /// The crop cut from `bitmap` (in its own pixels: `planned` times the decode's factor) and
+    /// resized to the layout's scaled size.
+    private func resized(_ bitmap: Bitmap, planned: (width: Int, height: Int), layout: Layout) throws -> Bitmap {
+        let extent = bitmap.imageExtent ?? Resampler.Extent(width: Double(bitmap.width), height: Double(bitmap.height))
+        let factorX = extent.width / Double(planned.width), factorY = extent.height / Double(planned.height)
+        var source = bitmap, sourceExtent = bitmap.imageExtent
+        let crop = layout.crop
+        if crop.width < planned.width || crop.height < planned.height {
+            let reduced = Size(max(1, Int(checked: (Double(crop.width) * factorX).rounded())), max(1, Int(checked: (Double(crop.height) * factorY).rounded())))
+            var origin: (x: Int, y: Int)
+            if case .smart = self.crop?.gravity ?? .center {
+                origin = Self.place(reduced, in: bitmap, gravity: self.crop!.gravity, dpr: 1)
+            } else {
+                let placed = Self.position(outer: Size(planned.width, planned.height), inner: crop, gravity: self.crop?.gravity ?? .center, dpr: 1)
+                origin = (Int(checked: (Double(placed.x) * factorX).rounded(.down)), Int(checked: (Double(placed.y) * factorY).rounded(.down)))
+            }
+            let cut = Size(min(reduced.width, bitmap.width - origin.x), min(reduced.height, bitmap.height - origin.y))
+            source = try Crop(x: origin.x, y: origin.y, width: max(1, cut.width), height: max(1, cut.height)).process(bitmap)
+            sourceExtent = nil
+        }
+        if source.width == layout.scaled.width, source.height == layout.scaled.height, sourceExtent == nil { return source }
+        return Resampler.resize(source, width: layout.scaled.width, height: layout.scaled.height, extent: sourceExtent)
+    }
+
+    /// `image` on a transparent white canvas of `size` (white where alpha is dropped), placed by
+    /// `gravity`.
+    private static func embed(_ image: Bitmap, in size: Size, gravity: Gravity, dpr: Double) throws -> Bitmap {
+        guard size.width != image.width || size.height != image.height else { return image }
+        let origin = position(outer: size, inner: Size(image.width, image.height), gravity: gravity, dpr: dpr)
+        return try Pad(width: size.width, height: size.height, red: 255, green: 255, blue: 255, alpha: 0,
+                       gravity: .offset(.northWest, x: Double(origin.x), y: Double(origin.y))).process(image)
+    }
+}

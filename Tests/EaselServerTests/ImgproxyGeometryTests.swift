@@ -1,0 +1,106 @@
+import EaselCodecs
+import EaselPipeline
+@testable import EaselServer
+import EaselTestSupport
+import Foundation
+import Testing
+
+/// imgproxy's sizes, as its own code computes them (`processing/prepare.go`, `calc_position.go`;
+/// each expected size below was worked from those formulas, the marked ones also measured
+/// against imgproxy): an imgproxy URL's plan through `ImgproxyGeometry` on a source of the
+/// given size.
+@Suite struct ImgproxyGeometryTests {
+    /// The answer's size for imgproxy's `options` on an opaque `width × height` source.
+    static func size(_ options: String, _ width: Int, _ height: Int) throws -> (Int, Int) {
+        let chain = try PlanParsing.imgproxy(options).plan.processors(limit: 2048, maxPixels: 16_777_216)
+        let made = try chain.process(paintedOpaque(width: width, height: height) { x, y in [UInt8(x % 251), UInt8(y % 241), 90] })
+        return (made.width, made.height)
+    }
+
+    @Test(arguments: [
+        // (options, source, imgproxy's answer)
+        ("rs:force:500:0:0", 1000, 667, 500, 667),            // force keeps the side not asked for
+        ("rs:force:2000:1000:0", 1000, 667, 1000, 500),       // without enlarge, the asked aspect kept
+        ("rs:fit:300:300/mw:500", 1000, 667, 300, 300),       // a minimum width, then cut to the box
+        ("mw:1500", 1000, 667, 1500, 1001),                   // a minimum width enlarges
+        ("z:1.5", 1000, 667, 1000, 667),                      // zoom without enlarge
+        ("z:0.5:0.25", 1000, 667, 500, 167),                  // zoom per axis
+        ("rs:fit:300:300/z:2", 1000, 667, 600, 400),
+        ("rs:fill:600:600:0/dpr:2", 1000, 667, 667, 667),     // the DPR capped by what the source allows
+        ("pd:10/dpr:2", 300, 200, 320, 220),                  // padding at the capped DPR
+        ("rs:fit:500:500:0:1/dpr:2", 300, 200, 500, 500),
+        ("rs:fill:300:300/dpr:0.5/ex:1", 200, 100, 150, 150),
+        ("rs:fill:800:200/mrd:100", 300, 200, 100, 67),       // max_result_dimension on the would-be result
+        ("pd:50/mrd:100", 4000, 3000, 100, 75),
+        ("rs:fit:500:500:0:1/mrd:100", 300, 200, 100, 100),
+        ("rs:fill:1500:900:0/dpr:3", 600, 400, 600, 400),     // the limit is on the result, not the request
+        ("rs:fit:0:0:0", 4000, 3000, 4000, 3000),
+        ("rs:fill-down:600:300", 400, 400, 400, 200),
+        ("rs:fit:600:300/exar:1", 400, 400, 600, 300),
+        ("rs:auto:300:200", 1000, 667, 300, 200),
+        ("rs:auto:200:300", 1000, 667, 200, 133),
+        ("c:290:190:ea:0.1:0.05", 1000, 667, 290, 190),
+        ("c:0.5:0.5/rs:fit:100:100", 1000, 667, 100, 67),
+        ("rs:fit:300:300:1/dpr:2", 1000, 667, 600, 400),
+    ])
+    func sizesAsImgproxyComputesThem(_ options: String, _ width: Int, _ height: Int, _ resultWidth: Int, _ resultHeight: Int) throws {
+        let made = try Self.size(options, width, height)
+        #expect(made == (resultWidth, resultHeight), "\(options) of \(width)×\(height): \(made)")
+    }
+
+    /// Growing past the source is still held to the server's limits (a result no larger than
+    /// the source always passes).
+    @Test func growingPastTheSourceIsHeldToTheLimit() throws {
+        #expect(throws: CodecError.self) { _ = try Self.size("rs:fit:1500:900:1/dpr:3", 600, 400) }
+        #expect(throws: CodecError.self) { _ = try Self.size("pd:2000", 300, 200) }
+    }
+
+    @Test func windowsArePlacedAsImgproxyPlacesThem() {
+        typealias Size = ImgproxyGeometry.Size
+        func at(_ outer: (Int, Int), _ inner: (Int, Int), _ gravity: Gravity, dpr: Double = 1) -> [Int] {
+            let p = ImgproxyGeometry.position(outer: Size(outer.0, outer.1), inner: Size(inner.0, inner.1), gravity: gravity, dpr: dpr)
+            return [p.x, p.y]
+        }
+        // Centred at roundToEven((outer − inner + 1) / 2): one more than half the free space in
+        // three cases of four.
+        #expect(at((1000, 667), (667, 667), .center) == [167, 0])
+        #expect(at((1006, 100), (1000, 100), .center) == [4, 0])
+        #expect(at((1004, 100), (1000, 100), .center) == [2, 0])
+        // An offset below 1 is a fraction of the outer size; others are pixels times the DPR,
+        // half to even.
+        #expect(at((1000, 667), (290, 190), .offset(.east, x: 0.1, y: 0.05)) == [610, 272])
+        #expect(at((500, 500), (300, 200), .offset(.northWest, x: 0.1, y: 0.1)) == [50, 50])
+        #expect(at((500, 500), (300, 200), .offset(.center, x: 0.1, y: 0.1)) == [150, 200])
+        #expect(at((1000, 1000), (100, 100), .offset(.northWest, x: 10.5, y: 10), dpr: 1) == [10, 10])
+        #expect(at((1000, 1000), (100, 100), .offset(.southEast, x: 10, y: 20), dpr: 2) == [880, 860])
+        // A focus point: its pixel (half to even) minus half the window.
+        #expect(at((1001, 100), (300, 100), .focalPoint(x: 0.5, y: 0.5)) == [350, 0])
+        // Always inside.
+        #expect(at((100, 100), (50, 50), .offset(.west, x: 500, y: 0)) == [50, 26])
+    }
+
+    /// Extended and padded areas are transparent (imgproxy's embed adds alpha), white where a
+    /// format drops it.
+    @Test func extendedAndPaddedAreasAreTransparent() throws {
+        for options in ["rs:fit:500:500:0:1", "pd:20", "rs:fit:600:300/exar:1"] {
+            let chain = try PlanParsing.imgproxy(options).plan.processors(limit: 2048, maxPixels: 16_777_216)
+            let made = try chain.process(paintedOpaque(width: 400, height: 400) { _, _ in [200, 30, 30] })
+            #expect(made.pixel(x: 0, y: 0) == [255, 255, 255, 0], "\(options): \(made.pixel(x: 0, y: 0))")
+            #expect(made.pixel(x: made.width / 2, y: made.height / 2) == [200, 30, 30, 255], "\(options)")
+        }
+    }
+
+    /// A plain `fit` or centred `fill` box stays the resize every style shares (the same answer
+    /// as imgproxy's, and one identity with the native and thumbor URLs that ask for it).
+    @Test func aPlainBoxIsTheSharedResize() throws {
+        for (options, resize) in [("rs:fit:300:200", Resize(width: 300, height: 200, mode: .fit, upscale: false)),
+                                  ("rs:fill:300:200:1", Resize(width: 300, height: 200, mode: .fill))] {
+            let chain = try PlanParsing.imgproxy(options).plan.processors(limit: 2048, maxPixels: 16_777_216)
+            #expect(chain.identifier == resize.identifier, "\(options)")
+        }
+        for options in ["rs:fill:300:200/g:no", "rs:fit:300:200/dpr:2", "rs:force:300:200", "rs:fit:300:200/pd:1", "c:100:100/rs:fit:50:50"] {
+            let chain = try PlanParsing.imgproxy(options).plan.processors(limit: 2048, maxPixels: 16_777_216)
+            #expect(chain.contains { $0 is ImgproxyGeometry }, "\(options)")
+        }
+    }
+}
