@@ -39,10 +39,22 @@ package enum WorkCancellation {
 /// Raised once, when the work it belongs to is no longer wanted.
 package final class CancellationFlag: Sendable {
     private let raised = Atomic<Bool>(false)
+    /// Checks left before the flag raises itself; -1: never (every flag but a test's).
+    private let checksLeft: Atomic<Int>
 
-    package init() {}
+    package init() { checksLeft = Atomic(-1) }
 
-    package var isRaised: Bool { raised.load(ordering: .relaxed) }
+    /// A flag that raises itself at its check after `checks` checks: work that looked at it
+    /// `checks` times is cancelled while under way (tests of where work checks).
+    package init(raisingAfter checks: Int) { checksLeft = Atomic(max(0, checks)) }
+
+    package var isRaised: Bool {
+        if raised.load(ordering: .relaxed) { return true }
+        guard checksLeft.load(ordering: .relaxed) >= 0 else { return false }
+        guard checksLeft.wrappingSubtract(1, ordering: .relaxed).oldValue <= 0 else { return false }
+        raise()
+        return true
+    }
 
     package func raise() { raised.store(true, ordering: .relaxed) }
 }

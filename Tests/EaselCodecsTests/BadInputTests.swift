@@ -1,4 +1,5 @@
 import EaselCodecs
+import EaselSupport
 import EaselTestSupport
 import Foundation
 import Testing
@@ -42,17 +43,35 @@ struct BadInputTests {
         }
     }
 
-    @Test func flippedBytesInsideImageDataNeverCrash() {
-        var generator = SystemRandomNumberGenerator()
-        for file in [Self.goodJPEG, Self.goodPNG] {
-            for _ in 0..<100 {
+    /// Four bytes flipped past the signature, 100 seeded ways per file (a failure names its seed,
+    /// so it can be made again): never a crash; an error is a `CodecError`; an image is the size
+    /// its header says, and the same damaged bytes decode to the same pixels every time. Most
+    /// damaged PNGs are refused; some of these seeds decode to other pixels (measured: 17 of
+    /// 100, where the first decoder's checks send the file on to libspng, which reads it), an
+    /// open question noted for the decoder, not asserted either way.
+    @Test func flippedBytesInsideImageDataAreRefusedOrDecodeConsistently() throws {
+        for (file, isPNG) in [(Self.goodJPEG, false), (Self.goodPNG, true)] {
+            var refused = 0
+            for seed in UInt64(0)..<100 {
+                var generator = SplitMix64(seed: seed)
                 var damaged = file
                 for _ in 0..<4 {
                     let index = Int.random(in: 20..<damaged.count, using: &generator)
                     damaged[index] ^= UInt8.random(in: 1...255, using: &generator)
                 }
-                _ = try? ImageDecoder.decode(damaged) // an error or an image; never a crash
+                do {
+                    let image = try ImageDecoder.decode(damaged)
+                    let info = try ImageDecoder.info(of: damaged)
+                    #expect(image.width == info.uprightWidth && image.height == info.uprightHeight,
+                            "seed \(seed): \(image.width)×\(image.height) decoded, \(info.uprightWidth)×\(info.uprightHeight) in the header")
+                    #expect(try ImageDecoder.decode(damaged).hasSamePixels(as: image), "seed \(seed): decoded twice, two images")
+                } catch {
+                    #expect(error is CodecError, "seed \(seed): \(error)")
+                    refused += 1
+                }
             }
+            // (83 of these 100 seeds with Debian's libspng.)
+            if isPNG { #expect(refused >= 75, "\(refused) of 100 damaged PNGs refused") }
         }
     }
 

@@ -1,4 +1,5 @@
 import EaselCodecs
+import EaselSupport
 import EaselTestSupport
 import Foundation
 import Testing
@@ -104,16 +105,36 @@ struct WebPAndGIFTests {
     @Test func truncatedOrDamagedWebPAndGIFAreCorrupt() throws {
         let webp = try ImageEncoder.encode(gradient(width: 64, height: 64), as: .webp(quality: 80))
         let gif = TestGIF.make(width: 64, height: 64, palette: [[1, 2, 3], [200, 100, 50]]) { x, y in (x + y) % 2 }
-        for file in [webp, gif] {
+        for (file, name) in [(webp, "WebP"), (gif, "GIF")] {
             for length in [12, 30, file.count / 2, file.count - 8] {
                 #expect(throws: CodecError.self, "length \(length) of \(file.count)") { try ImageDecoder.decode(Data(file.prefix(length))) }
             }
-            var generator = SystemRandomNumberGenerator()
-            for _ in 0..<100 {
+            // Four bytes flipped, 100 seeded ways (a failure names its seed): never a crash; an
+            // error is a `CodecError`; an image is the size its header says and decodes the same
+            // twice (nothing is read from memory the decoder did not write), a GIF's pixels each
+            // opaque or transparent; and some of the damage is found and refused.
+            var refused = 0
+            for seed in UInt64(0)..<100 {
+                var generator = SplitMix64(seed: seed)
                 var damaged = file
                 for _ in 0..<4 { damaged[Int.random(in: 12..<damaged.count, using: &generator)] ^= UInt8.random(in: 1...255, using: &generator) }
-                _ = try? ImageDecoder.decode(damaged) // an error or an image; never a crash
+                do {
+                    let image = try ImageDecoder.decode(damaged)
+                    let info = try ImageDecoder.info(of: damaged)
+                    #expect(image.width == info.uprightWidth && image.height == info.uprightHeight,
+                            "\(name) seed \(seed): \(image.width)×\(image.height) decoded, \(info.uprightWidth)×\(info.uprightHeight) in the header")
+                    #expect(try ImageDecoder.decode(damaged).hasSamePixels(as: image), "\(name) seed \(seed): decoded twice, two images")
+                    if name == "GIF" {
+                        var alphas = Set<UInt8>()
+                        for y in 0..<image.height { for x in 0..<image.width { alphas.insert(image.pixel(x: x, y: y)[3]) } }
+                        #expect(alphas.isSubset(of: [0, 255]), "\(name) seed \(seed): alphas \(alphas.sorted())")
+                    }
+                } catch {
+                    #expect(error is CodecError, "\(name) seed \(seed): \(error)")
+                    refused += 1
+                }
             }
+            #expect(refused > 0, "no damaged \(name) of 100 was refused")
         }
     }
 

@@ -144,4 +144,18 @@ func waitFor(_ gate: Gate, within limit: Duration = .seconds(60)) async throws {
         let unraised = CancellationFlag()
         #expect(try WorkCancellation.run(with: unraised) { try GaussianBlur(sigma: 249).process(image) }.width == 256)
     }
+
+    /// Each long processor looks at the flag while it works, not only before it starts: a flag
+    /// that goes up at its second check (the first one passed, as a run that began before the
+    /// cancellation sees it) stops the work under way. One check before the first row would let
+    /// the work run to its end.
+    @Test func everyLongProcessorStopsWhenTheFlagGoesUpUnderWay() throws {
+        let image = Bitmap(width: 256, height: 256, pixelFormat: .rgba8)
+        let processors: [any ImageProcessor] = [try GaussianBlur(sigma: 2), try GaussianBlur(sigma: 249), try Sharpen(sigma: 1), try Sharpen(sigma: 50)]
+        for processor in processors {
+            #expect(throws: CodecError.cancelled, "\(processor.identifier)") {
+                try WorkCancellation.run(with: CancellationFlag(raisingAfter: 1)) { try processor.process(image) }
+            }
+        }
+    }
 }

@@ -10,7 +10,7 @@ import Testing
 
 /// Face-aware crops in every URL style (native `g=face`, imgproxy's `g:obj:face`, thumbor's
 /// `smart` and `focal()`), and thumbor's `redeye()`, asked of a server: the answer shows the face
-/// where the attention crop shows the louder distractor.
+/// where the attention crop shows the louder distractor; red pupils lose their red.
 @Suite(.timeLimit(.minutes(2))) struct FaceCropTests {
     @Test func everyStyleAsksForTheFaceCrop() async throws {
         try #require(FaceDetector.isAvailable, "OpenCV's cascades (opencv-data) are installed by make deps")
@@ -32,8 +32,49 @@ import Testing
                 #expect(try await faces(path) == 1, "\(path)")
             }
             #expect(try await faces("/images/w=600,h=600,fit=fill,g=sm,f=png/canvas.png") == 0, "attention goes to the distractor")
-            #expect(try await get(client, "/thumbor/unsafe/300x300/filters:redeye()/canvas.png").status == .ok)
             #expect(try await get(client, "/imgproxy/insecure/g:obj:car/plain/local:///canvas.png").status == .badRequest)
+        }
+    }
+
+    /// thumbor's `redeye()` asked of a server: red pupils painted at the eyes OpenCV finds in the
+    /// astronaut's face take the mean of their green and blue (30) as their red; the same red on
+    /// the suit, in no eye, stays; and without the filter the pupils stay red.
+    @Test func thumborsRedeyeCorrectsRedPupilsOnly() async throws {
+        try #require(FaceDetector.isAvailable, "OpenCV's cascades (opencv-data) are installed by make deps")
+        // (Detected and painted off the cooperative pool, as the canvas above.)
+        let (png, eyes) = try await offThePool { () throws -> (Data, [FaceDetector.Box]) in
+            var photo = try ImageDecoder.decode(try Data(contentsOf: sampleURL("astronaut.jpg")))
+            guard let face = try FaceDetector.faces(in: photo).first else { return (Data(), []) }
+            let eyes = try FaceDetector.eyes(in: photo, face: face)
+            let rowBytes = photo.rowBytes
+            photo.withUnsafeMutableBytes { bytes in
+                for (cx, cy) in eyes.map({ ($0.x + $0.width / 2, $0.y + $0.height / 2) }) + [(100, 400)] {
+                    for y in (cy - 2)...(cy + 2) { for x in (cx - 2)...(cx + 2) {
+                        let o = y * rowBytes + x * 4
+                        (bytes[o], bytes[o + 1], bytes[o + 2]) = (220, 30, 30)
+                    } }
+                }
+            }
+            return (try ImageEncoder.encode(photo, as: .png()), eyes)
+        }
+        try #require(!eyes.isEmpty, "an eye is found in the astronaut's face")
+        let server = try TestServer { $0.allowUnsignedAdHoc = true }
+        try png.write(to: server.origin.child("red-eyes.png"))
+        let pupils = eyes.map { ($0.x + $0.width / 2, $0.y + $0.height / 2) }
+        try await server.test { (client: any TestClientProtocol) async throws in
+            func image(_ path: String) async throws -> Bitmap {
+                let answer = try await get(client, path)
+                #expect(answer.status == .ok, "\(path): \(String(buffer: answer.body))")
+                return try ImageDecoder.decode(Data(buffer: answer.body))
+            }
+            let corrected = try await image("/thumbor/unsafe/filters:redeye():format(png)/red-eyes.png")
+            let plain = try await image("/thumbor/unsafe/filters:format(png)/red-eyes.png")
+            for (cx, cy) in pupils {
+                let p = corrected.pixel(x: cx, y: cy)
+                #expect(p[0] <= 40 && p[1] == 30 && p[2] == 30, "the pupil at \(cx),\(cy): \(p)")
+                #expect(Array(plain.pixel(x: cx, y: cy).prefix(3)) == [220, 30, 30], "without redeye() the pupil at \(cx),\(cy) stays red")
+            }
+            #expect(corrected.pixel(x: 100, y: 400) == [220, 30, 30, 255], "red outside the eyes stays")
         }
     }
 }

@@ -110,7 +110,11 @@ import Testing
         let page = Data("<html><script>alert(1)</script></html>".utf8)
         origin.serve("/page.html", .file(page, headers: ["Content-Type": "text/html"]))
         origin.serve("/cat.jpg", .file(catJPEG))
-        origin.serve("/big.jpg", .file(Data(count: 200_000)))
+        // A JPEG padded past the download limit (100,000 bytes here), and one padded to just under
+        // it: both are images (`raw` checks no more than the type), so only their size tells them apart.
+        let padded = { (size: Int) in catJPEG + Data(count: size - catJPEG.count) }
+        origin.serve("/big.jpg", .file(padded(200_000)))
+        origin.serve("/under.jpg", .file(padded(99_000)))
         origin.serve("/doc.pdf", .file(twoPagePDF()))
         try await origin.run { base in
             let host = "127.0.0.1:\(base.port!)"
@@ -130,9 +134,13 @@ import Testing
                 let image = try await get(client, "/imgproxy/insecure/raw:1/rs:fit:10:10/plain/http://\(host)/cat.jpg@png")
                 #expect(Data(buffer: image.body) == catJPEG && image.headers[.contentType] == "image/jpeg")
                 #expect(image.headers[.contentSecurityPolicy] == nil)
-                // The download limit holds.
+                // The download limit holds: an image over it is refused for its size (under it,
+                // the same padded image is answered as it is).
+                let under = try await get(client, "/imgproxy/insecure/raw:1/plain/http://\(host)/under.jpg")
+                #expect(under.status == .ok && under.body.readableBytes == 99_000 && under.headers[.contentType] == "image/jpeg", "\(under.status)")
                 let big = try await get(client, "/imgproxy/insecure/raw:1/plain/http://\(host)/big.jpg")
-                #expect(big.status != .ok, "\(big.status)")
+                #expect(big.status == .unprocessableContent && String(buffer: big.body).contains("larger than 100000 bytes"),
+                        "\(big.status): \(String(buffer: big.body))")
                 // The allow-list holds.
                 #expect(try await get(client, "/imgproxy/insecure/raw:1/plain/http://127.0.0.2:\(base.port!)/cat.jpg").status == .forbidden)
             }
