@@ -10,10 +10,11 @@ import Testing
 /// against imgproxy): an imgproxy URL's plan through `ImgproxyGeometry` on a source of the
 /// given size.
 @Suite struct ImgproxyGeometryTests {
-    /// The answer's size for imgproxy's `options` on an opaque `width × height` source.
+    /// The answer's size for imgproxy's `options` on a `width × height` source (sizes do not
+    /// depend on the pixels: a blank one).
     static func size(_ options: String, _ width: Int, _ height: Int) throws -> (Int, Int) {
         let chain = try PlanParsing.imgproxy(options).plan.processors(limit: 2048, maxPixels: 16_777_216)
-        let made = try chain.process(paintedOpaque(width: width, height: height) { x, y in [UInt8(x % 251), UInt8(y % 241), 90] })
+        let made = try chain.process(Bitmap(width: width, height: height, pixelFormat: .rgba8))
         return (made.width, made.height)
     }
 
@@ -31,10 +32,10 @@ import Testing
         ("rs:fit:500:500:0:1/dpr:2", 300, 200, 500, 500),
         ("rs:fill:300:300/dpr:0.5/ex:1", 200, 100, 150, 150),
         ("rs:fill:800:200/mrd:100", 300, 200, 100, 67),       // max_result_dimension on the would-be result
-        ("pd:50/mrd:100", 4000, 3000, 100, 75),
+        ("pd:50/mrd:100", 2000, 1500, 99, 75),
         ("rs:fit:500:500:0:1/mrd:100", 300, 200, 100, 100),
         ("rs:fill:1500:900:0/dpr:3", 600, 400, 600, 400),     // the limit is on the result, not the request
-        ("rs:fit:0:0:0", 4000, 3000, 4000, 3000),
+        ("rs:fit:0:0:0", 2400, 1800, 2400, 1800),             // no clamp to the limit (2048 here)
         ("rs:fill-down:600:300", 400, 400, 400, 200),
         ("rs:fit:600:300/exar:1", 400, 400, 600, 300),
         ("rs:auto:300:200", 1000, 667, 300, 200),
@@ -102,5 +103,30 @@ import Testing
             let chain = try PlanParsing.imgproxy(options).plan.processors(limit: 2048, maxPixels: 16_777_216)
             #expect(chain.contains { $0 is ImgproxyGeometry }, "\(options)")
         }
+    }
+
+    /// `options` made of `data` as the pipeline makes it: decoded at the size the plan covers
+    /// (shrink-on-load, a vector drawn at the size asked), then the chain (`ReducedDecode`).
+    static func made(_ options: String, of data: Data) throws -> Bitmap {
+        let chain = try PlanParsing.imgproxy(options).plan.processors(limit: 2048, maxPixels: 16_777_216)
+        let info = try ImageDecoder.info(of: data)
+        let decoded = try ImageDecoder.decode(data, info: info, covering: ReducedDecode.covering(chain, info: info))
+        return try ReducedDecode.process(chain, decoded: decoded, info: info)
+    }
+
+    /// Found by review: a vector is planned from its own size (not the size it is drawn at), a
+    /// smart crop on a turned reduced decode stays inside it, and an enlarging fill cuts its
+    /// window before resizing (never the whole covering image, which could pass the limit).
+    @Test func vectorsReducedDecodesAndEnlargingFills() throws {
+        let svg = Data(##"<svg xmlns="http://www.w3.org/2000/svg" width="100" height="60"><rect width="100" height="60" fill="#c33"/></svg>"##.utf8)
+        for (options, size) in [("pd:10", (120, 80)), ("c:50:30", (50, 30)), ("rs:fit:300:300:1/pd:5", (310, 190)), ("mw:200", (200, 120))] {
+            let made = try Self.made(options, of: svg)
+            #expect((made.width, made.height) == size, "\(options) of a 100×60 SVG: \(made.width)×\(made.height)")
+        }
+        let jpeg = try ImageEncoder.encode(photoLike(width: 1000, height: 667), as: .jpeg(quality: 85))
+        let turned = try Self.made("rot:90/c:0:500:sm/rs:fit:100:100", of: jpeg)
+        #expect((turned.width, turned.height) == (100, 75), "\(turned.width)×\(turned.height)")
+        #expect(try Self.size("rs:fill:1500:1500:1/g:no", 1000, 500) == (1500, 1500))
+        #expect(try Self.size("rs:fill:1500:1500:1/g:no/pd:10", 1000, 500) == (1520, 1520))
     }
 }

@@ -17,17 +17,25 @@ import EaselSupport
 /// own size: a result no larger than the source always passes, as imgproxy (which checks the
 /// source only) answers it.
 public struct ImgproxyGeometry: ImageProcessor {
-    /// The box, in request units (0: not asked for).
-    public var width = 0, height = 0
+    /// The box's width, in request units (0: not asked for).
+    public var width = 0
+    /// The box's height, in request units (0: not asked for).
+    public var height = 0
     /// imgproxy's resizing type: `fit`, `fill`, `fill-down`, `auto`, or `exact` (its `force`).
     public var mode: ResizeMode = .fit
+    /// Whether the answer may be larger than the source (imgproxy's `enlarge`).
     public var enlarge = false
     /// Where the crop to the result lands (`g`): the nine directions with offsets, `fp`, or a
     /// smart strategy.
     public var gravity: Gravity = .center
+    /// The device pixel ratio asked for (capped by what the source allows unless `enlarge`).
     public var dpr = 1.0
+    /// imgproxy's `zoom`, per axis.
     public var zoom = (x: 1.0, y: 1.0)
-    public var minWidth = 0, minHeight = 0
+    /// imgproxy's `min-width`, in request units (0: none).
+    public var minWidth = 0
+    /// imgproxy's `min-height`, in request units (0: none).
+    public var minHeight = 0
     /// imgproxy's `crop`: a side of at least 1 is pixels (truncated), below 1 a fraction of the
     /// source, 0 the whole side; placed by its own gravity.
     public var crop: (width: Double, height: Double, gravity: Gravity)?
@@ -48,6 +56,7 @@ public struct ImgproxyGeometry: ImageProcessor {
     /// A geometry with no step: the image as it is, until the properties ask for more.
     public init() {}
 
+    /// `imgproxy(WxH,mode,up|noup,g=…[,dpr=…][,z=…][,min=…][,c=…][,ex=…][,exar=…][,pd=…][,mrd=…][,[filters]])`.
     public var identifier: String {
         var parts = ["\(width)x\(height)", mode.rawValue, enlarge ? "up" : "noup", "g=" + gravity.identifier]
         if dpr != 1 { parts.append("dpr=\(dpr)") }
@@ -62,6 +71,8 @@ public struct ImgproxyGeometry: ImageProcessor {
         return "imgproxy(" + parts.joined(separator: ",") + ")"
     }
 
+    /// The answer for `bitmap` as the whole source (see `process(_:planned:)`).
+    /// - Throws: `CodecError.invalidParameters` for a result past the limit, `.cancelled`.
     public func process(_ bitmap: Bitmap) throws -> Bitmap {
         try process(bitmap, planned: (bitmap.width, bitmap.height))
     }
@@ -89,6 +100,7 @@ extension ImgproxyGeometry {
         /// The answer's size.
         public var result: Size
 
+        /// Every size equal (the padding compared side by side).
         public static func == (a: Layout, b: Layout) -> Bool {
             a.crop == b.crop && a.scaled == b.scaled && a.dpr == b.dpr && a.target == b.target && a.resultCrop == b.resultCrop
                 && a.aspectCanvas == b.aspectCanvas && a.padding == b.padding && a.result == b.result
@@ -97,11 +109,16 @@ extension ImgproxyGeometry {
 
     /// A size in pixels.
     public struct Size: Sendable, Hashable, CustomStringConvertible {
-        public var width: Int, height: Int
+        /// The width.
+        public var width: Int
+        /// The height.
+        public var height: Int
+        /// A `width × height` size.
         public init(_ width: Int, _ height: Int) {
             self.width = width
             self.height = height
         }
+        /// `W×H`.
         public var description: String { "\(width)×\(height)" }
     }
 
@@ -295,12 +312,10 @@ extension ImgproxyGeometry {
 
 extension ImgproxyGeometry: PlannedResize {
     /// The smallest decode that still makes the answer exact: the source times the larger of the
-    /// two scales (all of it when the answer enlarges or the crop to the result is smart, which
-    /// reads the pixels it is given at the size they are given).
+    /// two scales (more than the source when the answer enlarges: what a vector is drawn at).
     public func minimumSourceSize(sourceWidth: Int, sourceHeight: Int) -> (width: Int, height: Int) {
         let layout = layout(sourceWidth: sourceWidth, sourceHeight: sourceHeight)
         let factor = max(Double(layout.scaled.width) / Double(layout.crop.width), Double(layout.scaled.height) / Double(layout.crop.height))
-        guard factor < 1 else { return (sourceWidth, sourceHeight) }
         return (max(1, Int(checked: (Double(sourceWidth) * factor).rounded(.up))), max(1, Int(checked: (Double(sourceHeight) * factor).rounded(.up))))
     }
 
@@ -310,23 +325,47 @@ extension ImgproxyGeometry: PlannedResize {
     /// does.
     public func process(_ bitmap: Bitmap, planned: (width: Int, height: Int)) throws -> Bitmap {
         let layout = layout(sourceWidth: planned.width, sourceHeight: planned.height)
-        // The answer, and the resized image it is cut from (which a minimum size can make far
-        // larger than the answer: imgproxy would make it, Easel refuses it), within the limit
-        // wherever they are larger than the source.
-        for (size, what) in [(layout.result, "the result"), (layout.scaled, "the resized image")] where size.width > max(limit.side, planned.width)
-            || size.height > max(limit.side, planned.height)
-            || (Int.checkedProduct(size.width, size.height) ?? .max) > max(limit.pixels, Int.checkedProduct(planned.width, planned.height) ?? .max) {
-            throw CodecError.invalidParameters("\(what) would be \(size), past the limit of \(limit.side) a side and \(limit.pixels) in all")
-        }
-        var image = try resized(bitmap, planned: planned, layout: layout)
+        try check(layout.result, "the result", planned: planned)
+        let (cut, cutExtent) = try cropped(bitmap, planned: planned, layout: layout)
         if WorkCancellation.isCancelled { throw CodecError.cancelled }
-        let made = Size(min(Self.minNonZero(layout.resultCrop.width, image.width), image.width),
-                        min(Self.minNonZero(layout.resultCrop.height, image.height), image.height))
-        if made.width < image.width || made.height < image.height {
-            let origin = Self.place(made, in: image, gravity: gravity, dpr: layout.dpr)
+        let scaled = layout.scaled
+        let made = Size(min(Self.minNonZero(layout.resultCrop.width, scaled.width), scaled.width),
+                        min(Self.minNonZero(layout.resultCrop.height, scaled.height), scaled.height))
+        var image: Bitmap
+        if case .smart = gravity, made != scaled {
+            // What is in the image decides the window: the crop is resized whole (within the
+            // limit: a minimum size can make it far larger than the answer, which imgproxy makes
+            // and Easel refuses), and the window is found on the crop before its resize (more of
+            // it to look at), then cut from the resized image.
+            try check(scaled, "the resized image", planned: planned)
+            image = Self.resize(cut, extent: cutExtent, to: scaled)
+            let (sx, sy) = (Double(cut.width) / Double(scaled.width), Double(cut.height) / Double(scaled.height))
+            let window = gravity.place(width: min(cut.width, max(1, Int(checked: (Double(made.width) * sx).rounded()))),
+                                       height: min(cut.height, max(1, Int(checked: (Double(made.height) * sy).rounded()))), in: cut)
+            let origin = (x: min(scaled.width - made.width, max(0, Int(checked: (Double(window.x) / sx).rounded()))),
+                          y: min(scaled.height - made.height, max(0, Int(checked: (Double(window.y) / sy).rounded()))))
             image = try Crop(x: origin.x, y: origin.y, width: made.width, height: made.height).process(image)
+        } else if made != scaled {
+            // The window is placed in the resized image's coordinates, as imgproxy places it, and
+            // only what it covers of the crop is resized (never the whole, possibly huge, image).
+            let origin = Self.position(outer: scaled, inner: made, gravity: gravity, dpr: layout.dpr)
+            let extent = cutExtent ?? Resampler.Extent(width: Double(cut.width), height: Double(cut.height))
+            let (kx, ky) = (extent.width / Double(scaled.width), extent.height / Double(scaled.height))
+            let left = min(cut.width - 1, max(0, Int(checked: (Double(origin.x) * kx).rounded())))
+            let top = min(cut.height - 1, max(0, Int(checked: (Double(origin.y) * ky).rounded())))
+            let right = min(cut.width, max(left + 1, Int(checked: (Double(origin.x + made.width) * kx).rounded())))
+            let bottom = min(cut.height, max(top + 1, Int(checked: (Double(origin.y + made.height) * ky).rounded())))
+            let window = try Crop(x: left, y: top, width: right - left, height: bottom - top).process(cut)
+            image = Self.resize(window, extent: nil, to: made)
+        } else {
+            image = Self.resize(cut, extent: cutExtent, to: scaled)
         }
-        image = try filters.process(image)
+        return try finished(image, layout: layout)
+    }
+
+    /// The result's filters, extensions and padding.
+    private func finished(_ bitmap: Bitmap, layout: Layout) throws -> Bitmap {
+        var image = try filters.process(bitmap)
         if let extend { image = try Self.embed(image, in: Self.canvas(layout.target, around: Size(image.width, image.height)), gravity: extend, dpr: layout.dpr) }
         if let aspectExtend, layout.aspectCanvas.width > 0, layout.aspectCanvas.height > 0 {
             image = try Self.embed(image, in: Self.canvas(layout.aspectCanvas, around: Size(image.width, image.height)), gravity: aspectExtend, dpr: layout.dpr)
@@ -339,28 +378,42 @@ extension ImgproxyGeometry: PlannedResize {
         return image
     }
 
-    /// The crop cut from `bitmap` (in its own pixels: `planned` times the decode's factor) and
-    /// resized to the layout's scaled size.
-    private func resized(_ bitmap: Bitmap, planned: (width: Int, height: Int), layout: Layout) throws -> Bitmap {
+    /// Refuses `size` past the limit where it is larger than the source (a result no larger than
+    /// the source always passes, as imgproxy, which checks only the source, answers it).
+    private func check(_ size: Size, _ what: String, planned: (width: Int, height: Int)) throws {
+        let sourcePixels = Int.checkedProduct(planned.width, planned.height) ?? .max
+        guard size.width <= max(limit.side, planned.width), size.height <= max(limit.side, planned.height),
+              (Int.checkedProduct(size.width, size.height) ?? .max) <= max(limit.pixels, sourcePixels) else {
+            throw CodecError.invalidParameters("\(what) would be \(size), past the limit of \(limit.side) a side and \(limit.pixels) in all")
+        }
+    }
+
+    /// `bitmap` resampled to `size` (itself when it is that size already, all of it image).
+    private static func resize(_ bitmap: Bitmap, extent: Resampler.Extent?, to size: Size) -> Bitmap {
+        if bitmap.width == size.width, bitmap.height == size.height, extent == nil { return bitmap }
+        return Resampler.resize(bitmap, width: size.width, height: size.height, extent: extent)
+    }
+
+    /// The crop cut from `bitmap` (in its own pixels: `planned` times the decode's factor), and
+    /// how much of the cut is image (nil: all of it).
+    private func cropped(_ bitmap: Bitmap, planned: (width: Int, height: Int), layout: Layout) throws -> (Bitmap, Resampler.Extent?) {
+        let crop = layout.crop
+        guard crop.width < planned.width || crop.height < planned.height else { return (bitmap, bitmap.imageExtent) }
         let extent = bitmap.imageExtent ?? Resampler.Extent(width: Double(bitmap.width), height: Double(bitmap.height))
         let factorX = extent.width / Double(planned.width), factorY = extent.height / Double(planned.height)
-        var source = bitmap, sourceExtent = bitmap.imageExtent
-        let crop = layout.crop
-        if crop.width < planned.width || crop.height < planned.height {
-            let reduced = Size(max(1, Int(checked: (Double(crop.width) * factorX).rounded())), max(1, Int(checked: (Double(crop.height) * factorY).rounded())))
-            var origin: (x: Int, y: Int)
-            if case .smart = self.crop?.gravity ?? .center {
-                origin = Self.place(reduced, in: bitmap, gravity: self.crop!.gravity, dpr: 1)
-            } else {
-                let placed = Self.position(outer: Size(planned.width, planned.height), inner: crop, gravity: self.crop?.gravity ?? .center, dpr: 1)
-                origin = (Int(checked: (Double(placed.x) * factorX).rounded(.down)), Int(checked: (Double(placed.y) * factorY).rounded(.down)))
-            }
-            let cut = Size(min(reduced.width, bitmap.width - origin.x), min(reduced.height, bitmap.height - origin.y))
-            source = try Crop(x: origin.x, y: origin.y, width: max(1, cut.width), height: max(1, cut.height)).process(bitmap)
-            sourceExtent = nil
+        // (At most the bitmap: a turned or flipped reduced decode was cut to whole pixels.)
+        let reduced = Size(min(bitmap.width, max(1, Int(checked: (Double(crop.width) * factorX).rounded()))),
+                           min(bitmap.height, max(1, Int(checked: (Double(crop.height) * factorY).rounded()))))
+        let gravity = self.crop?.gravity ?? .center
+        var origin: (x: Int, y: Int)
+        if case .smart = gravity {
+            origin = Self.place(reduced, in: bitmap, gravity: gravity, dpr: 1)
+        } else {
+            let placed = Self.position(outer: Size(planned.width, planned.height), inner: crop, gravity: gravity, dpr: 1)
+            origin = (Int(checked: (Double(placed.x) * factorX).rounded(.down)), Int(checked: (Double(placed.y) * factorY).rounded(.down)))
         }
-        if source.width == layout.scaled.width, source.height == layout.scaled.height, sourceExtent == nil { return source }
-        return Resampler.resize(source, width: layout.scaled.width, height: layout.scaled.height, extent: sourceExtent)
+        origin = (min(max(0, origin.x), bitmap.width - reduced.width), min(max(0, origin.y), bitmap.height - reduced.height))
+        return (try Crop(x: origin.x, y: origin.y, width: reduced.width, height: reduced.height).process(bitmap), nil)
     }
 
     /// `image` on a transparent white canvas of `size` (white where alpha is dropped), placed by

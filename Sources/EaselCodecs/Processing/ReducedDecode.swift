@@ -43,11 +43,11 @@ public enum ReducedDecode {
     public static func covering(_ chain: [any ImageProcessor], info: ImageInfo) -> (width: Int, height: Int)? {
         guard let (prefix, resize) = split(chain) else { return nil }
         if prefix.isEmpty, let resize = resize as? Resize { return resize.minimumSourceSize(of: info) }
-        // A vector is drawn at the size asked of it, planned from its planning size (its
-        // intrinsic one may be anything up to the format's most).
-        if prefix.isEmpty, info.isVector { return resize.minimumSourceSize(sourceWidth: info.planningWidth, sourceHeight: info.planningHeight) }
-        // A vector's crops are in its intrinsic pixels, but it is planned at another size.
-        guard !info.isVector, let planned = size(after: prefix, info: info), planned.width > 0, planned.height > 0 else { return nil }
+        // A vector's crops are in its intrinsic pixels, but a `Resize` plans it at another size;
+        // a planner (`ImgproxyGeometry`) plans from its intrinsic size, and it is drawn at the
+        // size that asks (at most its own: a larger answer is enlarged from it).
+        let plansVectors = !(resize is Resize)
+        guard !info.isVector || plansVectors, let planned = size(after: prefix, info: info), planned.width > 0, planned.height > 0 else { return nil }
         let needed = resize.minimumSourceSize(sourceWidth: planned.width, sourceHeight: planned.height)
         // The fraction needed, n / p, on the axis that needs the most (whole numbers: no
         // rounding past a scale's boundary). A turn or flip cuts the reduced decode's partial
@@ -55,8 +55,9 @@ public enum ReducedDecode {
         var (n, p) = needed.width * planned.height >= needed.height * planned.width
             ? (needed.width, planned.width) : (needed.height, planned.height)
         if movesEdges(prefix) { n += 1 }
-        guard n < p else { return nil }
         func part(_ side: Int) -> Int { max(1, (side * n + p - 1) / p) }
+        // (A vector may be drawn larger than its own size; an image is decoded whole.)
+        guard n < p || info.isVector else { return nil }
         return (part(info.uprightWidth), part(info.uprightHeight))
     }
 
@@ -71,7 +72,12 @@ public enum ReducedDecode {
     public static func process(_ chain: [any ImageProcessor], decoded: Bitmap, info: ImageInfo) throws -> Bitmap {
         let extent = decoded.imageExtent ?? Resampler.Extent(width: Double(decoded.width), height: Double(decoded.height))
         let factor = extent.width / Double(max(1, info.uprightWidth))
-        guard let (prefix, resize) = split(chain), !prefix.isEmpty || !(resize is Resize), !info.isVector, factor < 1 else {
+        guard let (prefix, resize) = split(chain) else { return try chain.process(decoded) }
+        // A `Resize` after no step, or on a vector or a full-size decode, takes the bitmap as it
+        // is; a planner (`ImgproxyGeometry`) is always told the size its input stands for (a
+        // vector's intrinsic size, whatever it was drawn at).
+        let planner = !(resize is Resize)
+        if planner ? (factor == 1 && prefix.isEmpty) : (prefix.isEmpty || info.isVector || factor >= 1) {
             return try chain.process(decoded)
         }
         var bitmap = decoded, planned = (width: info.uprightWidth, height: info.uprightHeight)

@@ -256,12 +256,30 @@ final class DiskIndex {
         try? connection.execute("PRAGMA journal_size_limit=\(pages * Self.pageSize)")
     }
 
+    /// How long `checkpointAndTruncate` waits for another connection's checkpoint: as long as
+    /// the busy timeout waits for any other lock.
+    static let checkpointLockTimeout: Double = 30
+
     /// Copies the whole log into the database and truncates it to zero bytes, giving its space
     /// back.
+    ///
+    /// While another connection checkpoints (this cache's background compaction, another
+    /// instance or process), SQLite answers SQLITE_BUSY at once, without calling the busy
+    /// handler; and a truncating checkpoint holds that lock while it waits for the writer lock,
+    /// which removals made batch after batch keep taking, so the log would only grow (on a full
+    /// disk, until a trim itself failed for want of space). That lock is waited for here, as
+    /// the busy timeout waits for the others; nothing is held while waiting.
     /// - Throws: `SQLiteError` when a reader or a full disk kept it from completing.
     func checkpointAndTruncate() throws {
         endHeldRead()
-        let rc = sqlite3_wal_checkpoint_v2(connection.handle, nil, SQLITE_CHECKPOINT_TRUNCATE, nil, nil)
+        let deadline = HeldRead.monotonicNow() + Self.checkpointLockTimeout
+        var pause: UInt32 = 500  // microseconds, doubling to 10 ms
+        var rc = sqlite3_wal_checkpoint_v2(connection.handle, nil, SQLITE_CHECKPOINT_TRUNCATE, nil, nil)
+        while rc & 0xFF == SQLITE_BUSY, HeldRead.monotonicNow() < deadline {
+            usleep(pause)
+            pause = min(pause * 2, 10_000)
+            rc = sqlite3_wal_checkpoint_v2(connection.handle, nil, SQLITE_CHECKPOINT_TRUNCATE, nil, nil)
+        }
         guard rc == SQLITE_OK else { throw connection.error(rc) }
         walBytesSinceCheckpoint = 0
     }

@@ -2,6 +2,7 @@
 /// `monochrome`, `duotone`, `colorize`): each checked when it was made.
 enum AdjustmentStep: PlanStep {
     static func add(to chain: inout PlanChain) throws(PlanError) {
+        guard !chain.plan.usesImgproxyGeometry || chain.imgproxyFilters else { return }
         chain.steps.append(contentsOf: chain.plan.adjustments)
     }
 }

@@ -36,13 +36,16 @@ enum ImgproxyGeometryStep: PlanStep {
             guard side > 0 else { throw .invalid("max_result_dimension is above 0") }
             geometry.maxResultSide = side
         }
-        // imgproxy's filters run on the result before it is extended; its pixelate is not
-        // multiplied by the DPR.
+        // imgproxy's filters (and the colour steps: monochrome, duotone, colorize) run on the
+        // result before it is extended, so the extension and padding stay as they are; its
+        // pixelate is not multiplied by the DPR.
         var filters = PlanChain(plan: plan, limit: chain.limit, maxPixels: chain.maxPixels, marks: [], frameImage: nil)
         filters.imgproxyFilters = true
         try BlurStep.add(to: &filters)
         try SharpenStep.add(to: &filters)
         try PixelateStep.add(to: &filters)
+        try GrayscaleStep.add(to: &filters)
+        try AdjustmentStep.add(to: &filters)
         geometry.filters = filters.steps
         geometry.limit = chain.outputLimit
         chain.append(geometry)

@@ -11,7 +11,10 @@ enum ResizeStep: PlanStep {
         let zoomX = plan.zoom?.x ?? 1, zoomY = plan.zoom?.y ?? 1
         // In Double first: sides far past the limit are refused before any integer conversion.
         let scaledWidth = (Double(plan.width) * plan.dpr * zoomX).rounded(), scaledHeight = (Double(plan.height) * plan.dpr * zoomY).rounded()
-        guard scaledWidth <= Double(limit), scaledHeight <= Double(limit), scaledWidth * scaledHeight <= Double(maxPixels) else {
+        // (imgproxy's box without `enlarge` is never larger than the source: only the source's
+        // own limits apply, as in imgproxy.)
+        let neverGrows = plan.imgproxyGeometry && plan.enlarge != true
+        guard neverGrows || (scaledWidth <= Double(limit) && scaledHeight <= Double(limit) && scaledWidth * scaledHeight <= Double(maxPixels)) else {
             throw .invalid("the result is at most \(limit) pixels a side and \(maxPixels) pixels in all")
         }
         // A side that was asked for stays at least 1 pixel, however small the dpr.
