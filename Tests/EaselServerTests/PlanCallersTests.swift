@@ -55,7 +55,9 @@ import Testing
         let directory = try TemporaryDirectory()
         let input = directory.child("cup.jpg")
         try FileManager.default.copyItem(at: sampleURL("coffee-cup.jpg"), to: input)
-        let limit = try await Self.thumbnail(["--imgproxy", "rs:fit:99999:10"], input: input)
+        // (imgproxy's box without `enlarge` is never larger than the source: only an enlarging
+        // one can pass the limits.)
+        let limit = try await Self.thumbnail(["--imgproxy", "rs:fit:99999:10:1"], input: input)
         #expect(limit.status != 0 && limit.data == nil && limit.error.contains("at most"), "\(limit.error)")
         let unknown = try await Self.thumbnail(["--imgproxy", "nonsense:1"], input: input)
         #expect(unknown.status != 0 && unknown.error.contains("nonsense"), "\(unknown.error)")
@@ -64,7 +66,7 @@ import Testing
         let both = try await Self.thumbnail(["--imgproxy", "rs:fit:10:10", "--thumbor", "10x10"], input: input)
         #expect(both.status != 0 && both.error.contains("not both"), "\(both.error)")
         // What the server refuses, under its own limits (2048 a side by default).
-        let large = try await Self.thumbnail(["--imgproxy", "rs:fit:3000:3000"], input: input)
+        let large = try await Self.thumbnail(["--imgproxy", "rs:fit:3000:3000:1"], input: input)
         #expect(large.status != 0 && large.error.contains("2048"), "\(large.error)")
         // A thumbor segment it does not know is refused, not read as part of a path.
         let typo = try await Self.thumbnail(["--thumbor", "300x200/filter:grayscale()"], input: input)

@@ -391,8 +391,13 @@ func signature(_ path: String, key: String = keyA) -> String {
         try GIFCodec.encodeAnimation(width: 200, height: 100, frames: frames, palette: [255, 0, 0, 0, 0, 255, 255, 255, 255],
                                      delays: [10, 10, 10, 10]).write(to: server.origin.child("anim.gif"))
         try await server.test { (client: any TestClientProtocol) async throws in
-            for uri in ["/imgproxy/insecure/rs:fit:100:100/mh:2000/plain/local:///banner.png@png",
-                        "/imgproxy/insecure/mw:2048/mh:2048/plain/local:///banner.png@png",
+            // imgproxy's minimum height raises the scale and the result is cut to the box: 100×100,
+            // made from what the box keeps of the source (the 200,000 px wide image it stands for
+            // is never made).
+            let raised = try await get(client, "/imgproxy/insecure/rs:fit:100:100/mh:2000/plain/local:///banner.png@png")
+            let raisedImage = try ImageDecoder.decode(Data(buffer: raised.body))
+            #expect(raised.status == .ok && (raisedImage.width, raisedImage.height) == (100, 100), "\(raised.status)")
+            for uri in ["/imgproxy/insecure/mw:2048/mh:2048/plain/local:///banner.png@png",
                         // (Without `enlarge`, imgproxy's zoom never grows the image: z:8 alone is the source.)
                         "/imgproxy/insecure/z:8/el:1/plain/local:///banner.png@png",
                         "/thumbor/unsafe/full-fit-in/1x2000/banner.png"] {

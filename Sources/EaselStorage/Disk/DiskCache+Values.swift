@@ -169,21 +169,7 @@ extension DiskCache {
 
         var fileName: String?
         var tmpPath = ""
-        if data.count > inlineLimit {
-            let name = Self.randomFileName()
-            tmpPath = paths.tmp + "/" + name
-            let trailer = EntryFile.trailer(key: key, valueLength: data.count, valueChecksum: checksum)
-            do {
-                try data.withUnsafeBytes { value in
-                    try trailer.withUnsafeBytes { trailer in
-                        try files.createFile(at: tmpPath, writing: [value, trailer], sync: synchronousWrites)
-                    }
-                }
-            } catch {
-                throw DiskCacheError.posix(Errno.code(of: error), operation: "write", path: tmpPath)
-            }
-            fileName = name
-        }
+        if data.count > inlineLimit { (fileName, tmpPath) = try writeValueFile(data, key: key, checksum: checksum) }
 
         let now = clock()
         let expires = expiresAt?.timeIntervalSince1970
@@ -239,6 +225,24 @@ extension DiskCache {
                 logger.warning("could not trim to the byte limit", metadata: ["error": "\(error)", "cache": "\(name)"])
             }
         }
+    }
+
+    /// A value too large to keep inline, written with its trailer to a new file in `tmp` (moved
+    /// into place by the index's transaction): its name, and its path in `tmp`.
+    private func writeValueFile(_ data: Data, key: String, checksum: UInt64) throws -> (name: String, tmpPath: String) {
+        let name = Self.randomFileName()
+        let tmpPath = paths.tmp + "/" + name
+        let trailer = EntryFile.trailer(key: key, valueLength: data.count, valueChecksum: checksum)
+        do {
+            try data.withUnsafeBytes { value in
+                try trailer.withUnsafeBytes { trailer in
+                    try files.createFile(at: tmpPath, writing: [value, trailer], sync: synchronousWrites)
+                }
+            }
+        } catch {
+            throw DiskCacheError.posix(Errno.code(of: error), operation: "write", path: tmpPath)
+        }
+        return (name, tmpPath)
     }
 
     /// Whether the index's write-ahead log has any bytes (a full disk's set retries only then).

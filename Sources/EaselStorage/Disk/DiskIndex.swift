@@ -101,57 +101,8 @@ final class DiskIndex {
     ///   - mappedBytes: how much of the database SQLite may read through `mmap`.
     init(path: String, durable: Bool = false, mappedBytes: Int = 0) throws {
         connection = try SQLiteConnection(path: path)
-        sqlite3_busy_timeout(connection.handle, 30_000)
-        // Takes effect only for a new database (before WAL mode is set). 8 KiB pages measured
-        // best for 10–100 KB values: fewer overflow pages per value than 4 KiB, less write
-        // amplification for small rows than 16 KiB.
-        try connection.execute("PRAGMA page_size=\(Self.pageSize)")
-        // Lets `DiskCache.compact` hand free pages back a few at a time, which needs little room
-        // even on a full disk (VACUUM needs room for everything that remains). Set only in a new
-        // database: on an existing one the pragma writes a page. Older indexes convert on a VACUUM.
-        if try Self.integerPragma("page_count", connection) == 0 {
-            try connection.execute("PRAGMA auto_vacuum=INCREMENTAL")
-        }
-        try connection.execute("PRAGMA mmap_size=\(max(0, mappedBytes))")
-        // Fails with SQLITE_NOTADB on a damaged file: the caller rebuilds.
-        try connection.execute("PRAGMA journal_mode=WAL")
-        try connection.execute(durable ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=OFF")
-        // Debian builds SQLite with secure_delete on, which rewrites every freed page: a trim of
-        // 40 MB would write 40 MB. FAST still zeroes deleted cells on pages written anyway.
-        try connection.execute("PRAGMA secure_delete=FAST")
-        // Checkpoints normally run on a background connection (`DiskCache.checkpointSoon`);
-        // this is only the backstop that bounds the WAL if they cannot keep up.
-        try connection.execute("PRAGMA wal_autocheckpoint=\(Self.autocheckpointPages)")
-        let version = try Self.userVersion(connection)
-        if version == 0 {
-            try connection.execute("""
-                BEGIN IMMEDIATE;
-                CREATE TABLE IF NOT EXISTS entries(
-                    id INTEGER PRIMARY KEY AUTOINCREMENT,
-                    key TEXT NOT NULL UNIQUE,
-                    size INTEGER NOT NULL,
-                    checksum INTEGER NOT NULL,
-                    created REAL NOT NULL,
-                    accessed REAL NOT NULL,
-                    expires REAL,
-                    file TEXT,
-                    xxh3 INTEGER);
-                CREATE TABLE IF NOT EXISTS blobs(id INTEGER PRIMARY KEY, value BLOB NOT NULL);
-                CREATE INDEX IF NOT EXISTS entries_by_access ON entries(accessed);
-                CREATE INDEX IF NOT EXISTS entries_by_expiry ON entries(expires) WHERE expires IS NOT NULL;
-                CREATE TABLE IF NOT EXISTS meta(id INTEGER PRIMARY KEY CHECK (id = 1),
-                    bytes INTEGER NOT NULL, count INTEGER NOT NULL, last_sweep REAL NOT NULL,
-                    complete INTEGER NOT NULL);
-                INSERT OR IGNORE INTO meta(id, bytes, count, last_sweep, complete) VALUES (1, 0, 0, 0, 0);
-                CREATE TABLE IF NOT EXISTS garbage(file TEXT PRIMARY KEY);
-                PRAGMA user_version = \(Self.schemaVersion);
-                COMMIT;
-                """)
-        } else if version != Self.schemaVersion {
-            // Not damage: another version of Easel may be using this index right now, so it is
-            // never moved aside here.
-            throw DiskCacheError.incompatibleIndex(path: path, found: Int(version), expected: Int(Self.schemaVersion))
-        }
+        try Self.configure(connection, durable: durable, mappedBytes: mappedBytes)
+        try Self.createOrCheckSchema(connection, path: path)
         hasXXH3 = Self.addXXH3Column(connection)
         let xxh3 = hasXXH3 ? "xxh3" : "NULL"  // only `entries` has a column of that name
         lookup = try connection.prepare("SELECT id, size, checksum, accessed, expires, file, \(xxh3) FROM entries WHERE key = ?1")
@@ -185,6 +136,66 @@ final class DiskIndex {
         endTransaction = try connection.prepare("COMMIT")
         _ = try totals()
         heldRead.find(in: connection)
+    }
+
+    /// The connection's settings: page size and incremental vacuum (a new database), the mapped
+    /// bytes, WAL, how durable commits are, fast secure delete and the checkpoint backstop.
+    private static func configure(_ connection: SQLiteConnection, durable: Bool, mappedBytes: Int) throws {
+            sqlite3_busy_timeout(connection.handle, 30_000)
+            // Takes effect only for a new database (before WAL mode is set). 8 KiB pages measured
+            // best for 10–100 KB values: fewer overflow pages per value than 4 KiB, less write
+            // amplification for small rows than 16 KiB.
+            try connection.execute("PRAGMA page_size=\(Self.pageSize)")
+            // Lets `DiskCache.compact` hand free pages back a few at a time, which needs little room
+            // even on a full disk (VACUUM needs room for everything that remains). Set only in a new
+            // database: on an existing one the pragma writes a page. Older indexes convert on a VACUUM.
+            if try integerPragma("page_count", connection) == 0 {
+                try connection.execute("PRAGMA auto_vacuum=INCREMENTAL")
+            }
+            try connection.execute("PRAGMA mmap_size=\(max(0, mappedBytes))")
+            // Fails with SQLITE_NOTADB on a damaged file: the caller rebuilds.
+            try connection.execute("PRAGMA journal_mode=WAL")
+            try connection.execute(durable ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=OFF")
+            // Debian builds SQLite with secure_delete on, which rewrites every freed page: a trim of
+            // 40 MB would write 40 MB. FAST still zeroes deleted cells on pages written anyway.
+            try connection.execute("PRAGMA secure_delete=FAST")
+            // Checkpoints normally run on a background connection (`DiskCache.checkpointSoon`);
+            // this is only the backstop that bounds the WAL if they cannot keep up.
+            try connection.execute("PRAGMA wal_autocheckpoint=\(Self.autocheckpointPages)")
+    }
+
+    /// Creates the schema in a new database; refuses an index of another schema version.
+    private static func createOrCheckSchema(_ connection: SQLiteConnection, path: String) throws {
+            let version = try userVersion(connection)
+            if version == 0 {
+                try connection.execute("""
+                    BEGIN IMMEDIATE;
+                    CREATE TABLE IF NOT EXISTS entries(
+                        id INTEGER PRIMARY KEY AUTOINCREMENT,
+                        key TEXT NOT NULL UNIQUE,
+                        size INTEGER NOT NULL,
+                        checksum INTEGER NOT NULL,
+                        created REAL NOT NULL,
+                        accessed REAL NOT NULL,
+                        expires REAL,
+                        file TEXT,
+                        xxh3 INTEGER);
+                    CREATE TABLE IF NOT EXISTS blobs(id INTEGER PRIMARY KEY, value BLOB NOT NULL);
+                    CREATE INDEX IF NOT EXISTS entries_by_access ON entries(accessed);
+                    CREATE INDEX IF NOT EXISTS entries_by_expiry ON entries(expires) WHERE expires IS NOT NULL;
+                    CREATE TABLE IF NOT EXISTS meta(id INTEGER PRIMARY KEY CHECK (id = 1),
+                        bytes INTEGER NOT NULL, count INTEGER NOT NULL, last_sweep REAL NOT NULL,
+                        complete INTEGER NOT NULL);
+                    INSERT OR IGNORE INTO meta(id, bytes, count, last_sweep, complete) VALUES (1, 0, 0, 0, 0);
+                    CREATE TABLE IF NOT EXISTS garbage(file TEXT PRIMARY KEY);
+                    PRAGMA user_version = \(Self.schemaVersion);
+                    COMMIT;
+                    """)
+            } else if version != Self.schemaVersion {
+                // Not damage: another version of Easel may be using this index right now, so it is
+                // never moved aside here.
+                throw DiskCacheError.incompatibleIndex(path: path, found: Int(version), expected: Int(Self.schemaVersion))
+            }
     }
 
     /// Whether rows carry `xxh3` (false only where the column could not be added).
