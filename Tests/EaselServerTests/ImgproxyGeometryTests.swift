@@ -9,13 +9,35 @@ import Testing
 /// each expected size below was worked from those formulas, the marked ones also measured
 /// against imgproxy): an imgproxy URL's plan through `ImgproxyGeometry` on a source of the
 /// given size.
-@Suite struct ImgproxyGeometryTests {
-    /// The answer's size for imgproxy's `options` on a `width × height` source (sizes do not
-    /// depend on the pixels: a blank one).
+/// (One case at a time: a few of them resample megapixels, which under ThreadSanitizer would
+/// hold both cores from the server suites beside them.)
+@Suite(.serialized) struct ImgproxyGeometryTests {
+    /// The answer's size for imgproxy's `options` on a `width × height` source: its geometry
+    /// step's layout when the chain is that step alone (what `process` makes, checked on pixels
+    /// by the tests below), else the chain run on a blank bitmap.
     static func size(_ options: String, _ width: Int, _ height: Int) throws -> (Int, Int) {
         let chain = try PlanParsing.imgproxy(options).plan.processors(limit: 2048, maxPixels: 16_777_216)
+        if chain.count == 1, let geometry = chain.first as? ImgproxyGeometry {
+            let result = geometry.layout(sourceWidth: width, sourceHeight: height).result
+            return (result.width, result.height)
+        }
         let made = try chain.process(Bitmap(width: width, height: height, pixelFormat: .rgba8))
         return (made.width, made.height)
+    }
+
+    /// The layout's sizes are what processing makes, on a reduced decode too.
+    @Test func theLayoutIsWhatProcessingMakes() throws {
+        for options in ["rs:fill:300:200/g:ea:0.1:0.05", "rs:fit:200:200/pd:10:5", "rs:fill-down:300:150", "c:0.5:0.5/rs:fit:100:100/ex:1", "z:0.5:0.25"] {
+            let chain = try PlanParsing.imgproxy(options).plan.processors(limit: 2048, maxPixels: 16_777_216)
+            let geometry = try #require(chain.first as? ImgproxyGeometry, "\(options)")
+            let layout = geometry.layout(sourceWidth: 400, sourceHeight: 300).result
+            let made = try chain.process(Bitmap(width: 400, height: 300, pixelFormat: .rgba8))
+            #expect((made.width, made.height) == (layout.width, layout.height), "\(options)")
+            // A 200×150 decode standing for the 400×300 source: the same size.
+            let reduced = Bitmap(width: 200, height: 150, pixelFormat: .rgba8)
+            let fromReduced = try geometry.process(reduced, planned: (400, 300))
+            #expect((fromReduced.width, fromReduced.height) == (layout.width, layout.height), "\(options) from a reduced decode")
+        }
     }
 
     @Test(arguments: [
@@ -52,8 +74,12 @@ import Testing
     /// Growing past the source is still held to the server's limits (a result no larger than
     /// the source always passes).
     @Test func growingPastTheSourceIsHeldToTheLimit() throws {
-        #expect(throws: CodecError.self) { _ = try Self.size("rs:fit:1500:900:1/dpr:3", 600, 400) }
-        #expect(throws: CodecError.self) { _ = try Self.size("pd:2000", 300, 200) }
+        func process(_ options: String, _ width: Int, _ height: Int) throws -> Bitmap {
+            try PlanParsing.imgproxy(options).plan.processors(limit: 2048, maxPixels: 16_777_216)
+                .process(Bitmap(width: width, height: height, pixelFormat: .rgba8))
+        }
+        #expect(throws: CodecError.self) { _ = try process("rs:fit:1500:900:1/dpr:3", 600, 400) }
+        #expect(throws: CodecError.self) { _ = try process("pd:2000", 300, 200) }
     }
 
     @Test func windowsArePlacedAsImgproxyPlacesThem() {
