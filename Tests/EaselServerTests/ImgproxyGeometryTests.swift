@@ -9,8 +9,8 @@ import Testing
 /// each expected size below was worked from those formulas, the marked ones also measured
 /// against imgproxy): an imgproxy URL's plan through `ImgproxyGeometry` on a source of the
 /// given size.
-/// (One case at a time: a few of them resample megapixels, which under ThreadSanitizer would
-/// hold both cores from the server suites beside them.)
+/// (One case at a time, the pixel work off the cooperative pool: under ThreadSanitizer it takes
+/// seconds, which on one of the pool's two threads would stall every server suite beside it.)
 @Suite(.serialized) struct ImgproxyGeometryTests {
     /// The answer's size for imgproxy's `options` on a `width × height` source: its geometry
     /// step's layout when the chain is that step alone (what `process` makes, checked on pixels
@@ -26,17 +26,19 @@ import Testing
     }
 
     /// The layout's sizes are what processing makes, on a reduced decode too.
-    @Test func theLayoutIsWhatProcessingMakes() throws {
-        for options in ["rs:fill:300:200/g:ea:0.1:0.05", "rs:fit:200:200/pd:10:5", "rs:fill-down:300:150", "c:0.5:0.5/rs:fit:100:100/ex:1", "z:0.5:0.25"] {
-            let chain = try PlanParsing.imgproxy(options).plan.processors(limit: 2048, maxPixels: 16_777_216)
-            let geometry = try #require(chain.first as? ImgproxyGeometry, "\(options)")
-            let layout = geometry.layout(sourceWidth: 400, sourceHeight: 300).result
-            let made = try chain.process(Bitmap(width: 400, height: 300, pixelFormat: .rgba8))
-            #expect((made.width, made.height) == (layout.width, layout.height), "\(options)")
-            // A 200×150 decode standing for the 400×300 source: the same size.
-            let reduced = Bitmap(width: 200, height: 150, pixelFormat: .rgba8)
-            let fromReduced = try geometry.process(reduced, planned: (400, 300))
-            #expect((fromReduced.width, fromReduced.height) == (layout.width, layout.height), "\(options) from a reduced decode")
+    @Test func theLayoutIsWhatProcessingMakes() async throws {
+        try await offThePool {
+            for options in ["rs:fill:300:200/g:ea:0.1:0.05", "rs:fit:200:200/pd:10:5", "rs:fill-down:300:150", "c:0.5:0.5/rs:fit:100:100/ex:1", "z:0.5:0.25"] {
+                let chain = try PlanParsing.imgproxy(options).plan.processors(limit: 2048, maxPixels: 16_777_216)
+                let geometry = try #require(chain.first as? ImgproxyGeometry, "\(options)")
+                let layout = geometry.layout(sourceWidth: 400, sourceHeight: 300).result
+                let made = try chain.process(Bitmap(width: 400, height: 300, pixelFormat: .rgba8))
+                #expect((made.width, made.height) == (layout.width, layout.height), "\(options)")
+                // A 200×150 decode standing for the 400×300 source: the same size.
+                let reduced = Bitmap(width: 200, height: 150, pixelFormat: .rgba8)
+                let fromReduced = try geometry.process(reduced, planned: (400, 300))
+                #expect((fromReduced.width, fromReduced.height) == (layout.width, layout.height), "\(options) from a reduced decode")
+            }
         }
     }
 
@@ -108,12 +110,14 @@ import Testing
 
     /// Extended and padded areas are transparent (imgproxy's embed adds alpha), white where a
     /// format drops it.
-    @Test func extendedAndPaddedAreasAreTransparent() throws {
-        for options in ["rs:fit:500:500:0:1", "pd:20", "rs:fit:600:300/exar:1"] {
-            let chain = try PlanParsing.imgproxy(options).plan.processors(limit: 2048, maxPixels: 16_777_216)
-            let made = try chain.process(paintedOpaque(width: 400, height: 400) { _, _ in [200, 30, 30] })
-            #expect(made.pixel(x: 0, y: 0) == [255, 255, 255, 0], "\(options): \(made.pixel(x: 0, y: 0))")
-            #expect(made.pixel(x: made.width / 2, y: made.height / 2) == [200, 30, 30, 255], "\(options)")
+    @Test func extendedAndPaddedAreasAreTransparent() async throws {
+        try await offThePool {
+            for options in ["rs:fit:500:500:0:1", "pd:20", "rs:fit:600:300/exar:1"] {
+                let chain = try PlanParsing.imgproxy(options).plan.processors(limit: 2048, maxPixels: 16_777_216)
+                let made = try chain.process(paintedOpaque(width: 400, height: 400) { _, _ in [200, 30, 30] })
+                #expect(made.pixel(x: 0, y: 0) == [255, 255, 255, 0], "\(options): \(made.pixel(x: 0, y: 0))")
+                #expect(made.pixel(x: made.width / 2, y: made.height / 2) == [200, 30, 30, 255], "\(options)")
+            }
         }
     }
 
@@ -143,18 +147,20 @@ import Testing
     /// Found by review: a vector is planned from its own size (not the size it is drawn at), a
     /// smart crop on a turned reduced decode stays inside it, and an enlarging fill cuts its
     /// window before resizing (never the whole covering image, which could pass the limit).
-    @Test func vectorsReducedDecodesAndEnlargingFills() throws {
-        let svg = Data(##"<svg xmlns="http://www.w3.org/2000/svg" width="100" height="60"><rect width="100" height="60" fill="#c33"/></svg>"##.utf8)
-        for (options, size) in [("pd:10", (120, 80)), ("c:50:30", (50, 30)), ("rs:fit:300:300:1/pd:5", (310, 190)), ("mw:200", (200, 120))] {
-            let made = try Self.made(options, of: svg)
-            #expect((made.width, made.height) == size, "\(options) of a 100×60 SVG: \(made.width)×\(made.height)")
+    @Test func vectorsReducedDecodesAndEnlargingFills() async throws {
+        try await offThePool {
+            let svg = Data(##"<svg xmlns="http://www.w3.org/2000/svg" width="100" height="60"><rect width="100" height="60" fill="#c33"/></svg>"##.utf8)
+            for (options, size) in [("pd:10", (120, 80)), ("c:50:30", (50, 30)), ("rs:fit:300:300:1/pd:5", (310, 190)), ("mw:200", (200, 120))] {
+                let made = try Self.made(options, of: svg)
+                #expect((made.width, made.height) == size, "\(options) of a 100×60 SVG: \(made.width)×\(made.height)")
+            }
+            let jpeg = try ImageEncoder.encode(photoLike(width: 1000, height: 667), as: .jpeg(quality: 85))
+            let turned = try Self.made("rot:90/c:0:500:sm/rs:fit:100:100", of: jpeg)
+            #expect((turned.width, turned.height) == (100, 75), "\(turned.width)×\(turned.height)")
+            // 600 a side at most here: the 1200×600 the fill stands for is past it, the 600×600 answer is not.
+            let fill = try PlanParsing.imgproxy("rs:fill:600:600:1/g:no").plan.processors(limit: 600, maxPixels: 1_000_000)
+                .process(Bitmap(width: 400, height: 200, pixelFormat: .rgba8))
+            #expect((fill.width, fill.height) == (600, 600))
         }
-        let jpeg = try ImageEncoder.encode(photoLike(width: 1000, height: 667), as: .jpeg(quality: 85))
-        let turned = try Self.made("rot:90/c:0:500:sm/rs:fit:100:100", of: jpeg)
-        #expect((turned.width, turned.height) == (100, 75), "\(turned.width)×\(turned.height)")
-        // 600 a side at most here: the 1200×600 the fill stands for is past it, the 600×600 answer is not.
-        let fill = try PlanParsing.imgproxy("rs:fill:600:600:1/g:no").plan.processors(limit: 600, maxPixels: 1_000_000)
-            .process(Bitmap(width: 400, height: 200, pixelFormat: .rgba8))
-        #expect((fill.width, fill.height) == (600, 600))
     }
 }
