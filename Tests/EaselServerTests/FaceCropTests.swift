@@ -11,12 +11,10 @@ import Testing
 /// Face-aware crops in every URL style (native `g=face`, imgproxy's `g:obj:face`, thumbor's
 /// `smart` and `focal()`), and thumbor's `redeye()`, asked of a server: the answer shows the face
 /// where the attention crop shows the louder distractor; red pupils lose their red.
-@Suite(.timeLimit(.minutes(4))) struct FaceCropTests {
+@Suite(.timeLimit(.minutes(2))) struct FaceCropTests {
     @Test func everyStyleAsksForTheFaceCrop() async throws {
         try #require(FaceDetector.isAvailable, "OpenCV's cascades (opencv-data) are installed by make deps")
-        // (A long request timeout: under ThreadSanitizer, beside other suites, a face crop of a
-        // debug build can take longer than the default 30 s; this test is about which crop.)
-        let server = try TestServer { $0.allowUnsignedAdHoc = true; $0.requestTimeout = 100 }
+        let server = try TestServer { $0.allowUnsignedAdHoc = true }
         // (Painted off the cooperative pool: its seconds of debug-build pixel work would hold one
         // of the two threads every server of the run needs.)
         try await offThePool { try ImageEncoder.encode(try faceCanvas(face: (720, 420), loud: (90, 60)), as: .png()) }
@@ -44,14 +42,13 @@ import Testing
             }
             let native = try await small("/images/w=600,h=600,fit=fill,g=face,f=png/canvas.png")
             let imgproxy = try await small("/imgproxy/insecure/rs:fill:600:600/g:obj:face/plain/local:///canvas.png@png")
-            let attention = try await small("/imgproxy/insecure/rs:fill:600:600/g:sm/plain/local:///canvas.png@png")
             func difference(_ a: Bitmap, _ b: Bitmap) -> Double {
                 var total = 0
                 for y in 0..<60 { for x in 0..<60 { for c in 0..<3 { total += abs(Int(a.pixel(x: x, y: y)[c]) - Int(b.pixel(x: x, y: y)[c])) } } }
                 return Double(total) / Double(60 * 60 * 3)
             }
             #expect(difference(native, imgproxy) < 6, "imgproxy's face crop is the native one: \(difference(native, imgproxy))")
-            #expect(difference(native, attention) > 3 * difference(native, imgproxy), "and not the attention crop")
+            // (The attention crop, checked below, shows the distractor: not this picture.)
             #expect(try await faces("/images/w=600,h=600,fit=fill,g=sm,f=png/canvas.png") == 0, "attention goes to the distractor")
             #expect(try await get(client, "/imgproxy/insecure/g:obj:car/plain/local:///canvas.png").status == .badRequest)
         }

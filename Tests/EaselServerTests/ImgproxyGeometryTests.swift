@@ -27,18 +27,21 @@ import Testing
 
     /// The layout's sizes are what processing makes, on a reduced decode too.
     @Test func theLayoutIsWhatProcessingMakes() async throws {
-        try await offThePool {
-            for options in ["rs:fill:300:200/g:ea:0.1:0.05", "rs:fit:200:200/pd:10:5", "rs:fill-down:300:150", "c:0.5:0.5/rs:fit:100:100/ex:1", "z:0.5:0.25"] {
+        let options = ["rs:fill:300:200/g:ea:0.1:0.05", "rs:fit:200:200/pd:10:5", "rs:fill-down:300:150", "c:0.5:0.5/rs:fit:100:100/ex:1", "z:0.5:0.25"]
+        // (Made off the cooperative pool; the expectations on the test's own task.)
+        let sizes = try await offThePool { () throws -> [[Int]] in
+            try options.map { options in
                 let chain = try PlanParsing.imgproxy(options).plan.processors(limit: 2048, maxPixels: 16_777_216)
-                let geometry = try #require(chain.first as? ImgproxyGeometry, "\(options)")
+                guard let geometry = chain.first as? ImgproxyGeometry else { return [] }
                 let layout = geometry.layout(sourceWidth: 400, sourceHeight: 300).result
                 let made = try chain.process(Bitmap(width: 400, height: 300, pixelFormat: .rgba8))
-                #expect((made.width, made.height) == (layout.width, layout.height), "\(options)")
-                // A 200×150 decode standing for the 400×300 source: the same size.
-                let reduced = Bitmap(width: 200, height: 150, pixelFormat: .rgba8)
-                let fromReduced = try geometry.process(reduced, planned: (400, 300))
-                #expect((fromReduced.width, fromReduced.height) == (layout.width, layout.height), "\(options) from a reduced decode")
+                // A 200×150 decode standing for the 400×300 source.
+                let reduced = try geometry.process(Bitmap(width: 200, height: 150, pixelFormat: .rgba8), planned: (400, 300))
+                return [layout.width, layout.height, made.width, made.height, reduced.width, reduced.height]
             }
+        }
+        for (option, size) in zip(options, sizes) {
+            #expect(size.count == 6 && size[0...1] == size[2...3] && size[0...1] == size[4...5], "\(option): layout, made, from a reduced decode: \(size)")
         }
     }
 
@@ -111,13 +114,17 @@ import Testing
     /// Extended and padded areas are transparent (imgproxy's embed adds alpha), white where a
     /// format drops it.
     @Test func extendedAndPaddedAreasAreTransparent() async throws {
-        try await offThePool {
-            for options in ["rs:fit:500:500:0:1", "pd:20", "rs:fit:600:300/exar:1"] {
+        let options = ["rs:fit:500:500:0:1", "pd:20", "rs:fit:600:300/exar:1"]
+        let pixels = try await offThePool { () throws -> [[[UInt8]]] in
+            try options.map { options in
                 let chain = try PlanParsing.imgproxy(options).plan.processors(limit: 2048, maxPixels: 16_777_216)
                 let made = try chain.process(paintedOpaque(width: 400, height: 400) { _, _ in [200, 30, 30] })
-                #expect(made.pixel(x: 0, y: 0) == [255, 255, 255, 0], "\(options): \(made.pixel(x: 0, y: 0))")
-                #expect(made.pixel(x: made.width / 2, y: made.height / 2) == [200, 30, 30, 255], "\(options)")
+                return [made.pixel(x: 0, y: 0), made.pixel(x: made.width / 2, y: made.height / 2)]
             }
+        }
+        for (option, pair) in zip(options, pixels) {
+            #expect(pair[0] == [255, 255, 255, 0], "\(option): the corner \(pair[0])")
+            #expect(pair[1] == [200, 30, 30, 255], "\(option): the middle \(pair[1])")
         }
     }
 
@@ -148,19 +155,24 @@ import Testing
     /// smart crop on a turned reduced decode stays inside it, and an enlarging fill cuts its
     /// window before resizing (never the whole covering image, which could pass the limit).
     @Test func vectorsReducedDecodesAndEnlargingFills() async throws {
-        try await offThePool {
-            let svg = Data(##"<svg xmlns="http://www.w3.org/2000/svg" width="100" height="60"><rect width="100" height="60" fill="#c33"/></svg>"##.utf8)
-            for (options, size) in [("pd:10", (120, 80)), ("c:50:30", (50, 30)), ("rs:fit:300:300:1/pd:5", (310, 190)), ("mw:200", (200, 120))] {
+        let svg = Data(##"<svg xmlns="http://www.w3.org/2000/svg" width="100" height="60"><rect width="100" height="60" fill="#c33"/></svg>"##.utf8)
+        let vectorCases = [("pd:10", [120, 80]), ("c:50:30", [50, 30]), ("rs:fit:300:300:1/pd:5", [310, 190]), ("mw:200", [200, 120])]
+        let (vectors, turned, fill) = try await offThePool { () throws -> ([[Int]], [Int], [Int]) in
+            let vectors = try vectorCases.map { options, _ in
                 let made = try Self.made(options, of: svg)
-                #expect((made.width, made.height) == size, "\(options) of a 100×60 SVG: \(made.width)×\(made.height)")
+                return [made.width, made.height]
             }
             let jpeg = try ImageEncoder.encode(photoLike(width: 1000, height: 667), as: .jpeg(quality: 85))
             let turned = try Self.made("rot:90/c:0:500:sm/rs:fit:100:100", of: jpeg)
-            #expect((turned.width, turned.height) == (100, 75), "\(turned.width)×\(turned.height)")
             // 600 a side at most here: the 1200×600 the fill stands for is past it, the 600×600 answer is not.
             let fill = try PlanParsing.imgproxy("rs:fill:600:600:1/g:no").plan.processors(limit: 600, maxPixels: 1_000_000)
                 .process(Bitmap(width: 400, height: 200, pixelFormat: .rgba8))
-            #expect((fill.width, fill.height) == (600, 600))
+            return (vectors, [turned.width, turned.height], [fill.width, fill.height])
         }
+        for ((options, expected), size) in zip(vectorCases, vectors) {
+            #expect(size == expected, "\(options) of a 100×60 SVG: \(size)")
+        }
+        #expect(turned == [100, 75], "\(turned)")
+        #expect(fill == [600, 600], "\(fill)")
     }
 }

@@ -26,11 +26,9 @@ import Testing
             ("fl:1/rs:fit:256:256", (256, 171), full / 64),
             // 2000 px of 6000 to 256: 1/8 would be 250 px across, short of 256; 1/4 covers it.
             ("c:2000:1500/rs:fit:256:256", (256, 192), full / 16),
-            // imgproxy's geometry as one step (`ImgproxyGeometry`) plans its decode too: the DPR
-            // capped at what the source allows (768 px across: 1/4), padding, a fractional offset.
-            ("rs:fill:256:256/dpr:2", (512, 512), full / 16),
+            // imgproxy's geometry as one step (`ImgproxyGeometry`) plans its decode too: padding;
+            // a turn, then a fill placed by a fractional offset.
             ("pd:10/rs:fit:256:256", (276, 191), full / 64),
-            ("rs:fill:256:200/g:ea:0.1:0.05", (256, 200), full / 64),
             ("rot:90/rs:fill:200:256/g:so:0.1:0", (200, 256), full / 64),
         ]
         try await server.test { (client: any TestClientProtocol) async throws in
