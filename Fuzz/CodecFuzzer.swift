@@ -6,8 +6,12 @@ import CPNG
 import Foundation
 
 /// Small limits keep each run cheap; the code paths are the same as with the defaults.
-let fuzzLimits = DecodingLimits(maxPixels: 4_000_000, maxInputBytes: 1 << 20, maxProgressiveScans: 50, maxProfileBytes: 1 << 20,
-                                maxFrames: 16, maxAnimationPixels: 8_000_000)
+let fuzzLimits: DecodingLimits = {
+    var limits = DecodingLimits(maxPixels: 4_000_000, maxInputBytes: 1 << 20, maxFrames: 16, maxAnimationPixels: 8_000_000)
+    limits.maxProgressiveScans = 50
+    limits.maxProfileBytes = 1 << 20
+    return limits
+}()
 
 /// `EASEL_FUZZ_TARGET=geometry`: headers only, each planned into every named format's geometry
 /// (the path a 0×0 HEIC once crashed the server through), with no pixel limit so that extreme
