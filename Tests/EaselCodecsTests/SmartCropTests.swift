@@ -294,9 +294,9 @@ struct SmartCropTests {
                              offsetX: 1, offsetY: 2, scale: 0.25)
         #expect(mark.identifier == "watermark(abc,0.5,offset(-3,4),1,2,0.25)")
         #expect(try Watermark(mark: Self.red, markIdentifier: "abc").identifier == "watermark(abc,1.0,southEast,0,0,0.0)")
-        #expect(throws: CodecError.self) { try Watermark.validated(mark: Self.red, markIdentifier: "x", opacity: 1.5) }
-        #expect(throws: CodecError.self) { try Watermark.validated(mark: Self.red, markIdentifier: "x", scale: -0.1) }
-        #expect(throws: CodecError.self) { try Watermark.validated(mark: Self.red, markIdentifier: "x", opacity: .nan) }
+        #expect(throws: CodecError.self) { try Watermark(mark: Self.red, markIdentifier: "x", opacity: 1.5) }
+        #expect(throws: CodecError.self) { try Watermark(mark: Self.red, markIdentifier: "x", scale: -0.1) }
+        #expect(throws: CodecError.self) { try Watermark(mark: Self.red, markIdentifier: "x", opacity: .nan) }
     }
 
     // MARK: - Trim

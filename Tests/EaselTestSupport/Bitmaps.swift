@@ -1,5 +1,7 @@
-import Foundation
 import EaselCodecs
+import EaselSupport
+import Foundation
+import Testing
 
 /// A bitmap filled by a function of (x, y) giving RGBA (the bytes given; fewer than four leave
 /// the rest 0).
@@ -115,4 +117,24 @@ public func faceCanvas(face: (Int, Int), loud: (Int, Int)) throws -> Bitmap {
         let v = noise[y * 1000 + x]
         return [v, v, v, 255]
     }
+}
+
+/// `data` with `count` bytes at `start` or later flipped (XORed with a non-zero byte), chosen by
+/// `seed`: the same damage every run, so a failure names the seed that makes it again.
+public func flippingBytes(of data: Data, seed: UInt64, from start: Int, count: Int = 4) -> Data {
+    var generator = SplitMix64(seed: seed)
+    var damaged = data
+    for _ in 0..<count { damaged[Int.random(in: start..<damaged.count, using: &generator)] ^= UInt8.random(in: 1...255, using: &generator) }
+    return damaged
+}
+
+/// `data` decoded, expected (as `label`) to be the size its header says and the same pixels when
+/// decoded again; throws what decoding throws.
+public func decodedConsistently(_ data: Data, _ label: String) throws -> Bitmap {
+    let image = try ImageDecoder.decode(data)
+    let info = try ImageDecoder.info(of: data)
+    #expect(image.width == info.uprightWidth && image.height == info.uprightHeight,
+            "\(label): \(image.width)×\(image.height) decoded, \(info.uprightWidth)×\(info.uprightHeight) in the header")
+    #expect(try ImageDecoder.decode(data).hasSamePixels(as: image), "\(label): decoded twice, two images")
+    return image
 }

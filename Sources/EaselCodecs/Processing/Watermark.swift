@@ -116,15 +116,6 @@ public struct Watermark: ImageProcessor {
         self.heightScale = heightScale
     }
 
-    /// The same as the initialiser (kept for callers written before it threw).
-    /// - Throws: `CodecError.invalidParameters` for an opacity or scale out of range.
-    public static func validated(mark: Bitmap, markIdentifier: String, opacity: Double = 1, position: Position = .southEast,
-                                 offsetX: Int = 0, offsetY: Int = 0, scale: Double = 0,
-                                 heightScale: Double = 0) throws(CodecError) -> Watermark {
-        try Watermark(mark: mark, markIdentifier: markIdentifier, opacity: opacity, position: position,
-                         offsetX: offsetX, offsetY: offsetY, scale: scale, heightScale: heightScale)
-    }
-
     /// `watermark(markIdentifier,opacity,position,offsetX,offsetY,scale)`, with `,h` followed by
     /// `heightScale` after the scale when it is above 0; never reads the mark's pixels.
     public var identifier: String {

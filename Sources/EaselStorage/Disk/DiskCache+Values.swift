@@ -182,7 +182,7 @@ extension DiskCache {
                 try index.transaction {
                     if let fileName { try self.moveIntoPlace(tmpPath, fileName) }
                     let old = try data.withUnsafeBytes { bytes in
-                        try index.store(key: key, size: data.count, checksum: checksum, xxh3: xxh3, now: now, expires: expires,
+                        try index.store(key: key, size: data.count, checksum: checksum, xxh3: xxh3, dates: (now, expires),
                                         file: fileName, inline: fileName == nil ? bytes : nil)
                     }
                     index.pendingAccess[CacheKey(key)] = nil

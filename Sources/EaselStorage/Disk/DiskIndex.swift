@@ -357,8 +357,10 @@ final class DiskIndex {
 
     /// Inserts or replaces the row for `key`; returns the replaced row's size and file, if any.
     /// - Parameter xxh3: the inline value's XXH3 (nil for a value file).
-    func store(key: String, size: Int, checksum: UInt64, xxh3: UInt64?, now: Double, expires: Double?,
+    /// - Parameter dates: when it is stored, and when it expires (nil: never, beyond the age limit).
+    func store(key: String, size: Int, checksum: UInt64, xxh3: UInt64?, dates: (now: Double, expires: Double?),
                file: String?, inline: UnsafeRawBufferPointer?) throws -> Row? {
+        let (now, expires) = dates
         let old = try row(forKey: key)
         try upsert.run { s in
             s.bind(1, key)

@@ -19,7 +19,7 @@ enum MarkStep: PlanStep {
             throw .invalid("watermark opacity and scale are 0–1, relative offsets 0–100, its shadow 0–\(Int(Watermark.maxShadowSigma))")
         }
         do {
-            var step = try Watermark.validated(mark: image.image, markIdentifier: image.identifier, opacity: mark.opacity, position: mark.position,
+            var step = try Watermark(mark: image.image, markIdentifier: image.identifier, opacity: mark.opacity, position: mark.position,
                                                offsetX: chain.scaled(mark.offsetX), offsetY: chain.scaled(mark.offsetY),
                                                scale: mark.scale, heightScale: mark.heightScale)
             // The box in the pixels of the result (its identity is in the step's).
