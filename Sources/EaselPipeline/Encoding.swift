@@ -141,6 +141,11 @@ public struct ImageEncoding: Sendable, Hashable, CustomStringConvertible {
     /// `quality` on its own scale) and the smallest answer wins; empty: `format` only. JPEG is
     /// left out for an image with transparent pixels (PNG then takes its place).
     public let bestOf: [Format]
+    /// The answer is in the source's own format where Easel writes it and browsers show it
+    /// (JPEG, PNG, GIF and WebP, animations whole; AVIF and HEIC), else in `format`: thumbor's
+    /// rule for a URL that names no format. Resolved once the source is known
+    /// (`resolved(forSource:)`); the cache key says "source", the record the format made.
+    public let keepsSourceFormat: Bool
 
     /// What an animated source's answer is in an encoding (see `keepsAnimation`,
     /// `animationAsWebP`, `animationAsGIF`).
@@ -168,8 +173,45 @@ public struct ImageEncoding: Sendable, Hashable, CustomStringConvertible {
     /// of them, `format` then being the fallback for animations' alternatives.
     public init(_ format: Format, quality: Int = 82, animations: Animations = .init(), maxBytes: Int? = nil, keepsRights: Bool = false,
                 autoQuality: AutoQuality? = nil, bestOf: [Format] = []) {
+        self.init(format, quality: quality, animations: animations, maxBytes: maxBytes, keepsRights: keepsRights, autoQuality: autoQuality,
+                  bestOf: bestOf, keepsSourceFormat: false)
+    }
+
+    /// An encoding in the source's own format (`keepsSourceFormat`), `fallback` for a source in
+    /// another; `quality` on JPEG's scale (AVIF's own derived from it).
+    public static func sourceFormat(fallback: Format = .jpeg, quality: Int = 82, maxBytes: Int? = nil, keepsRights: Bool = false,
+                                    autoQuality: AutoQuality? = nil) -> ImageEncoding {
+        ImageEncoding(fallback, quality: quality, animations: .init(), maxBytes: maxBytes, keepsRights: keepsRights, autoQuality: autoQuality,
+                      bestOf: [], keepsSourceFormat: true)
+    }
+
+    /// The format a source of `type` keeps under `keepsSourceFormat`, or nil (the fallback).
+    public static func keptFormat(ofSource type: ImageFileType) -> Format? {
+        switch type {
+        case .jpeg: .jpeg
+        case .png: .png
+        case .gif: .gif
+        case .webp: .webp
+        case .avif: .avif
+        case .heic: .heic
+        default: nil
+        }
+    }
+
+    /// This encoding for a source of `type`: for one that keeps the source's format, that format
+    /// (its animations whole) or the fallback; any other encoding as it is.
+    public func resolved(forSource type: ImageFileType) -> ImageEncoding {
+        guard keepsSourceFormat else { return self }
+        let kept = Self.keptFormat(ofSource: type) ?? format
+        return ImageEncoding(kept, quality: kept == .avif ? Self.avifQuality(forJPEGQuality: quality) : quality, maxBytes: maxBytes,
+                             keepsRights: keepsRights, autoQuality: autoQuality)
+    }
+
+    private init(_ format: Format, quality: Int, animations: Animations, maxBytes: Int?, keepsRights: Bool, autoQuality: AutoQuality?,
+                 bestOf: [Format], keepsSourceFormat: Bool) {
         let (keepsAnimation, animationAsWebP, animationAsGIF) = (animations.keep, animations.asWebP, animations.asGIF)
         self.format = format
+        self.keepsSourceFormat = keepsSourceFormat && bestOf.isEmpty
         let bestOf = bestOf.filter { $0.hasQuality || $0 == .png }
         self.bestOf = bestOf
         let qualified = format.hasQuality || !self.bestOf.isEmpty
@@ -180,8 +222,10 @@ public struct ImageEncoding: Sendable, Hashable, CustomStringConvertible {
         self.keepsAnimation = keepsAnimation && format == .webp
         self.animationAsWebP = format == .webp || format == .svg ? nil : animationAsWebP.map { min(100, max(1, $0)) }
         self.animationAsGIF = animationAsGIF && format != .webp && format != .gif && format != .svg && self.animationAsWebP == nil
-        let name = self.bestOf.isEmpty ? format.rawValue : "best[" + self.bestOf.map(\.rawValue).joined(separator: ",") + "]"
-        let level = self.autoQuality.map { "-q" + $0.description } ?? (qualified ? "-q\(self.quality)" : "")
+        let name = self.keepsSourceFormat ? "source[" + format.rawValue + "]"
+            : self.bestOf.isEmpty ? format.rawValue : "best[" + self.bestOf.map(\.rawValue).joined(separator: ",") + "]"
+        // (Kept formats with a quality take it: the fallback's own may have none.)
+        let level = self.autoQuality.map { "-q" + $0.description } ?? (qualified || self.keepsSourceFormat ? "-q\(self.quality)" : "")
         description = name + level + (format == .webp && !keepsAnimation ? "-still" : "")
             + (self.animationAsWebP.map { "+anim-webp-q\($0)" } ?? "") + (self.animationAsGIF ? "+anim-gif" : "")
             + (self.maxBytes.map { "-max\($0)" } ?? "") + (self.keepsRights ? "+rights" : "")
@@ -190,7 +234,7 @@ public struct ImageEncoding: Sendable, Hashable, CustomStringConvertible {
     /// This encoding for a still: the same but with no animation kept or offered.
     public var still: ImageEncoding {
         ImageEncoding(format, quality: quality, animations: .init(keep: false), maxBytes: maxBytes, keepsRights: keepsRights,
-                      autoQuality: autoQuality, bestOf: bestOf)
+                      autoQuality: autoQuality, bestOf: bestOf, keepsSourceFormat: keepsSourceFormat)
     }
 
     /// What an answer made with this encoding is: `format` at `quality` (for a best-format or

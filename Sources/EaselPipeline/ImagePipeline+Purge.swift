@@ -84,6 +84,7 @@ extension ImagePipeline {
     /// Removes a source's entries from memory and the tables (blocking only on a table's lock).
     func forgetLocally(_ sourceKey: String, entityID: UUID) {
         animatedSources.remove(sourceKey)
+        sourceTypes.remove(sourceKey)
         watermarks.remove(sourceKey)
         for table in tables.values { table.removeImage(for: entityID) }
         for key in sourceIndex.removeSource(sourceKey) {

@@ -147,6 +147,7 @@ public final class ImagePipeline: Sendable {
     /// Sources whose original turned out to be an animation (GIF or WebP with several frames),
     /// noted as they are decoded: WebP answers for them keep every frame.
     let animatedSources = AnimatedSources()
+    let sourceTypes = SourceTypes()
     /// The decoded bytes family jobs hold while they wait or run (see `familyJob`): at most an
     /// eighth of the memory tier's budget, at least 16 MiB.
     let familyJobs: HeldBytes

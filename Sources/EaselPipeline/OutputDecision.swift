@@ -159,6 +159,9 @@ public struct OutputPolicy: Sendable, Hashable {
     /// JPEG XL when offered, AVIF and WebP; and JPEG), each at the autoquality target when one is
     /// set (imgproxy's `f:best`, native `f=auto`); `format` is then not read.
     public var bestFormat = false
+    /// Without `format`: the answer in the source's own format (`ImageEncoding.keepsSourceFormat`),
+    /// whatever `Accept` says, as thumbor answers a URL that names no format.
+    public var keepsSourceFormat = false
 
     /// A policy; the defaults ask nothing (negotiated format, default quality, not strict, no
     /// per-format quality, no byte bound).
@@ -213,6 +216,11 @@ extension ImagePipeline {
             policy.autoQuality = policy.autoQuality.map { AutoQuality(target: $0.target * 2, minQuality: $0.minQuality, maxQuality: $0.maxQuality) }
         }
         if policy.bestFormat { return bestFormat(policy, accept: accept, offersJPEGXL: offersJPEGXL) }
+        if policy.keepsSourceFormat, policy.format == nil, policy.enforced.isEmpty {
+            let encoding = ImageEncoding.sourceFormat(quality: policy.quality ?? Self.defaultQuality, maxBytes: policy.maxBytes,
+                                                      keepsRights: policy.keepsRights, autoQuality: policy.autoQuality)
+            return OutputDecision(encoding: encoding, vary: nil)
+        }
         let pinned = policy.strict && policy.format != nil
         // (An SVG asked for stays SVG: it is the source document, not pixels.)
         let enforced = policy.format == .svg ? nil : policy.enforced.first { accept?.explicitlyAccepts($0.contentType) ?? false }

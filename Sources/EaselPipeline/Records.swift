@@ -1,3 +1,4 @@
+import EaselCodecs
 import EaselSupport
 import EaselStorage
 import Foundation
@@ -138,6 +139,23 @@ final class AnimatedSources: Sendable {
     @discardableResult
     func remove(_ key: String) -> Bool { known.withLock { $0.removeValue(forKey: key) } == true }
     func contains(_ key: String) -> Bool { isAnimated(key) == true }
+}
+
+/// The file type each source decoded as (bounded: forgotten wholesale past 100,000 sources),
+/// for answers in the source's own format.
+final class SourceTypes: Sendable {
+    private let known = Locked([String: ImageFileType]())
+    private static let limit = 100_000
+
+    func note(_ key: String, type: ImageFileType) {
+        known.withLock { known in
+            if known.count >= Self.limit, known[key] == nil { known.removeAll(keepingCapacity: true) }
+            known[key] = type
+        }
+    }
+
+    func type(of key: String) -> ImageFileType? { known.withLock { $0[key] } }
+    func remove(_ key: String) { _ = known.withLock { $0.removeValue(forKey: key) } }
 }
 
 /// Bytes held by jobs that wait with memory (the decoded bitmaps of the family's formats made

@@ -50,6 +50,7 @@ extension ImageServer {
         output.keepsRights = options.keepCopyright
         output.autoQuality = options.autoQuality
         output.bestFormat = options.bestFormat
+        output.keepsSourceFormat = options.keepsSourceFormat
         // The URL's own fallback is held to the sources' rules before the source is read (a
         // refused one is a 403 whether or not the source would have needed it, `raw` and
         // `skip_processing` included, which never fall back).

@@ -36,6 +36,11 @@ public struct Trim: ImageProcessor, Hashable {
     /// Cut the same from the left and the right (the smaller of the two borders), and the same
     /// from the top and the bottom (imgproxy's `equal_hor`, `equal_ver`).
     public var equalHorizontal = false, equalVertical = false
+    /// A region of the untrimmed image (left, top, right, bottom edges) kept of what the trim
+    /// leaves: thumbor's manual crop beside `trim`, which names the same pixels of the original
+    /// whatever the trim removed (the part of it inside the content; all of the content when
+    /// none is). nil: the trim alone.
+    public var thenCrop: [Int]?
 
     /// The largest meaningful tolerance of each metric (⌈255·√3⌉ for the Euclidean one:
     /// thumbor's 442).
@@ -68,6 +73,7 @@ public struct Trim: ImageProcessor, Hashable {
         if let colour { text += ",#" + colour.map { String(format: "%02x", $0) }.joined() }
         if equalHorizontal { text += ",eqh" }
         if equalVertical { text += ",eqv" }
+        if let thenCrop { text += ",crop(" + thenCrop.map(String.init).joined(separator: ",") + ")" }
         return text + ")"
     }
 
@@ -135,8 +141,13 @@ public struct Trim: ImageProcessor, Hashable {
     /// Returns `bitmap` cropped to `contentBounds(of:)`, or `bitmap` itself when it has no border
     /// or is all border.
     public func process(_ bitmap: Bitmap) throws -> Bitmap {
-        guard let bounds = contentBounds(of: bitmap),
-              bounds.width != bitmap.width || bounds.height != bitmap.height else { return bitmap }
+        var bounds = contentBounds(of: bitmap) ?? (0, 0, bitmap.width, bitmap.height)
+        if let region = thenCrop, region.count == 4 {
+            let left = max(region[0], bounds.x), top = max(region[1], bounds.y)
+            let right = min(region[2], bounds.x + bounds.width), bottom = min(region[3], bounds.y + bounds.height)
+            if left < right, top < bottom { bounds = (left, top, right - left, bottom - top) }
+        }
+        guard bounds.width != bitmap.width || bounds.height != bitmap.height else { return bitmap }
         return try Crop(x: bounds.x, y: bounds.y, width: bounds.width, height: bounds.height).process(bitmap)
     }
 }

@@ -111,6 +111,9 @@ public struct ImagePlan: Sendable {
     /// Best format (native `f=auto`, imgproxy's `f:best`): the smallest of the formats the
     /// client takes.
     public var bestFormat = false
+    /// Without `format`: the answer in the source's own format (JPEG, PNG, GIF, WebP, AVIF,
+    /// HEIC; animations whole), else JPEG, whatever the client accepts: thumbor's rule.
+    public var keepsSourceFormat = false
     /// A quality per output format, on its codec's scale (imgproxy's `format_quality`).
     public var formatQuality: [ImageEncoding.Format: Int] = [:]
     /// The answer's bytes at most (thumbor's and imgproxy's `max_bytes`).

@@ -37,6 +37,7 @@ extension ImageRequest {
         output.keepsRights = plan.keepCopyright
         output.autoQuality = plan.autoQuality
         output.bestFormat = plan.bestFormat
+        output.keepsSourceFormat = plan.keepsSourceFormat
         self.output = output
     }
 }

@@ -201,6 +201,7 @@ extension ImagePipeline {
                                                     embeddedThumbnail: request.embeddedThumbnail, video: request.video) } catch let error as CodecError { throw .codec(error) } catch {
             throw .decoding(.invalidParameters("\(error)"))
         }
+        sourceTypes.note(sourceKey, type: info.fileType)
         let animated = info.isAnimated && (info.fileType == .gif || info.fileType == .webp)
         if animated, info.page == 0, let frames, let animation = try animation(original, info: info, limits: limits, encoding: frames, request: request,
                                                               format: format, sourceKey: sourceKey) {

@@ -20,9 +20,12 @@ struct EncodeTask: PipelineTask {
     static func coalescer(in graph: TaskGraph) -> WorkCoalescer<WorkKey, EncodedResponse> { graph.encodes }
 
     func run(_ handle: PriorityHandle) async throws(PipelineError) -> EncodedResponse {
-        let encoding = request.encoding ?? ImageEncoding(.jpeg)
+        var encoding = request.encoding ?? ImageEncoding(.jpeg)
         let keeps = request.cachePolicy != .noStore
         if let stored = await pipeline.storedAnswer(request, keys: keys, encoding: encoding, keeps: keeps) { return stored }
+        if encoding.keepsSourceFormat {
+            encoding = encoding.resolved(forSource: try await pipeline.sourceType(request, sourceKey: keys.source))
+        }
         guard encoding.options != nil else { return try await cleanedSVG(handle, encoding: encoding, keeps: keeps) }
         let made = try await madeImage(handle, encoding: encoding)
         // The family's other formats once this answer is made (or has failed).
@@ -219,6 +222,7 @@ extension ImagePipeline {
     /// search; nil for another format (a miss, made again).
     static func storedEncoding(_ format: ImageEncoding.Format?, asked encoding: ImageEncoding) -> ImageEncoding? {
         guard let format else { return nil }
+        if encoding.keepsSourceFormat { return encoding.resolved(forSource: format.fileType) }
         if format == encoding.format { return encoding }
         if let alternative = encoding.animationEncoding, alternative.format == format { return alternative }
         // (The key holds the encoding: a best-format record is in the format that won.)

@@ -107,11 +107,13 @@ extension ThumborURL {
             }
             options.maxBytes = bytes
         case "autojpg":
-            // thumbor's AUTO_PNG_TO_JPG, on: a PNG source without a format asked for is
-            // answered as JPEG (or WebP or AVIF), which is already how answers are decided.
-            guard args.count <= 1, args.first.map({ Self.boolean($0) == true }) ?? true else {
-                throw RequestError.invalid("autojpg(false) is not supported: a PNG source is answered as JPEG, WebP or AVIF unless format(png) asks for PNG")
+            // thumbor's AUTO_PNG_TO_JPG (and AUTO_JPG): `autojpg()` or `autojpg(true)` answers
+            // as the client takes best (JPEG, WebP, AVIF), not in the source's format;
+            // `autojpg(false)` keeps the source's format, the default.
+            guard args.count <= 1, let on = args.isEmpty ? true : Self.boolean(args[0]) else {
+                throw RequestError.invalid("autojpg takes true or false")
             }
+            options.keepsSourceFormat = !on
         case "gifv":
             // thumbor turns an animated GIF into a video (mp4 by default, or webm): here an
             // animated WebP (every browser plays it in an <img>), whichever is named, until

@@ -23,7 +23,14 @@ extension ThumborURL {
             let numbers = crop.split(whereSeparator: { $0 == "x" || $0 == ":" }).compactMap { RequestNumber.whole($0, in: RequestNumber.anyWhole) }
             guard numbers.count == 4 else { throw RequestError.invalid("bad crop \(crop)") }
             if numbers != [0, 0, 0, 0] {
-                options.crop = .edges(left: numbers[0], top: numbers[1], right: numbers[2], bottom: numbers[3])
+                if var trim = options.trim {
+                    // With a trim, the crop names pixels of the original (thumbor shifts it by
+                    // what the trim removed).
+                    trim.thenCrop = numbers
+                    options.trim = trim
+                } else {
+                    options.crop = .edges(left: numbers[0], top: numbers[1], right: numbers[2], bottom: numbers[3])
+                }
             }
         }
         var fitIn = false

@@ -45,6 +45,8 @@ struct ThumborURL {
         var segments = signedPath.split(separator: "/", omittingEmptySubsequences: false)[...]
         var options = ImagePlan()
         options.mode = .fill
+        // thumbor answers in the source's format unless `format()` names one.
+        options.keepsSourceFormat = true
         let (meta, fitIn) = try applyPathParts(&segments, to: &options)
         var filters = FilterEffects()
         if let text = filtersSegment(&segments) {
