@@ -65,6 +65,9 @@ public struct Scale: ImageProcessor, Hashable {
 
     /// The largest result.
     public var limit = OutputLimit()
+    /// Sides rounded down (thumbor's `proportion`, whose PIL engine truncates) instead of to the
+    /// nearest pixel.
+    public var roundsDown = false
 
     /// A scale by `x` across and `y` down, its result within `limit`.
     /// - Throws: `CodecError.invalidParameters` outside (0, `maximumFactor`].
@@ -80,11 +83,12 @@ public struct Scale: ImageProcessor, Hashable {
     public var factor: Double { factorX }
 
     /// `scale(x,y)`.
-    public var identifier: String { "scale(\(factorX),\(factorY))" }
+    public var identifier: String { "scale(\(factorX),\(factorY)" + (roundsDown ? ",down)" : ")") }
 
     /// The size of a `width` × `height` bitmap once scaled.
     public func size(width: Int, height: Int) -> (width: Int, height: Int) {
-        (max(1, Int(checked: (Double(width) * factorX).rounded())), max(1, Int(checked: (Double(height) * factorY).rounded())))
+        let rule: FloatingPointRoundingRule = roundsDown ? .down : .toNearestOrAwayFromZero
+        return (max(1, Int(checked: (Double(width) * factorX).rounded(rule))), max(1, Int(checked: (Double(height) * factorY).rounded(rule))))
     }
 
     /// The bitmap at the factors times its size.

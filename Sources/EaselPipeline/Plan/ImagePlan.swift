@@ -114,6 +114,12 @@ public struct ImagePlan: Sendable {
     /// Without `format`: the answer in the source's own format (JPEG, PNG, GIF, WebP, AVIF,
     /// HEIC; animations whole), else JPEG, whatever the client accepts: thumbor's rule.
     public var keepsSourceFormat = false
+    /// thumbor's `orig` as a side (`origx300`): that side is the source's own (after any trim or
+    /// crop), the other as asked.
+    public var widthIsSource = false, heightIsSource = false
+    /// A fill cuts the source to the box's ratio first, placed and rounded as thumbor does, and
+    /// resizes the cut (`ThumborFill`), instead of resizing and then cutting.
+    public var thumborFill = false
     /// A quality per output format, on its codec's scale (imgproxy's `format_quality`).
     public var formatQuality: [ImageEncoding.Format: Int] = [:]
     /// The answer's bytes at most (thumbor's and imgproxy's `max_bytes`).

@@ -166,7 +166,9 @@ extension ThumborURL {
             guard args.count == 1 else { throw RequestError.invalid("proportion takes one number") }
             let factor = try f.number(0)
             guard factor > 0, factor <= 1 else { throw RequestError.invalid("bad proportion: above 0 and at most 1") }
-            options.adjustments.append(try Scale(factor: factor))
+            var scale = try Scale(factor: factor)
+            scale.roundsDown = true  // (thumbor's PIL engine truncates the sides)
+            options.adjustments.append(scale)
         default:
             throw RequestError.invalid("\(f.name) is no geometry filter")
         }

@@ -89,6 +89,9 @@ extension ThumborURL {
             return (value, flip)
         }
         let (width, flipH) = try side(parts[0]), (height, flipV) = try side(parts[1])
+        // `orig`: the source's own side (with `origxorig`, the source's size: no side asked).
+        options.widthIsSource = parts[0].hasSuffix("orig") && !parts[1].hasSuffix("orig")
+        options.heightIsSource = parts[1].hasSuffix("orig") && !parts[0].hasSuffix("orig")
         options.width = width
         options.height = height
         options.flipHorizontal = flipH

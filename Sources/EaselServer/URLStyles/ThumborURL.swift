@@ -47,6 +47,7 @@ struct ThumborURL {
         options.mode = .fill
         // thumbor answers in the source's format unless `format()` names one.
         options.keepsSourceFormat = true
+        options.thumborFill = true
         let (meta, fitIn) = try applyPathParts(&segments, to: &options)
         var filters = FilterEffects()
         if let text = filtersSegment(&segments) {

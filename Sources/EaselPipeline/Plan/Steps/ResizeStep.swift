@@ -8,6 +8,9 @@ enum ResizeStep: PlanStep {
     static func add(to chain: inout PlanChain) throws(PlanError) {
         guard !chain.madeByImgproxyGeometry else { return }
         let plan = chain.plan, limit = chain.limit, maxPixels = chain.maxPixels
+        if plan.widthIsSource != plan.heightIsSource, plan.fitVariant == nil, plan.width > 0 || plan.height > 0 {
+            return try addSourceSide(to: &chain)
+        }
         let zoomX = plan.zoom?.x ?? 1, zoomY = plan.zoom?.y ?? 1
         // In Double first: sides far past the limit are refused before any integer conversion.
         let scaledWidth = (Double(plan.width) * plan.dpr * zoomX).rounded(), scaledHeight = (Double(plan.height) * plan.dpr * zoomY).rounded()
@@ -37,9 +40,49 @@ enum ResizeStep: PlanStep {
         if let variant = plan.fitVariant, plan.width > 0, plan.height > 0 {
             chain.append(FitIn(width: w, height: h, adaptive: variant.adaptive, full: variant.full, upscale: upscale ?? false,
                                limit: chain.outputLimit))
+        } else if plan.thumborFill, mode == .fill, upscale != false, !isSmart(plan.gravity) {
+            chain.append(ThumborFill(width: w, height: h, gravity: plan.gravity.scalingOffsets(by: plan.dpr)))
         } else {
             chain.append(Resize(width: w, height: h, mode: mode, upscale: upscale,
                                 gravity: mode == .fit || mode == .exact ? .center : plan.gravity.scalingOffsets(by: plan.dpr)))
         }
+    }
+}
+
+extension ResizeStep {
+    /// Whether `gravity` finds its place from the pixels (faces, attention).
+    static func isSmart(_ gravity: Gravity) -> Bool {
+        if case .smart = gravity { return true }
+        return false
+    }
+
+    /// thumbor's `origx300` or `300xorig`: the box's other side as asked, this one the image's own
+    /// when the step runs (`SourceSideResize`), in the plan's mode.
+    static func addSourceSide(to chain: inout PlanChain) throws(PlanError) {
+        let plan = chain.plan
+        let given = Double(plan.widthIsSource ? plan.height : plan.width) * plan.dpr
+        guard given <= Double(chain.limit) else { throw .invalid("the result is at most \(chain.limit) pixels a side") }
+        let side = max(1, Int(checked: given.rounded()))
+        let resize = Resize(width: plan.widthIsSource ? 1 : side, height: plan.widthIsSource ? side : 1, mode: plan.mode, upscale: plan.enlarge,
+                            gravity: plan.mode == .fit || plan.mode == .exact ? .center : plan.gravity.scalingOffsets(by: plan.dpr))
+        chain.append(SourceSideResize(resize: resize, widthIsSource: plan.widthIsSource, limit: chain.limit))
+    }
+}
+
+/// A resize whose box takes one side from the image it is given (thumbor's `orig`): the other
+/// side, mode, enlargement and gravity are the `resize`'s.
+struct SourceSideResize: ImageProcessor {
+    var resize: Resize
+    /// The width is the image's (else the height).
+    var widthIsSource: Bool
+    /// The largest side the box may have.
+    var limit: Int
+
+    var identifier: String { "orig(\(widthIsSource ? "w" : "h"))" + resize.identifier }
+
+    func process(_ bitmap: Bitmap) throws -> Bitmap {
+        let width = widthIsSource ? min(bitmap.width, limit) : resize.width
+        let height = widthIsSource ? resize.height : min(bitmap.height, limit)
+        return try Resize(width: width, height: height, mode: resize.mode, upscale: resize.upscale, gravity: resize.gravity).process(bitmap)
     }
 }
