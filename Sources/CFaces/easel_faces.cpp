@@ -5,6 +5,7 @@
 #include <opencv2/imgproc.hpp>
 #include <opencv2/objdetect.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <memory>
@@ -49,6 +50,51 @@ extern "C" int easel_detect(const uint8_t *gray, int width, int height, size_t r
             boxes[i] = easel_box{found[i].x, found[i].y, found[i].width, found[i].height};
         }
         return count;
+    } catch (const cv::Exception &error) {
+        set_message(message, error.what());
+        return -1;
+    } catch (...) {
+        set_message(message, "OpenCV failed");
+        return -1;
+    }
+}
+
+extern "C" int easel_thumbor_focus(const uint8_t *gray, int width, int height, size_t row_bytes, const char *cascade_path,
+                                   easel_focal_point *points, int max_points, char *message) {
+    try {
+        std::call_once(single_threaded, [] { cv::setNumThreads(0); });
+        auto &slot = loaded[cascade_path];
+        if (!slot) {
+            auto classifier = std::make_unique<cv::CascadeClassifier>();
+            if (!classifier->load(cascade_path)) {
+                loaded.erase(cascade_path);
+                set_message(message, "the cascade could not be loaded");
+                return -1;
+            }
+            slot = std::move(classifier);
+        }
+        cv::Mat image(height, width, CV_8UC1, const_cast<uint8_t *>(gray), row_bytes);
+        int min_side = std::max(20, std::min(width, height) / 15);
+        std::vector<cv::Rect> faces;
+        slot->detectMultiScale(image, faces, 1.2, 4, 0, cv::Size(min_side, min_side));
+        int written = 0;
+        if (!faces.empty()) {
+            for (const auto &face : faces) {
+                if (written >= max_points) break;
+                double top = face.y - face.height * 0.12;
+                if (top < 0) top = face.y;
+                points[written++] = easel_focal_point{static_cast<double>(face.x + face.width / 2), top + face.height / 2,
+                                                      static_cast<double>(face.width) * face.height};
+            }
+            return written;
+        }
+        std::vector<cv::Point2f> corners;
+        cv::goodFeaturesToTrack(image, corners, 20, 0.04, 1.0, cv::noArray(), 3, false);
+        for (const auto &corner : corners) {
+            if (written >= max_points) break;
+            points[written++] = easel_focal_point{corner.x, corner.y, 1.0};
+        }
+        return written;
     } catch (const cv::Exception &error) {
         set_message(message, error.what());
         return -1;

@@ -179,9 +179,11 @@ public struct ImageEncoding: Sendable, Hashable, CustomStringConvertible {
 
     /// An encoding in the source's own format (`keepsSourceFormat`), `fallback` for a source in
     /// another; `quality` on JPEG's scale (AVIF's own derived from it).
-    public static func sourceFormat(fallback: Format = .jpeg, quality: Int = 82, maxBytes: Int? = nil, keepsRights: Bool = false,
-                                    autoQuality: AutoQuality? = nil) -> ImageEncoding {
-        ImageEncoding(fallback, quality: quality, animations: .init(), maxBytes: maxBytes, keepsRights: keepsRights, autoQuality: autoQuality,
+    /// With `animations.asWebP`, an animated source is answered as animated WebP at that
+    /// quality (thumbor's `gifv`), stills in their own format.
+    public static func sourceFormat(fallback: Format = .jpeg, quality: Int = 82, animations: Animations = .init(), maxBytes: Int? = nil,
+                                    keepsRights: Bool = false, autoQuality: AutoQuality? = nil) -> ImageEncoding {
+        ImageEncoding(fallback, quality: quality, animations: animations, maxBytes: maxBytes, keepsRights: keepsRights, autoQuality: autoQuality,
                       bestOf: [], keepsSourceFormat: true)
     }
 
@@ -203,8 +205,8 @@ public struct ImageEncoding: Sendable, Hashable, CustomStringConvertible {
     public func resolved(forSource type: ImageFileType) -> ImageEncoding {
         guard keepsSourceFormat else { return self }
         let kept = Self.keptFormat(ofSource: type) ?? format
-        return ImageEncoding(kept, quality: kept == .avif ? Self.avifQuality(forJPEGQuality: quality) : quality, maxBytes: maxBytes,
-                             keepsRights: keepsRights, autoQuality: autoQuality)
+        return ImageEncoding(kept, quality: kept == .avif ? Self.avifQuality(forJPEGQuality: quality) : quality,
+                             animations: .init(asWebP: animationAsWebP), maxBytes: maxBytes, keepsRights: keepsRights, autoQuality: autoQuality)
     }
 
     private init(_ format: Format, quality: Int, animations: Animations, maxBytes: Int?, keepsRights: Bool, autoQuality: AutoQuality?,
@@ -247,8 +249,9 @@ public struct ImageEncoding: Sendable, Hashable, CustomStringConvertible {
     /// the WebP or GIF alternative, or nil (the first frame in `format`).
     public var animationEncoding: ImageEncoding? {
         if format == .webp { return keepsAnimation ? self : nil }
-        if format == .gif { return self }
+        // (A GIF with a WebP alternative: thumbor's `gifv`, animations as WebP, stills as GIF.)
         if let quality = animationAsWebP { return ImageEncoding(.webp, quality: quality) }
+        if format == .gif { return self }
         return animationAsGIF ? ImageEncoding(.gif) : nil
     }
 

@@ -162,6 +162,8 @@ public struct OutputPolicy: Sendable, Hashable {
     /// Without `format`: the answer in the source's own format (`ImageEncoding.keepsSourceFormat`),
     /// whatever `Accept` says, as thumbor answers a URL that names no format.
     public var keepsSourceFormat = false
+    /// With `keepsSourceFormat`: an animated source answered as animated WebP (thumbor's `gifv`).
+    public var animationsAsWebP = false
 
     /// A policy; the defaults ask nothing (negotiated format, default quality, not strict, no
     /// per-format quality, no byte bound).
@@ -217,8 +219,9 @@ extension ImagePipeline {
         }
         if policy.bestFormat { return bestFormat(policy, accept: accept, offersJPEGXL: offersJPEGXL) }
         if policy.keepsSourceFormat, policy.format == nil, policy.enforced.isEmpty {
-            let encoding = ImageEncoding.sourceFormat(quality: policy.quality ?? Self.defaultQuality, maxBytes: policy.maxBytes,
-                                                      keepsRights: policy.keepsRights, autoQuality: policy.autoQuality)
+            let quality = policy.quality ?? Self.defaultQuality
+            let encoding = ImageEncoding.sourceFormat(quality: quality, animations: .init(asWebP: policy.animationsAsWebP ? quality : nil),
+                                                      maxBytes: policy.maxBytes, keepsRights: policy.keepsRights, autoQuality: policy.autoQuality)
             return OutputDecision(encoding: encoding, vary: nil)
         }
         let pinned = policy.strict && policy.format != nil

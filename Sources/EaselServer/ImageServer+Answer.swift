@@ -51,6 +51,7 @@ extension ImageServer {
         output.autoQuality = options.autoQuality
         output.bestFormat = options.bestFormat
         output.keepsSourceFormat = options.keepsSourceFormat
+        output.animationsAsWebP = options.animationsAsWebP
         // The URL's own fallback is held to the sources' rules before the source is read (a
         // refused one is a 403 whether or not the source would have needed it, `raw` and
         // `skip_processing` included, which never fall back).

@@ -146,9 +146,10 @@ import Testing
     @Test func theSameRequestInThreeStylesIsOneDecode() async throws {
         let server = try TestServer { $0.allowUnsignedAdHoc = true }
         try await server.test { (client: any TestClientProtocol) async throws in
-            let paths = ["/images/w=300,h=200,fit=fill,q=80,f=jpeg/cat.jpg",
-                         "/imgproxy/insecure/rs:fill:300:200:1/q:80/plain/local:///cat.jpg@jpg",
-                         "/thumbor/unsafe/300x200/filters:quality(80)/cat.jpg"]
+            // (A fit: thumbor's fill samples as thumbor does, half a pixel from the others'.)
+            let paths = ["/images/w=300,h=200,fit=fit,q=80,f=jpeg/cat.jpg",
+                         "/imgproxy/insecure/rs:fit:300:200/q:80/plain/local:///cat.jpg@jpg",
+                         "/thumbor/unsafe/fit-in/300x200/filters:quality(80):format(jpeg)/cat.jpg"]
             var bodies: [Data] = []
             for path in paths {
                 let response = try await get(client, path, headers: [.accept: "image/jpeg"])
@@ -158,8 +159,8 @@ import Testing
             #expect(server.server.pipeline.counters.decodes == 1, "one decode for the three styles")
             #expect(Set(bodies).count == 1, "the same bytes")
             // The CLI's plan for the same options is the same chain (the identity's processing part).
-            let cli = try PlanParsing.imgproxy("rs:fill:300:200:1/q:80").plan.processors(limit: 2048, maxPixels: 16_777_216)
-            #expect(cli.identifier == Resize(width: 300, height: 200, mode: .fill).identifier)
+            let cli = try PlanParsing.imgproxy("rs:fit:300:200/q:80").plan.processors(limit: 2048, maxPixels: 16_777_216)
+            #expect(cli.identifier == Resize(width: 300, height: 200, mode: .fit).identifier)
         }
     }
 
@@ -181,12 +182,12 @@ import Testing
             request.client = client
             return pipeline.identity(for: request)
         }
-        let imgproxy = try PlanParsing.imgproxy("rs:fill:300:200:1/q:80/f:jpg").plan
-        let thumbor = try PlanParsing.thumbor("300x200/filters:quality(80):format(jpeg)").plan
+        let imgproxy = try PlanParsing.imgproxy("rs:fit:300:200/q:80/f:jpg").plan
+        let thumbor = try PlanParsing.thumbor("fit-in/300x200/filters:quality(80):format(jpeg)").plan
         var byHand = ImagePlan()
         byHand.width = 300
         byHand.height = 200
-        byHand.mode = .fill
+        byHand.mode = .fit
         byHand.quality = 80
         byHand.format = .jpeg
         let identities = try [imgproxy, thumbor, byHand].map { try #require(try identity($0)) }

@@ -28,6 +28,23 @@ typedef struct {
 int easel_detect(const uint8_t *gray, int width, int height, size_t row_bytes, const char *cascade_path, int min_side,
                  double scale_step, int min_neighbors, easel_box *boxes, int max_boxes, char *message);
 
+/* A point of interest: x, y and its weight. */
+typedef struct {
+    double x;
+    double y;
+    double weight;
+} easel_focal_point;
+
+/* thumbor's smart detectors on an 8-bit gray image, as thumbor 7 runs them: the faces of the
+ * cascade (no equalization; scale steps of 1.2, 4 neighbours, faces at least max(20, shorter
+ * side / 15) pixels), each as its centre (the box raised by 12% of its height for the hair,
+ * unless that leaves the image; thumbor's integer halves) weighted by its area; without faces,
+ * OpenCV's goodFeaturesToTrack (20 corners, quality 0.04, 1 pixel apart), each weighing 1.
+ * Writes at most max_points points and returns how many it wrote (0: none found), or -1 with a
+ * message. */
+int easel_thumbor_focus(const uint8_t *gray, int width, int height, size_t row_bytes, const char *cascade_path,
+                        easel_focal_point *points, int max_points, char *message);
+
 #ifdef __cplusplus
 }
 #endif

@@ -98,6 +98,26 @@ public enum FaceDetector {
         return Box(x: x, y: y, width: max(1, min(box.width, bitmap.width - x)), height: max(1, min(box.height, bitmap.height - y)))
     }
 
+    /// thumbor's smart focus of `bitmap` (`easel_thumbor_focus`: its face cascade, else its
+    /// feature detector), as the centre of mass of what was found — each coordinate a floor, as
+    /// thumbor divides — or nil when nothing was (or the cascades are not installed).
+    /// - Throws: `CodecError.invalidParameters` when OpenCV fails.
+    public static func thumborFocus(of bitmap: Bitmap) throws -> (x: Double, y: Double)? {
+        guard isAvailable else { return nil }
+        let gray = bitmap.converted(to: .gray8)
+        var points = [easel_focal_point](repeating: easel_focal_point(), count: 64)
+        var message = [CChar](repeating: 0, count: Int(EASEL_FACES_MESSAGE_SIZE))
+        let count = gray.withUnsafeBytes { pixels in
+            easel_thumbor_focus(pixels.baseAddress!.assumingMemoryBound(to: UInt8.self), Int32(gray.width), Int32(gray.height), gray.rowBytes,
+                                cascadeDirectory + "/haarcascade_frontalface_alt.xml", &points, Int32(points.count), &message)
+        }
+        guard count >= 0 else { throw CodecError.invalidParameters("smart detection: \(cMessage(message))") }
+        let found = points.prefix(Int(count))
+        let weight = found.reduce(0) { $0 + $1.weight }
+        guard weight > 0 else { return nil }
+        return ((found.reduce(0) { $0 + $1.x * $1.weight } / weight).rounded(.down), (found.reduce(0) { $0 + $1.y * $1.weight } / weight).rounded(.down))
+    }
+
     /// The scale step between the sizes faces are looked for at.
     static let faceStep = ProcessInfo.processInfo.environment["EASEL_FACE_STEP"].flatMap(Double.init) ?? 1.2
 

@@ -5,7 +5,8 @@
 /// the image half a pixel elsewhere.
 ///
 /// The focus is the gravity's: a side or corner of the image (`north` is the top edge's middle),
-/// its centre, or a pixel (`focalPixel`, thumbor's `focal()`).
+/// its centre, a pixel (`focalPixel`, thumbor's `focal()`), or for `smart(.face)` what thumbor's
+/// detectors find (`FaceDetector.thumborFocus`: faces, else corners), on the whole image.
 public struct ThumborFill: PlannedResize, Hashable {
     /// The box.
     public let width: Int, height: Int
@@ -20,11 +21,13 @@ public struct ThumborFill: PlannedResize, Hashable {
         self.gravity = gravity
     }
 
+    private var isSmart: Bool { gravity.isSmart }
+
     public var identifier: String { "thumborfill(\(width)x\(height),\(gravity.identifier))" }
 
     /// The crop (left, top, width, height) thumbor cuts from a `sourceWidth` × `sourceHeight`
     /// image before its resize; the whole image when the aspect ratios agree.
-    public func crop(sourceWidth w: Int, sourceHeight h: Int) -> (x: Int, y: Int, width: Int, height: Int) {
+    public func crop(sourceWidth w: Int, sourceHeight h: Int, detected: (x: Double, y: Double)? = nil) -> (x: Int, y: Int, width: Int, height: Int) {
         let (sw, sh, tw, th) = (Double(w), Double(h), Double(width), Double(height))
         func hundredths(_ value: Double) -> Double { (value * 100).rounded(.toNearestOrEven) }
         guard hundredths(sw / sh) != hundredths(tw / th) else { return (0, 0, w, h) }
@@ -32,7 +35,7 @@ public struct ThumborFill: PlannedResize, Hashable {
             ? (w, min(h, max(1, Int(checked: (sw * th / tw).rounded(.toNearestOrEven)))))
             : (min(w, max(1, Int(checked: (tw * sh / th).rounded(.up)))), h)
         // (thumbor's centre of mass is a floor division.)
-        let (fx, fy) = focus(sw, sh)
+        let (fx, fy) = detected ?? focus(sw, sh)
         func place(_ centre: Double, _ cut: Int, _ whole: Int) -> Int {
             Int(checked: min(max(centre.rounded(.down) - Double(cut) / 2, 0), Double(whole - cut)).rounded(.toNearestOrEven))
         }
@@ -58,6 +61,8 @@ public struct ThumborFill: PlannedResize, Hashable {
 
     /// The decode the box needs: the crop's sides resized to the box (as a fill's).
     public func minimumSourceSize(sourceWidth: Int, sourceHeight: Int) -> (width: Int, height: Int) {
+        // (A smart fill detects on that decode too: thumbor detects at full size, where faces
+        // and corners are the same ones, found at more cost.)
         Resize(width: width, height: height, mode: .fill, upscale: true).minimumSourceSize(sourceWidth: sourceWidth, sourceHeight: sourceHeight)
     }
 
@@ -70,7 +75,11 @@ public struct ThumborFill: PlannedResize, Hashable {
     /// The crop planned on `planned` (the size `bitmap` stands for), cut from `bitmap` in its own
     /// pixels, resized to the box.
     public func process(_ bitmap: Bitmap, planned: (width: Int, height: Int)) throws -> Bitmap {
-        let cut = crop(sourceWidth: planned.width, sourceHeight: planned.height)
+        // Detection on the bitmap itself, in the planned size's pixels.
+        let detected = isSmart ? try FaceDetector.thumborFocus(of: bitmap).map { point in
+            (point.x * Double(planned.width) / Double(bitmap.width), point.y * Double(planned.height) / Double(bitmap.height))
+        } : nil
+        let cut = crop(sourceWidth: planned.width, sourceHeight: planned.height, detected: detected)
         let extent = bitmap.imageExtent ?? Resampler.Extent(width: Double(bitmap.width), height: Double(bitmap.height))
         let factorX = extent.width / Double(planned.width), factorY = extent.height / Double(planned.height)
         var image = bitmap
@@ -85,5 +94,13 @@ public struct ThumborFill: PlannedResize, Hashable {
         }
         guard image.width != width || image.height != height else { return image }
         return Resampler.resize(image, width: width, height: height, extent: nil)
+    }
+}
+
+extension Gravity {
+    /// Whether the place is found from the pixels (`smart`: faces, attention, entropy).
+    public var isSmart: Bool {
+        if case .smart = self { return true }
+        return false
     }
 }

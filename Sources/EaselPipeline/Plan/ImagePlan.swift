@@ -114,6 +114,9 @@ public struct ImagePlan: Sendable {
     /// Without `format`: the answer in the source's own format (JPEG, PNG, GIF, WebP, AVIF,
     /// HEIC; animations whole), else JPEG, whatever the client accepts: thumbor's rule.
     public var keepsSourceFormat = false
+    /// With `keepsSourceFormat`: an animated source is answered as animated WebP, a still in its
+    /// own format (thumbor's `gifv`, whose video this stands in for).
+    public var animationsAsWebP = false
     /// thumbor's `orig` as a side (`origx300`): that side is the source's own (after any trim or
     /// crop), the other as asked.
     public var widthIsSource = false, heightIsSource = false

@@ -38,6 +38,7 @@ extension ImageRequest {
         output.autoQuality = plan.autoQuality
         output.bestFormat = plan.bestFormat
         output.keepsSourceFormat = plan.keepsSourceFormat
+        output.animationsAsWebP = plan.animationsAsWebP
         self.output = output
     }
 }

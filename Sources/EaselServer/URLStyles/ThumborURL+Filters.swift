@@ -116,12 +116,12 @@ extension ThumborURL {
             options.keepsSourceFormat = !on
         case "gifv":
             // thumbor turns an animated GIF into a video (mp4 by default, or webm): here an
-            // animated WebP (every browser plays it in an <img>), whichever is named, until
-            // a video encoder exists. A still source is a still WebP.
+            // animated WebP (every browser plays it in an <img>), whichever is named, until a
+            // video encoder exists. A still keeps its format, as in thumbor.
             guard args.count <= 1, ["", "mp4", "webm"].contains(args.first?.trimmingCharacters(in: .whitespaces) ?? "") else {
                 throw RequestError.invalid("gifv takes mp4 or webm")
             }
-            options.format = .webp
+            options.animationsAsWebP = true
         case "max_age":
             guard args.count == 1, let seconds = RequestNumber.whole(args[0].trimmingCharacters(in: .whitespaces), in: RequestNumber.anyWhole), (0...31_536_000).contains(seconds) else {
                 throw RequestError.invalid("max_age takes seconds, 0–31536000")
@@ -138,8 +138,8 @@ extension ThumborURL {
         let args = f.args
         switch f.name {
         case "focal" where args.isEmpty:
-            // No region: the detectors' (faces, else attention), as smart.
-            options.gravity = .smart(.face)
+            // No region: no point, and nothing changes (thumbor runs no detector for it).
+            break
         case "focal":
             guard args.count == 1, let region = args.first, isManualCrop(Substring(region)) else {
                 throw RequestError.invalid("focal takes AxB:CxD")

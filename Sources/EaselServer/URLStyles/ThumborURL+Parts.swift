@@ -102,6 +102,12 @@ extension ThumborURL {
                 default:
                     if scaled.width != w || scaled.height != h { resize(scaled.width, scaled.height) }
                 }
+            case let step as ThumborFill:
+                // thumbor's own crop and resize (a smart crop, which needs the pixels, centred).
+                let cut = ThumborFill(width: step.width, height: step.height, gravity: step.gravity.isSmart ? .center : step.gravity)
+                    .crop(sourceWidth: w, sourceHeight: h)
+                if cut.width != w || cut.height != h { crop(cut.x, cut.y, cut.x + cut.width, cut.y + cut.height) }
+                if step.width != w || step.height != h { resize(step.width, step.height) }
             case let step as FitIn:
                 let size = step.size(sourceWidth: w, sourceHeight: h)
                 if size.width != w || size.height != h { resize(size.width, size.height) }

@@ -40,7 +40,7 @@ enum ResizeStep: PlanStep {
         if let variant = plan.fitVariant, plan.width > 0, plan.height > 0 {
             chain.append(FitIn(width: w, height: h, adaptive: variant.adaptive, full: variant.full, upscale: upscale ?? false,
                                limit: chain.outputLimit))
-        } else if plan.thumborFill, mode == .fill, upscale != false, !isSmart(plan.gravity) {
+        } else if plan.thumborFill, mode == .fill, upscale != false, !plan.gravity.isSmart || plan.gravity == .smart(.face) {
             chain.append(ThumborFill(width: w, height: h, gravity: plan.gravity.scalingOffsets(by: plan.dpr)))
         } else {
             chain.append(Resize(width: w, height: h, mode: mode, upscale: upscale,
@@ -50,11 +50,6 @@ enum ResizeStep: PlanStep {
 }
 
 extension ResizeStep {
-    /// Whether `gravity` finds its place from the pixels (faces, attention).
-    static func isSmart(_ gravity: Gravity) -> Bool {
-        if case .smart = gravity { return true }
-        return false
-    }
 
     /// thumbor's `origx300` or `300xorig`: the box's other side as asked, this one the image's own
     /// when the step runs (`SourceSideResize`), in the plan's mode.
