@@ -84,7 +84,7 @@ extern "C" int easel_thumbor_focus(const uint8_t *gray, int width, int height, s
                 double top = face.y - face.height * 0.12;
                 if (top < 0) top = face.y;
                 points[written++] = easel_focal_point{static_cast<double>(face.x + face.width / 2), top + face.height / 2,
-                                                      static_cast<double>(face.width) * face.height};
+                                                      static_cast<double>(face.width) * face.height, face.width, face.height, 1};
             }
             return written;
         }
@@ -92,7 +92,7 @@ extern "C" int easel_thumbor_focus(const uint8_t *gray, int width, int height, s
         cv::goodFeaturesToTrack(image, corners, 20, 0.04, 1.0, cv::noArray(), 3, false);
         for (const auto &corner : corners) {
             if (written >= max_points) break;
-            points[written++] = easel_focal_point{corner.x, corner.y, 1.0};
+            points[written++] = easel_focal_point{corner.x, corner.y, 1.0, 1, 1, 0};
         }
         return written;
     } catch (const cv::Exception &error) {

@@ -51,10 +51,12 @@ extension ImageServer {
                                 rules: StyleRules(defaultQuality: ThumborURL.defaultQuality, strictFormat: true))
     }
 
-    /// thumbor's `meta/` answer: `{"thumbor": {"source": {url, width, height, frameCount},
-    /// "operations": […], "target": {width, height}}}` (and `focal_points` for a focal gravity),
-    /// from the source's header (read through the pipeline's tiers) and the URL's chain
-    /// (`ThumborURL.metaOperations`); no image is made.
+    /// thumbor's `meta/` answer, as thumbor writes it: `{"thumbor": {"source": {url, width,
+    /// height, frameCount}, "operations": […], "target": {width, height}, "focal_points": […]}}`
+    /// — the source's width and height being the answer's, as thumbor reports them — from the
+    /// source's header (read through the pipeline's tiers) and the URL's chain
+    /// (`ThumborURL.metaOperations`); a trim's box and the smart detectors' points need the
+    /// pixels, and only then is the source decoded. No image is made.
     func thumborMeta(_ url: ThumborURL) async throws -> Response {
         var pipelineRequest = ImageRequest(url: try resolve(url.source), cacheKey: sourceKey(url.source))
         pipelineRequest.deadline = .milliseconds(Int64(checked: configuration.requestTimeout * 1000))
@@ -65,18 +67,74 @@ extension ImageServer {
         var options = url.options
         options.watermarks = []
         let chain = try options.processors(for: configuration)
-        let (operations, target) = ThumborURL.metaOperations(chain, width: info.uprightWidth, height: info.uprightHeight)
-        var document: [String: Any] = [
-            "source": ["url": url.sourceText, "width": info.uprightWidth, "height": info.uprightHeight, "frameCount": info.frameCount],
-            "operations": operations,
-            "target": ["width": target.0, "height": target.1],
-        ]
-        if case .focalPixel(let x, let y) = options.gravity {
-            document["focal_points"] = [["x": x, "y": y, "height": 1, "width": 1, "z": 1.0, "origin": "Explicit"]]
+        let seen = try await metaPixels(options, request: pipelineRequest)
+        var (width, height) = (info.uprightWidth, info.uprightHeight)
+        var operations: [[String: Any]] = []
+        for cut in seen.cuts {
+            operations.append(["type": "crop", "left": cut[0], "top": cut[1], "right": cut[2], "bottom": cut[3]])
+            (width, height) = (cut[2] - cut[0], cut[3] - cut[1])
         }
+        let (more, target, focusIn) = ThumborURL.metaOperations(chain, width: width, height: height,
+                                                                focus: FaceDetector.centreOfMass(seen.points))
+        let document: [String: Any] = [
+            "source": ["url": url.sourceText, "width": target.0, "height": target.1, "frameCount": info.frameCount],
+            "operations": operations + more,
+            "target": ["width": target.0, "height": target.1],
+            "focal_points": Self.metaFocalPoints(url, options: options, points: seen.points, size: focusIn),
+        ]
         let body = try JSONSerialization.data(withJSONObject: ["thumbor": document], options: [.sortedKeys])
         return Response(status: .ok, headers: [.contentType: "application/json", .cacheControl: cacheControl],
                         body: .init(byteBuffer: ByteBuffer(bytes: body)))
+    }
+
+    /// thumbor's focal points: the detectors' (a face's centre with its box and area; a corner),
+    /// else `focal()`'s region, else the alignment's point of the image before its resize.
+    static func metaFocalPoints(_ url: ThumborURL, options: ImagePlan, points: [FaceDetector.FocalPoint], size: (Int, Int)) -> [[String: Any]] {
+        if !points.isEmpty {
+            return points.map { point in
+                ["x": Int(point.x), "y": Int(point.y), "z": point.weight, "height": point.height, "width": point.width,
+                 "origin": point.isFace ? "Face Detection" : "alignment"]
+            }
+        }
+        if let region = url.focalRegion, case .focalPixel(let x, let y) = options.gravity {
+            return [["x": x, "y": y, "z": region[2] * region[3], "height": region[3], "width": region[2], "origin": "Explicit"]]
+        }
+        let (across, down): (Double, Double) = switch options.gravity {
+        case .northWest: (0, 0)
+        case .north: (0.5, 0)
+        case .northEast: (1, 0)
+        case .west: (0, 0.5)
+        case .east: (1, 0.5)
+        case .southWest: (0, 1)
+        case .south: (0.5, 1)
+        case .southEast: (1, 1)
+        default: (0.5, 0.5)
+        }
+        return [["x": Int(Double(size.0) * across), "y": Int(Double(size.1) * down), "z": 1.0, "height": 1, "width": 1, "origin": "alignment"]]
+    }
+
+    /// What `meta/` reads from the pixels: the trim's box and the manual crop beside it (as crops
+    /// of the source, thumbor's order), and the smart detectors' points in what they leave. The
+    /// source is decoded only when the URL has a trim or `smart`.
+    func metaPixels(_ options: ImagePlan, request: ImageRequest) async throws -> (cuts: [[Int]], points: [FaceDetector.FocalPoint]) {
+        guard options.trim != nil || options.gravity.isSmart else { return ([], []) }
+        let image = try await pipeline.image(for: request).image
+        let trim = options.trim, smart = options.gravity.isSmart
+        return try await BlockingIOPool.decoding.perform { () throws -> (cuts: [[Int]], points: [FaceDetector.FocalPoint]) in
+            var cuts: [[Int]] = []
+            var region = image
+            if let trim, let box = trim.contentBounds(of: image) {
+                cuts.append([box.x, box.y, box.x + box.width, box.y + box.height])
+                if let manual = trim.thenCrop, manual.count == 4 {
+                    // thumbor's crop moved by the trim and held inside what the trim left.
+                    let l = min(max(manual[0] - box.x, 0), box.width), t = min(max(manual[1] - box.y, 0), box.height)
+                    let r = min(max(manual[2] - box.x, 0), box.width), b = min(max(manual[3] - box.y, 0), box.height)
+                    if l < r, t < b { cuts.append([l, t, r, b]) }
+                }
+                region = try trim.process(image)
+            }
+            return (cuts, smart ? try FaceDetector.thumborPoints(of: region) : [])
+        }
     }
 
     /// A valid signature with any configured key/salt pair; when unsigned URLs are served,

@@ -28,11 +28,15 @@ typedef struct {
 int easel_detect(const uint8_t *gray, int width, int height, size_t row_bytes, const char *cascade_path, int min_side,
                  double scale_step, int min_neighbors, easel_box *boxes, int max_boxes, char *message);
 
-/* A point of interest: x, y and its weight. */
+/* A point of interest: x, y, its weight and the box it stands for (a face's; 1 x 1 for a
+ * corner), and whether it is a face. */
 typedef struct {
     double x;
     double y;
     double weight;
+    int width;
+    int height;
+    int is_face;
 } easel_focal_point;
 
 /* thumbor's smart detectors on an 8-bit gray image, as thumbor 7 runs them: the faces of the

@@ -98,12 +98,20 @@ public enum FaceDetector {
         return Box(x: x, y: y, width: max(1, min(box.width, bitmap.width - x)), height: max(1, min(box.height, bitmap.height - y)))
     }
 
-    /// thumbor's smart focus of `bitmap` (`easel_thumbor_focus`: its face cascade, else its
-    /// feature detector), as the centre of mass of what was found — each coordinate a floor, as
-    /// thumbor divides — or nil when nothing was (or the cascades are not installed).
+    /// A point thumbor's smart detectors found: a face's centre (weighing its area) or a
+    /// corner (weighing 1), in the image's pixels.
+    public struct FocalPoint: Sendable, Hashable {
+        public var x: Double, y: Double, weight: Double
+        /// The face's box, 1 × 1 for a corner.
+        public var width: Int, height: Int
+        public var isFace: Bool
+    }
+
+    /// What thumbor's smart detectors find in `bitmap` (`easel_thumbor_focus`: its face cascade,
+    /// else its corner detector); none when nothing is (or the cascades are not installed).
     /// - Throws: `CodecError.invalidParameters` when OpenCV fails.
-    public static func thumborFocus(of bitmap: Bitmap) throws -> (x: Double, y: Double)? {
-        guard isAvailable else { return nil }
+    public static func thumborPoints(of bitmap: Bitmap) throws -> [FocalPoint] {
+        guard isAvailable else { return [] }
         let gray = bitmap.converted(to: .gray8)
         var points = [easel_focal_point](repeating: easel_focal_point(), count: 64)
         var message = [CChar](repeating: 0, count: Int(EASEL_FACES_MESSAGE_SIZE))
@@ -112,11 +120,20 @@ public enum FaceDetector {
                                 cascadeDirectory + "/haarcascade_frontalface_alt.xml", &points, Int32(points.count), &message)
         }
         guard count >= 0 else { throw CodecError.invalidParameters("smart detection: \(cMessage(message))") }
-        let found = points.prefix(Int(count))
-        let weight = found.reduce(0) { $0 + $1.weight }
-        guard weight > 0 else { return nil }
-        return ((found.reduce(0) { $0 + $1.x * $1.weight } / weight).rounded(.down), (found.reduce(0) { $0 + $1.y * $1.weight } / weight).rounded(.down))
+        return points.prefix(Int(count)).map {
+            FocalPoint(x: $0.x, y: $0.y, weight: $0.weight, width: Int($0.width), height: Int($0.height), isFace: $0.is_face != 0)
+        }
     }
+
+    /// The centre of mass of `points`, each coordinate a floor (thumbor divides so); nil for none.
+    public static func centreOfMass(_ points: [FocalPoint]) -> (x: Double, y: Double)? {
+        let weight = points.reduce(0) { $0 + $1.weight }
+        guard weight > 0 else { return nil }
+        return ((points.reduce(0) { $0 + $1.x * $1.weight } / weight).rounded(.down), (points.reduce(0) { $0 + $1.y * $1.weight } / weight).rounded(.down))
+    }
+
+    /// thumbor's smart focus of `bitmap`: the centre of mass of `thumborPoints(of:)`, or nil.
+    public static func thumborFocus(of bitmap: Bitmap) throws -> (x: Double, y: Double)? { centreOfMass(try thumborPoints(of: bitmap)) }
 
     /// The scale step between the sizes faces are looked for at.
     static let faceStep = ProcessInfo.processInfo.environment["EASEL_FACE_STEP"].flatMap(Double.init) ?? 1.2

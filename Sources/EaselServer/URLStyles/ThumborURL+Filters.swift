@@ -39,6 +39,8 @@ extension ThumborURL {
         var extractFocal = false
         /// `upscale()` (true) or `no_upscale()` (false); nil: fit-in's or the box's default.
         var upscale: Bool?
+        /// `focal(AxB:CxD)`'s region (left, top, width, height), for `meta/`.
+        var focalRegion: [Int]?
     }
 
     /// The filters (what follows `filters:`), on `options` in the URL's order; what waits for
@@ -152,6 +154,7 @@ extension ThumborURL {
             var (left, top) = (0, 0)
             if case .edges(let l, let t, _, _) = options.crop { (left, top) = (min(max(0, l), 1 << 20), min(max(0, t), 1 << 20)) }
             options.gravity = .focalPixel(x: (n[0] + n[2]) / 2 - left, y: (n[1] + n[3]) / 2 - top)
+            effects.focalRegion = [n[0], n[1], n[2] - n[0], n[3] - n[1]]
         case "extract_focal":
             try f.noArguments()
             effects.extractFocal = true

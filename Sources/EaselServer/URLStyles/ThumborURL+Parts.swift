@@ -62,9 +62,12 @@ extension ThumborURL {
     /// `flip_vertically`), and the target size they come to. A crop to a box is placed by its
     /// gravity's direction (a smart or focal crop, which needs the pixels, is listed centred);
     /// a trim, which needs the pixels too, is not listed.
-    static func metaOperations(_ chain: [any ImageProcessor], width: Int, height: Int) -> ([[String: Any]], (Int, Int)) {
+    static func metaOperations(_ chain: [any ImageProcessor], width: Int, height: Int,
+                               focus: (x: Double, y: Double)? = nil) -> ([[String: Any]], (Int, Int), focusIn: (Int, Int)) {
         var (w, h) = (width, height)
         var operations: [[String: Any]] = []
+        // The size the focal points are in: the image before its resize (after any manual crop).
+        var focusIn: (Int, Int)?
         func crop(_ left: Int, _ top: Int, _ right: Int, _ bottom: Int) {
             operations.append(["type": "crop", "left": left, "top": top, "right": right, "bottom": bottom])
             (w, h) = (right - left, bottom - top)
@@ -81,6 +84,7 @@ extension ThumborURL {
                     crop(l, t, max(l, min(right, w)), max(t, min(bottom, h)))
                 }
             case let step as Resize:
+                focusIn = focusIn ?? (w, h)
                 let mode = step.effectiveMode(sourceWidth: w, sourceHeight: h)
                 let scaled = step.scaledSize(sourceWidth: w, sourceHeight: h)
                 switch mode {
@@ -103,12 +107,15 @@ extension ThumborURL {
                     if scaled.width != w || scaled.height != h { resize(scaled.width, scaled.height) }
                 }
             case let step as ThumborFill:
-                // thumbor's own crop and resize (a smart crop, which needs the pixels, centred).
+                // thumbor's own crop and resize (a smart crop around the detectors' `focus`,
+                // centred when nothing was found).
+                focusIn = focusIn ?? (w, h)
                 let cut = ThumborFill(width: step.width, height: step.height, gravity: step.gravity.isSmart ? .center : step.gravity)
-                    .crop(sourceWidth: w, sourceHeight: h)
+                    .crop(sourceWidth: w, sourceHeight: h, detected: step.gravity.isSmart ? focus : nil)
                 if cut.width != w || cut.height != h { crop(cut.x, cut.y, cut.x + cut.width, cut.y + cut.height) }
                 if step.width != w || step.height != h { resize(step.width, step.height) }
             case let step as FitIn:
+                focusIn = focusIn ?? (w, h)
                 let size = step.size(sourceWidth: w, sourceHeight: h)
                 if size.width != w || size.height != h { resize(size.width, size.height) }
             case let step as Scale:
@@ -123,7 +130,7 @@ extension ThumborURL {
                 break
             }
         }
-        return (operations, (w, h))
+        return (operations, (w, h), focusIn ?? (w, h))
     }
 
     /// thumbor's `extract_focal()`: a source that is itself a thumbor URL (`[scheme://]host/`

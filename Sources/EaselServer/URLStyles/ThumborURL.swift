@@ -24,6 +24,8 @@ struct ThumborURL {
     var sourceText: String
     /// `meta/`: thumbor's JSON of the source, the operations and the target, not the image.
     var meta = false
+    /// `focal(AxB:CxD)`'s region (left, top, width, height): `meta/`'s explicit focal point.
+    var focalRegion: [Int]?
 
     /// The signature segment and what it covers (everything after `/{signature}/`).
     static func signatureAndPath(_ path: Substring) -> (Substring, Substring)? {
@@ -61,7 +63,7 @@ struct ThumborURL {
         }
         settle(&options, fitIn: fitIn, filters: filters)
         return ThumborURL(options: options, source: try ImageServer.split("/" + sourceText, prefix: "/", withSpec: false).1,
-                          signature: signature, signedPath: signedPath, sourceText: sourceText, meta: meta)
+                          signature: signature, signedPath: signedPath, sourceText: sourceText, meta: meta, focalRegion: filters.focalRegion)
     }
 
     /// What fit-in and the filters that act with it (`upscale`, `no_upscale`, `stretch`, `fill`)
