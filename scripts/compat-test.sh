@@ -7,8 +7,10 @@
 # Then thumbor's own integration URL set (scripts/thumbor_suite.py: 558 single and 576 combined
 # URLs on thumbor's test images, the deviations listed in Tests/Compat/thumbor/deviations.txt),
 # and imgproxy's own parser tests replayed as URLs (scripts/imgproxy_suite.py: every test of
-# Tests/Compat/imgproxy/processing_options_test.go, as Tests/Compat/imgproxy/cases.txt writes it).
-# Uses EASEL_BIN (default .build/debug/easel, built when missing). Bounded: about a minute.
+# Tests/Compat/imgproxy/processing_options_test.go, as Tests/Compat/imgproxy/cases.txt writes it);
+# last, real thumbor 7.8.0 and easel asked the same URLs, answer by answer
+# (scripts/thumbor_differential.py, Tests/Compat/thumbor/differential-deviations.txt).
+# Uses EASEL_BIN (default .build/debug/easel, built when missing). Bounded: about three minutes (the first run installs thumbor).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 easel="${EASEL_BIN:-.build/debug/easel}"
@@ -17,4 +19,20 @@ python="${EASEL_COMPAT_PYTHON:-.venv-compat/bin/python3}"
 [ -x "$python" ] || { echo "$python missing: run make deps" >&2; exit 1; }
 timeout 300 "$python" scripts/compat_test.py "$easel"
 timeout 600 "$python" scripts/thumbor_suite.py "$easel"
-exec timeout 300 "$python" scripts/imgproxy_suite.py "$easel"
+timeout 300 "$python" scripts/imgproxy_suite.py "$easel"
+# Real thumbor beside easel (scripts/thumbor_differential.py): thumbor 7.8.0 and OpenCV from PyPI in
+# their own virtualenv, .venv-thumbor/ (thumbor pins a newer Pillow than .venv-compat's); the
+# report is printed whatever the outcome.
+thumbor_python=.venv-thumbor/bin/python3
+if ! { [ -x "$thumbor_python" ] && "$thumbor_python" -c 'import thumbor, cv2; cv2.CascadeClassifier' >/dev/null 2>&1; }; then
+  echo "installing thumbor 7.8.0 and OpenCV into .venv-thumbor/"
+  python3 -m venv .venv-thumbor
+  # (OpenCV 5 drops CascadeClassifier, which thumbor's face detector needs.)
+  .venv-thumbor/bin/pip install --quiet thumbor==7.8.0 "opencv-python-headless==4.14.0.94"
+fi
+report=.build/compat/thumbor-differential.txt
+status=0
+THUMBOR_DIFF_REPORT="$report" timeout 600 "$thumbor_python" scripts/thumbor_differential.py "$easel" || status=$?
+echo "--- $report"
+cat "$report" || true
+exit "$status"
