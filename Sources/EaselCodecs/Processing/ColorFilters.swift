@@ -329,7 +329,10 @@ public struct Convolution: ImageProcessor, Hashable {
         let kernel = normalize && sum.magnitude >= 1e-6 ? weights.map { $0 / sum } : weights
         let rows = weights.count / columns, midX = columns / 2, midY = rows / 2
         let width = bitmap.width, height = bitmap.height, step = bitmap.pixelFormat.bytesPerPixel, rowBytes = bitmap.rowBytes
-        let opaque = bitmap.isKnownOpaque
+        // An image without transparent pixels keeps its alpha (thumbor convolves alpha only in an
+        // image that has it: a zero-sum kernel makes an edge map, not a transparent image).
+        let opaque = !bitmap.hasTransparentPixels
+        let channels = opaque && step == 4 ? 3 : step
         var result = bitmap
         try bitmap.withUnsafeBytes { source in
             try result.withUnsafeMutableBytes { destination in
@@ -352,7 +355,7 @@ public struct Convolution: ImageProcessor, Hashable {
                         }
                         let at = y * rowBytes + x * step
                         // Clamped as a Double first: a weight normalised by a sum near 0 can be huge.
-                        for c in 0..<step {
+                        for c in 0..<channels {
                             let value = total[c].isNaN ? 0 : min(255, max(0, total[c]))
                             destination[at + c] = UInt8(value)
                         }
@@ -360,8 +363,7 @@ public struct Convolution: ImageProcessor, Hashable {
                 }
             }
         }
-        // Opaque stays opaque only when the weights keep 255 at 255 (they sum to 1).
-        if opaque, abs(kernel.reduce(0, +) - 1) < 1e-9 { result.markOpaque() }
+        if opaque { result.markOpaque() }
         return result
     }
 }

@@ -350,6 +350,28 @@ public struct Grayscale: ImageProcessor, Hashable {
     }
 }
 
+/// Every pixel made opaque with the colour it holds, whatever its alpha (thumbor's PIL engine
+/// converting RGBA to RGB for JPEG: the colour under a transparent pixel shows, black for most
+/// encoders' transparent pixels). `Flatten` composites instead.
+public struct DropAlpha: ImageProcessor, Hashable {
+    public init() {}
+
+    public var identifier: String { "dropalpha" }
+
+    public func process(_ bitmap: Bitmap) throws -> Bitmap {
+        guard bitmap.pixelFormat == .rgba8, bitmap.hasTransparentPixels else { return bitmap }
+        var result = bitmap
+        let rowBytes = result.rowBytes, width = result.width, height = result.height
+        result.withUnsafeMutableBytes { bytes in
+            for y in 0..<height {
+                for x in 0..<width { bytes[y * rowBytes + x * 4 + 3] = 255 }
+            }
+        }
+        result.markOpaque()
+        return result
+    }
+}
+
 /// Composites RGBA onto an opaque background colour (before encoding JPEG, which has no alpha).
 public struct Flatten: ImageProcessor, Hashable {
     /// The background colour, 0…255 per channel; white by default.
@@ -362,13 +384,18 @@ public struct Flatten: ImageProcessor, Hashable {
         self.blue = blue
     }
 
-    /// `flatten(r,g,b)`.
-    public var identifier: String { "flatten(\(red),\(green),\(blue))" }
+    /// The background's alpha; below 255 the result is the image over a translucent background
+    /// (Porter–Duff over) and keeps alpha.
+    public var alpha: UInt8 = 255
+
+    /// `flatten(r,g,b)` (`flatten(r,g,b,a)` for a translucent background).
+    public var identifier: String { "flatten(\(red),\(green),\(blue)" + (alpha == 255 ? ")" : ",\(alpha))") }
 
     /// Returns an RGBA8 `bitmap` composited over the background, every alpha 255 (so known to be
-    /// opaque); a Gray8 `bitmap` as it is.
+    /// opaque) for an opaque background; a Gray8 `bitmap` as it is.
     public func process(_ bitmap: Bitmap) throws -> Bitmap {
         guard bitmap.pixelFormat == .rgba8 else { return bitmap }
+        if alpha < 255 { return translucent(bitmap) }
         var result = bitmap
         let rowBytes = result.rowBytes, width = result.width, height = result.height
         let background = [Int(red), Int(green), Int(blue)]
@@ -385,6 +412,29 @@ public struct Flatten: ImageProcessor, Hashable {
             }
         }
         result.markOpaque()
+        return result
+    }
+
+    /// `bitmap` over the translucent background: alpha a + A(1 − a), colour (c·a + C·A(1 − a)) / alpha.
+    private func translucent(_ bitmap: Bitmap) -> Bitmap {
+        guard bitmap.hasTransparentPixels else { return bitmap }
+        var result = bitmap
+        let rowBytes = result.rowBytes, width = result.width, height = result.height
+        let background = [Double(red), Double(green), Double(blue)], under = Double(alpha) / 255
+        result.withUnsafeMutableBytes { bytes in
+            for y in 0..<height {
+                for x in 0..<width {
+                    let o = y * rowBytes + x * 4
+                    let over = Double(bytes[o + 3]) / 255
+                    let out = over + under * (1 - over)
+                    guard out > 0 else { continue }
+                    for c in 0..<3 {
+                        bytes[o + c] = UInt8(min(255, ((Double(bytes[o + c]) * over + background[c] * under * (1 - over)) / out).rounded()))
+                    }
+                    bytes[o + 3] = UInt8(min(255, (out * 255).rounded()))
+                }
+            }
+        }
         return result
     }
 }

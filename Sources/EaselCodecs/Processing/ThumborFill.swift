@@ -10,6 +10,8 @@
 public struct ThumborFill: PlannedResize, Hashable {
     /// The box.
     public let width: Int, height: Int
+    /// The longest side a smart fill's detectors look at (the decode it asks for).
+    public static let smartSide = 4096
     /// Where the crop is centred (clamped inside the image).
     public let gravity: Gravity
 
@@ -61,9 +63,14 @@ public struct ThumborFill: PlannedResize, Hashable {
 
     /// The decode the box needs: the crop's sides resized to the box (as a fill's).
     public func minimumSourceSize(sourceWidth: Int, sourceHeight: Int) -> (width: Int, height: Int) {
-        // (A smart fill detects on that decode too: thumbor detects at full size, where faces
-        // and corners are the same ones, found at more cost.)
-        Resize(width: width, height: height, mode: .fill, upscale: true).minimumSourceSize(sourceWidth: sourceWidth, sourceHeight: sourceHeight)
+        let need = Resize(width: width, height: height, mode: .fill, upscale: true).minimumSourceSize(sourceWidth: sourceWidth, sourceHeight: sourceHeight)
+        guard isSmart else { return need }
+        // A smart fill detects on the decode, as thumbor does on the whole image: at full size up
+        // to `smartSide` on the long side (the same faces and corners thumbor finds), no larger
+        // past it (a vector is never drawn huge for it).
+        let scale = min(1, Double(Self.smartSide) / Double(max(1, sourceWidth, sourceHeight)))
+        return (max(need.width, Int(checked: (Double(sourceWidth) * scale).rounded(.up))),
+                max(need.height, Int(checked: (Double(sourceHeight) * scale).rounded(.up))))
     }
 
     public func process(_ bitmap: Bitmap) throws -> Bitmap {

@@ -95,6 +95,12 @@ public struct ImagePlan: Sendable {
     /// Composited under transparent pixels (and the colour of `extend` unless `extendColour`
     /// names one).
     public var background: (red: UInt8, green: UInt8, blue: UInt8)?
+    /// The background's alpha: below 255, transparent pixels are composited onto a translucent
+    /// colour (thumbor's `background_color(rrggbbaa)`) and the answer keeps alpha.
+    public var backgroundAlpha: UInt8 = 255
+    /// Without a background, a JPEG answer drops alpha and shows the colour under transparent
+    /// pixels (`DropAlpha`), as thumbor's PIL engine does, instead of compositing on white.
+    public var dropsAlphaForJPEG = false
     /// The colour `extend` pads with (thumbor's `fill`), when it is not `background`.
     public var extendColour: (red: UInt8, green: UInt8, blue: UInt8)?
     /// `extend` with a transparent canvas.

@@ -33,6 +33,8 @@ extension ThumborURL {
         var filled: (colour: (UInt8, UInt8, UInt8)?, transparent: Bool, fillTransparent: Bool, auto: Bool)?
         /// `background_color`: the colour transparent pixels are composited onto.
         var backgroundColour: (UInt8, UInt8, UInt8)?
+        /// `background_color`'s alpha (`rrggbbaa`), 255 for an opaque colour.
+        var backgroundAlpha: UInt8 = 255
         /// `stretch()`: the exact size asked for, unless fit-in.
         var stretch = false
         /// `extract_focal()`: the focal point from a source that is itself a thumbor URL.
@@ -64,6 +66,7 @@ extension ThumborURL {
                 throw RequestError.invalid("fill(transparent) and background_color contradict each other")
             }
             options.background = backgroundColour
+            options.backgroundAlpha = effects.backgroundAlpha
         }
         return effects
     }
@@ -207,8 +210,15 @@ extension ThumborURL {
             // The colour transparent pixels are composited onto (thumbor's background layer).
             guard args.count == 1 else { throw RequestError.invalid("background_color takes one colour") }
             let text = args[0].trimmingCharacters(in: .whitespaces)
-            guard let colour = ImagePlan.colour(Substring(text)) else { throw RequestError.invalid("bad colour \(text)") }
-            effects.backgroundColour = colour
+            // (`rrggbbaa` too: thumbor's canvas is then that translucent colour.)
+            let hex = text.hasPrefix("#") ? text.dropFirst() : Substring(text)
+            if hex.count == 8, let value = UInt32(hex, radix: 16) {
+                effects.backgroundColour = (UInt8(value >> 24), UInt8((value >> 16) & 0xFF), UInt8((value >> 8) & 0xFF))
+                effects.backgroundAlpha = UInt8(value & 0xFF)
+            } else {
+                guard let colour = ImagePlan.colour(Substring(text)) else { throw RequestError.invalid("bad colour \(text)") }
+                effects.backgroundColour = colour
+            }
         case "stretch":
             try f.noArguments()
             effects.stretch = true

@@ -50,6 +50,7 @@ struct ThumborURL {
         // thumbor answers in the source's format unless `format()` names one.
         options.keepsSourceFormat = true
         options.thumborFill = true
+        options.dropsAlphaForJPEG = true
         let (meta, fitIn) = try applyPathParts(&segments, to: &options)
         var filters = FilterEffects()
         if let text = filtersSegment(&segments) {
