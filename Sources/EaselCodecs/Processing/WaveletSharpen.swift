@@ -20,6 +20,10 @@ public struct WaveletSharpen: ImageProcessor, Hashable {
     /// Whether to boost only luma and leave the chroma as it was (thumbor's `luminance_only`); no
     /// effect on gray images.
     public var luminanceOnly: Bool
+    /// Colours sharpened as they are stored, whatever their alpha (thumbor's C filter: the colour
+    /// under a transparent pixel takes part); false weighs every smoothing by alpha (no halo from
+    /// hidden colours).
+    public var ignoresAlpha = false
 
     /// The allowed values of `amount`: 0…100.
     public static let amountRange = 0.0...100.0
@@ -42,7 +46,7 @@ public struct WaveletSharpen: ImageProcessor, Hashable {
     }
 
     /// `wsharpen(amount,radius)`, with `,luma` before the parenthesis when `luminanceOnly`.
-    public var identifier: String { "wsharpen(\(amount),\(radius)\(luminanceOnly ? ",luma" : ""))" }
+    public var identifier: String { "wsharpen(\(amount),\(radius)\(luminanceOnly ? ",luma" : "")\(ignoresAlpha ? ",straight" : ""))" }
 
     /// The factor detail layer `level` is multiplied by.
     func gain(level: Int) -> Float {
@@ -56,7 +60,7 @@ public struct WaveletSharpen: ImageProcessor, Hashable {
         let isGray = bitmap.pixelFormat == .gray8
         var planes = colorPlanes(of: bitmap)
         // Alpha as weights, unless the image is opaque (then every weight is 1).
-        let alpha = !isGray && !bitmap.isKnownOpaque ? Self.alphaWeights(of: bitmap) : nil
+        let alpha = !isGray && !bitmap.isKnownOpaque && !ignoresAlpha ? Self.alphaWeights(of: bitmap) : nil
         let gains = (0..<Self.levels).map { gain(level: $0) }
         for c in 0..<(luminanceOnly || isGray ? 1 : planes.count) {
             try Self.boost(&planes[c], alpha: alpha, width: bitmap.width, height: bitmap.height, gains: gains)

@@ -81,7 +81,9 @@ extension ThumborURL {
                 throw RequestError.invalid("sharpen's luminance_only is true or false")
             }
             do {
-                options.waveletSharpen = try WaveletSharpen(amount: amount, radius: radius, luminanceOnly: luminanceOnly)
+                var sharpen = try WaveletSharpen(amount: amount, radius: radius, luminanceOnly: luminanceOnly)
+                sharpen.ignoresAlpha = true  // (thumbor's filter sharpens the stored colours)
+                options.waveletSharpen = sharpen
             } catch {
                 throw RequestError.invalid("bad sharpen: \(error)")
             }
