@@ -261,8 +261,9 @@ func signature(_ path: String, key: String = keyA) -> String {
         }
     }
 
-    /// thumbor's `meta/`: the source's size and frames, the operations in thumbor's order (manual
-    /// crop, the crop to the box's aspect ratio, the resize, the flips) and the target, as JSON.
+    /// thumbor's `meta/`: the source's frames, the operations in thumbor's order (manual crop, the
+    /// crop to the box's aspect ratio, the resize, the flips), the target and the focal points,
+    /// as JSON, as thumbor writes them.
     @Test func thumborsMetaDescribesTheOperations() async throws {
         let server = try TestServer { $0.allowUnsignedAdHoc = true }
         try ImageEncoder.encode(paintedOpaque(width: 400, height: 200) { _, _ in [9, 99, 199] }, as: .png()).write(to: server.origin.child("wide.png"))
@@ -289,8 +290,12 @@ func signature(_ path: String, key: String = keyA) -> String {
             }
             let fill = try await meta("100x100")
             let source = try #require(fill["source"] as? [String: Any])
-            #expect(source["url"] as? String == "wide.png" && source["width"] as? Int == 400 && source["height"] as? Int == 200
+            // (thumbor reports the answer's size as the source's: its JSON engine's.)
+            #expect(source["url"] as? String == "wide.png" && source["width"] as? Int == 100 && source["height"] as? Int == 100
                     && source["frameCount"] as? Int == 1)
+            // The alignment's focal point, in the image before its resize.
+            let points = try #require(fill["focal_points"] as? [[String: Any]])
+            #expect(points.count == 1 && points[0]["x"] as? Int == 200 && points[0]["y"] as? Int == 100 && points[0]["origin"] as? String == "alignment")
             #expect(operations(fill) == "crop 100,0,300,200; resize 100x100" && target(fill) == "100x100")
             let fit = try await meta("fit-in/100x100")
             #expect(operations(fit) == "resize 100x50" && target(fit) == "100x50")

@@ -101,9 +101,17 @@ public enum FaceDetector {
     /// A point thumbor's smart detectors found: a face's centre (weighing its area) or a
     /// corner (weighing 1), in the image's pixels.
     public struct FocalPoint: Sendable, Hashable {
-        public var x: Double, y: Double, weight: Double
-        /// The face's box, 1 × 1 for a corner.
-        public var width: Int, height: Int
+        /// Across, in pixels.
+        public var x: Double
+        /// Down, in pixels.
+        public var y: Double
+        /// A face's area, 1 for a corner.
+        public var weight: Double
+        /// The face's box width, 1 for a corner.
+        public var width: Int
+        /// The face's box height, 1 for a corner.
+        public var height: Int
+        /// A face (thumbor's "Face Detection"), else a corner.
         public var isFace: Bool
     }
 

@@ -354,10 +354,13 @@ public struct Grayscale: ImageProcessor, Hashable {
 /// converting RGBA to RGB for JPEG: the colour under a transparent pixel shows, black for most
 /// encoders' transparent pixels). `Flatten` composites instead.
 public struct DropAlpha: ImageProcessor, Hashable {
+    /// The step; it has no parameters.
     public init() {}
 
+    /// Always `dropalpha`.
     public var identifier: String { "dropalpha" }
 
+    /// `bitmap` with every alpha 255 (known opaque); a bitmap without transparency as it is.
     public func process(_ bitmap: Bitmap) throws -> Bitmap {
         guard bitmap.pixelFormat == .rgba8, bitmap.hasTransparentPixels else { return bitmap }
         var result = bitmap

@@ -25,10 +25,12 @@ public struct ThumborFill: PlannedResize, Hashable {
 
     private var isSmart: Bool { gravity.isSmart }
 
+    /// `thumborfill(WxH,gravity)`.
     public var identifier: String { "thumborfill(\(width)x\(height),\(gravity.identifier))" }
 
     /// The crop (left, top, width, height) thumbor cuts from a `sourceWidth` × `sourceHeight`
-    /// image before its resize; the whole image when the aspect ratios agree.
+    /// image before its resize; the whole image when the aspect ratios agree. `detected`: a
+    /// focus found in the pixels (a smart fill's), used instead of the gravity's.
     public func crop(sourceWidth w: Int, sourceHeight h: Int, detected: (x: Double, y: Double)? = nil) -> (x: Int, y: Int, width: Int, height: Int) {
         let (sw, sh, tw, th) = (Double(w), Double(h), Double(width), Double(height))
         func hundredths(_ value: Double) -> Double { (value * 100).rounded(.toNearestOrEven) }
@@ -73,6 +75,7 @@ public struct ThumborFill: PlannedResize, Hashable {
                 max(need.height, Int(checked: (Double(sourceHeight) * scale).rounded(.up))))
     }
 
+    /// The crop and resize on `bitmap` as it is (its `imageExtent`, when set, the size it stands for).
     public func process(_ bitmap: Bitmap) throws -> Bitmap {
         let extent = bitmap.imageExtent
         return try process(bitmap, planned: (extent.map { Int(checked: $0.width.rounded()) } ?? bitmap.width,
