@@ -6,8 +6,8 @@ test images (Tests/Compat/thumbor/imgs), a few of the bundled samples (photos wi
 transparent cut-out) and sources made here with Pillow (an animated RGBA GIF, an animated WebP, a
 transparent WebP). The URLs are thumbor's integration sets (urls_helpers.py: single and combined)
 and this suite's own (`own_dataset`): every built-in filter with three or more realistic parameter
-sets, on a photo and alone at the source size in PNG; every geometry form; `meta`; PNG, GIF, WebP
-and transparent sources.
+sets, on a photo and alone at the source size in PNG; filters whose order matters, both ways round;
+every geometry form; `meta`; PNG, GIF, WebP and transparent sources.
 
 An answer matches when easel's has thumbor's status and, for a 200: the same format, exactly the
 same size (and number of frames), and pixels with SSIM >= 0.95 (colour premultiplied by alpha,
@@ -123,6 +123,10 @@ GEOMETRY_SOURCES = ["astronaut.jpg", "chelsea-cat.jpg", "rocket-launchpad-portra
 FORMAT_SOURCES = ["rgba.png", "gradient.gif", "animated.gif", "gradient.webp", "frames.gif", "frames.webp", "cutout.webp",
                   "16bit.png", "thumbor-exif.png", "cmyk.jpg", "grayscale.jpg"]
 FORMAT_OPTIONS = ["", "200x150", "fit-in/80x80", "filters:format(png)", "filters:grayscale()", "50x50/filters:rotate(90)"]
+# Filters whose order changes the answer: thumbor applies them in the URL's order.
+ORDERED_FILTERS = ["rgb(60,0,0):grayscale()", "grayscale():rgb(60,0,0)", "blur(3):sharpen(3,1,false)", "sharpen(3,1,false):blur(3)",
+                   "contrast(60):brightness(40)", "brightness(40):contrast(60)", "grayscale():colorize(100,0,0,ff0000)",
+                   "rotate(90):proportion(0.5)", "equalize():blur(2)", "blur(2):equalize()"]
 META_OPTIONS = ["meta/300x200", "meta/fit-in/300x200", "meta/smart", "meta/300x200/smart", "meta/10x10:200x200/100x100",
                 "meta/trim/200x200", "meta/-300x200/left/top", "meta/300x200/filters:focal(100x80:300x240)"]
 
@@ -142,6 +146,9 @@ def own_dataset():
     for source in FORMAT_SOURCES:
         for options in FORMAT_OPTIONS:
             urls.append(("formats", "/".join(part for part in (options, source) if part)))
+    for filters in ORDERED_FILTERS:
+        for source in ("chelsea-cat.jpg", "rgba.png"):
+            urls.append(("filter-order", "filters:format(png):%s/%s" % (filters, source)))
     for options in META_OPTIONS:
         for source in ("astronaut.jpg", "rocket-launchpad-portrait.jpg", "rgba.png"):
             urls.append(("meta", "%s/%s" % (options, source)))

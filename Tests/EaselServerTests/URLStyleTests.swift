@@ -72,7 +72,7 @@ import Testing
         trim.thenCrop = [10, 20, 110, 220]
         #expect(url.options.trim == trim && url.options.crop == nil)
         #expect(url.options.mode == .fit && url.options.width == 300 && url.options.height == 0 && url.options.flipHorizontal)
-        #expect(url.options.gravity == .smart(.face) && url.options.quality == 70 && url.options.grayscale)
+        #expect(url.options.gravity == .smart(.face) && url.options.quality == 70 && url.options.adjustments.map(\.identifier) == [Grayscale().identifier])
         #expect(url.options.watermarks.count == 1)
         #expect(url.options.watermarks.first?.opacity == 0.5 && url.options.watermarks.first?.position == .southEast)
         #expect(url.options.watermarks.first?.offsetX == 10 && url.options.watermarks.first?.offsetY == 10)

@@ -11,8 +11,9 @@ extension ThumborURL {
         let args = f.args
         switch f.name {
         case "grayscale":
+            // In the URL's order with the other filters, as thumbor applies them.
             try f.noArguments()
-            options.grayscale = true
+            options.adjustments.append(Grayscale())
         case "brightness", "contrast":
             guard args.count == 1, let value = RequestNumber.whole(args[0].trimmingCharacters(in: .whitespaces), in: RequestNumber.anyWhole), (-100...100).contains(value) else {
                 throw RequestError.invalid("\(f.name) takes one whole number, −100–100")
@@ -71,8 +72,10 @@ extension ThumborURL {
             let given = args.count > 1 ? try f.number(1) : 0
             let sigma = given == 0 ? Double(radius) : given
             guard radius == 0 || (sigma > 0 && sigma <= 250) else { throw RequestError.invalid("blur's sigma is above 0 and at most 250") }
-            options.blur = radius > 0 ? sigma : nil
-            options.blurRadius = radius > 0 ? radius : nil
+            if radius > 0 {
+                // In the URL's order with the other filters, as thumbor applies them.
+                do { options.adjustments.append(try GaussianBlur(sigma: sigma, radius: radius)) } catch { throw RequestError.invalid("bad blur: \(error)") }
+            }
         case "sharpen":
             // sharpen(amount, radius, luminance_only), all three required as in thumbor.
             guard args.count == 3 else { throw RequestError.invalid("sharpen takes amount, radius, luminance_only") }
@@ -83,7 +86,7 @@ extension ThumborURL {
             do {
                 var sharpen = try WaveletSharpen(amount: amount, radius: radius, luminanceOnly: luminanceOnly)
                 sharpen.ignoresAlpha = true  // (thumbor's filter sharpens the stored colours)
-                options.waveletSharpen = sharpen
+                options.adjustments.append(sharpen)  // (in the URL's order, as thumbor)
             } catch {
                 throw RequestError.invalid("bad sharpen: \(error)")
             }
