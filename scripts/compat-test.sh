@@ -8,7 +8,9 @@
 # URLs on thumbor's test images, the deviations listed in Tests/Compat/thumbor/deviations.txt),
 # and imgproxy's own parser tests replayed as URLs (scripts/imgproxy_suite.py: every test of
 # Tests/Compat/imgproxy/processing_options_test.go, as Tests/Compat/imgproxy/cases.txt writes it);
-# last, real thumbor 7.8.0 and easel asked the same URLs, answer by answer
+# imgproxy's own processing tests with their sizes and pixel hashes (scripts/imgproxy_processing.py,
+# Tests/Compat/imgproxy/processing/, processing-deviations.txt); last, real thumbor 7.8.0 and
+# easel asked the same URLs, answer by answer
 # (scripts/thumbor_differential.py, Tests/Compat/thumbor/differential-deviations.txt).
 # Uses EASEL_BIN (default .build/debug/easel, built when missing). Bounded: about three minutes (the first run installs thumbor).
 set -euo pipefail
@@ -20,9 +22,8 @@ python="${EASEL_COMPAT_PYTHON:-.venv-compat/bin/python3}"
 timeout 300 "$python" scripts/compat_test.py "$easel"
 timeout 600 "$python" scripts/thumbor_suite.py "$easel"
 timeout 300 "$python" scripts/imgproxy_suite.py "$easel"
-# Real thumbor beside easel (scripts/thumbor_differential.py): thumbor 7.8.0 and OpenCV from PyPI in
-# their own virtualenv, .venv-thumbor/ (thumbor pins a newer Pillow than .venv-compat's); the
-# report is printed whatever the outcome.
+# thumbor 7.8.0 and OpenCV from PyPI in their own virtualenv, .venv-thumbor/ (thumbor pins a newer
+# Pillow than .venv-compat's; its Pillow and numpy also serve the imgproxy processing replay).
 thumbor_python=.venv-thumbor/bin/python3
 if ! { [ -x "$thumbor_python" ] && "$thumbor_python" -c 'import thumbor, cv2; cv2.CascadeClassifier' >/dev/null 2>&1; }; then
   echo "installing thumbor 7.8.0 and OpenCV into .venv-thumbor/"
@@ -30,6 +31,10 @@ if ! { [ -x "$thumbor_python" ] && "$thumbor_python" -c 'import thumbor, cv2; cv
   # (OpenCV 5 drops CascadeClassifier, which thumbor's face detector needs.)
   .venv-thumbor/bin/pip install --quiet thumbor==7.8.0 "opencv-python-headless==4.14.0.94"
 fi
+# imgproxy's own processing tests (sizes and pixel hashes), replayed (scripts/imgproxy_processing.py).
+timeout 600 "$thumbor_python" scripts/imgproxy_processing.py "$easel"
+# Real thumbor beside easel (scripts/thumbor_differential.py); the report is printed whatever the
+# outcome.
 report=.build/compat/thumbor-differential.txt
 status=0
 THUMBOR_DIFF_REPORT="$report" timeout 600 "$thumbor_python" scripts/thumbor_differential.py "$easel" || status=$?

@@ -416,12 +416,13 @@ extension ImgproxyGeometry: PlannedResize {
         return (try Crop(x: origin.x, y: origin.y, width: reduced.width, height: reduced.height).process(bitmap), nil)
     }
 
-    /// `image` on a transparent white canvas of `size` (white where alpha is dropped), placed by
+    /// `image` on a transparent canvas of `size` (libvips' embed: 0, 0, 0, 0; a JPEG answer
+    /// flattens it on white, as imgproxy's), placed by
     /// `gravity`.
     private static func embed(_ image: Bitmap, in size: Size, gravity: Gravity, dpr: Double) throws -> Bitmap {
         guard size.width != image.width || size.height != image.height else { return image }
         let origin = position(outer: size, inner: Size(image.width, image.height), gravity: gravity, dpr: dpr)
-        return try Pad(width: size.width, height: size.height, red: 255, green: 255, blue: 255, alpha: 0,
+        return try Pad(width: size.width, height: size.height, red: 0, green: 0, blue: 0, alpha: 0,
                        gravity: .offset(.northWest, x: Double(origin.x), y: Double(origin.y))).process(image)
     }
 }
