@@ -77,8 +77,17 @@ public struct Trim: ImageProcessor, Hashable {
         return text + ")"
     }
 
-    /// The rectangle left after removing the border, or nil when the image is all border.
+    /// The rectangle left after removing the border, or nil when the image is all border. With a
+    /// `colour` given, an image with transparency is read flattened onto that colour (as libvips'
+    /// trim, imgproxy's, reads it): a transparent border counts as the colour.
     public func contentBounds(of bitmap: Bitmap) -> (x: Int, y: Int, width: Int, height: Int)? {
+        if let colour, colour.count >= 3, bitmap.hasTransparentPixels, let flat = try? Flatten(red: colour[0], green: colour[1], blue: colour[2]).process(bitmap) {
+            return opaqueBounds(of: flat)
+        }
+        return opaqueBounds(of: bitmap)
+    }
+
+    private func opaqueBounds(of bitmap: Bitmap) -> (x: Int, y: Int, width: Int, height: Int)? {
         let width = bitmap.width, height = bitmap.height, rowBytes = bitmap.rowBytes
         let bpp = bitmap.pixelFormat.bytesPerPixel
         let tolerance = self.tolerance, euclidean = metric == .euclidean

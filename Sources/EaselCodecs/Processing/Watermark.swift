@@ -93,6 +93,10 @@ public struct Watermark: ImageProcessor {
     /// large enough to hold it; quarter turns are exact, other angles bilinear (premultiplied,
     /// so no dark fringe). Positions and offsets then place the turned mark.
     public var rotation: Double = 0
+    /// A centred mark placed as imgproxy's `calc_position` places it (half of the free space plus
+    /// one, half to even: one pixel further in half the sizes) instead of the free space halved
+    /// down (thumbor's and the native rule).
+    public var centresAsImgproxy = false
 
     /// The largest shadow blur.
     public static let maxShadowSigma = 50.0
@@ -123,7 +127,7 @@ public struct Watermark: ImageProcessor {
             + (heightScale > 0 ? ",h\(heightScale)" : "") + (fittedBox.map { ",box\($0.width)x\($0.height)" } ?? "")
             + (shadowSigma > 0 ? ",sh\(shadowSigma)" : "")
             + (relativeOffsetX.map { ",rx\($0)" } ?? "") + (relativeOffsetY.map { ",ry\($0)" } ?? "")
-            + (turn != 0 ? ",rot\(turn))" : ")")
+            + (centresAsImgproxy ? ",cimg" : "") + (turn != 0 ? ",rot\(turn))" : ")")
     }
 
     /// `rotation` in [0, 360): what is drawn (and what the identity names: -90 and 270 are one).
@@ -179,8 +183,11 @@ public struct Watermark: ImageProcessor {
     func origin(width: Int, height: Int, markWidth: Int, markHeight: Int) -> (x: Int, y: Int) {
         let ox = relativeOffsetX.map { Self.fractionOf(width, $0) } ?? Self.clamped(offsetX)
         let oy = relativeOffsetY.map { Self.fractionOf(height, $0) } ?? Self.clamped(offsetY)
-        let left = ox, right = width - markWidth - ox, centreX = (width - markWidth) / 2 + ox
-        let top = oy, bottom = height - markHeight - oy, centreY = (height - markHeight) / 2 + oy
+        func centred(_ free: Int) -> Int {
+            centresAsImgproxy ? Int(checked: (Double(free + 1) / 2).rounded(.toNearestOrEven)) : free / 2
+        }
+        let left = ox, right = width - markWidth - ox, centreX = centred(width - markWidth) + ox
+        let top = oy, bottom = height - markHeight - oy, centreY = centred(height - markHeight) + oy
         switch position {
         case .center: return (centreX, centreY)
         case .north: return (centreX, top)

@@ -28,6 +28,7 @@ enum MarkStep: PlanStep {
             step.rotation = mark.rotation
             step.relativeOffsetX = mark.relativeOffsetX
             step.relativeOffsetY = mark.relativeOffsetY
+            step.centresAsImgproxy = chain.plan.imgproxyGeometry
             return step
         } catch {
             throw .invalid("bad watermark: \(error)")
