@@ -13,7 +13,7 @@ import EaselSupport
 /// `max_result_dimension` scales down the would-be result (crop, extension and padding
 /// included); a centred window sits at `roundToEven((outer − inner + 1) / 2)`; an offset below
 /// 1 in magnitude is a fraction of the outer size; extended and padded areas are transparent
-/// (white where alpha is dropped). Sizes are checked against the limit only past the source's
+/// black, as libvips' embed leaves them (a JPEG answer is flattened on white). Sizes are checked against the limit only past the source's
 /// own size: a result no larger than the source always passes, as imgproxy (which checks the
 /// source only) answers it.
 public struct ImgproxyGeometry: ImageProcessor {
