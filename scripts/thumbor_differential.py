@@ -271,6 +271,9 @@ def compare_json(expected, actual, path="$"):
 def difference(path, thumbor, easel):
     """What differs between thumbor's answer and easel's, or None when they match."""
     (t_status, t_type, t_body), (e_status, e_type, e_body) = thumbor, easel
+    if t_status == 0 or e_status == 0:
+        # (A refused or timed-out request is never a match, even on both sides.)
+        return "no answer: thumbor %d, easel %d" % (t_status, e_status)
     if t_status != e_status:
         return "status %d, thumbor %d" % (e_status, t_status)
     if t_status != 200:
@@ -329,8 +332,12 @@ def main():
     os.makedirs(origin)
     make_sources(origin)
     thumbor, t_base = start_thumbor(origin, work)
-    easel, e_base = easel_serve.start(EASEL, work, {"origin": origin, "cacheDirectory": os.path.join(work, "cache")},
-                                      ["--allow-unsigned-ad-hoc"])
+    try:
+        easel, e_base = easel_serve.start(EASEL, work, {"origin": origin, "cacheDirectory": os.path.join(work, "cache")},
+                                          ["--allow-unsigned-ad-hoc"])
+    except BaseException:
+        easel_serve.stop(thumbor)
+        raise
     try:
         urls = all_urls()
 

@@ -248,6 +248,8 @@ public struct ImageEncoding: Sendable, Hashable, CustomStringConvertible {
     /// The encoding of an animated source's answer: this one (WebP keeping animations, GIF),
     /// the WebP or GIF alternative, or nil (the first frame in `format`).
     public var animationEncoding: ImageEncoding? {
+        // (In the source's format: the decode, which knows the source, resolves it.)
+        if keepsSourceFormat { return self }
         if format == .webp { return keepsAnimation ? self : nil }
         // (A GIF with a WebP alternative: thumbor's `gifv`, animations as WebP, stills as GIF.)
         if let quality = animationAsWebP { return ImageEncoding(.webp, quality: quality) }

@@ -131,20 +131,16 @@ extension ImagePipeline {
         }
     }
 
-    /// The type of `request`'s source, for an answer in the source's format: known from an
-    /// earlier decode, else from the original's first bytes (fetched, or from the disk tier; a
-    /// fetched one that is an image is stored, so the decode after this reads it from disk).
+    /// The type of `request`'s source, for an answer in the source's format whose bitmap came
+    /// from a tier no decode of this process filled (a table or the disk after a restart): from
+    /// the original's first bytes (the disk tier's, else fetched; nothing is stored here, the
+    /// decode stores what it has checked). JPEG for bytes of no type it knows.
     func sourceType(_ request: ImageRequest, sourceKey: String) async throws(PipelineError) -> ImageFileType {
-        if let known = sourceTypes.type(of: sourceKey) { return known }
         guard let url = request.url else { throw .noSource }
         let original = try await tasks.run(FetchTask(pipeline: self, url: url, sourceKey: sourceKey, policy: request.cachePolicy,
                                                      mark: purges.mark(sourceKey)), waiter: nextID(), priority: request.priority)
-        guard let type = try? ImageFileType.sniff(original.data) else {
-            // Not an image this reads: the decode after this says why.
-            return .jpeg
-        }
+        guard let type = try? ImageFileType.sniff(original.data) else { return .jpeg }
         sourceTypes.note(sourceKey, type: type)
-        await BlockingIOPool.decoding.perform { [self] in storePendingOriginal(original, sourceKey: sourceKey) }
         return type
     }
 }

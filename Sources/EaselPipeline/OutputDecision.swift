@@ -236,7 +236,8 @@ extension ImagePipeline {
         // "when the client takes it"), and only then has animation alternatives: a format pinned
         // as it is (JPEG, PNG, GIF, ICO, BMP) is what every client gets, with no `Vary`.
         let varies = policy.format == nil || !policy.enforced.isEmpty || (!policy.strict && ImageEncoding.variesWithAccept(pinned: policy.format))
-        let webpForAnimations = varies && output != .webp && (accept?.explicitlyAccepts("image/webp") ?? false)
+        // (A GIF answer keeps its animation as GIF.)
+        let webpForAnimations = varies && output != .webp && output != .gif && (accept?.explicitlyAccepts("image/webp") ?? false)
         // A client that names GIF but not WebP (older browsers, mail clients) gets animations as GIF.
         let gifForAnimations = varies && !webpForAnimations && output != .webp && (accept?.explicitlyAccepts("image/gif") ?? false)
         let quality = policy.quality ?? Self.defaultQuality

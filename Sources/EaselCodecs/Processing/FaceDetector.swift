@@ -115,17 +115,34 @@ public enum FaceDetector {
         public var isFace: Bool
     }
 
+    /// thumbor's face cascade (its `FACE_DETECTOR_CASCADE_FILE` default).
+    static var thumborCascade: String { cascadeDirectory + "/haarcascade_frontalface_alt.xml" }
+    /// The longest side thumbor's detectors look at here.
+    public static let thumborSide = 4096
+
     /// What thumbor's smart detectors find in `bitmap` (`easel_thumbor_focus`: its face cascade,
     /// else its corner detector); none when nothing is (or the cascades are not installed).
     /// - Throws: `CodecError.invalidParameters` when OpenCV fails.
     public static func thumborPoints(of bitmap: Bitmap) throws -> [FocalPoint] {
-        guard isAvailable else { return [] }
+        guard isAvailable, FileManager.default.isReadableFile(atPath: thumborCascade) else { return [] }
+        // At most `thumborSide` on the long side (thumbor looks at the whole image; past that the
+        // same faces and corners are found at a fraction of the cost), the points mapped back.
+        let factor = Double(max(bitmap.width, bitmap.height)) / Double(thumborSide)
+        if factor > 1 {
+            let reduced = try Resize(width: max(1, Int((Double(bitmap.width) / factor).rounded())),
+                                     height: max(1, Int((Double(bitmap.height) / factor).rounded())), mode: .exact).process(bitmap)
+            return try thumborPoints(of: reduced).map { point in
+                FocalPoint(x: point.x * factor, y: point.y * factor, weight: point.isFace ? point.weight * factor * factor : point.weight,
+                           width: Int((Double(point.width) * factor).rounded()), height: Int((Double(point.height) * factor).rounded()),
+                           isFace: point.isFace)
+            }
+        }
         let gray = bitmap.converted(to: .gray8)
         var points = [easel_focal_point](repeating: easel_focal_point(), count: 64)
         var message = [CChar](repeating: 0, count: Int(EASEL_FACES_MESSAGE_SIZE))
         let count = gray.withUnsafeBytes { pixels in
             easel_thumbor_focus(pixels.baseAddress!.assumingMemoryBound(to: UInt8.self), Int32(gray.width), Int32(gray.height), gray.rowBytes,
-                                cascadeDirectory + "/haarcascade_frontalface_alt.xml", &points, Int32(points.count), &message)
+                                thumborCascade, &points, Int32(points.count), &message)
         }
         guard count >= 0 else { throw CodecError.invalidParameters("smart detection: \(cMessage(message))") }
         return points.prefix(Int(count)).map {

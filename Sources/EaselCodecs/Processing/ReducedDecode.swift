@@ -43,6 +43,11 @@ public enum ReducedDecode {
     public static func covering(_ chain: [any ImageProcessor], info: ImageInfo) -> (width: Int, height: Int)? {
         guard let (prefix, resize) = split(chain) else { return nil }
         if prefix.isEmpty, let resize = resize as? Resize { return resize.minimumSourceSize(of: info) }
+        // thumbor's fill draws a vector at what its box needs, as a fill `Resize` does; after a
+        // crop (in the vector's own pixels) the vector is drawn at its own size.
+        if let fill = resize as? ThumborFill, info.isVector {
+            return prefix.isEmpty ? Resize(width: fill.width, height: fill.height, mode: .fill, upscale: true).minimumSourceSize(of: info) : nil
+        }
         // A vector's crops are in its intrinsic pixels, but a `Resize` plans it at another size;
         // a planner (`ImgproxyGeometry`) plans from its intrinsic size, and it is drawn at the
         // size that asks (at most its own: a larger answer is enlarged from it).

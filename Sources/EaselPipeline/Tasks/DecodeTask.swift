@@ -203,6 +203,8 @@ extension ImagePipeline {
         }
         sourceTypes.note(sourceKey, type: info.fileType)
         let animated = info.isAnimated && (info.fileType == .gif || info.fileType == .webp)
+        // An answer in the source's format: its animation in the format the source resolves to.
+        let frames = frames.flatMap { $0.keepsSourceFormat ? $0.resolved(forSource: info.fileType).animationEncoding : $0 }
         if animated, info.page == 0, let frames, let animation = try animation(original, info: info, limits: limits, encoding: frames, request: request,
                                                               format: format, sourceKey: sourceKey) {
             noteAnimation(true, sourceKey: sourceKey, keepsMark: stores && original.cacheable)

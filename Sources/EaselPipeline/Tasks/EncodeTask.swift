@@ -23,11 +23,16 @@ struct EncodeTask: PipelineTask {
         var encoding = request.encoding ?? ImageEncoding(.jpeg)
         let keeps = request.cachePolicy != .noStore
         if let stored = await pipeline.storedAnswer(request, keys: keys, encoding: encoding, keeps: keeps) { return stored }
-        if encoding.keepsSourceFormat {
-            encoding = encoding.resolved(forSource: try await pipeline.sourceType(request, sourceKey: keys.source))
-        }
         guard encoding.options != nil else { return try await cleanedSVG(handle, encoding: encoding, keeps: keeps) }
         let made = try await madeImage(handle, encoding: encoding)
+        if encoding.keepsSourceFormat {
+            // The source's format, now that it is known: from the decode, else from an earlier
+            // one, else (a bitmap from a tier after a restart) from the original's first bytes.
+            let type = if let type = made.info?.fileType ?? pipeline.sourceTypes.type(of: keys.source) { type } else {
+                try await pipeline.sourceType(request, sourceKey: keys.source)
+            }
+            encoding = encoding.resolved(forSource: type)
+        }
         // The family's other formats once this answer is made (or has failed).
         defer { made.family?.start() }
         if let hook = pipeline.encodeHook.withLock({ $0 }) { await hook() }

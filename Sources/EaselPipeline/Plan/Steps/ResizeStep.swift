@@ -60,7 +60,9 @@ extension ResizeStep {
         let side = max(1, Int(checked: given.rounded()))
         let resize = Resize(width: plan.widthIsSource ? 1 : side, height: plan.widthIsSource ? side : 1, mode: plan.mode, upscale: plan.enlarge,
                             gravity: plan.mode == .fit || plan.mode == .exact ? .center : plan.gravity.scalingOffsets(by: plan.dpr))
-        chain.append(SourceSideResize(resize: resize, widthIsSource: plan.widthIsSource, limit: chain.limit))
+        // (The box's other side is the image's: at most the limit.)
+        chain.box = plan.widthIsSource ? (chain.limit, side) : (side, chain.limit)
+        chain.append(SourceSideResize(resize: resize, widthIsSource: plan.widthIsSource, limit: chain.limit, maxPixels: chain.maxPixels))
     }
 }
 
@@ -72,12 +74,17 @@ struct SourceSideResize: ImageProcessor {
     var widthIsSource: Bool
     /// The largest side the box may have.
     var limit: Int
+    /// The most pixels the box may have.
+    var maxPixels: Int
 
     var identifier: String { "orig(\(widthIsSource ? "w" : "h"))" + resize.identifier }
 
     func process(_ bitmap: Bitmap) throws -> Bitmap {
         let width = widthIsSource ? min(bitmap.width, limit) : resize.width
         let height = widthIsSource ? resize.height : min(bitmap.height, limit)
+        guard width * height <= maxPixels else {
+            throw CodecError.invalidParameters("the result is at most \(limit) pixels a side and \(maxPixels) pixels in all")
+        }
         return try Resize(width: width, height: height, mode: resize.mode, upscale: resize.upscale, gravity: resize.gravity).process(bitmap)
     }
 }
