@@ -132,6 +132,12 @@ extension ImageServer {
                     if l < r, t < b { cuts.append([l, t, r, b]) }
                 }
                 region = try trim.process(image)
+            } else if let trim, let manual = trim.thenCrop, manual.count == 4 {
+                // All border: thumbor keeps the image and cuts the manual crop from it.
+                let l = min(max(manual[0], 0), image.width), t = min(max(manual[1], 0), image.height)
+                let r = min(max(manual[2], 0), image.width), b = min(max(manual[3], 0), image.height)
+                if l < r, t < b { cuts.append([l, t, r, b]) }
+                region = try trim.process(image)
             }
             return (cuts, smart ? try FaceDetector.thumborPoints(of: region) : [])
         }
