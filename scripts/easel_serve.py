@@ -1,4 +1,5 @@
-"""A running `easel serve` on 127.0.0.1 for the Python checks (compat_test.py, thumbor_suite.py).
+"""A running `easel serve` on 127.0.0.1 for the Python checks (compat_test.py, thumbor_suite.py…), and
+their deviations files' reader.
 
 Every wait is bounded: start-up within 30 s, shutdown within 20 s.
 """
@@ -44,3 +45,16 @@ def stop(process):
         process.wait(timeout=20)
     except subprocess.TimeoutExpired:
         process.kill()
+
+
+def deviations(path):
+    """The `<pattern>  <reason>` lines of a deviations file (two spaces between; `#` comments and
+    blank lines skipped), as (pattern, reason) pairs, in order."""
+    entries = []
+    with open(path) as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if line.strip() and not line.startswith("#"):
+                pattern, _, reason = line.partition("  ")
+                entries.append((pattern.strip(), reason.strip()))
+    return entries

@@ -1257,14 +1257,7 @@ DEVIATIONS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file
 
 def deviations():
     """`<text in "case name: message">  <reason>` lines of the deviations file."""
-    entries = []
-    with open(DEVIATIONS) as f:
-        for line in f:
-            line = line.rstrip("\n")
-            if line.strip() and not line.startswith("#"):
-                pattern, _, reason = line.partition("  ")
-                entries.append((pattern.strip(), reason.strip()))
-    return entries
+    return easel_serve.deviations(DEVIATIONS)
 
 
 if __name__ == "__main__":

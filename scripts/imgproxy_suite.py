@@ -75,14 +75,7 @@ def test_functions():
 
 
 def deviations():
-    entries = []
-    with open(os.path.join(SUITE, "deviations.txt")) as f:
-        for line in f:
-            line = line.rstrip("\n")
-            if line.strip() and not line.startswith("#"):
-                name, _, reason = line.partition("  ")
-                entries.append((name.strip(), reason.strip()))
-    return entries
+    return easel_serve.deviations(os.path.join(SUITE, "deviations.txt"))
 
 
 def expand(path, host):

@@ -306,15 +306,7 @@ def difference(path, thumbor, easel):
 
 
 def deviations():
-    entries = []
-    with open(os.path.join(SUITE, "differential-deviations.txt")) as f:
-        for line in f:
-            line = line.rstrip("\n")
-            if not line.strip() or line.startswith("#"):
-                continue
-            pattern, _, reason = line.partition("  ")
-            entries.append((pattern.strip(), reason.strip()))
-    return entries
+    return easel_serve.deviations(os.path.join(SUITE, "differential-deviations.txt"))
 
 
 def covering(entries, path, what):

@@ -35,15 +35,7 @@ import urls_helpers  # noqa: E402  (thumbor's file, unchanged)
 
 
 def deviations():
-    entries = []
-    with open(os.path.join(SUITE, "deviations.txt")) as f:
-        for line in f:
-            line = line.rstrip("\n")
-            if not line.strip() or line.startswith("#"):
-                continue
-            pattern, _, reason = line.partition("  ")
-            entries.append((pattern.strip(), reason.strip()))
-    return entries
+    return easel_serve.deviations(os.path.join(SUITE, "deviations.txt"))
 
 
 def answers_well(path, body):

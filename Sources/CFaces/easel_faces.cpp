@@ -23,23 +23,30 @@ void set_message(char *message, const char *text) {
 thread_local std::map<std::string, std::unique_ptr<cv::CascadeClassifier>> loaded;
 std::once_flag single_threaded;
 
+/* This thread's cascade for `path`, loaded on first use; null with a message when it cannot be. */
+cv::CascadeClassifier *cascade(const char *path, char *message) {
+    // The callers' pool is the parallelism: OpenCV's own threads would only contend with it.
+    std::call_once(single_threaded, [] { cv::setNumThreads(0); });
+    auto &slot = loaded[path];
+    if (!slot) {
+        auto classifier = std::make_unique<cv::CascadeClassifier>();
+        if (!classifier->load(path)) {
+            loaded.erase(path);
+            set_message(message, "the cascade could not be loaded");
+            return nullptr;
+        }
+        slot = std::move(classifier);
+    }
+    return slot.get();
+}
+
 }  // namespace
 
 extern "C" int easel_detect(const uint8_t *gray, int width, int height, size_t row_bytes, const char *cascade_path, int min_side,
                             double scale_step, int min_neighbors, easel_box *boxes, int max_boxes, char *message) {
     try {
-        // The callers' pool is the parallelism: OpenCV's own threads would only contend with it.
-        std::call_once(single_threaded, [] { cv::setNumThreads(0); });
-        auto &slot = loaded[cascade_path];
-        if (!slot) {
-            auto classifier = std::make_unique<cv::CascadeClassifier>();
-            if (!classifier->load(cascade_path)) {
-                loaded.erase(cascade_path);
-                set_message(message, "the cascade could not be loaded");
-                return -1;
-            }
-            slot = std::move(classifier);
-        }
+        cv::CascadeClassifier *slot = cascade(cascade_path, message);
+        if (!slot) return -1;
         cv::Mat image(height, width, CV_8UC1, const_cast<uint8_t *>(gray), row_bytes);
         cv::Mat equalized;
         cv::equalizeHist(image, equalized);
@@ -62,17 +69,8 @@ extern "C" int easel_detect(const uint8_t *gray, int width, int height, size_t r
 extern "C" int easel_thumbor_focus(const uint8_t *gray, int width, int height, size_t row_bytes, const char *cascade_path,
                                    easel_focal_point *points, int max_points, char *message) {
     try {
-        std::call_once(single_threaded, [] { cv::setNumThreads(0); });
-        auto &slot = loaded[cascade_path];
-        if (!slot) {
-            auto classifier = std::make_unique<cv::CascadeClassifier>();
-            if (!classifier->load(cascade_path)) {
-                loaded.erase(cascade_path);
-                set_message(message, "the cascade could not be loaded");
-                return -1;
-            }
-            slot = std::move(classifier);
-        }
+        cv::CascadeClassifier *slot = cascade(cascade_path, message);
+        if (!slot) return -1;
         cv::Mat image(height, width, CV_8UC1, const_cast<uint8_t *>(gray), row_bytes);
         int min_side = std::max(20, std::min(width, height) / 15);
         std::vector<cv::Rect> faces;

@@ -186,15 +186,6 @@ public struct OutputDecision: Sendable, Equatable {
     public var vary: String?
 }
 
-/// Decides whether work may start (a server's admission: a bounded queue); the pipeline asks
-/// only on a miss of the memory tier, and says when the work is over.
-public protocol WorkAdmission: Sendable {
-    /// True to let the work start (then `leave()` follows); false refuses it (`.overloaded`).
-    func enter() -> Bool
-    /// Marks the end of work that `enter()` let start (once per `true`).
-    func leave()
-}
-
 extension ImagePipeline {
     /// The quality of an answer whose URL or format names none (JPEG's scale).
     public static let defaultQuality = 82
