@@ -43,15 +43,17 @@ cv::CascadeClassifier *cascade(const char *path, char *message) {
 }  // namespace
 
 extern "C" int easel_detect(const uint8_t *gray, int width, int height, size_t row_bytes, const char *cascade_path, int min_side,
-                            double scale_step, int min_neighbors, easel_box *boxes, int max_boxes, char *message) {
+                            int max_side, int equalize, double scale_step, int min_neighbors, easel_box *boxes, int max_boxes,
+                            char *message) {
     try {
         cv::CascadeClassifier *slot = cascade(cascade_path, message);
         if (!slot) return -1;
         cv::Mat image(height, width, CV_8UC1, const_cast<uint8_t *>(gray), row_bytes);
         cv::Mat equalized;
-        cv::equalizeHist(image, equalized);
+        if (equalize) cv::equalizeHist(image, equalized);
         std::vector<cv::Rect> found;
-        slot->detectMultiScale(equalized, found, scale_step, min_neighbors, 0, cv::Size(min_side, min_side));
+        slot->detectMultiScale(equalize ? equalized : image, found, scale_step, min_neighbors, 0, cv::Size(min_side, min_side),
+                               max_side > 0 ? cv::Size(max_side, max_side) : cv::Size());
         int count = static_cast<int>(found.size());
         for (int i = 0; i < count && i < max_boxes; i++) {
             boxes[i] = easel_box{found[i].x, found[i].y, found[i].width, found[i].height};

@@ -3,7 +3,7 @@ import EaselStorage
 import EaselSupport
 import Foundation
 
-/// What `ImagePipeline.sourceDetails(for:analysisSide:)` tells about a source.
+/// What `ImagePipeline.sourceDetails(for:analysis:)` tells about a source.
 public struct SourceDetails: Sendable {
     /// Size, type, orientation, profile and EXIF basics, read from the original's header.
     public var info: ImageInfo
@@ -13,9 +13,10 @@ public struct SourceDetails: Sendable {
     /// with shrink-on-load): what placeholders (BlurHash, ThumbHash) and the dominant colour
     /// are computed from.
     public var preview: Bitmap
-    /// The source upright and colour-converted, fitted into `analysisSide` pixels, when
-    /// `sourceDetails(for:analysisSide:)` was asked for one: what faces and smart crops are
-    /// found on.
+    /// The source upright and colour-converted at the size faces are found on
+    /// (`FaceDetector.decodeNeed`: a shorter side of `FaceDetector.analysisShortSide` pixels, the
+    /// source's own when smaller), when `sourceDetails(for:analysis:)` was asked for one: what
+    /// faces and smart crops are found on.
     public var analysis: Bitmap?
 }
 
@@ -25,9 +26,9 @@ extension ImagePipeline {
 
     /// The facts of `request`'s source and a tiny decode of it, through the same tiers as any
     /// request: the preview is an ad-hoc variant (memory, disk), the original comes from the
-    /// disk cache or one shared fetch. With an `analysisSide`, also a decode fitted into that
-    /// many pixels (another ad-hoc variant, made from the same original).
-    public func sourceDetails(for request: ImageRequest, analysisSide: Int? = nil) async throws(PipelineError) -> SourceDetails {
+    /// disk cache or one shared fetch. With `analysis`, also the decode faces are found on
+    /// (another ad-hoc variant, made from the same original).
+    public func sourceDetails(for request: ImageRequest, analysis wantsAnalysis: Bool = false) async throws(PipelineError) -> SourceDetails {
         guard let sourceKey = request.sourceKey, let url = request.url else { throw .noSource }
         var previewRequest = request
         previewRequest.processing = .processors([Resize(width: Self.previewSide, height: Self.previewSide, mode: .fit)])
@@ -45,9 +46,10 @@ extension ImagePipeline {
             }
         }
         var analysis: Bitmap?
-        if let analysisSide {
+        if wantsAnalysis {
             var analysisRequest = previewRequest
-            analysisRequest.processing = .processors([Resize(width: analysisSide, height: analysisSide, mode: .fit)])
+            let size = FaceDetector.decodeNeed(sourceWidth: info.uprightWidth, sourceHeight: info.uprightHeight)
+            analysisRequest.processing = .processors([Resize(width: size.width, height: size.height, mode: .fit)])
             analysis = try await image(for: analysisRequest).image
         }
         return SourceDetails(info: info, byteCount: original.data.count, preview: preview, analysis: analysis)

@@ -33,7 +33,7 @@ struct InfoOptions: Sendable, Equatable {
         var gravity: Gravity
     }
 
-    /// Whether the answer needs the analysis decode (`ImageServer.analysisSide`): faces, and a
+    /// Whether the answer needs the analysis decode (`FaceDetector.decodeNeed`): faces, and a
     /// crop placed by what is in the image.
     var needsAnalysis: Bool {
         if faces { return true }
@@ -141,9 +141,6 @@ struct InfoOptions: Sendable, Equatable {
 }
 
 extension ImageServer {
-    /// The side of the decode faces and placed crops are found on (`FaceDetector`'s own).
-    static let analysisSide = FaceDetector.analysisSide
-
     /// `GET /info/{source}`: facts of a source as JSON (signed like named formats).
     func info(_ request: Request, _ context: EaselRequestContext) async throws -> Response {
         let path = Self.canonicalPath(request, context, under: "/info")
@@ -184,7 +181,7 @@ extension ImageServer {
         pipelineRequest.video = options.video
         guard admission.enter() else { throw RequestError.tooManyRequests }
         defer { admission.leave() }
-        let details = try await pipeline.sourceDetails(for: pipelineRequest, analysisSide: options.needsAnalysis ? Self.analysisSide : nil)
+        let details = try await pipeline.sourceDetails(for: pipelineRequest, analysis: options.needsAnalysis)
         let body = try await BlockingIOPool.decoding.perform { () throws -> Data in try Self.infoJSON(details, options: options) }
         let caching = lifetime.map { "public, max-age=\(min(Int64(configuration.maxAge), $0))" } ?? cacheControl
         return Response(status: .ok, headers: [.contentType: "application/json", .cacheControl: caching],

@@ -21,12 +21,14 @@ typedef struct {
     int height;
 } easel_box;
 
-/* Finds the cascade's objects in an 8-bit gray image (its histogram equalized first), at least
- * min_side pixels a side: OpenCV's detectMultiScale with scale steps of scale_step (1.1-1.3)
- * and min_neighbors (3-5 suit faces). Writes at most max_boxes boxes and returns how many it found (possibly
- * more), or -1 with a message (the cascade could not be loaded, or OpenCV failed). */
+/* Finds the cascade's objects in an 8-bit gray image (its histogram equalized first when
+ * `equalize` is not 0), from min_side to max_side pixels a side (max_side 0: no upper bound):
+ * OpenCV's detectMultiScale with scale steps of scale_step (1.1-1.3) and min_neighbors (3-5
+ * suit faces). Writes at most max_boxes boxes and returns how many it found (possibly more),
+ * or -1 with a message (the cascade could not be loaded, or OpenCV failed). */
 int easel_detect(const uint8_t *gray, int width, int height, size_t row_bytes, const char *cascade_path, int min_side,
-                 double scale_step, int min_neighbors, easel_box *boxes, int max_boxes, char *message);
+                 int max_side, int equalize, double scale_step, int min_neighbors, easel_box *boxes, int max_boxes,
+                 char *message);
 
 /* A point of interest: x, y, its weight and the box it stands for (a face's; 1 x 1 for a
  * corner), and whether it is a face. */

@@ -2,12 +2,20 @@ import CFaces
 import Foundation
 
 /// Faces and eyes, found with OpenCV's cascades from Debian's opencv-data (another directory
-/// with `EASEL_HAAR_DIR`, holding `haarcascades/`' files, `lbpcascades/` beside it). Faces are
-/// looked for in a gray copy at most `analysisSide` pixels on its long side (faces from about
-/// 1/20 of that side up): candidates with the fast LBP cascade
-/// (`lbpcascade_frontalface_improved.xml`), each confirmed by the Haar cascade
-/// (`haarcascade_frontalface_default.xml`) around it. Eyes (`haarcascade_eye.xml`) are looked
-/// for in the upper half of each face at full resolution.
+/// with `EASEL_HAAR_DIR`, holding `haarcascades/`' files, `lbpcascades/` beside it).
+///
+/// Faces are looked for at a size chosen from the image, never from what is asked of it: a
+/// copy whose shorter side is `analysisShortSide` pixels (a small image enlarged at most
+/// twice), so that a face of 3% of the shorter side is about 30 pixels, above the 24-pixel
+/// window of the small cascade with room for the neighbouring scales that confirm it. Two passes
+/// find candidates, each then confirmed by the Haar cascade
+/// (`haarcascade_frontalface_default.xml`) in its neighbourhood:
+/// - large faces anywhere: the fast LBP cascade (`lbpcascade_frontalface_improved.xml`) on a
+///   copy `coarseSide` pixels long, faces from 1/20 of that side;
+/// - small faces: the 24-pixel LBP cascade (`lbpcascade_frontalface.xml`) at the full analysis
+///   size, where skin-toned blocks are (`skinRegions`), or over the whole image when it has too
+///   little colour to tell (a gray or sepia photo) or skin almost everywhere.
+/// Eyes (`haarcascade_eye.xml`) are looked for in the upper half of each face at full resolution.
 /// Blocking; each thread keeps its own loaded cascades.
 public enum FaceDetector {
     /// A found object's box, in the pixels of the image it was found in.
@@ -26,60 +34,141 @@ public enum FaceDetector {
 
         /// The area in pixels.
         public var area: Int { width * height }
+
+        /// Whether `other`'s centre lies inside this box.
+        func holdsCentre(of other: Box) -> Bool {
+            let x = other.x + other.width / 2, y = other.y + other.height / 2
+            return (self.x..<self.x + width).contains(x) && (self.y..<self.y + height).contains(y)
+        }
+
+        /// The box in an image `factor` times the size.
+        func scaled(by factor: Double) -> Box {
+            Box(x: Int((Double(x) * factor).rounded()), y: Int((Double(y) * factor).rounded()),
+                width: Int((Double(width) * factor).rounded()), height: Int((Double(height) * factor).rounded()))
+        }
     }
 
-    /// The longest side faces are looked for at.
-    public static let analysisSide = 768
+    /// The shorter side faces are looked for at (a face of 3% of it is 30 pixels).
+    public static let analysisShortSide = 1000
+    /// The most a small image is enlarged for the search.
+    static let maximumEnlargement = 2.0
+    /// The most pixels the analysis copy has (a long banner is searched at less than
+    /// `analysisShortSide`).
+    static let maximumAnalysisPixels = 8_000_000
+    /// The long side of the pass for large faces.
+    public static let coarseSide = 768
+    /// The small cascade's window: the smallest face the fine pass finds, in analysis pixels.
+    static let smallestFace = 24
+
+    /// The size faces are looked for at in a `width × height` image.
+    public static func analysisSize(width: Int, height: Int) -> (width: Int, height: Int) {
+        let (w, h) = (Double(max(1, width)), Double(max(1, height)))
+        let scale = min(maximumEnlargement, Double(analysisShortSide) / min(w, h), (Double(maximumAnalysisPixels) / (w * h)).squareRoot())
+        return (max(1, Int((w * scale).rounded())), max(1, Int((h * scale).rounded())))
+    }
+
+    /// The smallest decode of a `width × height` source on which faces are found as on the whole
+    /// source (shrink-on-load for a face gravity): the analysis size, at most the source's own.
+    public static func decodeNeed(sourceWidth: Int, sourceHeight: Int) -> (width: Int, height: Int) {
+        let analysis = analysisSize(width: sourceWidth, height: sourceHeight)
+        guard analysis.width < sourceWidth else { return (sourceWidth, sourceHeight) }
+        let scale = Double(analysis.width) / Double(sourceWidth)
+        return (analysis.width, max(1, Int((Double(sourceHeight) * scale).rounded(.up))))
+    }
 
     /// Where the cascades are read from.
     public static let cascadeDirectory: String = {
         if let directory = ProcessInfo.processInfo.environment["EASEL_HAAR_DIR"], !directory.isEmpty { return directory }
         return "/usr/share/opencv4/haarcascades"
     }()
-    /// Candidates first with the fast LBP cascade, each then confirmed by the Haar cascade in its
-    /// neighbourhood (LBP alone takes hard-edged textures for faces).
+    /// Large-face candidates with the fast LBP cascade, each then confirmed by the Haar cascade in
+    /// its neighbourhood (LBP alone takes hard-edged textures for faces).
     static var candidateCascade: String { cascadeDirectory + "/../lbpcascades/lbpcascade_frontalface_improved.xml" }
+    /// Small-face candidates: the LBP cascade with a 24-pixel window.
+    static var smallCandidateCascade: String { cascadeDirectory + "/../lbpcascades/lbpcascade_frontalface.xml" }
     static var faceCascade: String { cascadeDirectory + "/haarcascade_frontalface_default.xml" }
     static var eyeCascade: String { cascadeDirectory + "/haarcascade_eye.xml" }
 
     /// Whether the cascades are installed (opencv-data); without them `faces(in:)` finds none.
-    public static let isAvailable: Bool = [candidateCascade, faceCascade, eyeCascade].allSatisfy { FileManager.default.isReadableFile(atPath: $0) }
+    public static let isAvailable: Bool = [candidateCascade, smallCandidateCascade, faceCascade, eyeCascade].allSatisfy {
+        FileManager.default.isReadableFile(atPath: $0)
+    }
 
-    /// The faces in `bitmap`, largest first (none when the cascades are not installed), looked
-    /// for on a copy at most `side` pixels long (default `analysisSide`; smaller is faster and
-    /// misses smaller faces).
+    /// A face to confirm: its box in the analysis copy, and whether its pass equalized the histogram.
+    struct Candidate {
+        var box: Box
+        var equalized: Bool
+    }
+
+    /// The faces in `bitmap`, largest first (none when the cascades are not installed), from 3%
+    /// of its shorter side up (`analysisSize`; of a decode smaller than that, at the size it has
+    /// been enlarged to at most twice).
     /// - Throws: `CodecError.invalidParameters` when OpenCV fails.
-    public static func faces(in bitmap: Bitmap, analysisSide side: Int = analysisSide) throws -> [Box] {
+    public static func faces(in bitmap: Bitmap) throws -> [Box] {
         guard isAvailable else { return [] }
-        let scale = Double(max(bitmap.width, bitmap.height)) / Double(max(64, side))
-        let gray: Bitmap
-        if scale > 1 {
-            let width = max(1, Int((Double(bitmap.width) / scale).rounded())), height = max(1, Int((Double(bitmap.height) / scale).rounded()))
-            gray = try Resize(width: width, height: height, mode: .exact).process(bitmap).converted(to: .gray8)
-        } else {
-            gray = bitmap.converted(to: .gray8)
-        }
-        let minimum = max(20, max(gray.width, gray.height) / 20)
+        let size = analysisSize(width: bitmap.width, height: bitmap.height)
+        let colour = (size.width, size.height) == (bitmap.width, bitmap.height)
+            ? bitmap : try Resize(width: size.width, height: size.height, mode: .exact, upscale: true).process(bitmap)
+        let gray = colour.converted(to: .gray8)
+        var candidates = try largeCandidates(gray)
+        candidates += try smallCandidates(gray, colour: colour)
         var found: [Box] = []
-        for candidate in try detect(gray, cascade: candidateCascade, minimumSide: minimum, step: faceStep, neighbours: 3).prefix(12) {
-            // The candidate's neighbourhood (a fifth more on each side), searched by Haar for a
-            // face of about its size.
-            let margin = candidate.width / 5
-            let area = clamp(Box(x: candidate.x - margin, y: candidate.y - margin, width: candidate.width + 2 * margin,
-                                 height: candidate.height + 2 * margin), gray)
-            let region = try RegionCrop(.edges(left: area.x, top: area.y, right: area.x + area.width, bottom: area.y + area.height)).process(gray)
-            let confirmed = try detect(region, cascade: faceCascade, minimumSide: max(20, candidate.width * 3 / 5), step: 1.1, neighbours: 3)
-            if let face = confirmed.max(by: { $0.area < $1.area }) {
-                found.append(Box(x: face.x + area.x, y: face.y + area.y, width: face.width, height: face.height))
+        for candidate in candidates where !found.contains(where: { $0.holdsCentre(of: candidate.box) }) {
+            if let face = try confirmed(candidate, in: gray), !found.contains(where: { $0.holdsCentre(of: face) || face.holdsCentre(of: $0) }) {
+                found.append(face)
             }
         }
-        let factor = max(1, scale)
-        return found.map { box in
-            Box(x: Int((Double(box.x) * factor).rounded()), y: Int((Double(box.y) * factor).rounded()),
-                width: Int((Double(box.width) * factor).rounded()), height: Int((Double(box.height) * factor).rounded()))
+        let factor = Double(bitmap.width) / Double(gray.width)
+        return found.map { clamp($0.scaled(by: factor), bitmap) }.sorted { $0.area > $1.area }
+    }
+
+    /// Candidates for faces from 1/20 of the long side of a `coarseSide` copy of `gray` up, in
+    /// `gray`'s pixels.
+    static func largeCandidates(_ gray: Bitmap) throws -> [Candidate] {
+        let factor = Double(max(gray.width, gray.height)) / Double(coarseSide)
+        let coarse = factor > 1
+            ? try Resize(width: max(1, Int((Double(gray.width) / factor).rounded())), height: max(1, Int((Double(gray.height) / factor).rounded())),
+                         mode: .exact).process(gray)
+            : gray
+        let minimum = max(20, max(coarse.width, coarse.height) / 20)
+        return try detect(coarse, cascade: candidateCascade, minimumSide: minimum, equalize: true, step: faceStep, neighbours: 3)
+            .prefix(12).map { Candidate(box: clamp($0.scaled(by: max(1, factor)), gray), equalized: true) }
+    }
+
+    /// The largest face side the fine pass looks for: past the smallest the large pass finds, by
+    /// half again (the passes overlap).
+    static func smallFaceCeiling(_ gray: Bitmap) -> Int {
+        let factor = max(1, Double(max(gray.width, gray.height)) / Double(coarseSide))
+        let coarseMinimum = max(20, min(coarseSide, max(gray.width, gray.height)) / 20)
+        // The large cascade's window is 45 pixels: its smallest face is the larger of the two.
+        return Int(Double(max(coarseMinimum, 45)) * factor * 1.5)
+    }
+
+    /// Candidates for small faces (24 pixels to `smallFaceCeiling`) where skin is, or everywhere.
+    static func smallCandidates(_ gray: Bitmap, colour: Bitmap) throws -> [Candidate] {
+        let whole = Box(x: 0, y: 0, width: gray.width, height: gray.height)
+        let ceiling = smallFaceCeiling(gray)
+        let regions = skinRegions(colour, smallestFace: smallestFace, largestFace: ceiling) ?? [whole]
+        var candidates: [Candidate] = []
+        for region in regions where region.width >= smallestFace && region.height >= smallestFace {
+            let part = region == whole ? gray : try RegionCrop(.edges(left: region.x, top: region.y, right: region.x + region.width,
+                                                                       bottom: region.y + region.height)).process(gray)
+            let boxes = try detect(part, cascade: smallCandidateCascade, minimumSide: smallestFace, maximumSide: ceiling, equalize: false,
+                                   step: 1.1, neighbours: 3)
+            candidates += boxes.map { Candidate(box: Box(x: $0.x + region.x, y: $0.y + region.y, width: $0.width, height: $0.height), equalized: false) }
+            if candidates.count >= 24 { break }
         }
-        .map { clamp($0, bitmap) }
-        .sorted { $0.area > $1.area }
+        return Array(candidates.prefix(24))
+    }
+
+    /// The Haar cascade's face around `candidate` (its neighbourhood: a fifth more on each side),
+    /// of about its size; nil when there is none.
+    static func confirmed(_ candidate: Candidate, in gray: Bitmap) throws -> Box? {
+        let box = candidate.box, margin = max(2, box.width / 5)
+        let area = clamp(Box(x: box.x - margin, y: box.y - margin, width: box.width + 2 * margin, height: box.height + 2 * margin), gray)
+        let region = try RegionCrop(.edges(left: area.x, top: area.y, right: area.x + area.width, bottom: area.y + area.height)).process(gray)
+        let faces = try detect(region, cascade: faceCascade, minimumSide: max(20, box.width * 3 / 5), equalize: candidate.equalized, step: 1.1, neighbours: 3)
+        return faces.max { $0.area < $1.area }.map { Box(x: $0.x + area.x, y: $0.y + area.y, width: $0.width, height: $0.height) }
     }
 
     /// The eyes in the upper half of `face` (a box of `bitmap`), in `bitmap`'s pixels.
@@ -89,7 +178,7 @@ public enum FaceDetector {
         guard upper.width >= 12, upper.height >= 12 else { return [] }
         let gray = try RegionCrop(.edges(left: upper.x, top: upper.y, right: upper.x + upper.width, bottom: upper.y + upper.height)).process(bitmap)
             .converted(to: .gray8)
-        let found = try detect(gray, cascade: eyeCascade, minimumSide: max(6, face.width / 10), step: 1.1, neighbours: 4)
+        let found = try detect(gray, cascade: eyeCascade, minimumSide: max(6, face.width / 10), equalize: true, step: 1.1, neighbours: 4)
         return found.map { Box(x: $0.x + upper.x, y: $0.y + upper.y, width: $0.width, height: $0.height) }
     }
 
@@ -163,12 +252,14 @@ public enum FaceDetector {
     /// The scale step between the sizes faces are looked for at.
     static let faceStep = ProcessInfo.processInfo.environment["EASEL_FACE_STEP"].flatMap(Double.init) ?? 1.2
 
-    static func detect(_ gray: Bitmap, cascade: String, minimumSide: Int, step: Double, neighbours: Int) throws -> [Box] {
+    static func detect(_ gray: Bitmap, cascade: String, minimumSide: Int, maximumSide: Int = 0, equalize: Bool, step: Double,
+                       neighbours: Int) throws -> [Box] {
         var boxes = [easel_box](repeating: easel_box(), count: 64)
         var message = [CChar](repeating: 0, count: Int(EASEL_FACES_MESSAGE_SIZE))
         let count = gray.withUnsafeBytes { pixels in
             easel_detect(pixels.baseAddress!.assumingMemoryBound(to: UInt8.self), Int32(gray.width), Int32(gray.height), gray.rowBytes,
-                         cascade, Int32(minimumSide), step, Int32(neighbours), &boxes, Int32(boxes.count), &message)
+                         cascade, Int32(minimumSide), Int32(maximumSide), equalize ? 1 : 0, step, Int32(neighbours), &boxes,
+                         Int32(boxes.count), &message)
         }
         guard count >= 0 else { throw CodecError.invalidParameters("face detection: \(cMessage(message))") }
         return boxes.prefix(Int(min(count, Int32(boxes.count)))).map { Box(x: Int($0.x), y: Int($0.y), width: Int($0.width), height: Int($0.height)) }

@@ -223,10 +223,19 @@ public struct Resize: ImageProcessor, Hashable {
     }
 
     /// The smallest decoded size that still makes this resize exact (for shrink-on-load): the
-    /// source's own size for a gravity in source pixels.
+    /// source's own size for a gravity in source pixels, at least what faces are found on for the
+    /// face gravity (`FaceDetector.decodeNeed`).
     public func minimumSourceSize(sourceWidth: Int, sourceHeight: Int) -> (width: Int, height: Int) {
         if case .focalPixel = gravity { return (sourceWidth, sourceHeight) }
-        return scaledSize(sourceWidth: sourceWidth, sourceHeight: sourceHeight)
+        return Self.coveringFaces(scaledSize(sourceWidth: sourceWidth, sourceHeight: sourceHeight), gravity: gravity,
+                                  sourceWidth: sourceWidth, sourceHeight: sourceHeight)
+    }
+
+    /// `need`, grown to what faces are found on when `gravity` places by faces.
+    static func coveringFaces(_ need: (width: Int, height: Int), gravity: Gravity, sourceWidth: Int, sourceHeight: Int) -> (width: Int, height: Int) {
+        guard gravity == .smart(.face) else { return need }
+        let faces = FaceDetector.decodeNeed(sourceWidth: sourceWidth, sourceHeight: sourceHeight)
+        return (max(need.width, faces.width), max(need.height, faces.height))
     }
 
     /// `minimumSourceSize` for an image with this header: planned from its planning size (a
@@ -235,7 +244,8 @@ public struct Resize: ImageProcessor, Hashable {
     /// coordinates are).
     public func minimumSourceSize(of info: ImageInfo) -> (width: Int, height: Int) {
         if case .focalPixel = gravity { return (info.uprightWidth, info.uprightHeight) }
-        return scaledSize(sourceWidth: info.planningWidth, sourceHeight: info.planningHeight)
+        return Self.coveringFaces(scaledSize(sourceWidth: info.planningWidth, sourceHeight: info.planningHeight), gravity: gravity,
+                                  sourceWidth: info.planningWidth, sourceHeight: info.planningHeight)
     }
 
     /// Returns `bitmap` resized with Lanczos-3 as `mode` says: `fill` and `fill-down` first crop it

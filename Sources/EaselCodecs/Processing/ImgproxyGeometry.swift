@@ -316,7 +316,8 @@ extension ImgproxyGeometry: PlannedResize {
     public func minimumSourceSize(sourceWidth: Int, sourceHeight: Int) -> (width: Int, height: Int) {
         let layout = layout(sourceWidth: sourceWidth, sourceHeight: sourceHeight)
         let factor = max(Double(layout.scaled.width) / Double(layout.crop.width), Double(layout.scaled.height) / Double(layout.crop.height))
-        return (max(1, Int(checked: (Double(sourceWidth) * factor).rounded(.up))), max(1, Int(checked: (Double(sourceHeight) * factor).rounded(.up))))
+        let need = (width: max(1, Int(checked: (Double(sourceWidth) * factor).rounded(.up))), height: max(1, Int(checked: (Double(sourceHeight) * factor).rounded(.up))))
+        return Resize.coveringFaces(need, gravity: gravity, sourceWidth: sourceWidth, sourceHeight: sourceHeight)
     }
 
     /// `bitmap`, which stands for an image of `planned` size (smaller when it was decoded

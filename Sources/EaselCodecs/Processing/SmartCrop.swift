@@ -82,10 +82,8 @@ public enum SmartCrop {
             tolerance = 1e-9
         case .face:
             let attention = attentionScores(bitmap, grid: grid)
-            // Faces that matter in a window of this size: looked for at twice its size (at least
-            // 512 px, at most `FaceDetector.analysisSide`).
-            let side = min(FaceDetector.analysisSide, max(512, max(width, height) * 2))
-            let faces = (try? FaceDetector.faces(in: bitmap, analysisSide: side)) ?? []
+            // Faces at the size the image asks for, whatever the window's.
+            let faces = (try? FaceDetector.faces(in: bitmap)) ?? []
             scores = faces.isEmpty ? attention : faceScores(faces, grid: grid, adding: attention)
             tolerance = faces.isEmpty ? 0 : 1e-6
         }

@@ -35,8 +35,8 @@ struct InfoCommand: ParsableCommand {
                 }
                 var boxes: [FaceDetector.Box] = []
                 if faces {
-                    let side = FaceDetector.analysisSide
-                    let decoded = try ImageDecoder.decode(data, covering: Resize(width: side, height: side).minimumSourceSize(of: info))
+                    let decoded = try ImageDecoder.decode(data, covering: FaceDetector.decodeNeed(sourceWidth: info.uprightWidth,
+                                                                                                   sourceHeight: info.uprightHeight))
                     let scale = Double(info.uprightWidth) / Double(decoded.width)
                     boxes = try FaceDetector.faces(in: decoded).map { box in
                         FaceDetector.Box(x: Int((Double(box.x) * scale).rounded()), y: Int((Double(box.y) * scale).rounded()),

@@ -1,0 +1,109 @@
+extension FaceDetector {
+    /// The side, in pixels, of the blocks skin is judged on.
+    static let skinBlock = 4
+
+    /// Where faces from `smallestFace` to `largestFace` pixels may be in `colour` (the analysis
+    /// copy): the skin-toned parts of the image, each a box padded to hold a face it may belong
+    /// to, in `colour`'s pixels. Nil — search everywhere — when the image has too little colour to
+    /// tell (a gray or sepia photo: fewer than 2% of its blocks coloured), when skin covers most
+    /// of it (over 60% once padded), or when it is in too many pieces.
+    ///
+    /// A block is skin-toned when its mean colour is, in YCbCr, Y above 40, Cb 77–127 and Cr
+    /// 133–173 (a range that holds skin from light to dark under daylight and tungsten light);
+    /// pieces of fewer blocks than a quarter of the smallest face are noise, not skin.
+    static func skinRegions(_ colour: Bitmap, smallestFace: Int, largestFace: Int) -> [Box]? {
+        guard colour.pixelFormat == .rgba8 else { return nil }
+        let block = skinBlock
+        let columns = (colour.width + block - 1) / block, rows = (colour.height + block - 1) / block
+        let (skin, coloured) = skinBlocks(colour, columns: columns, rows: rows)
+        guard coloured * 50 >= columns * rows else { return nil }
+        let faceBlocks = max(1, smallestFace / block)
+        let found = pieces(of: skin, columns: columns, rows: rows, smallest: max(2, faceBlocks * faceBlocks / 4))
+        guard found.count <= 256 else { return nil }
+        var boxes = found.map { piece -> Box in
+            // Padded by a face beside the skin (a face's skin may be a sliver: a beard, a shadow),
+            // or half the piece's size when that is more, up to half the largest face looked for.
+            let pad = max(smallestFace * 3 / 2, min(largestFace / 2, max(piece.width, piece.height) * block / 2))
+            return clamp(Box(x: piece.x * block - pad, y: piece.y * block - pad, width: piece.width * block + 2 * pad,
+                             height: piece.height * block + 2 * pad), colour)
+        }
+        boxes = merged(boxes)
+        guard boxes.count <= 32, boxes.reduce(0, { $0 + $1.area }) * 5 <= colour.width * colour.height * 3 else { return nil }
+        return boxes
+    }
+
+    /// Per block (row-major, `columns × rows`), whether its mean colour is skin-toned, and how many
+    /// blocks have colour at all (their mean's channels more than 24 levels apart).
+    static func skinBlocks(_ colour: Bitmap, columns: Int, rows: Int) -> (skin: [Bool], coloured: Int) {
+        let block = skinBlock, width = colour.width, height = colour.height, rowBytes = colour.rowBytes
+        var skin = [Bool](repeating: false, count: columns * rows)
+        var coloured = 0
+        colour.withUnsafeBytes { bytes in
+            for row in 0..<rows {
+                for column in 0..<columns {
+                    var r = 0, g = 0, b = 0, n = 0
+                    for y in row * block..<min(height, row * block + block) {
+                        var o = y * rowBytes + column * block * 4
+                        for _ in column * block..<min(width, column * block + block) {
+                            r += Int(bytes[o]); g += Int(bytes[o + 1]); b += Int(bytes[o + 2]); n += 1
+                            o += 4
+                        }
+                    }
+                    let (red, green, blue) = (Double(r) / Double(n), Double(g) / Double(n), Double(b) / Double(n))
+                    if max(red, green, blue) - min(red, green, blue) > 24 { coloured += 1 }
+                    let luma = 0.299 * red + 0.587 * green + 0.114 * blue
+                    let cb = 128 - 0.168736 * red - 0.331264 * green + 0.5 * blue
+                    let cr = 128 + 0.5 * red - 0.418688 * green - 0.081312 * blue
+                    skin[row * columns + column] = luma > 40 && (77...127).contains(cb) && (133...173).contains(cr)
+                }
+            }
+        }
+        return (skin, coloured)
+    }
+
+    /// The bounding boxes (in blocks) of the 4-connected pieces of `mask` with at least `smallest` blocks.
+    static func pieces(of mask: [Bool], columns: Int, rows: Int, smallest: Int) -> [Box] {
+        var seen = [Bool](repeating: false, count: mask.count)
+        var boxes: [Box] = []
+        var stack: [Int] = []
+        for start in mask.indices where mask[start] && !seen[start] {
+            seen[start] = true
+            stack.append(start)
+            var (left, top, right, bottom, count) = (columns, rows, 0, 0, 0)
+            while let index = stack.popLast() {
+                let x = index % columns, y = index / columns
+                (left, top, right, bottom, count) = (min(left, x), min(top, y), max(right, x), max(bottom, y), count + 1)
+                for (nx, ny) in [(x - 1, y), (x + 1, y), (x, y - 1), (x, y + 1)] where nx >= 0 && ny >= 0 && nx < columns && ny < rows {
+                    let next = ny * columns + nx
+                    if mask[next], !seen[next] {
+                        seen[next] = true
+                        stack.append(next)
+                    }
+                }
+            }
+            if count >= smallest { boxes.append(Box(x: left, y: top, width: right - left + 1, height: bottom - top + 1)) }
+        }
+        return boxes
+    }
+
+    /// `boxes` with every two that overlap replaced by the box around both, until none overlap.
+    static func merged(_ boxes: [Box]) -> [Box] {
+        var result = boxes
+        var changed = true
+        while changed {
+            changed = false
+            outer: for i in result.indices {
+                for j in result.indices where j > i {
+                    let a = result[i], b = result[j]
+                    guard a.x < b.x + b.width, b.x < a.x + a.width, a.y < b.y + b.height, b.y < a.y + a.height else { continue }
+                    let x = min(a.x, b.x), y = min(a.y, b.y)
+                    result[i] = Box(x: x, y: y, width: max(a.x + a.width, b.x + b.width) - x, height: max(a.y + a.height, b.y + b.height) - y)
+                    result.remove(at: j)
+                    changed = true
+                    break outer
+                }
+            }
+        }
+        return result
+    }
+}
