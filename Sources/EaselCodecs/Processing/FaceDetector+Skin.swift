@@ -10,7 +10,8 @@ extension FaceDetector {
     ///
     /// A block is skin-toned when its mean colour is, in YCbCr, Y above 40, Cb 77–127 and Cr
     /// 133–173 (a range that holds skin from light to dark under daylight and tungsten light);
-    /// pieces of fewer blocks than a quarter of the smallest face are noise, not skin.
+    /// pieces of fewer blocks than a quarter of the smallest face are noise, not skin, and pieces
+    /// more than three of the largest faces across are surfaces.
     static func skinRegions(_ colour: Bitmap, smallestFace: Int, largestFace: Int) -> [Box]? {
         guard colour.pixelFormat == .rgba8 else { return nil }
         let block = skinBlock
@@ -18,7 +19,11 @@ extension FaceDetector {
         let (skin, coloured) = skinBlocks(colour, columns: columns, rows: rows)
         guard coloured * 50 >= columns * rows else { return nil }
         let faceBlocks = max(1, smallestFace / block)
+        // A piece more than three of the largest faces across is a skin-toned surface (sand, fur,
+        // wood, a wall), not the skin of a small face: the large-face pass looks at it.
+        let largest = 3 * largestFace / block
         let found = pieces(of: skin, columns: columns, rows: rows, smallest: max(2, faceBlocks * faceBlocks / 4))
+            .filter { $0.width <= largest && $0.height <= largest }
         guard found.count <= 256 else { return nil }
         var boxes = found.map { piece -> Box in
             // Padded by a face beside the skin (a face's skin may be a sliver: a beard, a shadow),

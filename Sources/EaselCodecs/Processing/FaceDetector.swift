@@ -60,20 +60,30 @@ public enum FaceDetector {
     /// The small cascade's window: the smallest face the fine pass finds, in analysis pixels.
     static let smallestFace = 24
 
-    /// The size faces are looked for at in a `width × height` image.
+    /// How far the image faces are looked for on may be from `analysisShortSide` (on its shorter
+    /// side) and be used as it is: a decode shrunk on load by a power of two lands in this range,
+    /// and resizing it by a few percent would cost more than it changes.
+    static let analysisLatitude = 0.9...1.25
+
+    /// The size faces are looked for at in a `width × height` image: itself when its shorter side
+    /// is within `analysisLatitude` of `analysisShortSide` (and it is at most
+    /// `maximumAnalysisPixels`), else resized to that shorter side (enlarged at most twice).
     public static func analysisSize(width: Int, height: Int) -> (width: Int, height: Int) {
         let (w, h) = (Double(max(1, width)), Double(max(1, height)))
-        let scale = min(maximumEnlargement, Double(analysisShortSide) / min(w, h), (Double(maximumAnalysisPixels) / (w * h)).squareRoot())
+        let fit = (Double(maximumAnalysisPixels) / (w * h)).squareRoot()
+        if analysisLatitude.contains(min(w, h) / Double(analysisShortSide)), fit >= 1 { return (max(1, width), max(1, height)) }
+        let scale = min(maximumEnlargement, Double(analysisShortSide) / min(w, h), fit)
         return (max(1, Int((w * scale).rounded())), max(1, Int((h * scale).rounded())))
     }
 
     /// The smallest decode of a `width × height` source on which faces are found as on the whole
-    /// source (shrink-on-load for a face gravity): the analysis size, at most the source's own.
+    /// source (shrink-on-load for a face gravity): a shorter side of `analysisShortSide` less the
+    /// latitude, at most the source's own.
     public static func decodeNeed(sourceWidth: Int, sourceHeight: Int) -> (width: Int, height: Int) {
-        let analysis = analysisSize(width: sourceWidth, height: sourceHeight)
-        guard analysis.width < sourceWidth else { return (sourceWidth, sourceHeight) }
-        let scale = Double(analysis.width) / Double(sourceWidth)
-        return (analysis.width, max(1, Int((Double(sourceHeight) * scale).rounded(.up))))
+        let (w, h) = (Double(max(1, sourceWidth)), Double(max(1, sourceHeight)))
+        let scale = min(Double(analysisShortSide) * analysisLatitude.lowerBound / min(w, h), (Double(maximumAnalysisPixels) / (w * h)).squareRoot())
+        guard scale < 1 else { return (sourceWidth, sourceHeight) }
+        return (max(1, Int((w * scale).rounded(.up))), max(1, Int((h * scale).rounded(.up))))
     }
 
     /// Where the cascades are read from.
