@@ -29,11 +29,15 @@ TYPES = {"jpeg": "image/jpeg", "png": "image/png", "webp": "image/webp", "avif":
 
 
 def picture(width, height, blue=128):
-    """A JPEG with a gradient (so sizes and crops differ visibly), its blue channel `blue`."""
+    """A JPEG with a gradient (so sizes and crops differ visibly: the pixel at x, y is about
+    x * 255 / width, y * 255 / height, blue), its blue channel `blue`, with EXIF and a comment
+    (metadata an answer must not carry)."""
     image = Image.new("RGB", (width, height))
     image.putdata([(x * 255 // width, y * 255 // height, blue) for y in range(height) for x in range(width)])
+    exif = Image.Exif()
+    exif[0x0131] = "easel imgproxy suite"  # Software
     out = io.BytesIO()
-    image.save(out, "JPEG", quality=90)
+    image.save(out, "JPEG", quality=90, exif=exif, comment=b"easel-suite-comment")
     return out.getvalue()
 
 
@@ -97,9 +101,10 @@ def get(base, path, headers):
         return error.code, dict(error.headers), error.read()
 
 
-def check(expected, status, headers, body, reference):
+def check(expected, status, headers, body, reference, fetch=None, path=""):
     """Why the answer is not what the test expects; None when it is. `reference(path)` is what a
-    server without settings answers to `path`."""
+    server without settings answers to `path`; `fetch(path)` asks this line's server (for
+    `with=`)."""
     words = expected.split()
     if words[0] == "error":
         # imgproxy answers 404 to a URL its parser refuses; easel a 400 naming the option
@@ -110,34 +115,65 @@ def check(expected, status, headers, body, reference):
     if status != 200:
         return "expected 200, got %d: %s" % (status, body[:120].decode("utf-8", "replace"))
     for word in words[1:]:
-        if word.startswith("format="):
-            want = TYPES[word[len("format="):]]
-            if headers.get("Content-Type") != want:
-                return "expected %s, got %s" % (want, headers.get("Content-Type"))
-        elif word.startswith("size="):
-            size = "%dx%d" % Image.open(io.BytesIO(body)).size
-            if size != word[len("size="):]:
-                return "expected %s, got %s" % (word, size)
-        elif word == "source-bytes":
-            if body != IMAGES["/lorem/ipsum.jpg"]:
-                return "expected the source's bytes as they are"
-        elif word.startswith("same-as="):
-            if body != reference(word[len("same-as="):]):
-                return "expected the bytes of " + word[len("same-as="):]
-        elif word.startswith("differs-from="):
-            # The option took effect: without it the answer is another.
-            if body == reference(word[len("differs-from="):]):
-                return "expected other bytes than " + word[len("differs-from="):] + " (the option changed nothing)"
-        elif word == "from-query":
-            # Made from the picture the URL's query names (blue full), not the one without it.
-            blue = sum(Image.open(io.BytesIO(body)).convert("RGB").getdata(band=2)) / (Image.open(io.BytesIO(body)).size[0] * Image.open(io.BytesIO(body)).size[1])
-            if blue < 200:
-                return "expected the picture of the URL with its query (?param=value), mean blue %.0f" % blue
-        elif word.startswith("vary~"):
-            if word[len("vary~"):] not in headers.get("Vary", ""):
-                return "expected Vary with %s, got %r" % (word[len("vary~"):], headers.get("Vary"))
-        else:
-            return "unknown expectation " + word
+        if word.startswith("with="):
+            # What follows is checked on the answer to the same URL with these options added
+            # after the test's own: what the options the Go test asserts do to an image, made
+            # visible (a gravity needs a crop to show, a background an extended area).
+            added = word[len("with="):]
+            status, headers, body = fetch(path.replace("/plain/", added + "/plain/", 1))
+            if status != 200:
+                return "%s: expected 200, got %d: %s" % (word, status, body[:120].decode("utf-8", "replace"))
+            continue
+        problem = check_word(word, headers, body, reference)
+        if problem:
+            return problem
+    return None
+
+
+def check_word(word, headers, body, reference):
+    """Why `body` fails one expectation word; None when it passes."""
+    if word.startswith("format="):
+        want = TYPES[word[len("format="):]]
+        if headers.get("Content-Type") != want:
+            return "expected %s, got %s" % (want, headers.get("Content-Type"))
+    elif word.startswith("size="):
+        size = "%dx%d" % Image.open(io.BytesIO(body)).size
+        if size != word[len("size="):]:
+            return "expected %s, got %s" % (word, size)
+    elif word.startswith("px="):
+        # px=X,Y:RRGGBB~T: the answer's pixel at X,Y is that colour within T a channel.
+        place, _, colour = word[len("px="):].partition(":")
+        colour, _, tolerance = colour.partition("~")
+        x, y = (int(v) for v in place.split(","))
+        want = tuple(int(colour[i:i + 2], 16) for i in (0, 2, 4))
+        got = Image.open(io.BytesIO(body)).convert("RGB").getpixel((x, y))
+        if any(abs(a - b) > int(tolerance or 0) for a, b in zip(got, want)):
+            return "expected the pixel at %d,%d near #%s (within %s), got #%02x%02x%02x" % (x, y, colour, tolerance or 0, *got)
+    elif word == "no-metadata":
+        # The origin's picture carries EXIF and a comment; the answer carries neither.
+        if b"Exif\x00\x00" in body or b"easel-suite-comment" in body:
+            return "expected no metadata, the answer carries the source's"
+    elif word == "source-bytes":
+        if body != IMAGES["/lorem/ipsum.jpg"]:
+            return "expected the source's bytes as they are"
+    elif word.startswith("same-as="):
+        if body != reference(word[len("same-as="):]):
+            return "expected the bytes of " + word[len("same-as="):]
+    elif word.startswith("differs-from="):
+        # The option took effect: without it the answer is another.
+        if body == reference(word[len("differs-from="):]):
+            return "expected other bytes than " + word[len("differs-from="):] + " (the option changed nothing)"
+    elif word == "from-query":
+        # Made from the picture the URL's query names (blue full), not the one without it.
+        image = Image.open(io.BytesIO(body)).convert("RGB")
+        blue = sum(image.getdata(band=2)) / (image.size[0] * image.size[1])
+        if blue < 200:
+            return "expected the picture of the URL with its query (?param=value), mean blue %.0f" % blue
+    elif word.startswith("vary~"):
+        if word[len("vary~"):] not in headers.get("Vary", ""):
+            return "expected Vary with %s, got %r" % (word[len("vary~"):], headers.get("Vary"))
+    else:
+        return "unknown expectation " + word
     return None
 
 
@@ -174,7 +210,8 @@ def main():
             try:
                 for name, _, headers, path, want in group:
                     status, answer_headers, body = get(base, expand(path, host), headers)
-                    problem = check(want, status, answer_headers, body, reference)
+                    problem = check(want, status, answer_headers, body, reference,
+                                    lambda other, headers=headers: get(base, expand(other, host), headers), path)
                     if problem is None:
                         passed += 1
                         continue
