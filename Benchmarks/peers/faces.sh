@@ -14,6 +14,8 @@ PEERS="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(dirname "$(dirname "$PEERS")")"
 CPU="${CPU:-0}"
 REPS="${REPS:-3}"
+# ffmpeg (the test group) makes the 24 MP copies, even with SKIP_BUILD.
+command -v ffmpeg >/dev/null || "$ROOT/scripts/install-deps.sh" build test
 if [ "${SKIP_BUILD:-0}" != 1 ]; then
   "$ROOT/scripts/install-deps.sh" build test
   nice -n 19 swift build --package-path "$ROOT" -c release --product easel -j 1 >/dev/null

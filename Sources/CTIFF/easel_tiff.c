@@ -186,6 +186,31 @@ static int read_raw_cmyk(TIFF *tif, uint8_t *pixels, size_t row_bytes, int width
     return 1;
 }
 
+/* One pixel of libtiff's RGBA raster as straight RGBA: alpha only where the page has it, colour
+ * made straight where the raster holds it premultiplied. */
+static void straight_pixel(uint32_t p, int alpha, int premultiplied, uint8_t *out) {
+    uint8_t r = (uint8_t)TIFFGetR(p), g = (uint8_t)TIFFGetG(p), b = (uint8_t)TIFFGetB(p), a = alpha ? (uint8_t)TIFFGetA(p) : 255;
+    if (premultiplied && a != 255) {
+        if (a == 0) { r = g = b = 0; }
+        else {
+            unsigned ur = (r * 255u + a / 2) / a, ug = (g * 255u + a / 2) / a, ub = (b * 255u + a / 2) / a;
+            r = (uint8_t)(ur > 255 ? 255 : ur); g = (uint8_t)(ug > 255 ? 255 : ug); b = (uint8_t)(ub > 255 ? 255 : ub);
+        }
+    }
+    out[0] = r; out[1] = g; out[2] = b; out[3] = a;
+}
+
+/* Whether libtiff's raster of this page holds premultiplied colour (after TIFFRGBAImageBegin):
+ * libtiff premultiplies colour with unassociated alpha, but hands gray over as stored, so gray
+ * is premultiplied only when the file's alpha is associated. */
+static int raster_premultiplied(TIFF *tif, const TIFFRGBAImage *image) {
+    int kind = alpha_kind(tif);
+    uint16_t photometric = 0;
+    TIFFGetFieldDefaulted(tif, TIFFTAG_PHOTOMETRIC, &photometric);
+    int gray = photometric == PHOTOMETRIC_MINISBLACK || photometric == PHOTOMETRIC_MINISWHITE;
+    return kind != 0 && image->alpha != 0 && (!gray || kind == EXTRASAMPLE_ASSOCALPHA);
+}
+
 int easel_tiff_decode(const uint8_t *data, size_t size, int page, uint8_t *pixels, size_t row_bytes, int width, int height,
                       int raw_cmyk, char *message) {
     source s;
@@ -220,14 +245,7 @@ int easel_tiff_decode(const uint8_t *data, size_t size, int page, uint8_t *pixel
     /* The raster made straight where it is premultiplied. Extra samples that are not declared
      * alpha are no alpha: opaque, colours as stored (libtiff passes them through as if
      * associated). */
-    int kind = alpha_kind(tif);
-    uint16_t photometric = 0;
-    TIFFGetFieldDefaulted(tif, TIFFTAG_PHOTOMETRIC, &photometric);
-    int gray = photometric == PHOTOMETRIC_MINISBLACK || photometric == PHOTOMETRIC_MINISWHITE;
-    /* libtiff premultiplies colour with unassociated alpha, but hands gray over as stored: gray
-     * is premultiplied only when the file's alpha is associated. */
-    int alpha = kind != 0;
-    int premultiplied = alpha && image.alpha != 0 && (!gray || kind == EXTRASAMPLE_ASSOCALPHA);
+    int alpha = alpha_kind(tif) != 0, premultiplied = raster_premultiplied(tif, &image);
     TIFFRGBAImageEnd(&image);
     if (!ok || s.failed) {
         _TIFFfree(raster);
@@ -236,20 +254,92 @@ int easel_tiff_decode(const uint8_t *data, size_t size, int page, uint8_t *pixel
     for (int y = 0; y < height; y++) {
         const uint32_t *in = raster + (size_t)y * width;
         uint8_t *out = pixels + (size_t)y * row_bytes;
-        for (int x = 0; x < width; x++) {
-            uint32_t p = in[x];
-            uint8_t r = (uint8_t)TIFFGetR(p), g = (uint8_t)TIFFGetG(p), b = (uint8_t)TIFFGetB(p), a = alpha ? (uint8_t)TIFFGetA(p) : 255;
-            if (premultiplied && a != 255) {
-                if (a == 0) { r = g = b = 0; }
-                else {
-                    unsigned ur = (r * 255u + a / 2) / a, ug = (g * 255u + a / 2) / a, ub = (b * 255u + a / 2) / a;
-                    r = (uint8_t)(ur > 255 ? 255 : ur); g = (uint8_t)(ug > 255 ? 255 : ug); b = (uint8_t)(ub > 255 ? 255 : ub);
-                }
-            }
-            out[x * 4] = r; out[x * 4 + 1] = g; out[x * 4 + 2] = b; out[x * 4 + 3] = a;
-        }
+        for (int x = 0; x < width; x++) straight_pixel(in[x], alpha, premultiplied, out + (size_t)x * 4);
     }
     _TIFFfree(raster);
+    TIFFClose(tif);
+    return 1;
+}
+
+/* The rows each read of the shrunk decode covers: a whole number of blocks, and of strips or
+ * tile rows where that stays small (each then decoded once), else the strip rounded up to
+ * whole blocks; the whole page when it is one strip. */
+static uint32_t band_rows(TIFF *tif, uint32_t height, uint32_t factor) {
+    uint32_t unit = 0;
+    if (TIFFIsTiled(tif)) TIFFGetField(tif, TIFFTAG_TILELENGTH, &unit);
+    else TIFFGetFieldDefaulted(tif, TIFFTAG_ROWSPERSTRIP, &unit);
+    if (unit == 0 || unit >= height) return height;
+    uint32_t a = unit, b = factor;
+    while (b) { uint32_t t = a % b; a = b; b = t; }
+    uint64_t common = (uint64_t)unit / a * factor;
+    uint64_t band = common <= 1024 ? common : ((uint64_t)unit + factor - 1) / factor * factor;
+    while (band < 64 && band * 2 <= 1024) band *= 2;  /* not a read per block row */
+    return band >= height ? height : (uint32_t)band;
+}
+
+int easel_tiff_decode_shrunk(const uint8_t *data, size_t size, int page, uint8_t *pixels, size_t row_bytes, int width,
+                             int height, int factor, char *message) {
+    if (factor < 2 || factor > 8 || width < 1 || height < 1) {
+        snprintf(message, EASEL_TIFF_MESSAGE_SIZE, "the shrink factor is 2 to 8");
+        return 0;
+    }
+    source s;
+    TIFF *tif = open_source(&s, data, size, message);
+    if (!tif) return 0;
+    if (page > 0 && !TIFFSetDirectory(tif, (tdir_t)page)) return fail(tif, message, "the page's directory is damaged");
+    uint32_t w = 0, h = 0;
+    TIFFGetField(tif, TIFFTAG_IMAGEWIDTH, &w);
+    TIFFGetField(tif, TIFFTAG_IMAGELENGTH, &h);
+    if ((int64_t)w != width || (int64_t)h != height) return fail(tif, message, "the page changed size");
+    TIFFRGBAImage image;
+    char why[1024] = {0};
+    if (!TIFFRGBAImageBegin(&image, tif, 0, why)) {
+        if (!message[0]) snprintf(message, EASEL_TIFF_MESSAGE_SIZE, "%s", why[0] ? why : "cannot convert the page");
+        TIFFClose(tif);
+        return 0;
+    }
+    image.orientation = ORIENTATION_TOPLEFT;
+    image.req_orientation = ORIENTATION_TOPLEFT;
+    int alpha = alpha_kind(tif) != 0, premultiplied = raster_premultiplied(tif, &image);
+    uint32_t f = (uint32_t)factor, out_width = (w + f - 1) / f, band = band_rows(tif, h, f);
+    uint32_t *raster = (uint32_t *)_TIFFmalloc((tmsize_t)w * band * 4);
+    uint32_t *sums = (uint32_t *)calloc((size_t)out_width * 4, sizeof(uint32_t));
+    int ok = raster && sums;
+    uint32_t in_block = 0;
+    for (uint32_t top = 0; ok && top < h; top += band) {
+        uint32_t rows = h - top < band ? h - top : band;
+        image.row_offset = (int)top;
+        image.col_offset = 0;
+        if (!TIFFRGBAImageGet(&image, raster, w, rows) || s.failed) { ok = 0; break; }
+        for (uint32_t r = 0; r < rows; r++) {
+            const uint32_t *in = raster + (size_t)r * w;
+            for (uint32_t x = 0; x < w; x++) {
+                uint8_t p[4];
+                straight_pixel(in[x], alpha, premultiplied, p);
+                uint32_t *sum = sums + 4 * (size_t)(x / f), a = p[3];
+                sum[0] += p[0] * a;
+                sum[1] += p[1] * a;
+                sum[2] += p[2] * a;
+                sum[3] += a;
+            }
+            uint32_t y = top + r + 1;
+            if (++in_block == f || y == h) {
+                uint8_t *target = pixels + (size_t)((y - 1) / f) * row_bytes;
+                for (uint32_t x = 0; x < out_width; x++) {
+                    uint32_t columns = (x + 1) * f <= w ? f : w - x * f, count = columns * in_block, *sum = sums + 4 * (size_t)x;
+                    uint32_t a = sum[3];
+                    for (int c = 0; c < 3; c++) target[4 * (size_t)x + c] = a ? (uint8_t)((sum[c] + a / 2) / a) : 0;
+                    target[4 * (size_t)x + 3] = (uint8_t)((a + count / 2) / count);
+                    sum[0] = sum[1] = sum[2] = sum[3] = 0;
+                }
+                in_block = 0;
+            }
+        }
+    }
+    TIFFRGBAImageEnd(&image);
+    if (raster) _TIFFfree(raster);
+    free(sums);
+    if (!ok) return fail(tif, message, raster && sums ? "damaged image data" : "out of memory");
     TIFFClose(tif);
     return 1;
 }

@@ -48,7 +48,10 @@ extension ImagePipeline {
         var analysis: Bitmap?
         if wantsAnalysis {
             var analysisRequest = previewRequest
-            let size = FaceDetector.decodeNeed(sourceWidth: info.uprightWidth, sourceHeight: info.uprightHeight)
+            // The very decode a face crop gets (shrink-on-load's size for that need: the resize
+            // below changes nothing), so faces and placements are the ones processing finds.
+            let need = FaceDetector.decodeNeed(sourceWidth: info.planningWidth, sourceHeight: info.planningHeight)
+            let size = ImageDecoder.decodedSize(of: info, covering: need)
             analysisRequest.processing = .processors([Resize(width: size.width, height: size.height, mode: .fit)])
             analysis = try await image(for: analysisRequest).image
         }

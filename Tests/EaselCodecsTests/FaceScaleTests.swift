@@ -93,4 +93,24 @@ import Testing
             }
         }
     }
+
+    /// A face gravity that places a crop before the resize (a native `c=…:face`, imgproxy's
+    /// `c:W:H:obj:face`) gets the decode faces are found on too, not one sized by the output.
+    @Test func aCropPlacedByFacesGetsTheDecodeFacesAreFoundOn() throws {
+        let info = ImageInfo(fileType: .jpeg, width: 6000, height: 4000, hasAlpha: false, isGrayscale: false, isProgressive: false)
+        let need = FaceDetector.decodeNeed(sourceWidth: 6000, sourceHeight: 4000)
+        #expect(need.height >= 900 && need.height < 1000, "\(need)")
+        let chain: [any ImageProcessor] = [RegionCrop(.size(width: 3000, height: 3000, gravity: .smart(.face))), Resize(width: 64, height: 64)]
+        let covering = try #require(ReducedDecode.covering(chain, info: info))
+        #expect(covering.width >= need.width && covering.height >= need.height, "\(covering)")
+        let centred: [any ImageProcessor] = [RegionCrop(.size(width: 3000, height: 3000, gravity: .center)), Resize(width: 64, height: 64)]
+        let small = try #require(ReducedDecode.covering(centred, info: info))
+        #expect(small.height < need.height, "without faces the decode stays small: \(small)")
+        var imgproxy = ImgproxyGeometry()
+        imgproxy.width = 64
+        imgproxy.height = 64
+        imgproxy.crop = (3000, 3000, .smart(.face))
+        let planned = imgproxy.minimumSourceSize(sourceWidth: 6000, sourceHeight: 4000)
+        #expect(planned.width >= need.width && planned.height >= need.height, "\(planned)")
+    }
 }

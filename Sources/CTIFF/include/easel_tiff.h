@@ -32,4 +32,14 @@ int easel_tiff_read_info(const uint8_t *data, size_t size, int page, int max_pag
 int easel_tiff_decode(const uint8_t *data, size_t size, int page, uint8_t *pixels, size_t row_bytes, int width, int height,
                       int raw_cmyk, char *message);
 
+/* Decodes the page shrunk on load: each factor x factor block (factor 2 to 8; the last ones
+ * partial) becomes its mean (colour weighed by alpha, straight alpha), written into `pixels`
+ * ((height + factor - 1) / factor rows of row_bytes, (width + factor - 1) / factor pixels each),
+ * in the stored orientation. The page is read in bands of whole strips or tile rows (a whole
+ * number of blocks tall), so the full-size raster never exists. CMYK comes through libtiff's
+ * naive formula (a page with a CMYK profile is decoded whole, `easel_tiff_decode`). Returns 1,
+ * or 0 with a message. */
+int easel_tiff_decode_shrunk(const uint8_t *data, size_t size, int page, uint8_t *pixels, size_t row_bytes, int width,
+                             int height, int factor, char *message);
+
 #endif

@@ -119,7 +119,8 @@ public enum ImageDecoder {
     /// The size (upright) `decode(_:info:covering:)` makes of an image with this `info`, without
     /// decoding: JPEG shrinks on load by the largest DCT scale that still covers `minimumSize`,
     /// a still WebP by the same factor (1/2, 1/4, 1/8: libwebp's scaled decode), a
-    /// non-interlaced PNG too (its rows summed into blocks as they are decoded); every other
+    /// non-interlaced PNG too (its rows summed into blocks as they are decoded), and a TIFF page
+    /// without a CMYK profile (read in bands of strips or tiles, summed into blocks); every other
     /// format decodes at full size. Two coverings with one decoded size give the same pixels.
     public static func decodedSize(of info: ImageInfo, covering minimumSize: (width: Int, height: Int)?) -> (width: Int, height: Int) {
         if info.isVector { return VectorRender.size(of: info, covering: minimumSize) }
@@ -127,7 +128,7 @@ public enum ImageDecoder {
             let size = entrySize(.init(width: info.width, height: info.height), info.entrySizes, covering: minimumSize)
             return (size.width, size.height)
         }
-        guard info.fileType == .jpeg || info.fileType.isVideo || WebPCodec.scales(info) || PNGCodec.scales(info) else {
+        guard info.fileType == .jpeg || info.fileType.isVideo || WebPCodec.scales(info) || PNGCodec.scales(info) || TIFFCodec.scales(info) else {
             return (info.uprightWidth, info.uprightHeight)
         }
         let swaps = Orientation.swapsAxes(info.orientation)
@@ -201,7 +202,8 @@ public enum ImageDecoder {
         case .svg:
             return try SVGCodec.decode(data, info: info, covering: minimumSize, pixelFormat: pixelFormat, limits: limits)
         case .tiff:
-            return try decodeTIFF(data, info: info, pixelFormat: pixelFormat, applyOrientation: applyOrientation, profile: profile)
+            return try decodeTIFF(data, info: info, covering: minimumSize, pixelFormat: pixelFormat, applyOrientation: applyOrientation,
+                                  profile: profile)
         case .bmp:
             return converted(try BMPCodec.decode(data, info: info, pixelFormat: .rgba8, limits: limits)).converted(to: pixelFormat)
         case .ico:
@@ -249,8 +251,17 @@ public enum ImageDecoder {
 
     /// A TIFF converted with `profile` (CMYK with a CMYK profile from its raw samples), turned
     /// upright, in `pixelFormat`.
-    private static func decodeTIFF(_ data: Data, info: ImageInfo, pixelFormat: Bitmap.PixelFormat, applyOrientation: Bool,
-                                   profile: ICCProfile?) throws -> Bitmap {
+    private static func decodeTIFF(_ data: Data, info: ImageInfo, covering minimumSize: (width: Int, height: Int)?,
+                                   pixelFormat: Bitmap.PixelFormat, applyOrientation: Bool, profile: ICCProfile?) throws -> Bitmap {
+        let orientation = applyOrientation ? info.orientation : 1
+        let stored = Orientation.swapsAxes(orientation) ? minimumSize.map { ($0.height, $0.width) } : minimumSize
+        let factor = TIFFCodec.scales(info) ? JPEGCodec.scaleDenominator(width: info.width, height: info.height, covering: stored) : 1
+        if factor > 1 {
+            // Shrunk on load, then its colour converted (the blocks' means, as a resize would see them).
+            var bitmap = try TIFFCodec.decodeShrunk(data, info: info, factor: factor)
+            if let profile { ColorConverter.convertToSRGB(&bitmap, from: profile) }
+            return Orientation.apply(orientation, to: bitmap).converted(to: pixelFormat)
+        }
         // CMYK with a CMYK profile: the samples come raw, and the profile turns them into sRGB.
         let rawCMYK = profile?.colorSpace == .cmyk
         var (bitmap, cmyk) = try TIFFCodec.decode(data, info: info, rawCMYK: rawCMYK)

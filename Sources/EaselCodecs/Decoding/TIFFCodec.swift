@@ -46,6 +46,26 @@ enum TIFFCodec {
         if result == 3 { throw CodecError.noSuchPage(page: page, pages: Int(header.pages)) }
     }
 
+    /// Whether a decode of this page may shrink on load: every page but one with a CMYK profile
+    /// (whose raw samples the profile converts, `decode(_:info:rawCMYK:)`).
+    static func scales(_ info: ImageInfo) -> Bool { info.fileType == .tiff && info.colorProfile.profile?.colorSpace != .cmyk }
+
+    /// The page shrunk on load by `factor` (2, 4 or 8; `JPEGCodec.scaleDenominator`): read in
+    /// bands of strips or tile rows, each block of `factor × factor` pixels becoming its mean, so
+    /// the full-size raster never exists (`easel_tiff_decode_shrunk`). Stored orientation.
+    static func decodeShrunk(_ data: Data, info: ImageInfo, factor: Int) throws -> Bitmap {
+        var bitmap = Bitmap(width: (info.width + factor - 1) / factor, height: (info.height + factor - 1) / factor, pixelFormat: .rgba8)
+        let rowBytes = bitmap.rowBytes
+        try bitmap.withUnsafeMutableBytes { pixels in
+            _ = try callShim(data, format: .tiff, messageSize: EASEL_TIFF_MESSAGE_SIZE) { bytes, count, message in
+                easel_tiff_decode_shrunk(bytes, count, Int32(clamping: info.page), pixels.baseAddress!.assumingMemoryBound(to: UInt8.self),
+                                         rowBytes, Int32(info.width), Int32(info.height), Int32(factor), message)
+            }
+        }
+        if !info.hasAlpha { bitmap.markOpaque() }
+        return bitmap
+    }
+
     /// The page's (`info.page`) pixels as stored (the caller applies the orientation). `rawCMYK`: an
     /// 8-bit CMYK page in strips comes as its raw samples (the second value says so) for its
     /// profile to convert.

@@ -11,7 +11,8 @@ extension FaceDetector {
     /// A block is skin-toned when its mean colour is, in YCbCr, Y above 40, Cb 77–127 and Cr
     /// 133–173 (a range that holds skin from light to dark under daylight and tungsten light);
     /// pieces of fewer blocks than a quarter of the smallest face are noise, not skin, and pieces
-    /// more than three of the largest faces across are surfaces.
+    /// more than three of the largest faces across and skin-toned over two thirds of their box are
+    /// surfaces.
     static func skinRegions(_ colour: Bitmap, smallestFace: Int, largestFace: Int) -> [Box]? {
         guard colour.pixelFormat == .rgba8 else { return nil }
         let block = skinBlock
@@ -19,11 +20,13 @@ extension FaceDetector {
         let (skin, coloured) = skinBlocks(colour, columns: columns, rows: rows)
         guard coloured * 50 >= columns * rows else { return nil }
         let faceBlocks = max(1, smallestFace / block)
-        // A piece more than three of the largest faces across is a skin-toned surface (sand, fur,
-        // wood, a wall), not the skin of a small face: the large-face pass looks at it.
+        // A piece more than three of the largest faces across and skin-toned almost all over (two
+        // thirds of its box or more) is a surface (sand, fur, wood, a wall), not small faces'
+        // skin, which eyes, hair, mouths and clothes break up (a group's faces, necks and arms
+        // make a large piece, but a patchy one, which is searched): the large-face pass looks at it.
         let largest = 3 * largestFace / block
         let found = pieces(of: skin, columns: columns, rows: rows, smallest: max(2, faceBlocks * faceBlocks / 4))
-            .filter { $0.width <= largest && $0.height <= largest }
+            .filter { $0.box.width <= largest && $0.box.height <= largest || $0.count * 3 < $0.box.area * 2 }.map(\.box)
         guard found.count <= 256 else { return nil }
         var boxes = found.map { piece -> Box in
             // Padded by a face beside the skin (a face's skin may be a sliver: a beard, a shadow),
@@ -66,10 +69,11 @@ extension FaceDetector {
         return (skin, coloured)
     }
 
-    /// The bounding boxes (in blocks) of the 4-connected pieces of `mask` with at least `smallest` blocks.
-    static func pieces(of mask: [Bool], columns: Int, rows: Int, smallest: Int) -> [Box] {
+    /// The bounding boxes (in blocks) of the 4-connected pieces of `mask` with at least `smallest`
+    /// blocks, and how many blocks each has.
+    static func pieces(of mask: [Bool], columns: Int, rows: Int, smallest: Int) -> [(box: Box, count: Int)] {
         var seen = [Bool](repeating: false, count: mask.count)
-        var boxes: [Box] = []
+        var boxes: [(box: Box, count: Int)] = []
         var stack: [Int] = []
         for start in mask.indices where mask[start] && !seen[start] {
             seen[start] = true
@@ -86,7 +90,7 @@ extension FaceDetector {
                     }
                 }
             }
-            if count >= smallest { boxes.append(Box(x: left, y: top, width: right - left + 1, height: bottom - top + 1)) }
+            if count >= smallest { boxes.append((Box(x: left, y: top, width: right - left + 1, height: bottom - top + 1), count)) }
         }
         return boxes
     }

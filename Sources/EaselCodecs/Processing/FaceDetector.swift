@@ -41,10 +41,10 @@ public enum FaceDetector {
             return (self.x..<self.x + width).contains(x) && (self.y..<self.y + height).contains(y)
         }
 
-        /// The box in an image `factor` times the size.
-        func scaled(by factor: Double) -> Box {
-            Box(x: Int((Double(x) * factor).rounded()), y: Int((Double(y) * factor).rounded()),
-                width: Int((Double(width) * factor).rounded()), height: Int((Double(height) * factor).rounded()))
+        /// The box in an image `fx` times as wide and `fy` times as tall.
+        func scaled(_ fx: Double, _ fy: Double) -> Box {
+            Box(x: Int((Double(x) * fx).rounded()), y: Int((Double(y) * fy).rounded()),
+                width: Int((Double(width) * fx).rounded()), height: Int((Double(height) * fy).rounded()))
         }
     }
 
@@ -59,6 +59,8 @@ public enum FaceDetector {
     public static let coarseSide = 768
     /// The small cascade's window: the smallest face the fine pass finds, in analysis pixels.
     static let smallestFace = 24
+    /// The most small-face candidates confirmed (and found in one region: `detect`'s buffer).
+    static let maximumCandidates = 128
 
     /// How far the image faces are looked for on may be from `analysisShortSide` (on its shorter
     /// side) and be used as it is: a decode shrunk on load by a power of two lands in this range,
@@ -128,8 +130,8 @@ public enum FaceDetector {
                 found.append(face)
             }
         }
-        let factor = Double(bitmap.width) / Double(gray.width)
-        return found.map { clamp($0.scaled(by: factor), bitmap) }.sorted { $0.area > $1.area }
+        let fx = Double(bitmap.width) / Double(gray.width), fy = Double(bitmap.height) / Double(gray.height)
+        return found.map { clamp($0.scaled(fx, fy), bitmap) }.sorted { $0.area > $1.area }
     }
 
     /// Candidates for faces from 1/20 of the long side of a `coarseSide` copy of `gray` up, in
@@ -142,7 +144,8 @@ public enum FaceDetector {
             : gray
         let minimum = max(20, max(coarse.width, coarse.height) / 20)
         return try detect(coarse, cascade: candidateCascade, minimumSide: minimum, equalize: true, step: faceStep, neighbours: 3)
-            .prefix(12).map { Candidate(box: clamp($0.scaled(by: max(1, factor)), gray), equalized: true) }
+            .prefix(12).map { Candidate(box: clamp($0.scaled(Double(gray.width) / Double(coarse.width), Double(gray.height) / Double(coarse.height)), gray),
+                                        equalized: true) }
     }
 
     /// The largest face side the fine pass looks for: past the smallest the large pass finds, by
@@ -166,9 +169,10 @@ public enum FaceDetector {
             let boxes = try detect(part, cascade: smallCandidateCascade, minimumSide: smallestFace, maximumSide: ceiling, equalize: false,
                                    step: 1.1, neighbours: 3)
             candidates += boxes.map { Candidate(box: Box(x: $0.x + region.x, y: $0.y + region.y, width: $0.width, height: $0.height), equalized: false) }
-            if candidates.count >= 24 { break }
         }
-        return Array(candidates.prefix(24))
+        // Each is confirmed (a few cheap Haar searches of its neighbourhood): the largest first,
+        // at most `maximumCandidates` (a crowd's faces are not dropped behind texture's).
+        return Array(candidates.sorted { $0.box.area > $1.box.area }.prefix(maximumCandidates))
     }
 
     /// The Haar cascade's face around `candidate` (its neighbourhood: a fifth more on each side),
@@ -264,7 +268,7 @@ public enum FaceDetector {
 
     static func detect(_ gray: Bitmap, cascade: String, minimumSide: Int, maximumSide: Int = 0, equalize: Bool, step: Double,
                        neighbours: Int) throws -> [Box] {
-        var boxes = [easel_box](repeating: easel_box(), count: 64)
+        var boxes = [easel_box](repeating: easel_box(), count: maximumCandidates)
         var message = [CChar](repeating: 0, count: Int(EASEL_FACES_MESSAGE_SIZE))
         let count = gray.withUnsafeBytes { pixels in
             easel_detect(pixels.baseAddress!.assumingMemoryBound(to: UInt8.self), Int32(gray.width), Int32(gray.height), gray.rowBytes,

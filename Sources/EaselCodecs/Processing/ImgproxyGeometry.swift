@@ -317,7 +317,9 @@ extension ImgproxyGeometry: PlannedResize {
         let layout = layout(sourceWidth: sourceWidth, sourceHeight: sourceHeight)
         let factor = max(Double(layout.scaled.width) / Double(layout.crop.width), Double(layout.scaled.height) / Double(layout.crop.height))
         let need = (width: max(1, Int(checked: (Double(sourceWidth) * factor).rounded(.up))), height: max(1, Int(checked: (Double(sourceHeight) * factor).rounded(.up))))
-        return Resize.coveringFaces(need, gravity: gravity, sourceWidth: sourceWidth, sourceHeight: sourceHeight)
+        // Faces are looked for on the whole decode by a face gravity, the crop's or the image's.
+        let faces: Gravity = crop?.gravity == .smart(.face) ? .smart(.face) : gravity
+        return Resize.coveringFaces(need, gravity: faces, sourceWidth: sourceWidth, sourceHeight: sourceHeight)
     }
 
     /// `bitmap`, which stands for an image of `planned` size (smaller when it was decoded

@@ -41,6 +41,20 @@ public enum ReducedDecode {
     /// The smallest upright size `chain` needs its source decoded at (`ImageDecoder`'s
     /// `covering`), or nil for full size.
     public static func covering(_ chain: [any ImageProcessor], info: ImageInfo) -> (width: Int, height: Int)? {
+        guard let need = plannedCovering(chain, info: info), let (prefix, _) = split(chain) else { return nil }
+        // A crop before the resize placed by faces looks for them on the decode it gets: at
+        // least what faces are found on (`FaceDetector.decodeNeed`).
+        let placesByFaces = prefix.contains { step in
+            if let crop = step as? RegionCrop, case .size(_, _, .smart(.face)) = crop.region { return true }
+            return false
+        }
+        guard placesByFaces else { return need }
+        let faces = FaceDetector.decodeNeed(sourceWidth: info.planningWidth, sourceHeight: info.planningHeight)
+        return (max(need.width, faces.width), max(need.height, faces.height))
+    }
+
+    /// `covering` from the sizes the chain's steps need.
+    private static func plannedCovering(_ chain: [any ImageProcessor], info: ImageInfo) -> (width: Int, height: Int)? {
         guard let (prefix, resize) = split(chain) else { return nil }
         if prefix.isEmpty, let resize = resize as? Resize { return resize.minimumSourceSize(of: info) }
         // thumbor's fill draws a vector at what its box needs, as a fill `Resize` does; after a

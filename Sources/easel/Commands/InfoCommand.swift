@@ -35,12 +35,12 @@ struct InfoCommand: ParsableCommand {
                 }
                 var boxes: [FaceDetector.Box] = []
                 if faces {
-                    let decoded = try ImageDecoder.decode(data, covering: FaceDetector.decodeNeed(sourceWidth: info.uprightWidth,
-                                                                                                   sourceHeight: info.uprightHeight))
-                    let scale = Double(info.uprightWidth) / Double(decoded.width)
+                    let decoded = try ImageDecoder.decode(data, covering: FaceDetector.decodeNeed(sourceWidth: info.planningWidth,
+                                                                                                   sourceHeight: info.planningHeight))
+                    let fx = Double(info.uprightWidth) / Double(decoded.width), fy = Double(info.uprightHeight) / Double(decoded.height)
                     boxes = try FaceDetector.faces(in: decoded).map { box in
-                        FaceDetector.Box(x: Int((Double(box.x) * scale).rounded()), y: Int((Double(box.y) * scale).rounded()),
-                                         width: Int((Double(box.width) * scale).rounded()), height: Int((Double(box.height) * scale).rounded()))
+                        FaceDetector.Box(x: Int((Double(box.x) * fx).rounded()), y: Int((Double(box.y) * fy).rounded()),
+                                         width: Int((Double(box.width) * fx).rounded()), height: Int((Double(box.height) * fy).rounded()))
                     }
                 }
                 print(json ? Self.json(path: path, info: info, bytes: data.count, hashes: hashes, faces: faces ? boxes : nil)
