@@ -13,7 +13,8 @@ import Foundation
 /// 1 MiB). An animation kept as one counts its canvas three times over (the frame read, the
 /// frame processed, the encoder's). Vector sources count what they are drawn at. The source's
 /// own bytes are not counted: they are read before (the fetch, bounded by the source byte
-/// limit) and shared by every request of the source.
+/// limit) and shared by every request of the source. A TIFF shrunk on load adds its band of
+/// full-width rows.
 public enum MemoryEstimate {
     /// The estimate for a source whose header is `info`, decoded at `decodedSize`.
     public static func peakBytes(info: ImageInfo, decodedSize: (width: Int, height: Int), animated: Bool) -> Int {
@@ -21,7 +22,12 @@ public enum MemoryEstimate {
             let canvas = bytes(info.uprightWidth, info.uprightHeight)
             return (Int.checkedProduct(canvas, 3) ?? Int.max / 8) + (1 << 20)
         }
-        return peakBytes(decoded: bytes(decodedSize.width, decodedSize.height))
+        // A TIFF shrunk on load also holds a band of full-width rows (`easel_tiff_decode_shrunk`:
+        // whole strips or tile rows, counted here at their usual most, 1,024 rows; a page stored
+        // as one taller strip holds that strip, which this does not foresee).
+        let band = info.fileType == .tiff && decodedSize.width < info.uprightWidth && decodedSize.height < info.uprightHeight
+            ? bytes(max(info.width, info.height), min(1024, max(info.width, info.height))) : 0
+        return peakBytes(decoded: bytes(decodedSize.width, decodedSize.height)) + band
     }
 
     /// The most any one decode under `maxPixels` can be estimated at (an animation's canvas
