@@ -103,3 +103,56 @@ extern "C" int easel_thumbor_focus(const uint8_t *gray, int width, int height, s
         return -1;
     }
 }
+
+extern "C" int easel_face_prepare(const uint8_t *pixels, int channels, int width, int height, size_t row_bytes, int out_width,
+                                  int out_height, uint8_t *gray, size_t gray_row_bytes, int block, uint8_t *skin, int *coloured,
+                                  char *message) {
+    try {
+        if ((channels != 1 && channels != 4) || width < 1 || height < 1 || out_width < 1 || out_height < 1 || block < 1) {
+            set_message(message, "bad parameters");
+            return -1;
+        }
+        cv::Mat source(height, width, channels == 4 ? CV_8UC4 : CV_8UC1, const_cast<uint8_t *>(pixels), row_bytes);
+        cv::Mat resized;
+        if (out_width == width && out_height == height) {
+            resized = source;
+        } else {
+            int interpolation = out_width < width ? cv::INTER_AREA : cv::INTER_LINEAR;
+            cv::resize(source, resized, cv::Size(out_width, out_height), 0, 0, interpolation);
+        }
+        cv::Mat target(out_height, out_width, CV_8UC1, gray, gray_row_bytes);
+        if (channels == 4) cv::cvtColor(resized, target, cv::COLOR_RGBA2GRAY);
+        else resized.copyTo(target);
+        if (target.data != gray) {
+            set_message(message, "the gray copy was not written in place");
+            return -1;
+        }
+        if (channels != 4 || !skin || !coloured) return 0;
+        int columns = (out_width + block - 1) / block, rows = (out_height + block - 1) / block, count = 0;
+        for (int by = 0; by < rows; by++) {
+            for (int bx = 0; bx < columns; bx++) {
+                long r = 0, g = 0, b = 0, n = 0;
+                for (int y = by * block; y < std::min(out_height, by * block + block); y++) {
+                    const uint8_t *p = resized.ptr<uint8_t>(y) + (size_t)bx * block * 4;
+                    for (int x = bx * block; x < std::min(out_width, bx * block + block); x++, p += 4) {
+                        r += p[0]; g += p[1]; b += p[2]; n++;
+                    }
+                }
+                double red = double(r) / n, green = double(g) / n, blue = double(b) / n;
+                if (std::max({red, green, blue}) - std::min({red, green, blue}) > 24) count++;
+                double luma = 0.299 * red + 0.587 * green + 0.114 * blue;
+                double cb = 128 - 0.168736 * red - 0.331264 * green + 0.5 * blue;
+                double cr = 128 + 0.5 * red - 0.418688 * green - 0.081312 * blue;
+                skin[(size_t)by * columns + bx] = luma > 40 && cb >= 77 && cb <= 127 && cr >= 133 && cr <= 173;
+            }
+        }
+        *coloured = count;
+        return 0;
+    } catch (const cv::Exception &error) {
+        set_message(message, error.what());
+        return -1;
+    } catch (...) {
+        set_message(message, "OpenCV failed");
+        return -1;
+    }
+}

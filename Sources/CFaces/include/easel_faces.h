@@ -30,6 +30,17 @@ int easel_detect(const uint8_t *gray, int width, int height, size_t row_bytes, c
                  int max_side, int equalize, double scale_step, int min_neighbors, easel_box *boxes, int max_boxes,
                  char *message);
 
+/* The copy faces are looked for on: `pixels` (RGBA when channels is 4, gray when 1) resized to
+ * out_width x out_height (OpenCV's area average to shrink, bilinear to enlarge) and made gray
+ * into `gray` (written in place, gray_row_bytes a row). With RGBA, `skin` (when not null) gets
+ * one byte per block of block x block pixels of the resized copy, row-major: 1 where the block's
+ * mean colour is skin-toned (YCbCr: Y > 40, Cb 77-127, Cr 133-173), and `coloured` how many
+ * blocks have colour at all (channels more than 24 levels apart). Returns 0, or -1 with a
+ * message. */
+int easel_face_prepare(const uint8_t *pixels, int channels, int width, int height, size_t row_bytes, int out_width,
+                       int out_height, uint8_t *gray, size_t gray_row_bytes, int block, uint8_t *skin, int *coloured,
+                       char *message);
+
 /* A point of interest: x, y, its weight and the box it stands for (a face's; 1 x 1 for a
  * corner), and whether it is a face. */
 typedef struct {

@@ -2,71 +2,65 @@ extension FaceDetector {
     /// The side, in pixels, of the blocks skin is judged on.
     static let skinBlock = 4
 
-    /// Where faces from `smallestFace` to `largestFace` pixels may be in `colour` (the analysis
-    /// copy): the skin-toned parts of the image, each a box padded to hold a face it may belong
-    /// to, in `colour`'s pixels. Nil — search everywhere — when the image has too little colour to
-    /// tell (a gray or sepia photo: fewer than 2% of its blocks coloured), when skin covers most
-    /// of it (over 60% once padded), or when it is in too many pieces.
+    /// Per block of `skinBlock` pixels of the analysis copy (row-major), whether its mean colour is
+    /// skin-toned, and how many blocks have colour at all (`easel_face_prepare` fills them).
+    struct SkinBlocks {
+        /// The copy's size.
+        var width: Int, height: Int
+        /// Blocks across and down.
+        var columns: Int { (width + skinBlock - 1) / skinBlock }
+        var rows: Int { (height + skinBlock - 1) / skinBlock }
+        /// 1 where the block is skin-toned.
+        var skin: [UInt8]
+        /// Blocks whose mean's channels are more than 24 levels apart.
+        var coloured = 0
+
+        init(width: Int, height: Int) {
+            (self.width, self.height) = (width, height)
+            skin = [UInt8](repeating: 0, count: max(1, ((width + skinBlock - 1) / skinBlock) * ((height + skinBlock - 1) / skinBlock)))
+        }
+    }
+
+    /// Where faces from `smallestFace` to `largestFace` pixels may be in the analysis copy whose
+    /// blocks `blocks` describes: the skin-toned parts of the image, each a box padded to hold a
+    /// face it may belong to, in the copy's pixels. Nil — search everywhere — when the image has
+    /// too little colour to tell (a gray or sepia photo: fewer than 2% of its blocks coloured),
+    /// when skin covers most of it (over 60% once padded), or when it is in too many pieces.
     ///
     /// A block is skin-toned when its mean colour is, in YCbCr, Y above 40, Cb 77–127 and Cr
     /// 133–173 (a range that holds skin from light to dark under daylight and tungsten light);
     /// pieces of fewer blocks than a quarter of the smallest face are noise, not skin, and pieces
     /// more than three of the largest faces across and skin-toned over two thirds of their box are
     /// surfaces.
-    static func skinRegions(_ colour: Bitmap, smallestFace: Int, largestFace: Int) -> [Box]? {
-        guard colour.pixelFormat == .rgba8 else { return nil }
-        let block = skinBlock
-        let columns = (colour.width + block - 1) / block, rows = (colour.height + block - 1) / block
-        let (skin, coloured) = skinBlocks(colour, columns: columns, rows: rows)
-        guard coloured * 50 >= columns * rows else { return nil }
+    static func skinRegions(_ blocks: SkinBlocks, smallestFace: Int, largestFace: Int) -> [Box]? {
+        let block = skinBlock, columns = blocks.columns, rows = blocks.rows
+        guard blocks.coloured * 50 >= columns * rows else { return nil }
         let faceBlocks = max(1, smallestFace / block)
         // A piece more than three of the largest faces across and skin-toned almost all over (two
         // thirds of its box or more) is a surface (sand, fur, wood, a wall), not small faces'
         // skin, which eyes, hair, mouths and clothes break up (a group's faces, necks and arms
         // make a large piece, but a patchy one, which is searched): the large-face pass looks at it.
         let largest = 3 * largestFace / block
-        let found = pieces(of: skin, columns: columns, rows: rows, smallest: max(2, faceBlocks * faceBlocks / 4))
+        let found = pieces(of: blocks.skin.map { $0 != 0 }, columns: columns, rows: rows, smallest: max(2, faceBlocks * faceBlocks / 4))
             .filter { $0.box.width <= largest && $0.box.height <= largest || $0.count * 3 < $0.box.area * 2 }.map(\.box)
         guard found.count <= 256 else { return nil }
+        let image = Box(x: 0, y: 0, width: blocks.width, height: blocks.height)
         var boxes = found.map { piece -> Box in
             // Padded by a face beside the skin (a face's skin may be a sliver: a beard, a shadow),
             // or half the piece's size when that is more, up to half the largest face looked for.
             let pad = max(smallestFace * 3 / 2, min(largestFace / 2, max(piece.width, piece.height) * block / 2))
-            return clamp(Box(x: piece.x * block - pad, y: piece.y * block - pad, width: piece.width * block + 2 * pad,
-                             height: piece.height * block + 2 * pad), colour)
+            return clampBox(Box(x: piece.x * block - pad, y: piece.y * block - pad, width: piece.width * block + 2 * pad,
+                                height: piece.height * block + 2 * pad), in: image)
         }
         boxes = merged(boxes)
-        guard boxes.count <= 32, boxes.reduce(0, { $0 + $1.area }) * 5 <= colour.width * colour.height * 3 else { return nil }
+        guard boxes.count <= 32, boxes.reduce(0, { $0 + $1.area }) * 5 <= blocks.width * blocks.height * 3 else { return nil }
         return boxes
     }
 
-    /// Per block (row-major, `columns × rows`), whether its mean colour is skin-toned, and how many
-    /// blocks have colour at all (their mean's channels more than 24 levels apart).
-    static func skinBlocks(_ colour: Bitmap, columns: Int, rows: Int) -> (skin: [Bool], coloured: Int) {
-        let block = skinBlock, width = colour.width, height = colour.height, rowBytes = colour.rowBytes
-        var skin = [Bool](repeating: false, count: columns * rows)
-        var coloured = 0
-        colour.withUnsafeBytes { bytes in
-            for row in 0..<rows {
-                for column in 0..<columns {
-                    var r = 0, g = 0, b = 0, n = 0
-                    for y in row * block..<min(height, row * block + block) {
-                        var o = y * rowBytes + column * block * 4
-                        for _ in column * block..<min(width, column * block + block) {
-                            r += Int(bytes[o]); g += Int(bytes[o + 1]); b += Int(bytes[o + 2]); n += 1
-                            o += 4
-                        }
-                    }
-                    let (red, green, blue) = (Double(r) / Double(n), Double(g) / Double(n), Double(b) / Double(n))
-                    if max(red, green, blue) - min(red, green, blue) > 24 { coloured += 1 }
-                    let luma = 0.299 * red + 0.587 * green + 0.114 * blue
-                    let cb = 128 - 0.168736 * red - 0.331264 * green + 0.5 * blue
-                    let cr = 128 + 0.5 * red - 0.418688 * green - 0.081312 * blue
-                    skin[row * columns + column] = luma > 40 && (77...127).contains(cb) && (133...173).contains(cr)
-                }
-            }
-        }
-        return (skin, coloured)
+    /// `box` clamped inside `image` (at least 1×1).
+    static func clampBox(_ box: Box, in image: Box) -> Box {
+        let x = min(max(0, box.x), image.width - 1), y = min(max(0, box.y), image.height - 1)
+        return Box(x: x, y: y, width: max(1, min(box.width, image.width - x)), height: max(1, min(box.height, image.height - y)))
     }
 
     /// The bounding boxes (in blocks) of the 4-connected pieces of `mask` with at least `smallest`

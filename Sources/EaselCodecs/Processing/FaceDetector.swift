@@ -119,11 +119,9 @@ public enum FaceDetector {
     public static func faces(in bitmap: Bitmap) throws -> [Box] {
         guard isAvailable else { return [] }
         let size = analysisSize(width: bitmap.width, height: bitmap.height)
-        let colour = (size.width, size.height) == (bitmap.width, bitmap.height)
-            ? bitmap : try Resize(width: size.width, height: size.height, mode: .exact, upscale: true).process(bitmap)
-        let gray = colour.converted(to: .gray8)
+        let (gray, skin) = try prepared(bitmap, width: size.width, height: size.height, skin: true)
         var candidates = try largeCandidates(gray)
-        candidates += try smallCandidates(gray, colour: colour)
+        candidates += try smallCandidates(gray, skin: skin)
         var found: [Box] = []
         for candidate in candidates where !found.contains(where: { $0.holdsCentre(of: candidate.box) }) {
             if let face = try confirmed(candidate, in: gray), !found.contains(where: { $0.holdsCentre(of: face) || face.holdsCentre(of: $0) }) {
@@ -134,13 +132,38 @@ public enum FaceDetector {
         return found.map { clamp($0.scaled(fx, fy), bitmap) }.sorted { $0.area > $1.area }
     }
 
+    /// `bitmap` resized to `width × height` and made gray by OpenCV (fast in any build: this is
+    /// the most pixel work of a search), with, for an RGBA bitmap and `skin`, its skin-toned
+    /// blocks (`SkinBlocks`).
+    static func prepared(_ bitmap: Bitmap, width: Int, height: Int, skin wantsSkin: Bool) throws -> (Bitmap, SkinBlocks?) {
+        let source = bitmap.pixelFormat == .rgba8 || bitmap.pixelFormat == .gray8 ? bitmap : bitmap.converted(to: .rgba8)
+        let channels: Int32 = source.pixelFormat == .rgba8 ? 4 : 1
+        var gray = Bitmap(width: width, height: height, pixelFormat: .gray8)
+        var blocks = SkinBlocks(width: width, height: height)
+        var coloured: Int32 = 0
+        var message = [CChar](repeating: 0, count: Int(EASEL_FACES_MESSAGE_SIZE))
+        let grayRowBytes = gray.rowBytes, withSkin = wantsSkin && channels == 4
+        let result = source.withUnsafeBytes { pixels in
+            gray.withUnsafeMutableBytes { target in
+                blocks.skin.withUnsafeMutableBufferPointer { skin in
+                    easel_face_prepare(pixels.baseAddress!.assumingMemoryBound(to: UInt8.self), channels, Int32(source.width), Int32(source.height),
+                                       source.rowBytes, Int32(width), Int32(height), target.baseAddress!.assumingMemoryBound(to: UInt8.self),
+                                       grayRowBytes, Int32(skinBlock), withSkin ? skin.baseAddress : nil, &coloured, &message)
+                }
+            }
+        }
+        guard result == 0 else { throw CodecError.invalidParameters("face detection: \(cMessage(message))") }
+        blocks.coloured = Int(coloured)
+        return (gray, withSkin ? blocks : nil)
+    }
+
     /// Candidates for faces from 1/20 of the long side of a `coarseSide` copy of `gray` up, in
     /// `gray`'s pixels.
     static func largeCandidates(_ gray: Bitmap) throws -> [Candidate] {
         let factor = Double(max(gray.width, gray.height)) / Double(coarseSide)
         let coarse = factor > 1
-            ? try Resize(width: max(1, Int((Double(gray.width) / factor).rounded())), height: max(1, Int((Double(gray.height) / factor).rounded())),
-                         mode: .exact).process(gray)
+            ? try prepared(gray, width: max(1, Int((Double(gray.width) / factor).rounded())), height: max(1, Int((Double(gray.height) / factor).rounded())),
+                           skin: false).0
             : gray
         let minimum = max(20, max(coarse.width, coarse.height) / 20)
         return try detect(coarse, cascade: candidateCascade, minimumSide: minimum, equalize: true, step: faceStep, neighbours: 3)
@@ -157,17 +180,19 @@ public enum FaceDetector {
         return Int(Double(max(coarseMinimum, 45)) * factor * 1.5)
     }
 
-    /// Candidates for small faces (24 pixels to `smallFaceCeiling`) where skin is, or everywhere.
-    static func smallCandidates(_ gray: Bitmap, colour: Bitmap) throws -> [Candidate] {
+    /// Candidates for small faces (24 pixels to `smallFaceCeiling`) where skin is, or everywhere:
+    /// two neighbouring detections suffice (a face of 30 px has few scales below it), the Haar
+    /// cascade confirming each.
+    static func smallCandidates(_ gray: Bitmap, skin: SkinBlocks?) throws -> [Candidate] {
         let whole = Box(x: 0, y: 0, width: gray.width, height: gray.height)
         let ceiling = smallFaceCeiling(gray)
-        let regions = skinRegions(colour, smallestFace: smallestFace, largestFace: ceiling) ?? [whole]
+        let regions = skin.flatMap { skinRegions($0, smallestFace: smallestFace, largestFace: ceiling) } ?? [whole]
         var candidates: [Candidate] = []
         for region in regions where region.width >= smallestFace && region.height >= smallestFace {
             let part = region == whole ? gray : try RegionCrop(.edges(left: region.x, top: region.y, right: region.x + region.width,
                                                                        bottom: region.y + region.height)).process(gray)
             let boxes = try detect(part, cascade: smallCandidateCascade, minimumSide: smallestFace, maximumSide: ceiling, equalize: false,
-                                   step: 1.1, neighbours: 3)
+                                   step: 1.1, neighbours: 2)
             candidates += boxes.map { Candidate(box: Box(x: $0.x + region.x, y: $0.y + region.y, width: $0.width, height: $0.height), equalized: false) }
         }
         // Each is confirmed (a few cheap Haar searches of its neighbourhood): the largest first,
