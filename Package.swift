@@ -61,19 +61,23 @@ let package = Package(
         // Little CMS (ICC profiles to sRGB), libavif (AVIF: dav1d decodes, aom encodes) and
         // libheif (HEIC through libde265).
         .target(name: "CLCMS", linkerSettings: [.linkedLibrary("lcms2")]),
-        .target(name: "CAVIF", linkerSettings: [.linkedLibrary("avif")]),
-        .target(name: "CHEIF", linkerSettings: [.linkedLibrary("heif")]),
+        // Libraries loaded on first use (dlopen), not linked, so that a process pays for them
+        // only when it reads or writes their formats: libavif, libheif, libjxl here; librsvg,
+        // poppler, Pango and cairo below (CLazy says how; FFmpeg in CVideo the same way).
+        .target(name: "CLazy"),
+        .target(name: "CAVIF", dependencies: ["CLazy"]),
+        .target(name: "CHEIF", dependencies: ["CLazy"]),
         .target(name: "CTIFF", linkerSettings: [.linkedLibrary("tiff")]),
-        .target(name: "CJXL", linkerSettings: [.linkedLibrary("jxl")]),
+        .target(name: "CJXL", dependencies: ["CLazy"]),
         // (These shims declare the few GLib, cairo, librsvg and poppler functions they call: see
         // CCairo's header.)
-        .target(name: "CCairo", linkerSettings: [.linkedLibrary("cairo"), .linkedLibrary("gobject-2.0"), .linkedLibrary("glib-2.0")]),
+        .target(name: "CCairo", dependencies: ["CLazy"]),
         // libxml2 for the SVG sanitiser (SVG output): pkg-config gives only its include path.
         .systemLibrary(name: "CXML2", pkgConfig: "libxml-2.0", providers: [.apt(["libxml2-dev"])]),
-        .target(name: "CSVG", dependencies: ["CCairo", "CXML2"], linkerSettings: [.linkedLibrary("rsvg-2"), .linkedLibrary("gio-2.0")]),
-        .target(name: "CPDF", dependencies: ["CCairo"], linkerSettings: [.linkedLibrary("poppler-glib"), .linkedLibrary("z")]),
+        .target(name: "CSVG", dependencies: ["CCairo", "CXML2"]),
+        .target(name: "CPDF", dependencies: ["CCairo"], linkerSettings: [.linkedLibrary("z")]),
         // Text watermarks: Pango and PangoCairo (libpango1.0-dev), declared by hand like CCairo's.
-        .target(name: "CText", dependencies: ["CCairo"], linkerSettings: [.linkedLibrary("pangocairo-1.0"), .linkedLibrary("pango-1.0")]),
+        .target(name: "CText", dependencies: ["CCairo"]),
         // Video frames: FFmpeg's libavformat, libavcodec and libswscale (their headers are on the
         // default include path), input from memory only, few demuxers and decoders allowed;
         // loaded on first use (dlopen), not linked: see easel_video.c.

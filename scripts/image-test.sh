@@ -82,7 +82,8 @@ done
 [ -n "$port" ] || fail "no free loopback port found in 50 tries"
 base="http://127.0.0.1:$port"
 # A config file the server must read: its max-age shows in Cache-Control.
-echo '{ "maxAge": 4321 }' > "$work/easel.json"
+# (Unsigned ad-hoc sizes: the formats whose libraries easel loads on first use are asked below.)
+echo '{ "maxAge": 4321, "allowUnsignedAdHoc": true }' > "$work/easel.json"
 chmod 0644 "$work/easel.json"
 
 # podman run, where this host allows it: a throwaway container tells. The rlimits are the
@@ -194,6 +195,16 @@ esac
 grep -qi '^cache-control:.*max-age=4321' "$work/thumb.headers" \
   || fail "the mounted config file was not read (expected max-age=4321; got $(grep -i '^cache-control' "$work/thumb.headers" | tr -d '\r'))"
 say "thumbnail: $type, $kind, $(stat -c %s "$work/thumb") bytes, max-age from the mounted config file"
+
+# The libraries loaded on first use (libavif, libheif, libjxl; not linked, so ldd does not name
+# them for the base): each format answered from inside the image to a client that accepts it.
+sample="${thumb##*/}"; sample="${sample%%\?*}"
+for format in avif heic jxl; do
+  code="$(curl -sS -m 60 -H "Accept: image/$format" -o "$work/thumb.$format" -D "$work/thumb.$format.headers" -w '%{http_code}' "$base/images/w=64,h=64,f=$format/$sample")"
+  [ "$code" = 200 ] || { server_log >&2; fail "GET /images/w=64,h=64,f=$format/$sample answered $code: $(head -c 300 "$work/thumb.$format")"; }
+  grep -qi "^content-type: image/$format" "$work/thumb.$format.headers" || fail "f=$format answered $(grep -i '^content-type' "$work/thumb.$format.headers")"
+done
+say "AVIF, HEIC and JPEG XL answered (libraries loaded on first use are in the image)"
 
 # The health check the image defines, run where the runtime would run it.
 if [ "$mode" = run ]; then

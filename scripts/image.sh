@@ -61,6 +61,10 @@ fi
 # TLS roots for https:// and s3:// origins and shared tiers; the face cascades; a font for text
 # marks; FFmpeg's libraries, which easel loads when it first reads a video (ldd cannot see them).
 packages=(ca-certificates opencv-data fonts-dejavu-core libavformat59 libavcodec59 libswscale6 libavutil57)
+# The libraries easel loads on first use (CLazy: ldd cannot see them either), by the sonames its
+# shims open; their packages are found below as the linked ones' are.
+lazy_sonames=(librsvg-2.so.2 libgio-2.0.so.0 libpoppler-glib.so.8 libpangocairo-1.0.so.0 libpango-1.0.so.0 libcairo.so.2
+              libgobject-2.0.so.0 libglib-2.0.so.0 libheif.so.1 libavif.so.15 libjxl.so.0.7)
 swift_libs=()
 # Debian 12 is merged-/usr: dpkg knows a file under the path its package shipped it at, which
 # may be the /lib or the /usr/lib spelling, of the name ldd printed or of the file it links to.
@@ -74,6 +78,11 @@ candidates_of() {  # candidates_of FILE: the paths dpkg may know FILE by, one a 
 ldd_out="$(ldd "$binary")" || fail "ldd $binary failed"
 grep -q 'not found' <<<"$ldd_out" && fail "$binary misses libraries: $(grep 'not found' <<<"$ldd_out" | tr -s ' \t' ' ')"
 mapfile -t libs < <(awk '/=> \// { print $3 } /^[[:space:]]*\/[^ ]+ \(0x/ { print $1 }' <<<"$ldd_out" | sort -u)
+for soname in "${lazy_sonames[@]}"; do
+  path="$("$(command -v ldconfig || echo /sbin/ldconfig)" -p | awk -v name="$soname" '$1 == name { print $NF; exit }')"
+  [ -n "$path" ] || fail "$soname (loaded by easel on first use) is not installed here"
+  libs+=("$path")
+done
 # One dpkg -S for every candidate: "libfoo1:amd64: /usr/lib/..." per known path (several
 # packages, comma-separated, for a shared directory; diversions on lines of their own).
 declare -A owner_of=()

@@ -5,6 +5,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "easel_lazy.h"
+
+/* libavif is loaded on first use (easel_lazy.h), not linked: it brings its codecs' libraries. */
+#define AVIF_FUNCTIONS(X)                                                                                            \
+    X(avifDecoderCreate) X(avifDecoderDestroy) X(avifDecoderNextImage) X(avifDecoderParse)                           \
+    X(avifDecoderSetIOMemory) X(avifEncoderCreate) X(avifEncoderDestroy) X(avifEncoderWrite) X(avifImageCreate)      \
+    X(avifImageDestroy) X(avifImageRGBToYUV) X(avifImageYUVToRGB) X(avifRGBImageSetDefaults) X(avifRWDataFree)       \
+    X(avifResultToString)
+#define AVIF_ENTRY(function) EASEL_LAZY_ENTRY(__typeof__(avif), function)
+static struct {
+    AVIF_FUNCTIONS(EASEL_LAZY_MEMBER)
+} avif;
+static const easel_lazy_symbol avif_symbols[] = {AVIF_FUNCTIONS(AVIF_ENTRY)};
+static const char *const avif_sonames[] = {"libavif.so.15"};
+static easel_lazy_library libavif = {avif_sonames, sizeof avif_sonames / sizeof avif_sonames[0], avif_symbols,
+                                sizeof avif_symbols / sizeof avif_symbols[0], &avif, 0, ""};
+
 static void set_message(char *message, const char *text) {
     if (message) snprintf(message, EASEL_AVIF_MESSAGE_SIZE, "%s", text);
 }
@@ -15,7 +32,11 @@ static void set_message(char *message, const char *text) {
 static avifDecoder *open_decoder(const uint8_t *data, size_t size, uint32_t max_pixels, uint32_t max_frames,
                                  int *limited, int *width, int *height, char *message) {
     *limited = 0;
-    avifDecoder *decoder = avifDecoderCreate();
+    if (!easel_lazy_load(&libavif)) {
+        set_message(message, libavif.problem);
+        return NULL;
+    }
+    avifDecoder *decoder = avif.avifDecoderCreate();
     if (!decoder) {
         set_message(message, "out of memory");
         return NULL;
@@ -26,13 +47,13 @@ static avifDecoder *open_decoder(const uint8_t *data, size_t size, uint32_t max_
     decoder->imageCountLimit = max_frames;
     decoder->ignoreExif = AVIF_TRUE;
     decoder->ignoreXMP = AVIF_TRUE;
-    avifResult result = avifDecoderSetIOMemory(decoder, data, size);
-    if (result == AVIF_RESULT_OK) result = avifDecoderParse(decoder);
+    avifResult result = avif.avifDecoderSetIOMemory(decoder, data, size);
+    if (result == AVIF_RESULT_OK) result = avif.avifDecoderParse(decoder);
     if (result != AVIF_RESULT_OK) {
-        const char *detail = decoder->diag.error[0] ? decoder->diag.error : avifResultToString(result);
+        const char *detail = decoder->diag.error[0] ? decoder->diag.error : avif.avifResultToString(result);
         if (strstr(detail, "imageCountLimit") || strstr(detail, "count limit") || strstr(detail, "too many")) *limited = 2;
         snprintf(message, EASEL_AVIF_MESSAGE_SIZE, "%s", detail);
-        avifDecoderDestroy(decoder);
+        avif.avifDecoderDestroy(decoder);
         return NULL;
     }
     *width = (int)decoder->image->width;
@@ -45,7 +66,7 @@ static avifDecoder *open_decoder(const uint8_t *data, size_t size, uint32_t max_
         *limited = 2;
     }
     if (*limited) {
-        avifDecoderDestroy(decoder);
+        avif.avifDecoderDestroy(decoder);
         return NULL;
     }
     return decoder;
@@ -77,7 +98,7 @@ int easel_avif_read_header(const uint8_t *data, size_t size, uint32_t max_pixels
         *icc_size = image->icc.size;
         if (image->icc.size <= max_icc && (*icc = malloc(image->icc.size))) memcpy(*icc, image->icc.data, image->icc.size);
     }
-    avifDecoderDestroy(decoder);
+    avif.avifDecoderDestroy(decoder);
     return 1;
 }
 
@@ -87,22 +108,22 @@ int easel_avif_decode(const uint8_t *data, size_t size, uint32_t max_pixels, uin
     avifDecoder *decoder = open_decoder(data, size, max_pixels, max_frames, &limited, &opened_width, &opened_height, message);
     if (!decoder) return -limited;
     int ok = 0;
-    avifResult result = avifDecoderNextImage(decoder);
+    avifResult result = avif.avifDecoderNextImage(decoder);
     if (result != AVIF_RESULT_OK) {
-        set_message(message, avifResultToString(result));
+        set_message(message, avif.avifResultToString(result));
     } else if ((int)decoder->image->width != width || (int)decoder->image->height != height) {
         set_message(message, "AVIF size differs from the size it was opened with");
     } else {
         avifRGBImage rgb;
-        avifRGBImageSetDefaults(&rgb, decoder->image);
+        avif.avifRGBImageSetDefaults(&rgb, decoder->image);
         rgb.format = AVIF_RGB_FORMAT_RGBA;
         rgb.depth = 8;
         rgb.pixels = pixels;
         rgb.rowBytes = (uint32_t)row_bytes;
-        result = avifImageYUVToRGB(decoder->image, &rgb);
-        if (result == AVIF_RESULT_OK) ok = 1; else set_message(message, avifResultToString(result));
+        result = avif.avifImageYUVToRGB(decoder->image, &rgb);
+        if (result == AVIF_RESULT_OK) ok = 1; else set_message(message, avif.avifResultToString(result));
     }
-    avifDecoderDestroy(decoder);
+    avif.avifDecoderDestroy(decoder);
     return ok;
 }
 
@@ -110,8 +131,12 @@ int easel_avif_encode(const uint8_t *pixels, int width, int height, size_t row_b
                       int speed, int threads, uint8_t **output, size_t *output_size, char *message) {
     *output = NULL;
     *output_size = 0;
-    avifImage *image = avifImageCreate((uint32_t)width, (uint32_t)height, 8, AVIF_PIXEL_FORMAT_YUV420);
-    avifEncoder *encoder = avifEncoderCreate();
+    if (!easel_lazy_load(&libavif)) {
+        set_message(message, libavif.problem);
+        return 0;
+    }
+    avifImage *image = avif.avifImageCreate((uint32_t)width, (uint32_t)height, 8, AVIF_PIXEL_FORMAT_YUV420);
+    avifEncoder *encoder = avif.avifEncoderCreate();
     avifRWData encoded = AVIF_DATA_EMPTY;
     int ok = 0;
     if (!image || !encoder) {
@@ -124,15 +149,15 @@ int easel_avif_encode(const uint8_t *pixels, int width, int height, size_t row_b
     image->matrixCoefficients = AVIF_MATRIX_COEFFICIENTS_BT601;
     image->yuvRange = AVIF_RANGE_FULL;
     avifRGBImage rgb;
-    avifRGBImageSetDefaults(&rgb, image);
+    avif.avifRGBImageSetDefaults(&rgb, image);
     rgb.format = AVIF_RGB_FORMAT_RGBA;
     rgb.depth = 8;
     rgb.ignoreAlpha = has_alpha ? AVIF_FALSE : AVIF_TRUE;
     rgb.pixels = (uint8_t *)pixels;
     rgb.rowBytes = (uint32_t)row_bytes;
-    avifResult result = avifImageRGBToYUV(image, &rgb);
+    avifResult result = avif.avifImageRGBToYUV(image, &rgb);
     if (result != AVIF_RESULT_OK) {
-        set_message(message, avifResultToString(result));
+        set_message(message, avif.avifResultToString(result));
         goto done;
     }
     if (quality < 1) quality = 1;
@@ -145,9 +170,9 @@ int easel_avif_encode(const uint8_t *pixels, int width, int height, size_t row_b
     encoder->maxQuantizer = quantizer;
     encoder->minQuantizerAlpha = quantizer;
     encoder->maxQuantizerAlpha = quantizer;
-    result = avifEncoderWrite(encoder, image, &encoded);
+    result = avif.avifEncoderWrite(encoder, image, &encoded);
     if (result != AVIF_RESULT_OK) {
-        set_message(message, avifResultToString(result));
+        set_message(message, avif.avifResultToString(result));
         goto done;
     }
     *output = malloc(encoded.size);
@@ -159,9 +184,9 @@ int easel_avif_encode(const uint8_t *pixels, int width, int height, size_t row_b
     *output_size = encoded.size;
     ok = 1;
 done:
-    avifRWDataFree(&encoded);
-    if (encoder) avifEncoderDestroy(encoder);
-    if (image) avifImageDestroy(image);
+    avif.avifRWDataFree(&encoded);
+    if (encoder) avif.avifEncoderDestroy(encoder);
+    if (image) avif.avifImageDestroy(image);
     return ok;
 }
 

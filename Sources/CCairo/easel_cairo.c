@@ -1,5 +1,6 @@
 #include "easel_cairo.h"
 
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -40,6 +41,13 @@ extern int g_log_writer_default_would_drop(int level, const char *domain);
 static _Atomic(easel_glib_log_sink) glib_sink;
 static pthread_once_t glib_once = PTHREAD_ONCE_INIT;
 
+#define GLIB_FUNCTIONS(X) X(g_log_set_writer_func) X(g_log_writer_default_would_drop)
+#define GLIB_ENTRY(function) EASEL_LAZY_ENTRY(__typeof__(glib_functions), function)
+static struct { GLIB_FUNCTIONS(EASEL_LAZY_MEMBER) } glib_functions;
+static const easel_lazy_symbol glib_symbols[] = {GLIB_FUNCTIONS(GLIB_ENTRY)};
+static const char *const glib_sonames[] = {"libglib-2.0.so.0"};
+static easel_lazy_library glib = {glib_sonames, 1, glib_symbols, sizeof glib_symbols / sizeof glib_symbols[0], &glib_functions, 0, ""};
+
 static int glib_writer(int level, const easel_glog_field *fields, unsigned long count, void *data) {
     (void)data;
     const char *domain = NULL, *message = NULL;
@@ -49,13 +57,25 @@ static int glib_writer(int level, const easel_glog_field *fields, unsigned long 
         else if (strcmp(fields[i].key, "MESSAGE") == 0) message = fields[i].value;
     }
     easel_glib_log_sink sink = glib_sink;
-    if (sink && message && !g_log_writer_default_would_drop(level, domain)) sink(level & 0xFC, domain, message);
+    if (sink && message && !glib_functions.g_log_writer_default_would_drop(level, domain)) sink(level & 0xFC, domain, message);
     return 1; /* G_LOG_WRITER_HANDLED */
 }
 
-static void install_glib_writer(void) { g_log_set_writer_func(glib_writer, NULL, NULL); }
+static void install_glib_writer(void) {
+    if (easel_lazy_load(&glib)) glib_functions.g_log_set_writer_func(glib_writer, NULL, NULL);
+}
 
+/* GLib is loaded with the first library that needs it (easel_glib_loaded), not at start: the
+ * writer is installed then, or now if GLib is already in the process. */
 void easel_glib_route_logs(easel_glib_log_sink sink) {
     glib_sink = sink;
-    pthread_once(&glib_once, install_glib_writer);
+    void *loaded = dlopen("libglib-2.0.so.0", RTLD_NOW | RTLD_NOLOAD);
+    if (loaded) {
+        dlclose(loaded); /* (only the reference RTLD_NOLOAD took) */
+        pthread_once(&glib_once, install_glib_writer);
+    }
+}
+
+void easel_glib_loaded(void) {
+    if (glib_sink) pthread_once(&glib_once, install_glib_writer);
 }

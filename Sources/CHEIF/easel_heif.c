@@ -5,6 +5,32 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "easel_lazy.h"
+
+/* libheif is loaded on first use (easel_lazy.h), not linked: it brings its codecs' libraries. */
+#define HEIF_FUNCTIONS(X)                                                                                            \
+    X(heif_context_alloc) X(heif_context_encode_image) X(heif_context_free)                                          \
+    X(heif_context_get_encoder_for_format) X(heif_context_get_number_of_top_level_images)                            \
+    X(heif_context_get_primary_image_handle) X(heif_context_read_from_memory_without_copy)                           \
+    X(heif_context_set_max_decoding_threads) X(heif_context_write) X(heif_decode_image)                              \
+    X(heif_decoding_options_alloc) X(heif_decoding_options_free) X(heif_encoder_release)                             \
+    X(heif_encoder_set_lossy_quality) X(heif_have_decoder_for_format) X(heif_image_add_plane)                        \
+    X(heif_image_create) X(heif_image_get_bits_per_pixel_range) X(heif_image_get_height) X(heif_image_get_plane)     \
+    X(heif_image_get_plane_readonly) X(heif_image_get_width) X(heif_image_handle_get_height)                         \
+    X(heif_image_handle_get_list_of_thumbnail_IDs) X(heif_image_handle_get_luma_bits_per_pixel)                      \
+    X(heif_image_handle_get_nclx_color_profile) X(heif_image_handle_get_number_of_thumbnails)                        \
+    X(heif_image_handle_get_raw_color_profile) X(heif_image_handle_get_raw_color_profile_size)                       \
+    X(heif_image_handle_get_thumbnail) X(heif_image_handle_get_width) X(heif_image_handle_has_alpha_channel)         \
+    X(heif_image_handle_release) X(heif_image_release) X(heif_nclx_color_profile_free)
+#define HEIF_ENTRY(function) EASEL_LAZY_ENTRY(__typeof__(heif), function)
+static struct {
+    HEIF_FUNCTIONS(EASEL_LAZY_MEMBER)
+} heif;
+static const easel_lazy_symbol heif_symbols[] = {HEIF_FUNCTIONS(HEIF_ENTRY)};
+static const char *const heif_sonames[] = {"libheif.so.1"};
+static easel_lazy_library libheif = {heif_sonames, sizeof heif_sonames / sizeof heif_sonames[0], heif_symbols,
+                                sizeof heif_symbols / sizeof heif_symbols[0], &heif, 0, ""};
+
 static void set_message(char *message, const char *text) {
     if (message) snprintf(message, EASEL_HEIF_MESSAGE_SIZE, "%s", text);
 }
@@ -14,28 +40,33 @@ static void set_message(char *message, const char *text) {
 static int open_primary(const uint8_t *data, size_t size, int use_thumbnail, struct heif_context **context,
                         struct heif_image_handle **handle, int *is_thumbnail, char *message) {
     *is_thumbnail = 0;
-    *context = heif_context_alloc();
+    *context = NULL;
     *handle = NULL;
+    if (!easel_lazy_load(&libheif)) {
+        set_message(message, libheif.problem);
+        return 0;
+    }
+    *context = heif.heif_context_alloc();
     if (!*context) {
         set_message(message, "out of memory");
         return 0;
     }
-    heif_context_set_max_decoding_threads(*context, 0);
-    struct heif_error error = heif_context_read_from_memory_without_copy(*context, data, size, NULL);
-    if (error.code == heif_error_Ok) error = heif_context_get_primary_image_handle(*context, handle);
+    heif.heif_context_set_max_decoding_threads(*context, 0);
+    struct heif_error error = heif.heif_context_read_from_memory_without_copy(*context, data, size, NULL);
+    if (error.code == heif_error_Ok) error = heif.heif_context_get_primary_image_handle(*context, handle);
     if (error.code != heif_error_Ok) {
         set_message(message, error.message ? error.message : "unreadable HEIF");
-        heif_context_free(*context);
+        heif.heif_context_free(*context);
         *context = NULL;
         *handle = NULL;
         return 0;
     }
-    if (use_thumbnail && heif_image_handle_get_number_of_thumbnails(*handle) > 0) {
+    if (use_thumbnail && heif.heif_image_handle_get_number_of_thumbnails(*handle) > 0) {
         heif_item_id id = 0;
         struct heif_image_handle *thumbnail = NULL;
-        if (heif_image_handle_get_list_of_thumbnail_IDs(*handle, &id, 1) == 1 &&
-            heif_image_handle_get_thumbnail(*handle, id, &thumbnail).code == heif_error_Ok && thumbnail) {
-            heif_image_handle_release(*handle);
+        if (heif.heif_image_handle_get_list_of_thumbnail_IDs(*handle, &id, 1) == 1 &&
+            heif.heif_image_handle_get_thumbnail(*handle, id, &thumbnail).code == heif_error_Ok && thumbnail) {
+            heif.heif_image_handle_release(*handle);
             *handle = thumbnail;
             *is_thumbnail = 1;
         }
@@ -50,24 +81,24 @@ int easel_heif_read_header(const uint8_t *data, size_t size, int use_thumbnail, 
     struct heif_context *context;
     struct heif_image_handle *handle;
     if (!open_primary(data, size, use_thumbnail, &context, &handle, &header->is_thumbnail, message)) return 0;
-    header->width = heif_image_handle_get_width(handle);
-    header->height = heif_image_handle_get_height(handle);
-    header->has_alpha = heif_image_handle_has_alpha_channel(handle);
-    header->depth = heif_image_handle_get_luma_bits_per_pixel(handle);
-    header->image_count = heif_context_get_number_of_top_level_images(context);
+    header->width = heif.heif_image_handle_get_width(handle);
+    header->height = heif.heif_image_handle_get_height(handle);
+    header->has_alpha = heif.heif_image_handle_has_alpha_channel(handle);
+    header->depth = heif.heif_image_handle_get_luma_bits_per_pixel(handle);
+    header->image_count = heif.heif_context_get_number_of_top_level_images(context);
     header->color_primaries = 2;
     header->transfer = 2;
     struct heif_color_profile_nclx *nclx = NULL;
-    if (heif_image_handle_get_nclx_color_profile(handle, &nclx).code == heif_error_Ok && nclx) {
+    if (heif.heif_image_handle_get_nclx_color_profile(handle, &nclx).code == heif_error_Ok && nclx) {
         header->color_primaries = (int)nclx->color_primaries;
         header->transfer = (int)nclx->transfer_characteristics;
-        heif_nclx_color_profile_free(nclx);
+        heif.heif_nclx_color_profile_free(nclx);
     }
-    size_t length = heif_image_handle_get_raw_color_profile_size(handle);
+    size_t length = heif.heif_image_handle_get_raw_color_profile_size(handle);
     if (length > 0) {
         *icc_size = length;
         if (length <= max_icc && (*icc = malloc(length))) {
-            struct heif_error error = heif_image_handle_get_raw_color_profile(handle, *icc);
+            struct heif_error error = heif.heif_image_handle_get_raw_color_profile(handle, *icc);
             if (error.code != heif_error_Ok) {
                 free(*icc);
                 *icc = NULL;
@@ -75,8 +106,8 @@ int easel_heif_read_header(const uint8_t *data, size_t size, int use_thumbnail, 
             }
         }
     }
-    heif_image_handle_release(handle);
-    heif_context_free(context);
+    heif.heif_image_handle_release(handle);
+    heif.heif_context_free(context);
     return 1;
 }
 
@@ -88,37 +119,38 @@ int easel_heif_decode(const uint8_t *data, size_t size, int use_thumbnail, int w
     if (!open_primary(data, size, use_thumbnail, &context, &handle, &is_thumbnail, message)) return 0;
     int ok = 0;
     struct heif_image *image = NULL;
-    struct heif_decoding_options *options = heif_decoding_options_alloc();
-    if (heif_image_handle_get_width(handle) != width || heif_image_handle_get_height(handle) != height) {
+    struct heif_decoding_options *options = heif.heif_decoding_options_alloc();
+    if (heif.heif_image_handle_get_width(handle) != width || heif.heif_image_handle_get_height(handle) != height) {
         set_message(message, "HEIF size differs from the size it was opened with");
         goto done;
     }
     if (options) options->convert_hdr_to_8bit = 1;
-    struct heif_error error = heif_decode_image(handle, &image, heif_colorspace_RGB, heif_chroma_interleaved_RGBA, options);
+    struct heif_error error = heif.heif_decode_image(handle, &image, heif_colorspace_RGB, heif_chroma_interleaved_RGBA, options);
     if (error.code != heif_error_Ok) {
         set_message(message, error.message ? error.message : "undecodable HEIF");
         goto done;
     }
     int stride = 0;
-    const uint8_t *plane = heif_image_get_plane_readonly(image, heif_channel_interleaved, &stride);
-    if (!plane || heif_image_get_width(image, heif_channel_interleaved) != width ||
-        heif_image_get_height(image, heif_channel_interleaved) != height ||
-        heif_image_get_bits_per_pixel_range(image, heif_channel_interleaved) != 8) {
+    const uint8_t *plane = heif.heif_image_get_plane_readonly(image, heif_channel_interleaved, &stride);
+    if (!plane || heif.heif_image_get_width(image, heif_channel_interleaved) != width ||
+        heif.heif_image_get_height(image, heif_channel_interleaved) != height ||
+        heif.heif_image_get_bits_per_pixel_range(image, heif_channel_interleaved) != 8) {
         set_message(message, "HEIF decoded to an unexpected layout");
         goto done;
     }
     for (int y = 0; y < height; y++) memcpy(pixels + (size_t)y * row_bytes, plane + (size_t)y * (size_t)stride, (size_t)width * 4);
     ok = 1;
 done:
-    if (image) heif_image_release(image);
-    if (options) heif_decoding_options_free(options);
-    heif_image_handle_release(handle);
-    heif_context_free(context);
+    if (image) heif.heif_image_release(image);
+    if (options) heif.heif_decoding_options_free(options);
+    heif.heif_image_handle_release(handle);
+    heif.heif_context_free(context);
     return ok;
 }
 
 int easel_heif_decodes_av1(void) {
-    return heif_have_decoder_for_format(heif_compression_AV1) ? 1 : 0;
+    if (!easel_lazy_load(&libheif)) return 0;
+    return heif.heif_have_decoder_for_format(heif_compression_AV1) ? 1 : 0;
 }
 
 void easel_heif_free(void *buffer) {
@@ -153,7 +185,11 @@ int easel_heif_encode(const uint8_t *pixels, int width, int height, size_t row_b
                       uint8_t **output, size_t *output_size, char *message) {
     *output = NULL;
     *output_size = 0;
-    struct heif_context *context = heif_context_alloc();
+    if (!easel_lazy_load(&libheif)) {
+        set_message(message, libheif.problem);
+        return 0;
+    }
+    struct heif_context *context = heif.heif_context_alloc();
     struct heif_encoder *encoder = NULL;
     struct heif_image *image = NULL;
     memory_writer writer = {NULL, 0, 0};
@@ -162,21 +198,21 @@ int easel_heif_encode(const uint8_t *pixels, int width, int height, size_t row_b
         set_message(message, "out of memory");
         return 0;
     }
-    struct heif_error error = heif_context_get_encoder_for_format(context, heif_compression_HEVC, &encoder);
+    struct heif_error error = heif.heif_context_get_encoder_for_format(context, heif_compression_HEVC, &encoder);
     if (error.code != heif_error_Ok) {
         set_message(message, error.message ? error.message : "no HEVC encoder in libheif");
         goto done;
     }
-    heif_encoder_set_lossy_quality(encoder, quality < 1 ? 1 : quality > 100 ? 100 : quality);
-    error = heif_image_create(width, height, heif_colorspace_RGB, has_alpha ? heif_chroma_interleaved_RGBA : heif_chroma_interleaved_RGB,
+    heif.heif_encoder_set_lossy_quality(encoder, quality < 1 ? 1 : quality > 100 ? 100 : quality);
+    error = heif.heif_image_create(width, height, heif_colorspace_RGB, has_alpha ? heif_chroma_interleaved_RGBA : heif_chroma_interleaved_RGB,
                               &image);
-    if (error.code == heif_error_Ok) error = heif_image_add_plane(image, heif_channel_interleaved, width, height, 8);
+    if (error.code == heif_error_Ok) error = heif.heif_image_add_plane(image, heif_channel_interleaved, width, height, 8);
     if (error.code != heif_error_Ok) {
         set_message(message, error.message ? error.message : "cannot make the image");
         goto done;
     }
     int stride = 0;
-    uint8_t *plane = heif_image_get_plane(image, heif_channel_interleaved, &stride);
+    uint8_t *plane = heif.heif_image_get_plane(image, heif_channel_interleaved, &stride);
     if (!plane || stride < width * (has_alpha ? 4 : 3)) {
         set_message(message, "no image plane");
         goto done;
@@ -191,13 +227,13 @@ int easel_heif_encode(const uint8_t *pixels, int width, int height, size_t row_b
             for (int x = 0; x < width; x++) memcpy(destination + x * channels, source + x * 4, 3);
         }
     }
-    error = heif_context_encode_image(context, image, encoder, NULL, NULL);
+    error = heif.heif_context_encode_image(context, image, encoder, NULL, NULL);
     if (error.code != heif_error_Ok) {
         set_message(message, error.message ? error.message : "encoding failed");
         goto done;
     }
     struct heif_writer callbacks = {1, write_to_memory};
-    error = heif_context_write(context, &callbacks, &writer);
+    error = heif.heif_context_write(context, &callbacks, &writer);
     if (error.code != heif_error_Ok || writer.failed || writer.size == 0) {
         set_message(message, error.message && error.message[0] ? error.message : "writing failed");
         free(writer.bytes);
@@ -207,8 +243,8 @@ int easel_heif_encode(const uint8_t *pixels, int width, int height, size_t row_b
     *output_size = writer.size;
     ok = 1;
 done:
-    if (image) heif_image_release(image);
-    if (encoder) heif_encoder_release(encoder);
-    heif_context_free(context);
+    if (image) heif.heif_image_release(image);
+    if (encoder) heif.heif_encoder_release(encoder);
+    heif.heif_context_free(context);
     return ok;
 }

@@ -7,6 +7,27 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "easel_lazy.h"
+
+/* libjxl is loaded on first use (easel_lazy.h), not linked: it brings its codecs' libraries. */
+#define JXL_FUNCTIONS(X)                                                                                             \
+    X(JxlColorEncodingSetToSRGB) X(JxlDecoderCloseInput) X(JxlDecoderCreate) X(JxlDecoderDestroy)                    \
+    X(JxlDecoderGetBasicInfo) X(JxlDecoderGetColorAsEncodedProfile) X(JxlDecoderGetColorAsICCProfile)                \
+    X(JxlDecoderGetICCProfileSize) X(JxlDecoderImageOutBufferSize) X(JxlDecoderProcessInput)                         \
+    X(JxlDecoderSetImageOutBuffer) X(JxlDecoderSetInput) X(JxlDecoderSetKeepOrientation)                             \
+    X(JxlDecoderSubscribeEvents) X(JxlEncoderAddImageFrame) X(JxlEncoderCloseInput) X(JxlEncoderCreate)              \
+    X(JxlEncoderDestroy) X(JxlEncoderFrameSettingsCreate) X(JxlEncoderFrameSettingsSetOption)                        \
+    X(JxlEncoderInitBasicInfo) X(JxlEncoderProcessOutput) X(JxlEncoderSetBasicInfo)                                  \
+    X(JxlEncoderSetColorEncoding) X(JxlEncoderSetFrameDistance) X(JxlEncoderSetFrameLossless)
+#define JXL_ENTRY(function) EASEL_LAZY_ENTRY(__typeof__(jxl), function)
+static struct {
+    JXL_FUNCTIONS(EASEL_LAZY_MEMBER)
+} jxl;
+static const easel_lazy_symbol jxl_symbols[] = {JXL_FUNCTIONS(JXL_ENTRY)};
+static const char *const jxl_sonames[] = {"libjxl.so.0.7"};
+static easel_lazy_library libjxl = {jxl_sonames, sizeof jxl_sonames / sizeof jxl_sonames[0], jxl_symbols,
+                                sizeof jxl_symbols / sizeof jxl_symbols[0], &jxl, 0, ""};
+
 static int fail(char *message, const char *text) {
     snprintf(message, EASEL_JXL_MESSAGE_SIZE, "%s", text);
     return 0;
@@ -16,9 +37,9 @@ static int fail(char *message, const char *text) {
 static JxlDecoderStatus run_until(JxlDecoder *decoder, JxlDecoderStatus stop, uint8_t *pixels, size_t row_bytes, size_t buffer_size,
                                   JxlBasicInfo *basic) {
     for (;;) {
-        JxlDecoderStatus status = JxlDecoderProcessInput(decoder);
+        JxlDecoderStatus status = jxl.JxlDecoderProcessInput(decoder);
         if (status == JXL_DEC_BASIC_INFO) {
-            if (JxlDecoderGetBasicInfo(decoder, basic) != JXL_DEC_SUCCESS) return JXL_DEC_ERROR;
+            if (jxl.JxlDecoderGetBasicInfo(decoder, basic) != JXL_DEC_SUCCESS) return JXL_DEC_ERROR;
             if (stop == JXL_DEC_BASIC_INFO) return status;
             continue;
         }
@@ -26,8 +47,8 @@ static JxlDecoderStatus run_until(JxlDecoder *decoder, JxlDecoderStatus stop, ui
             if (!pixels) return JXL_DEC_ERROR;
             JxlPixelFormat format = {4, JXL_TYPE_UINT8, JXL_NATIVE_ENDIAN, row_bytes};
             size_t needed = 0;
-            if (JxlDecoderImageOutBufferSize(decoder, &format, &needed) != JXL_DEC_SUCCESS || needed > buffer_size) return JXL_DEC_ERROR;
-            if (JxlDecoderSetImageOutBuffer(decoder, &format, pixels, needed) != JXL_DEC_SUCCESS) return JXL_DEC_ERROR;
+            if (jxl.JxlDecoderImageOutBufferSize(decoder, &format, &needed) != JXL_DEC_SUCCESS || needed > buffer_size) return JXL_DEC_ERROR;
+            if (jxl.JxlDecoderSetImageOutBuffer(decoder, &format, pixels, needed) != JXL_DEC_SUCCESS) return JXL_DEC_ERROR;
             continue;
         }
         if (status == stop || status == JXL_DEC_SUCCESS || status == JXL_DEC_ERROR || status == JXL_DEC_NEED_MORE_INPUT) return status;
@@ -35,14 +56,15 @@ static JxlDecoderStatus run_until(JxlDecoder *decoder, JxlDecoderStatus stop, ui
 }
 
 static JxlDecoder *open_decoder(const uint8_t *data, size_t size, int events) {
-    JxlDecoder *decoder = JxlDecoderCreate(NULL);
+    if (!easel_lazy_load(&libjxl)) return NULL;
+    JxlDecoder *decoder = jxl.JxlDecoderCreate(NULL);
     if (!decoder) return NULL;
-    if (JxlDecoderSubscribeEvents(decoder, events) != JXL_DEC_SUCCESS || JxlDecoderSetKeepOrientation(decoder, JXL_TRUE) != JXL_DEC_SUCCESS ||
-        JxlDecoderSetInput(decoder, data, size) != JXL_DEC_SUCCESS) {
-        JxlDecoderDestroy(decoder);
+    if (jxl.JxlDecoderSubscribeEvents(decoder, events) != JXL_DEC_SUCCESS || jxl.JxlDecoderSetKeepOrientation(decoder, JXL_TRUE) != JXL_DEC_SUCCESS ||
+        jxl.JxlDecoderSetInput(decoder, data, size) != JXL_DEC_SUCCESS) {
+        jxl.JxlDecoderDestroy(decoder);
         return NULL;
     }
-    JxlDecoderCloseInput(decoder);
+    jxl.JxlDecoderCloseInput(decoder);
     return decoder;
 }
 
@@ -53,13 +75,13 @@ static int status_failure(JxlDecoderStatus status, char *message) {
 int easel_jxl_read_info(const uint8_t *data, size_t size, easel_jxl_info *info, uint8_t *icc, size_t icc_capacity, char *message) {
     memset(info, 0, sizeof(*info));
     JxlDecoder *decoder = open_decoder(data, size, JXL_DEC_BASIC_INFO | JXL_DEC_COLOR_ENCODING);
-    if (!decoder) return fail(message, "libjxl could not start");
+    if (!decoder) return fail(message, libjxl.state < 0 ? libjxl.problem : "libjxl could not start");
     JxlBasicInfo basic;
     memset(&basic, 0, sizeof(basic));
     JxlDecoderStatus status = run_until(decoder, JXL_DEC_COLOR_ENCODING, NULL, 0, 0, &basic);
     if (status != JXL_DEC_COLOR_ENCODING) {
         int result = status_failure(status, message);
-        JxlDecoderDestroy(decoder);
+        jxl.JxlDecoderDestroy(decoder);
         return result;
     }
     info->width = basic.xsize;
@@ -72,42 +94,42 @@ int easel_jxl_read_info(const uint8_t *data, size_t size, easel_jxl_info *info, 
     JxlPixelFormat format = {4, JXL_TYPE_UINT8, JXL_NATIVE_ENDIAN, 0};
     /* sRGB, or gray with sRGB's curve (what a gray PNG is taken as): no profile to convert by. */
     JxlColorEncoding encoding;
-    if (JxlDecoderGetColorAsEncodedProfile(decoder, NULL, JXL_COLOR_PROFILE_TARGET_DATA, &encoding) == JXL_DEC_SUCCESS &&
+    if (jxl.JxlDecoderGetColorAsEncodedProfile(decoder, NULL, JXL_COLOR_PROFILE_TARGET_DATA, &encoding) == JXL_DEC_SUCCESS &&
         encoding.transfer_function == JXL_TRANSFER_FUNCTION_SRGB && encoding.white_point == JXL_WHITE_POINT_D65 &&
         (encoding.color_space == JXL_COLOR_SPACE_GRAY || (encoding.color_space == JXL_COLOR_SPACE_RGB && encoding.primaries == JXL_PRIMARIES_SRGB))) {
-        JxlDecoderDestroy(decoder);
+        jxl.JxlDecoderDestroy(decoder);
         return 1;
     }
     size_t icc_size = 0;
-    if (JxlDecoderGetICCProfileSize(decoder, &format, JXL_COLOR_PROFILE_TARGET_DATA, &icc_size) == JXL_DEC_SUCCESS && icc_size > 0) {
+    if (jxl.JxlDecoderGetICCProfileSize(decoder, &format, JXL_COLOR_PROFILE_TARGET_DATA, &icc_size) == JXL_DEC_SUCCESS && icc_size > 0) {
         info->icc_size = icc_size;
         if (icc && icc_size <= icc_capacity &&
-            JxlDecoderGetColorAsICCProfile(decoder, &format, JXL_COLOR_PROFILE_TARGET_DATA, icc, icc_size) != JXL_DEC_SUCCESS)
+            jxl.JxlDecoderGetColorAsICCProfile(decoder, &format, JXL_COLOR_PROFILE_TARGET_DATA, icc, icc_size) != JXL_DEC_SUCCESS)
             info->icc_size = 0;
     }
-    JxlDecoderDestroy(decoder);
+    jxl.JxlDecoderDestroy(decoder);
     return 1;
 }
 
 int easel_jxl_decode(const uint8_t *data, size_t size, uint8_t *pixels, size_t row_bytes, int width, int height, char *message) {
     JxlDecoder *decoder = open_decoder(data, size, JXL_DEC_BASIC_INFO | JXL_DEC_FULL_IMAGE);
-    if (!decoder) return fail(message, "libjxl could not start");
+    if (!decoder) return fail(message, libjxl.state < 0 ? libjxl.problem : "libjxl could not start");
     JxlBasicInfo basic;
     memset(&basic, 0, sizeof(basic));
     JxlDecoderStatus status = run_until(decoder, JXL_DEC_BASIC_INFO, NULL, 0, 0, &basic);
     if (status != JXL_DEC_BASIC_INFO) {
         int result = status_failure(status, message);
-        JxlDecoderDestroy(decoder);
+        jxl.JxlDecoderDestroy(decoder);
         return result;
     }
     if ((int64_t)basic.xsize != width || (int64_t)basic.ysize != height) {
-        JxlDecoderDestroy(decoder);
+        jxl.JxlDecoderDestroy(decoder);
         return fail(message, "the image changed size");
     }
     /* (An image without alpha comes with 255 in the fourth byte; a gray one as RGB.) */
     status = run_until(decoder, JXL_DEC_FULL_IMAGE, pixels, row_bytes, row_bytes * (size_t)height, &basic);
     int result = status == JXL_DEC_FULL_IMAGE ? 1 : status_failure(status, message);
-    JxlDecoderDestroy(decoder);
+    jxl.JxlDecoderDestroy(decoder);
     return result;
 }
 
@@ -115,10 +137,11 @@ int easel_jxl_encode(const uint8_t *pixels, size_t row_bytes, int width, int hei
                      uint8_t **output, size_t *output_size, char *message) {
     *output = NULL;
     *output_size = 0;
-    JxlEncoder *encoder = JxlEncoderCreate(NULL);
+    if (!easel_lazy_load(&libjxl)) return fail(message, libjxl.problem);
+    JxlEncoder *encoder = jxl.JxlEncoderCreate(NULL);
     if (!encoder) return fail(message, "libjxl could not start");
     JxlBasicInfo basic;
-    JxlEncoderInitBasicInfo(&basic);
+    jxl.JxlEncoderInitBasicInfo(&basic);
     basic.xsize = (uint32_t)width;
     basic.ysize = (uint32_t)height;
     basic.bits_per_sample = 8;
@@ -128,45 +151,45 @@ int easel_jxl_encode(const uint8_t *pixels, size_t row_bytes, int width, int hei
     int lossless = quality >= 100;
     basic.uses_original_profile = lossless ? JXL_TRUE : JXL_FALSE;
     JxlColorEncoding color;
-    JxlColorEncodingSetToSRGB(&color, JXL_FALSE);
+    jxl.JxlColorEncodingSetToSRGB(&color, JXL_FALSE);
     JxlEncoderFrameSettings *settings = NULL;
-    if (JxlEncoderSetBasicInfo(encoder, &basic) != JXL_ENC_SUCCESS || JxlEncoderSetColorEncoding(encoder, &color) != JXL_ENC_SUCCESS ||
-        !(settings = JxlEncoderFrameSettingsCreate(encoder, NULL))) {
-        JxlEncoderDestroy(encoder);
+    if (jxl.JxlEncoderSetBasicInfo(encoder, &basic) != JXL_ENC_SUCCESS || jxl.JxlEncoderSetColorEncoding(encoder, &color) != JXL_ENC_SUCCESS ||
+        !(settings = jxl.JxlEncoderFrameSettingsCreate(encoder, NULL))) {
+        jxl.JxlEncoderDestroy(encoder);
         return fail(message, "libjxl refused the settings");
     }
-    JxlEncoderFrameSettingsSetOption(settings, JXL_ENC_FRAME_SETTING_EFFORT, effort < 1 ? 1 : effort > 9 ? 9 : effort);
+    jxl.JxlEncoderFrameSettingsSetOption(settings, JXL_ENC_FRAME_SETTING_EFFORT, effort < 1 ? 1 : effort > 9 ? 9 : effort);
     if (lossless) {
-        JxlEncoderSetFrameLossless(settings, JXL_TRUE);
-        JxlEncoderSetFrameDistance(settings, 0);
+        jxl.JxlEncoderSetFrameLossless(settings, JXL_TRUE);
+        jxl.JxlEncoderSetFrameDistance(settings, 0);
     } else {
         /* cjxl's mapping of a quality to a Butteraugli distance. */
         double q = quality < 1 ? 1 : quality;
         double distance = q >= 30 ? 0.1 + (100 - q) * 0.09 : 6.4 + pow(2.5, (30 - q) / 5.0) / 6.25;
-        JxlEncoderSetFrameDistance(settings, (float)distance);
+        jxl.JxlEncoderSetFrameDistance(settings, (float)distance);
     }
     JxlPixelFormat format = {has_alpha ? 4 : 3, JXL_TYPE_UINT8, JXL_NATIVE_ENDIAN, 0};
     /* libjxl takes tightly packed rows of `channels` bytes a pixel: repacked here. */
     size_t channels = has_alpha ? 4 : 3, packed_row = (size_t)width * channels;
     uint8_t *packed = (uint8_t *)malloc(packed_row * (size_t)height);
-    if (!packed) { JxlEncoderDestroy(encoder); return fail(message, "out of memory"); }
+    if (!packed) { jxl.JxlEncoderDestroy(encoder); return fail(message, "out of memory"); }
     for (int y = 0; y < height; y++) {
         const uint8_t *in = pixels + (size_t)y * row_bytes;
         uint8_t *out = packed + (size_t)y * packed_row;
         if (has_alpha) memcpy(out, in, packed_row);
         else for (int x = 0; x < width; x++) { out[x * 3] = in[x * 4]; out[x * 3 + 1] = in[x * 4 + 1]; out[x * 3 + 2] = in[x * 4 + 2]; }
     }
-    JxlEncoderStatus added = JxlEncoderAddImageFrame(settings, &format, packed, packed_row * (size_t)height);
+    JxlEncoderStatus added = jxl.JxlEncoderAddImageFrame(settings, &format, packed, packed_row * (size_t)height);
     free(packed);
-    if (added != JXL_ENC_SUCCESS) { JxlEncoderDestroy(encoder); return fail(message, "libjxl refused the frame"); }
-    JxlEncoderCloseInput(encoder);
+    if (added != JXL_ENC_SUCCESS) { jxl.JxlEncoderDestroy(encoder); return fail(message, "libjxl refused the frame"); }
+    jxl.JxlEncoderCloseInput(encoder);
     size_t capacity = 64 * 1024, used = 0;
     uint8_t *buffer = (uint8_t *)malloc(capacity);
     JxlEncoderStatus status = JXL_ENC_NEED_MORE_OUTPUT;
     while (buffer && status == JXL_ENC_NEED_MORE_OUTPUT) {
         uint8_t *next = buffer + used;
         size_t available = capacity - used;
-        status = JxlEncoderProcessOutput(encoder, &next, &available);
+        status = jxl.JxlEncoderProcessOutput(encoder, &next, &available);
         used = (size_t)(next - buffer);
         if (status == JXL_ENC_NEED_MORE_OUTPUT) {
             capacity *= 2;
@@ -175,7 +198,7 @@ int easel_jxl_encode(const uint8_t *pixels, size_t row_bytes, int width, int hei
             else buffer = grown;
         }
     }
-    JxlEncoderDestroy(encoder);
+    jxl.JxlEncoderDestroy(encoder);
     if (!buffer || status != JXL_ENC_SUCCESS) {
         free(buffer);
         return fail(message, "libjxl could not encode");

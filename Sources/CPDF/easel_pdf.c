@@ -21,6 +21,21 @@ extern PopplerPage *poppler_document_get_page(PopplerDocument *document, int ind
 extern void poppler_page_get_size(PopplerPage *page, double *width, double *height);
 extern void poppler_page_render(PopplerPage *page, cairo_t *cairo);
 
+/* poppler-glib, cairo and GLib are loaded on first use (easel_lazy.h), not linked. */
+#define PDF_FUNCTIONS(X)                                                                                                 \
+    EASEL_CAIRO_FUNCTIONS(X)                                                                                             \
+    X(cairo_scale) X(cairo_set_source_rgb) X(cairo_paint) X(g_bytes_new_static) X(g_bytes_unref) X(poppler_error_quark) \
+    X(poppler_document_new_from_bytes) X(poppler_document_get_n_pages) X(poppler_document_get_page)                     \
+    X(poppler_page_get_size) X(poppler_page_render)
+#define PDF_ENTRY(function) EASEL_LAZY_ENTRY(__typeof__(pdf), function)
+static struct {
+    PDF_FUNCTIONS(EASEL_LAZY_MEMBER)
+} pdf;
+static const easel_lazy_symbol pdf_symbols[] = {PDF_FUNCTIONS(PDF_ENTRY)};
+static const char *const pdf_sonames[] = {"libpoppler-glib.so.8", EASEL_CAIRO_SONAMES};
+static easel_lazy_library poppler = {pdf_sonames, sizeof pdf_sonames / sizeof pdf_sonames[0], pdf_symbols,
+                                     sizeof pdf_symbols / sizeof pdf_symbols[0], &pdf, 0, ""};
+
 static void set_message(char *message, const char *text) {
     snprintf(message, EASEL_PDF_MESSAGE_SIZE, "%s", text && text[0] ? text : "poppler could not read the document");
 }
@@ -28,14 +43,17 @@ static void set_message(char *message, const char *text) {
 /* The document (its bytes are the caller's and must outlive it: the GBytes does not copy). */
 static PopplerDocument *open_document(const uint8_t *data, size_t size, GBytes **bytes, int *encrypted, char *message) {
     *encrypted = 0;
-    *bytes = g_bytes_new_static(data, size);
+    *bytes = NULL;
+    if (!easel_lazy_load(&poppler)) { set_message(message, poppler.problem); return NULL; }
+    easel_glib_loaded();
+    *bytes = pdf.g_bytes_new_static(data, size);
     GError *error = NULL;
-    PopplerDocument *document = poppler_document_new_from_bytes(*bytes, NULL, &error);
+    PopplerDocument *document = pdf.poppler_document_new_from_bytes(*bytes, NULL, &error);
     if (!document) {
-        if (error && error->domain == poppler_error_quark() && error->code == POPPLER_ERROR_ENCRYPTED) *encrypted = 1;
+        if (error && error->domain == pdf.poppler_error_quark() && error->code == POPPLER_ERROR_ENCRYPTED) *encrypted = 1;
         set_message(message, error ? error->message : NULL);
-        if (error) g_error_free(error);
-        g_bytes_unref(*bytes);
+        if (error) pdf.g_error_free(error);
+        pdf.g_bytes_unref(*bytes);
         *bytes = NULL;
     }
     return document;
@@ -46,18 +64,18 @@ int easel_pdf_info(const uint8_t *data, size_t size, int page, int *pages, doubl
     int encrypted;
     PopplerDocument *document = open_document(data, size, &bytes, &encrypted, message);
     if (!document) return encrypted ? -1 : 0;
-    *pages = poppler_document_get_n_pages(document);
+    *pages = pdf.poppler_document_get_n_pages(document);
     int result = 1;
-    PopplerPage *p = page >= 0 && page < *pages ? poppler_document_get_page(document, page) : NULL;
+    PopplerPage *p = page >= 0 && page < *pages ? pdf.poppler_document_get_page(document, page) : NULL;
     if (!p) {
         snprintf(message, EASEL_PDF_MESSAGE_SIZE, "no page %d (the document has %d)", page + 1, *pages);
         result = -2;
     } else {
-        poppler_page_get_size(p, width, height);
-        g_object_unref(p);
+        pdf.poppler_page_get_size(p, width, height);
+        pdf.g_object_unref(p);
     }
-    g_object_unref(document);
-    g_bytes_unref(bytes);
+    pdf.g_object_unref(document);
+    pdf.g_bytes_unref(bytes);
     return result;
 }
 
@@ -67,36 +85,36 @@ int easel_pdf_render(const uint8_t *data, size_t size, int page, uint8_t *pixels
     int encrypted;
     PopplerDocument *document = open_document(data, size, &bytes, &encrypted, message);
     if (!document) return 0;
-    PopplerPage *p = poppler_document_get_page(document, page);
+    PopplerPage *p = pdf.poppler_document_get_page(document, page);
     if (!p) {
-        g_object_unref(document);
-        g_bytes_unref(bytes);
+        pdf.g_object_unref(document);
+        pdf.g_bytes_unref(bytes);
         set_message(message, "no such page");
         return 0;
     }
     double page_width = 0, page_height = 0;
-    poppler_page_get_size(p, &page_width, &page_height);
-    cairo_surface_t *surface = cairo_image_surface_create_for_data(pixels, CAIRO_FORMAT_ARGB32, width, height, (int)row_bytes);
+    pdf.poppler_page_get_size(p, &page_width, &page_height);
+    cairo_surface_t *surface = pdf.cairo_image_surface_create_for_data(pixels, CAIRO_FORMAT_ARGB32, width, height, (int)row_bytes);
     int result = 1;
-    if (cairo_surface_status(surface) != CAIRO_STATUS_SUCCESS || page_width <= 0 || page_height <= 0) {
-        set_message(message, page_width <= 0 || page_height <= 0 ? "the page has no size" : cairo_status_to_string(cairo_surface_status(surface)));
+    if (pdf.cairo_surface_status(surface) != CAIRO_STATUS_SUCCESS || page_width <= 0 || page_height <= 0) {
+        set_message(message, page_width <= 0 || page_height <= 0 ? "the page has no size" : pdf.cairo_status_to_string(pdf.cairo_surface_status(surface)));
         result = 0;
     } else {
-        cairo_t *cr = cairo_create(surface);
+        cairo_t *cr = pdf.cairo_create(surface);
         /* White paper, as pdftoppm renders; then the page scaled to the size asked for. */
-        cairo_set_source_rgb(cr, 1, 1, 1);
-        cairo_paint(cr);
-        cairo_scale(cr, width / page_width, height / page_height);
-        poppler_page_render(p, cr);
-        int status = cairo_status(cr);
-        cairo_destroy(cr);
-        cairo_surface_flush(surface);
-        if (status != CAIRO_STATUS_SUCCESS) { set_message(message, cairo_status_to_string(status)); result = 0; }
+        pdf.cairo_set_source_rgb(cr, 1, 1, 1);
+        pdf.cairo_paint(cr);
+        pdf.cairo_scale(cr, width / page_width, height / page_height);
+        pdf.poppler_page_render(p, cr);
+        int status = pdf.cairo_status(cr);
+        pdf.cairo_destroy(cr);
+        pdf.cairo_surface_flush(surface);
+        if (status != CAIRO_STATUS_SUCCESS) { set_message(message, pdf.cairo_status_to_string(status)); result = 0; }
     }
-    cairo_surface_destroy(surface);
-    g_object_unref(p);
-    g_object_unref(document);
-    g_bytes_unref(bytes);
+    pdf.cairo_surface_destroy(surface);
+    pdf.g_object_unref(p);
+    pdf.g_object_unref(document);
+    pdf.g_bytes_unref(bytes);
     if (!result) return 0;
     /* Opaque on white: the words' R and B exchanged. */
     easel_cairo_to_rgba(pixels, row_bytes, width, height);

@@ -28,24 +28,41 @@ extern void rsvg_handle_get_intrinsic_dimensions(RsvgHandle *handle, gboolean *h
 extern gboolean rsvg_handle_render_document(RsvgHandle *handle, cairo_t *cr, const RsvgRectangle *viewport, GError **error);
 extern GInputStream *g_memory_input_stream_new_from_data(const void *data, long length, void (*destroy)(void *));
 
+/* librsvg, GIO, cairo and GLib are loaded on first use (easel_lazy.h), not linked. */
+#define SVG_FUNCTIONS(X)                                                                                                 \
+    EASEL_CAIRO_FUNCTIONS(X)                                                                                             \
+    X(rsvg_handle_new_with_flags) X(rsvg_handle_set_dpi) X(rsvg_handle_read_stream_sync)                               \
+    X(rsvg_handle_get_intrinsic_size_in_pixels) X(rsvg_handle_get_intrinsic_dimensions) X(rsvg_handle_render_document) \
+    X(g_memory_input_stream_new_from_data)
+#define SVG_ENTRY(function) EASEL_LAZY_ENTRY(__typeof__(svg), function)
+static struct {
+    SVG_FUNCTIONS(EASEL_LAZY_MEMBER)
+} svg;
+static const easel_lazy_symbol svg_symbols[] = {SVG_FUNCTIONS(SVG_ENTRY)};
+static const char *const svg_sonames[] = {"librsvg-2.so.2", "libgio-2.0.so.0", EASEL_CAIRO_SONAMES};
+static easel_lazy_library librsvg = {svg_sonames, sizeof svg_sonames / sizeof svg_sonames[0], svg_symbols,
+                                     sizeof svg_symbols / sizeof svg_symbols[0], &svg, 0, ""};
+
 static void set_message(char *message, const char *text) {
     snprintf(message, EASEL_SVG_MESSAGE_SIZE, "%s", text && text[0] ? text : "librsvg could not read the document");
 }
 
 /* A handle for the bytes, loaded; NULL with a message. */
 static RsvgHandle *load(const uint8_t *data, size_t size, char *message) {
-    RsvgHandle *handle = rsvg_handle_new_with_flags(RSVG_HANDLE_FLAGS_NONE);
+    if (!easel_lazy_load(&librsvg)) { set_message(message, librsvg.problem); return NULL; }
+    easel_glib_loaded();
+    RsvgHandle *handle = svg.rsvg_handle_new_with_flags(RSVG_HANDLE_FLAGS_NONE);
     if (!handle) { set_message(message, "out of memory"); return NULL; }
-    rsvg_handle_set_dpi(handle, 96);
+    svg.rsvg_handle_set_dpi(handle, 96);
     /* The stream does not copy or free the bytes: the caller's stay alive across this call. */
-    GInputStream *stream = g_memory_input_stream_new_from_data(data, (long)size, NULL);
+    GInputStream *stream = svg.g_memory_input_stream_new_from_data(data, (long)size, NULL);
     GError *error = NULL;
-    gboolean ok = rsvg_handle_read_stream_sync(handle, stream, NULL, &error);
-    g_object_unref(stream);
+    gboolean ok = svg.rsvg_handle_read_stream_sync(handle, stream, NULL, &error);
+    svg.g_object_unref(stream);
     if (!ok) {
         set_message(message, error ? error->message : NULL);
-        if (error) g_error_free(error);
-        g_object_unref(handle);
+        if (error) svg.g_error_free(error);
+        svg.g_object_unref(handle);
         return NULL;
     }
     return handle;
@@ -56,17 +73,17 @@ int easel_svg_size(const uint8_t *data, size_t size, double *width, double *heig
     if (!handle) return 0;
     double w = 0, h = 0;
     *from_view_box = 0;
-    if (rsvg_handle_get_intrinsic_size_in_pixels(handle, &w, &h) && w > 0 && h > 0) {
+    if (svg.rsvg_handle_get_intrinsic_size_in_pixels(handle, &w, &h) && w > 0 && h > 0) {
         *width = w;
         *height = h;
-        g_object_unref(handle);
+        svg.g_object_unref(handle);
         return 1;
     }
     gboolean has_width = 0, has_height = 0, has_view_box = 0;
     RsvgLength lw, lh;
     RsvgRectangle view_box;
-    rsvg_handle_get_intrinsic_dimensions(handle, &has_width, &lw, &has_height, &lh, &has_view_box, &view_box);
-    g_object_unref(handle);
+    svg.rsvg_handle_get_intrinsic_dimensions(handle, &has_width, &lw, &has_height, &lh, &has_view_box, &view_box);
+    svg.g_object_unref(handle);
     if (has_view_box && view_box.width > 0 && view_box.height > 0) {
         *width = view_box.width;
         *height = view_box.height;
@@ -80,25 +97,25 @@ int easel_svg_size(const uint8_t *data, size_t size, double *width, double *heig
 int easel_svg_render(const uint8_t *data, size_t size, uint8_t *pixels, size_t row_bytes, int width, int height, char *message) {
     RsvgHandle *handle = load(data, size, message);
     if (!handle) return 0;
-    cairo_surface_t *surface = cairo_image_surface_create_for_data(pixels, CAIRO_FORMAT_ARGB32, width, height, (int)row_bytes);
-    if (cairo_surface_status(surface) != CAIRO_STATUS_SUCCESS) {
-        set_message(message, cairo_status_to_string(cairo_surface_status(surface)));
-        cairo_surface_destroy(surface);
-        g_object_unref(handle);
+    cairo_surface_t *surface = svg.cairo_image_surface_create_for_data(pixels, CAIRO_FORMAT_ARGB32, width, height, (int)row_bytes);
+    if (svg.cairo_surface_status(surface) != CAIRO_STATUS_SUCCESS) {
+        set_message(message, svg.cairo_status_to_string(svg.cairo_surface_status(surface)));
+        svg.cairo_surface_destroy(surface);
+        svg.g_object_unref(handle);
         return 0;
     }
-    cairo_t *cr = cairo_create(surface);
+    cairo_t *cr = svg.cairo_create(surface);
     RsvgRectangle viewport = {0, 0, width, height};
     GError *error = NULL;
-    gboolean ok = rsvg_handle_render_document(handle, cr, &viewport, &error);
-    int status = cairo_status(cr);
-    cairo_destroy(cr);
-    cairo_surface_flush(surface);
-    cairo_surface_destroy(surface);
-    g_object_unref(handle);
+    gboolean ok = svg.rsvg_handle_render_document(handle, cr, &viewport, &error);
+    int status = svg.cairo_status(cr);
+    svg.cairo_destroy(cr);
+    svg.cairo_surface_flush(surface);
+    svg.cairo_surface_destroy(surface);
+    svg.g_object_unref(handle);
     if (!ok || status != CAIRO_STATUS_SUCCESS) {
-        set_message(message, error ? error->message : cairo_status_to_string(status));
-        if (error) g_error_free(error);
+        set_message(message, error ? error->message : svg.cairo_status_to_string(status));
+        if (error) svg.g_error_free(error);
         return 0;
     }
     easel_cairo_to_rgba(pixels, row_bytes, width, height);

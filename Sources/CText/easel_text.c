@@ -73,6 +73,42 @@ extern PangoAttrList *pango_attr_list_filter(PangoAttrList *list, easel_attr_fil
 extern int pango_font_description_get_size(const PangoFontDescription *desc);
 enum { EASEL_ATTR_SIZE = 7, EASEL_ATTR_FONT_DESC = 8, EASEL_ATTR_SCALE = 15, EASEL_ATTR_ABSOLUTE_SIZE = 20 };
 
+static int fail(char *message, const char *why) {
+    snprintf(message, EASEL_TEXT_MESSAGE_SIZE, "%s", why);
+    return 0;
+}
+
+/* Pango, PangoCairo, cairo and GLib are loaded on first use (easel_lazy.h), not linked. */
+#define TEXT_FUNCTIONS(X)                                                                                            \
+    EASEL_CAIRO_FUNCTIONS(X)                                                                                         \
+    X(g_free) X(g_utf8_validate) X(pango_parse_markup) X(pango_attr_list_unref) X(pango_cairo_create_context)        \
+    X(pango_cairo_font_map_set_default) X(pango_cairo_context_set_font_options)                                      \
+    X(pango_cairo_context_set_resolution) X(pango_layout_new) X(pango_layout_set_text)                               \
+    X(pango_layout_set_attributes) X(pango_layout_set_font_description) X(pango_layout_set_width)                    \
+    X(pango_layout_set_wrap) X(pango_layout_set_alignment) X(pango_layout_get_pixel_extents)                         \
+    X(pango_font_description_from_string) X(pango_font_description_set_absolute_size)                                \
+    X(pango_font_description_free) X(pango_layout_get_iter) X(pango_layout_iter_next_run)                            \
+    X(pango_layout_iter_get_run_extents) X(pango_layout_iter_free) X(pango_cairo_show_layout)                        \
+    X(pango_cairo_layout_path) X(cairo_image_surface_create) X(cairo_font_options_create)                            \
+    X(cairo_font_options_destroy) X(cairo_font_options_set_antialias) X(cairo_font_options_set_hint_style)           \
+    X(cairo_font_options_set_hint_metrics) X(cairo_set_source_rgba) X(cairo_move_to) X(cairo_fill)                   \
+    X(pango_attr_list_filter) X(pango_font_description_get_size)
+#define TEXT_ENTRY(function) EASEL_LAZY_ENTRY(__typeof__(text), function)
+static struct {
+    TEXT_FUNCTIONS(EASEL_LAZY_MEMBER)
+} text;
+static const easel_lazy_symbol text_symbols[] = {TEXT_FUNCTIONS(TEXT_ENTRY)};
+static const char *const text_sonames[] = {"libpangocairo-1.0.so.0", "libpango-1.0.so.0", EASEL_CAIRO_SONAMES};
+static easel_lazy_library pango = {text_sonames, sizeof text_sonames / sizeof text_sonames[0], text_symbols,
+                                   sizeof text_symbols / sizeof text_symbols[0], &text, 0, ""};
+
+/* 1 when Pango is loaded, else 0 with the reason in message. */
+static int pango_loaded(char *message) {
+    if (!easel_lazy_load(&pango)) return fail(message, pango.problem);
+    easel_glib_loaded();
+    return 1;
+}
+
 /* The largest font size (pixels) and scale that markup's attributes ask for. */
 typedef struct { double size, scale; } easel_markup_sizes;
 
@@ -82,7 +118,7 @@ static int note_size(easel_attribute *attribute, void *data) {
     switch (attribute->klass->type) {
     case EASEL_ATTR_SIZE:
     case EASEL_ATTR_ABSOLUTE_SIZE: size = ((easel_attr_size *)attribute)->size / (double)PANGO_SCALE; break;
-    case EASEL_ATTR_FONT_DESC: size = pango_font_description_get_size(((easel_attr_font_desc *)attribute)->desc) / (double)PANGO_SCALE; break;
+    case EASEL_ATTR_FONT_DESC: size = text.pango_font_description_get_size(((easel_attr_font_desc *)attribute)->desc) / (double)PANGO_SCALE; break;
     case EASEL_ATTR_SCALE:
         if (!(((easel_attr_float *)attribute)->value <= sizes->scale)) sizes->scale = ((easel_attr_float *)attribute)->value;
         break;
@@ -98,8 +134,8 @@ static int note_size(easel_attribute *attribute, void *data) {
 static int check_markup_sizes(PangoAttrList *attributes, double base, char *message) {
     if (!attributes) return 1;
     easel_markup_sizes sizes = {.size = 0, .scale = 1};
-    PangoAttrList *removed = pango_attr_list_filter(attributes, note_size, &sizes);
-    if (removed) pango_attr_list_unref(removed);
+    PangoAttrList *removed = text.pango_attr_list_filter(attributes, note_size, &sizes);
+    if (removed) text.pango_attr_list_unref(removed);
     double largest = (sizes.size > base ? sizes.size : base) * (sizes.scale > 1 ? sizes.scale : 1);
     if (!(largest <= EASEL_TEXT_MAX_SIZE)) {
         snprintf(message, EASEL_TEXT_MESSAGE_SIZE, "markup asks for a font of %g pixels; at most %g", largest,
@@ -112,12 +148,7 @@ static int check_markup_sizes(PangoAttrList *attributes, double base, char *mess
 /* Text laid out but wrong (no size, or sizes past every bound): the thread's font map may be
  * what broke (a face FreeType could not make stays broken in it), so it is thrown away and the
  * next text on this thread gets a new one (PangoCairo keeps one default font map a thread). */
-static void discard_font_map(void) { pango_cairo_font_map_set_default(NULL); }
-
-static int fail(char *message, const char *text) {
-    snprintf(message, EASEL_TEXT_MESSAGE_SIZE, "%s", text);
-    return 0;
-}
+static void discard_font_map(void) { text.pango_cairo_font_map_set_default(NULL); }
 
 /* The style laid out for `cr` (whose target is an ARGB32 image surface), in `box` the rectangle
  * it covers relative to the layout's origin (its ink and logical extents together), and in
@@ -148,26 +179,26 @@ static PangoLayout *lay_out(const easel_text_style *style, cairo_t *cr, PangoRec
         return NULL;
     }
     if (style->alignment < 0 || style->alignment > 2) { fail(message, "the alignment must be 0, 1 or 2"); return NULL; }
-    if (!g_utf8_validate(style->text, (ptrdiff_t)length, NULL)) { fail(message, "the text is not UTF-8"); return NULL; }
+    if (!text.g_utf8_validate(style->text, (ptrdiff_t)length, NULL)) { fail(message, "the text is not UTF-8"); return NULL; }
 
     PangoAttrList *attributes = NULL;
     char *plain = NULL;
     if (style->markup) {
         GError *error = NULL;
-        if (!pango_parse_markup(style->text, (int)length, 0, &attributes, &plain, NULL, &error)) {
+        if (!text.pango_parse_markup(style->text, (int)length, 0, &attributes, &plain, NULL, &error)) {
             snprintf(message, EASEL_TEXT_MESSAGE_SIZE, "markup: %s", error && error->message ? error->message : "does not parse");
-            if (error) g_error_free(error);
+            if (error) text.g_error_free(error);
             return NULL;
         }
         if (!plain || !plain[0]) {
-            g_free(plain);
-            if (attributes) pango_attr_list_unref(attributes);
+            text.g_free(plain);
+            if (attributes) text.pango_attr_list_unref(attributes);
             fail(message, "no text (the markup has none)");
             return NULL;
         }
         if (!check_markup_sizes(attributes, style->size, message)) {
-            g_free(plain);
-            if (attributes) pango_attr_list_unref(attributes);
+            text.g_free(plain);
+            if (attributes) text.pango_attr_list_unref(attributes);
             return NULL;
         }
     }
@@ -176,34 +207,34 @@ static PangoLayout *lay_out(const easel_text_style *style, cairo_t *cr, PangoRec
      * hinting of outlines or metrics, so that the result does not depend on the fontconfig settings
      * of the machine (beyond its fonts). It uses PangoCairo's default font map, which is the
      * calling thread's own (Pango >= 1.32.6). */
-    PangoContext *context = pango_cairo_create_context(cr);
-    cairo_font_options_t *options = cairo_font_options_create();
-    cairo_font_options_set_antialias(options, CAIRO_ANTIALIAS_GRAY);
-    cairo_font_options_set_hint_style(options, CAIRO_HINT_STYLE_NONE);
-    cairo_font_options_set_hint_metrics(options, CAIRO_HINT_METRICS_OFF);
-    pango_cairo_context_set_font_options(context, options); /* (copies them) */
-    cairo_font_options_destroy(options);
+    PangoContext *context = text.pango_cairo_create_context(cr);
+    cairo_font_options_t *options = text.cairo_font_options_create();
+    text.cairo_font_options_set_antialias(options, CAIRO_ANTIALIAS_GRAY);
+    text.cairo_font_options_set_hint_style(options, CAIRO_HINT_STYLE_NONE);
+    text.cairo_font_options_set_hint_metrics(options, CAIRO_HINT_METRICS_OFF);
+    text.pango_cairo_context_set_font_options(context, options); /* (copies them) */
+    text.cairo_font_options_destroy(options);
     /* 72 dpi, as libvips renders imgproxy's text: a point in markup (`font='Sans 40'`) is a pixel. */
-    pango_cairo_context_set_resolution(context, 72);
-    PangoLayout *layout = pango_layout_new(context);
-    g_object_unref(context); /* (the layout holds it) */
+    text.pango_cairo_context_set_resolution(context, 72);
+    PangoLayout *layout = text.pango_layout_new(context);
+    text.g_object_unref(context); /* (the layout holds it) */
 
-    PangoFontDescription *description = pango_font_description_from_string(style->font && style->font[0] ? style->font : "sans");
-    pango_font_description_set_absolute_size(description, style->size * PANGO_SCALE);
-    pango_layout_set_font_description(layout, description); /* (copies it) */
-    pango_font_description_free(description);
+    PangoFontDescription *description = text.pango_font_description_from_string(style->font && style->font[0] ? style->font : "sans");
+    text.pango_font_description_set_absolute_size(description, style->size * PANGO_SCALE);
+    text.pango_layout_set_font_description(layout, description); /* (copies it) */
+    text.pango_font_description_free(description);
     if (style->max_width > 0) {
-        pango_layout_set_width(layout, style->max_width * PANGO_SCALE);
-        pango_layout_set_wrap(layout, PANGO_WRAP_WORD_CHAR);
+        text.pango_layout_set_width(layout, style->max_width * PANGO_SCALE);
+        text.pango_layout_set_wrap(layout, PANGO_WRAP_WORD_CHAR);
     }
-    pango_layout_set_alignment(layout, style->alignment == 1 ? PANGO_ALIGN_CENTER : style->alignment == 2 ? PANGO_ALIGN_RIGHT : PANGO_ALIGN_LEFT);
+    text.pango_layout_set_alignment(layout, style->alignment == 1 ? PANGO_ALIGN_CENTER : style->alignment == 2 ? PANGO_ALIGN_RIGHT : PANGO_ALIGN_LEFT);
     if (style->markup) {
-        pango_layout_set_text(layout, plain, -1);
-        pango_layout_set_attributes(layout, attributes); /* (refs them) */
-        pango_attr_list_unref(attributes);
-        g_free(plain);
+        text.pango_layout_set_text(layout, plain, -1);
+        text.pango_layout_set_attributes(layout, attributes); /* (refs them) */
+        text.pango_attr_list_unref(attributes);
+        text.g_free(plain);
     } else {
-        pango_layout_set_text(layout, style->text, (int)length);
+        text.pango_layout_set_text(layout, style->text, (int)length);
     }
 
     /* Ink extents are rounded out to whole pixels, logical ones to the nearest. But cairo's image
@@ -211,7 +242,7 @@ static PangoLayout *lay_out(const easel_text_style *style, cairo_t *cr, PangoRec
      * strays), which can move ink half a pixel past the extents: so a pixel more round the ink.
      * Text that draws nothing (spaces) has empty ink extents: then the logical ones alone. */
     PangoRectangle ink, logical;
-    pango_layout_get_pixel_extents(layout, &ink, &logical);
+    text.pango_layout_get_pixel_extents(layout, &ink, &logical);
     *box = logical;
     if (ink.width > 0 && ink.height > 0) {
         ink.x -= 1;
@@ -226,7 +257,7 @@ static PangoLayout *lay_out(const easel_text_style *style, cairo_t *cr, PangoRec
         box->height = y1 - box->y;
     }
     if (box->width <= 0 || box->height <= 0) {
-        g_object_unref(layout);
+        text.g_object_unref(layout);
         discard_font_map();
         fail(message, "the text has no size");
         return NULL;
@@ -234,16 +265,16 @@ static PangoLayout *lay_out(const easel_text_style *style, cairo_t *cr, PangoRec
     /* Markup can make some of the text larger than `size`: the bound on its bytes times its size
      * again with the tallest run's height. */
     *tallest = 0;
-    PangoLayoutIter *iter = pango_layout_get_iter(layout);
+    PangoLayoutIter *iter = text.pango_layout_get_iter(layout);
     do {
         PangoRectangle run;
-        pango_layout_iter_get_run_extents(iter, NULL, &run);
+        text.pango_layout_iter_get_run_extents(iter, NULL, &run);
         if (run.height > *tallest) *tallest = run.height;
-    } while (pango_layout_iter_next_run(iter));
-    pango_layout_iter_free(iter);
+    } while (text.pango_layout_iter_next_run(iter));
+    text.pango_layout_iter_free(iter);
     *tallest = (int)(((int64_t)*tallest + PANGO_SCALE - 1) / PANGO_SCALE);
     if ((double)length * *tallest > EASEL_TEXT_MAX_BYTES_TIMES_SIZE) {
-        g_object_unref(layout);
+        text.g_object_unref(layout);
         discard_font_map();
         fail(message, "the text is too long for its size");
         return NULL;
@@ -251,7 +282,7 @@ static PangoLayout *lay_out(const easel_text_style *style, cairo_t *cr, PangoRec
     if (box->width > EASEL_TEXT_MAX_SIDE || box->height > EASEL_TEXT_MAX_SIDE) {
         snprintf(message, EASEL_TEXT_MESSAGE_SIZE, "the text would be %d x %d pixels; at most %d a side", box->width, box->height,
                  EASEL_TEXT_MAX_SIDE);
-        g_object_unref(layout);
+        text.g_object_unref(layout);
         discard_font_map();
         return NULL;
     }
@@ -261,18 +292,19 @@ static PangoLayout *lay_out(const easel_text_style *style, cairo_t *cr, PangoRec
 /* A cairo context drawing on `surface`; NULL (both destroyed, the reason in message) when cairo
  * cannot make one. */
 static cairo_t *context_on(cairo_surface_t *surface, char *message) {
-    cairo_t *cr = cairo_create(surface);
-    int status = cairo_status(cr);
+    cairo_t *cr = text.cairo_create(surface);
+    int status = text.cairo_status(cr);
     if (status == CAIRO_STATUS_SUCCESS) return cr;
-    cairo_destroy(cr);
-    cairo_surface_destroy(surface);
-    fail(message, cairo_status_to_string(status));
+    text.cairo_destroy(cr);
+    text.cairo_surface_destroy(surface);
+    fail(message, text.cairo_status_to_string(status));
     return NULL;
 }
 
 int easel_text_measure(const easel_text_style *style, int *width, int *height, char *message) {
+    if (!pango_loaded(message)) return 0;
     /* Laid out for a 1 x 1 ARGB32 image surface: the same font options as render's surface. */
-    cairo_surface_t *surface = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, 1, 1);
+    cairo_surface_t *surface = text.cairo_image_surface_create(CAIRO_FORMAT_ARGB32, 1, 1);
     cairo_t *cr = context_on(surface, message);
     if (!cr) return 0;
     PangoRectangle box;
@@ -281,10 +313,10 @@ int easel_text_measure(const easel_text_style *style, int *width, int *height, c
     if (layout) {
         *width = box.width;
         *height = box.height;
-        g_object_unref(layout);
+        text.g_object_unref(layout);
     }
-    cairo_destroy(cr);
-    cairo_surface_destroy(surface);
+    text.cairo_destroy(cr);
+    text.cairo_surface_destroy(surface);
     return layout != NULL;
 }
 
@@ -293,16 +325,17 @@ int easel_text_render(const easel_text_style *style, uint8_t *pixels, size_t row
         return fail(message, "the image has no size or is too large");
     if (!pixels || ((uintptr_t)pixels & 3) || (row_bytes & 3) || row_bytes < (size_t)width * 4 || row_bytes > INT_MAX)
         return fail(message, "the pixels must be 4-byte aligned in rows of a multiple of 4 bytes, at least 4 a pixel");
+    if (!pango_loaded(message)) return 0;
     for (int y = 0; y < height; y++) memset(pixels + (size_t)y * row_bytes, 0, (size_t)width * 4);
-    cairo_surface_t *surface = cairo_image_surface_create_for_data(pixels, CAIRO_FORMAT_ARGB32, width, height, (int)row_bytes);
+    cairo_surface_t *surface = text.cairo_image_surface_create_for_data(pixels, CAIRO_FORMAT_ARGB32, width, height, (int)row_bytes);
     cairo_t *cr = context_on(surface, message);
     if (!cr) return 0;
     PangoRectangle box;
     int tallest;
     PangoLayout *layout = lay_out(style, cr, &box, &tallest, message);
     if (!layout) {
-        cairo_destroy(cr);
-        cairo_surface_destroy(surface);
+        text.cairo_destroy(cr);
+        text.cairo_surface_destroy(surface);
         return 0;
     }
     /* The box's corner at the image's: the layout's origin at minus its offset. Spans of markup with
@@ -310,20 +343,20 @@ int easel_text_render(const easel_text_style *style, uint8_t *pixels, size_t row
      * draws as an image in caches bounded only in glyphs (16384), megabytes each at large sizes:
      * large text is filled as outlines instead, in this colour alone (as cairo >= 1.17 does above
      * 256 pixels by itself, but there keeping the colours). */
-    cairo_set_source_rgba(cr, style->red / 255.0, style->green / 255.0, style->blue / 255.0, 1);
-    cairo_move_to(cr, -box.x, -box.y);
+    text.cairo_set_source_rgba(cr, style->red / 255.0, style->green / 255.0, style->blue / 255.0, 1);
+    text.cairo_move_to(cr, -box.x, -box.y);
     if (tallest > EASEL_TEXT_OUTLINE_HEIGHT) {
-        pango_cairo_layout_path(cr, layout);
-        cairo_fill(cr);
+        text.pango_cairo_layout_path(cr, layout);
+        text.cairo_fill(cr);
     } else {
-        pango_cairo_show_layout(cr, layout);
+        text.pango_cairo_show_layout(cr, layout);
     }
-    int status = cairo_status(cr);
-    g_object_unref(layout);
-    cairo_destroy(cr);
-    cairo_surface_flush(surface);
-    cairo_surface_destroy(surface);
-    if (status != CAIRO_STATUS_SUCCESS) return fail(message, cairo_status_to_string(status));
+    int status = text.cairo_status(cr);
+    text.g_object_unref(layout);
+    text.cairo_destroy(cr);
+    text.cairo_surface_flush(surface);
+    text.cairo_surface_destroy(surface);
+    if (status != CAIRO_STATUS_SUCCESS) return fail(message, text.cairo_status_to_string(status));
     easel_cairo_to_rgba(pixels, row_bytes, width, height);
     return 1;
 }

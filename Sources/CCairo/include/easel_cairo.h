@@ -4,6 +4,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "easel_lazy.h"
+
 /* The parts of GLib's and cairo's public C API that the librsvg and poppler shims (CSVG, CPDF)
  * use, declared here rather than included: their headers sit under pkg-config's include paths,
  * which SwiftPM gives a C target only through a pkg-config system module, whose flags
@@ -43,8 +45,20 @@ void easel_cairo_to_rgba(uint8_t *pixels, size_t row_bytes, int width, int heigh
  * 1<<4 warning, 1<<5 message, 1<<6 info, 1<<7 debug), the domain (may be NULL) and the message.
  * Messages GLib's default writer would drop (debug and info unless G_MESSAGES_DEBUG asks) are
  * dropped. Set once per process; later calls change only the sink. An error still aborts after
- * its message, as GLib makes it. */
+ * its message, as GLib makes it. GLib is not loaded for this: the routing starts when a shim
+ * first loads a library that brings GLib (easel_glib_loaded). */
 typedef void (*easel_glib_log_sink)(int level, const char *domain, const char *message);
 void easel_glib_route_logs(easel_glib_log_sink sink);
+
+/* Called by a shim once it has loaded a GLib library (librsvg, poppler-glib, Pango). */
+void easel_glib_loaded(void);
+
+/* The cairo, GLib and GObject functions the SVG, PDF and text shims share, for their tables of
+ * lazily loaded functions (easel_lazy.h), and the libraries they come from. */
+#define EASEL_CAIRO_FUNCTIONS(X)                                                                                         \
+    X(g_object_unref) X(g_error_free) X(cairo_image_surface_create_for_data) X(cairo_surface_status)                    \
+    X(cairo_surface_flush) X(cairo_surface_destroy) X(cairo_create) X(cairo_status) X(cairo_destroy)                   \
+    X(cairo_status_to_string)
+#define EASEL_CAIRO_SONAMES "libcairo.so.2", "libgobject-2.0.so.0", "libglib-2.0.so.0"
 
 #endif

@@ -1,0 +1,45 @@
+#include "easel_lazy.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+/* One lock for every library: each is loaded once, and a load is rare and short next to the
+ * work that needs it. */
+static pthread_mutex_t loader = PTHREAD_MUTEX_INITIALIZER;
+
+static int load_locked(easel_lazy_library *library) {
+    void *handles[8] = {NULL};
+    if (library->soname_count > 8) {
+        snprintf(library->problem, sizeof library->problem, "too many libraries in one set");
+        return 0;
+    }
+    for (size_t i = 0; i < library->soname_count; i++) {
+        handles[i] = dlopen(library->sonames[i], RTLD_NOW | RTLD_LOCAL);
+        if (!handles[i]) {
+            const char *why = dlerror();
+            snprintf(library->problem, sizeof library->problem, "%s could not be loaded (%s)", library->sonames[i],
+                     why ? why : "no reason given");
+            return 0;
+        }
+    }
+    for (size_t s = 0; s < library->symbol_count; s++) {
+        void *address = NULL;
+        for (size_t i = 0; i < library->soname_count && !address; i++) address = dlsym(handles[i], library->symbols[s].name);
+        if (!address) {
+            snprintf(library->problem, sizeof library->problem, "%s has no %s", library->sonames[0], library->symbols[s].name);
+            return 0;
+        }
+        memcpy((char *)library->functions + library->symbols[s].offset, &address, sizeof address);
+    }
+    return 1;
+}
+
+int easel_lazy_load(easel_lazy_library *library) {
+    pthread_mutex_lock(&loader);
+    if (library->state == 0) library->state = load_locked(library) ? 1 : -1;
+    int loaded = library->state == 1;
+    pthread_mutex_unlock(&loader);
+    return loaded;
+}

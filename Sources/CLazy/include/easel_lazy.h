@@ -1,0 +1,48 @@
+#ifndef EASEL_LAZY_H
+#define EASEL_LAZY_H
+
+#include <stddef.h>
+
+/* Libraries loaded on first use (dlopen), not linked. A linked library is loaded, relocated and
+ * initialised by every easel process at start, whether or not it reads a single SVG, PDF, HEIC
+ * or face: librsvg, poppler and Pango with cairo and GLib, libheif and libavif with their AV1
+ * and HEVC codecs, libjxl. Loaded on first use, they cost the first request that needs them
+ * instead (FFmpeg is loaded the same way by CVideo).
+ *
+ * A shim lists the functions it calls in an X-macro, keeps their addresses in a struct whose
+ * members have the functions' names and types, and calls through it:
+ *
+ *     #define SVG_FUNCTIONS(X) X(rsvg_handle_new_with_flags) X(rsvg_handle_set_dpi)
+ *     static struct { SVG_FUNCTIONS(EASEL_LAZY_MEMBER) } rsvg;
+ *     static const easel_lazy_symbol rsvg_symbols[] = { SVG_FUNCTIONS(RSVG_ENTRY) };
+ *     ... rsvg.rsvg_handle_set_dpi(handle, 96);
+ *
+ * where RSVG_ENTRY(f) is EASEL_LAZY_ENTRY(__typeof__(rsvg), f). */
+
+/* One function: its name and where its address goes in the struct. */
+typedef struct {
+    const char *name;
+    size_t offset;
+} easel_lazy_symbol;
+
+#define EASEL_LAZY_MEMBER(function) __typeof__(&function) function;
+#define EASEL_LAZY_ENTRY(type, function) {#function, offsetof(type, function)},
+
+/* A set of libraries loaded once: the sonames, the functions and the struct they fill. */
+typedef struct {
+    const char *const *sonames; /* the first that has a name is used for it */
+    size_t soname_count;
+    const easel_lazy_symbol *symbols;
+    size_t symbol_count;
+    void *functions;
+    int state;          /* 0 not tried, 1 loaded, -1 failed (written under the loader's lock) */
+    char problem[200];  /* why it failed */
+} easel_lazy_library;
+
+/* Loads `library` on the first call (every soname with RTLD_NOW | RTLD_LOCAL, kept for the
+ * process's life) and fills its struct; later calls answer from the first. Returns 1 when every
+ * function was found, else 0, with the reason (the library that did not load, the function it
+ * lacks) in library->problem. Safe from any thread. */
+int easel_lazy_load(easel_lazy_library *library);
+
+#endif
