@@ -109,6 +109,8 @@ static int fail(TIFF *tif, char *message, const char *fallback) {
     return 0;
 }
 
+static uint64_t shrunk_working_bytes(TIFF *tif, uint32_t width, uint32_t height);
+
 int easel_tiff_read_info(const uint8_t *data, size_t size, int page, int max_pages, easel_tiff_info *info,
                          uint8_t *icc, size_t icc_capacity, char *message) {
     source s;
@@ -158,6 +160,9 @@ int easel_tiff_read_info(const uint8_t *data, size_t size, int page, int max_pag
         TIFFClose(tif);
         return 2;
     }
+    info->shrunk_working_bytes = shrunk_working_bytes(tif, width, height);
+    s.failed = 0;
+    message[0] = 0;
     TIFFClose(tif);
     return 1;
 }
@@ -261,20 +266,60 @@ int easel_tiff_decode(const uint8_t *data, size_t size, int page, uint8_t *pixel
     return 1;
 }
 
-/* The rows each read of the shrunk decode covers: a whole number of blocks, and of strips or
- * tile rows where that stays small (each then decoded once), else the strip rounded up to
- * whole blocks; the whole page when it is one strip. */
-static uint32_t band_rows(TIFF *tif, uint32_t height, uint32_t factor) {
+/* The rows a strip (or a row of tiles) holds: the page's height when it is one strip. */
+static uint32_t unit_rows(TIFF *tif, uint32_t height) {
     uint32_t unit = 0;
     if (TIFFIsTiled(tif)) TIFFGetField(tif, TIFFTAG_TILELENGTH, &unit);
     else TIFFGetFieldDefaulted(tif, TIFFTAG_ROWSPERSTRIP, &unit);
-    if (unit == 0 || unit >= height) return height;
+    return unit == 0 || unit > height ? height : unit;
+}
+
+/* Whether the shrunk decode reads this page a scanline at a time (libtiff decodes a strip
+ * incrementally that way) instead of in bands of whole strips: strips taller than a band
+ * (above all a page stored as one strip, as scanners write them), with samples interleaved
+ * and no subsampled YCbCr (after TIFFRGBAImageBegin, which makes JPEG's YCbCr RGB). */
+static int reads_scanlines(TIFF *tif, const TIFFRGBAImage *image, uint32_t height) {
+    return !TIFFIsTiled(tif) && unit_rows(tif, height) > EASEL_TIFF_MAX_BAND && image->isContig &&
+           image->photometric != PHOTOMETRIC_YCBCR;
+}
+
+/* The rows each read of the shrunk decode covers: a whole number of blocks, and of strips or
+ * tile rows where that stays small (each then decoded once), else the strip rounded up to
+ * whole blocks; 64 rows when it reads scanlines. */
+static uint32_t band_rows(uint32_t unit, int scanlines, uint32_t height, uint32_t factor) {
+    if (scanlines) unit = 64;
+    if (unit >= height) return height;
     uint32_t a = unit, b = factor;
     while (b) { uint32_t t = a % b; a = b; b = t; }
     uint64_t common = (uint64_t)unit / a * factor;
-    uint64_t band = common <= 1024 ? common : ((uint64_t)unit + factor - 1) / factor * factor;
-    while (band < 64 && band * 2 <= 1024) band *= 2;  /* not a read per block row */
+    uint64_t band = common <= EASEL_TIFF_MAX_BAND ? common : ((uint64_t)unit + factor - 1) / factor * factor;
+    while (band < 64 && band * 2 <= EASEL_TIFF_MAX_BAND) band *= 2;  /* not a read per block row */
     return band >= height ? height : (uint32_t)band;
+}
+
+/* What a shrunk decode of the page holds besides its result, at most (factors 2, 4 and 8): the
+ * band's RGBA raster, and libtiff's decoded strip or tile and its copy of the compressed one
+ * (the largest of the page's), or for scanlines one decoded scanline and libtiff's read-ahead. */
+static uint64_t shrunk_working_bytes(TIFF *tif, uint32_t width, uint32_t height) {
+    TIFFRGBAImage image;
+    char why[1024] = {0};
+    if (!TIFFRGBAImageBegin(&image, tif, 0, why)) return 0;
+    int scanlines = reads_scanlines(tif, &image, height);
+    TIFFRGBAImageEnd(&image);
+    uint32_t unit = unit_rows(tif, height), band = 0;
+    for (uint32_t factor = 2; factor <= 8; factor *= 2) {
+        uint32_t rows = band_rows(unit, scanlines, height, factor);
+        if (rows > band) band = rows;
+    }
+    uint64_t bytes = (uint64_t)width * band * 4;
+    if (scanlines) return bytes + (uint64_t)TIFFScanlineSize64(tif) + (1u << 20);
+    bytes += TIFFIsTiled(tif) ? (uint64_t)TIFFTileSize64(tif) : (uint64_t)TIFFStripSize64(tif);
+    uint64_t *counts = NULL, largest = 0;
+    if (TIFFGetField(tif, TIFFIsTiled(tif) ? TIFFTAG_TILEBYTECOUNTS : TIFFTAG_STRIPBYTECOUNTS, &counts) && counts) {
+        uint32_t n = TIFFIsTiled(tif) ? TIFFNumberOfTiles(tif) : TIFFNumberOfStrips(tif);
+        for (uint32_t i = 0; i < n; i++) if (counts[i] > largest) largest = counts[i];
+    }
+    return bytes + largest;
 }
 
 int easel_tiff_decode_shrunk(const uint8_t *data, size_t size, int page, uint8_t *pixels, size_t row_bytes, int width,
@@ -301,16 +346,28 @@ int easel_tiff_decode_shrunk(const uint8_t *data, size_t size, int page, uint8_t
     image.orientation = ORIENTATION_TOPLEFT;
     image.req_orientation = ORIENTATION_TOPLEFT;
     int alpha = alpha_kind(tif) != 0, premultiplied = raster_premultiplied(tif, &image);
-    uint32_t f = (uint32_t)factor, out_width = (w + f - 1) / f, band = band_rows(tif, h, f);
+    int scanlines = reads_scanlines(tif, &image, h);
+    uint32_t f = (uint32_t)factor, out_width = (w + f - 1) / f, band = band_rows(unit_rows(tif, h), scanlines, h, f);
     uint32_t *raster = (uint32_t *)_TIFFmalloc((tmsize_t)w * band * 4);
     uint32_t *sums = (uint32_t *)calloc((size_t)out_width * 4, sizeof(uint32_t));
-    int ok = raster && sums;
+    uint8_t *scanline = scanlines ? (uint8_t *)_TIFFmalloc(TIFFScanlineSize(tif)) : NULL;
+    int ok = raster && sums && (!scanlines || scanline), out_of_memory = !ok;
     uint32_t in_block = 0;
     for (uint32_t top = 0; ok && top < h; top += band) {
         uint32_t rows = h - top < band ? h - top : band;
-        image.row_offset = (int)top;
-        image.col_offset = 0;
-        if (!TIFFRGBAImageGet(&image, raster, w, rows) || s.failed) { ok = 0; break; }
+        if (scanlines) {
+            /* Each row as stored, converted by the routine TIFFRGBAImageGet would use (one row:
+             * no skew between rows to apply). */
+            for (uint32_t r = 0; ok && r < rows; r++) {
+                ok = TIFFReadScanline(tif, scanline, top + r, 0) == 1 && !s.failed;
+                if (ok) image.put.contig(&image, raster + (size_t)r * w, 0, top + r, w, 1, 0, 0, scanline);
+            }
+            if (!ok) break;
+        } else {
+            image.row_offset = (int)top;
+            image.col_offset = 0;
+            if (!TIFFRGBAImageGet(&image, raster, w, rows) || s.failed) { ok = 0; break; }
+        }
         for (uint32_t r = 0; r < rows; r++) {
             const uint32_t *in = raster + (size_t)r * w;
             for (uint32_t x = 0; x < w; x++) {
@@ -338,8 +395,9 @@ int easel_tiff_decode_shrunk(const uint8_t *data, size_t size, int page, uint8_t
     }
     TIFFRGBAImageEnd(&image);
     if (raster) _TIFFfree(raster);
+    if (scanline) _TIFFfree(scanline);
     free(sums);
-    if (!ok) return fail(tif, message, raster && sums ? "damaged image data" : "out of memory");
+    if (!ok) return fail(tif, message, out_of_memory ? "out of memory" : "damaged image data");
     TIFFClose(tif);
     return 1;
 }

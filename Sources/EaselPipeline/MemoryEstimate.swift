@@ -14,7 +14,7 @@ import Foundation
 /// frame processed, the encoder's). Vector sources count what they are drawn at. The source's
 /// own bytes are not counted: they are read before (the fetch, bounded by the source byte
 /// limit) and shared by every request of the source. A TIFF shrunk on load adds its band of
-/// full-width rows.
+/// full-width rows and libtiff's strip or tile buffers (`ImageInfo.shrunkDecodeWorkingBytes`).
 public enum MemoryEstimate {
     /// The estimate for a source whose header is `info`, decoded at `decodedSize`.
     public static func peakBytes(info: ImageInfo, decodedSize: (width: Int, height: Int), animated: Bool) -> Int {
@@ -22,11 +22,9 @@ public enum MemoryEstimate {
             let canvas = bytes(info.uprightWidth, info.uprightHeight)
             return (Int.checkedProduct(canvas, 3) ?? Int.max / 8) + (1 << 20)
         }
-        // A TIFF shrunk on load also holds a band of full-width rows (`easel_tiff_decode_shrunk`:
-        // whole strips or tile rows, counted here at their usual most, 1,024 rows; a page stored
-        // as one taller strip holds that strip, which this does not foresee).
-        let band = info.fileType == .tiff && decodedSize.width < info.uprightWidth && decodedSize.height < info.uprightHeight
-            ? bytes(max(info.width, info.height), min(1024, max(info.width, info.height))) : 0
+        // A TIFF shrunk on load also holds its band of full-width rows and libtiff's buffers.
+        let shrunk = decodedSize.width < info.uprightWidth && decodedSize.height < info.uprightHeight
+        let band = shrunk ? info.shrunkDecodeWorkingBytes : 0
         return peakBytes(decoded: bytes(decodedSize.width, decodedSize.height)) + band
     }
 

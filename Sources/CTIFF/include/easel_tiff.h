@@ -5,6 +5,9 @@
 #include <stdint.h>
 
 #define EASEL_TIFF_MESSAGE_SIZE 200
+/* The most rows a shrunk decode reads at once where strips allow (taller strips are read a
+ * scanline at a time; a taller tile is read whole). */
+#define EASEL_TIFF_MAX_BAND 1024
 
 /* What a page's directory says. */
 typedef struct {
@@ -15,6 +18,9 @@ typedef struct {
     int pages;
     /* The ICC profile's size (0: none); its bytes are copied when icc_capacity holds them. */
     uint32_t icc_size;
+    /* What easel_tiff_decode_shrunk holds besides its result, at most: its band of RGBA rows and
+     * libtiff's buffers (see there). */
+    uint64_t shrunk_working_bytes;
 } easel_tiff_info;
 
 /* Reads the page's directory (0 is the first) from memory, with libtiff's own allocations
@@ -36,7 +42,9 @@ int easel_tiff_decode(const uint8_t *data, size_t size, int page, uint8_t *pixel
  * partial) becomes its mean (colour weighed by alpha, straight alpha), written into `pixels`
  * ((height + factor - 1) / factor rows of row_bytes, (width + factor - 1) / factor pixels each),
  * in the stored orientation. The page is read in bands of whole strips or tile rows (a whole
- * number of blocks tall), so the full-size raster never exists. CMYK comes through libtiff's
+ * number of blocks tall), or a scanline at a time when its strips are taller than
+ * EASEL_TIFF_MAX_BAND rows (a page stored as one strip), so the full-size raster never exists
+ * (but for a page of tiles taller than that, read a row of tiles at a time). CMYK comes through libtiff's
  * naive formula (a page with a CMYK profile is decoded whole, `easel_tiff_decode`). Returns 1,
  * or 0 with a message. */
 int easel_tiff_decode_shrunk(const uint8_t *data, size_t size, int page, uint8_t *pixels, size_t row_bytes, int width,

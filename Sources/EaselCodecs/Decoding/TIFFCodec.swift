@@ -29,6 +29,7 @@ enum TIFFCodec {
         info.frameCount = Int(header.pages)
         info.bitDepth = Int(header.bits_per_sample)
         info.containerOrientation = Int(header.orientation)
+        info.shrunkDecodeWorkingBytes = Int(clamping: header.shrunk_working_bytes)
         return info
     }
 

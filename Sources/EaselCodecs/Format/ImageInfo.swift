@@ -35,6 +35,10 @@ public struct ImageInfo: Sendable, Hashable {
     public var isEmbeddedThumbnail = false
     /// Bits per sample as stored (AVIF and HEIC: 8, 10 or 12); 8 otherwise.
     public var bitDepth: Int = 8
+    /// What a decode shrunk on load holds besides the bitmap it makes, at most, in bytes: a TIFF's
+    /// band of full-width rows and libtiff's strip or tile buffers (`TIFFCodec.decodeShrunk`);
+    /// 0 for the formats whose shrinking decoders hold nothing worth counting.
+    public var shrunkDecodeWorkingBytes = 0
 
     /// A size an icon holds besides its largest (`width` × `height`).
     public struct EntrySize: Sendable, Hashable {
