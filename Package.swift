@@ -81,7 +81,7 @@ let package = Package(
         // Video frames: FFmpeg's libavformat, libavcodec and libswscale (their headers are on the
         // default include path), input from memory only, few demuxers and decoders allowed;
         // loaded on first use (dlopen), not linked: see easel_video.c.
-        .target(name: "CVideo"),
+        .target(name: "CVideo", dependencies: ["CLazy"]),
         // Faces and eyes: OpenCV's Haar cascades (libopencv-objdetect-dev; the cascades from
         // opencv-data), through a small C++ shim with a C interface.
         .target(name: "CFaces", cxxSettings: [.unsafeFlags(["-I/usr/include/opencv4"])],
@@ -92,7 +92,7 @@ let package = Package(
         .target(name: "CMalloc"),
         .target(
             name: "EaselCodecs",
-            dependencies: ["EaselSupport", "CJPEG", "CPNG", "CWebP", "CGIF", "CLCMS", "CAVIF", "CHEIF", "CTIFF", "CSVG", "CJXL", "CPDF", "CResample", "CFaces",
+            dependencies: ["EaselSupport", "CLazy", "CJPEG", "CPNG", "CWebP", "CGIF", "CLCMS", "CAVIF", "CHEIF", "CTIFF", "CSVG", "CJXL", "CPDF", "CResample", "CFaces",
                            "CText", "CVideo", .product(name: "Logging", package: "swift-log")]
         ),
         .target(

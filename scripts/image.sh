@@ -79,7 +79,7 @@ ldd_out="$(ldd "$binary")" || fail "ldd $binary failed"
 grep -q 'not found' <<<"$ldd_out" && fail "$binary misses libraries: $(grep 'not found' <<<"$ldd_out" | tr -s ' \t' ' ')"
 mapfile -t libs < <(awk '/=> \// { print $3 } /^[[:space:]]*\/[^ ]+ \(0x/ { print $1 }' <<<"$ldd_out" | sort -u)
 for soname in "${lazy_sonames[@]}"; do
-  path="$("$(command -v ldconfig || echo /sbin/ldconfig)" -p | awk -v name="$soname" '$1 == name { print $NF; exit }')"
+  path="$("$(command -v ldconfig || echo /sbin/ldconfig)" -p | awk -v name="$soname" '$1 == name && !found { print $NF; found = 1 }')"
   [ -n "$path" ] || fail "$soname (loaded by easel on first use) is not installed here"
   libs+=("$path")
 done

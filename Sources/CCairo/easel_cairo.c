@@ -41,12 +41,7 @@ extern int g_log_writer_default_would_drop(int level, const char *domain);
 static _Atomic(easel_glib_log_sink) glib_sink;
 static pthread_once_t glib_once = PTHREAD_ONCE_INIT;
 
-#define GLIB_FUNCTIONS(X) X(g_log_set_writer_func) X(g_log_writer_default_would_drop)
-#define GLIB_ENTRY(function) EASEL_LAZY_ENTRY(__typeof__(glib_functions), function)
-static struct { GLIB_FUNCTIONS(EASEL_LAZY_MEMBER) } glib_functions;
-static const easel_lazy_symbol glib_symbols[] = {GLIB_FUNCTIONS(GLIB_ENTRY)};
-static const char *const glib_sonames[] = {"libglib-2.0.so.0"};
-static easel_lazy_library glib = {glib_sonames, 1, glib_symbols, sizeof glib_symbols / sizeof glib_symbols[0], &glib_functions, 0, ""};
+static _Atomic(__typeof__(&g_log_writer_default_would_drop)) would_drop;
 
 static int glib_writer(int level, const easel_glog_field *fields, unsigned long count, void *data) {
     (void)data;
@@ -57,25 +52,32 @@ static int glib_writer(int level, const easel_glog_field *fields, unsigned long 
         else if (strcmp(fields[i].key, "MESSAGE") == 0) message = fields[i].value;
     }
     easel_glib_log_sink sink = glib_sink;
-    if (sink && message && !glib_functions.g_log_writer_default_would_drop(level, domain)) sink(level & 0xFC, domain, message);
+    if (sink && message && !would_drop(level, domain)) sink(level & 0xFC, domain, message);
     return 1; /* G_LOG_WRITER_HANDLED */
 }
 
+/* (GLib is in the process: install_if_glib_loaded checked. Its reference is kept, so it stays
+ * while its writer is this one.) */
 static void install_glib_writer(void) {
-    if (easel_lazy_load(&glib)) glib_functions.g_log_set_writer_func(glib_writer, NULL, NULL);
+    void *glib = dlopen("libglib-2.0.so.0", RTLD_NOW | RTLD_NOLOAD);
+    if (!glib) return;
+    __typeof__(&g_log_set_writer_func) set_writer = (__typeof__(&g_log_set_writer_func))dlsym(glib, "g_log_set_writer_func");
+    would_drop = (__typeof__(&g_log_writer_default_would_drop))dlsym(glib, "g_log_writer_default_would_drop");
+    if (set_writer && would_drop) set_writer(glib_writer, NULL, NULL);
 }
 
-/* GLib is loaded with the first library that needs it (easel_glib_loaded), not at start: the
- * writer is installed then, or now if GLib is already in the process. */
+/* Installs the writer once GLib is in the process (loaded with librsvg, poppler, Pango or
+ * FFmpeg, whichever comes first): checked now and after every library set CLazy or CVideo loads. */
+static void install_if_glib_loaded(void) {
+    if (!glib_sink) return;
+    void *loaded = dlopen("libglib-2.0.so.0", RTLD_NOW | RTLD_NOLOAD);
+    if (!loaded) return;
+    dlclose(loaded); /* (only the reference RTLD_NOLOAD took) */
+    pthread_once(&glib_once, install_glib_writer);
+}
+
 void easel_glib_route_logs(easel_glib_log_sink sink) {
     glib_sink = sink;
-    void *loaded = dlopen("libglib-2.0.so.0", RTLD_NOW | RTLD_NOLOAD);
-    if (loaded) {
-        dlclose(loaded); /* (only the reference RTLD_NOLOAD took) */
-        pthread_once(&glib_once, install_glib_writer);
-    }
-}
-
-void easel_glib_loaded(void) {
-    if (glib_sink) pthread_once(&glib_once, install_glib_writer);
+    easel_lazy_after_load(install_if_glib_loaded);
+    install_if_glib_loaded();
 }

@@ -21,18 +21,35 @@
     X(heif_image_handle_get_nclx_color_profile) X(heif_image_handle_get_number_of_thumbnails)                        \
     X(heif_image_handle_get_raw_color_profile) X(heif_image_handle_get_raw_color_profile_size)                       \
     X(heif_image_handle_get_thumbnail) X(heif_image_handle_get_width) X(heif_image_handle_has_alpha_channel)         \
-    X(heif_image_handle_release) X(heif_image_release) X(heif_nclx_color_profile_free)
+    X(heif_image_handle_release) X(heif_image_release) X(heif_nclx_color_profile_free) X(heif_get_version_number_major) X(heif_get_version_number_minor)
 #define HEIF_ENTRY(function) EASEL_LAZY_ENTRY(__typeof__(heif), function)
 static struct {
     HEIF_FUNCTIONS(EASEL_LAZY_MEMBER)
 } heif;
 static const easel_lazy_symbol heif_symbols[] = {HEIF_FUNCTIONS(HEIF_ENTRY)};
+#if LIBHEIF_NUMERIC_VERSION < 0x01000000 || LIBHEIF_NUMERIC_VERSION >= 0x02000000
+#error "libheif 1.x is the one whose soname (libheif.so.1) this loads"
+#endif
 static const char *const heif_sonames[] = {"libheif.so.1"};
 static easel_lazy_library libheif = {heif_sonames, sizeof heif_sonames / sizeof heif_sonames[0], heif_symbols,
                                 sizeof heif_symbols / sizeof heif_symbols[0], &heif, 0, ""};
 
 static void set_message(char *message, const char *text) {
     if (message) snprintf(message, EASEL_HEIF_MESSAGE_SIZE, "%s", text);
+}
+
+/* 1 when libheif is loaded, else 0 with the reason in message. */
+static int libheif_loaded(char *message) {
+    if (!easel_lazy_load(&libheif)) {
+        set_message(message, libheif.problem);
+        return 0;
+    }
+    /* Version 1, and at least the minor version the headers are. */
+    int major = heif.heif_get_version_number_major(), minor = heif.heif_get_version_number_minor();
+    if (major == 1 && minor >= (LIBHEIF_NUMERIC_VERSION >> 16 & 0xFF)) return 1;
+    if (message) snprintf(message, EASEL_HEIF_MESSAGE_SIZE, "libheif %d.%d is loaded; easel was built for 1.%d", major, minor,
+                          LIBHEIF_NUMERIC_VERSION >> 16 & 0xFF);
+    return 0;
 }
 
 /* The context and primary image handle (its first embedded thumbnail's instead when
@@ -42,10 +59,6 @@ static int open_primary(const uint8_t *data, size_t size, int use_thumbnail, str
     *is_thumbnail = 0;
     *context = NULL;
     *handle = NULL;
-    if (!easel_lazy_load(&libheif)) {
-        set_message(message, libheif.problem);
-        return 0;
-    }
     *context = heif.heif_context_alloc();
     if (!*context) {
         set_message(message, "out of memory");
@@ -78,6 +91,7 @@ int easel_heif_read_header(const uint8_t *data, size_t size, int use_thumbnail, 
                            uint8_t **icc, size_t *icc_size, char *message) {
     *icc = NULL;
     *icc_size = 0;
+    if (!libheif_loaded(message)) return EASEL_LAZY_UNAVAILABLE;
     struct heif_context *context;
     struct heif_image_handle *handle;
     if (!open_primary(data, size, use_thumbnail, &context, &handle, &header->is_thumbnail, message)) return 0;
@@ -113,6 +127,7 @@ int easel_heif_read_header(const uint8_t *data, size_t size, int use_thumbnail, 
 
 int easel_heif_decode(const uint8_t *data, size_t size, int use_thumbnail, int width, int height, uint8_t *pixels,
                       size_t row_bytes, char *message) {
+    if (!libheif_loaded(message)) return EASEL_LAZY_UNAVAILABLE;
     struct heif_context *context;
     struct heif_image_handle *handle;
     int is_thumbnail = 0;
@@ -149,7 +164,7 @@ done:
 }
 
 int easel_heif_decodes_av1(void) {
-    if (!easel_lazy_load(&libheif)) return 0;
+    if (!libheif_loaded(NULL)) return 0;
     return heif.heif_have_decoder_for_format(heif_compression_AV1) ? 1 : 0;
 }
 
@@ -185,10 +200,7 @@ int easel_heif_encode(const uint8_t *pixels, int width, int height, size_t row_b
                       uint8_t **output, size_t *output_size, char *message) {
     *output = NULL;
     *output_size = 0;
-    if (!easel_lazy_load(&libheif)) {
-        set_message(message, libheif.problem);
-        return 0;
-    }
+    if (!libheif_loaded(message)) return EASEL_LAZY_UNAVAILABLE;
     struct heif_context *context = heif.heif_context_alloc();
     struct heif_encoder *encoder = NULL;
     struct heif_image *image = NULL;

@@ -18,13 +18,20 @@
     X(JxlDecoderSubscribeEvents) X(JxlEncoderAddImageFrame) X(JxlEncoderCloseInput) X(JxlEncoderCreate)              \
     X(JxlEncoderDestroy) X(JxlEncoderFrameSettingsCreate) X(JxlEncoderFrameSettingsSetOption)                        \
     X(JxlEncoderInitBasicInfo) X(JxlEncoderProcessOutput) X(JxlEncoderSetBasicInfo)                                  \
-    X(JxlEncoderSetColorEncoding) X(JxlEncoderSetFrameDistance) X(JxlEncoderSetFrameLossless)
+    X(JxlEncoderSetColorEncoding) X(JxlEncoderSetFrameDistance) X(JxlEncoderSetFrameLossless) X(JxlDecoderVersion)
 #define JXL_ENTRY(function) EASEL_LAZY_ENTRY(__typeof__(jxl), function)
 static struct {
     JXL_FUNCTIONS(EASEL_LAZY_MEMBER)
 } jxl;
 static const easel_lazy_symbol jxl_symbols[] = {JXL_FUNCTIONS(JXL_ENTRY)};
-static const char *const jxl_sonames[] = {"libjxl.so.0.7"};
+/* The soname of the libjxl whose headers this is built with (0.x: major and minor). */
+#define JXL_STRING(x) #x
+#define JXL_VERSION_TEXT(x) JXL_STRING(x)
+#if JPEGXL_MAJOR_VERSION == 0
+static const char *const jxl_sonames[] = {"libjxl.so.0." JXL_VERSION_TEXT(JPEGXL_MINOR_VERSION)};
+#else
+static const char *const jxl_sonames[] = {"libjxl.so." JXL_VERSION_TEXT(JPEGXL_MAJOR_VERSION)};
+#endif
 static easel_lazy_library libjxl = {jxl_sonames, sizeof jxl_sonames / sizeof jxl_sonames[0], jxl_symbols,
                                 sizeof jxl_symbols / sizeof jxl_symbols[0], &jxl, 0, ""};
 
@@ -55,8 +62,19 @@ static JxlDecoderStatus run_until(JxlDecoder *decoder, JxlDecoderStatus stop, ui
     }
 }
 
+/* 1 when libjxl is loaded and of the version the headers are (0.x: the same minor; else the
+ * same major and at least the minor), else 0 with the reason in message. */
+static int libjxl_loaded(char *message) {
+    if (!easel_lazy_load(&libjxl)) return fail(message, libjxl.problem);
+    uint32_t version = jxl.JxlDecoderVersion(), major = version / 1000000, minor = version / 1000 % 1000;
+    int same = major == JPEGXL_MAJOR_VERSION && (major == 0 ? minor == JPEGXL_MINOR_VERSION : minor >= JPEGXL_MINOR_VERSION);
+    if (same) return 1;
+    snprintf(message, EASEL_JXL_MESSAGE_SIZE, "libjxl %u.%u is loaded; easel was built for %d.%d", major, minor, JPEGXL_MAJOR_VERSION,
+             JPEGXL_MINOR_VERSION);
+    return 0;
+}
+
 static JxlDecoder *open_decoder(const uint8_t *data, size_t size, int events) {
-    if (!easel_lazy_load(&libjxl)) return NULL;
     JxlDecoder *decoder = jxl.JxlDecoderCreate(NULL);
     if (!decoder) return NULL;
     if (jxl.JxlDecoderSubscribeEvents(decoder, events) != JXL_DEC_SUCCESS || jxl.JxlDecoderSetKeepOrientation(decoder, JXL_TRUE) != JXL_DEC_SUCCESS ||
@@ -74,8 +92,9 @@ static int status_failure(JxlDecoderStatus status, char *message) {
 
 int easel_jxl_read_info(const uint8_t *data, size_t size, easel_jxl_info *info, uint8_t *icc, size_t icc_capacity, char *message) {
     memset(info, 0, sizeof(*info));
+    if (!libjxl_loaded(message)) return EASEL_LAZY_UNAVAILABLE;
     JxlDecoder *decoder = open_decoder(data, size, JXL_DEC_BASIC_INFO | JXL_DEC_COLOR_ENCODING);
-    if (!decoder) return fail(message, libjxl.state < 0 ? libjxl.problem : "libjxl could not start");
+    if (!decoder) return fail(message, "libjxl could not start");
     JxlBasicInfo basic;
     memset(&basic, 0, sizeof(basic));
     JxlDecoderStatus status = run_until(decoder, JXL_DEC_COLOR_ENCODING, NULL, 0, 0, &basic);
@@ -112,8 +131,9 @@ int easel_jxl_read_info(const uint8_t *data, size_t size, easel_jxl_info *info, 
 }
 
 int easel_jxl_decode(const uint8_t *data, size_t size, uint8_t *pixels, size_t row_bytes, int width, int height, char *message) {
+    if (!libjxl_loaded(message)) return EASEL_LAZY_UNAVAILABLE;
     JxlDecoder *decoder = open_decoder(data, size, JXL_DEC_BASIC_INFO | JXL_DEC_FULL_IMAGE);
-    if (!decoder) return fail(message, libjxl.state < 0 ? libjxl.problem : "libjxl could not start");
+    if (!decoder) return fail(message, "libjxl could not start");
     JxlBasicInfo basic;
     memset(&basic, 0, sizeof(basic));
     JxlDecoderStatus status = run_until(decoder, JXL_DEC_BASIC_INFO, NULL, 0, 0, &basic);
@@ -137,7 +157,7 @@ int easel_jxl_encode(const uint8_t *pixels, size_t row_bytes, int width, int hei
                      uint8_t **output, size_t *output_size, char *message) {
     *output = NULL;
     *output_size = 0;
-    if (!easel_lazy_load(&libjxl)) return fail(message, libjxl.problem);
+    if (!libjxl_loaded(message)) return EASEL_LAZY_UNAVAILABLE;
     JxlEncoder *encoder = jxl.JxlEncoderCreate(NULL);
     if (!encoder) return fail(message, "libjxl could not start");
     JxlBasicInfo basic;

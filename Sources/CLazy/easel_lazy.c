@@ -28,7 +28,8 @@ static int load_locked(easel_lazy_library *library) {
         void *address = NULL;
         for (size_t i = 0; i < library->soname_count && !address; i++) address = dlsym(handles[i], library->symbols[s].name);
         if (!address) {
-            snprintf(library->problem, sizeof library->problem, "%s has no %s", library->sonames[0], library->symbols[s].name);
+            snprintf(library->problem, sizeof library->problem, "no %s in %s%s", library->symbols[s].name, library->sonames[0],
+                     library->soname_count > 1 ? " or the libraries loaded with it" : "");
             return 0;
         }
         memcpy((char *)library->functions + library->symbols[s].offset, &address, sizeof address);
@@ -36,10 +37,24 @@ static int load_locked(easel_lazy_library *library) {
     return 1;
 }
 
+static void (*_Atomic after_load)(void);
+
+void easel_lazy_after_load(void (*hook)(void)) { after_load = hook; }
+
+void easel_lazy_loaded_elsewhere(void) {
+    void (*hook)(void) = after_load;
+    if (hook) hook();
+}
+
 int easel_lazy_load(easel_lazy_library *library) {
+    /* Loaded already (the usual case): no lock. The state is written with release under the lock. */
+    int state = __atomic_load_n(&library->state, __ATOMIC_ACQUIRE);
+    if (state != 0) return state == 1;
     pthread_mutex_lock(&loader);
-    if (library->state == 0) library->state = load_locked(library) ? 1 : -1;
+    int first = library->state == 0;
+    if (first) __atomic_store_n(&library->state, load_locked(library) ? 1 : -1, __ATOMIC_RELEASE);
     int loaded = library->state == 1;
     pthread_mutex_unlock(&loader);
+    if (first && loaded) easel_lazy_loaded_elsewhere();
     return loaded;
 }

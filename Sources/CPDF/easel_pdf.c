@@ -44,8 +44,6 @@ static void set_message(char *message, const char *text) {
 static PopplerDocument *open_document(const uint8_t *data, size_t size, GBytes **bytes, int *encrypted, char *message) {
     *encrypted = 0;
     *bytes = NULL;
-    if (!easel_lazy_load(&poppler)) { set_message(message, poppler.problem); return NULL; }
-    easel_glib_loaded();
     *bytes = pdf.g_bytes_new_static(data, size);
     GError *error = NULL;
     PopplerDocument *document = pdf.poppler_document_new_from_bytes(*bytes, NULL, &error);
@@ -59,7 +57,14 @@ static PopplerDocument *open_document(const uint8_t *data, size_t size, GBytes *
     return document;
 }
 
+/* 1 when poppler is loaded, else 0 with the reason in message. */
+static int poppler_loaded(char *message) {
+    if (!easel_lazy_load(&poppler)) { set_message(message, poppler.problem); return 0; }
+    return 1;
+}
+
 int easel_pdf_info(const uint8_t *data, size_t size, int page, int *pages, double *width, double *height, char *message) {
+    if (!poppler_loaded(message)) return EASEL_LAZY_UNAVAILABLE;
     GBytes *bytes;
     int encrypted;
     PopplerDocument *document = open_document(data, size, &bytes, &encrypted, message);
@@ -81,6 +86,7 @@ int easel_pdf_info(const uint8_t *data, size_t size, int page, int *pages, doubl
 
 int easel_pdf_render(const uint8_t *data, size_t size, int page, uint8_t *pixels, size_t row_bytes, int width, int height,
                      char *message) {
+    if (!poppler_loaded(message)) return EASEL_LAZY_UNAVAILABLE;
     GBytes *bytes;
     int encrypted;
     PopplerDocument *document = open_document(data, size, &bytes, &encrypted, message);

@@ -48,9 +48,13 @@ static void set_message(char *message, const char *text) {
 }
 
 /* A handle for the bytes, loaded; NULL with a message. */
+/* 1 when librsvg is loaded, else 0 with the reason in message. */
+static int librsvg_loaded(char *message) {
+    if (!easel_lazy_load(&librsvg)) { set_message(message, librsvg.problem); return 0; }
+    return 1;
+}
+
 static RsvgHandle *load(const uint8_t *data, size_t size, char *message) {
-    if (!easel_lazy_load(&librsvg)) { set_message(message, librsvg.problem); return NULL; }
-    easel_glib_loaded();
     RsvgHandle *handle = svg.rsvg_handle_new_with_flags(RSVG_HANDLE_FLAGS_NONE);
     if (!handle) { set_message(message, "out of memory"); return NULL; }
     svg.rsvg_handle_set_dpi(handle, 96);
@@ -69,6 +73,7 @@ static RsvgHandle *load(const uint8_t *data, size_t size, char *message) {
 }
 
 int easel_svg_size(const uint8_t *data, size_t size, double *width, double *height, int *from_view_box, char *message) {
+    if (!librsvg_loaded(message)) return EASEL_LAZY_UNAVAILABLE;
     RsvgHandle *handle = load(data, size, message);
     if (!handle) return 0;
     double w = 0, h = 0;
@@ -95,6 +100,7 @@ int easel_svg_size(const uint8_t *data, size_t size, double *width, double *heig
 }
 
 int easel_svg_render(const uint8_t *data, size_t size, uint8_t *pixels, size_t row_bytes, int width, int height, char *message) {
+    if (!librsvg_loaded(message)) return EASEL_LAZY_UNAVAILABLE;
     RsvgHandle *handle = load(data, size, message);
     if (!handle) return 0;
     cairo_surface_t *surface = svg.cairo_image_surface_create_for_data(pixels, CAIRO_FORMAT_ARGB32, width, height, (int)row_bytes);

@@ -105,7 +105,6 @@ static easel_lazy_library pango = {text_sonames, sizeof text_sonames / sizeof te
 /* 1 when Pango is loaded, else 0 with the reason in message. */
 static int pango_loaded(char *message) {
     if (!easel_lazy_load(&pango)) return fail(message, pango.problem);
-    easel_glib_loaded();
     return 1;
 }
 
@@ -302,7 +301,7 @@ static cairo_t *context_on(cairo_surface_t *surface, char *message) {
 }
 
 int easel_text_measure(const easel_text_style *style, int *width, int *height, char *message) {
-    if (!pango_loaded(message)) return 0;
+    if (!pango_loaded(message)) return EASEL_LAZY_UNAVAILABLE;
     /* Laid out for a 1 x 1 ARGB32 image surface: the same font options as render's surface. */
     cairo_surface_t *surface = text.cairo_image_surface_create(CAIRO_FORMAT_ARGB32, 1, 1);
     cairo_t *cr = context_on(surface, message);
@@ -325,7 +324,7 @@ int easel_text_render(const easel_text_style *style, uint8_t *pixels, size_t row
         return fail(message, "the image has no size or is too large");
     if (!pixels || ((uintptr_t)pixels & 3) || (row_bytes & 3) || row_bytes < (size_t)width * 4 || row_bytes > INT_MAX)
         return fail(message, "the pixels must be 4-byte aligned in rows of a multiple of 4 bytes, at least 4 a pixel");
-    if (!pango_loaded(message)) return 0;
+    if (!pango_loaded(message)) return EASEL_LAZY_UNAVAILABLE;
     for (int y = 0; y < height; y++) memset(pixels + (size_t)y * row_bytes, 0, (size_t)width * 4);
     cairo_surface_t *surface = text.cairo_image_surface_create_for_data(pixels, CAIRO_FORMAT_ARGB32, width, height, (int)row_bytes);
     cairo_t *cr = context_on(surface, message);

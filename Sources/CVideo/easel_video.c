@@ -14,6 +14,8 @@
 
 #include <dlfcn.h>
 
+#include "easel_lazy.h"
+
 /* FFmpeg is loaded on first use (dlopen), not linked: libavformat alone brings some 130 shared
  * libraries (network protocols, disc, tracker and subtitle formats), whose loading and
  * relocation every easel process (each CLI command, each test helper) would otherwise pay at
@@ -142,6 +144,7 @@ static void load_ffmpeg(void) {
      * complaints. What matters reaches the caller as a message instead. */
     p_av_log_set_level(AV_LOG_QUIET);
     ffmpeg_loaded = 1;
+    easel_lazy_loaded_elsewhere(); /* (Debian's libavcodec brings GLib, by librsvg) */
 }
 
 #define av_calloc p_av_calloc

@@ -1,3 +1,4 @@
+import CLazy
 import EaselSupport
 import Foundation
 
@@ -42,6 +43,10 @@ public enum CodecError: Error, Sendable, Equatable, CustomStringConvertible {
     /// No render worker could be started (too many processes or descriptors, a missing
     /// executable): the server's trouble, not the document's.
     case rendererUnavailable(String)
+    /// The library that reads or writes the format could not be loaded (it is loaded on first
+    /// use: missing, or another version than easel was built for): the server's trouble, not the
+    /// image's. `library` is its name (libavif, librsvg, Pango…), `reason` the loader's.
+    case libraryUnavailable(library: String, reason: String)
 
     public var description: String {
         switch self {
@@ -59,6 +64,7 @@ public enum CodecError: Error, Sendable, Equatable, CustomStringConvertible {
         case .tooManyFrames(let limit): "animation with more than \(limit) frames"
         case .tooManyAnimationPixels(let limit): "animation with more than \(limit) pixels over all its frames"
         case .encodingFailed(let format, let reason): "could not encode \(format): \(reason)"
+        case .libraryUnavailable(let library, let reason): "\(library) could not be loaded: \(reason)"
         case .noSuchPage(let page, let pages): "no page \(page): the image has \(pages) page\(pages == 1 ? "" : "s") (numbered from 0)"
         case .invalidParameters(let reason): "invalid parameters: \(reason)"
         case .cancelled: "cancelled"
@@ -167,9 +173,29 @@ func cMessage(_ pointer: UnsafeMutablePointer<CChar>) -> String {
     String(cString: UnsafePointer(pointer))
 }
 
+/// Throws `.libraryUnavailable` when a shim's `result` says its library could not be loaded
+/// (`EASEL_LAZY_UNAVAILABLE`), with the shim's `message`.
+func checkLibrary(_ result: Int32, library: String, message: String) throws(CodecError) {
+    if result == EASEL_LAZY_UNAVAILABLE { throw .libraryUnavailable(library: library, reason: message) }
+}
+
+extension ImageFileType {
+    /// The library loaded on first use that reads this format (`CodecError.libraryUnavailable`).
+    var lazyLibrary: String {
+        switch self {
+        case .svg: "librsvg"
+        case .pdf: "poppler"
+        case .heic: "libheif"
+        case .avif: "libavif"
+        case .jxl: "libjxl"
+        default: "the \(self) library"
+        }
+    }
+}
+
 /// Runs a C shim call over the bytes of `data` with a message buffer of `messageSize`.
-/// A result of 0 becomes `CodecError.corrupt` with the shim's message; any other result is
-/// returned for the caller to interpret.
+/// A result of 0 becomes `CodecError.corrupt` with the shim's message, `EASEL_LAZY_UNAVAILABLE`
+/// `.libraryUnavailable`; any other result is returned for the caller to interpret.
 func callShim(_ data: Data, format: ImageFileType, messageSize: Int32,
               _ body: (UnsafePointer<UInt8>, Int, UnsafeMutablePointer<CChar>) -> Int32) throws -> Int32 {
     var message = [CChar](repeating: 0, count: Int(messageSize))
@@ -177,6 +203,7 @@ func callShim(_ data: Data, format: ImageFileType, messageSize: Int32,
         guard let base = raw.baseAddress, raw.count > 0 else { return 0 }
         return message.withUnsafeMutableBufferPointer { body(base.assumingMemoryBound(to: UInt8.self), raw.count, $0.baseAddress!) }
     }
+    try checkLibrary(result, library: format.lazyLibrary, message: cMessage(message))
     guard result != 0 else {
         let text = cMessage(message)
         throw CodecError.corrupt(format: format, reason: text.isEmpty ? "empty or unreadable data" : text)

@@ -14,6 +14,7 @@ extension PipelineError: HTTPResponseError {
         switch self {
         case .fileNotFound, .noSource, .unknownFormat, .notCached, .httpStatus(404, _), .httpStatus(410, _): .notFound
         case .decoding(.rendererUnavailable): .serviceUnavailable
+        case .decoding(.libraryUnavailable): .internalServerError
         case .httpStatus, .tooManyRedirects, .network: .badGateway
         case .decoding, .tooLarge, .processing: .unprocessableContent
         case .forbiddenURL, .unsupportedURL: .forbidden
@@ -33,6 +34,7 @@ extension PipelineError: HTTPResponseError {
         case .tooManyRedirects: "the origin redirected too often"
         case .network: "the origin could not be reached"
         case .decoding(.rendererUnavailable): "no renderer is available now; try again shortly"
+        case .decoding(.libraryUnavailable(let library, _)): "this server cannot do that now: \(library) could not be loaded (its log says why)"
         case .decoding(let codec): "unsupported or corrupt image: \(codec)"
         case .tooLarge(let limit, _, _): "the source is larger than \(limit) bytes"
         case .processing(let reason): "cannot process the image: \(reason)"
@@ -122,6 +124,11 @@ struct MetricsMiddleware<Context: RequestContext>: RouterMiddleware {
             for field in error.headers { text.headers.append(field) }
             response = text
         } catch let error as any HTTPResponseError {
+            // The server's own failures (a library that could not be loaded, the cache's storage)
+            // are logged with what the client is not told.
+            if error.status == .internalServerError {
+                logger.error("server error", metadata: ["path": "\(request.uri.path)", "error": "\(error)"])
+            }
             response = try error.response(from: request, context: context)
         } catch {
             logger.error("unexpected error", metadata: ["path": "\(request.uri.path)", "error": "\(error)"])

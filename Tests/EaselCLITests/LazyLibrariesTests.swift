@@ -4,7 +4,7 @@ import Foundation
 import Testing
 
 /// The libraries easel loads on first use (CLazy) are not linked, so no command pays for them at
-/// start; and the container image (scripts/image.sh) installs every one the shims open.
+/// start; and the container image (scripts/image.sh) installs every one the built shims open.
 @Suite("Libraries loaded on first use", .timeLimit(.minutes(1)))
 struct LazyLibrariesTests {
     static let root = S3TestServer.repositoryRoot()
@@ -17,31 +17,12 @@ struct LazyLibrariesTests {
         return Set(script[start.upperBound..<end].split(whereSeparator: \.isWhitespace).map(String.init))
     }
 
-    /// Every string literal that names a shared library in the shims' soname tables (and
-    /// EASEL_CAIRO_SONAMES), read from the C sources.
-    static func shimSonames() throws -> Set<String> {
-        var names = Set<String>()
-        let sources = root.appendingPathComponent("Sources")
-        let files = try #require(FileManager.default.enumerator(atPath: sources.path)).compactMap { $0 as? String }
-            .filter { $0.hasPrefix("C") && ($0.hasSuffix(".c") || $0.hasSuffix(".h")) && !$0.hasPrefix("CVideo") }
-        for file in files {
-            let text = try String(contentsOf: sources.appendingPathComponent(file), encoding: .utf8)
-            for line in text.split(separator: "\n") where line.contains("_sonames[]") || line.contains("#define EASEL_CAIRO_SONAMES") {
-                for piece in line.split(separator: "\"").enumerated() where piece.offset % 2 == 1 && piece.element.contains(".so.") {
-                    names.insert(String(piece.element))
-                }
-            }
-        }
-        return names
-    }
-
-    @Test func theImageInstallsWhatTheShimsOpenAndEaselLinksNoneOfIt() async throws {
-        let image = try Self.imageSonames(), shims = try Self.shimSonames()
-        #expect(shims.count >= 10 && shims == image, "shims \(shims.sorted()), image.sh \(image.sorted())")
-        let ldd = try await BlockingIOPool.shared.run {
+    /// The output of `tool arguments`.
+    static func output(of tool: String, _ arguments: [String]) async throws -> String {
+        try await BlockingIOPool.shared.run {
             let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/ldd")
-            process.arguments = [builtProduct("easel").path]
+            process.executableURL = URL(fileURLWithPath: tool)
+            process.arguments = arguments
             let output = ChildProcesses.pipe()
             process.standardOutput = output
             try ChildProcesses.run(process)
@@ -49,6 +30,25 @@ struct LazyLibrariesTests {
             process.waitUntilExit()
             return text
         }
+    }
+
+    /// The sonames compiled into `binary` but not linked by it: the shims' tables (chosen from
+    /// the headers' versions where those decide), FFmpeg's (CVideo's, installed by package name
+    /// in image.sh) left out.
+    static func lazySonames(of binary: URL, linked ldd: String) async throws -> Set<String> {
+        let texts = try await output(of: "/usr/bin/strings", ["-a", "-n", "8", binary.path])
+        let ffmpeg = ["libavcodec.", "libavformat.", "libavutil.", "libswscale."]
+        let names = texts.split(separator: "\n").map(String.init).filter { name in
+            name.range(of: #"^lib[A-Za-z0-9_+-]+(-[0-9.]+)?\.so\.[0-9.]+$"#, options: .regularExpression) != nil
+                && !ffmpeg.contains { name.hasPrefix($0) } && !ldd.contains(name + " =>")
+        }
+        return Set(names)
+    }
+
+    @Test func theImageInstallsWhatTheShimsOpenAndEaselLinksNoneOfIt() async throws {
+        let ldd = try await Self.output(of: "/usr/bin/ldd", [builtProduct("easel").path])
+        let image = try Self.imageSonames(), shims = try await Self.lazySonames(of: builtProduct("easel"), linked: ldd)
+        #expect(shims.count >= 10 && shims == image, "shims \(shims.sorted()), image.sh \(image.sorted())")
         #expect(ldd.contains("libjpeg"), "ldd printed: \(ldd.prefix(300))")
         for soname in image {
             #expect(!ldd.contains(soname), "easel links \(soname): every process would load it at start")

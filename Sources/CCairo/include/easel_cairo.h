@@ -45,13 +45,10 @@ void easel_cairo_to_rgba(uint8_t *pixels, size_t row_bytes, int width, int heigh
  * 1<<4 warning, 1<<5 message, 1<<6 info, 1<<7 debug), the domain (may be NULL) and the message.
  * Messages GLib's default writer would drop (debug and info unless G_MESSAGES_DEBUG asks) are
  * dropped. Set once per process; later calls change only the sink. An error still aborts after
- * its message, as GLib makes it. GLib is not loaded for this: the routing starts when a shim
- * first loads a library that brings GLib (easel_glib_loaded). */
+ * its message, as GLib makes it. GLib is not loaded for this: the routing starts when a library
+ * that brings GLib is first loaded (easel_lazy_after_load). */
 typedef void (*easel_glib_log_sink)(int level, const char *domain, const char *message);
 void easel_glib_route_logs(easel_glib_log_sink sink);
-
-/* Called by a shim once it has loaded a GLib library (librsvg, poppler-glib, Pango). */
-void easel_glib_loaded(void);
 
 /* The cairo, GLib and GObject functions the SVG, PDF and text shims share, for their tables of
  * lazily loaded functions (easel_lazy.h), and the libraries they come from. */

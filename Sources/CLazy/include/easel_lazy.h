@@ -19,6 +19,10 @@
  *
  * where RSVG_ENTRY(f) is EASEL_LAZY_ENTRY(__typeof__(rsvg), f). */
 
+/* What a shim's entry point returns when its library could not be loaded (the reason in its
+ * message): the server's trouble, not the image's. */
+#define EASEL_LAZY_UNAVAILABLE (-9)
+
 /* One function: its name and where its address goes in the struct. */
 typedef struct {
     const char *name;
@@ -35,7 +39,7 @@ typedef struct {
     const easel_lazy_symbol *symbols;
     size_t symbol_count;
     void *functions;
-    int state;          /* 0 not tried, 1 loaded, -1 failed (written under the loader's lock) */
+    int state;          /* 0 not tried, 1 loaded, -1 failed (written once, under the loader's lock) */
     char problem[200];  /* why it failed */
 } easel_lazy_library;
 
@@ -44,5 +48,12 @@ typedef struct {
  * function was found, else 0, with the reason (the library that did not load, the function it
  * lacks) in library->problem. Safe from any thread. */
 int easel_lazy_load(easel_lazy_library *library);
+
+/* Runs `hook` after every library set is first loaded (outside the loader's lock), from now on:
+ * one hook a process (GLib's log routing: librsvg, poppler, Pango and FFmpeg all bring GLib). */
+void easel_lazy_after_load(void (*hook)(void));
+
+/* For a loader of its own (CVideo's FFmpeg): runs the hook after it has loaded its libraries. */
+void easel_lazy_loaded_elsewhere(void);
 
 #endif

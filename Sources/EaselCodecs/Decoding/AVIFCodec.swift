@@ -72,6 +72,7 @@ enum AVIFCodec {
             easel_avif_encode(pixels.baseAddress!.assumingMemoryBound(to: UInt8.self), Int32(rgba.width), Int32(rgba.height),
                               rgba.rowBytes, rgba.isKnownOpaque ? 0 : 1, Int32(quality), Int32(speed), 1, &output, &size, &message)
         }
+        try checkLibrary(ok, library: "libavif", message: cMessage(message))
         guard ok != 0, let output else { throw CodecError.encodingFailed(format: .avif, reason: cMessage(message)) }
         defer { easel_avif_free(output) }
         return Data(bytes: output, count: size)
@@ -94,6 +95,7 @@ enum HEIFCodec {
             easel_heif_encode(pixels.baseAddress!.assumingMemoryBound(to: UInt8.self), Int32(rgba.width), Int32(rgba.height),
                               rgba.rowBytes, rgba.hasTransparentPixels ? 1 : 0, Int32(quality), &output, &size, &message)
         }
+        try checkLibrary(ok, library: "libheif", message: cMessage(message))
         guard ok != 0, let output else { throw CodecError.encodingFailed(format: .heic, reason: cMessage(message)) }
         defer { easel_heif_free(output) }
         return Data(bytes: output, count: size)

@@ -67,6 +67,7 @@ enum JXLCodec {
             easel_jxl_encode(pixels.baseAddress!.assumingMemoryBound(to: UInt8.self), rgba.rowBytes, Int32(rgba.width), Int32(rgba.height),
                              rgba.isKnownOpaque ? 0 : 1, Int32(quality), Int32(effort), &output, &size, &message)
         }
+        try checkLibrary(ok, library: "libjxl", message: cMessage(&message))
         guard ok != 0, let output else { throw CodecError.encodingFailed(format: .jxl, reason: cMessage(&message)) }
         defer { free(output) }
         return Data(bytes: output, count: size)

@@ -15,6 +15,7 @@ enum PDFCodec {
     static func info(_ data: Data, limits: DecodingLimits = .default, page: Int = 0) throws -> ImageInfo {
         let reply = try RenderWorkers.perform(RenderJob(operation: .pdfInfo, page: Int32(clamping: page)), document: data, pixels: nil)
         let (result, pages, width, height, why) = (reply.result, reply.integer, reply.width, reply.height, reply.message)
+        try checkLibrary(result, library: "poppler", message: why)
         if result == 0 { throw corrupt(why.isEmpty ? "empty or unreadable data" : why) }
         if result == -1 { throw CodecError.unsupportedFormat("encrypted PDF (a password is needed)") }
         if result < 0, result != -2 { throw corrupt(why) }

@@ -14,6 +14,7 @@ enum SVGCodec {
     static func info(_ data: Data, limits: DecodingLimits = .default) throws -> ImageInfo {
         try checkDocument(data, limits: limits)
         let reply = try RenderWorkers.perform(RenderJob(operation: .svgSize), document: data, pixels: nil)
+        try checkLibrary(reply.result, library: "librsvg", message: reply.message)
         if reply.result == 0 { throw corrupt(reply.message.isEmpty ? "empty or unreadable data" : reply.message) }
         if reply.result < 0 { throw corrupt(reply.message) }
         let (width, height) = (reply.width, reply.height)

@@ -20,6 +20,7 @@ enum VectorRender {
         let reply = try bitmap.withUnsafeMutableBytes { pixels throws(CodecError) in
             try RenderWorkers.perform(job, document: data, pixels: pixels.baseAddress)
         }
+        try checkLibrary(reply.result, library: job.operation.format.lazyLibrary, message: reply.message)
         guard reply.result != 0 else {
             throw CodecError.corrupt(format: job.operation.format, reason: reply.message.isEmpty ? "empty or unreadable data" : reply.message)
         }

@@ -98,9 +98,9 @@ public struct TextMark: Sendable, Hashable {
                                              max_width: Int32(clamping: maxWidth), alignment: alignment.rawValue,
                                              red: color.red, green: color.green, blue: color.blue)
                 var width: Int32 = 0, height: Int32 = 0
-                guard easel_text_measure(&style, &width, &height, &message) == 1 else {
-                    throw CodecError.invalidParameters("text mark: \(cMessage(message))")
-                }
+                let measured = easel_text_measure(&style, &width, &height, &message)
+                try checkLibrary(measured, library: "Pango", message: cMessage(message))
+                guard measured == 1 else { throw CodecError.invalidParameters("text mark: \(cMessage(message))") }
                 guard width > 0, height > 0, Int(width) <= maxSide, Int(height) <= maxSide else {
                     throw CodecError.invalidParameters("a text mark of \(width)×\(height) pixels is larger than \(maxSide) a side")
                 }
