@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Why a process per file loses to single-purpose tools on small images: what starting costs.
-# One core (taskset), N runs each, mean wall time per run in milliseconds, of:
-#   - `easel --help` (the release build: dynamic Swift runtime and Foundation, and every codec
-#     library linked, resolved at start as BIND_NOW makes it);
+# One core (taskset), N runs each, mean wall time per run in milliseconds, and the peak resident
+# memory of one run (/usr/bin/time's maximum RSS), of:
+#   - `easel --help` (the release build: dynamic Swift runtime and Foundation, and the codec
+#     libraries it links, resolved at start as BIND_NOW makes it; librsvg, poppler, Pango, cairo,
+#     GLib, libheif, libavif and libjxl are loaded on first use since issue 40, FFmpeg before);
 #   - the peers' own start: `rsvg-convert --version`, `pdftoppm -v`, `cjxl --version`;
 #   - empty C programs linked like easel (-z now, no --as-needed) against easel's C libraries:
 #     all of them; all but the five that pull most (librsvg, poppler-glib, libjxl, libheif,
@@ -29,6 +31,11 @@ mean_ms() {
   python3 -c "print(f'{($end - $start) / $N / 1e6:.1f}')"
 }
 libs() { ldd "$1" | wc -l; }
+# peak_mb COMMAND...: the peak resident memory of one run, in MB (GNU time's %M is in KiB).
+peak_mb() {
+  /usr/bin/time -f '%M' -o "$WORK/rss" "$@" >/dev/null 2>&1 || true
+  python3 -c "print(f'{int(open(\"$WORK/rss\").read().split()[-1]) * 1024 / 1e6:.1f}')"
+}
 
 echo 'int main(void) { return 0; }' > "$WORK/empty.c"
 rest="-lsqlite3 -lz -lcairo -lgobject-2.0 -lglib-2.0 -lgio-2.0 -ltiff -llcms2 -lgif -lwebp -lwebpdemux -lwebpmux -lpng16 -lspng -ldeflate -ljpeg -lstdc++ -lm"
@@ -44,14 +51,14 @@ for lib in $heavy; do
 done
 
 echo "## Start-up, one core, mean of $N runs"
-echo "| program | shared libraries loaded | ms per run |"
-echo "|---|---|---|"
-echo "| easel --help | $(libs "$EASEL") | $(mean_ms "$EASEL" --help) |"
-echo "| rsvg-convert --version | $(libs "$(command -v rsvg-convert)") | $(mean_ms rsvg-convert --version) |"
-echo "| pdftoppm -v | $(libs "$(command -v pdftoppm)") | $(mean_ms pdftoppm -v) |"
-echo "| cjxl --version | $(libs "$(command -v cjxl)") | $(mean_ms cjxl --version) |"
-echo "| empty C program, easel's C libraries | $(libs "$WORK/all") | $(mean_ms "$WORK/all") |"
-echo "| the same without librsvg, poppler-glib, libjxl, libheif, libavif | $(libs "$WORK/rest") | $(mean_ms "$WORK/rest") |"
+echo "| program | shared libraries loaded | ms per run | peak RSS MB |"
+echo "|---|---|---|---|"
+echo "| easel --help | $(libs "$EASEL") | $(mean_ms "$EASEL" --help) | $(peak_mb "$EASEL" --help) |"
+echo "| rsvg-convert --version | $(libs "$(command -v rsvg-convert)") | $(mean_ms rsvg-convert --version) | $(peak_mb rsvg-convert --version) |"
+echo "| pdftoppm -v | $(libs "$(command -v pdftoppm)") | $(mean_ms pdftoppm -v) | $(peak_mb pdftoppm -v) |"
+echo "| cjxl --version | $(libs "$(command -v cjxl)") | $(mean_ms cjxl --version) | $(peak_mb cjxl --version) |"
+echo "| empty C program, easel's C libraries before issue 40 | $(libs "$WORK/all") | $(mean_ms "$WORK/all") | $(peak_mb "$WORK/all") |"
+echo "| the same without librsvg, poppler-glib, libjxl, libheif, libavif | $(libs "$WORK/rest") | $(mean_ms "$WORK/rest") | $(peak_mb "$WORK/rest") |"
 for lib in $heavy; do
-  echo "| ... plus ${lib#-l} alone | $(libs "$WORK/rest+${lib#-l}") | $(mean_ms "$WORK/rest+${lib#-l}") |"
+  echo "| ... plus ${lib#-l} alone | $(libs "$WORK/rest+${lib#-l}") | $(mean_ms "$WORK/rest+${lib#-l}") | $(peak_mb "$WORK/rest+${lib#-l}") |"
 done
