@@ -66,6 +66,21 @@ struct GIFOutTests {
         }
     }
 
+    /// A frame of no more colours than a palette holds keeps each exactly: 250 shades of a
+    /// gradient (5-bit cells merged them into 32 bands), and 255 with transparent pixels; one
+    /// colour more is quantized (and so no longer exact).
+    @Test func aFrameOfFewColoursKeepsEveryShade() throws {
+        let shades = painted(width: 250, height: 8) { x, _ in [UInt8(x), UInt8(x / 2), 255, 255] }
+        let back = try ImageDecoder.decode(try ImageEncoder.encode(shades, as: .gif))
+        #expect(BMPAndICOTests.pixels(back) == BMPAndICOTests.pixels(shades))
+        let clear = painted(width: 256, height: 2) { x, _ in x == 255 ? [0, 0, 0, 0] : [UInt8(x), 9, 0, 255] }
+        #expect(BMPAndICOTests.pixels(try ImageDecoder.decode(try ImageEncoder.encode(clear, as: .gif))) == BMPAndICOTests.pixels(clear))
+        let full = Quantizer.quantize(painted(width: 256, height: 1) { x, _ in [UInt8(x), 0, 0, 255] })
+        #expect(full.palette.count == 256 * 3 && full.transparent == nil && full.indexes == (0..<256).map { UInt8($0) })
+        let over = Quantizer.quantize(painted(width: 257, height: 1) { x, _ in [UInt8(x % 256), x == 256 ? 7 : 0, 0, 255] })
+        #expect(over.palette.count <= 256 * 3 && Set(over.indexes).count < 257)
+    }
+
     @Test func aPhotoIsQuantizedCloselyAndAStillIsOneFrame() throws {
         let photo = try ImageDecoder.decode(try Data(contentsOf: sampleURL("chelsea-cat.jpg")), covering: (160, 160))
         let gif = try ImageEncoder.encode(photo, as: .gif)

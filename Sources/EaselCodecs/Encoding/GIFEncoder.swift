@@ -77,7 +77,8 @@ public final class AnimatedGIFEncoder: AnimationEncoder {
     }
 }
 
-/// Median-cut colour quantization of one frame: colours are counted in a 5-bit-a-channel
+/// Colour quantization of one frame: a frame with no more colours than the palette holds keeps
+/// them exactly (`exactPalette`); otherwise median cut: colours are counted in a 5-bit-a-channel
 /// histogram (32,768 cells), the cells split into at most 255 boxes (the box with the widest
 /// spread, weighted by its pixels, split at its median along that channel), each box's colour
 /// the mean of its pixels' full 8-bit colours, and each pixel mapped through its cell's box.
@@ -102,10 +103,61 @@ enum Quantizer {
     /// Quantizes an RGBA8 `bitmap` to at most `maxColors` visible colours (1…256), and the
     /// transparent one when the frame has transparent pixels (256 colours in all at most).
     static func quantize(_ bitmap: Bitmap, maxColors: Int = 256) -> Result {
+        if let exact = exactPalette(bitmap, maxColors: maxColors) { return exact }
         var counted = histogram(bitmap)
         let capacity = counted.transparentPixels ? min(maxColors, 255) : maxColors
         let boxes = medianCut(&counted.cells, capacity: capacity)
         return result(boxes: boxes, cells: counted.cells, cellOf: counted.cellOf, transparentPixels: counted.transparentPixels)
+    }
+
+    /// A frame of few colours (an icon, a chart, a GIF's own frame, a small gradient: no more
+    /// than the palette holds, the transparent one included) kept exactly: every visible colour
+    /// its own entry, by first appearance; nil as soon as there are more. (The histogram's 5-bit
+    /// cells would merge neighbouring shades: a 100-shade gradient came out in 32 bands.)
+    private static func exactPalette(_ bitmap: Bitmap, maxColors: Int) -> Result? {
+        let (width, height) = (bitmap.width, bitmap.height)
+        var indexOf: [UInt32: UInt8] = [:]
+        var palette: [UInt8] = [], populations: [Int] = []
+        var indexes = [UInt8](repeating: 0, count: width * height)
+        var clearPixels: [Int] = []
+        var last: (color: UInt32, index: UInt8)? = nil
+        let fits = bitmap.withUnsafeBytes { pixels -> Bool in
+            for y in 0..<height {
+                let row = y * bitmap.rowBytes
+                for x in 0..<width {
+                    let at = row + x * 4
+                    guard pixels[at + 3] >= 128 else { clearPixels.append(y * width + x); continue }
+                    let color = UInt32(pixels[at]) << 16 | UInt32(pixels[at + 1]) << 8 | UInt32(pixels[at + 2])
+                    let index: UInt8
+                    if let last, last.color == color {
+                        index = last.index
+                    } else if let known = indexOf[color] {
+                        index = known
+                    } else {
+                        guard populations.count < min(maxColors, 256) else { return false }
+                        index = UInt8(populations.count)
+                        indexOf[color] = index
+                        palette += [UInt8(color >> 16), UInt8(color >> 8 & 0xFF), UInt8(color & 0xFF)]
+                        populations.append(0)
+                    }
+                    last = (color, index)
+                    populations[Int(index)] += 1
+                    indexes[y * width + x] = index
+                }
+            }
+            return true
+        }
+        // The transparent pixels need an entry of their own besides the visible colours.
+        guard fits, populations.count <= (clearPixels.isEmpty ? min(maxColors, 256) : min(maxColors, 255)) else { return nil }
+        var transparent: Int?
+        if !clearPixels.isEmpty {
+            transparent = populations.count
+            palette += [0, 0, 0]
+            populations.append(0)
+            for at in clearPixels { indexes[at] = UInt8(populations.count - 1) }
+        }
+        if palette.isEmpty { palette = [0, 0, 0]; populations = [0] }
+        return Result(indexes: indexes, palette: palette, transparent: transparent, populations: populations)
     }
 
     /// The frame's colours counted in the 5-bit-a-channel histogram: the cells that hold some,
