@@ -27,6 +27,7 @@ deps-cluster:
 # stops it gracefully). Extra flags: make run ARGS="--port 9000".
 run: deps-build
 	swift build -c release --product easel $(BUILD_ID)
+	swift build -c release --product EaselFaces $(BUILD_ID)  # the face plugin, loaded on first use
 	.build/release/easel serve $(ARGS)
 
 # Every test, debug build, warnings treated as errors. Two runs: the suites that make their
@@ -149,6 +150,7 @@ varnish-test: deps-web
 # libthumbor 2.0.2), against a running easel serve (see scripts/compat-test.sh).
 compat-test: deps-test
 	swift build --product easel $(BUILD_ID) -Xswiftc -warnings-as-errors  # the flags of `make test`: nothing rebuilt after it
+	swift build --product EaselFaces $(BUILD_ID) -Xswiftc -warnings-as-errors  # thumbor's smart crops: the face plugin
 	scripts/compat-test.sh
 
 # The container image localhost/easel:latest (scripts/image.sh; podman and mmdebstrap, Debian's,

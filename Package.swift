@@ -13,6 +13,8 @@ let package = Package(
         .library(name: "EaselPipeline", targets: ["EaselPipeline"]),
         .library(name: "EaselServer", targets: ["EaselServer"]),
         .executable(name: "easel", targets: ["easel"]),
+        // Face and eye detection (OpenCV), a plugin the executable loads on first use (CFacesLoader).
+        .library(name: "EaselFaces", type: .dynamic, targets: ["CFaces"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -83,8 +85,10 @@ let package = Package(
         // loaded on first use (dlopen), not linked: see easel_video.c.
         .target(name: "CVideo", dependencies: ["CLazy"]),
         // Faces and eyes: OpenCV's Haar cascades (libopencv-objdetect-dev; the cascades from
-        // opencv-data), through a small C++ shim with a C interface.
-        .target(name: "CFaces", cxxSettings: [.unsafeFlags(["-I/usr/include/opencv4"])],
+        // opencv-data), through a small C++ shim with a C interface, built as the plugin
+        // libEaselFaces.so (the EaselFaces product), which CFacesLoader loads on first use.
+        .target(name: "CFacesLoader", dependencies: ["CLazy"]),
+        .target(name: "CFaces", dependencies: ["CFacesLoader"], cxxSettings: [.unsafeFlags(["-I/usr/include/opencv4"])],
                 linkerSettings: [.linkedLibrary("opencv_objdetect"), .linkedLibrary("opencv_imgproc"), .linkedLibrary("opencv_core")]),
         // Resampling passes in 16-bit fixed point with SSE2 (our code; no library).
         .target(name: "CResample"),
@@ -92,7 +96,7 @@ let package = Package(
         .target(name: "CMalloc"),
         .target(
             name: "EaselCodecs",
-            dependencies: ["EaselSupport", "CLazy", "CJPEG", "CPNG", "CWebP", "CGIF", "CLCMS", "CAVIF", "CHEIF", "CTIFF", "CSVG", "CJXL", "CPDF", "CResample", "CFaces",
+            dependencies: ["EaselSupport", "CLazy", "CJPEG", "CPNG", "CWebP", "CGIF", "CLCMS", "CAVIF", "CHEIF", "CTIFF", "CSVG", "CJXL", "CPDF", "CResample", "CFacesLoader",
                            "CText", "CVideo", .product(name: "Logging", package: "swift-log")]
         ),
         .target(

@@ -17,6 +17,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 easel="${EASEL_BIN:-.build/debug/easel}"
 [ -x "$easel" ] || swift build --product easel -Xswiftc -warnings-as-errors
+# The face plugin beside it (thumbor's smart crops find faces).
+[ -f "$(dirname "$easel")/libEaselFaces.so" ] || swift build --product EaselFaces -Xswiftc -warnings-as-errors
 python="${EASEL_COMPAT_PYTHON:-.venv-compat/bin/python3}"
 [ -x "$python" ] || { echo "$python missing: run make deps" >&2; exit 1; }
 timeout 300 "$python" scripts/compat_test.py "$easel"

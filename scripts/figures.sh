@@ -23,6 +23,8 @@ done
 log "building release easel and the benchmark package"
 # shellcheck disable=SC2046  # (the flag splits into its words on purpose)
 swift build -c release --product easel $(scripts/build-id.sh) >&2
+# shellcheck disable=SC2046
+swift build -c release --product EaselFaces $(scripts/build-id.sh) >&2
 swift build --package-path Benchmarks -c release >&2
 
 cores=$(nproc)

@@ -42,6 +42,8 @@ suite=bookworm
 sources=("deb $mirror $suite main" "deb $mirror $suite-updates main" "deb $security_mirror $suite-security main")
 build_dir="$root/.build-image"
 binary="$root/.build/release/easel"
+# The face detector's plugin (OpenCV), loaded by easel on first use from its own directory.
+plugin="$root/.build/release/libEaselFaces.so"
 # shellcheck disable=SC2206 # options split into words on purpose
 podman=(podman ${EASEL_IMAGE_PODMAN_ARGS:-})
 say() { echo "image.sh: $*" >&2; }
@@ -54,8 +56,11 @@ scripts/install-deps.sh image
 if [ "${EASEL_IMAGE_SKIP_BUILD:-0}" != 1 ]; then
   # shellcheck disable=SC2046  # (the flag splits into its words on purpose)
   swift build -c release --product easel $(scripts/build-id.sh)
+  # shellcheck disable=SC2046
+  swift build -c release --product EaselFaces $(scripts/build-id.sh)
 fi
 [ -x "$binary" ] || fail "$binary is missing (build it, or leave EASEL_IMAGE_SKIP_BUILD unset)"
+[ -f "$plugin" ] || fail "$plugin is missing (swift build -c release --product EaselFaces, or leave EASEL_IMAGE_SKIP_BUILD unset)"
 
 # The binary's shared libraries: Debian's become package names, the rest is copied.
 # TLS roots for https:// and s3:// origins and shared tiers; the face cascades; a font for text
@@ -75,7 +80,7 @@ candidates_of() {  # candidates_of FILE: the paths dpkg may know FILE by, one a 
     case "$path" in /usr/*) echo "${path#/usr}" ;; *) echo "/usr$path" ;; esac
   done
 }
-ldd_out="$(ldd "$binary")" || fail "ldd $binary failed"
+ldd_out="$(ldd "$binary"; ldd "$plugin")" || fail "ldd $binary $plugin failed"
 grep -q 'not found' <<<"$ldd_out" && fail "$binary misses libraries: $(grep 'not found' <<<"$ldd_out" | tr -s ' \t' ' ')"
 mapfile -t libs < <(awk '/=> \// { print $3 } /^[[:space:]]*\/[^ ]+ \(0x/ { print $1 }' <<<"$ldd_out" | sort -u)
 for soname in "${lazy_sonames[@]}"; do
@@ -155,7 +160,7 @@ if ! "${podman[@]}" image exists "$base_image"; then
 fi
 say "base ready in $((SECONDS - started)) s ($(du -h "$base_tar" | cut -f1) uncompressed)"
 
-# The build context: the Swift libraries (stripped), a stripped copy of easel (installed beside
+# The build context: the Swift libraries and the face plugin (stripped), a stripped copy of easel (installed beside
 # them: its RUNPATH has $ORIGIN), a link to it and the health check for /usr/local/bin, the
 # sample photos and the default (empty) configuration file. The Containerfile copies what
 # changes least first, so a rebuild after a code change reuses the runtime's layer.
@@ -167,6 +172,8 @@ for lib in "${swift_libs[@]}"; do
   chmod 0644 "$context/swift/${lib##*/}"
 done
 strip --strip-all -o "$context/easel" "$binary"
+strip --strip-unneeded -o "$context/swift/${plugin##*/}" "$plugin"
+chmod 0644 "$context/swift/${plugin##*/}"
 ln -s ../lib/easel/easel "$context/bin/easel"
 install -m 0755 scripts/container-health.sh "$context/bin/easel-health"
 cp -r Samples "$context/Samples"

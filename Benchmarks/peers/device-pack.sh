@@ -7,13 +7,15 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT"
-[ "${SKIP_BUILD:-}" = 1 ] || swift build -c release --product easel >&2
+[ "${SKIP_BUILD:-}" = 1 ] || { swift build -c release --product easel >&2 && swift build -c release --product EaselFaces >&2; }
 python="${EASEL_COMPAT_PYTHON:-.venv-compat/bin/python3}"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/bundle/lib" "$work/bundle/corpus" device-pack
 cp .build/release/easel "$work/bundle/" && strip "$work/bundle/easel"
-ldd .build/release/easel | awk '/=>/ {print $3}' | grep -vE '/(libc|libm|libpthread|libdl|librt)\.so|ld-linux' \
+# The face plugin beside easel (its RUNPATH's $ORIGIN), with its libraries.
+cp .build/release/libEaselFaces.so "$work/bundle/" && strip --strip-unneeded "$work/bundle/libEaselFaces.so"
+{ ldd .build/release/easel; ldd .build/release/libEaselFaces.so; } | awk '/=>/ {print $3}' | grep -vE '/(libc|libm|libpthread|libdl|librt)\.so|ld-linux' \
     | while read -r lib; do cp -L "$lib" "$work/bundle/lib/"; done
 strip --strip-unneeded "$work/bundle/lib/"* 2>/dev/null || true
 "$python" - "$work/bundle/corpus" <<'PY'

@@ -19,6 +19,7 @@ command -v ffmpeg >/dev/null || "$ROOT/scripts/install-deps.sh" build test
 if [ "${SKIP_BUILD:-0}" != 1 ]; then
   "$ROOT/scripts/install-deps.sh" build test
   nice -n 19 swift build --package-path "$ROOT" -c release --product easel -j 1 >/dev/null
+  nice -n 19 swift build --package-path "$ROOT" -c release --product EaselFaces -j 1 >/dev/null
 fi
 EASEL="${EASEL_BIN:-$ROOT/.build/release/easel}"
 work=$(mktemp -d)

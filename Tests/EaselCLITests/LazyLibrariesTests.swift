@@ -50,6 +50,10 @@ struct LazyLibrariesTests {
         let image = try Self.imageSonames(), shims = try await Self.lazySonames(of: builtProduct("easel"), linked: ldd)
         #expect(shims.count >= 10 && shims == image, "shims \(shims.sorted()), image.sh \(image.sorted())")
         #expect(ldd.contains("libjpeg"), "ldd printed: \(ldd.prefix(300))")
+        // OpenCV comes with the face plugin (libEaselFaces.so, beside easel), not with easel.
+        #expect(!ldd.contains("libopencv"), "easel links OpenCV")
+        let plugin = builtProduct("easel").deletingLastPathComponent().appendingPathComponent("libEaselFaces.so")
+        #expect(try await Self.output(of: "/usr/bin/ldd", [plugin.path]).contains("libopencv_objdetect"))
         for soname in image {
             #expect(!ldd.contains(soname), "easel links \(soname): every process would load it at start")
         }

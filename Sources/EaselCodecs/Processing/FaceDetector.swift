@@ -1,4 +1,4 @@
-import CFaces
+import CFacesLoader
 import Foundation
 
 /// Faces and eyes, found with OpenCV's cascades from Debian's opencv-data (another directory
@@ -146,12 +146,13 @@ public enum FaceDetector {
         let result = source.withUnsafeBytes { pixels in
             gray.withUnsafeMutableBytes { target in
                 blocks.skin.withUnsafeMutableBufferPointer { skin in
-                    easel_face_prepare(pixels.baseAddress!.assumingMemoryBound(to: UInt8.self), channels, Int32(source.width), Int32(source.height),
+                    easel_faces_prepare(pixels.baseAddress!.assumingMemoryBound(to: UInt8.self), channels, Int32(source.width), Int32(source.height),
                                        source.rowBytes, Int32(width), Int32(height), target.baseAddress!.assumingMemoryBound(to: UInt8.self),
                                        grayRowBytes, Int32(skinBlock), withSkin ? skin.baseAddress : nil, &coloured, &message)
                 }
             }
         }
+        try checkLibrary(result, library: FaceDetector.plugin, message: cMessage(message))
         guard result == 0 else { throw CodecError.invalidParameters("face detection: \(cMessage(message))") }
         blocks.coloured = Int(coloured)
         return (gray, withSkin ? blocks : nil)
@@ -269,9 +270,10 @@ public enum FaceDetector {
         var points = [easel_focal_point](repeating: easel_focal_point(), count: 64)
         var message = [CChar](repeating: 0, count: Int(EASEL_FACES_MESSAGE_SIZE))
         let count = gray.withUnsafeBytes { pixels in
-            easel_thumbor_focus(pixels.baseAddress!.assumingMemoryBound(to: UInt8.self), Int32(gray.width), Int32(gray.height), gray.rowBytes,
+            easel_faces_thumbor_focus(pixels.baseAddress!.assumingMemoryBound(to: UInt8.self), Int32(gray.width), Int32(gray.height), gray.rowBytes,
                                 thumborCascade, &points, Int32(points.count), &message)
         }
+        try checkLibrary(count, library: plugin, message: cMessage(message))
         guard count >= 0 else { throw CodecError.invalidParameters("smart detection: \(cMessage(message))") }
         return points.prefix(Int(count)).map {
             FocalPoint(x: $0.x, y: $0.y, weight: $0.weight, width: Int($0.width), height: Int($0.height), isFace: $0.is_face != 0)
@@ -288,6 +290,9 @@ public enum FaceDetector {
     /// thumbor's smart focus of `bitmap`: the centre of mass of `thumborPoints(of:)`, or nil.
     public static func thumborFocus(of bitmap: Bitmap) throws -> (x: Double, y: Double)? { centreOfMass(try thumborPoints(of: bitmap)) }
 
+    /// The detector's plugin (OpenCV's, loaded on first use), as `CodecError.libraryUnavailable` names it.
+    static let plugin = "the face detector (libEaselFaces.so, OpenCV)"
+
     /// The scale step between the sizes faces are looked for at.
     static let faceStep = ProcessInfo.processInfo.environment["EASEL_FACE_STEP"].flatMap(Double.init) ?? 1.2
 
@@ -296,10 +301,11 @@ public enum FaceDetector {
         var boxes = [easel_box](repeating: easel_box(), count: maximumCandidates)
         var message = [CChar](repeating: 0, count: Int(EASEL_FACES_MESSAGE_SIZE))
         let count = gray.withUnsafeBytes { pixels in
-            easel_detect(pixels.baseAddress!.assumingMemoryBound(to: UInt8.self), Int32(gray.width), Int32(gray.height), gray.rowBytes,
+            easel_faces_detect(pixels.baseAddress!.assumingMemoryBound(to: UInt8.self), Int32(gray.width), Int32(gray.height), gray.rowBytes,
                          cascade, Int32(minimumSide), Int32(maximumSide), equalize ? 1 : 0, step, Int32(neighbours), &boxes,
                          Int32(boxes.count), &message)
         }
+        try checkLibrary(count, library: plugin, message: cMessage(message))
         guard count >= 0 else { throw CodecError.invalidParameters("face detection: \(cMessage(message))") }
         return boxes.prefix(Int(min(count, Int32(boxes.count)))).map { Box(x: Int($0.x), y: Int($0.y), width: Int($0.width), height: Int($0.height)) }
     }

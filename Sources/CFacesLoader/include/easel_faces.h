@@ -10,7 +10,15 @@ extern "C" {
 
 /* Object detection with OpenCV's Haar cascades (Debian's libopencv-objdetect and the cascades
  * of opencv-data): faces, and eyes inside them. Each thread keeps its own loaded cascades
- * (detection is not safe to share), loaded once per path. */
+ * (detection is not safe to share), loaded once per path.
+ *
+ * OpenCV's objdetect brings some fifteen libraries (its DNN module, protobuf, LAPACK, BLAS,
+ * Fortran's runtime), so the detector is a plugin: CFaces builds libEaselFaces.so (the
+ * package's EaselFaces product) with easel_detect, easel_face_prepare and easel_thumbor_focus,
+ * and easel calls them through easel_faces_detect, easel_faces_prepare and
+ * easel_faces_thumbor_focus below, which load the plugin on first use from the executable's
+ * directory (its RUNPATH's $ORIGIN). They return EASEL_LAZY_UNAVAILABLE, with the reason, when
+ * it cannot be loaded; otherwise what the plugin's function returns. */
 
 #define EASEL_FACES_MESSAGE_SIZE 200
 
@@ -61,6 +69,17 @@ typedef struct {
  * message. */
 int easel_thumbor_focus(const uint8_t *gray, int width, int height, size_t row_bytes, const char *cascade_path,
                         easel_focal_point *points, int max_points, char *message);
+
+/* The plugin's functions, loaded on first use: the same arguments and results, or
+ * EASEL_LAZY_UNAVAILABLE (easel_lazy.h) with the reason in message. */
+int easel_faces_detect(const uint8_t *gray, int width, int height, size_t row_bytes, const char *cascade_path, int min_side,
+                       int max_side, int equalize, double scale_step, int min_neighbors, easel_box *boxes, int max_boxes,
+                       char *message);
+int easel_faces_prepare(const uint8_t *pixels, int channels, int width, int height, size_t row_bytes, int out_width,
+                        int out_height, uint8_t *gray, size_t gray_row_bytes, int block, uint8_t *skin, int *coloured,
+                        char *message);
+int easel_faces_thumbor_focus(const uint8_t *gray, int width, int height, size_t row_bytes, const char *cascade_path,
+                              easel_focal_point *points, int max_points, char *message);
 
 #ifdef __cplusplus
 }
