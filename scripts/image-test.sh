@@ -206,8 +206,8 @@ for format in avif heic jxl; do
 done
 say "AVIF, HEIC and JPEG XL answered (libraries loaded on first use are in the image)"
 # The face detector's plugin (libEaselFaces.so beside easel, with OpenCV): a face crop answered.
-code="$(curl -sS -m 60 -o "$work/face.jpg" -D "$work/face.headers" -w '%{http_code}' "$base/images/w=64,h=64,g=face,f=jpeg/$sample")"
-[ "$code" = 200 ] || { server_log >&2; fail "GET /images/w=64,h=64,g=face,f=jpeg/$sample answered $code: $(head -c 300 "$work/face.jpg")"; }
+code="$(curl -sS -m 60 -o "$work/face.jpg" -D "$work/face.headers" -w '%{http_code}' "$base/images/w=64,h=64,fit=fill,g=face,f=jpeg/$sample")"
+[ "$code" = 200 ] || { server_log >&2; fail "GET /images/w=64,h=64,fit=fill,g=face,f=jpeg/$sample answered $code: $(head -c 300 "$work/face.jpg")"; }
 say "a face crop answered (the face plugin and OpenCV are in the image)"
 
 # The health check the image defines, run where the runtime would run it.

@@ -91,6 +91,17 @@ public enum PipelineError: Error, Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// A processor's or encoder's failure: the request's (`processing`, a 422), but for a library
+    /// that could not be loaded, which is the server's (`decoding(.libraryUnavailable)`, a 500,
+    /// its reason kept from the client) and a cancellation.
+    static func processing(failure error: any Error) -> PipelineError {
+        switch error as? CodecError {
+        case .cancelled: .cancelled
+        case let .libraryUnavailable(library, reason)?: .decoding(.libraryUnavailable(library: library, reason: reason))
+        default: .processing("\(error)")
+        }
+    }
+
     init(_ error: ImageTableError) {
         switch error {
         case .cancelled: self = .cancelled

@@ -274,7 +274,7 @@ extension ImageServer {
                 // Placed on the analysis decode by what is in the image, then scaled back.
                 let windowWidth = max(1, min(analysis.width, Int((Double(cropWidth) / scale).rounded())))
                 let windowHeight = max(1, min(analysis.height, Int((Double(cropHeight) / scale).rounded())))
-                let corner = crop.gravity.place(width: windowWidth, height: windowHeight, in: analysis)
+                let corner = try crop.gravity.place(width: windowWidth, height: windowHeight, in: analysis)
                 let x = min(width - cropWidth, max(0, Int((Double(corner.x) * scale).rounded())))
                 let y = min(height - cropHeight, max(0, Int((Double(corner.y) * scale).rounded())))
                 object["crop"] = relative(x, y, cropWidth, cropHeight, style: style)

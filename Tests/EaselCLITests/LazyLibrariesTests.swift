@@ -1,3 +1,4 @@
+import EaselCodecs
 import EaselSupport
 import EaselTestSupport
 import Foundation
@@ -57,5 +58,30 @@ struct LazyLibrariesTests {
         for soname in image {
             #expect(!ldd.contains(soname), "easel links \(soname): every process would load it at start")
         }
+    }
+
+    /// Without its plugin beside it (a copy of easel elsewhere), easel still serves, and a face
+    /// crop is a 500 that names the face detector, not a crop placed some other way.
+    @Test func withoutTheFacePluginAFaceCropIsAServerErrorAndTheRestWorks() async throws {
+        let directory = try TemporaryDirectory(), cache = try TemporaryDirectory(), origin = try TemporaryDirectory()
+        let copy = directory.child("easel")
+        try FileManager.default.copyItem(at: builtProduct("easel"), to: copy)
+        try ImageEncoder.encode(photoLike(width: 300, height: 200), as: .jpeg(quality: 90)).write(to: origin.child("photo.jpg"))
+        let server = try await BlockingIOPool.shared.run {
+            try ListeningProcess(executable: copy, arguments: [
+                "serve", "--port", "0", "--cache-dir", cache.path, "--origin", origin.path, "--allow-unsigned-ad-hoc", "--no-access-log"])
+        }
+        defer { server.process.terminate() }
+        let port = server.port
+        @Sendable func ask(_ target: String) throws -> String {
+            let socket = try RawSocket(port: port)
+            try socket.send("GET \(target) HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            return socket.readUntilClosed(within: .seconds(60)).text
+        }
+        let plain = try await BlockingIOPool.shared.run { try ask("/images/w=64,h=64,fit=fill,g=sm/photo.jpg") }
+        #expect(plain.hasPrefix("HTTP/1.1 200"), "\(plain.prefix(200))")
+        let face = try await BlockingIOPool.shared.run { try ask("/images/w=64,h=64,fit=fill,g=face/photo.jpg") }
+        #expect(face.hasPrefix("HTTP/1.1 500") && face.contains("the face detector (libEaselFaces.so, OpenCV) could not be loaded"),
+                "\(face.prefix(300))")
     }
 }

@@ -20,17 +20,17 @@ import Testing
         let expected = (x: face.0 + 26, y: face.1 + 30, width: 95, height: 95)
         let first = try #require(found.first, "the face is found at \(face)")
         #expect(abs(first.x - expected.x) < 20 && abs(first.y - expected.y) < 20 && abs(first.width - 95) < 30, "\(first)")
-        let faceCrop = SmartCrop.region(in: canvas, width: 300, height: 300, strategy: .face)
+        let faceCrop = try SmartCrop.region(in: canvas, width: 300, height: 300, strategy: .face)
         #expect(Self.inside(expected, faceCrop), "the face \(expected) in the face crop \(faceCrop)")
-        let attention = SmartCrop.region(in: canvas, width: 300, height: 300, strategy: .attention)
+        let attention = try SmartCrop.region(in: canvas, width: 300, height: 300, strategy: .attention)
         #expect(!Self.inside(expected, attention), "attention \(attention) goes elsewhere")
         #expect(Self.inside((loud.0 + 100, loud.1 + 100, 60, 60), attention), "to the distractor: \(attention)")
     }
 
     @Test func withoutAFaceTheFaceCropIsTheAttentionCrop() throws {
         let plain = painted(width: 400, height: 300) { x, y in x > 300 && y < 60 ? [255, 0, 0, 255] : [120, 120, 120, 255] }
-        let face = SmartCrop.region(in: plain, width: 100, height: 100, strategy: .face)
-        let attention = SmartCrop.region(in: plain, width: 100, height: 100, strategy: .attention)
+        let face = try SmartCrop.region(in: plain, width: 100, height: 100, strategy: .face)
+        let attention = try SmartCrop.region(in: plain, width: 100, height: 100, strategy: .attention)
         #expect(face == attention)
     }
 

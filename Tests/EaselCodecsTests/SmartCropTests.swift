@@ -53,14 +53,14 @@ struct SmartCropTests {
     static let placements = [(0.0, 0.5), (0.5, 0.5), (1.0, 0.5), (0.5, 0.0), (0.5, 1.0), (0.0, 0.0), (1.0, 1.0)]
 
     @Test(arguments: [SmartCrop.Strategy.attention, .entropy])
-    func theWindowKeepsTheDetailedPatchWhereverItIs(strategy: SmartCrop.Strategy) {
+    func theWindowKeepsTheDetailedPatchWhereverItIs(strategy: SmartCrop.Strategy) throws {
         for (width, height, windowWidth, windowHeight) in Self.layouts {
             let size = min(width, height) / 5
             let background = Self.background(width: width, height: height)
             for (fx, fy) in Self.placements {
                 let x = Int(fx * Double(width - size)), y = Int(fy * Double(height - size))
                 let image = Self.withPatch(background, x: x, y: y, size: size)
-                let r = SmartCrop.region(in: image, width: windowWidth, height: windowHeight, strategy: strategy)
+                let r = try SmartCrop.region(in: image, width: windowWidth, height: windowHeight, strategy: strategy)
                 #expect(r.width == windowWidth && r.height == windowHeight)
                 #expect(r.x >= 0 && r.y >= 0 && r.x + r.width <= width && r.y + r.height <= height)
                 #expect(Self.contains(r, x: x, y: y, width: size, height: size),
@@ -69,7 +69,7 @@ struct SmartCropTests {
         }
     }
 
-    @Test func attentionFindsASkinTonedBlob() {
+    @Test func attentionFindsASkinTonedBlob() throws {
         for (width, height, centreX, centreY) in [(300, 200, 40, 100), (300, 200, 150, 100), (300, 200, 260, 100),
                                                   (200, 300, 100, 40), (200, 300, 100, 260)] {
             let radius = 25
@@ -78,52 +78,52 @@ struct SmartCropTests {
                 let level = UInt8(125 + Self.noise(x, y, 3) % 7)
                 return [level, level, level &+ 10, 255]
             }
-            let r = SmartCrop.region(in: image, width: 200, height: 200, strategy: .attention)
+            let r = try SmartCrop.region(in: image, width: 200, height: 200, strategy: .attention)
             #expect(Self.contains(r, x: centreX - radius, y: centreY - radius, width: 2 * radius + 1, height: 2 * radius + 1),
                     "blob at \(centreX),\(centreY) in \(width)×\(height): \(r)")
         }
     }
 
     @Test(arguments: [SmartCrop.Strategy.attention, .entropy])
-    func aFlatImageIsCroppedInTheCentre(strategy: SmartCrop.Strategy) {
+    func aFlatImageIsCroppedInTheCentre(strategy: SmartCrop.Strategy) throws {
         let flat = painted(width: 300, height: 200) { _, _ in [10, 200, 30, 255] }
-        #expect(SmartCrop.region(in: flat, width: 200, height: 200, strategy: strategy) == (50, 0, 200, 200))
-        #expect(SmartCrop.region(in: flat, width: 101, height: 77, strategy: strategy) == (99, 61, 101, 77))
-        #expect(SmartCrop.region(in: flat, width: 300, height: 200, strategy: strategy) == (0, 0, 300, 200))
+        #expect(try SmartCrop.region(in: flat, width: 200, height: 200, strategy: strategy) == (50, 0, 200, 200))
+        #expect(try SmartCrop.region(in: flat, width: 101, height: 77, strategy: strategy) == (99, 61, 101, 77))
+        #expect(try SmartCrop.region(in: flat, width: 300, height: 200, strategy: strategy) == (0, 0, 300, 200))
         // A window larger than the image is clamped to it.
-        #expect(SmartCrop.region(in: flat, width: 500, height: 100, strategy: strategy) == (0, 50, 300, 100))
+        #expect(try SmartCrop.region(in: flat, width: 500, height: 100, strategy: strategy) == (0, 50, 300, 100))
         let gray = flat.converted(to: .gray8)
-        #expect(SmartCrop.region(in: gray, width: 200, height: 200, strategy: strategy) == (50, 0, 200, 200))
+        #expect(try SmartCrop.region(in: gray, width: 200, height: 200, strategy: strategy) == (50, 0, 200, 200))
     }
 
     @Test(arguments: [SmartCrop.Strategy.attention, .entropy])
-    func theSameImageGetsTheSameWindow(strategy: SmartCrop.Strategy) {
+    func theSameImageGetsTheSameWindow(strategy: SmartCrop.Strategy) throws {
         let noisy = painted(width: 640, height: 480) { x, y in
             [UInt8(Self.noise(x, y, 0)), UInt8(Self.noise(x / 3, y, 1)), UInt8(Self.noise(x, y / 5, 2)), 255]
         }
-        let first = SmartCrop.region(in: noisy, width: 300, height: 300, strategy: strategy)
+        let first = try SmartCrop.region(in: noisy, width: 300, height: 300, strategy: strategy)
         for _ in 0..<3 {
-            #expect(SmartCrop.region(in: noisy, width: 300, height: 300, strategy: strategy) == first)
+            #expect(try SmartCrop.region(in: noisy, width: 300, height: 300, strategy: strategy) == first)
         }
         let copy = painted(width: 640, height: 480) { x, y in
             [UInt8(Self.noise(x, y, 0)), UInt8(Self.noise(x / 3, y, 1)), UInt8(Self.noise(x, y / 5, 2)), 255]
         }
-        #expect(SmartCrop.region(in: copy, width: 300, height: 300, strategy: strategy) == first)
+        #expect(try SmartCrop.region(in: copy, width: 300, height: 300, strategy: strategy) == first)
     }
 
-    @Test func grayImagesAndLargeImagesWork() {
+    @Test func grayImagesAndLargeImagesWork() throws {
         // 1000 × 750: analysed in blocks of 8 × 8 pixels.
         let image = Self.scene(width: 1000, height: 750, patchX: 800, patchY: 200, size: 100)
         let gray = image.converted(to: .gray8)
         for strategy in [SmartCrop.Strategy.attention, .entropy] {
-            #expect(Self.contains(SmartCrop.region(in: image, width: 750, height: 750, strategy: strategy),
+            #expect(Self.contains(try SmartCrop.region(in: image, width: 750, height: 750, strategy: strategy),
                                   x: 800, y: 200, width: 100, height: 100))
-            #expect(Self.contains(SmartCrop.region(in: gray, width: 750, height: 750, strategy: strategy),
+            #expect(Self.contains(try SmartCrop.region(in: gray, width: 750, height: 750, strategy: strategy),
                                   x: 800, y: 200, width: 100, height: 100))
-            #expect(Self.contains(SmartCrop.region(in: image, width: 300, height: 200, strategy: strategy),
+            #expect(Self.contains(try SmartCrop.region(in: image, width: 300, height: 200, strategy: strategy),
                                   x: 800, y: 200, width: 100, height: 100))
             // A window thinner than one analysis block still lands inside the image.
-            let thin = SmartCrop.region(in: image, width: 3, height: 750, strategy: strategy)
+            let thin = try SmartCrop.region(in: image, width: 3, height: 750, strategy: strategy)
             #expect(thin.x >= 0 && thin.x + 3 <= 1000 && thin.y == 0 && thin.width == 3)
         }
     }

@@ -51,7 +51,8 @@ public struct RegionCrop: ImageProcessor, Hashable {
     }
 
     /// The rectangle cut from a `width × height` image, clamped inside it (at least 1×1).
-    public func rectangle(in bitmap: Bitmap) -> (x: Int, y: Int, width: Int, height: Int) {
+    /// - Throws: `CodecError.libraryUnavailable` for the face gravity without its plugin.
+    public func rectangle(in bitmap: Bitmap) throws(CodecError) -> (x: Int, y: Int, width: Int, height: Int) {
         switch region {
         case .edges(let left, let top, let right, let bottom):
             let x0 = min(max(0, left), bitmap.width - 1), y0 = min(max(0, top), bitmap.height - 1)
@@ -59,7 +60,7 @@ public struct RegionCrop: ImageProcessor, Hashable {
             return (x0, y0, x1 - x0, y1 - y0)
         case .size(let width, let height, let gravity):
             let w = Self.side(width, bitmap.width), h = Self.side(height, bitmap.height)
-            let origin = gravity.place(width: w, height: h, in: bitmap)
+            let origin = try gravity.place(width: w, height: h, in: bitmap)
             return (origin.x, origin.y, w, h)
         }
     }
@@ -67,7 +68,7 @@ public struct RegionCrop: ImageProcessor, Hashable {
     /// Returns the `rectangle(in:)` cut from `bitmap`, or `bitmap` itself when that is the whole
     /// image.
     public func process(_ bitmap: Bitmap) throws -> Bitmap {
-        let rect = rectangle(in: bitmap)
+        let rect = try rectangle(in: bitmap)
         if rect.x == 0, rect.y == 0, rect.width == bitmap.width, rect.height == bitmap.height { return bitmap }
         return try Crop(x: rect.x, y: rect.y, width: rect.width, height: rect.height).process(bitmap)
     }

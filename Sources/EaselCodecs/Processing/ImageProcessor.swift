@@ -123,7 +123,8 @@ public enum Gravity: Sendable, Hashable {
     }
 
     /// The top-left corner of a `width × height` window placed in `bitmap` by this gravity.
-    public func place(width: Int, height: Int, in bitmap: Bitmap) -> (x: Int, y: Int) {
+    /// - Throws: `CodecError.libraryUnavailable` for the face gravity without its plugin.
+    public func place(width: Int, height: Int, in bitmap: Bitmap) throws(CodecError) -> (x: Int, y: Int) {
         let freeX = bitmap.width - width, freeY = bitmap.height - height
         switch self {
         case .focalPoint(let fx, let fy):
@@ -134,7 +135,7 @@ public enum Gravity: Sendable, Hashable {
             return (min(max(0, px - width / 2), freeX), min(max(0, py - height / 2), freeY))
         case .smart(let strategy):
             guard freeX > 0 || freeY > 0 else { return (0, 0) }
-            let region = SmartCrop.region(in: bitmap, width: width, height: height, strategy: strategy)
+            let region = try SmartCrop.region(in: bitmap, width: width, height: height, strategy: strategy)
             return (min(max(0, region.x), freeX), min(max(0, region.y), freeY))
         default:
             return offset(freeX: freeX, freeY: freeY) ?? (freeX / 2, freeY / 2)
@@ -286,7 +287,7 @@ public struct Resize: ImageProcessor, Hashable {
         var cropped = bitmap
         if cropWidth != bitmap.width || cropHeight != bitmap.height {
             // (Offsets are in the box's pixels: at the source's scale here.)
-            let origin = gravity.scalingOffsets(by: 1 / scale).place(width: cropWidth, height: cropHeight, in: bitmap)
+            let origin = try gravity.scalingOffsets(by: 1 / scale).place(width: cropWidth, height: cropHeight, in: bitmap)
             cropped = try Crop(x: origin.x, y: origin.y, width: cropWidth, height: cropHeight).process(bitmap)
         }
         guard cropped.width != outputWidth || cropped.height != outputHeight else { return cropped }

@@ -302,8 +302,8 @@ extension ImgproxyGeometry {
 
     /// Where `inner` goes in `image` by `gravity`: a smart gravity looks at the image's pixels,
     /// the others are placed by `position`.
-    static func place(_ inner: Size, in image: Bitmap, gravity: Gravity, dpr: Double) -> (x: Int, y: Int) {
-        if case .smart = gravity { return gravity.place(width: inner.width, height: inner.height, in: image) }
+    static func place(_ inner: Size, in image: Bitmap, gravity: Gravity, dpr: Double) throws(CodecError) -> (x: Int, y: Int) {
+        if case .smart = gravity { return try gravity.place(width: inner.width, height: inner.height, in: image) }
         return position(outer: Size(image.width, image.height), inner: inner, gravity: gravity, dpr: dpr)
     }
 }
@@ -343,7 +343,7 @@ extension ImgproxyGeometry: PlannedResize {
             try check(scaled, "the resized image", planned: planned)
             image = Self.resize(cut, extent: cutExtent, to: scaled)
             let (sx, sy) = (Double(cut.width) / Double(scaled.width), Double(cut.height) / Double(scaled.height))
-            let window = gravity.place(width: min(cut.width, max(1, Int(checked: (Double(made.width) * sx).rounded()))),
+            let window = try gravity.place(width: min(cut.width, max(1, Int(checked: (Double(made.width) * sx).rounded()))),
                                        height: min(cut.height, max(1, Int(checked: (Double(made.height) * sy).rounded()))), in: cut)
             let origin = (x: min(scaled.width - made.width, max(0, Int(checked: (Double(window.x) / sx).rounded()))),
                           y: min(scaled.height - made.height, max(0, Int(checked: (Double(window.y) / sy).rounded()))))
@@ -410,7 +410,7 @@ extension ImgproxyGeometry: PlannedResize {
         let gravity = self.crop?.gravity ?? .center
         var origin: (x: Int, y: Int)
         if case .smart = gravity {
-            origin = Self.place(reduced, in: bitmap, gravity: gravity, dpr: 1)
+            origin = try Self.place(reduced, in: bitmap, gravity: gravity, dpr: 1)
         } else {
             let placed = Self.position(outer: Size(planned.width, planned.height), inner: crop, gravity: gravity, dpr: 1)
             origin = (Int(checked: (Double(placed.x) * factorX).rounded(.down)), Int(checked: (Double(placed.y) * factorY).rounded(.down)))

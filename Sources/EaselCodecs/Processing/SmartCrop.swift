@@ -66,8 +66,10 @@ public enum SmartCrop {
     /// Where to put a `width × height` window inside `bitmap`. The window is clamped to the
     /// image's size (and to at least one pixel); the returned rectangle always lies inside the
     /// image and has the (clamped) window's size.
+    /// - Throws: `CodecError.libraryUnavailable` for `.face` when the face detector's plugin
+    ///   cannot be loaded (a detection that fails otherwise places by attention).
     public static func region(in bitmap: Bitmap, width: Int, height: Int,
-                              strategy: Strategy) -> (x: Int, y: Int, width: Int, height: Int) {
+                              strategy: Strategy) throws(CodecError) -> (x: Int, y: Int, width: Int, height: Int) {
         let w = min(max(1, width), bitmap.width), h = min(max(1, height), bitmap.height)
         if w == bitmap.width, h == bitmap.height { return (0, 0, w, h) }
         let grid = Grid(imageWidth: bitmap.width, imageHeight: bitmap.height, windowWidth: w, windowHeight: h)
@@ -83,7 +85,15 @@ public enum SmartCrop {
         case .face:
             let attention = attentionScores(bitmap, grid: grid)
             // Faces at the size the image asks for, whatever the window's.
-            let faces = (try? FaceDetector.faces(in: bitmap)) ?? []
+            let faces: [FaceDetector.Box]
+            do {
+                faces = try FaceDetector.faces(in: bitmap)
+            } catch let error as CodecError {
+                if case .libraryUnavailable = error { throw error }
+                faces = []
+            } catch {
+                faces = []
+            }
             scores = faces.isEmpty ? attention : faceScores(faces, grid: grid, adding: attention)
             tolerance = faces.isEmpty ? 0 : 1e-6
         }

@@ -168,10 +168,10 @@ extension ImagePipeline {
         case .original:
             return decoded
         case .processors(let processors):
-            do { return try ReducedDecode.process(processors, decoded: decoded, info: info) } catch CodecError.cancelled { throw .cancelled } catch { throw .processing("\(error)") }
+            do { return try ReducedDecode.process(processors, decoded: decoded, info: info) } catch { throw .processing(failure: error) }
         case .format:
             guard let format else { throw .noSource }
-            do { return try format.process(decoded) } catch .cancelled { throw .cancelled } catch { throw .processing(error.description) }
+            do { return try format.process(decoded) } catch { throw .processing(failure: error) }
         }
     }
 

@@ -123,10 +123,8 @@ struct EncodeTask: PipelineTask {
                                                                       "easel.encodes": .int64(Int64(encodes))])
                     metrics.encodes.increment(by: encodes)
                     return (data, madeAs)
-                } catch CodecError.cancelled {
-                    throw .cancelled
                 } catch {
-                    throw .processing("\(error)")
+                    throw .processing(failure: error)
                 }
             }
         }
