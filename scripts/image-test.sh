@@ -205,9 +205,10 @@ for format in avif heic jxl; do
   grep -qi "^content-type: image/$format" "$work/thumb.$format.headers" || fail "f=$format answered $(grep -i '^content-type' "$work/thumb.$format.headers")"
 done
 say "AVIF, HEIC and JPEG XL answered (libraries loaded on first use are in the image)"
-# The face detector's plugin (libEaselFaces.so beside easel, with OpenCV): a face crop answered.
-code="$(curl -sS -m 60 -o "$work/face.jpg" -D "$work/face.headers" -w '%{http_code}' "$base/images/w=64,h=64,fit=fill,g=face,f=jpeg/$sample")"
-[ "$code" = 200 ] || { server_log >&2; fail "GET /images/w=64,h=64,fit=fill,g=face,f=jpeg/$sample answered $code: $(head -c 300 "$work/face.jpg")"; }
+# The face detector's plugin (libEaselFaces.so beside easel, with OpenCV): a face crop answered
+# (a box of another shape than the sample, so that the crop has somewhere to go and faces are looked for).
+code="$(curl -sS -m 60 -o "$work/face.jpg" -D "$work/face.headers" -w '%{http_code}' "$base/images/w=64,h=24,fit=fill,g=face,f=jpeg/$sample")"
+[ "$code" = 200 ] || { server_log >&2; fail "GET /images/w=64,h=24,fit=fill,g=face,f=jpeg/$sample answered $code: $(head -c 300 "$work/face.jpg")"; }
 say "a face crop answered (the face plugin and OpenCV are in the image)"
 
 # The health check the image defines, run where the runtime would run it.

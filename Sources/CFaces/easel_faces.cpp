@@ -42,6 +42,8 @@ cv::CascadeClassifier *cascade(const char *path, char *message) {
 
 }  // namespace
 
+extern "C" int easel_faces_abi(void) { return EASEL_FACES_ABI; }
+
 extern "C" int easel_detect(const uint8_t *gray, int width, int height, size_t row_bytes, const char *cascade_path, int min_side,
                             int max_side, int equalize, double scale_step, int min_neighbors, easel_box *boxes, int max_boxes,
                             char *message) {

@@ -5,7 +5,7 @@
 #include "easel_lazy.h"
 
 /* libEaselFaces.so (CFaces, with OpenCV), loaded on first use. */
-#define FACES_FUNCTIONS(X) X(easel_detect) X(easel_face_prepare) X(easel_thumbor_focus)
+#define FACES_FUNCTIONS(X) X(easel_faces_abi) X(easel_detect) X(easel_face_prepare) X(easel_thumbor_focus)
 #define FACES_ENTRY(function) EASEL_LAZY_ENTRY(__typeof__(faces), function)
 static struct {
     FACES_FUNCTIONS(EASEL_LAZY_MEMBER)
@@ -16,8 +16,13 @@ static easel_lazy_library plugin = {faces_sonames, 1, faces_symbols, sizeof face
 
 /* 1 when the plugin is loaded, else 0 with the reason in message. */
 static int plugin_loaded(char *message) {
-    if (easel_lazy_load(&plugin)) return 1;
-    if (message) snprintf(message, EASEL_FACES_MESSAGE_SIZE, "%s", plugin.problem);
+    if (!easel_lazy_load(&plugin)) {
+        if (message) snprintf(message, EASEL_FACES_MESSAGE_SIZE, "%s", plugin.problem);
+        return 0;
+    }
+    int abi = faces.easel_faces_abi();
+    if (abi == EASEL_FACES_ABI) return 1;
+    if (message) snprintf(message, EASEL_FACES_MESSAGE_SIZE, "libEaselFaces.so was built from other sources (interface %d, not %d)", abi, EASEL_FACES_ABI);
     return 0;
 }
 

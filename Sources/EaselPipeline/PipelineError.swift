@@ -45,12 +45,14 @@ public enum PipelineError: Error, Sendable, Equatable, CustomStringConvertible {
 
     /// Whether a fallback image answers for it (`ImageRequest.fallback`): a source that is
     /// missing (no such file, an origin's 4xx or 5xx, a download that failed) or cannot be
-    /// decoded (damaged, unknown, over the limits). Not: the caller's own mistakes (a bad URL, a
+    /// decoded (damaged, unknown, over the limits). Not: a library the server cannot load, the
+    /// caller's own mistakes (a bad URL, a
     /// refused source), an overloaded pipeline, a cancelled request, or time running out (the
     /// deadline and a slow download are one error: a working source is never replaced because
     /// it was slow).
     public var fallsBack: Bool {
         switch self {
+        case .decoding(.libraryUnavailable): false  // the server's trouble: never hidden behind an image
         case .fileNotFound, .httpStatus, .network, .tooManyRedirects, .tooLarge, .decoding: true
         default: false
         }

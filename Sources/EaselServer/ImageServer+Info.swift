@@ -181,8 +181,10 @@ extension ImageServer {
         pipelineRequest.video = options.video
         guard admission.enter() else { throw RequestError.tooManyRequests }
         defer { admission.leave() }
-        let details = try await pipeline.sourceDetails(for: pipelineRequest, analysis: options.needsAnalysis)
-        let body = try await BlockingIOPool.decoding.perform { () throws -> Data in try Self.infoJSON(details, options: options) }
+        let body = try await PipelineError.typingLibraryFailures {
+            let details = try await pipeline.sourceDetails(for: pipelineRequest, analysis: options.needsAnalysis)
+            return try await BlockingIOPool.decoding.perform { () throws -> Data in try Self.infoJSON(details, options: options) }
+        }
         let caching = lifetime.map { "public, max-age=\(min(Int64(configuration.maxAge), $0))" } ?? cacheControl
         return Response(status: .ok, headers: [.contentType: "application/json", .cacheControl: caching],
                         body: .init(byteBuffer: ByteBuffer(bytes: body)))

@@ -67,7 +67,7 @@ extension ImageServer {
         var options = url.options
         options.watermarks = []
         let chain = try options.processors(for: configuration)
-        let seen = try await metaPixels(options, request: pipelineRequest)
+        let seen = try await PipelineError.typingLibraryFailures { try await metaPixels(options, request: pipelineRequest) }
         var (width, height) = (info.uprightWidth, info.uprightHeight)
         var operations: [[String: Any]] = []
         for cut in seen.cuts {

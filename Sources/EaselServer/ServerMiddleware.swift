@@ -1,3 +1,4 @@
+import EaselCodecs
 import EaselPipeline
 import EaselSupport
 import Foundation
@@ -9,6 +10,20 @@ import Tracing
 
 /// Bad input is a 4xx with a short reason; only our own failures are 5xx. Upstream details are
 /// logged by the pipeline, never sent. `switch` without `default`: a new case forces a decision.
+extension PipelineError {
+    /// `body`, with a library that could not be loaded (a codec's, the face plugin) thrown as
+    /// the server's typed error (`.decoding(.libraryUnavailable)`: a logged 500 naming it) by
+    /// routes that analyse pixels outside the pipeline (`/info`, thumbor's `meta`).
+    static func typingLibraryFailures<T>(_ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch let error as CodecError {
+            if case .libraryUnavailable = error { throw PipelineError.decoding(error) }
+            throw error
+        }
+    }
+}
+
 extension PipelineError: HTTPResponseError {
     public var status: HTTPResponse.Status {
         switch self {

@@ -83,5 +83,9 @@ struct LazyLibrariesTests {
         let face = try await BlockingIOPool.shared.run { try ask("/images/w=64,h=64,fit=fill,g=face/photo.jpg") }
         #expect(face.hasPrefix("HTTP/1.1 500") && face.contains("the face detector (libEaselFaces.so, OpenCV) could not be loaded"),
                 "\(face.prefix(300))")
+        // The routes that analyse pixels outside the pipeline say the same.
+        let info = try await BlockingIOPool.shared.run { try ask("/info/photo.jpg?faces=1") }
+        #expect(info.hasPrefix("HTTP/1.1 500") && info.contains("the face detector (libEaselFaces.so, OpenCV) could not be loaded"),
+                "\(info.prefix(300))")
     }
 }

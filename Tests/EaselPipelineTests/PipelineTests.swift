@@ -81,6 +81,13 @@ func expectFailure(_ expected: (PipelineError) -> Bool, _ body: () async throws 
         }
     }
 
+    /// Until `count` requesters wait for decodes (one each; bounded: 10 s).
+    static func waitForRequesters(_ count: Int, of pipeline: ImagePipeline) async throws {
+        let by = ContinuousClock.now + .seconds(10)
+        while pipeline.tasks.decodes.waiterCount < count, ContinuousClock.now < by { await Task.yield() }
+        try #require(pipeline.tasks.decodes.waiterCount >= count, "\(pipeline.tasks.decodes.waiterCount) requesters joined")
+    }
+
     @Test func cancellingOneOfTwoRequestersKeepsTheWorkAndBothStopsTheDownload() async throws {
         let origin = Origin()
         let gate = Gate(), gate2 = Gate()
@@ -91,6 +98,9 @@ func expectFailure(_ expected: (PipelineError) -> Bool, _ body: () async throws 
                 let a = ImageRequest(url: base.appendingPathComponent("a.jpg"), format: "thumb")
                 let first = pipeline.task(for: a), second = pipeline.task(for: a)
                 _ = await origin.nextRequest()
+                // Both requesters have joined the one decode (else the first leaving alone would
+                // stop the download, and the second start another).
+                try await Self.waitForRequesters(2, of: pipeline)
                 first.cancel()
                 await expectFailure({ $0 == .cancelled }) { _ = try await first.response }
                 gate.open()
@@ -100,8 +110,10 @@ func expectFailure(_ expected: (PipelineError) -> Bool, _ body: () async throws 
 
                 let b = ImageRequest(url: base.appendingPathComponent("b.jpg"), format: "thumb")
                 let events = pipeline.events()
+                let waiting = pipeline.tasks.decodes.waiterCount
                 let third = pipeline.task(for: b), fourth = pipeline.task(for: b)
                 _ = await origin.nextRequest()
+                try await Self.waitForRequesters(waiting + 2, of: pipeline)
                 third.cancel()
                 fourth.cancel()
                 await expectFailure({ $0 == .cancelled }) { _ = try await third.response }

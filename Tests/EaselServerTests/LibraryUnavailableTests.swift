@@ -43,6 +43,8 @@ struct LibraryUnavailableTests {
         try checkLibrary(0, library: "libavif", message: "")  // any other result is the caller's
         let error = PipelineError.decoding(.libraryUnavailable(library: "libavif", reason: reason))
         #expect(error.status == .internalServerError)
+        // Never hidden behind a fallback image (that would be cached as the answer).
+        #expect(!error.fallsBack)
         #expect(error.publicMessage.contains("libavif") && !error.publicMessage.contains("/usr/lib"), "\(error.publicMessage)")
     }
 }

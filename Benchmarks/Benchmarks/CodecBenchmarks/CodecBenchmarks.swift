@@ -89,7 +89,7 @@ let benchmarks: @Sendable () -> Void = {
         Benchmark("Smart crop \(strategy.rawValue) 480x270, window 270x270", configuration: configuration) { benchmark in
             let decoded = try Resize(width: 480, height: 270, mode: .exact).process(photo)
             benchmark.startMeasurement()
-            for _ in benchmark.scaledIterations { blackHole(SmartCrop.region(in: decoded, width: 270, height: 270, strategy: strategy)) }
+            for _ in benchmark.scaledIterations { blackHole(try SmartCrop.region(in: decoded, width: 270, height: 270, strategy: strategy)) }
         }
     }
 

@@ -70,6 +70,11 @@ typedef struct {
 int easel_thumbor_focus(const uint8_t *gray, int width, int height, size_t row_bytes, const char *cascade_path,
                         easel_focal_point *points, int max_points, char *message);
 
+/* The plugin's interface, as its structs lay it out: a plugin built from other sources (a stale
+ * libEaselFaces.so beside a new easel) is refused instead of called with other layouts. */
+#define EASEL_FACES_ABI ((int)(1000000 + sizeof(easel_box) * 1000 + sizeof(easel_focal_point)))
+int easel_faces_abi(void);
+
 /* The plugin's functions, loaded on first use: the same arguments and results, or
  * EASEL_LAZY_UNAVAILABLE (easel_lazy.h) with the reason in message. */
 int easel_faces_detect(const uint8_t *gray, int width, int height, size_t row_bytes, const char *cascade_path, int min_side,

@@ -4,7 +4,7 @@ import Foundation
 /// Chooses where a crop window goes so that it keeps the interesting part of an image.
 ///
 /// ```swift
-/// let r = SmartCrop.region(in: photo, width: 300, height: 300, strategy: .attention)
+/// let r = try SmartCrop.region(in: photo, width: 300, height: 300, strategy: .attention)
 /// let square = try Crop(x: r.x, y: r.y, width: r.width, height: r.height).process(photo)
 /// ```
 ///
