@@ -81,11 +81,11 @@ func expectFailure(_ expected: (PipelineError) -> Bool, _ body: () async throws 
         }
     }
 
-    /// Until `count` requesters wait for decodes (one each; bounded: 10 s).
+    /// Until exactly `count` requesters wait for decodes (one each; bounded: 10 s).
     static func waitForRequesters(_ count: Int, of pipeline: ImagePipeline) async throws {
         let by = ContinuousClock.now + .seconds(10)
-        while pipeline.tasks.decodes.waiterCount < count, ContinuousClock.now < by { await Task.yield() }
-        try #require(pipeline.tasks.decodes.waiterCount >= count, "\(pipeline.tasks.decodes.waiterCount) requesters joined")
+        while pipeline.tasks.decodes.waiterCount != count, ContinuousClock.now < by { await Task.yield() }
+        try #require(pipeline.tasks.decodes.waiterCount == count, "\(pipeline.tasks.decodes.waiterCount) requesters wait, not \(count)")
     }
 
     @Test func cancellingOneOfTwoRequestersKeepsTheWorkAndBothStopsTheDownload() async throws {
@@ -110,8 +110,12 @@ func expectFailure(_ expected: (PipelineError) -> Bool, _ body: () async throws 
 
                 let b = ImageRequest(url: base.appendingPathComponent("b.jpg"), format: "thumb")
                 let events = pipeline.events()
+                // (The first pair's requesters gone from the decodes first: a requester's key
+                // is dropped after its answer, so the count is read once it is back to none.)
+                try await Self.waitForRequesters(0, of: pipeline)
                 let third = pipeline.task(for: b), fourth = pipeline.task(for: b)
                 _ = await origin.nextRequest()
+                try await Self.waitForRequesters(2, of: pipeline)
                 third.cancel()
                 fourth.cancel()
                 await expectFailure({ $0 == .cancelled }) { _ = try await third.response }
