@@ -8,47 +8,34 @@
 #include "easel_lazy.h"
 
 /* libavif is loaded on first use (easel_lazy.h), not linked: it brings its codecs' libraries. */
-#define AVIF_FUNCTIONS(X)                                                                                            \
-    X(avifDecoderCreate) X(avifDecoderDestroy) X(avifDecoderNextImage) X(avifDecoderParse)                           \
-    X(avifDecoderSetIOMemory) X(avifEncoderCreate) X(avifEncoderDestroy) X(avifEncoderWrite) X(avifImageCreate)      \
-    X(avifImageDestroy) X(avifImageRGBToYUV) X(avifImageYUVToRGB) X(avifRGBImageSetDefaults) X(avifRWDataFree)       \
-    X(avifResultToString) X(avifVersion)
-#define AVIF_ENTRY(function) EASEL_LAZY_ENTRY(__typeof__(avif), function)
-static struct {
-    AVIF_FUNCTIONS(EASEL_LAZY_MEMBER)
-} avif;
-static const easel_lazy_symbol avif_symbols[] = {AVIF_FUNCTIONS(AVIF_ENTRY)};
+#define AVIF_FUNCTIONS(X, T)                                                                                         \
+    X(T, avifDecoderCreate) X(T, avifDecoderDestroy) X(T, avifDecoderNextImage) X(T, avifDecoderParse)               \
+    X(T, avifDecoderSetIOMemory) X(T, avifEncoderCreate) X(T, avifEncoderDestroy) X(T, avifEncoderWrite) X(T, avifImageCreate) \
+    X(T, avifImageDestroy) X(T, avifImageRGBToYUV) X(T, avifImageYUVToRGB) X(T, avifRGBImageSetDefaults) X(T, avifRWDataFree) \
+    X(T, avifResultToString) X(T, avifVersion)
 /* The soname of the libavif whose headers this is built with: its structs are read field by
  * field, so a library of another ABI must never be loaded in its place. */
 #if AVIF_VERSION_MAJOR == 0 && AVIF_VERSION_MINOR == 11
-static const char *const avif_sonames[] = {"libavif.so.15"};
+#define AVIF_SONAME "libavif.so.15"
 #elif AVIF_VERSION_MAJOR == 1
-static const char *const avif_sonames[] = {"libavif.so.16"};
+#define AVIF_SONAME "libavif.so.16"
 #else
 #error "the soname of this libavif version is not known here: add it (and to scripts/image.sh)"
 #endif
-static easel_lazy_library libavif = {avif_sonames, sizeof avif_sonames / sizeof avif_sonames[0], avif_symbols,
-                                sizeof avif_symbols / sizeof avif_symbols[0], &avif, 0, ""};
+static int libavif_verify(char *problem, size_t size);
+EASEL_LAZY_LIBRARY(libavif, avif, AVIF_FUNCTIONS, libavif_verify, AVIF_SONAME);
+
+/* The same major version and at least the minor one the headers are. */
+static int libavif_verify(char *problem, size_t size) {
+    unsigned major = 0, minor = 0;
+    const char *version = avif.avifVersion();
+    if (sscanf(version, "%u.%u", &major, &minor) == 2 && major == AVIF_VERSION_MAJOR && minor >= AVIF_VERSION_MINOR) return 1;
+    snprintf(problem, size, "libavif %s is loaded; easel was built for %d.%d", version, AVIF_VERSION_MAJOR, AVIF_VERSION_MINOR);
+    return 0;
+}
 
 static void set_message(char *message, const char *text) {
     if (message) snprintf(message, EASEL_AVIF_MESSAGE_SIZE, "%s", text);
-}
-
-/* 1 when libavif is loaded, else 0 with the reason in message. */
-static int libavif_loaded(char *message) {
-    if (!easel_lazy_load(&libavif)) {
-        set_message(message, libavif.problem);
-        return 0;
-    }
-    /* The same major version and at least the minor one the headers are. */
-    unsigned major = 0, minor = 0;
-    const char *version = avif.avifVersion();
-    if (sscanf(version, "%u.%u", &major, &minor) != 2 || major != AVIF_VERSION_MAJOR || minor < AVIF_VERSION_MINOR) {
-        snprintf(message, EASEL_AVIF_MESSAGE_SIZE, "libavif %s is loaded; easel was built for %d.%d", version, AVIF_VERSION_MAJOR,
-                 AVIF_VERSION_MINOR);
-        return 0;
-    }
-    return 1;
 }
 
 /* A decoder over the bytes, parsed (no pixels decoded yet); NULL on failure, with *limited 1
@@ -97,7 +84,7 @@ int easel_avif_read_header(const uint8_t *data, size_t size, uint32_t max_pixels
                            easel_avif_header *header, size_t max_icc, uint8_t **icc, size_t *icc_size, char *message) {
     *icc = NULL;
     *icc_size = 0;
-    if (!libavif_loaded(message)) return EASEL_LAZY_UNAVAILABLE;
+    if (!easel_lazy_require(&libavif, message, EASEL_AVIF_MESSAGE_SIZE)) return EASEL_LAZY_UNAVAILABLE;
     int limited;
     avifDecoder *decoder = open_decoder(data, size, max_pixels, max_frames, &limited, &header->width, &header->height, message);
     if (!decoder) return -limited;
@@ -126,7 +113,7 @@ int easel_avif_read_header(const uint8_t *data, size_t size, uint32_t max_pixels
 
 int easel_avif_decode(const uint8_t *data, size_t size, uint32_t max_pixels, uint32_t max_frames, int width, int height,
                       uint8_t *pixels, size_t row_bytes, char *message) {
-    if (!libavif_loaded(message)) return EASEL_LAZY_UNAVAILABLE;
+    if (!easel_lazy_require(&libavif, message, EASEL_AVIF_MESSAGE_SIZE)) return EASEL_LAZY_UNAVAILABLE;
     int limited, opened_width, opened_height;
     avifDecoder *decoder = open_decoder(data, size, max_pixels, max_frames, &limited, &opened_width, &opened_height, message);
     if (!decoder) return -limited;
@@ -154,7 +141,7 @@ int easel_avif_encode(const uint8_t *pixels, int width, int height, size_t row_b
                       int speed, int threads, uint8_t **output, size_t *output_size, char *message) {
     *output = NULL;
     *output_size = 0;
-    if (!libavif_loaded(message)) return EASEL_LAZY_UNAVAILABLE;
+    if (!easel_lazy_require(&libavif, message, EASEL_AVIF_MESSAGE_SIZE)) return EASEL_LAZY_UNAVAILABLE;
     avifImage *image = avif.avifImageCreate((uint32_t)width, (uint32_t)height, 8, AVIF_PIXEL_FORMAT_YUV420);
     avifEncoder *encoder = avif.avifEncoderCreate();
     avifRWData encoded = AVIF_DATA_EMPTY;

@@ -8,48 +8,36 @@
 #include "easel_lazy.h"
 
 /* libheif is loaded on first use (easel_lazy.h), not linked: it brings its codecs' libraries. */
-#define HEIF_FUNCTIONS(X)                                                                                            \
-    X(heif_context_alloc) X(heif_context_encode_image) X(heif_context_free)                                          \
-    X(heif_context_get_encoder_for_format) X(heif_context_get_number_of_top_level_images)                            \
-    X(heif_context_get_primary_image_handle) X(heif_context_read_from_memory_without_copy)                           \
-    X(heif_context_set_max_decoding_threads) X(heif_context_write) X(heif_decode_image)                              \
-    X(heif_decoding_options_alloc) X(heif_decoding_options_free) X(heif_encoder_release)                             \
-    X(heif_encoder_set_lossy_quality) X(heif_have_decoder_for_format) X(heif_image_add_plane)                        \
-    X(heif_image_create) X(heif_image_get_bits_per_pixel_range) X(heif_image_get_height) X(heif_image_get_plane)     \
-    X(heif_image_get_plane_readonly) X(heif_image_get_width) X(heif_image_handle_get_height)                         \
-    X(heif_image_handle_get_list_of_thumbnail_IDs) X(heif_image_handle_get_luma_bits_per_pixel)                      \
-    X(heif_image_handle_get_nclx_color_profile) X(heif_image_handle_get_number_of_thumbnails)                        \
-    X(heif_image_handle_get_raw_color_profile) X(heif_image_handle_get_raw_color_profile_size)                       \
-    X(heif_image_handle_get_thumbnail) X(heif_image_handle_get_width) X(heif_image_handle_has_alpha_channel)         \
-    X(heif_image_handle_release) X(heif_image_release) X(heif_nclx_color_profile_free) X(heif_get_version_number_major) X(heif_get_version_number_minor)
-#define HEIF_ENTRY(function) EASEL_LAZY_ENTRY(__typeof__(heif), function)
-static struct {
-    HEIF_FUNCTIONS(EASEL_LAZY_MEMBER)
-} heif;
-static const easel_lazy_symbol heif_symbols[] = {HEIF_FUNCTIONS(HEIF_ENTRY)};
+#define HEIF_FUNCTIONS(X, T)                                                                                         \
+    X(T, heif_context_alloc) X(T, heif_context_encode_image) X(T, heif_context_free)                                 \
+    X(T, heif_context_get_encoder_for_format) X(T, heif_context_get_number_of_top_level_images)                      \
+    X(T, heif_context_get_primary_image_handle) X(T, heif_context_read_from_memory_without_copy)                     \
+    X(T, heif_context_set_max_decoding_threads) X(T, heif_context_write) X(T, heif_decode_image)                     \
+    X(T, heif_decoding_options_alloc) X(T, heif_decoding_options_free) X(T, heif_encoder_release)                    \
+    X(T, heif_encoder_set_lossy_quality) X(T, heif_have_decoder_for_format) X(T, heif_image_add_plane)               \
+    X(T, heif_image_create) X(T, heif_image_get_bits_per_pixel_range) X(T, heif_image_get_height) X(T, heif_image_get_plane) \
+    X(T, heif_image_get_plane_readonly) X(T, heif_image_get_width) X(T, heif_image_handle_get_height)                \
+    X(T, heif_image_handle_get_list_of_thumbnail_IDs) X(T, heif_image_handle_get_luma_bits_per_pixel)                \
+    X(T, heif_image_handle_get_nclx_color_profile) X(T, heif_image_handle_get_number_of_thumbnails)                  \
+    X(T, heif_image_handle_get_raw_color_profile) X(T, heif_image_handle_get_raw_color_profile_size)                 \
+    X(T, heif_image_handle_get_thumbnail) X(T, heif_image_handle_get_width) X(T, heif_image_handle_has_alpha_channel) \
+    X(T, heif_image_handle_release) X(T, heif_image_release) X(T, heif_nclx_color_profile_free) X(T, heif_get_version_number_major) X(T, heif_get_version_number_minor)
 #if LIBHEIF_NUMERIC_VERSION < 0x01000000 || LIBHEIF_NUMERIC_VERSION >= 0x02000000
 #error "libheif 1.x is the one whose soname (libheif.so.1) this loads"
 #endif
-static const char *const heif_sonames[] = {"libheif.so.1"};
-static easel_lazy_library libheif = {heif_sonames, sizeof heif_sonames / sizeof heif_sonames[0], heif_symbols,
-                                sizeof heif_symbols / sizeof heif_symbols[0], &heif, 0, ""};
+static int libheif_verify(char *problem, size_t size);
+EASEL_LAZY_LIBRARY(libheif, heif, HEIF_FUNCTIONS, libheif_verify, "libheif.so.1");
+
+/* Version 1, and at least the minor version the headers are. */
+static int libheif_verify(char *problem, size_t size) {
+    int major = heif.heif_get_version_number_major(), minor = heif.heif_get_version_number_minor();
+    if (major == 1 && minor >= (LIBHEIF_NUMERIC_VERSION >> 16 & 0xFF)) return 1;
+    snprintf(problem, size, "libheif %d.%d is loaded; easel was built for 1.%d", major, minor, LIBHEIF_NUMERIC_VERSION >> 16 & 0xFF);
+    return 0;
+}
 
 static void set_message(char *message, const char *text) {
     if (message) snprintf(message, EASEL_HEIF_MESSAGE_SIZE, "%s", text);
-}
-
-/* 1 when libheif is loaded, else 0 with the reason in message. */
-static int libheif_loaded(char *message) {
-    if (!easel_lazy_load(&libheif)) {
-        set_message(message, libheif.problem);
-        return 0;
-    }
-    /* Version 1, and at least the minor version the headers are. */
-    int major = heif.heif_get_version_number_major(), minor = heif.heif_get_version_number_minor();
-    if (major == 1 && minor >= (LIBHEIF_NUMERIC_VERSION >> 16 & 0xFF)) return 1;
-    if (message) snprintf(message, EASEL_HEIF_MESSAGE_SIZE, "libheif %d.%d is loaded; easel was built for 1.%d", major, minor,
-                          LIBHEIF_NUMERIC_VERSION >> 16 & 0xFF);
-    return 0;
 }
 
 /* The context and primary image handle (its first embedded thumbnail's instead when
@@ -91,7 +79,7 @@ int easel_heif_read_header(const uint8_t *data, size_t size, int use_thumbnail, 
                            uint8_t **icc, size_t *icc_size, char *message) {
     *icc = NULL;
     *icc_size = 0;
-    if (!libheif_loaded(message)) return EASEL_LAZY_UNAVAILABLE;
+    if (!easel_lazy_require(&libheif, message, EASEL_HEIF_MESSAGE_SIZE)) return EASEL_LAZY_UNAVAILABLE;
     struct heif_context *context;
     struct heif_image_handle *handle;
     if (!open_primary(data, size, use_thumbnail, &context, &handle, &header->is_thumbnail, message)) return 0;
@@ -127,7 +115,7 @@ int easel_heif_read_header(const uint8_t *data, size_t size, int use_thumbnail, 
 
 int easel_heif_decode(const uint8_t *data, size_t size, int use_thumbnail, int width, int height, uint8_t *pixels,
                       size_t row_bytes, char *message) {
-    if (!libheif_loaded(message)) return EASEL_LAZY_UNAVAILABLE;
+    if (!easel_lazy_require(&libheif, message, EASEL_HEIF_MESSAGE_SIZE)) return EASEL_LAZY_UNAVAILABLE;
     struct heif_context *context;
     struct heif_image_handle *handle;
     int is_thumbnail = 0;
@@ -164,7 +152,7 @@ done:
 }
 
 int easel_heif_decodes_av1(void) {
-    if (!libheif_loaded(NULL)) return 0;
+    if (!easel_lazy_require(&libheif, NULL, 0)) return 0;
     return heif.heif_have_decoder_for_format(heif_compression_AV1) ? 1 : 0;
 }
 
@@ -200,7 +188,7 @@ int easel_heif_encode(const uint8_t *pixels, int width, int height, size_t row_b
                       uint8_t **output, size_t *output_size, char *message) {
     *output = NULL;
     *output_size = 0;
-    if (!libheif_loaded(message)) return EASEL_LAZY_UNAVAILABLE;
+    if (!easel_lazy_require(&libheif, message, EASEL_HEIF_MESSAGE_SIZE)) return EASEL_LAZY_UNAVAILABLE;
     struct heif_context *context = heif.heif_context_alloc();
     struct heif_encoder *encoder = NULL;
     struct heif_image *image = NULL;

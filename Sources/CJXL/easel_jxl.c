@@ -10,30 +10,33 @@
 #include "easel_lazy.h"
 
 /* libjxl is loaded on first use (easel_lazy.h), not linked: it brings its codecs' libraries. */
-#define JXL_FUNCTIONS(X)                                                                                             \
-    X(JxlColorEncodingSetToSRGB) X(JxlDecoderCloseInput) X(JxlDecoderCreate) X(JxlDecoderDestroy)                    \
-    X(JxlDecoderGetBasicInfo) X(JxlDecoderGetColorAsEncodedProfile) X(JxlDecoderGetColorAsICCProfile)                \
-    X(JxlDecoderGetICCProfileSize) X(JxlDecoderImageOutBufferSize) X(JxlDecoderProcessInput)                         \
-    X(JxlDecoderSetImageOutBuffer) X(JxlDecoderSetInput) X(JxlDecoderSetKeepOrientation)                             \
-    X(JxlDecoderSubscribeEvents) X(JxlEncoderAddImageFrame) X(JxlEncoderCloseInput) X(JxlEncoderCreate)              \
-    X(JxlEncoderDestroy) X(JxlEncoderFrameSettingsCreate) X(JxlEncoderFrameSettingsSetOption)                        \
-    X(JxlEncoderInitBasicInfo) X(JxlEncoderProcessOutput) X(JxlEncoderSetBasicInfo)                                  \
-    X(JxlEncoderSetColorEncoding) X(JxlEncoderSetFrameDistance) X(JxlEncoderSetFrameLossless) X(JxlDecoderVersion)
-#define JXL_ENTRY(function) EASEL_LAZY_ENTRY(__typeof__(jxl), function)
-static struct {
-    JXL_FUNCTIONS(EASEL_LAZY_MEMBER)
-} jxl;
-static const easel_lazy_symbol jxl_symbols[] = {JXL_FUNCTIONS(JXL_ENTRY)};
+#define JXL_FUNCTIONS(X, T)                                                                                          \
+    X(T, JxlColorEncodingSetToSRGB) X(T, JxlDecoderCloseInput) X(T, JxlDecoderCreate) X(T, JxlDecoderDestroy)        \
+    X(T, JxlDecoderGetBasicInfo) X(T, JxlDecoderGetColorAsEncodedProfile) X(T, JxlDecoderGetColorAsICCProfile)       \
+    X(T, JxlDecoderGetICCProfileSize) X(T, JxlDecoderImageOutBufferSize) X(T, JxlDecoderProcessInput)                \
+    X(T, JxlDecoderSetImageOutBuffer) X(T, JxlDecoderSetInput) X(T, JxlDecoderSetKeepOrientation)                    \
+    X(T, JxlDecoderSubscribeEvents) X(T, JxlEncoderAddImageFrame) X(T, JxlEncoderCloseInput) X(T, JxlEncoderCreate)  \
+    X(T, JxlEncoderDestroy) X(T, JxlEncoderFrameSettingsCreate) X(T, JxlEncoderFrameSettingsSetOption)               \
+    X(T, JxlEncoderInitBasicInfo) X(T, JxlEncoderProcessOutput) X(T, JxlEncoderSetBasicInfo)                         \
+    X(T, JxlEncoderSetColorEncoding) X(T, JxlEncoderSetFrameDistance) X(T, JxlEncoderSetFrameLossless) X(T, JxlDecoderVersion)
 /* The soname of the libjxl whose headers this is built with (0.x: major and minor). */
 #define JXL_STRING(x) #x
 #define JXL_VERSION_TEXT(x) JXL_STRING(x)
 #if JPEGXL_MAJOR_VERSION == 0
-static const char *const jxl_sonames[] = {"libjxl.so.0." JXL_VERSION_TEXT(JPEGXL_MINOR_VERSION)};
+#define JXL_SONAME "libjxl.so.0." JXL_VERSION_TEXT(JPEGXL_MINOR_VERSION)
 #else
-static const char *const jxl_sonames[] = {"libjxl.so." JXL_VERSION_TEXT(JPEGXL_MAJOR_VERSION)};
+#define JXL_SONAME "libjxl.so." JXL_VERSION_TEXT(JPEGXL_MAJOR_VERSION)
 #endif
-static easel_lazy_library libjxl = {jxl_sonames, sizeof jxl_sonames / sizeof jxl_sonames[0], jxl_symbols,
-                                sizeof jxl_symbols / sizeof jxl_symbols[0], &jxl, 0, ""};
+static int libjxl_verify(char *problem, size_t size);
+EASEL_LAZY_LIBRARY(libjxl, jxl, JXL_FUNCTIONS, libjxl_verify, JXL_SONAME);
+
+/* The version the headers are: 0.x the same minor; else the same major and at least the minor. */
+static int libjxl_verify(char *problem, size_t size) {
+    uint32_t version = jxl.JxlDecoderVersion(), major = version / 1000000, minor = version / 1000 % 1000;
+    if (major == JPEGXL_MAJOR_VERSION && (major == 0 ? minor == JPEGXL_MINOR_VERSION : minor >= JPEGXL_MINOR_VERSION)) return 1;
+    snprintf(problem, size, "libjxl %u.%u is loaded; easel was built for %d.%d", major, minor, JPEGXL_MAJOR_VERSION, JPEGXL_MINOR_VERSION);
+    return 0;
+}
 
 static int fail(char *message, const char *text) {
     snprintf(message, EASEL_JXL_MESSAGE_SIZE, "%s", text);
@@ -62,18 +65,6 @@ static JxlDecoderStatus run_until(JxlDecoder *decoder, JxlDecoderStatus stop, ui
     }
 }
 
-/* 1 when libjxl is loaded and of the version the headers are (0.x: the same minor; else the
- * same major and at least the minor), else 0 with the reason in message. */
-static int libjxl_loaded(char *message) {
-    if (!easel_lazy_load(&libjxl)) return fail(message, libjxl.problem);
-    uint32_t version = jxl.JxlDecoderVersion(), major = version / 1000000, minor = version / 1000 % 1000;
-    int same = major == JPEGXL_MAJOR_VERSION && (major == 0 ? minor == JPEGXL_MINOR_VERSION : minor >= JPEGXL_MINOR_VERSION);
-    if (same) return 1;
-    snprintf(message, EASEL_JXL_MESSAGE_SIZE, "libjxl %u.%u is loaded; easel was built for %d.%d", major, minor, JPEGXL_MAJOR_VERSION,
-             JPEGXL_MINOR_VERSION);
-    return 0;
-}
-
 static JxlDecoder *open_decoder(const uint8_t *data, size_t size, int events) {
     JxlDecoder *decoder = jxl.JxlDecoderCreate(NULL);
     if (!decoder) return NULL;
@@ -92,7 +83,7 @@ static int status_failure(JxlDecoderStatus status, char *message) {
 
 int easel_jxl_read_info(const uint8_t *data, size_t size, easel_jxl_info *info, uint8_t *icc, size_t icc_capacity, char *message) {
     memset(info, 0, sizeof(*info));
-    if (!libjxl_loaded(message)) return EASEL_LAZY_UNAVAILABLE;
+    if (!easel_lazy_require(&libjxl, message, EASEL_JXL_MESSAGE_SIZE)) return EASEL_LAZY_UNAVAILABLE;
     JxlDecoder *decoder = open_decoder(data, size, JXL_DEC_BASIC_INFO | JXL_DEC_COLOR_ENCODING);
     if (!decoder) return fail(message, "libjxl could not start");
     JxlBasicInfo basic;
@@ -131,7 +122,7 @@ int easel_jxl_read_info(const uint8_t *data, size_t size, easel_jxl_info *info, 
 }
 
 int easel_jxl_decode(const uint8_t *data, size_t size, uint8_t *pixels, size_t row_bytes, int width, int height, char *message) {
-    if (!libjxl_loaded(message)) return EASEL_LAZY_UNAVAILABLE;
+    if (!easel_lazy_require(&libjxl, message, EASEL_JXL_MESSAGE_SIZE)) return EASEL_LAZY_UNAVAILABLE;
     JxlDecoder *decoder = open_decoder(data, size, JXL_DEC_BASIC_INFO | JXL_DEC_FULL_IMAGE);
     if (!decoder) return fail(message, "libjxl could not start");
     JxlBasicInfo basic;
@@ -157,7 +148,7 @@ int easel_jxl_encode(const uint8_t *pixels, size_t row_bytes, int width, int hei
                      uint8_t **output, size_t *output_size, char *message) {
     *output = NULL;
     *output_size = 0;
-    if (!libjxl_loaded(message)) return EASEL_LAZY_UNAVAILABLE;
+    if (!easel_lazy_require(&libjxl, message, EASEL_JXL_MESSAGE_SIZE)) return EASEL_LAZY_UNAVAILABLE;
     JxlEncoder *encoder = jxl.JxlEncoderCreate(NULL);
     if (!encoder) return fail(message, "libjxl could not start");
     JxlBasicInfo basic;

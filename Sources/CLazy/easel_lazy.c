@@ -34,7 +34,7 @@ static int load_locked(easel_lazy_library *library) {
         }
         memcpy((char *)library->functions + library->symbols[s].offset, &address, sizeof address);
     }
-    return 1;
+    return !library->verify || library->verify(library->problem, sizeof library->problem);
 }
 
 static void (*_Atomic after_load)(void);
@@ -57,4 +57,10 @@ int easel_lazy_load(easel_lazy_library *library) {
     pthread_mutex_unlock(&loader);
     if (first && loaded) easel_lazy_loaded_elsewhere();
     return loaded;
+}
+
+int easel_lazy_require(easel_lazy_library *library, char *message, size_t message_size) {
+    if (easel_lazy_load(library)) return 1;
+    if (message && message_size > 0) snprintf(message, message_size, "%s", library->problem);
+    return 0;
 }

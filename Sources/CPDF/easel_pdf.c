@@ -22,19 +22,12 @@ extern void poppler_page_get_size(PopplerPage *page, double *width, double *heig
 extern void poppler_page_render(PopplerPage *page, cairo_t *cairo);
 
 /* poppler-glib, cairo and GLib are loaded on first use (easel_lazy.h), not linked. */
-#define PDF_FUNCTIONS(X)                                                                                                 \
-    EASEL_CAIRO_FUNCTIONS(X)                                                                                             \
-    X(cairo_scale) X(cairo_set_source_rgb) X(cairo_paint) X(g_bytes_new_static) X(g_bytes_unref) X(poppler_error_quark) \
-    X(poppler_document_new_from_bytes) X(poppler_document_get_n_pages) X(poppler_document_get_page)                     \
-    X(poppler_page_get_size) X(poppler_page_render)
-#define PDF_ENTRY(function) EASEL_LAZY_ENTRY(__typeof__(pdf), function)
-static struct {
-    PDF_FUNCTIONS(EASEL_LAZY_MEMBER)
-} pdf;
-static const easel_lazy_symbol pdf_symbols[] = {PDF_FUNCTIONS(PDF_ENTRY)};
-static const char *const pdf_sonames[] = {"libpoppler-glib.so.8", EASEL_CAIRO_SONAMES};
-static easel_lazy_library poppler = {pdf_sonames, sizeof pdf_sonames / sizeof pdf_sonames[0], pdf_symbols,
-                                     sizeof pdf_symbols / sizeof pdf_symbols[0], &pdf, 0, ""};
+#define PDF_FUNCTIONS(X, T)                                                                                          \
+    EASEL_CAIRO_FUNCTIONS(X, T)                                                                                      \
+    X(T, cairo_scale) X(T, cairo_set_source_rgb) X(T, cairo_paint) X(T, g_bytes_new_static) X(T, g_bytes_unref) X(T, poppler_error_quark) \
+    X(T, poppler_document_new_from_bytes) X(T, poppler_document_get_n_pages) X(T, poppler_document_get_page)         \
+    X(T, poppler_page_get_size) X(T, poppler_page_render)
+EASEL_LAZY_LIBRARY(poppler, pdf, PDF_FUNCTIONS, NULL, "libpoppler-glib.so.8", EASEL_CAIRO_SONAMES);
 
 static void set_message(char *message, const char *text) {
     snprintf(message, EASEL_PDF_MESSAGE_SIZE, "%s", text && text[0] ? text : "poppler could not read the document");
@@ -57,14 +50,8 @@ static PopplerDocument *open_document(const uint8_t *data, size_t size, GBytes *
     return document;
 }
 
-/* 1 when poppler is loaded, else 0 with the reason in message. */
-static int poppler_loaded(char *message) {
-    if (!easel_lazy_load(&poppler)) { set_message(message, poppler.problem); return 0; }
-    return 1;
-}
-
 int easel_pdf_info(const uint8_t *data, size_t size, int page, int *pages, double *width, double *height, char *message) {
-    if (!poppler_loaded(message)) return EASEL_LAZY_UNAVAILABLE;
+    if (!easel_lazy_require(&poppler, message, EASEL_PDF_MESSAGE_SIZE)) return EASEL_LAZY_UNAVAILABLE;
     GBytes *bytes;
     int encrypted;
     PopplerDocument *document = open_document(data, size, &bytes, &encrypted, message);
@@ -86,7 +73,7 @@ int easel_pdf_info(const uint8_t *data, size_t size, int page, int *pages, doubl
 
 int easel_pdf_render(const uint8_t *data, size_t size, int page, uint8_t *pixels, size_t row_bytes, int width, int height,
                      char *message) {
-    if (!poppler_loaded(message)) return EASEL_LAZY_UNAVAILABLE;
+    if (!easel_lazy_require(&poppler, message, EASEL_PDF_MESSAGE_SIZE)) return EASEL_LAZY_UNAVAILABLE;
     GBytes *bytes;
     int encrypted;
     PopplerDocument *document = open_document(data, size, &bytes, &encrypted, message);

@@ -29,31 +29,18 @@ extern gboolean rsvg_handle_render_document(RsvgHandle *handle, cairo_t *cr, con
 extern GInputStream *g_memory_input_stream_new_from_data(const void *data, long length, void (*destroy)(void *));
 
 /* librsvg, GIO, cairo and GLib are loaded on first use (easel_lazy.h), not linked. */
-#define SVG_FUNCTIONS(X)                                                                                                 \
-    EASEL_CAIRO_FUNCTIONS(X)                                                                                             \
-    X(rsvg_handle_new_with_flags) X(rsvg_handle_set_dpi) X(rsvg_handle_read_stream_sync)                               \
-    X(rsvg_handle_get_intrinsic_size_in_pixels) X(rsvg_handle_get_intrinsic_dimensions) X(rsvg_handle_render_document) \
-    X(g_memory_input_stream_new_from_data)
-#define SVG_ENTRY(function) EASEL_LAZY_ENTRY(__typeof__(svg), function)
-static struct {
-    SVG_FUNCTIONS(EASEL_LAZY_MEMBER)
-} svg;
-static const easel_lazy_symbol svg_symbols[] = {SVG_FUNCTIONS(SVG_ENTRY)};
-static const char *const svg_sonames[] = {"librsvg-2.so.2", "libgio-2.0.so.0", EASEL_CAIRO_SONAMES};
-static easel_lazy_library librsvg = {svg_sonames, sizeof svg_sonames / sizeof svg_sonames[0], svg_symbols,
-                                     sizeof svg_symbols / sizeof svg_symbols[0], &svg, 0, ""};
+#define SVG_FUNCTIONS(X, T)                                                                                          \
+    EASEL_CAIRO_FUNCTIONS(X, T)                                                                                      \
+    X(T, rsvg_handle_new_with_flags) X(T, rsvg_handle_set_dpi) X(T, rsvg_handle_read_stream_sync)                    \
+    X(T, rsvg_handle_get_intrinsic_size_in_pixels) X(T, rsvg_handle_get_intrinsic_dimensions) X(T, rsvg_handle_render_document) \
+    X(T, g_memory_input_stream_new_from_data)
+EASEL_LAZY_LIBRARY(librsvg, svg, SVG_FUNCTIONS, NULL, "librsvg-2.so.2", "libgio-2.0.so.0", EASEL_CAIRO_SONAMES);
 
 static void set_message(char *message, const char *text) {
     snprintf(message, EASEL_SVG_MESSAGE_SIZE, "%s", text && text[0] ? text : "librsvg could not read the document");
 }
 
 /* A handle for the bytes, loaded; NULL with a message. */
-/* 1 when librsvg is loaded, else 0 with the reason in message. */
-static int librsvg_loaded(char *message) {
-    if (!easel_lazy_load(&librsvg)) { set_message(message, librsvg.problem); return 0; }
-    return 1;
-}
-
 static RsvgHandle *load(const uint8_t *data, size_t size, char *message) {
     RsvgHandle *handle = svg.rsvg_handle_new_with_flags(RSVG_HANDLE_FLAGS_NONE);
     if (!handle) { set_message(message, "out of memory"); return NULL; }
@@ -73,7 +60,7 @@ static RsvgHandle *load(const uint8_t *data, size_t size, char *message) {
 }
 
 int easel_svg_size(const uint8_t *data, size_t size, double *width, double *height, int *from_view_box, char *message) {
-    if (!librsvg_loaded(message)) return EASEL_LAZY_UNAVAILABLE;
+    if (!easel_lazy_require(&librsvg, message, EASEL_SVG_MESSAGE_SIZE)) return EASEL_LAZY_UNAVAILABLE;
     RsvgHandle *handle = load(data, size, message);
     if (!handle) return 0;
     double w = 0, h = 0;
@@ -100,7 +87,7 @@ int easel_svg_size(const uint8_t *data, size_t size, double *width, double *heig
 }
 
 int easel_svg_render(const uint8_t *data, size_t size, uint8_t *pixels, size_t row_bytes, int width, int height, char *message) {
-    if (!librsvg_loaded(message)) return EASEL_LAZY_UNAVAILABLE;
+    if (!easel_lazy_require(&librsvg, message, EASEL_SVG_MESSAGE_SIZE)) return EASEL_LAZY_UNAVAILABLE;
     RsvgHandle *handle = load(data, size, message);
     if (!handle) return 0;
     cairo_surface_t *surface = svg.cairo_image_surface_create_for_data(pixels, CAIRO_FORMAT_ARGB32, width, height, (int)row_bytes);

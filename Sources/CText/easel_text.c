@@ -79,34 +79,21 @@ static int fail(char *message, const char *why) {
 }
 
 /* Pango, PangoCairo, cairo and GLib are loaded on first use (easel_lazy.h), not linked. */
-#define TEXT_FUNCTIONS(X)                                                                                            \
-    EASEL_CAIRO_FUNCTIONS(X)                                                                                         \
-    X(g_free) X(g_utf8_validate) X(pango_parse_markup) X(pango_attr_list_unref) X(pango_cairo_create_context)        \
-    X(pango_cairo_font_map_set_default) X(pango_cairo_context_set_font_options)                                      \
-    X(pango_cairo_context_set_resolution) X(pango_layout_new) X(pango_layout_set_text)                               \
-    X(pango_layout_set_attributes) X(pango_layout_set_font_description) X(pango_layout_set_width)                    \
-    X(pango_layout_set_wrap) X(pango_layout_set_alignment) X(pango_layout_get_pixel_extents)                         \
-    X(pango_font_description_from_string) X(pango_font_description_set_absolute_size)                                \
-    X(pango_font_description_free) X(pango_layout_get_iter) X(pango_layout_iter_next_run)                            \
-    X(pango_layout_iter_get_run_extents) X(pango_layout_iter_free) X(pango_cairo_show_layout)                        \
-    X(pango_cairo_layout_path) X(cairo_image_surface_create) X(cairo_font_options_create)                            \
-    X(cairo_font_options_destroy) X(cairo_font_options_set_antialias) X(cairo_font_options_set_hint_style)           \
-    X(cairo_font_options_set_hint_metrics) X(cairo_set_source_rgba) X(cairo_move_to) X(cairo_fill)                   \
-    X(pango_attr_list_filter) X(pango_font_description_get_size)
-#define TEXT_ENTRY(function) EASEL_LAZY_ENTRY(__typeof__(text), function)
-static struct {
-    TEXT_FUNCTIONS(EASEL_LAZY_MEMBER)
-} text;
-static const easel_lazy_symbol text_symbols[] = {TEXT_FUNCTIONS(TEXT_ENTRY)};
-static const char *const text_sonames[] = {"libpangocairo-1.0.so.0", "libpango-1.0.so.0", EASEL_CAIRO_SONAMES};
-static easel_lazy_library pango = {text_sonames, sizeof text_sonames / sizeof text_sonames[0], text_symbols,
-                                   sizeof text_symbols / sizeof text_symbols[0], &text, 0, ""};
-
-/* 1 when Pango is loaded, else 0 with the reason in message. */
-static int pango_loaded(char *message) {
-    if (!easel_lazy_load(&pango)) return fail(message, pango.problem);
-    return 1;
-}
+#define TEXT_FUNCTIONS(X, T)                                                                                         \
+    EASEL_CAIRO_FUNCTIONS(X, T)                                                                                      \
+    X(T, g_free) X(T, g_utf8_validate) X(T, pango_parse_markup) X(T, pango_attr_list_unref) X(T, pango_cairo_create_context) \
+    X(T, pango_cairo_font_map_set_default) X(T, pango_cairo_context_set_font_options)                                \
+    X(T, pango_cairo_context_set_resolution) X(T, pango_layout_new) X(T, pango_layout_set_text)                      \
+    X(T, pango_layout_set_attributes) X(T, pango_layout_set_font_description) X(T, pango_layout_set_width)           \
+    X(T, pango_layout_set_wrap) X(T, pango_layout_set_alignment) X(T, pango_layout_get_pixel_extents)                \
+    X(T, pango_font_description_from_string) X(T, pango_font_description_set_absolute_size)                          \
+    X(T, pango_font_description_free) X(T, pango_layout_get_iter) X(T, pango_layout_iter_next_run)                   \
+    X(T, pango_layout_iter_get_run_extents) X(T, pango_layout_iter_free) X(T, pango_cairo_show_layout)               \
+    X(T, pango_cairo_layout_path) X(T, cairo_image_surface_create) X(T, cairo_font_options_create)                   \
+    X(T, cairo_font_options_destroy) X(T, cairo_font_options_set_antialias) X(T, cairo_font_options_set_hint_style)  \
+    X(T, cairo_font_options_set_hint_metrics) X(T, cairo_set_source_rgba) X(T, cairo_move_to) X(T, cairo_fill)       \
+    X(T, pango_attr_list_filter) X(T, pango_font_description_get_size)
+EASEL_LAZY_LIBRARY(pango, text, TEXT_FUNCTIONS, NULL, "libpangocairo-1.0.so.0", "libpango-1.0.so.0", EASEL_CAIRO_SONAMES);
 
 /* The largest font size (pixels) and scale that markup's attributes ask for. */
 typedef struct { double size, scale; } easel_markup_sizes;
@@ -301,7 +288,7 @@ static cairo_t *context_on(cairo_surface_t *surface, char *message) {
 }
 
 int easel_text_measure(const easel_text_style *style, int *width, int *height, char *message) {
-    if (!pango_loaded(message)) return EASEL_LAZY_UNAVAILABLE;
+    if (!easel_lazy_require(&pango, message, EASEL_TEXT_MESSAGE_SIZE)) return EASEL_LAZY_UNAVAILABLE;
     /* Laid out for a 1 x 1 ARGB32 image surface: the same font options as render's surface. */
     cairo_surface_t *surface = text.cairo_image_surface_create(CAIRO_FORMAT_ARGB32, 1, 1);
     cairo_t *cr = context_on(surface, message);
@@ -324,7 +311,7 @@ int easel_text_render(const easel_text_style *style, uint8_t *pixels, size_t row
         return fail(message, "the image has no size or is too large");
     if (!pixels || ((uintptr_t)pixels & 3) || (row_bytes & 3) || row_bytes < (size_t)width * 4 || row_bytes > INT_MAX)
         return fail(message, "the pixels must be 4-byte aligned in rows of a multiple of 4 bytes, at least 4 a pixel");
-    if (!pango_loaded(message)) return EASEL_LAZY_UNAVAILABLE;
+    if (!easel_lazy_require(&pango, message, EASEL_TEXT_MESSAGE_SIZE)) return EASEL_LAZY_UNAVAILABLE;
     for (int y = 0; y < height; y++) memset(pixels + (size_t)y * row_bytes, 0, (size_t)width * 4);
     cairo_surface_t *surface = text.cairo_image_surface_create_for_data(pixels, CAIRO_FORMAT_ARGB32, width, height, (int)row_bytes);
     cairo_t *cr = context_on(surface, message);

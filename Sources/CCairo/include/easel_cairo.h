@@ -52,10 +52,10 @@ void easel_glib_route_logs(easel_glib_log_sink sink);
 
 /* The cairo, GLib and GObject functions the SVG, PDF and text shims share, for their tables of
  * lazily loaded functions (easel_lazy.h), and the libraries they come from. */
-#define EASEL_CAIRO_FUNCTIONS(X)                                                                                         \
-    X(g_object_unref) X(g_error_free) X(cairo_image_surface_create_for_data) X(cairo_surface_status)                    \
-    X(cairo_surface_flush) X(cairo_surface_destroy) X(cairo_create) X(cairo_status) X(cairo_destroy)                   \
-    X(cairo_status_to_string)
+#define EASEL_CAIRO_FUNCTIONS(X, T)                                                                                  \
+    X(T, g_object_unref) X(T, g_error_free) X(T, cairo_image_surface_create_for_data) X(T, cairo_surface_status)     \
+    X(T, cairo_surface_flush) X(T, cairo_surface_destroy) X(T, cairo_create) X(T, cairo_status) X(T, cairo_destroy)  \
+    X(T, cairo_status_to_string)
 #define EASEL_CAIRO_SONAMES "libcairo.so.2", "libgobject-2.0.so.0", "libglib-2.0.so.0"
 
 #endif
