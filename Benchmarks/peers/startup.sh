@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Why a process per file loses to single-purpose tools on small images: what starting costs.
 # One core (taskset), N runs each, mean wall time per run in milliseconds, and the peak resident
-# memory of one run (/usr/bin/time's maximum RSS), of:
+# memory of one run (/usr/bin/time's maximum RSS), of the programs below; then where easel's
+# resident memory is, by mapped file:
 #   - `easel --help` (the release build: dynamic Swift runtime and Foundation, and the codec
 #     libraries it links, resolved at start as BIND_NOW makes it; librsvg, poppler, Pango, cairo,
 #     GLib, libheif, libavif and libjxl are loaded on first use since issue 40, FFmpeg before);
@@ -31,6 +32,40 @@ mean_ms() {
   python3 -c "print(f'{($end - $start) / $N / 1e6:.1f}')"
 }
 libs() { ldd "$1" | wc -l; }
+# Where `easel --help`'s resident memory is, by mapped file: a preloaded library copies
+# /proc/self/smaps as the process exits, and the largest twelve are printed.
+where_resident() {
+  cat > "$WORK/smaps.c" <<'C'
+#include <stdio.h>
+#include <stdlib.h>
+__attribute__((destructor)) static void copy_smaps(void) {
+    const char *out = getenv("SMAPS_OUT");
+    FILE *in = fopen("/proc/self/smaps", "r"), *to = out ? fopen(out, "w") : NULL;
+    char buffer[4096];
+    size_t n;
+    while (in && to && (n = fread(buffer, 1, sizeof buffer, in)) > 0) fwrite(buffer, 1, n, to);
+    if (in) fclose(in);
+    if (to) fclose(to);
+}
+C
+  cc -shared -fPIC -O1 -o "$WORK/smaps.so" "$WORK/smaps.c"
+  SMAPS_OUT="$WORK/smaps" LD_PRELOAD="$WORK/smaps.so" "$@" >/dev/null 2>&1 || true
+  python3 - "$WORK/smaps" <<'PY'
+import collections, re, sys
+rss, name = collections.Counter(), None
+for line in open(sys.argv[1]):
+    if re.match(r"^[0-9a-f]+-[0-9a-f]+ ", line):
+        parts = line.split()
+        name = parts[5].rsplit("/", 1)[-1] if len(parts) > 5 else "[anonymous]"
+    elif line.startswith("Rss:"):
+        rss[name] += int(line.split()[1])
+print("| mapping | resident MB |")
+print("|---|---|")
+for name, kb in rss.most_common(12):
+    print(f"| {name} | {kb * 1024 / 1e6:.1f} |")
+print(f"| all {len(rss)} | {sum(rss.values()) * 1024 / 1e6:.1f} |")
+PY
+}
 # peak_mb COMMAND...: the peak resident memory of one run, in MB (GNU time's %M is in KiB).
 peak_mb() {
   /usr/bin/time -f '%M' -o "$WORK/rss" "$@" >/dev/null 2>&1 || true
@@ -62,3 +97,7 @@ echo "| the same without librsvg, poppler-glib, libjxl, libheif, libavif | $(lib
 for lib in $heavy; do
   echo "| ... plus ${lib#-l} alone | $(libs "$WORK/rest+${lib#-l}") | $(mean_ms "$WORK/rest+${lib#-l}") | $(peak_mb "$WORK/rest+${lib#-l}") |"
 done
+
+echo
+echo "## Where easel --help's resident memory is (at exit, /proc/self/smaps)"
+where_resident "$EASEL" --help
