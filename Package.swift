@@ -56,8 +56,10 @@ let package = Package(
             ]
         ),
         // libjpeg-turbo and libpng behind small C shims that catch their longjmp errors.
-        .target(name: "CJPEG", linkerSettings: [.linkedLibrary("jpeg")]),
-        .target(name: "CPNG", linkerSettings: [.linkedLibrary("png16"), .linkedLibrary("spng"), .linkedLibrary("z"), .linkedLibrary("deflate")]),
+        // Input files mapped read-only, their read pages handed back as decoders go (easel_input.h).
+        .target(name: "CInput"),
+        .target(name: "CJPEG", dependencies: ["CInput"], linkerSettings: [.linkedLibrary("jpeg")]),
+        .target(name: "CPNG", dependencies: ["CInput"], linkerSettings: [.linkedLibrary("png16"), .linkedLibrary("spng"), .linkedLibrary("z"), .linkedLibrary("deflate")]),
         .target(name: "CWebP", linkerSettings: [.linkedLibrary("webp"), .linkedLibrary("webpdemux"), .linkedLibrary("webpmux")]),
         .target(name: "CGIF", linkerSettings: [.linkedLibrary("gif")]),
         // Little CMS (ICC profiles to sRGB), libavif (AVIF: dav1d decodes, aom encodes) and
@@ -69,7 +71,7 @@ let package = Package(
         .target(name: "CLazy"),
         .target(name: "CAVIF", dependencies: ["CLazy"]),
         .target(name: "CHEIF", dependencies: ["CLazy"]),
-        .target(name: "CTIFF", linkerSettings: [.linkedLibrary("tiff")]),
+        .target(name: "CTIFF", dependencies: ["CInput"], linkerSettings: [.linkedLibrary("tiff")]),
         .target(name: "CJXL", dependencies: ["CLazy"]),
         // (These shims declare the few GLib, cairo, librsvg and poppler functions they call: see
         // CCairo's header.)
@@ -96,7 +98,7 @@ let package = Package(
         .target(name: "CMalloc"),
         .target(
             name: "EaselCodecs",
-            dependencies: ["EaselSupport", "CLazy", "CJPEG", "CPNG", "CWebP", "CGIF", "CLCMS", "CAVIF", "CHEIF", "CTIFF", "CSVG", "CJXL", "CPDF", "CResample", "CFacesLoader",
+            dependencies: ["EaselSupport", "CLazy", "CInput", "CJPEG", "CPNG", "CWebP", "CGIF", "CLCMS", "CAVIF", "CHEIF", "CTIFF", "CSVG", "CJXL", "CPDF", "CResample", "CFacesLoader",
                            "CText", "CVideo", .product(name: "Logging", package: "swift-log")]
         ),
         .target(

@@ -26,7 +26,7 @@ SAN="-fsanitize=address,fuzzer-no-link"
 # (CLazy loads libraries on first use, CFacesLoader the face plugin: the fuzzer links the libraries
 # themselves, so CLazy finds them loaded; it fuzzes no face detection, and CFaces, which has no
 # headers of its own, is left out.)
-SHIMS="CJPEG CPNG CGIF CWebP CLCMS CLazy CAVIF CHEIF CTIFF CCairo CSVG CJXL CPDF CResample CXXHash CPlatform CFacesLoader CText CVideo"
+SHIMS="CInput CJPEG CPNG CGIF CWebP CLCMS CLazy CAVIF CHEIF CTIFF CCairo CSVG CJXL CPDF CResample CXXHash CPlatform CFacesLoader CText CVideo"
 for shim in $SHIMS; do
   mkdir -p "$WORK/modules/$shim"
   header=$(ls "Sources/$shim/include/"*.h | head -1)
@@ -35,7 +35,7 @@ for shim in $SHIMS; do
   for source in Sources/$shim/*.c; do
     [ -e "$source" ] || continue
     # (libxml2's include path for the SVG cleaner.)
-    clang -c -O1 -g $SAN -I "Sources/$shim/include" -I Sources/CCairo/include -I Sources/CLazy/include $(pkg-config --cflags libxml-2.0) "$source" -o "$WORK/$(basename "$source" .c).o"
+    clang -c -O1 -g $SAN -I "Sources/$shim/include" -I Sources/CCairo/include -I Sources/CLazy/include -I Sources/CInput/include $(pkg-config --cflags libxml-2.0) "$source" -o "$WORK/$(basename "$source" .c).o"
   done
 done
 # The Swift modules EaselCodecs imports, as static libraries: swift-log's Logging, the package's

@@ -1,4 +1,5 @@
 #include "easel_jpeg.h"
+#include "easel_input.h"
 
 #include <pthread.h>
 #include <setjmp.h>
@@ -49,6 +50,9 @@ static void easel_progress(j_common_ptr cinfo) {
             }
             longjmp(progress->errors->jump, 2);
         }
+        /* A file read in several scans is consumed whole before the first row comes out: of a
+         * mapped input, what has been read is handed back as it goes. */
+        if (dinfo->src) easel_input_release(dinfo->src->next_input_byte);
     }
 }
 
@@ -85,6 +89,17 @@ int easel_jpeg_read_header(const uint8_t *data, size_t size, easel_jpeg_header *
     header->components = cinfo.num_components;
     header->is_cmyk = cinfo.jpeg_color_space == JCS_CMYK || cinfo.jpeg_color_space == JCS_YCCK;
     header->progressive = cinfo.progressive_mode ? 1 : 0;
+    /* (libjpeg's own test for a whole-image coefficient buffer; jpeg_read_header has sized the
+     * components in blocks.) */
+    header->coefficient_bytes = 0;
+    if (cinfo.progressive_mode || cinfo.comps_in_scan < cinfo.num_components) {
+        for (int c = 0; c < cinfo.num_components; c++) {
+            const jpeg_component_info *component = &cinfo.comp_info[c];
+            uint64_t rows = ((uint64_t)component->height_in_blocks + (uint64_t)component->v_samp_factor - 1) /
+                            (uint64_t)component->v_samp_factor * (uint64_t)component->v_samp_factor;
+            header->coefficient_bytes += (uint64_t)component->width_in_blocks * rows * sizeof(JBLOCK);
+        }
+    }
     jpeg_destroy_decompress(&cinfo);
     return 1;
 }
@@ -351,6 +366,8 @@ int easel_jpeg_decode_checked(const uint8_t *data, size_t size, int scale_denom,
         stripped = malloc(size);
         size_t stripped_size = 0;
         if (stripped && easel_jpeg_strip_dc_only(data, size, stripped, &stripped_size, max_scans) == EASEL_STRIP_OK) {
+            /* (The copy is what is decoded: a mapped input's pages, all read, are handed back.) */
+            easel_input_release(data + size);
             int result = easel_jpeg_decode_checked_stream(stripped, stripped_size, 8, 1, gray_output, width, height, output_width,
                                                           output_height, pixels, row_bytes, max_scans, raw_cmyk, cmyk_layout, message);
             free(stripped);
@@ -428,6 +445,8 @@ static int easel_jpeg_decode_checked_stream(const uint8_t *data, size_t size, in
         uint8_t *row = pixels + (size_t)cinfo.output_scanline * row_bytes;
         JSAMPROW target = cmyk_row ? cmyk_row : row;
         if (jpeg_read_scanlines(&cinfo, &target, 1) != 1) break;
+        /* (Of a mapped input, what libjpeg has read past is handed back.) */
+        easel_input_release(cinfo.src->next_input_byte);
         if (cmyk_row) {
             for (JDIMENSION x = 0; x < cinfo.output_width; x++) {
                 int c = cmyk_row[4 * x], m = cmyk_row[4 * x + 1], y = cmyk_row[4 * x + 2], k = cmyk_row[4 * x + 3];

@@ -1,4 +1,5 @@
 #include "easel_png.h"
+#include "easel_input.h"
 
 #include <png.h>
 #include <zlib.h>
@@ -284,10 +285,27 @@ int easel_png_decode_fast(const uint8_t *data, size_t size, int gray_output, uin
     return 1;
 }
 
+/* A mapped input read by libspng as a stream, so that what it has read can be handed back
+ * (easel_input_release) as the rows are decoded. */
+typedef struct {
+    const uint8_t *data;
+    size_t size, position;
+} mapped_stream;
+
+static int read_mapped(spng_ctx *ctx, void *user, void *destination, size_t length) {
+    (void)ctx;
+    mapped_stream *stream = user;
+    if (length > stream->size - stream->position) return SPNG_IO_EOF;
+    memcpy(destination, stream->data + stream->position, length);
+    stream->position += length;
+    easel_input_release(stream->data + stream->position);
+    return 0;
+}
+
 /* A libspng context over `data`, its header read into `ihdr` and checked against the size the
  * caller read (and checked against its pixel limit) from it; NULL with a message otherwise. */
 static spng_ctx *open_spng(const uint8_t *data, size_t size, int expected_width, int expected_height,
-                           struct spng_ihdr *ihdr, char *message) {
+                           struct spng_ihdr *ihdr, mapped_stream *stream, char *message) {
     spng_ctx *ctx = spng_ctx_new(0);
     if (!ctx) {
         set_message(message, "out of memory");
@@ -297,7 +315,14 @@ static spng_ctx *open_spng(const uint8_t *data, size_t size, int expected_width,
     /* The caller checked width x height against its pixel limit; these bound ancillary chunks. */
     spng_set_image_limits(ctx, (uint32_t)expected_width, (uint32_t)expected_height);
     spng_set_chunk_limits(ctx, 8 << 20, 32 << 20);
-    if ((error = spng_set_png_buffer(ctx, data, size)) || (error = spng_get_ihdr(ctx, ihdr))) {
+    /* A mapped input is read as a stream (its pages handed back as it goes); memory as it is. */
+    if (easel_input_is_mapped(data)) {
+        *stream = (mapped_stream){data, size, 0};
+        error = spng_set_png_stream(ctx, read_mapped, stream);
+    } else {
+        error = spng_set_png_buffer(ctx, data, size);
+    }
+    if (error || (error = spng_get_ihdr(ctx, ihdr))) {
         set_message(message, error == SPNG_EOF || error == SPNG_IO_EOF ? "the file ends before the image does" : spng_strerror(error));
     } else if ((int)ihdr->width != expected_width || (int)ihdr->height != expected_height) {
         set_message(message, "PNG dimensions differ from its header");
@@ -316,7 +341,8 @@ int easel_png_decode(const uint8_t *data, size_t size, int gray_output, uint8_t 
     /* Decoding uses libspng (what libvips uses too): measurably faster than libpng here, and
      * it reports errors as return codes. */
     struct spng_ihdr ihdr;
-    spng_ctx *ctx = open_spng(data, size, expected_width, expected_height, &ihdr, message);
+    mapped_stream stream;
+    spng_ctx *ctx = open_spng(data, size, expected_width, expected_height, &ihdr, &stream, message);
     if (!ctx) return 0;
     uint8_t *buffer = NULL;
     int result = 0, error;
@@ -384,7 +410,8 @@ int easel_png_decode_shrunk(const uint8_t *data, size_t size, uint8_t *pixels, s
         return 0;
     }
     struct spng_ihdr ihdr;
-    spng_ctx *ctx = open_spng(data, size, expected_width, expected_height, &ihdr, message);
+    mapped_stream stream;
+    spng_ctx *ctx = open_spng(data, size, expected_width, expected_height, &ihdr, &stream, message);
     if (!ctx) return 0;
     uint8_t *row = NULL;
     uint32_t *sums = NULL;

@@ -14,7 +14,9 @@ import Foundation
 /// frame processed, the encoder's). Vector sources count what they are drawn at. The source's
 /// own bytes are not counted: they are read before (the fetch, bounded by the source byte
 /// limit) and shared by every request of the source. A TIFF shrunk on load adds its band of
-/// full-width rows and libtiff's strip or tile buffers (`ImageInfo.shrunkDecodeWorkingBytes`).
+/// full-width rows and libtiff's strip or tile buffers (`ImageInfo.shrunkDecodeWorkingBytes`),
+/// and a progressive JPEG libjpeg's coefficients of the whole image at any scale
+/// (`ImageInfo.decoderWorkingBytes`).
 public enum MemoryEstimate {
     /// The estimate for a source whose header is `info`, decoded at `decodedSize`.
     public static func peakBytes(info: ImageInfo, decodedSize: (width: Int, height: Int), animated: Bool) -> Int {
@@ -25,7 +27,7 @@ public enum MemoryEstimate {
         // A TIFF shrunk on load also holds its band of full-width rows and libtiff's buffers.
         let shrunk = decodedSize.width < info.uprightWidth && decodedSize.height < info.uprightHeight
         let band = shrunk ? info.shrunkDecodeWorkingBytes : 0
-        return peakBytes(decoded: bytes(decodedSize.width, decodedSize.height)) + band
+        return peakBytes(decoded: bytes(decodedSize.width, decodedSize.height)) + band + info.decoderWorkingBytes
     }
 
     /// The most any one decode under `maxPixels` can be estimated at (an animation's canvas

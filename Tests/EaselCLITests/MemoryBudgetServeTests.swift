@@ -56,5 +56,45 @@ extension ServeUnderLoad {
             server.process.terminate()
             #expect(try await BlockingIOPool.shared.run { server.waitForExit(within: .seconds(30)) })
         }
+
+        /// Twenty 49 MP PNGs (7000², what phones take; each its own file, so twenty decodes, no
+        /// shared work), thumbnailed at once under a 300 MiB budget: each shrinks while it is
+        /// decoded (1/8, 875² pixels), so all are answered and the load adds less than the budget
+        /// to the process's peak memory (a full decode of one would be 196 MB).
+        @Test func twentyConcurrentFortyNineMegapixelPNGsStayUnderTheBudget() async throws {
+            let origin = try TemporaryDirectory(), cache = try TemporaryDirectory()
+            try BigSourceTests.writeHugePNG(side: 7000, to: origin.child("photo0.png"))
+            for index in 1..<20 { try FileManager.default.linkItem(at: origin.child("photo0.png"), to: origin.child("photo\(index).png")) }
+            try Data(#"{"processingConcurrency": 16, "maxQueue": 64, "requestTimeout": 150}"#.utf8).write(to: origin.child("config.json"))
+            let budget = 300 << 20
+            let server = try await BlockingIOPool.shared.run {
+                try ListeningProcess(executable: builtProduct("easel"), arguments: [
+                    "serve", "--port", "0", "--cache-dir", cache.path, "--origin", origin.path, "--config", origin.child("config.json").path,
+                    "--allow-unsigned-ad-hoc", "--no-access-log", "--memory-budget", "300M"])
+            }
+            let port = server.port
+            @Sendable func ask(_ target: String) throws -> String {
+                let socket = try RawSocket(port: port)
+                try socket.send("GET \(target) HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                return socket.readUntilClosed(within: .seconds(150)).text
+            }
+            // The program before the load, with its PNG path warm: a small PNG answered.
+            try BigSourceTests.writeHugePNG(side: 64, to: origin.child("small.png"))
+            #expect(try await BlockingIOPool.shared.run { try ask("/images/w=10,h=10,f=png/small.png") }.hasPrefix("HTTP/1.1 200"))
+            let before = try #require(residentBytes(of: server.process.processIdentifier))
+            let answers = try await withThrowingTaskGroup(of: String.self) { group in
+                for index in 0..<20 {
+                    group.addTask { try await onOwnThread { try ask("/images/w=256,h=256,f=jpeg/photo\(index).png") } }
+                }
+                var answers: [String] = []
+                for try await answer in group { answers.append(answer) }
+                return answers
+            }
+            #expect(answers.count == 20 && answers.allSatisfy { $0.hasPrefix("HTTP/1.1 200") }, "\(answers.map { String($0.prefix(60)) })")
+            let peak = try #require(residentBytes(of: server.process.processIdentifier, field: "VmHWM:"))
+            #expect(peak - before < budget, "the load added \((peak - before) >> 20) MiB to \(before >> 20) MiB; budget 300 MiB")
+            server.process.terminate()
+            #expect(try await BlockingIOPool.shared.run { server.waitForExit(within: .seconds(30)) })
+        }
     }
 }

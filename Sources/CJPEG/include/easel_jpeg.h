@@ -15,6 +15,10 @@ typedef struct {
     int components;       /* components in the file: 1 gray, 3 YCbCr/RGB, 4 CMYK/YCCK */
     int is_cmyk;
     int progressive;
+    /* What libjpeg keeps of a file it reads in several scans (progressive, or components in
+     * scans of their own): every 8x8 block's coefficients, 128 bytes each, of every component,
+     * until the last scan, whatever the output scale; 0 for a single scan. */
+    uint64_t coefficient_bytes;
 } easel_jpeg_header;
 
 /* Reads the header only. Returns 1 on success. */

@@ -8,6 +8,7 @@ package enum JPEGCodec {
         var header = easel_jpeg_header()
         try call(data) { easel_jpeg_read_header($0, $1, &header, $2) }
         var info = ImageInfo(fileType: .jpeg, width: Int(header.width), height: Int(header.height), hasAlpha: false, isGrayscale: header.components == 1, isProgressive: header.progressive != 0)
+        info.decoderWorkingBytes = Int(clamping: header.coefficient_bytes)
         info.exif = ExifReader.read(jpeg: data)
         info.colorProfile = ICCProfileReader.read(jpeg: data, limit: limits.maxProfileBytes)
         return info

@@ -39,6 +39,11 @@ public struct ImageInfo: Sendable, Hashable {
     /// band of full-width rows and libtiff's strip or tile buffers (`TIFFCodec.decodeShrunk`);
     /// 0 for the formats whose shrinking decoders hold nothing worth counting.
     public var shrunkDecodeWorkingBytes = 0
+    /// What the decoder holds besides the bitmap it makes at any scale, in bytes: a JPEG read in
+    /// several scans (progressive) keeps the coefficients of every block of the image until its
+    /// last scan (128 bytes per 8×8 block of each component); 0 where a decoder holds nothing
+    /// worth counting.
+    public var decoderWorkingBytes = 0
 
     /// A size an icon holds besides its largest (`width` × `height`).
     public struct EntrySize: Sendable, Hashable {

@@ -17,11 +17,11 @@ struct CompareCommand: ParsableCommand {
     func run() throws {
         CommandRenderIsolation.start()
         let limits = DecodingLimits.default
-        let base = PerceptualDistance.reference(try ImageDecoder.decode(try readInput(reference, limit: limits.maxInputBytes), limits: limits))
+        let base = PerceptualDistance.reference(try ImageDecoder.decode(try InputFile(path: reference, limit: limits.maxInputBytes).data, limits: limits))
         var failed = false
         for path in images {
             do {
-                let image = try ImageDecoder.decode(try readInput(path, limit: limits.maxInputBytes), limits: limits)
+                let image = try ImageDecoder.decode(try InputFile(path: path, limit: limits.maxInputBytes).data, limits: limits)
                 guard image.width == base.width, image.height == base.height else {
                     throw ValidationError("\(image.width)×\(image.height), the reference is \(base.width)×\(base.height)")
                 }

@@ -18,15 +18,19 @@ struct InfoCommand: ParsableCommand {
         var failed: [String] = []
         for path in files {
             do {
-                let data = try readInput(path, limit: DecodingLimits.default.maxInputBytes)
+                // (Mapped: a header read costs the pages it reads.)
+                let file = try InputFile(path: path, limit: CommandLimits.maxInputBytes)
+                let data = file.data
                 // Facts of any size (a header that says 0×0 is still refused): only decoding
-                // (`--hash`) is held to the pixel limit.
+                // (`--hash`, `--faces`) is held to the command line's pixel limit.
                 let info = try ImageDecoder.info(of: data, limits: DecodingLimits(maxPixels: .max, maxFrames: .max))
                 var hashes: [String: String] = [:]
                 if hash {
                     let side = 100
-                    let decoded = try ImageDecoder.decode(data, covering: Resize(width: side, height: side)
-                        .minimumSourceSize(of: info))
+                    let decoded = try file.decoding { data in
+                        try ImageDecoder.decode(data, covering: Resize(width: side, height: side).minimumSourceSize(of: info),
+                                                limits: CommandLimits.decoding)
+                    }
                     let preview = try Resize(width: side, height: side).process(decoded)
                     let colour = Placeholder.dominantColor(preview)
                     hashes["dominantColor"] = String(format: "#%02x%02x%02x", colour.red, colour.green, colour.blue)
@@ -35,8 +39,8 @@ struct InfoCommand: ParsableCommand {
                 }
                 var boxes: [FaceDetector.Box] = []
                 if faces {
-                    let decoded = try ImageDecoder.decode(data, covering: FaceDetector.decodeNeed(sourceWidth: info.planningWidth,
-                                                                                                   sourceHeight: info.planningHeight))
+                    let need = FaceDetector.decodeNeed(sourceWidth: info.planningWidth, sourceHeight: info.planningHeight)
+                    let decoded = try file.decoding { data in try ImageDecoder.decode(data, covering: need, limits: CommandLimits.decoding) }
                     let fx = Double(info.uprightWidth) / Double(decoded.width), fy = Double(info.uprightHeight) / Double(decoded.height)
                     boxes = try FaceDetector.faces(in: decoded).map { box in
                         FaceDetector.Box(x: Int((Double(box.x) * fx).rounded()), y: Int((Double(box.y) * fy).rounded()),

@@ -41,15 +41,22 @@ struct PlannedThumbnail: Sendable {
         guard encoding.format != .svg else { throw PlanParsing.Refused(description: "a thumbnail is pixels: name another format") }
     }
 
-    /// One file: read, decode at the scale the steps need, run them, encode, write atomically.
-    func make(input: String, output: String) throws -> (width: Int, height: Int) {
-        var limits = DecodingLimits.default
+    /// One file: read (mapped), decode at the scale the steps need within `budget`, run them,
+    /// encode, write atomically.
+    func make(input: String, output: String, budget: CommandMemoryBudget) throws -> (width: Int, height: Int) {
+        var limits = CommandLimits.decoding
         if let own = plan.sourceLimits { limits = limits.tightened(by: own) }
-        let data = try readInput(input, limit: limits.maxInputBytes)
-        let info = try ImageDecoder.info(of: data, limits: limits, page: plan.page, embeddedThumbnail: plan.embeddedThumbnail, video: plan.video)
-        let decoded = try ImageDecoder.decode(data, info: info, covering: ReducedDecode.covering(steps, info: info), limits: limits)
-        let image = try ReducedDecode.process(steps, decoded: decoded, info: info)
-        try encoding.encode(image, rights: RightsMetadata(info.exif)).data.write(to: URL(fileURLWithPath: output), options: .atomic)
-        return (image.width, image.height)
+        let file = try InputFile(path: input, limit: limits.maxInputBytes)
+        return try file.decoding { data in
+            let info = try ImageDecoder.info(of: data, limits: limits, page: plan.page, embeddedThumbnail: plan.embeddedThumbnail, video: plan.video)
+            let covering = ReducedDecode.covering(steps, info: info)
+            let peak = CommandLimits.peakBytes(of: file, info: info, decodedSize: ImageDecoder.decodedSize(of: info, covering: covering), animated: false)
+            return try budget.withReservation(peak) {
+                let decoded = try ImageDecoder.decode(data, info: info, covering: covering, limits: limits)
+                let image = try ReducedDecode.process(steps, decoded: decoded, info: info)
+                try encoding.encode(image, rights: RightsMetadata(info.exif)).data.write(to: URL(fileURLWithPath: output), options: .atomic)
+                return (image.width, image.height)
+            }
+        }
     }
 }

@@ -62,6 +62,15 @@ struct ThumbnailCommand: ParsableCommand {
     enum Progressive: String, ExpressibleByArgument, CaseIterable { case auto, on, off }
     @Option(name: .customLong("output-dir"), help: "Directory for the thumbnails.") var outputDir: String?
     @Option(help: "Files processed at once.") var jobs: Int = ProcessInfo.processInfo.activeProcessorCount
+    @Option(name: .customLong("memory-budget"),
+            help: "Bytes the files being made at once may take together, by each one's estimate from its header (e.g. 512MB, 2GB); a file that does not fit waits, one past it alone is refused. Default: a quarter of the machine's memory.",
+            transform: Self.parseBudget)
+    var memoryBudget: Int = CommandLimits.defaultMemoryBudget
+
+    static func parseBudget(_ text: String) throws -> Int {
+        guard let bytes = ServerConfiguration.byteCount(text), bytes > 0 else { throw ValidationError("not a byte count: \(text) (use e.g. 512MB)") }
+        return bytes
+    }
 
     struct Size: Sendable {
         var width: Int
@@ -134,8 +143,9 @@ struct ThumbnailCommand: ParsableCommand {
         case .heic: .heic(quality: quality ?? 60)
         case .svg: .png()  // refused by `validate()`: a thumbnail is pixels
         }
+        let budget = CommandMemoryBudget(bytes: memoryBudget)
         let making = Making(resize: resize, encoding: encoding, keepProfile: keepProfile, animate: !firstFrame,
-                            keepCopyright: keepCopyright, page: page, video: VideoPosition(second: second, keyframeOnly: keyframe))
+                            keepCopyright: keepCopyright, page: page, video: VideoPosition(second: second, keyframeOnly: keyframe), budget: budget)
         let planned = try plannedThumbnail()
         let workers = min(jobs, inputs.count)
         let results = ThumbnailResults(count: inputs.count, workers: workers)
@@ -156,7 +166,7 @@ struct ThumbnailCommand: ParsableCommand {
                 let started = DispatchTime.now().uptimeNanoseconds
                 do {
                     let size = if let planned {
-                        try planned.make(input: input, output: output)
+                        try planned.make(input: input, output: output, budget: budget)
                     } else {
                         try Self.thumbnail(input: input, output: output, making: making)
                     }
@@ -212,6 +222,8 @@ struct ThumbnailCommand: ParsableCommand {
         var keepCopyright = false
         var page = 0
         var video = VideoPosition.default
+        /// Shared by the files made at once.
+        var budget = CommandMemoryBudget(bytes: CommandLimits.defaultMemoryBudget)
     }
 
     /// One thumbnail: decode covering what the resize needs, resize, flatten for JPEG, encode,
@@ -219,9 +231,13 @@ struct ThumbnailCommand: ParsableCommand {
     /// Colour: converted to sRGB from an embedded profile, unless `keepProfile` (then the
     /// profile goes into JPEG and PNG outputs; WebP and AVIF outputs are always sRGB).
     static func thumbnail(input: String, output: String, making: Making) throws -> (width: Int, height: Int) {
-        let (resize, encoding, page) = (making.resize, making.encoding, making.page)
-        let data = try readInput(input, limit: DecodingLimits.default.maxInputBytes)
-        let info = try ImageDecoder.info(of: data, page: page, video: making.video)
+        let file = try InputFile(path: input, limit: CommandLimits.maxInputBytes)
+        return try file.decoding { data in try thumbnail(file, data, output: output, making: making) }
+    }
+
+    private static func thumbnail(_ file: InputFile, _ data: Data, output: String, making: Making) throws -> (width: Int, height: Int) {
+        let (resize, encoding, page, limits) = (making.resize, making.encoding, making.page, CommandLimits.decoding)
+        let info = try ImageDecoder.info(of: data, limits: limits, page: page, video: making.video)
         // An animation to WebP or GIF keeps every frame, each resized and encoded as it is read;
         // one over the frame or animation-pixel limits is made from its first frame, as before.
         let animationEncoder: (any AnimationEncoder)? = switch encoding {
@@ -231,14 +247,17 @@ struct ThumbnailCommand: ParsableCommand {
         }
         if making.animate, info.page == 0, info.isAnimated, let encoder = animationEncoder {
             var size = (width: 0, height: 0)
+            let needed = CommandLimits.peakBytes(of: file, info: info, decodedSize: (info.uprightWidth, info.uprightHeight), animated: true)
             do {
-                try AnimationReader.frames(of: data, info: info) { frame in
-                    var resized = frame
-                    resized.image = try resize.process(frame.image)
-                    size = (resized.image.width, resized.image.height)
-                    try encoder.add(resized)
+                try making.budget.withReservation(needed) {
+                    try AnimationReader.frames(of: data, info: info, limits: limits) { frame in
+                        var resized = frame
+                        resized.image = try resize.process(frame.image)
+                        size = (resized.image.width, resized.image.height)
+                        try encoder.add(resized)
+                    }
+                    try encoder.finish().write(to: URL(fileURLWithPath: output), options: .atomic)
                 }
-                try encoder.finish().write(to: URL(fileURLWithPath: output), options: .atomic)
                 return size
             } catch CodecError.tooManyFrames, CodecError.tooManyAnimationPixels {}
         }
@@ -247,24 +266,18 @@ struct ThumbnailCommand: ParsableCommand {
         // always converted.)
         let keep = making.keepProfile && (encoding.fileType == .jpeg || encoding.fileType == .png)
             && info.colorProfile.profile?.colorSpace == .rgb
-        var bitmap = try ImageDecoder.decode(data, info: info, covering: needed, color: keep ? .keepSourceProfile : .convertToSRGB)
-        bitmap = try resize.process(bitmap)
-        if encoding.fileType == .jpeg, !bitmap.isKnownOpaque { bitmap = try Flatten().process(bitmap) }
-        try ImageEncoder.encode(bitmap, as: encoding, iccProfile: keep ? info.colorProfile.profile?.data : nil,
-                                rights: making.keepCopyright ? RightsMetadata(info.exif) : nil)
-            .write(to: URL(fileURLWithPath: output), options: .atomic)
-        return (bitmap.width, bitmap.height)
+        let decodedSize = ImageDecoder.decodedSize(of: info, covering: needed)
+        let peak = CommandLimits.peakBytes(of: file, info: info, decodedSize: decodedSize, animated: false)
+        return try making.budget.withReservation(peak) {
+            var bitmap = try ImageDecoder.decode(data, info: info, covering: needed, color: keep ? .keepSourceProfile : .convertToSRGB, limits: limits)
+            bitmap = try resize.process(bitmap)
+            if encoding.fileType == .jpeg, !bitmap.isKnownOpaque { bitmap = try Flatten().process(bitmap) }
+            try ImageEncoder.encode(bitmap, as: encoding, iccProfile: keep ? info.colorProfile.profile?.data : nil,
+                                    rights: making.keepCopyright ? RightsMetadata(info.exif) : nil)
+                .write(to: URL(fileURLWithPath: output), options: .atomic)
+            return (bitmap.width, bitmap.height)
+        }
     }
-}
-
-/// Reads a file, refusing one larger than `limit` before reading it (a huge file, or a device
-/// such as /dev/zero, must not be loaded into memory).
-func readInput(_ path: String, limit: Int) throws -> Data {
-    let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: path))
-    defer { try? handle.close() }
-    let data = try handle.read(upToCount: limit + 1) ?? Data()
-    guard data.count <= limit else { throw CodecError.inputTooLarge(bytes: data.count, limit: limit) }
-    return data
 }
 
 /// The next input for a worker to take: one atomic add per image, no lock shared by the workers.

@@ -1,0 +1,48 @@
+#ifndef EASEL_INPUT_H
+#define EASEL_INPUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Input files read through a read-only mapping instead of into memory, for decoders that read
+ * forward: the pages a decoder has read past are handed back to the kernel as it goes
+ * (easel_input_release), so a file of hundreds of megabytes costs the pages being decoded, not
+ * the file. A page read again is read again from the file.
+ *
+ * A file that shrinks while it is mapped would end the process with SIGBUS on the next read past
+ * its new end. Instead, a SIGBUS handler (installed with the first mapping, passing every other
+ * SIGBUS on to the handler that was there before) maps zeros over the rest of the mapping, the
+ * decoder reads zeros, and easel_input_changed says so: the caller answers "the file changed
+ * while it was read" rather than whatever the decoder made of the zeros. */
+
+/* Maps the regular file at `path` (at most `max_size` bytes; 0 bytes is refused, as is anything
+ * that is not a regular file) and registers the mapping. Returns its start with `*size` set, or
+ * NULL with `*error_number`: an errno value, EFBIG past `max_size`, ENOSPC when every one of the
+ * 256 registration slots is taken (the caller reads the file instead), EINVAL for an empty file
+ * or one that is not a regular file. */
+const uint8_t *easel_input_map(const char *path, size_t max_size, size_t *size, int *error_number);
+
+/* Unregisters and unmaps a mapping from easel_input_map. */
+void easel_input_unmap(const uint8_t *start, size_t size);
+
+/* 1 when the mapping that holds `position` was cut short by its file shrinking while it was
+ * read (what was read past the new end was zeros); 0 otherwise, and for memory that is no
+ * mapped input. */
+int easel_input_changed(const void *position);
+
+/* 1 when `position` is inside (or at the end of) a mapped input from easel_input_map. */
+int easel_input_is_mapped(const void *position);
+
+/* The bytes of the mapped input that holds `position`, before it, are not needed again (a
+ * reader that reads forward, as libjpeg's and libspng's do): their whole pages are returned to
+ * the kernel once at least 1 MiB has accumulated since the last time. Does nothing for memory
+ * that is no mapped input (so a decoder calls it on any buffer), nor for a position before what
+ * was returned already. */
+void easel_input_release(const void *position);
+
+/* The `length` bytes at `from`, of a mapped input, were copied out and are not needed again (a
+ * reader that jumps about, as libtiff's does): the pages they touch are returned to the kernel
+ * when the range covers at least one page. Does nothing for memory that is no mapped input. */
+void easel_input_release_range(const void *from, size_t length);
+
+#endif

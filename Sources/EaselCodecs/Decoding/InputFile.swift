@@ -1,0 +1,83 @@
+import CInput
+import Foundation
+
+/// An image file read for decoding with as little memory as its decoder allows.
+///
+/// A regular file is mapped read-only instead of read into memory, and the JPEG, PNG and TIFF
+/// decoders hand the pages they have read past back to the kernel as they go: a 100 MB PNG
+/// thumbnailed through a shrinking decode costs the rows being decoded, not 100 MB. (Pages of a
+/// mapped file are the kernel's page cache: even where a decoder keeps them, as WebP's and GIF's
+/// do, the kernel can take them back under pressure, which it cannot do with a copy.) Anything
+/// that is not a regular file — a pipe, a device, standard input — is read into memory as
+/// before, and so is a file when 256 are mapped at once.
+///
+/// A file that shrinks while it is mapped cannot end the process: what is read past its new end
+/// is zeros, and ``decoding(_:)`` answers ``Failure/changedWhileRead(path:)`` instead of
+/// whatever was made of them.
+public struct InputFile: Sendable {
+    /// Why a file could not be read.
+    public enum Failure: Error, Sendable, Equatable, CustomStringConvertible {
+        /// The file could not be opened or read (`reason`: the system's).
+        case unreadable(path: String, reason: String)
+        /// The file shrank while it was read: the image made of it would not be the file's.
+        case changedWhileRead(path: String)
+
+        /// The path and what went wrong, in words.
+        public var description: String {
+            switch self {
+            case .unreadable(let path, let reason): "\(path): \(reason)"
+            case .changedWhileRead(let path): "\(path) changed (it shrank) while it was read"
+            }
+        }
+    }
+
+    /// Where the file is.
+    public let path: String
+    /// Its bytes (a read-only mapping when ``isMapped``).
+    public let data: Data
+    /// Whether the file is mapped rather than read into memory.
+    public let isMapped: Bool
+
+    /// Opens the file at `path`, refusing one of more than `limit` bytes before reading it
+    /// (``CodecError/inputTooLarge(bytes:limit:)``: a huge file, or a device such as /dev/zero,
+    /// is never read whole).
+    public init(path: String, limit: Int) throws {
+        self.path = path
+        var size = 0
+        var error: Int32 = 0
+        if let start = easel_input_map(path, limit, &size, &error) {
+            data = Data(bytesNoCopy: UnsafeMutableRawPointer(mutating: start), count: size,
+                        deallocator: .custom { start, size in easel_input_unmap(start.assumingMemoryBound(to: UInt8.self), size) })
+            isMapped = true
+            return
+        }
+        switch error {
+        case EFBIG: throw CodecError.inputTooLarge(bytes: size, limit: limit)
+        // Not a regular file, an empty one, or no slot free: read as a stream, bounded.
+        case EINVAL, ENOSPC: break
+        default: throw Failure.unreadable(path: path, reason: String(cString: strerror(error)))
+        }
+        do {
+            let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: path))
+            defer { try? handle.close() }
+            data = try handle.read(upToCount: limit + 1) ?? Data()
+        } catch {
+            throw Failure.unreadable(path: path, reason: (error as NSError).localizedDescription)
+        }
+        guard data.count <= limit else { throw CodecError.inputTooLarge(bytes: data.count, limit: limit) }
+        isMapped = false
+    }
+
+    /// Whether the file shrank while it was read (what was read past its new end was zeros).
+    public var changedWhileRead: Bool {
+        isMapped && data.withUnsafeBytes { easel_input_changed($0.baseAddress) != 0 }
+    }
+
+    /// What `body` makes of the file's bytes; ``Failure/changedWhileRead(path:)`` instead,
+    /// whatever `body` returned or threw, when the file shrank while it ran.
+    public func decoding<T>(_ body: (Data) throws -> T) throws -> T {
+        let result = Result { try body(data) }
+        if changedWhileRead { throw Failure.changedWhileRead(path: path) }
+        return try result.get()
+    }
+}
