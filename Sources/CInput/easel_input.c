@@ -10,38 +10,50 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* One registered mapping: [start, end), the start of what has not been handed back yet, and
- * whether its file shrank under it. A free slot has start 0; a slot being filled has start 1. */
+/* One registered mapping: [start, end), where the current forward reader's hand-back has got
+ * to (`kept`), and whether its file shrank under it. A free slot has start 0. Every change is
+ * made under `table_lock` between two increments of `generation` (odd while it changes), so the
+ * SIGBUS handler, which cannot lock, reads a slot only when its generation is even and the same
+ * before and after (a seqlock): it never acts on a slot torn by a concurrent map or unmap. */
 typedef struct {
+    _Atomic unsigned generation;
     _Atomic uintptr_t start;
     _Atomic uintptr_t end;
-    _Atomic uintptr_t kept;
+    uintptr_t kept;
     _Atomic int changed;
 } mapping;
 
 enum { SLOTS = 256, RELEASE_STEP = 1 << 20 };
 static mapping slots[SLOTS];
+static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 /* Mappings registered now: 0 lets every lookup return at once (a decoder asks per row). */
 static _Atomic int active;
 static struct sigaction previous;
 static pthread_once_t handler_once = PTHREAD_ONCE_INIT;
-/* Set before the first mapping (sysconf is not on the async-signal-safe list). */
-static uintptr_t page_size = 4096;
+/* Set once, before the first mapping is registered (sysconf is not async-signal-safe). */
+static _Atomic uintptr_t page_size = 4096;
 
-/* The slot whose mapping holds `address`, or NULL; with `or_ends`, also one that ends there (a
- * decoder that has read all of it points at its end; a mapping that holds the address wins over
- * one that ends there). Async-signal-safe: atomic loads only. */
+/* Under table_lock: the slot whose mapping holds `address`; with `or_ends`, also one that ends
+ * there (a reader that has read all of it points at its end), a mapping that holds it winning. */
 static mapping *slot_holding(uintptr_t address, int or_ends) {
     mapping *ending = NULL;
-    if (atomic_load_explicit(&active, memory_order_acquire) == 0) return NULL;
     for (int i = 0; i < SLOTS; i++) {
-        uintptr_t start = atomic_load_explicit(&slots[i].start, memory_order_acquire);
-        if (start <= 1 || address < start) continue;
-        uintptr_t end = atomic_load_explicit(&slots[i].end, memory_order_relaxed);
+        uintptr_t start = atomic_load(&slots[i].start);
+        if (start == 0 || address < start) continue;
+        uintptr_t end = atomic_load(&slots[i].end);
         if (address < end) return &slots[i];
         if (or_ends && address == end) ending = &slots[i];
     }
     return ending;
+}
+
+static void change_slot(mapping *slot, uintptr_t start, uintptr_t end) {
+    atomic_fetch_add(&slot->generation, 1);
+    atomic_store(&slot->start, start);
+    atomic_store(&slot->end, end);
+    slot->kept = start;
+    atomic_store(&slot->changed, 0);
+    atomic_fetch_add(&slot->generation, 1);
 }
 
 static void pass_on(int signal_number, siginfo_t *info, void *context) {
@@ -49,37 +61,42 @@ static void pass_on(int signal_number, siginfo_t *info, void *context) {
         if (previous.sa_sigaction) previous.sa_sigaction(signal_number, info, context);
         return;
     }
-    if (previous.sa_handler == SIG_IGN) return;
-    if (previous.sa_handler != SIG_DFL) {
-        previous.sa_handler(signal_number);
+    /* A fault ignored would recur forever: the kernel's default for it, as without a handler. */
+    if (previous.sa_handler != SIG_DFL && !(previous.sa_handler == SIG_IGN && info->si_code > 0)) {
+        if (previous.sa_handler != SIG_IGN) previous.sa_handler(signal_number);
         return;
     }
-    /* The default: end the process by this signal (a fault recurs when the handler returns). */
     signal(SIGBUS, SIG_DFL);
-    if (info->si_code <= 0) raise(SIGBUS);
+    if (info->si_code <= 0) raise(SIGBUS); /* sent, not a fault: it would not come again */
 }
 
-/* A read past the end of a file that shrank: zeros over the rest of that mapping, and the
- * mapping marked; the read is retried and finds them. Any other SIGBUS goes on as before. */
+/* A read past the end of a mapped file that shrank (BUS_ADRERR): zeros over the rest of that
+ * mapping, and the mapping marked; the read is retried and finds them. Any other SIGBUS (a
+ * hardware memory error, an I/O error, one sent by a process, a fault elsewhere) goes on as
+ * before. Async-signal-safe: atomic loads, mmap, and errno saved. */
 static void on_bus_error(int signal_number, siginfo_t *info, void *context) {
-    if (info->si_code > 0) {
-        uintptr_t address = (uintptr_t)info->si_addr;
-        mapping *m = slot_holding(address, 0);
-        if (m) {
-            uintptr_t end = atomic_load_explicit(&m->end, memory_order_relaxed);
-            uintptr_t page = address & ~(page_size - 1);
-            void *zeros = mmap((void *)page, end - page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
-            if (zeros != MAP_FAILED) {
-                atomic_store(&m->changed, 1);
+    int saved_errno = errno;
+    if (info->si_code == BUS_ADRERR && atomic_load(&active) > 0) {
+        uintptr_t address = (uintptr_t)info->si_addr, page_mask = ~(atomic_load(&page_size) - 1);
+        for (int i = 0; i < SLOTS; i++) {
+            unsigned before = atomic_load(&slots[i].generation);
+            if (before & 1) continue;
+            uintptr_t start = atomic_load(&slots[i].start), end = atomic_load(&slots[i].end);
+            if (atomic_load(&slots[i].generation) != before || start == 0 || address < start || address >= end) continue;
+            uintptr_t page = address & page_mask;
+            if (mmap((void *)page, end - page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) != MAP_FAILED) {
+                atomic_store(&slots[i].changed, 1);
+                errno = saved_errno;
                 return;
             }
         }
     }
+    errno = saved_errno;
     pass_on(signal_number, info, context);
 }
 
 static void install_handler(void) {
-    page_size = (uintptr_t)sysconf(_SC_PAGESIZE);
+    atomic_store(&page_size, (uintptr_t)sysconf(_SC_PAGESIZE));
     struct sigaction action = {0};
     action.sa_sigaction = on_bus_error;
     action.sa_flags = SA_SIGINFO | SA_ONSTACK;
@@ -110,73 +127,76 @@ const uint8_t *easel_input_map(const char *path, size_t max_size, size_t *size, 
         close(fd);
         return NULL;
     }
-    mapping *slot = NULL;
-    atomic_fetch_add(&active, 1);
-    for (int i = 0; i < SLOTS && !slot; i++) {
-        uintptr_t free_slot = 0;
-        if (atomic_compare_exchange_strong(&slots[i].start, &free_slot, 1)) slot = &slots[i];
-    }
-    if (!slot) {
-        atomic_fetch_sub(&active, 1);
-        *error_number = ENOSPC;
-        close(fd);
-        return NULL;
-    }
     pthread_once(&handler_once, install_handler);
     size_t length = (size_t)status.st_size;
     void *start = mmap(NULL, length, PROT_READ, MAP_PRIVATE, fd, 0);
-    int mapped_errno = errno;
     close(fd);
     if (start == MAP_FAILED) {
-        atomic_store(&slot->start, 0);
-        atomic_fetch_sub(&active, 1);
-        *error_number = mapped_errno;
+        *error_number = ENODEV; /* not mappable (some file systems): read it instead */
         return NULL;
     }
-    atomic_store(&slot->end, (uintptr_t)start + length);
-    atomic_store(&slot->kept, (uintptr_t)start);
-    atomic_store(&slot->changed, 0);
-    atomic_store_explicit(&slot->start, (uintptr_t)start, memory_order_release);
+    pthread_mutex_lock(&table_lock);
+    mapping *slot = NULL;
+    for (int i = 0; i < SLOTS && !slot; i++) {
+        if (atomic_load(&slots[i].start) == 0) slot = &slots[i];
+    }
+    if (slot) {
+        change_slot(slot, (uintptr_t)start, (uintptr_t)start + length);
+        atomic_fetch_add(&active, 1);
+    }
+    pthread_mutex_unlock(&table_lock);
+    if (!slot) {
+        munmap(start, length);
+        *error_number = ENOSPC;
+        return NULL;
+    }
     *size = length;
     return start;
 }
 
 void easel_input_unmap(const uint8_t *start, size_t size) {
+    pthread_mutex_lock(&table_lock);
     for (int i = 0; i < SLOTS; i++) {
-        uintptr_t expected = (uintptr_t)start;
-        if (atomic_compare_exchange_strong(&slots[i].start, &expected, 0)) {
+        if (atomic_load(&slots[i].start) == (uintptr_t)start) {
+            change_slot(&slots[i], 0, 0);
             atomic_fetch_sub(&active, 1);
             break;
         }
     }
+    pthread_mutex_unlock(&table_lock);
     munmap((void *)start, size);
 }
 
 int easel_input_changed(const void *position) {
+    if (atomic_load(&active) == 0) return 0;
+    pthread_mutex_lock(&table_lock);
     mapping *slot = slot_holding((uintptr_t)position, 1);
-    return slot ? atomic_load(&slot->changed) : 0;
+    int changed = slot ? atomic_load(&slot->changed) : 0;
+    pthread_mutex_unlock(&table_lock);
+    return changed;
 }
 
-int easel_input_is_mapped(const void *position) { return slot_holding((uintptr_t)position, 1) != NULL; }
+int easel_input_is_mapped(const void *position) {
+    if (atomic_load(&active) == 0) return 0;
+    pthread_mutex_lock(&table_lock);
+    int mapped = slot_holding((uintptr_t)position, 1) != NULL;
+    pthread_mutex_unlock(&table_lock);
+    return mapped;
+}
 
 void easel_input_release(const void *position) {
+    if (atomic_load(&active) == 0) return;
+    pthread_mutex_lock(&table_lock);
     mapping *slot = slot_holding((uintptr_t)position, 1);
-    if (!slot) return;
-    uintptr_t upto = (uintptr_t)position & ~(page_size - 1);
-    uintptr_t kept = atomic_load(&slot->kept);
-    if (upto < kept + RELEASE_STEP) return;
-    /* One caller hands back each range (two decodes of one file may race here). */
-    if (atomic_compare_exchange_strong(&slot->kept, &kept, upto)) madvise((void *)kept, upto - kept, MADV_DONTNEED);
-}
-
-void easel_input_release_range(const void *from, size_t length) {
-    if (length < page_size) return;
-    mapping *slot = slot_holding((uintptr_t)from, 0);
-    if (!slot) return;
-    uintptr_t start = (uintptr_t)from & ~(page_size - 1);
-    uintptr_t end = (uintptr_t)from + length;
-    uintptr_t mapping_end = atomic_load(&slot->end);
-    end = (end < mapping_end ? end : mapping_end) + page_size - 1;
-    end &= ~(page_size - 1);
-    madvise((void *)start, end - start, MADV_DONTNEED);
+    if (slot) {
+        uintptr_t upto = (uintptr_t)position & ~(atomic_load(&page_size) - 1);
+        /* A reader behind the hand-back is a new pass over the file (another decode of it, or
+         * a reader that jumped back): its hand-back starts again from the start. */
+        if (upto < slot->kept) slot->kept = atomic_load(&slot->start);
+        if (upto >= slot->kept + RELEASE_STEP) {
+            madvise((void *)slot->kept, upto - slot->kept, MADV_DONTNEED);
+            slot->kept = upto;
+        }
+    }
+    pthread_mutex_unlock(&table_lock);
 }

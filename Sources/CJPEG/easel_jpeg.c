@@ -95,9 +95,11 @@ int easel_jpeg_read_header(const uint8_t *data, size_t size, easel_jpeg_header *
     if (cinfo.progressive_mode || cinfo.comps_in_scan < cinfo.num_components) {
         for (int c = 0; c < cinfo.num_components; c++) {
             const jpeg_component_info *component = &cinfo.comp_info[c];
-            uint64_t rows = ((uint64_t)component->height_in_blocks + (uint64_t)component->v_samp_factor - 1) /
-                            (uint64_t)component->v_samp_factor * (uint64_t)component->v_samp_factor;
-            header->coefficient_bytes += (uint64_t)component->width_in_blocks * rows * sizeof(JBLOCK);
+            /* (jdcoefct.c's whole-image arrays: each side rounded up to the sampling factor.) */
+            uint64_t h = (uint64_t)component->h_samp_factor, v = (uint64_t)component->v_samp_factor;
+            uint64_t columns = ((uint64_t)component->width_in_blocks + h - 1) / h * h;
+            uint64_t rows = ((uint64_t)component->height_in_blocks + v - 1) / v * v;
+            header->coefficient_bytes += columns * rows * sizeof(JBLOCK);
         }
     }
     jpeg_destroy_decompress(&cinfo);

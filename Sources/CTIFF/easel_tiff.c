@@ -26,9 +26,9 @@ static tmsize_t source_read(thandle_t handle, void *buffer, tmsize_t count) {
     tmsize_t n = (toff_t)count < left ? count : (tmsize_t)left;
     memcpy(buffer, s->data + s->position, (size_t)n);
     s->position += (toff_t)n;
-    /* (Of a mapped input, the pages read are handed back: libtiff reads a strip or tile once, and
-     * a later read there reads the file again.) */
-    easel_input_release_range(s->data + s->position - n, (size_t)n);
+    /* (Of a mapped input, what lies before is handed back: strips and tiles are read once, mostly
+     * in file order, and a read further back reads the file again.) */
+    easel_input_release(s->data + s->position);
     return n;
 }
 

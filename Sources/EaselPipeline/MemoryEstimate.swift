@@ -30,10 +30,12 @@ public enum MemoryEstimate {
         return peakBytes(decoded: bytes(decodedSize.width, decodedSize.height)) + band + info.decoderWorkingBytes
     }
 
-    /// The most any one decode under `maxPixels` can be estimated at (an animation's canvas
-    /// three times over is the largest).
+    /// The most any one decode under `maxPixels` can be estimated at: a progressive CMYK JPEG at
+    /// full size is the largest (its bitmap twice, 8 bytes a pixel, the encoder's quarter, 1, and
+    /// libjpeg's coefficients, 2 bytes a pixel for each of 4 components; an animation's canvas
+    /// three times over is 12).
     public static func largestPeakBytes(maxPixels: Int) -> Int {
-        (Int.checkedProduct(max(1, maxPixels), 12) ?? Int.max / 8) + (1 << 20)
+        (Int.checkedProduct(max(1, maxPixels), 17) ?? Int.max / 8) + (1 << 20)
     }
 
     /// The estimate for a still decoded at full size with `pixels` pixels.

@@ -61,10 +61,10 @@ struct BigSourceTests {
         #expect(huge.status == 0, "\(huge.error)")
         let info = try ImageDecoder.info(of: try Data(contentsOf: directory.child("out/tn_huge.jpg")))
         #expect(info.width == 256 && info.height == 256)
-        // Decoded at 1/8 (1768² pixels, 12.5 MB), resized, encoded: well under 64 MiB more than a
-        // 500² file's run takes (a full decode would be 800 MB).
-        #expect(huge.peak - small.peak < 64 << 20, "200 MP: \(huge.peak >> 20) MiB at its peak, a 500² PNG \(small.peak >> 20) MiB")
-        print("200 MP PNG: \(huge.peak >> 20) MiB at its peak, a 500² PNG \(small.peak >> 20) MiB; \(huge.error)")
+        // Decoded at 1/8 (1768² pixels, 12.5 MB), resized, encoded: far from the 800 MB a full
+        // decode would take (12 MiB over the small file's run in a debug build; the bound leaves
+        // room for the shadow memory of ThreadSanitizer's build, which CI also runs this under).
+        #expect(huge.peak - small.peak < 192 << 20, "200 MP: \(huge.peak >> 20) MiB at its peak, a 500² PNG \(small.peak >> 20) MiB")
     }
 
     @Test func aFilePastTheMemoryBudgetIsRefusedNamingIt() throws {

@@ -96,6 +96,15 @@ struct InputFileTests {
             try file.decoding { try ImageDecoder.decode($0, info: info, covering: (100, 100)) }
         }
         #expect(file.changedWhileRead)
+        // Written in place, its size unchanged: its times say so.
+        let other = directory.child("other.png").path
+        try ImageEncoder.encode(Self.noise(width: 300, height: 300), as: .png()).write(to: URL(fileURLWithPath: other))
+        let rewritten = try InputFile(path: other, limit: 64 << 20)
+        let handle = try #require(FileHandle(forWritingAtPath: other))
+        try handle.seek(toOffset: 100)
+        try handle.write(contentsOf: Data(repeating: 7, count: 16))
+        try handle.close()
+        #expect(throws: InputFile.Failure.changedWhileRead(path: other)) { try rewritten.decoding { $0.count } }
         // A file read again afterwards is read as it is now.
         let again = try InputFile(path: path, limit: 64 << 20)
         #expect(again.data.count == 64 << 10 && !again.changedWhileRead)
@@ -121,10 +130,11 @@ struct InputFileTests {
     /// A JPEG read in several scans keeps every block's coefficients until its last scan,
     /// whatever the scale it is decoded at: the memory estimate counts them.
     @Test func aProgressiveJPEGSaysWhatItsCoefficientsTake() throws {
-        let image = Self.noise(width: 160, height: 96)
+        let image = Self.noise(width: 168, height: 96)
         let progressive = try ImageDecoder.info(of: try ImageEncoder.encode(image, as: .jpeg(quality: 90, progressive: true)))
-        // 4:2:0: luma 20×12 blocks, each chroma 10×6, 128 bytes a block.
-        #expect(progressive.decoderWorkingBytes == (20 * 12 + 2 * 10 * 6) * 128)
+        // 4:2:0: luma 21×12 blocks, its width rounded up to its sampling factor (2) as libjpeg
+        // allocates it, each chroma 11×6, 128 bytes a block.
+        #expect(progressive.decoderWorkingBytes == (22 * 12 + 2 * 11 * 6) * 128)
         let baseline = try ImageDecoder.info(of: try ImageEncoder.encode(image, as: .jpeg(quality: 90, progressive: false)))
         #expect(baseline.decoderWorkingBytes == 0)
     }

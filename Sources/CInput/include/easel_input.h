@@ -17,9 +17,9 @@
 
 /* Maps the regular file at `path` (at most `max_size` bytes; 0 bytes is refused, as is anything
  * that is not a regular file) and registers the mapping. Returns its start with `*size` set, or
- * NULL with `*error_number`: an errno value, EFBIG past `max_size`, ENOSPC when every one of the
- * 256 registration slots is taken (the caller reads the file instead), EINVAL for an empty file
- * or one that is not a regular file. */
+ * NULL with `*error_number`: an errno value, EFBIG past `max_size`; or one that says to read the
+ * file instead: ENOSPC when every one of the 256 registration slots is taken, EINVAL for an
+ * empty file or one that is not a regular file, ENODEV when the file system cannot map it. */
 const uint8_t *easel_input_map(const char *path, size_t max_size, size_t *size, int *error_number);
 
 /* Unregisters and unmaps a mapping from easel_input_map. */
@@ -34,15 +34,11 @@ int easel_input_changed(const void *position);
 int easel_input_is_mapped(const void *position);
 
 /* The bytes of the mapped input that holds `position`, before it, are not needed again (a
- * reader that reads forward, as libjpeg's and libspng's do): their whole pages are returned to
- * the kernel once at least 1 MiB has accumulated since the last time. Does nothing for memory
- * that is no mapped input (so a decoder calls it on any buffer), nor for a position before what
- * was returned already. */
+ * reader that reads forward, as libjpeg's and libspng's do, and libtiff's for strips and tiles
+ * stored in order): their whole pages are returned to the kernel once at least 1 MiB has
+ * accumulated since the last time. A position behind what was returned is a new pass (another
+ * decode, a reader that jumped back): the hand-back starts again from the start. Does nothing
+ * for memory that is no mapped input, so a decoder calls it on any buffer. */
 void easel_input_release(const void *position);
-
-/* The `length` bytes at `from`, of a mapped input, were copied out and are not needed again (a
- * reader that jumps about, as libtiff's does): the pages they touch are returned to the kernel
- * when the range covers at least one page. Does nothing for memory that is no mapped input. */
-void easel_input_release_range(const void *from, size_t length);
 
 #endif

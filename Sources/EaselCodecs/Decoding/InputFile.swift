@@ -13,7 +13,10 @@ import Foundation
 ///
 /// A file that shrinks while it is mapped cannot end the process: what is read past its new end
 /// is zeros, and ``decoding(_:)`` answers ``Failure/changedWhileRead(path:)`` instead of
-/// whatever was made of them.
+/// whatever was made of them; so it does for a file whose size or times changed while it was
+/// read. (A change between two reads of a page that leaves size and times as they were cannot be
+/// seen; nor can it when a file is read into memory.) A caller writes what it made of the file
+/// only after ``decoding(_:)`` has returned.
 public struct InputFile: Sendable {
     /// Why a file could not be read.
     public enum Failure: Error, Sendable, Equatable, CustomStringConvertible {
@@ -49,12 +52,14 @@ public struct InputFile: Sendable {
             data = Data(bytesNoCopy: UnsafeMutableRawPointer(mutating: start), count: size,
                         deallocator: .custom { start, size in easel_input_unmap(start.assumingMemoryBound(to: UInt8.self), size) })
             isMapped = true
+            stamp = Self.stamp(of: path)
             return
         }
         switch error {
         case EFBIG: throw CodecError.inputTooLarge(bytes: size, limit: limit)
-        // Not a regular file, an empty one, or no slot free: read as a stream, bounded.
-        case EINVAL, ENOSPC: break
+        // Not a regular file, an empty one, no slot free, a file system that cannot map it: read
+        // as a stream, bounded.
+        case EINVAL, ENOSPC, ENODEV: break
         default: throw Failure.unreadable(path: path, reason: String(cString: strerror(error)))
         }
         do {
@@ -66,11 +71,24 @@ public struct InputFile: Sendable {
         }
         guard data.count <= limit else { throw CodecError.inputTooLarge(bytes: data.count, limit: limit) }
         isMapped = false
+        stamp = nil
     }
 
-    /// Whether the file shrank while it was read (what was read past its new end was zeros).
+    /// The file's size, modification and change times when it was mapped.
+    private let stamp: [Int]?
+
+    private static func stamp(of path: String) -> [Int]? {
+        var status = stat()
+        guard stat(path, &status) == 0 else { return nil }
+        return [Int(status.st_size), status.st_mtim.tv_sec, status.st_mtim.tv_nsec, status.st_ctim.tv_sec, status.st_ctim.tv_nsec]
+    }
+
+    /// Whether the mapped file changed while it was read: it shrank under a read (what was read
+    /// past its new end was zeros), or its size or times are no longer what they were when it
+    /// was mapped (written in place, cut and written again, replaced).
     public var changedWhileRead: Bool {
-        isMapped && data.withUnsafeBytes { easel_input_changed($0.baseAddress) != 0 }
+        guard isMapped else { return false }
+        return data.withUnsafeBytes { easel_input_changed($0.baseAddress) != 0 } || Self.stamp(of: path) != stamp
     }
 
     /// What `body` makes of the file's bytes; ``Failure/changedWhileRead(path:)`` instead,

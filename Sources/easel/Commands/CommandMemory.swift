@@ -25,11 +25,12 @@ enum CommandLimits {
     static var defaultMemoryBudget: Int { max(256 << 20, Int(clamping: ProcessInfo.processInfo.physicalMemory / 4)) }
 
     /// The bytes a file is admitted by: the estimate of its decode and processing, and the file's
-    /// own bytes where its decoder keeps them resident (every format but JPEG, PNG and TIFF,
-    /// whose decoders hand a mapped file's pages back as they read).
+    /// own bytes where its decoder keeps them resident: every format but JPEG, PNG and TIFF,
+    /// whose decoders hand a mapped file's pages back as they read, and a progressive JPEG too
+    /// (its scans are all read before the first row comes out, or copied for a decode at 1/8).
     static func peakBytes(of input: InputFile, info: ImageInfo, decodedSize: (width: Int, height: Int), animated: Bool) -> Int {
         let estimate = MemoryEstimate.peakBytes(info: info, decodedSize: decodedSize, animated: animated)
-        let handsBack = input.isMapped && [.jpeg, .png, .tiff].contains(info.fileType)
+        let handsBack = input.isMapped && [.jpeg, .png, .tiff].contains(info.fileType) && !(info.fileType == .jpeg && info.isProgressive)
         let (sum, overflow) = estimate.addingReportingOverflow(handsBack ? 0 : input.data.count)
         return overflow ? Int.max : sum
     }
@@ -67,7 +68,7 @@ final class CommandMemoryBudget: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         // (Alone, anything within the budget fits: no file waits for nothing.)
-        while reserved > 0, reserved + needed > bytes { condition.wait() }
+        while reserved > 0, needed > bytes - reserved { condition.wait() }
         reserved += needed
     }
 
@@ -76,5 +77,18 @@ final class CommandMemoryBudget: @unchecked Sendable {
         defer { condition.unlock() }
         reserved -= needed
         condition.broadcast()
+    }
+}
+
+extension InputFile {
+    /// The image decoded at the size `covering` asks for (the whole image without), within
+    /// `budget` and the command line's limits; ``InputFile/Failure/changedWhileRead(path:)``
+    /// when the file changed while it was read.
+    func decoded(info: ImageInfo, covering: (width: Int, height: Int)?, budget: CommandMemoryBudget) throws -> Bitmap {
+        let size = ImageDecoder.decodedSize(of: info, covering: covering)
+        let peak = CommandLimits.peakBytes(of: self, info: info, decodedSize: size, animated: false)
+        return try decoding { data in
+            try budget.withReservation(peak) { try ImageDecoder.decode(data, info: info, covering: covering, limits: CommandLimits.decoding) }
+        }
     }
 }

@@ -16,6 +16,7 @@ struct InfoCommand: ParsableCommand {
     func run() throws {
         CommandRenderIsolation.start()
         var failed: [String] = []
+        let budget = CommandMemoryBudget(bytes: CommandLimits.defaultMemoryBudget)
         for path in files {
             do {
                 // (Mapped: a header read costs the pages it reads.)
@@ -23,14 +24,13 @@ struct InfoCommand: ParsableCommand {
                 let data = file.data
                 // Facts of any size (a header that says 0×0 is still refused): only decoding
                 // (`--hash`, `--faces`) is held to the command line's pixel limit.
-                let info = try ImageDecoder.info(of: data, limits: DecodingLimits(maxPixels: .max, maxFrames: .max))
+                let info = try file.decoding { data in
+                    try ImageDecoder.info(of: data, limits: DecodingLimits(maxPixels: .max, maxInputBytes: CommandLimits.maxInputBytes, maxFrames: .max))
+                }
                 var hashes: [String: String] = [:]
                 if hash {
                     let side = 100
-                    let decoded = try file.decoding { data in
-                        try ImageDecoder.decode(data, covering: Resize(width: side, height: side).minimumSourceSize(of: info),
-                                                limits: CommandLimits.decoding)
-                    }
+                    let decoded = try file.decoded(info: info, covering: Resize(width: side, height: side).minimumSourceSize(of: info), budget: budget)
                     let preview = try Resize(width: side, height: side).process(decoded)
                     let colour = Placeholder.dominantColor(preview)
                     hashes["dominantColor"] = String(format: "#%02x%02x%02x", colour.red, colour.green, colour.blue)
@@ -40,7 +40,7 @@ struct InfoCommand: ParsableCommand {
                 var boxes: [FaceDetector.Box] = []
                 if faces {
                     let need = FaceDetector.decodeNeed(sourceWidth: info.planningWidth, sourceHeight: info.planningHeight)
-                    let decoded = try file.decoding { data in try ImageDecoder.decode(data, covering: need, limits: CommandLimits.decoding) }
+                    let decoded = try file.decoded(info: info, covering: need, budget: budget)
                     let fx = Double(info.uprightWidth) / Double(decoded.width), fy = Double(info.uprightHeight) / Double(decoded.height)
                     boxes = try FaceDetector.faces(in: decoded).map { box in
                         FaceDetector.Box(x: Int((Double(box.x) * fx).rounded()), y: Int((Double(box.y) * fy).rounded()),

@@ -47,16 +47,18 @@ struct PlannedThumbnail: Sendable {
         var limits = CommandLimits.decoding
         if let own = plan.sourceLimits { limits = limits.tightened(by: own) }
         let file = try InputFile(path: input, limit: limits.maxInputBytes)
-        return try file.decoding { data in
+        let made = try file.decoding { data in
             let info = try ImageDecoder.info(of: data, limits: limits, page: plan.page, embeddedThumbnail: plan.embeddedThumbnail, video: plan.video)
             let covering = ReducedDecode.covering(steps, info: info)
             let peak = CommandLimits.peakBytes(of: file, info: info, decodedSize: ImageDecoder.decodedSize(of: info, covering: covering), animated: false)
             return try budget.withReservation(peak) {
                 let decoded = try ImageDecoder.decode(data, info: info, covering: covering, limits: limits)
                 let image = try ReducedDecode.process(steps, decoded: decoded, info: info)
-                try encoding.encode(image, rights: RightsMetadata(info.exif)).data.write(to: URL(fileURLWithPath: output), options: .atomic)
-                return (image.width, image.height)
+                return (try encoding.encode(image, rights: RightsMetadata(info.exif)).data, image.width, image.height)
             }
         }
+        // Written only once the file is known not to have changed while it was read.
+        try made.0.write(to: URL(fileURLWithPath: output), options: .atomic)
+        return (made.1, made.2)
     }
 }

@@ -232,10 +232,13 @@ struct ThumbnailCommand: ParsableCommand {
     /// profile goes into JPEG and PNG outputs; WebP and AVIF outputs are always sRGB).
     static func thumbnail(input: String, output: String, making: Making) throws -> (width: Int, height: Int) {
         let file = try InputFile(path: input, limit: CommandLimits.maxInputBytes)
-        return try file.decoding { data in try thumbnail(file, data, output: output, making: making) }
+        // Written only once the file is known not to have changed while it was read.
+        let made = try file.decoding { data in try thumbnail(file, data, making: making) }
+        try made.bytes.write(to: URL(fileURLWithPath: output), options: .atomic)
+        return (made.width, made.height)
     }
 
-    private static func thumbnail(_ file: InputFile, _ data: Data, output: String, making: Making) throws -> (width: Int, height: Int) {
+    private static func thumbnail(_ file: InputFile, _ data: Data, making: Making) throws -> (bytes: Data, width: Int, height: Int) {
         let (resize, encoding, page, limits) = (making.resize, making.encoding, making.page, CommandLimits.decoding)
         let info = try ImageDecoder.info(of: data, limits: limits, page: page, video: making.video)
         // An animation to WebP or GIF keeps every frame, each resized and encoded as it is read;
@@ -249,16 +252,16 @@ struct ThumbnailCommand: ParsableCommand {
             var size = (width: 0, height: 0)
             let needed = CommandLimits.peakBytes(of: file, info: info, decodedSize: (info.uprightWidth, info.uprightHeight), animated: true)
             do {
-                try making.budget.withReservation(needed) {
+                let bytes = try making.budget.withReservation(needed) {
                     try AnimationReader.frames(of: data, info: info, limits: limits) { frame in
                         var resized = frame
                         resized.image = try resize.process(frame.image)
                         size = (resized.image.width, resized.image.height)
                         try encoder.add(resized)
                     }
-                    try encoder.finish().write(to: URL(fileURLWithPath: output), options: .atomic)
+                    return try encoder.finish()
                 }
-                return size
+                return (bytes, size.width, size.height)
             } catch CodecError.tooManyFrames, CodecError.tooManyAnimationPixels {}
         }
         let needed = resize.minimumSourceSize(of: info)
@@ -272,10 +275,9 @@ struct ThumbnailCommand: ParsableCommand {
             var bitmap = try ImageDecoder.decode(data, info: info, covering: needed, color: keep ? .keepSourceProfile : .convertToSRGB, limits: limits)
             bitmap = try resize.process(bitmap)
             if encoding.fileType == .jpeg, !bitmap.isKnownOpaque { bitmap = try Flatten().process(bitmap) }
-            try ImageEncoder.encode(bitmap, as: encoding, iccProfile: keep ? info.colorProfile.profile?.data : nil,
-                                    rights: making.keepCopyright ? RightsMetadata(info.exif) : nil)
-                .write(to: URL(fileURLWithPath: output), options: .atomic)
-            return (bitmap.width, bitmap.height)
+            let bytes = try ImageEncoder.encode(bitmap, as: encoding, iccProfile: keep ? info.colorProfile.profile?.data : nil,
+                                                rights: making.keepCopyright ? RightsMetadata(info.exif) : nil)
+            return (bytes, bitmap.width, bitmap.height)
         }
     }
 }
