@@ -194,7 +194,10 @@ void easel_input_release(const void *position) {
          * a reader that jumped back): its hand-back starts again from the start. */
         if (upto < slot->kept) slot->kept = atomic_load(&slot->start);
         if (upto >= slot->kept + RELEASE_STEP) {
-            madvise((void *)slot->kept, upto - slot->kept, MADV_DONTNEED);
+            /* Everything before, not only what came since the last time: pages read again behind
+             * the reader (a WebP's modes, an alpha chunk, a TIFF's tables) go too. */
+            uintptr_t start = atomic_load(&slot->start);
+            madvise((void *)start, upto - start, MADV_DONTNEED);
             slot->kept = upto;
         }
     }

@@ -403,12 +403,27 @@ static void emit_shrunk_row(uint32_t *sums, uint8_t *target, uint32_t width, uin
     }
 }
 
+/* As emit_shrunk_row for an opaque image, whose sums are of the samples themselves (red, green,
+ * blue; the same rounding as the weighted means, whose weights are then all 255). */
+static void emit_opaque_shrunk_row(uint32_t *sums, uint8_t *target, uint32_t width, uint32_t out_width, int factor, uint32_t rows) {
+    for (uint32_t x = 0; x < out_width; x++) {
+        uint32_t columns = (x + 1) * (uint32_t)factor <= width ? (uint32_t)factor : width - x * (uint32_t)factor;
+        uint32_t count = columns * rows, *sum = sums + 3 * (size_t)x;
+        uint8_t *p = target + 4 * (size_t)x;
+        for (int c = 0; c < 3; c++) p[c] = (uint8_t)((sum[c] + count / 2) / count);
+        p[3] = 255;
+        sum[0] = sum[1] = sum[2] = 0;
+    }
+}
+
 int easel_png_decode_shrunk(const uint8_t *data, size_t size, uint8_t *pixels, size_t row_bytes,
                             int expected_width, int expected_height, int factor, char *message) {
-    if (factor < 2 || factor > 8) {
-        set_message(message, "the shrink factor is 2 to 8");
+    if (factor != 2 && factor != 4 && factor != 8) {
+        set_message(message, "the shrink factor is 2, 4 or 8");
         return 0;
     }
+    /* (A shift, not a division, per pixel.) */
+    const int shift = factor == 2 ? 1 : factor == 4 ? 2 : 3;
     struct spng_ihdr ihdr;
     mapped_stream stream;
     spng_ctx *ctx = open_spng(data, size, expected_width, expected_height, &ihdr, &stream, message);
@@ -422,30 +437,51 @@ int easel_png_decode_shrunk(const uint8_t *data, size_t size, uint8_t *pixels, s
     }
     uint32_t width = ihdr.width, height = ihdr.height;
     uint32_t out_width = (width + (uint32_t)factor - 1) / (uint32_t)factor;
-    row = malloc((size_t)width * 4);
-    sums = calloc((size_t)out_width * 4, sizeof(uint32_t));
+    /* No alpha channel and no transparent colour: rows as RGB, summed without weights. */
+    struct spng_trns trns;
+    int opaque = ihdr.color_type != SPNG_COLOR_TYPE_TRUECOLOR_ALPHA && ihdr.color_type != SPNG_COLOR_TYPE_GRAYSCALE_ALPHA &&
+                 spng_get_trns(ctx, &trns) != 0;
+    size_t channels = opaque ? 3 : 4;
+    row = malloc((size_t)width * channels);
+    sums = calloc((size_t)out_width * channels, sizeof(uint32_t));
     if (!row || !sums) {
         set_message(message, "out of memory");
         goto done;
     }
-    if ((error = spng_decode_image(ctx, NULL, 0, SPNG_FMT_RGBA8, SPNG_DECODE_TRNS | SPNG_DECODE_PROGRESSIVE))) goto fail;
+    int format = opaque ? SPNG_FMT_RGB8 : SPNG_FMT_RGBA8;
+    if ((error = spng_decode_image(ctx, NULL, 0, format, (opaque ? 0 : SPNG_DECODE_TRNS) | SPNG_DECODE_PROGRESSIVE))) goto fail;
     uint32_t y = 0, in_band = 0;
     for (;;) {
-        error = spng_decode_row(ctx, row, (size_t)width * 4);
+        error = spng_decode_row(ctx, row, (size_t)width * channels);
         if (error != 0 && error != SPNG_EOI) goto fail;
         if (y >= height) break;
-        for (uint32_t x = 0; x < width; x++) {
-            const uint8_t *p = row + 4 * (size_t)x;
-            uint32_t *sum = sums + 4 * (size_t)(x / (uint32_t)factor), alpha = p[3];
-            sum[0] += p[0] * alpha;
-            sum[1] += p[1] * alpha;
-            sum[2] += p[2] * alpha;
-            sum[3] += alpha;
+        if (opaque) {
+            for (uint32_t x = 0; x < width; x++) {
+                const uint8_t *p = row + 3 * (size_t)x;
+                uint32_t *sum = sums + 3 * (size_t)(x >> shift);
+                sum[0] += p[0];
+                sum[1] += p[1];
+                sum[2] += p[2];
+            }
+        } else {
+            for (uint32_t x = 0; x < width; x++) {
+                const uint8_t *p = row + 4 * (size_t)x;
+                uint32_t *sum = sums + 4 * (size_t)(x >> shift), alpha = p[3];
+                sum[0] += p[0] * alpha;
+                sum[1] += p[1] * alpha;
+                sum[2] += p[2] * alpha;
+                sum[3] += alpha;
+            }
         }
         y++;
         in_band++;
         if (in_band == (uint32_t)factor || y == height) {
-            emit_shrunk_row(sums, pixels + (size_t)((y - 1) / (uint32_t)factor) * row_bytes, width, out_width, factor, in_band);
+            uint8_t *target = pixels + (size_t)((y - 1) / (uint32_t)factor) * row_bytes;
+            if (opaque) {
+                emit_opaque_shrunk_row(sums, target, width, out_width, factor, in_band);
+            } else {
+                emit_shrunk_row(sums, target, width, out_width, factor, in_band);
+            }
             in_band = 0;
         }
         if (error == SPNG_EOI) break;

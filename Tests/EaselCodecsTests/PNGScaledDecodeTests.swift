@@ -20,6 +20,38 @@ struct PNGScaledDecodeTests {
         try expectThumbnailFromTheReducedDecodeWithinTheBar(of: Self.photo)
     }
 
+    /// Every colour type, opaque ones (summed as RGB, without weights) and ones with alpha or a
+    /// transparent colour, shrinks to the block means of its full decode; Pillow writes them.
+    @Test func everyColourTypeShrinksToTheBlockMeansOfItsFullDecode() throws {
+        let directory = try TemporaryDirectory()
+        let program = """
+            import os, struct, sys
+            from PIL import Image
+            out = sys.argv[1]
+            w, h = 67, 45
+            im = Image.new("RGBA", (w, h))
+            im.putdata([((x * 4) % 256, (y * 5) % 256, (x * y) % 256, 255 if x < 30 else 128 + (x * 3) % 128) for y in range(h) for x in range(w)])
+            rgb = im.convert("RGB")
+            rgb.save(os.path.join(out, "rgb.png"))
+            im.save(os.path.join(out, "rgba.png"))
+            rgb.convert("L").save(os.path.join(out, "gray.png"))
+            rgb.convert("P", palette=Image.ADAPTIVE, colors=60).save(os.path.join(out, "palette.png"))
+            rgb.convert("L").save(os.path.join(out, "gray-trns.png"), transparency=0)
+            Image.frombytes("I;16", (w, h), b"".join(struct.pack("<H", v * 257) for v in rgb.convert("L").getdata())).save(os.path.join(out, "gray16.png"))
+            """
+        try #require(FileManager.default.isExecutableFile(atPath: TIFFTests.python), "no \(TIFFTests.python): run `make deps`")
+        #expect(try runTool(TIFFTests.python, ["-c", program, directory.path]), "Pillow wrote the PNGs")
+        for name in ["rgb.png", "rgba.png", "gray.png", "palette.png", "gray-trns.png", "gray16.png"] {
+            let data = try Data(contentsOf: directory.child(name))
+            let info = try ImageDecoder.info(of: data)
+            for (box, factor) in [((17, 12), 4), ((33, 22), 2), ((9, 6), 8)] {
+                let shrunk = try ImageDecoder.decode(data, info: info, covering: box)
+                #expect(shrunk.width == (67 + factor - 1) / factor && shrunk.height == (45 + factor - 1) / factor, "\(name) at 1/\(factor)")
+                try TIFFScaledDecodeTests.expectBlockMeans(shrunk, of: data, info: info, factor: factor, name: name)
+            }
+        }
+    }
+
     @Test func transparentPixelsLendNoColourAndBlocksAtTheEdgesAreTheirOwnMean() throws {
         // 10×9: red columns 0–3 opaque, the rest transparent black; at 1/2 (covering 5×5) the
         // block of columns 2–3 is opaque red, of columns 4–5 transparent, and the last column

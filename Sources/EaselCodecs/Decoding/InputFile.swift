@@ -4,10 +4,11 @@ import Foundation
 /// An image file read for decoding with as little memory as its decoder allows.
 ///
 /// A regular file is mapped read-only instead of read into memory, and the JPEG, PNG and TIFF
-/// decoders hand the pages they have read past back to the kernel as they go: a 100 MB PNG
-/// thumbnailed through a shrinking decode costs the rows being decoded, not 100 MB. (Pages of a
-/// mapped file are the kernel's page cache: even where a decoder keeps them, as WebP's and GIF's
-/// do, the kernel can take them back under pressure, which it cannot do with a copy.) Anything
+/// decoders, and WebP's when it shrinks a still, hand the pages they have read past back to the
+/// kernel as they go: a 100 MB PNG thumbnailed through a shrinking decode costs the rows being
+/// decoded, not 100 MB. (Pages of a mapped file are the kernel's page cache: even where a
+/// decoder keeps them, as GIF's does, the kernel can take them back under pressure, which it
+/// cannot do with a copy.) Anything
 /// that is not a regular file — a pipe, a device, standard input — is read into memory as
 /// before, and so is a file when 256 are mapped at once.
 ///

@@ -1,3 +1,4 @@
+import CInput
 import CWebP
 import Foundation
 
@@ -102,6 +103,26 @@ enum WebPCodec {
         config.output.u.RGBA.rgba = pixels.baseAddress!.assumingMemoryBound(to: UInt8.self)
         config.output.u.RGBA.stride = Int32(rowBytes)
         config.output.u.RGBA.size = pixels.count
+        // A mapped input file (`InputFile`) is fed to libwebp's incremental decoder a megabyte at
+        // a time, and what lies a megabyte behind what was fed is handed back to the kernel (a
+        // read further back, of the first partition's modes or of the alpha, reads the file again):
+        // the file is not kept resident. Memory as it is, decoded at once.
+        if easel_input_is_mapped(input) != 0 {
+            return withUnsafeMutablePointer(to: &config) { config in
+                defer { WebPFreeDecBuffer(&config.pointee.output) }
+                // (The decoder refers to `config` until it is deleted.)
+                guard let decoder = WebPIDecode(input, count, config) else { return false }
+                defer { WebPIDelete(decoder) }
+                let step = 1 << 20
+                var fed = 0, status = VP8_STATUS_SUSPENDED
+                while status == VP8_STATUS_SUSPENDED, fed < count {
+                    fed = min(count, fed + step)
+                    status = WebPIUpdate(decoder, input, fed)
+                    if fed > step { easel_input_release(input + fed - step) }
+                }
+                return status == VP8_STATUS_OK
+            }
+        }
         let status = WebPDecode(input, count, &config)
         WebPFreeDecBuffer(&config.output)
         return status == VP8_STATUS_OK
