@@ -32,12 +32,15 @@ fi
 [ "${SKIP_BUILD:-}" = 1 ] || swift build -c release --product easel >&2
 easel=.build/release/easel
 work="$(mktemp -d)"
+server=""
+trap '[ -z "$server" ] || kill $server 2>/dev/null || true; rm -rf "$work"' EXIT
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 origin=Samples
 if [ "$BIG_SIDE" != 0 ]; then
     origin="$work/big"
     mkdir -p "$origin"
-    samples=$(ls Samples | grep -iE '\.jpe?g$' | head -4 | sed 's|^|Samples/|')
+    samples=$(ls Samples | grep -iE '\.jpe?g$' | head -4 | sed 's|^|Samples/|' || true)
+    [ -n "$samples" ] || { echo "FAIL: no JPEG in Samples/ to enlarge" >&2; exit 1; }
     # shellcheck disable=SC2086
     "$easel" thumbnail $samples --size "${BIG_SIDE}x${BIG_SIDE}" --fit stretch --format jpeg --quality 90 --output-dir "$origin" >&2
     # shellcheck disable=SC2086
@@ -48,7 +51,6 @@ else
 fi
 "$easel" serve --port "$port" --cache-dir "$work/cache" --config "$work/config.json" --origin "$origin" --allow-unsigned-ad-hoc > "$work/server.log" 2>&1 &
 server=$!
-trap 'kill $server 2>/dev/null || true; rm -rf "$work"' EXIT
 for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/health" >/dev/null && break; sleep 0.2; done
 # Peak resident memory (anonymous, file-backed, total), sampled every 0.5 s while wrk runs.
 ( anon=0; file=0; total=0; while kill -0 $server 2>/dev/null; do

@@ -184,22 +184,33 @@ int easel_input_is_mapped(const void *position) {
     return mapped;
 }
 
-void easel_input_release(const void *position) {
-    if (atomic_load(&active) == 0) return;
-    pthread_mutex_lock(&table_lock);
+/* Under table_lock: the range [from, to) a reader at `position` hands back now (from == to when
+ * nothing is due), the slot's cursor moved. `from_start` hands back everything behind it. */
+static void due_range(const void *position, int from_start, uintptr_t *from, uintptr_t *to) {
+    *from = *to = 0;
     mapping *slot = slot_holding((uintptr_t)position, 1);
-    if (slot) {
-        uintptr_t upto = (uintptr_t)position & ~(atomic_load(&page_size) - 1);
-        /* A reader behind the hand-back is a new pass over the file (another decode of it, or
-         * a reader that jumped back): its hand-back starts again from the start. */
-        if (upto < slot->kept) slot->kept = atomic_load(&slot->start);
-        if (upto >= slot->kept + RELEASE_STEP) {
-            /* Everything before, not only what came since the last time: pages read again behind
-             * the reader (a WebP's modes, an alpha chunk, a TIFF's tables) go too. */
-            uintptr_t start = atomic_load(&slot->start);
-            madvise((void *)start, upto - start, MADV_DONTNEED);
-            slot->kept = upto;
-        }
-    }
-    pthread_mutex_unlock(&table_lock);
+    if (!slot) return;
+    uintptr_t upto = (uintptr_t)position & ~(atomic_load(&page_size) - 1);
+    /* A reader behind the hand-back is a new pass over the file (another decode of it, or a
+     * reader that jumped back): its hand-back starts again from the start. */
+    if (upto < slot->kept) slot->kept = atomic_load(&slot->start);
+    if (upto < slot->kept + RELEASE_STEP) return;
+    *from = from_start ? atomic_load(&slot->start) : slot->kept;
+    *to = upto;
+    slot->kept = upto;
 }
+
+/* The madvise runs outside the lock: the mapping is the caller's (it cannot be unmapped while
+ * its reader runs), and other readers need not wait for it. */
+static void release(const void *position, int from_start) {
+    if (atomic_load(&active) == 0) return;
+    uintptr_t from, to;
+    pthread_mutex_lock(&table_lock);
+    due_range(position, from_start, &from, &to);
+    pthread_mutex_unlock(&table_lock);
+    if (to > from) madvise((void *)from, to - from, MADV_DONTNEED);
+}
+
+void easel_input_release(const void *position) { release(position, 0); }
+
+void easel_input_release_behind(const void *position) { release(position, 1); }

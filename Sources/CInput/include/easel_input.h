@@ -36,9 +36,16 @@ int easel_input_is_mapped(const void *position);
 /* The bytes of the mapped input that holds `position`, before it, are not needed again (a
  * reader that reads forward, as libjpeg's and libspng's do, and libtiff's for strips and tiles
  * stored in order): their whole pages are returned to the kernel once the position has moved 1
- * MiB since the last time, pages read again behind the position included. A position behind what was returned is a new pass (another
+ * MiB since the last time. A position behind what was returned is a new pass (another
  * decode, a reader that jumped back): the hand-back starts again from the start. Does nothing
  * for memory that is no mapped input, so a decoder calls it on any buffer. */
 void easel_input_release(const void *position);
+
+/* As easel_input_release, for a reader that also reads again behind its position (libwebp's
+ * incremental decoder rereads a VP8 image's first partition and its alpha chunk): everything
+ * before the position is handed back each time, the pages read again included. (It walks the
+ * mapping from its start each time: a reader's cost grows with the square of the file's size,
+ * which libwebp's limit of 16383 pixels a side bounds.) */
+void easel_input_release_behind(const void *position);
 
 #endif

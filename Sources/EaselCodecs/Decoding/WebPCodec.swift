@@ -1,5 +1,6 @@
 import CInput
 import CWebP
+import EaselSupport
 import Foundation
 
 /// WebP through libwebp: lossy, lossless, with alpha; of an animation, the first frame placed
@@ -27,6 +28,14 @@ enum WebPCodec {
         info.exif = ExifReader.read(webp: data)
         info.colorProfile = ICCProfileReader.read(webp: data, limit: limits.maxProfileBytes)
         info.frameCount = max(1, frames)
+        // What libwebp holds at any scale: a lossless image's whole ARGB (its backward references
+        // reach anywhere above), a lossy one's whole alpha plane.
+        let pixels = Int.checkedProduct(info.width, info.height) ?? Int.max / 8
+        if features.format == 2 {
+            info.decoderWorkingBytes = Int.checkedProduct(pixels, 4) ?? Int.max / 8
+        } else if features.has_alpha != 0 {
+            info.decoderWorkingBytes = pixels
+        }
         return info
     }
 
@@ -118,7 +127,7 @@ enum WebPCodec {
                 while status == VP8_STATUS_SUSPENDED, fed < count {
                     fed = min(count, fed + step)
                     status = WebPIUpdate(decoder, input, fed)
-                    if fed > step { easel_input_release(input + fed - step) }
+                    if fed > step { easel_input_release_behind(input + fed - step) }
                 }
                 return status == VP8_STATUS_OK
             }

@@ -41,8 +41,9 @@ public struct ImageInfo: Sendable, Hashable {
     public var shrunkDecodeWorkingBytes = 0
     /// What the decoder holds besides the bitmap it makes at any scale, in bytes: a JPEG read in
     /// several scans (progressive) keeps the coefficients of every block of the image until its
-    /// last scan (128 bytes per 8×8 block of each component); 0 where a decoder holds nothing
-    /// worth counting.
+    /// last scan (128 bytes per 8×8 block of each component); libwebp holds a lossless image's
+    /// whole ARGB (4 bytes a pixel) and a lossy one's whole alpha plane (1 byte a pixel); 0 where
+    /// a decoder holds nothing worth counting.
     public var decoderWorkingBytes = 0
 
     /// A size an icon holds besides its largest (`width` × `height`).
