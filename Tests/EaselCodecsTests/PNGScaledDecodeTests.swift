@@ -24,14 +24,7 @@ struct PNGScaledDecodeTests {
     /// transparent colour, shrinks to the block means of its full decode; Pillow writes them.
     @Test func everyColourTypeShrinksToTheBlockMeansOfItsFullDecode() throws {
         let directory = try TemporaryDirectory()
-        let program = """
-            import os, struct, sys
-            from PIL import Image
-            out = sys.argv[1]
-            w, h = 67, 45
-            im = Image.new("RGBA", (w, h))
-            im.putdata([((x * 4) % 256, (y * 5) % 256, (x * y) % 256, 255 if x < 30 else 128 + (x * 3) % 128) for y in range(h) for x in range(w)])
-            rgb = im.convert("RGB")
+        let program = TIFFTests.pattern + """
             rgb.save(os.path.join(out, "rgb.png"))
             im.save(os.path.join(out, "rgba.png"))
             rgb.convert("L").save(os.path.join(out, "gray.png"))

@@ -11,9 +11,9 @@ import Testing
 struct TIFFTests {
     static let python = BMPAndICOTests.python
 
-    /// Writes Pillow's files, and the RGBA Pillow reads from each (`<name>.rgba`, upright).
-    static func corpus(in directory: URL) throws -> [String] {
-        let program = """
+    /// The start of a Pillow program: `out` (its first argument), and the 67×45 pattern as `im`
+    /// (RGBA, opaque on its left, translucent on its right) and `rgb` (without alpha).
+    static let pattern = """
             import sys, os, struct
             from PIL import Image
             out = sys.argv[1]
@@ -21,6 +21,12 @@ struct TIFFTests {
             im = Image.new("RGBA", (w, h))
             im.putdata([((x * 4) % 256, (y * 5) % 256, (x * y) % 256, 255 if x < 30 else 128 + (x * 3) % 128) for y in range(h) for x in range(w)])
             rgb = im.convert("RGB")
+
+            """
+
+    /// Writes Pillow's files, and the RGBA Pillow reads from each (`<name>.rgba`, upright).
+    static func corpus(in directory: URL) throws -> [String] {
+        let program = pattern + """
             files = {
                 "rgb-none.tif": (rgb, {}),
                 "rgb-lzw.tif": (rgb, {"compression": "tiff_lzw"}),
