@@ -89,14 +89,14 @@ extension ImageRequest {
         return processing + variantSuffix
     }
 
-    /// What a page other than the first, an embedded thumbnail, limits of the request's own and
-    /// a video position add to a processing's identity ("" for none, so the keys of every other
-    /// request are as they were): a request whose limits refuse its source never gets what
+    /// What a page other than the first, an embedded thumbnail, an orientation left unapplied,
+    /// limits of the request's own and a video position add to a processing's identity ("" for
+    /// none, so the keys of every other request are as they were): a request whose limits refuse its source never gets what
     /// another request made of it. Image tables and a format's family hold only variants
     /// without one.
     var variantSuffix: String {
-        (page == 0 ? "" : "|page:\(page)") + (embeddedThumbnail ? "|thumbnail" : "") + (sourceLimits.map { "|limits:\($0)" } ?? "")
-            + (video == .default ? "" : "|video:\(video)")
+        (page == 0 ? "" : "|page:\(page)") + (embeddedThumbnail ? "|thumbnail" : "") + (autoRotate ? "" : "|stored-orientation")
+            + (sourceLimits.map { "|limits:\($0)" } ?? "") + (video == .default ? "" : "|video:\(video)")
     }
 }
 

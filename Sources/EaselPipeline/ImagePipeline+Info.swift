@@ -41,7 +41,8 @@ extension ImagePipeline {
         let limits = decodingLimits(for: request)
         let info = try await BlockingIOPool.decoding.performCancellable { () throws(PipelineError) -> ImageInfo in
             do { return try ImageDecoder.info(of: original.data, limits: limits, page: request.page,
-                                                    embeddedThumbnail: request.embeddedThumbnail, video: request.video) } catch {
+                                                    embeddedThumbnail: request.embeddedThumbnail, video: request.video,
+                                                    autoRotate: request.autoRotate) } catch {
                 throw .codec(error)
             }
         }

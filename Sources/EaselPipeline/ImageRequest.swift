@@ -99,6 +99,9 @@ public struct ImageRequest: Sendable {
     /// one (imgproxy's `enforce_thumbnail`); other sources ignore it. Its own identity in every
     /// tier, like a page.
     public var embeddedThumbnail = false
+    /// False leaves the source's EXIF orientation unapplied (imgproxy's `auto_rotate:0`): the
+    /// image is made from the pixels as stored. Its own identity in every tier, like a page.
+    public var autoRotate = true
     /// The frame a video source's image is made from (the frame at 1 s by default; the first
     /// frame of a shorter video); other sources ignore it. Another position is its own identity
     /// in every tier, like a page.

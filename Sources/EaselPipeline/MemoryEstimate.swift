@@ -59,10 +59,11 @@ extension ImagePipeline {
     /// it with its own error.
     func estimatedPeakBytes(_ data: Data, request: ImageRequest, format: ImageFormat?, animated: Bool) async -> Int {
         let limits = decodingLimits(for: request)
-        let (page, thumbnail, video) = (request.page, request.embeddedThumbnail, request.video)
+        let (page, thumbnail, video, autoRotate) = (request.page, request.embeddedThumbnail, request.video, request.autoRotate)
         let processing = request.processing
         let estimate = try? await BlockingIOPool.decoding.perform { () throws -> Int in
-            let info = try ImageDecoder.info(of: data, limits: limits, page: page, embeddedThumbnail: thumbnail, video: video)
+            let info = try ImageDecoder.info(of: data, limits: limits, page: page, embeddedThumbnail: thumbnail, video: video,
+                                             autoRotate: autoRotate)
             let needed: (width: Int, height: Int)?
             if let format {
                 needed = format.minimumSourceSize(of: info)

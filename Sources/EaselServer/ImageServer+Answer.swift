@@ -86,6 +86,7 @@ extension ImageServer {
                               output: output)
         spec.page = options.page
         spec.embeddedThumbnail = options.embeddedThumbnail
+        spec.autoRotate = options.autoRotate
         spec.video = options.video
         spec.madeWith = madeWith
         spec.sourceLimits = options.sourceLimits
@@ -119,6 +120,7 @@ extension ImageServer {
         var output: OutputPolicy
         var page = 0
         var embeddedThumbnail = false
+        var autoRotate = true
         var video = VideoPosition.default
         /// Prepared images the answer is made with (watermarks, a frame): their sources tag it.
         var madeWith: [PreparedWatermark] = []
@@ -146,6 +148,7 @@ extension ImageServer {
         var pipelineRequest = ImageRequest(url: try resolve(spec.source), processing: spec.processing, cacheKey: sourceKey(spec.source))
         pipelineRequest.page = spec.page
         pipelineRequest.embeddedThumbnail = spec.embeddedThumbnail
+        pipelineRequest.autoRotate = spec.autoRotate
         pipelineRequest.video = spec.video
         pipelineRequest.sourceLimits = spec.sourceLimits
         pipelineRequest.client = client(request, hints: spec.vary)

@@ -128,15 +128,36 @@ import Testing
         }
     }
 
-    /// A plain `fit` or centred `fill` box stays the resize every style shares (the same answer
-    /// as imgproxy's, and one identity with the native and thumbor URLs that ask for it).
-    @Test func aPlainBoxIsTheSharedResize() throws {
-        for (options, resize) in [("rs:fit:300:200", Resize(width: 300, height: 200, mode: .fit, upscale: false)),
-                                  ("rs:fill:300:200:1", Resize(width: 300, height: 200, mode: .fill))] {
-            let chain = try PlanParsing.imgproxy(options).plan.processors(limit: 2048, maxPixels: 16_777_216)
-            #expect(chain.identifier == resize.identifier, "\(options)")
+    /// imgproxy's marks on its geometry: a replicated mark is an odd number of tiles (the mark
+    /// with half the gap before it), the row centred; offsets are times the DPR as capped (a
+    /// source that cannot enlarge keeps 1).
+    @Test func marksArePlacedAsImgproxyPlacesThem() throws {
+        let white = paintedOpaque(width: 100, height: 100) { _, _ in [255, 255, 255] }
+        let mark = MarkImage(image: paintedOpaque(width: 20, height: 20) { _, _ in [0, 0, 255] }, identifier: "blue")
+        func made(_ options: String) throws -> Bitmap {
+            let chain = try PlanParsing.imgproxy(options).plan.processors(limit: 2048, maxPixels: 16_777_216, marks: [mark])
+            #expect(chain.count == 1 && chain.first is ImgproxyGeometry, "\(options): \(chain.identifier)")
+            return try chain.process(white)
         }
-        for options in ["rs:fill:300:200/g:no", "rs:fit:300:200/dpr:2", "rs:force:300:200", "rs:fit:300:200/pd:1", "c:100:100/rs:fit:50:50"] {
+        let blue: [UInt8] = [0, 0, 255, 255], blank: [UInt8] = [255, 255, 255, 255]
+        // Tiles of 30 (5 + 20 + 5): ceil(100 / 30) = 4, made 5; 25 over on each side, so the
+        // marks cover 10…29, 40…59 and 70…89 on each axis.
+        let tiled = try made("wm:1:re:10:10/dpr:1.5")
+        for (x, expected) in [(5, blank), (15, blue), (35, blank), (45, blue), (75, blue), (95, blank)] {
+            #expect(tiled.pixel(x: x, y: 15) == expected, "x = \(x): \(tiled.pixel(x: x, y: 15))")
+        }
+        // dpr 2 of a source that cannot enlarge is 1: the mark 10 pixels in, not 20.
+        let cornered = try made("wm:1:nowe:10:10/dpr:2")
+        #expect(cornered.pixel(x: 10, y: 10) == blue && cornered.pixel(x: 9, y: 9) == blank && cornered.pixel(x: 30, y: 30) == blank)
+    }
+
+    /// A plain `fit` box stays the resize every style shares (the same answer as imgproxy's, and
+    /// one identity with the native and thumbor URLs that ask for it); a centred `fill` is
+    /// imgproxy's own (its window a pixel further than the shared fill's in half the sizes).
+    @Test func aPlainBoxIsTheSharedResize() throws {
+        let fit = try PlanParsing.imgproxy("rs:fit:300:200").plan.processors(limit: 2048, maxPixels: 16_777_216)
+        #expect(fit.identifier == Resize(width: 300, height: 200, mode: .fit, upscale: false).identifier)
+        for options in ["rs:fill:300:200:1", "rs:fill:300:200/g:no", "rs:fit:300:200/dpr:2", "rs:force:300:200", "rs:fit:300:200/pd:1", "c:100:100/rs:fit:50:50"] {
             let chain = try PlanParsing.imgproxy(options).plan.processors(limit: 2048, maxPixels: 16_777_216)
             #expect(chain.contains { $0 is ImgproxyGeometry }, "\(options)")
         }

@@ -690,7 +690,6 @@ import Testing
         ("/thumbor/unsafe/filters:focal(0x0:1x1,2)/s1.png", "focal takes"),
         ("/thumbor/unsafe/filters:rotate(45)/s1.png", "multiple of 90"),
         ("/imgproxy/insecure/rot:45/plain/local:///s1.png@png", "multiples of 90"),
-        ("/imgproxy/insecure/ar:0/plain/local:///s1.png@png", "auto_rotate:0 is not supported"),
         ("/imgproxy/insecure/g:sm:1:1/plain/local:///s1.png@png", "smart gravity takes no offsets"),
         ("/imgproxy/insecure/g:no:x:1/plain/local:///s1.png@png", "offsets are numbers"),
         ("/imgproxy/insecure/trim:300/plain/local:///s1.png@png", "threshold is 0–255"),
@@ -732,6 +731,47 @@ import Testing
             let response = try await get(client, path)
             let body = String(buffer: response.body)
             #expect(response.status == .badRequest && body.contains(reason), "\(path): \(response.status) \(body)")
+        }
+    }
+
+    /// `s1.png`'s pixels (60×20: red | green | blue) tagged with EXIF orientation 6, shown a
+    /// quarter turn clockwise: 20×60, red on top.
+    static func turnedPNG() throws -> Data {
+        var png = try png(60, 20) { x, _ in [red, green, blue][x / 20] }
+        func be32(_ v: Int) -> [UInt8] { [UInt8(v >> 24 & 0xFF), UInt8(v >> 16 & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v & 0xFF)] }
+        // A big-endian TIFF header and one IFD entry: Orientation (0x0112), SHORT, 1, 6.
+        let tiff: [UInt8] = Array("MM".utf8) + [0, 42] + be32(8) + [0, 1] + [0x01, 0x12, 0, 3] + be32(1) + [0, 6, 0, 0] + be32(0)
+        let typed = Data(Array("eXIf".utf8) + tiff)
+        // After the signature (8 bytes) and IHDR (25).
+        png.insert(contentsOf: Data(be32(tiff.count)) + typed + Data(be32(Int(crc32(typed)))), at: 33)
+        return png
+    }
+
+    /// imgproxy's `auto_rotate:0` makes the image of the pixels as stored, and a turn or a resize
+    /// applies to those; on (the default) the image is upright. Each is its own answer of one
+    /// source, whichever is asked first.
+    @Test func autoRotateOffKeepsThePixelsAsStored() async throws {
+        let server = try TestServer { $0.allowUnsignedAdHoc = true }
+        try Self.turnedPNG().write(to: server.origin.child("turned.png"))
+        try await server.test { client in
+            func image(_ options: String) async throws -> Bitmap {
+                let response = try await get(client, "/imgproxy/insecure/\(options)/plain/local:///turned.png@png")
+                #expect(response.status == .ok, "\(options): \(response.status)")
+                return try ImageDecoder.decode(Data(buffer: response.body))
+            }
+            let upright = try await image("ar:1")
+            #expect(upright.width == 20 && upright.height == 60)
+            #expect(upright.pixel(x: 10, y: 5) == Self.red + [255] && upright.pixel(x: 10, y: 55) == Self.blue + [255])
+            let stored = try await image("ar:0")
+            #expect(stored.width == 60 && stored.height == 20)
+            #expect(stored.pixel(x: 5, y: 10) == Self.red + [255] && stored.pixel(x: 55, y: 10) == Self.blue + [255])
+            // A quarter turn of the stored pixels: red on top, as the upright image, by the turn asked.
+            let turned = try await image("ar:0/rot:90")
+            #expect(turned.width == 20 && turned.height == 60 && turned.pixel(x: 10, y: 5) == Self.red + [255])
+            // A box is fitted to the stored shape.
+            let fitted = try await image("ar:0/rs:fit:30:30")
+            #expect(fitted.width == 30 && fitted.height == 10)
+            #expect(try await image("rs:fit:30:30").width == 10)
         }
     }
 

@@ -16,12 +16,13 @@ import Testing
     }
 
     @Test func oneRequestInThreeStylesIsOneProcessorChain() throws {
-        let native = Resize(width: 300, height: 200, mode: .fill).identifier
         let imgproxy = try ImgproxyURL.parse("/sig/g:ce/rs:fill:300:200:1/q:80/plain/local:///a.jpg@jpg", presets: [:])
         let thumbor = try ThumborURL.parse("/sig/300x200/filters:quality(80)/a.jpg")
-        #expect(try chain(imgproxy.options) == native)
-        // thumbor's fill cuts to the box's ratio first and then resizes, as thumbor does (its
-        // own sampling: half a pixel from the native fill's).
+        // A centred fill is each peer's own: imgproxy's window sits at
+        // roundToEven((outer − inner + 1) / 2), a pixel from the native fill's in half the sizes;
+        // thumbor's fill cuts to the box's ratio first and then resizes, as thumbor does (its own
+        // sampling: half a pixel from the native fill's).
+        #expect(try chain(imgproxy.options) == "imgproxy(300x200,fill,up,g=c)")
         #expect(try chain(thumbor.options) == ThumborFill(width: 300, height: 200).identifier)
         // fit without enlarging: thumbor's fit-in, imgproxy's fit, the native fit.
         let fit = Resize(width: 300, height: 300, mode: .fit).identifier

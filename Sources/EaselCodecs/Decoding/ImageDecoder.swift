@@ -29,10 +29,12 @@ public enum ImageDecoder {
     /// says whether it did); other formats ignore it.
     /// `video` picks the frame of a video (MP4, QuickTime, Matroska, WebM) the image is made from
     /// (`ImageInfo.video` tells it, and the video's duration, codec and streams).
+    /// `autoRotate` false leaves the EXIF orientation unapplied (`ImageInfo.ignoresExifOrientation`):
+    /// every size and decode made from the info is then the pixels as stored.
     /// - Throws: `CodecError` (unknown, unsupported or corrupt input; input over the byte limit;
     ///   `noPixels`, `sideTooLong`, `tooManyPixels`; `noSuchPage`).
     public static func info(of data: Data, limits: DecodingLimits = .default, page: Int = 0, embeddedThumbnail: Bool = false,
-                            video: VideoPosition = .default) throws -> ImageInfo {
+                            video: VideoPosition = .default, autoRotate: Bool = true) throws -> ImageInfo {
         guard data.count <= limits.maxInputBytes else {
             throw CodecError.inputTooLarge(bytes: data.count, limit: limits.maxInputBytes)
         }
@@ -76,6 +78,7 @@ public enum ImageDecoder {
             }
             info.page = page
         }
+        info.ignoresExifOrientation = !autoRotate
         try checkSize(info, limits: limits)
         // (Frames are not refused here: an animation over `maxFrames` is still read as its first
         // frame, and `AnimationReader` refuses it before decoding any frame.)
@@ -169,7 +172,7 @@ public enum ImageDecoder {
             ColorConverter.convertToSRGB(&bitmap, from: profile)
             return bitmap
         }
-        // A later frame of an animation, as a still (`info(of:limits:page:embeddedThumbnail:video:)`).
+        // A later frame of an animation, as a still (`info(of:limits:page:embeddedThumbnail:video:autoRotate:)`).
         if info.page > 0, info.fileType == .gif || info.fileType == .webp {
             return try frame(info.page, of: data, info: info, limits: limits).converted(to: pixelFormat)
         }

@@ -26,11 +26,11 @@ public struct ImageInfo: Sendable, Hashable {
     /// (HEIF); 1 otherwise.
     public var frameCount: Int = 1
     /// The page (TIFF, PDF) or frame (an animated GIF or WebP) these facts describe and a decode
-    /// with them makes: 0, the first, unless `ImageDecoder.info(of:limits:page:embeddedThumbnail:video:)` was asked for
+    /// with them makes: 0, the first, unless `ImageDecoder.info(of:limits:page:embeddedThumbnail:video:autoRotate:)` was asked for
     /// another.
     public var page = 0
     /// These facts, and a decode with them, are a HEIC's or AVIF's embedded thumbnail rather
-    /// than its primary image (`ImageDecoder.info(of:limits:page:embeddedThumbnail:video:)` was asked
+    /// than its primary image (`ImageDecoder.info(of:limits:page:embeddedThumbnail:video:autoRotate:)` was asked
     /// for it and the file has one).
     public var isEmbeddedThumbnail = false
     /// Bits per sample as stored (AVIF and HEIC: 8, 10 or 12); 8 otherwise.
@@ -85,8 +85,12 @@ public struct ImageInfo: Sendable, Hashable {
     /// An orientation the container gives (AVIF's `irot`/`imir` as the equivalent EXIF value;
     /// HEIC's 1, as libheif decodes it upright), which wins over EXIF.
     public var containerOrientation: Int? = nil
+    /// The EXIF orientation left unapplied (imgproxy's `auto_rotate:0`): the pixels as stored.
+    /// A container's orientation still applies (libheif and AVIF readers apply it as part of
+    /// the image, as imgproxy's libvips does).
+    public var ignoresExifOrientation = false
     /// The orientation to apply (EXIF's numbering), 1 (upright) when there is none.
-    public var orientation: Int { containerOrientation ?? exif?.orientation ?? 1 }
+    public var orientation: Int { containerOrientation ?? (ignoresExifOrientation ? nil : exif?.orientation) ?? 1 }
     /// The size once the orientation is applied (width and height as stored are above).
     public var uprightWidth: Int { Orientation.swapsAxes(orientation) ? height : width }
     /// The height once the orientation is applied: `width` for orientations 5…8, which swap the

@@ -50,13 +50,16 @@ public struct ImgproxyGeometry: ImageProcessor {
     /// Run after the crop to the result and before the extension (imgproxy's blur, sharpen and
     /// pixelate).
     public var filters: [any ImageProcessor] = []
+    /// Drawn last, on the padded result (imgproxy's watermark step): their offsets and boxes in
+    /// request units, times the capped DPR as imgproxy scales them (half to even).
+    public var marks: [Watermark] = []
     /// What a result larger than the source may measure.
     public var limit = OutputLimit()
 
     /// A geometry with no step: the image as it is, until the properties ask for more.
     public init() {}
 
-    /// `imgproxy(WxH,mode,up|noup,g=…[,dpr=…][,z=…][,min=…][,c=…][,ex=…][,exar=…][,pd=…][,mrd=…][,[filters]])`.
+    /// `imgproxy(WxH,mode,up|noup,g=…[,dpr=…][,z=…][,min=…][,c=…][,ex=…][,exar=…][,pd=…][,mrd=…][,[filters]][,wm=[marks]])`.
     public var identifier: String {
         var parts = ["\(width)x\(height)", mode.rawValue, enlarge ? "up" : "noup", "g=" + gravity.identifier]
         if dpr != 1 { parts.append("dpr=\(dpr)") }
@@ -68,6 +71,7 @@ public struct ImgproxyGeometry: ImageProcessor {
         if padding != (0, 0, 0, 0) { parts.append("pd=\(padding.top),\(padding.right),\(padding.bottom),\(padding.left)") }
         if maxResultSide > 0 { parts.append("mrd=\(maxResultSide)") }
         if !filters.isEmpty { parts.append("[" + filters.identifier + "]") }
+        if !marks.isEmpty { parts.append("wm=[" + marks.map(\.identifier).joined(separator: ",") + "]") }
         return "imgproxy(" + parts.joined(separator: ",") + ")"
     }
 
@@ -366,7 +370,7 @@ extension ImgproxyGeometry: PlannedResize {
         return try finished(image, layout: layout)
     }
 
-    /// The result's filters, extensions and padding.
+    /// The result's filters, extensions, padding and marks.
     private func finished(_ bitmap: Bitmap, layout: Layout) throws -> Bitmap {
         var image = try filters.process(bitmap)
         if let extend { image = try Self.embed(image, in: Self.canvas(layout.target, around: Size(image.width, image.height)), gravity: extend, dpr: layout.dpr) }
@@ -378,7 +382,22 @@ extension ImgproxyGeometry: PlannedResize {
             image = try Self.embed(image, in: Size(image.width + pad.left + pad.right, image.height + pad.top + pad.bottom),
                                    gravity: .offset(.northWest, x: Double(pad.left), y: Double(pad.top)), dpr: 1)
         }
+        for mark in marks {
+            image = try Self.scaled(mark, dpr: layout.dpr).process(image)
+        }
         return image
+    }
+
+    /// `mark` with its offsets and box in result pixels: times `dpr`, half to even.
+    static func scaled(_ mark: Watermark, dpr: Double) -> Watermark {
+        guard dpr != 1 else { return mark }
+        func times(_ value: Int) -> Int { Int(checked: (Double(value) * dpr).rounded(.toNearestOrEven)) }
+        var scaled = mark
+        scaled.offsetX = times(mark.offsetX)
+        scaled.offsetY = times(mark.offsetY)
+        if case .offset(let x, let y) = mark.position { scaled.position = .offset(x: times(x), y: times(y)) }
+        scaled.box = mark.box.map { (max(1, times($0.width)), max(1, times($0.height))) }
+        return scaled
     }
 
     /// Refuses `size` past the limit where it is larger than the source (a result no larger than

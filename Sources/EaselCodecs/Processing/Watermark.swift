@@ -314,6 +314,8 @@ public struct Watermark: ImageProcessor {
         let opacity = Float(self.opacity)
         let rowBytes = result.rowBytes, markRowBytes = stamp.rowBytes
         let tiled = position == .tiled
+        // imgproxy's composite is worked in floating point and cast back, which truncates.
+        let truncates = centresAsImgproxy
         // Copies are laid out by the mark's own size (a shadow's margin overlaps the next copy).
         let stepX = inner.width + max(0, Self.clamped(offsetX)), stepY = inner.height + max(0, Self.clamped(offsetY))
         var single = origin(width: width, height: height, markWidth: inner.width, markHeight: inner.height)
@@ -335,12 +337,16 @@ public struct Watermark: ImageProcessor {
                             let a = Float(m >> 24) * opacity / 255
                             guard a > 0 else { continue }
                             let p = row.loadUnaligned(fromByteOffset: x * 4, as: UInt32.self)
-                            row.storeBytes(of: Self.over(mark: m, markAlpha: a, base: p, baseOpaque: opaque),
+                            row.storeBytes(of: Self.over(mark: m, markAlpha: a, base: p, baseOpaque: opaque, truncates: truncates),
                                            toByteOffset: x * 4, as: UInt32.self)
                         }
                     }
                 }
-                if tiled {
+                if tiled, centresAsImgproxy {
+                    for y in Self.centredTiles(height, mark: inner.height, gap: gapY(height)) {
+                        for x in Self.centredTiles(width, mark: inner.width, gap: gapX(width)) { draw(originX: x - shift.x, originY: y - shift.y) }
+                    }
+                } else if tiled {
                     for y in Swift.stride(from: 0, to: height, by: stepY) {
                         for x in Swift.stride(from: 0, to: width, by: stepX) { draw(originX: x - shift.x, originY: y - shift.y) }
                     }
@@ -357,6 +363,24 @@ public struct Watermark: ImageProcessor {
         return result
     }
 
+    /// The gap between `.tiled` copies across an image `width` wide: the offset in pixels, or
+    /// its fraction of the width when relative.
+    private func gapX(_ width: Int) -> Int { max(0, relativeOffsetX.map { Self.fractionOf(width, $0) } ?? Self.clamped(offsetX)) }
+    /// `gapX`'s vertical counterpart.
+    private func gapY(_ height: Int) -> Int { max(0, relativeOffsetY.map { Self.fractionOf(height, $0) } ?? Self.clamped(offsetY)) }
+
+    /// Where imgproxy's replicated mark puts its copies along a side `size` long: each copy is a
+    /// tile of the mark with half the gap before it and the rest after, the tiles an odd number
+    /// (enough to cover the side) laid edge to edge, the row centred on the side (its overhang
+    /// halved, rounded down, to the left).
+    static func centredTiles(_ size: Int, mark: Int, gap: Int) -> [Int] {
+        let tile = max(1, mark + gap)
+        var count = (size + tile - 1) / tile
+        if count % 2 == 0 { count += 1 }
+        let overhang = (count * tile - size) / 2
+        return (0..<count).map { $0 * tile + gap / 2 - overhang }
+    }
+
     /// Where `.spread` puts copies of a mark `mark` long along a side `size` long.
     static func spread(_ size: Int, _ mark: Int) -> [Int] {
         let count = size / max(1, mark)
@@ -365,12 +389,13 @@ public struct Watermark: ImageProcessor {
         return (0..<count).map { $0 * (mark + gap) }
     }
 
-    /// Straight-alpha "over": `mark` (coverage `markAlpha`, 0…1) over `base`.
+    /// Straight-alpha "over": `mark` (coverage `markAlpha`, 0…1) over `base`, each channel
+    /// rounded to the nearest level (or, `truncates`, down, as libvips casts its float result).
     @inline(__always)
-    static func over(mark: UInt32, markAlpha a: Float, base: UInt32, baseOpaque: Bool) -> UInt32 {
+    static func over(mark: UInt32, markAlpha a: Float, base: UInt32, baseOpaque: Bool, truncates: Bool = false) -> UInt32 {
         @inline(__always) func channel(_ pixel: UInt32, _ c: UInt32) -> Float { Float((pixel >> (8 * c)) & 0xFF) }
         @inline(__always) func byte(_ v: Float) -> UInt32 {
-            let v = v + 0.5
+            let v = truncates ? v + 1e-3 : v + 0.5
             return v <= 0 ? 0 : (v >= 255 ? 255 : UInt32(checked: v))
         }
         let baseAlpha: Float = baseOpaque ? 1 : Float(base >> 24) * (1 / 255)

@@ -58,11 +58,12 @@ extension ImagePlan {
     }
 
     /// Whether `ImgproxyGeometryStep` makes this plan's geometry: an imgproxy plan that is more
-    /// than a `fit` or centred `fill` box (those keep the resize every style shares, whose
-    /// answer is imgproxy's).
+    /// than a `fit` box (which keeps the resize every style shares, whose answer is imgproxy's).
+    /// A centred `fill` is imgproxy's own: its window sits at roundToEven((outer − inner + 1) / 2),
+    /// a pixel further than the shared resize's floor((outer − inner) / 2) in half the cases.
     var usesImgproxyGeometry: Bool {
         guard imgproxyGeometry else { return false }
-        let plainBox = width > 0 && height > 0 && (mode == .fit || (mode == .fill && gravity == .center)) && dpr == 1
+        let plainBox = width > 0 && height > 0 && mode == .fit && dpr == 1
         let grows = extend || aspectExtend || padding != nil || minWidth > 0 || minHeight > 0
         return !plainBox || grows || zoom != nil || crop != nil || maxResultSide != nil
     }

@@ -184,6 +184,9 @@ public struct ImagePlan: Sendable {
     /// A HEIC's or AVIF's embedded thumbnail instead of its primary image (imgproxy's
     /// `enforce_thumbnail`; `ImageRequest.embeddedThumbnail`).
     public var embeddedThumbnail = false
+    /// False leaves the source's EXIF orientation unapplied (imgproxy's `auto_rotate:0`;
+    /// `ImageRequest.autoRotate`).
+    public var autoRotate = true
     /// The source's EXIF Artist and Copyright kept in the answer (JPEG, PNG and WebP stills;
     /// imgproxy's `keep_copyright`); every other piece of metadata is always stripped.
     public var keepCopyright = false

@@ -31,6 +31,7 @@ extension ImageRequest {
         page = plan.page
         video = plan.video
         embeddedThumbnail = plan.embeddedThumbnail
+        autoRotate = plan.autoRotate
         sourceLimits = plan.sourceLimits
         var output = OutputPolicy(format: plan.format, quality: plan.quality, strict: plan.format != nil,
                                   formatQuality: plan.formatQuality, maxBytes: plan.maxBytes)

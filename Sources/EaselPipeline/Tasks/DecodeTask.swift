@@ -198,7 +198,8 @@ extension ImagePipeline {
         let stores = request.cachePolicy != .noStore
         let info: ImageInfo
         do { info = try ImageDecoder.info(of: original.data, limits: limits, page: request.page,
-                                                    embeddedThumbnail: request.embeddedThumbnail, video: request.video) } catch let error as CodecError { throw .codec(error) } catch {
+                                                    embeddedThumbnail: request.embeddedThumbnail, video: request.video,
+                                                    autoRotate: request.autoRotate) } catch let error as CodecError { throw .codec(error) } catch {
             throw .decoding(.invalidParameters("\(error)"))
         }
         sourceTypes.note(sourceKey, type: info.fileType)

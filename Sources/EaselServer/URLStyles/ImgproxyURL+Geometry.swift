@@ -149,10 +149,9 @@ extension ImgproxyURL {
             }
             options.rotation = degrees
         case "auto_rotate", "ar":
-            // Orientation is always applied (as imgproxy's default): asking for it is fine,
-            // asking to leave it is not supported.
+            // On by default, as imgproxy's IMGPROXY_AUTO_ROTATE; off: the pixels as stored.
             try a.atMost(1)
-            if try a.bool(0) == false { throw RequestError.invalid("auto_rotate:0 is not supported: the orientation is always applied") }
+            options.autoRotate = try a.bool(0) ?? true
         default:
             throw RequestError.invalid("\(a.name) is no orientation option")
         }

@@ -48,7 +48,8 @@ struct PlannedThumbnail: Sendable {
         if let own = plan.sourceLimits { limits = limits.tightened(by: own) }
         let file = try InputFile(path: input, limit: limits.maxInputBytes)
         let made = try file.decoding { data in
-            let info = try ImageDecoder.info(of: data, limits: limits, page: plan.page, embeddedThumbnail: plan.embeddedThumbnail, video: plan.video)
+            let info = try ImageDecoder.info(of: data, limits: limits, page: plan.page, embeddedThumbnail: plan.embeddedThumbnail, video: plan.video,
+                                             autoRotate: plan.autoRotate)
             let covering = ReducedDecode.covering(steps, info: info)
             let peak = CommandLimits.peakBytes(of: file, info: info, decodedSize: ImageDecoder.decodedSize(of: info, covering: covering), animated: false)
             return try budget.withReservation(peak) {

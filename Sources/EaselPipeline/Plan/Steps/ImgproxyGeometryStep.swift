@@ -1,8 +1,8 @@
 import EaselCodecs
 
 /// imgproxy's geometry as one step (`ImgproxyGeometry`): the crop, the resize, the crop to the
-/// result, blur, sharpen and pixelate, the extensions and the padding, sized from the image it
-/// receives as imgproxy sizes them. The steps it stands for add nothing to such a plan.
+/// result, blur, sharpen and pixelate, the extensions, the padding and the marks, sized from the
+/// image it receives as imgproxy sizes them. The steps it stands for add nothing to such a plan.
 enum ImgproxyGeometryStep: PlanStep {
     static func add(to chain: inout PlanChain) throws(PlanError) {
         let plan = chain.plan
@@ -47,6 +47,10 @@ enum ImgproxyGeometryStep: PlanStep {
         try GrayscaleStep.add(to: &filters)
         try AdjustmentStep.add(to: &filters)
         geometry.filters = filters.steps
+        try chain.plan.checkMarkCount()
+        geometry.marks = try zip(plan.watermarks, chain.marks).map { (mark, image) throws(PlanError) in
+            try MarkStep.step(mark, image, chain, inRequestUnits: true)
+        }
         geometry.limit = chain.outputLimit
         chain.append(geometry)
     }
