@@ -15,8 +15,9 @@ set -euo pipefail
 # The load figures are the serving path's: no access line per request (on by default in easel serve).
 # BIG_SIDE=7000 serves big photos instead (issue 40's mixed load): four samples enlarged to
 # BIG_SIDE² by `easel thumbnail --fit stretch` (49 MP at 7000), as JPEG q90 and PNG, with the source
-# limits raised to take them (64 MB a file) and LIMIT_MB 400 unless set; the peak total resident
-# memory is then held to LIMIT_MB too.
+# limits raised to take them (64 MB a file), a memory budget of 200 MiB (what an operator serving
+# such photos on a small machine sets: a progressive 49 MP JPEG alone needs ~150 MB to decode) and
+# LIMIT_MB 400 unless set; the peak total resident memory is then held to LIMIT_MB too.
 export EASEL_ACCESS_LOG="${EASEL_ACCESS_LOG:-0}"
 cd "$(dirname "$0")/.."
 DURATION="${DURATION:-60}"
@@ -45,7 +46,7 @@ if [ "$BIG_SIDE" != 0 ]; then
     "$easel" thumbnail $samples --size "${BIG_SIDE}x${BIG_SIDE}" --fit stretch --format jpeg --quality 90 --output-dir "$origin" >&2
     # shellcheck disable=SC2086
     "$easel" thumbnail $samples --size "${BIG_SIDE}x${BIG_SIDE}" --fit stretch --format png --output-dir "$origin" >&2
-    echo '{"memoryLimit": 268435456, "maxSourceBytes": 67108864}' > "$work/config.json"
+    echo '{"memoryLimit": 268435456, "maxSourceBytes": 67108864, "memoryBudget": 209715200}' > "$work/config.json"
 else
     echo '{"memoryLimit": 268435456}' > "$work/config.json"
 fi

@@ -110,27 +110,29 @@ const uint8_t *easel_input_map(const char *path, size_t max_size, size_t *size, 
         *error_number = errno;
         return NULL;
     }
+    const uint8_t *start = easel_input_map_descriptor(fd, max_size, size, error_number);
+    close(fd);
+    return start;
+}
+
+const uint8_t *easel_input_map_descriptor(int fd, size_t max_size, size_t *size, int *error_number) {
     struct stat status;
     if (fstat(fd, &status) != 0) {
         *error_number = errno;
-        close(fd);
         return NULL;
     }
     if (!S_ISREG(status.st_mode) || status.st_size <= 0) {
         *error_number = EINVAL;
-        close(fd);
         return NULL;
     }
     if ((uint64_t)status.st_size > (uint64_t)max_size) {
         *size = (size_t)status.st_size;
         *error_number = EFBIG;
-        close(fd);
         return NULL;
     }
     pthread_once(&handler_once, install_handler);
     size_t length = (size_t)status.st_size;
     void *start = mmap(NULL, length, PROT_READ, MAP_PRIVATE, fd, 0);
-    close(fd);
     if (start == MAP_FAILED) {
         *error_number = ENODEV; /* not mappable (some file systems): read it instead */
         return NULL;
@@ -212,5 +214,19 @@ static void release(const void *position, int from_start) {
 }
 
 void easel_input_release(const void *position) { release(position, 0); }
+
+void easel_input_release_all(const void *position) {
+    if (atomic_load(&active) == 0) return;
+    uintptr_t from = 0, to = 0;
+    pthread_mutex_lock(&table_lock);
+    mapping *slot = slot_holding((uintptr_t)position, 1);
+    if (slot) {
+        from = atomic_load(&slot->start);
+        to = atomic_load(&slot->end);
+        slot->kept = from;
+    }
+    pthread_mutex_unlock(&table_lock);
+    if (to > from) madvise((void *)from, to - from, MADV_DONTNEED);
+}
 
 void easel_input_release_behind(const void *position) { release(position, 1); }

@@ -14,3 +14,9 @@ void easel_tune_malloc_for_batch(void) {
     mallopt(M_TRIM_THRESHOLD, 512 * 1024 * 1024);
 #endif
 }
+
+void easel_tune_malloc_for_server(void) {
+#if defined(__GLIBC__)
+    mallopt(M_MMAP_THRESHOLD, 1024 * 1024);
+#endif
+}

@@ -113,6 +113,16 @@ public final class FetchSink: Sendable {
         set { state.withLock { $0.rangeValidator = newValue } }
     }
 
+    /// Holds `body`, the whole body received at once, in place of anything received before,
+    /// without copying it (a mapped file stays a mapping).
+    public func adopt(_ body: Data) {
+        let (received, expected) = state.withLock { state in
+            state.data = body
+            return (state.data.count, state.expected)
+        }
+        onProgress(received, expected)
+    }
+
     /// Drops everything received (the origin restarted the body).
     public func reset() { state.withLock { $0.data.removeAll(keepingCapacity: true) } }
 }

@@ -1,3 +1,4 @@
+import EaselCodecs
 import EaselSupport
 import EaselStorage
 import Foundation
@@ -55,14 +56,15 @@ public struct FileFetcher: ImageFetcher {
         let limit = maximumBytes
         let (data, modified) = try await BlockingIOPool.shared.perform { () throws(PipelineError) in try self.read(url, limit: limit) }
         try Task.checkCancellation(orThrow: .cancelled)
-        sink.reset()
         sink.expect(data.count)
-        sink.append(data)
+        sink.adopt(data)
         return FetchResponse(outcome: .complete, metadata: HTTPMetadata(lastModified: String(Int(checked: modified))))
     }
 
     /// Opens the file and checks the root on the open descriptor (what /proc says it is), so a
-    /// path swapped for a symbolic link after the check cannot escape. Blocking.
+    /// path swapped for a symbolic link after the check cannot escape; then maps it (`InputFile`:
+    /// every request waiting for a decode holds a mapping, not a copy, and the decoders hand
+    /// back the pages they have read), or reads it where it cannot be mapped. Blocking.
     private func read(_ url: URL, limit: Int) throws(PipelineError) -> (Data, Double) {
         guard let path = confinedPath(for: url) else { throw .fileNotFound(url.path) }
         // O_NONBLOCK: a FIFO planted in the root must not block a pool thread in open.
@@ -76,8 +78,14 @@ public struct FileFetcher: ImageFetcher {
         guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { throw .fileNotFound(url.path) }
         guard Int(info.st_size) <= limit else { throw .tooLarge(limit: limit, received: 0, declared: Int(info.st_size)) }
         let data: Data
-        do { data = try handle.read(upToCount: limit + 1) ?? Data() } catch { throw .fileNotFound(url.path) }
-        guard data.count <= limit else { throw .tooLarge(limit: limit, received: data.count, declared: nil) }
+        do {
+            data = try InputFile(descriptor: handle.fileDescriptor, path: path, limit: limit).data
+        } catch let error as CodecError {
+            guard case .inputTooLarge(let bytes, _) = error else { throw .fileNotFound(url.path) }
+            throw .tooLarge(limit: limit, received: bytes, declared: nil)
+        } catch {
+            throw .fileNotFound(url.path)
+        }
         return (data, Double(info.st_mtim.tv_sec))
     }
 

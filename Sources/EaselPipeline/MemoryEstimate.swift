@@ -62,6 +62,9 @@ extension ImagePipeline {
         let (page, thumbnail, video, autoRotate) = (request.page, request.embeddedThumbnail, request.video, request.autoRotate)
         let processing = request.processing
         let estimate = try? await BlockingIOPool.decoding.perform { () throws -> Int in
+            // (A mapped file's pages read for the header are handed back: the request may wait
+            // a while for its decode, which reads them again.)
+            defer { InputFile.handBack(data) }
             let info = try ImageDecoder.info(of: data, limits: limits, page: page, embeddedThumbnail: thumbnail, video: video,
                                              autoRotate: autoRotate)
             let needed: (width: Int, height: Int)?

@@ -35,15 +35,8 @@ struct InputFileTests {
 
     /// The resident bytes of the mapping that starts at `start` (`/proc/self/smaps`).
     static func residentBytes(ofMappingAt start: UnsafeRawPointer) throws -> Int {
-        // (Read to its end: /proc's files say they are empty.)
-        let handle = try #require(FileHandle(forReadingAtPath: "/proc/self/smaps"))
-        defer { try? handle.close() }
-        let smaps = String(decoding: try handle.readToEnd() ?? Data(), as: UTF8.self)
-        let prefix = String(UInt(bitPattern: start), radix: 16) + "-"
-        let lines = smaps.split(separator: "\n")
-        let header = try #require(lines.firstIndex { $0.hasPrefix(prefix) }, "no mapping at \(prefix)")
-        let rss = try #require(lines[(header + 1)...].first { $0.hasPrefix("Rss:") })
-        return try #require(Int(rss.split(separator: " ", omittingEmptySubsequences: true)[1])) * 1024
+        let resident = EaselTestSupport.residentBytes(ofMappingAt: start)
+        return try #require(resident, "no mapping at \(start)")
     }
 
     /// The files: a PNG, a baseline and a progressive JPEG, a TIFF in 256 px tiles (`tiffcp`) and a

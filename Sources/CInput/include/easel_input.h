@@ -21,6 +21,8 @@
  * file instead: ENOSPC when every one of the 256 registration slots is taken, EINVAL for an
  * empty file or one that is not a regular file, ENODEV when the file system cannot map it. */
 const uint8_t *easel_input_map(const char *path, size_t max_size, size_t *size, int *error_number);
+/* As easel_input_map, for a file already open as `fd` (read; the caller keeps and closes it). */
+const uint8_t *easel_input_map_descriptor(int fd, size_t max_size, size_t *size, int *error_number);
 
 /* Unregisters and unmaps a mapping from easel_input_map. */
 void easel_input_unmap(const uint8_t *start, size_t size);
@@ -47,5 +49,9 @@ void easel_input_release(const void *position);
  * mapping from its start each time: a reader's cost grows with the square of the file's size,
  * which libwebp's limit of 16383 pixels a side bounds.) */
 void easel_input_release_behind(const void *position);
+/* Hands back every page of the mapped input that holds `position` (a caller that read its header
+ * and will not read more before a decode reads it again from the start). Nothing for memory
+ * that is no mapped input. */
+void easel_input_release_all(const void *position);
 
 #endif

@@ -8,4 +8,11 @@
 /// threads). Peak memory stays that of the largest images in flight.
 void easel_tune_malloc_for_batch(void);
 
+/// Tunes glibc's allocator for a server (`easel serve`): buffers of 1 MiB or more (decoded
+/// images, bands, encoded answers) are always mapped on their own and go back to the kernel
+/// when freed. glibc's default raises that threshold as such buffers are freed (up to 32 MiB),
+/// after which they come from per-thread arenas that keep the memory: under mixed load with
+/// 49 MP sources, a quarter of the peak (`scripts/load.sh`, docs/benchmarks.md).
+void easel_tune_malloc_for_server(void);
+
 #endif

@@ -46,10 +46,22 @@ public struct InputFile: Sendable {
     /// (``CodecError/inputTooLarge(bytes:limit:)``: a huge file, or a device such as /dev/zero,
     /// is never read whole).
     public init(path: String, limit: Int) throws {
+        try self.init(path: path, limit: limit, descriptor: nil)
+    }
+
+    /// The file open as `descriptor` (for reading; the caller keeps and closes it), found at
+    /// `path` (what ``changedWhileRead`` looks at again and errors name): for a caller that
+    /// checked what it opened (a server confining reads to a directory).
+    public init(descriptor: Int32, path: String, limit: Int) throws {
+        try self.init(path: path, limit: limit, descriptor: descriptor)
+    }
+
+    private init(path: String, limit: Int, descriptor: Int32?) throws {
         self.path = path
         var size = 0
         var error: Int32 = 0
-        if let start = easel_input_map(path, limit, &size, &error) {
+        let mapped = descriptor.map { easel_input_map_descriptor($0, limit, &size, &error) } ?? easel_input_map(path, limit, &size, &error)
+        if let start = mapped {
             data = Data(bytesNoCopy: UnsafeMutableRawPointer(mutating: start), count: size,
                         deallocator: .custom { start, size in easel_input_unmap(start.assumingMemoryBound(to: UInt8.self), size) })
             isMapped = true
@@ -64,8 +76,8 @@ public struct InputFile: Sendable {
         default: throw Failure.unreadable(path: path, reason: String(cString: strerror(error)))
         }
         do {
-            let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: path))
-            defer { try? handle.close() }
+            let handle = try descriptor.map { FileHandle(fileDescriptor: $0, closeOnDealloc: false) } ?? FileHandle(forReadingFrom: URL(fileURLWithPath: path))
+            defer { if descriptor == nil { try? handle.close() } }
             data = try handle.read(upToCount: limit + 1) ?? Data()
         } catch {
             throw Failure.unreadable(path: path, reason: (error as NSError).localizedDescription)
@@ -90,6 +102,24 @@ public struct InputFile: Sendable {
     public var changedWhileRead: Bool {
         guard isMapped else { return false }
         return data.withUnsafeBytes { easel_input_changed($0.baseAddress) != 0 } || Self.stamp(of: path) != stamp
+    }
+
+    /// Whether `data` is (a slice of) a mapped input file that shrank while it was read: what
+    /// was read past its new end was zeros. False for any other memory.
+    public static func wasCutShort(_ data: Data) -> Bool {
+        data.withUnsafeBytes { $0.baseAddress.map { easel_input_changed($0) != 0 } ?? false }
+    }
+
+    /// Whether `data` is (a slice of) a mapped input file.
+    public static func isMapped(_ data: Data) -> Bool {
+        data.withUnsafeBytes { $0.baseAddress.map { easel_input_is_mapped($0) != 0 } ?? false }
+    }
+
+    /// Hands every page of `data`, when it is a mapped input file, back to the kernel (a header
+    /// was read and the decode that reads it again may be a while): a mapping waiting for its
+    /// decode holds no memory. Nothing for any other memory.
+    public static func handBack(_ data: Data) {
+        data.withUnsafeBytes { if let start = $0.baseAddress { easel_input_release_all(start) } }
     }
 
     /// What `body` makes of the file's bytes; ``Failure/changedWhileRead(path:)`` instead,

@@ -396,7 +396,8 @@ extension ImgproxyGeometry: PlannedResize {
         scaled.offsetX = times(mark.offsetX)
         scaled.offsetY = times(mark.offsetY)
         if case .offset(let x, let y) = mark.position { scaled.position = .offset(x: times(x), y: times(y)) }
-        scaled.box = mark.box.map { (max(1, times($0.width)), max(1, times($0.height))) }
+        // (A side of 0 follows the other, as it did.)
+        scaled.box = mark.box.map { (times($0.width), times($0.height)) }
         return scaled
     }
 

@@ -208,6 +208,7 @@ extension ImagePipeline {
         let frames = frames.flatMap { $0.keepsSourceFormat ? $0.resolved(forSource: info.fileType).animationEncoding : $0 }
         if animated, info.page == 0, let frames, let animation = try animation(original, info: info, limits: limits, encoding: frames, request: request,
                                                               format: format, sourceKey: sourceKey) {
+            try Self.checkWhole(original.data, fileType: info.fileType)
             noteAnimation(true, sourceKey: sourceKey, keepsMark: stores && original.cacheable)
             return Processed(images: [:], tier: original.tier, info: info, freshUntil: original.freshUntil, storable: original.cacheable,
                              animation: animation)
@@ -241,6 +242,10 @@ extension ImagePipeline {
         let processStart = ContinuousClock.now
         let image = try make(decoded, for: request, format: format, info: info)
         metrics.stage(.process, since: processStart)
+        try Self.checkWhole(original.data, fileType: info.fileType)
+        // What the decode read of a mapped file and kept (a decoder that does not hand back as
+        // it goes) goes back now: the original lives on until the answer is made.
+        InputFile.handBack(original.data)
         let made = Processed(images: [name: image], tier: original.tier, info: info, freshUntil: original.freshUntil,
                              storable: original.cacheable)
         guard stores, original.cacheable else { return made }
@@ -251,6 +256,13 @@ extension ImagePipeline {
                                       original: (freshUntil: original.freshUntil, bytes: original.data.count))
         }
         return result
+    }
+
+    /// A local file is mapped (`FileFetcher`): one that shrank while it was decoded read zeros
+    /// past its new end, and what was made of them is no image of the file's, to answer or keep.
+    static func checkWhole(_ data: Data, fileType: ImageFileType) throws(PipelineError) {
+        guard InputFile.wasCutShort(data) else { return }
+        throw .decoding(.corrupt(format: fileType, reason: "the file changed (it shrank) while it was read"))
     }
 
     /// Blocking: what a decode found the source to be, in memory and on disk. The disk's mark

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CMalloc
 import EaselCodecs
 import EaselServer
 import EaselPipeline
@@ -53,6 +54,7 @@ struct ServeCommand: AsyncParsableCommand {
     var otlpEndpoint: String?
 
     func run() async throws {
+        easel_tune_malloc_for_server()
         let format = (logFormat ?? ProcessInfo.processInfo.environment["EASEL_LOG_FORMAT"] ?? "text").lowercased()
         guard format == "text" || format == "json" else { throw ValidationError("--log-format is text or json, not \(format)") }
         var configuration: ServerConfiguration
