@@ -21,10 +21,23 @@ typedef struct {
     _Atomic uintptr_t end;
     uintptr_t kept;
     _Atomic int changed;
+    /* Under table_lock: the file, kept open while it is mapped, and its size, modification and
+     * change times when it was mapped (a write in place that leaves the size as it was changes
+     * them: easel_input_changed looks). */
+    int fd;
+    long long stamp[5];
 } mapping;
 
 enum { SLOTS = 256, RELEASE_STEP = 1 << 20 };
 static mapping slots[SLOTS];
+
+static void stamp_of(const struct stat *status, long long stamp[5]) {
+    stamp[0] = (long long)status->st_size;
+    stamp[1] = (long long)status->st_mtim.tv_sec;
+    stamp[2] = (long long)status->st_mtim.tv_nsec;
+    stamp[3] = (long long)status->st_ctim.tv_sec;
+    stamp[4] = (long long)status->st_ctim.tv_nsec;
+}
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 /* Mappings registered now: 0 lets every lookup return at once (a decoder asks per row). */
 static _Atomic int active;
@@ -143,6 +156,8 @@ const uint8_t *easel_input_map_descriptor(int fd, size_t max_size, size_t *size,
         if (atomic_load(&slots[i].start) == 0) slot = &slots[i];
     }
     if (slot) {
+        slot->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+        stamp_of(&status, slot->stamp);
         change_slot(slot, (uintptr_t)start, (uintptr_t)start + length);
         atomic_fetch_add(&active, 1);
     }
@@ -161,6 +176,8 @@ void easel_input_unmap(const uint8_t *start, size_t size) {
     for (int i = 0; i < SLOTS; i++) {
         if (atomic_load(&slots[i].start) == (uintptr_t)start) {
             change_slot(&slots[i], 0, 0);
+            if (slots[i].fd >= 0) close(slots[i].fd);
+            slots[i].fd = -1;
             atomic_fetch_sub(&active, 1);
             break;
         }
@@ -172,8 +189,16 @@ void easel_input_unmap(const uint8_t *start, size_t size) {
 int easel_input_changed(const void *position) {
     if (atomic_load(&active) == 0) return 0;
     pthread_mutex_lock(&table_lock);
-    mapping *slot = slot_holding((uintptr_t)position, 1);
+    mapping *slot = slot_holding((uintptr_t)position, 0);
     int changed = slot ? atomic_load(&slot->changed) : 0;
+    if (slot && !changed && slot->fd >= 0) {
+        struct stat status;
+        long long now[5];
+        if (fstat(slot->fd, &status) == 0) {
+            stamp_of(&status, now);
+            for (int i = 0; i < 5; i++) changed |= now[i] != slot->stamp[i];
+        }
+    }
     pthread_mutex_unlock(&table_lock);
     return changed;
 }
@@ -181,7 +206,7 @@ int easel_input_changed(const void *position) {
 int easel_input_is_mapped(const void *position) {
     if (atomic_load(&active) == 0) return 0;
     pthread_mutex_lock(&table_lock);
-    int mapped = slot_holding((uintptr_t)position, 1) != NULL;
+    int mapped = slot_holding((uintptr_t)position, 0) != NULL;
     pthread_mutex_unlock(&table_lock);
     return mapped;
 }
@@ -219,7 +244,7 @@ void easel_input_release_all(const void *position) {
     if (atomic_load(&active) == 0) return;
     uintptr_t from = 0, to = 0;
     pthread_mutex_lock(&table_lock);
-    mapping *slot = slot_holding((uintptr_t)position, 1);
+    mapping *slot = slot_holding((uintptr_t)position, 0);
     if (slot) {
         from = atomic_load(&slot->start);
         to = atomic_load(&slot->end);

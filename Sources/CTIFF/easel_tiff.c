@@ -115,14 +115,33 @@ static int fail(TIFF *tif, char *message, const char *fallback) {
 
 static uint64_t shrunk_working_bytes(TIFF *tif, uint32_t width, uint32_t height);
 
+/* The directory `index` (the current one) as one of the first page's pyramid levels. */
+static void note_reduced_page(TIFF *tif, int index, uint32_t width, uint32_t height, easel_tiff_info *info) {
+    uint32_t kind = 0, level_width = 0, level_height = 0;
+    if (!TIFFGetField(tif, TIFFTAG_SUBFILETYPE, &kind) || !(kind & FILETYPE_REDUCEDIMAGE)) return;
+    if (!TIFFGetField(tif, TIFFTAG_IMAGEWIDTH, &level_width) || !TIFFGetField(tif, TIFFTAG_IMAGELENGTH, &level_height)) return;
+    for (int level = 0; level < 3; level++) {
+        uint32_t factor = 2u << level;
+        if (info->reduced_pages[level] || level_width != (width + factor - 1) / factor || level_height != (height + factor - 1) / factor) continue;
+        char why[1024] = {0};
+        if (TIFFRGBAImageOK(tif, why)) info->reduced_pages[level] = index;
+    }
+}
+
 int easel_tiff_read_info(const uint8_t *data, size_t size, int page, int max_pages, easel_tiff_info *info,
                          uint8_t *icc, size_t icc_capacity, char *message) {
     source s;
     TIFF *tif = open_source(&s, data, size, message);
     if (!tif) return 0;
     memset(info, 0, sizeof(*info));
+    uint32_t first_width = 0, first_height = 0;
+    TIFFGetField(tif, TIFFTAG_IMAGEWIDTH, &first_width);
+    TIFFGetField(tif, TIFFTAG_IMAGELENGTH, &first_height);
     int pages = 1;
-    while (pages <= max_pages && TIFFReadDirectory(tif)) pages++;
+    while (pages <= max_pages && TIFFReadDirectory(tif)) {
+        if (page == 0) note_reduced_page(tif, pages, first_width, first_height, info);
+        pages++;
+    }
     /* A damaged later directory ends the count; it does not make the file unreadable. */
     s.failed = 0;
     message[0] = 0;

@@ -79,7 +79,8 @@ public struct FileFetcher: ImageFetcher {
         guard Int(info.st_size) <= limit else { throw .tooLarge(limit: limit, received: 0, declared: Int(info.st_size)) }
         let data: Data
         do {
-            data = try InputFile(descriptor: handle.fileDescriptor, path: path, limit: limit).data
+            // (The handle owns the descriptor: it lives until the file is mapped or read.)
+            data = try withExtendedLifetime(handle) { try InputFile(descriptor: handle.fileDescriptor, path: path, limit: limit).data }
         } catch let error as CodecError {
             guard case .inputTooLarge(let bytes, _) = error else { throw .fileNotFound(url.path) }
             throw .tooLarge(limit: limit, received: bytes, declared: nil)

@@ -114,6 +114,12 @@ extension ImagePipeline {
                 try? await disk.set(OriginalRecord.encode(original.data, original.metadata), forKey: StoreKey.original(sourceKey))
             }
         }
+        // A mapped local file is answered from a copy, checked whole once copied: the bytes
+        // answered (and their ETag) are the file's, never what a write under way left.
+        if InputFile.isMapped(data) {
+            data = data.withUnsafeBytes { Data($0) }
+            try Self.checkWhole(original.data, fileType: fileType)
+        }
         return SourceBytes(data: data, fileType: fileType, originContentType: original.metadata.contentType,
                            etag: "\"" + String(Checksum.compute(data), radix: 16) + "\"")
     }

@@ -130,12 +130,56 @@ struct TIFFTests {
             #expect(difference <= (name == "rgba-lzw.tif" ? 1 : 0.01), "\(name): \(difference)")
         }
         #expect(throws: CodecError.noSuchPage(page: 4, pages: 4)) { try ImageDecoder.info(of: data, page: 4) }
+        // Without auto-rotation (imgproxy's `ar:0`) the orientation tag is left, as EXIF's is.
+        let stored = try ImageDecoder.info(of: data, page: 1, autoRotate: false)
+        let storedImage = try ImageDecoder.decode(data, info: stored)
+        #expect(stored.orientation == 1 && storedImage.width == 67)
         // Pages are counted as far as the page asked for, past the frame limit; one past both
         // the page and the frame limits is refused before any directory is read.
         #expect(try ImageDecoder.info(of: data, limits: DecodingLimits(maxFrames: 2), page: 3).hasAlpha)
         #expect(throws: CodecError.invalidParameters("page 3: pages are numbered from 0 to 2 at most")) {
             try ImageDecoder.info(of: data, limits: configured(DecodingLimits(maxFrames: 3)) { $0.maxPages = 3 }, page: 3)
         }
+    }
+
+    /// A pyramidal TIFF (levels marked reduced-resolution, each side halved and rounded up) is
+    /// shrunk on load from the level that divides the scale: the full page painted red, its
+    /// levels blue, so the pixels say which page was read. A reduced page of another size is no
+    /// level; the size is the one a decode of the full page would have.
+    @Test func aPyramidalTIFFIsShrunkFromItsLevels() throws {
+        let directory = try TemporaryDirectory()
+        let program = """
+            import sys
+            from PIL import Image
+            out, sides = sys.argv[1], [(803, 601), (402, 301), (201, 151), (101, 76)]
+            pages = [Image.new("RGB", side, (255, 0, 0) if i == 0 else (0, 0, 255)) for i, side in enumerate(sides)]
+            pages[0].save(out + "/pyramid.tif", save_all=True, append_images=pages[1:], compression="tiff_adobe_deflate")
+            # Only the half level, and a "level" a pixel off.
+            pages[0].save(out + "/half.tif", save_all=True, append_images=[pages[1], Image.new("RGB", (200, 151), (0, 0, 255))])
+            """
+        #expect(try runTool(Self.python, ["-c", program, directory.path]))
+        for (name, levels) in [("pyramid.tif", [1, 2, 3]), ("half.tif", [1, 2])] {
+            for level in levels {
+                #expect(try runTool("/usr/bin/tiffset", ["-d", "\(level)", "-s", "254", "1", directory.child(name).path]), "\(name) \(level)")
+            }
+        }
+        let pyramid = try Data(contentsOf: directory.child("pyramid.tif"))
+        let info = try ImageDecoder.info(of: pyramid)
+        #expect(info.reducedPages == [2: 1, 4: 2, 8: 3] && info.width == 803)
+        for (covering, size, colour) in [((100, 75), (101, 76), [UInt8(0), 0, 255, 255]), ((150, 150), (201, 151), [0, 0, 255, 255]),
+                                         ((300, 300), (402, 301), [0, 0, 255, 255]), ((800, 600), (803, 601), [255, 0, 0, 255])] {
+            let decoded = try ImageDecoder.decode(pyramid, info: info, covering: covering)
+            #expect((decoded.width, decoded.height) == size && ImageDecoder.decodedSize(of: info, covering: covering) == size, "\(covering)")
+            #expect(decoded.pixel(x: 5, y: 5) == colour, "\(covering): \(decoded.pixel(x: 5, y: 5))")
+        }
+        // Only a half level: an eighth is that level shrunk by 4; the page a pixel off is no level.
+        let half = try Data(contentsOf: directory.child("half.tif"))
+        let halfInfo = try ImageDecoder.info(of: half)
+        #expect(halfInfo.reducedPages == [2: 1])
+        let eighth = try ImageDecoder.decode(half, info: halfInfo, covering: (100, 75))
+        #expect(eighth.width == 101 && eighth.height == 76 && eighth.pixel(x: 5, y: 5) == [0, 0, 255, 255])
+        // A page other than the first has no levels.
+        #expect(try ImageDecoder.info(of: pyramid, page: 1).reducedPages.isEmpty)
     }
 
     @Test func cmykGoesThroughItsProfile() throws {

@@ -56,8 +56,46 @@ struct MappedOriginTests {
         // pipeline refuses it.
         _ = try? ImageDecoder.decode(data, covering: (200, 200))
         #expect(InputFile.wasCutShort(data))
-        #expect(throws: PipelineError.decoding(.corrupt(format: .png, reason: "the file changed (it shrank) while it was read"))) {
+        #expect(throws: PipelineError.decoding(.corrupt(format: .png, reason: "the file changed while it was read"))) {
             try ImagePipeline.checkWhole(data, fileType: .png)
         }
+    }
+
+    /// Through the pipeline: a local file cut short, or written in place, between its fetch and
+    /// its decode fails the request with the typed error and nothing is kept: the next request,
+    /// once the file is whole again, is made of the file as it is.
+    @Test func aFileChangedBetweenItsFetchAndItsDecodeIsRefusedAndNothingIsKept() async throws {
+        let root = try TemporaryDirectory(), cache = try TemporaryDirectory()
+        let path = try Self.noisePNG(in: root)
+        let whole = try Data(contentsOf: URL(fileURLWithPath: path))
+        let pipeline = try ImagePipeline(configuration: ImagePipeline.Configuration(cacheDirectory: cache.url, fetchers: [FileFetcher(root: root.url)],
+                                                                                   downloadRate: nil))
+        for inPlace in [false, true] {
+            // (Another size each time: the first answer is kept, and must not answer the second.)
+            let side = inPlace ? 90 : 100
+            let request = ImageRequest(url: URL(fileURLWithPath: path), processing: .processors([Resize(width: side, height: side, mode: .fit)]))
+            // Called as the fetch ends, before the decode.
+            let token = pipeline.addObserver { event in
+                guard case .downloadEnded(_, _, nil) = event else { return }
+                if inPlace {
+                    guard let handle = FileHandle(forWritingAtPath: path) else { return }
+                    try? handle.seek(toOffset: 4096)
+                    try? handle.write(contentsOf: Data(repeating: 0x5A, count: 4096))
+                    try? handle.close()
+                    // (Its modification time set apart from the mapping's: a kernel's coarse clock may not.)
+                    try? FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSince1970: 1_000_000)], ofItemAtPath: path)
+                } else {
+                    _ = truncate(path, 64 << 10)
+                }
+            }
+            await #expect(throws: PipelineError.decoding(.corrupt(format: .png, reason: "the file changed while it was read")), "in place: \(inPlace)") {
+                try await pipeline.image(for: request)
+            }
+            pipeline.removeObserver(token)
+            try whole.write(to: URL(fileURLWithPath: path))
+            let made = try await pipeline.image(for: request)
+            #expect(made.tier == .file && made.image.width == side, "in place: \(inPlace): \(made.tier)")
+        }
+        await pipeline.close()
     }
 }

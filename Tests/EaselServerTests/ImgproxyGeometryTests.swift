@@ -149,6 +149,13 @@ import Testing
         // dpr 2 of a source that cannot enlarge is 1: the mark 10 pixels in, not 20.
         let cornered = try made("wm:1:nowe:10:10/dpr:2")
         #expect(cornered.pixel(x: 10, y: 10) == blue && cornered.pixel(x: 9, y: 9) == blank && cornered.pixel(x: 30, y: 30) == blank)
+        // At half opacity imgproxy's blend (libvips' float result cast back) truncates: red over
+        // blue is 127.5 on two channels, 127 there (128 in the native styles, which round).
+        let red = paintedOpaque(width: 4, height: 4) { _, _ in [255, 0, 0] }, base = paintedOpaque(width: 4, height: 4) { _, _ in [0, 0, 255] }
+        var half = try Watermark(mark: red, markIdentifier: "red", opacity: 0.5, position: .center, offsetX: 0, offsetY: 0, scale: 0, heightScale: 0)
+        #expect(try half.process(base).pixel(x: 1, y: 1) == [128, 0, 128, 255])
+        half.centresAsImgproxy = true
+        #expect(try half.process(base).pixel(x: 1, y: 1) == [127, 0, 127, 255])
     }
 
     /// A plain `fit` box stays the resize every style shares (the same answer as imgproxy's, and

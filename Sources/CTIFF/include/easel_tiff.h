@@ -21,6 +21,10 @@ typedef struct {
     /* What easel_tiff_decode_shrunk holds besides its result, at most: its band of RGBA rows and
      * libtiff's buffers (see there). */
     uint64_t shrunk_working_bytes;
+    /* Of page 0, a pyramidal file's levels: the directory of a reduced-resolution copy (its
+     * NewSubfileType says so) exactly 2, 4 and 8 times smaller (each side the page's divided,
+     * rounded up) that libtiff can read; 0 where there is none. */
+    int reduced_pages[3];
 } easel_tiff_info;
 
 /* Reads the page's directory (0 is the first) from memory, with libtiff's own allocations

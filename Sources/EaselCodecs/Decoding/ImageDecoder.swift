@@ -78,7 +78,13 @@ public enum ImageDecoder {
             }
             info.page = page
         }
-        info.ignoresExifOrientation = !autoRotate
+        if !autoRotate {
+            info.ignoresExifOrientation = true
+            // TIFF's and JPEG XL's own orientation fields are read as EXIF's is (libvips records
+            // them and imgproxy's auto-rotation applies them): left too. AVIF's and HEIC's are
+            // part of the image, applied by libheif in imgproxy as here.
+            if info.fileType == .tiff || info.fileType == .jxl { info.containerOrientation = nil }
+        }
         try checkSize(info, limits: limits)
         // (Frames are not refused here: an animation over `maxFrames` is still read as its first
         // frame, and `AnimationReader` refuses it before decoding any frame.)
@@ -260,8 +266,12 @@ public enum ImageDecoder {
         let stored = Orientation.swapsAxes(orientation) ? minimumSize.map { ($0.height, $0.width) } : minimumSize
         let factor = TIFFCodec.scales(info) ? JPEGCodec.scaleDenominator(width: info.width, height: info.height, covering: stored) : 1
         if factor > 1 {
-            // Shrunk on load, then its colour converted (the blocks' means, as a resize would see them).
-            var bitmap = try TIFFCodec.decodeShrunk(data, info: info, factor: factor)
+            // Shrunk on load, then its colour converted (the blocks' means, as a resize would see
+            // them): from a pyramidal file's level when it has one (the same size: each side
+            // rounded up at every step is each side rounded up once).
+            let (source, left) = TIFFCodec.level(of: info, factor: factor) ?? (info, factor)
+            var bitmap = left > 1 ? try TIFFCodec.decodeShrunk(data, info: source, factor: left)
+                : try TIFFCodec.decode(data, info: source, rawCMYK: false).0
             if let profile { ColorConverter.convertToSRGB(&bitmap, from: profile) }
             return Orientation.apply(orientation, to: bitmap).converted(to: pixelFormat)
         }

@@ -30,7 +30,7 @@ public struct InputFile: Sendable {
         public var description: String {
             switch self {
             case .unreadable(let path, let reason): "\(path): \(reason)"
-            case .changedWhileRead(let path): "\(path) changed (it shrank) while it was read"
+            case .changedWhileRead(let path): "\(path) changed while it was read"
             }
         }
     }
@@ -104,8 +104,9 @@ public struct InputFile: Sendable {
         return data.withUnsafeBytes { easel_input_changed($0.baseAddress) != 0 } || Self.stamp(of: path) != stamp
     }
 
-    /// Whether `data` is (a slice of) a mapped input file that shrank while it was read: what
-    /// was read past its new end was zeros. False for any other memory.
+    /// Whether `data` is (a slice of) a mapped input file that shrank while it was read (what
+    /// was read past its new end was zeros) or whose size or times changed since it was mapped
+    /// (written in place). False for any other memory.
     public static func wasCutShort(_ data: Data) -> Bool {
         data.withUnsafeBytes { $0.baseAddress.map { easel_input_changed($0) != 0 } ?? false }
     }

@@ -6,7 +6,9 @@ import Foundation
 /// ICC profile when it has one, as CMYK JPEGs are; else libtiff's naive formula), alpha
 /// (associated or not, made straight), the orientation tag (applied as EXIF's is), and the
 /// first page of a multi-page file (pages are counted, up to one past `DecodingLimits.maxFrames`
-/// directories: a file of ten thousand costs no more than one of 257).
+/// directories: a file of ten thousand costs no more than one of 257). A pyramidal file's levels
+/// (pages marked reduced-resolution, 2, 4 and 8 times smaller) are read instead of the first
+/// page when a decode shrinks (`ImageInfo.reducedPages`).
 enum TIFFCodec {
     static let photometricSeparated: Int32 = 5
 
@@ -30,6 +32,8 @@ enum TIFFCodec {
         info.bitDepth = Int(header.bits_per_sample)
         info.containerOrientation = Int(header.orientation)
         info.shrunkDecodeWorkingBytes = Int(clamping: header.shrunk_working_bytes)
+        let levels = [header.reduced_pages.0, header.reduced_pages.1, header.reduced_pages.2]
+        for (index, level) in levels.enumerated() where level > 0 { info.reducedPages[2 << index] = Int(level) }
         return info
     }
 
@@ -50,6 +54,20 @@ enum TIFFCodec {
     /// Whether a decode of this page may shrink on load: every page but one with a CMYK profile
     /// (whose raw samples the profile converts, `decode(_:info:rawCMYK:)`).
     static func scales(_ info: ImageInfo) -> Bool { info.fileType == .tiff && info.colorProfile.profile?.colorSpace != .cmyk }
+
+    /// The decode by `factor` (a power of 2) from a pyramidal file's level: the page of the
+    /// largest level that divides it, as an info of that page's size and the factor left to
+    /// shrink it by (1: none); nil when the file has no such level.
+    static func level(of info: ImageInfo, factor: Int) -> (info: ImageInfo, factor: Int)? {
+        guard let levelFactor = [8, 4, 2].first(where: { $0 <= factor && factor % $0 == 0 && info.reducedPages[$0] != nil }),
+              let page = info.reducedPages[levelFactor] else { return nil }
+        var level = info
+        level.page = page
+        level.width = (info.width + levelFactor - 1) / levelFactor
+        level.height = (info.height + levelFactor - 1) / levelFactor
+        level.reducedPages = [:]
+        return (level, factor / levelFactor)
+    }
 
     /// The page shrunk on load by `factor` (2, 4 or 8; `JPEGCodec.scaleDenominator`): read in
     /// bands of strips or tile rows, each block of `factor × factor` pixels becoming its mean, so

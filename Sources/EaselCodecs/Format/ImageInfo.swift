@@ -45,6 +45,10 @@ public struct ImageInfo: Sendable, Hashable {
     /// whole ARGB (4 bytes a pixel) and a lossy one's whole alpha plane (1 byte a pixel); 0 where
     /// a decoder holds nothing worth counting.
     public var decoderWorkingBytes = 0
+    /// A pyramidal TIFF's levels: by factor (2, 4 or 8), the page that holds a copy of the image
+    /// exactly that many times smaller (each side divided, rounded up), which a shrinking decode
+    /// reads instead of the full page (`ImageDecoder.decode(_:info:covering:…)`).
+    public var reducedPages: [Int: Int] = [:]
 
     /// A size an icon holds besides its largest (`width` × `height`).
     public struct EntrySize: Sendable, Hashable {

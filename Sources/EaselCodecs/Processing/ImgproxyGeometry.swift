@@ -50,8 +50,8 @@ public struct ImgproxyGeometry: ImageProcessor {
     /// Run after the crop to the result and before the extension (imgproxy's blur, sharpen and
     /// pixelate).
     public var filters: [any ImageProcessor] = []
-    /// Drawn last, on the padded result (imgproxy's watermark step): their offsets and boxes in
-    /// request units, times the capped DPR as imgproxy scales them (half to even).
+    /// Drawn last, on the padded result (imgproxy's watermark step): their offsets, boxes and
+    /// shadows in request units, times the capped DPR as imgproxy scales them (half to even).
     public var marks: [Watermark] = []
     /// What a result larger than the source may measure.
     public var limit = OutputLimit()
@@ -388,7 +388,7 @@ extension ImgproxyGeometry: PlannedResize {
         return image
     }
 
-    /// `mark` with its offsets and box in result pixels: times `dpr`, half to even.
+    /// `mark` with its offsets, box and shadow in result pixels: times `dpr` (half to even).
     static func scaled(_ mark: Watermark, dpr: Double) -> Watermark {
         guard dpr != 1 else { return mark }
         func times(_ value: Int) -> Int { Int(checked: (Double(value) * dpr).rounded(.toNearestOrEven)) }
@@ -398,6 +398,7 @@ extension ImgproxyGeometry: PlannedResize {
         if case .offset(let x, let y) = mark.position { scaled.position = .offset(x: times(x), y: times(y)) }
         // (A side of 0 follows the other, as it did.)
         scaled.box = mark.box.map { (times($0.width), times($0.height)) }
+        scaled.shadowSigma = min(Watermark.maxShadowSigma, mark.shadowSigma * dpr)
         return scaled
     }
 

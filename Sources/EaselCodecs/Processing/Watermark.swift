@@ -127,7 +127,7 @@ public struct Watermark: ImageProcessor {
             + (heightScale > 0 ? ",h\(heightScale)" : "") + (fittedBox.map { ",box\($0.width)x\($0.height)" } ?? "")
             + (shadowSigma > 0 ? ",sh\(shadowSigma)" : "")
             + (relativeOffsetX.map { ",rx\($0)" } ?? "") + (relativeOffsetY.map { ",ry\($0)" } ?? "")
-            + (centresAsImgproxy ? ",cimg" : "") + (turn != 0 ? ",rot\(turn))" : ")")
+            + (centresAsImgproxy ? ",cimg2" : "") + (turn != 0 ? ",rot\(turn))" : ")")
     }
 
     /// `rotation` in [0, 360): what is drawn (and what the identity names: -90 and 270 are one).

@@ -226,6 +226,8 @@ extension ImagePipeline {
                 return ReducedDecode.covering(processors, info: info)
             }
         } catch {
+            // (A file that changed under the decode says so, whatever the decoder made of it.)
+            try Self.checkWhole(original.data, fileType: info.fileType)
             throw .codec(error)
         }
         let decoded = decode.decoded
@@ -259,10 +261,11 @@ extension ImagePipeline {
     }
 
     /// A local file is mapped (`FileFetcher`): one that shrank while it was decoded read zeros
-    /// past its new end, and what was made of them is no image of the file's, to answer or keep.
+    /// past its new end, and one written in place was read part old, part new: what was made of
+    /// it is no image of the file's, to answer or keep.
     static func checkWhole(_ data: Data, fileType: ImageFileType) throws(PipelineError) {
         guard InputFile.wasCutShort(data) else { return }
-        throw .decoding(.corrupt(format: fileType, reason: "the file changed (it shrank) while it was read"))
+        throw .decoding(.corrupt(format: fileType, reason: "the file changed while it was read"))
     }
 
     /// Blocking: what a decode found the source to be, in memory and on disk. The disk's mark

@@ -152,11 +152,14 @@ struct EncodeTask: PipelineTask {
                 guard (try? ImageFileType.sniff(original.data)) == .svg else {
                     throw .processing("SVG output is made only from an SVG source")
                 }
-                do { return try SVGSanitizer.sanitize(original.data, limits: limits) } catch let error as CodecError {
+                let sanitized: Data
+                do { sanitized = try SVGSanitizer.sanitize(original.data, limits: limits) } catch let error as CodecError {
                     throw .codec(error)
                 } catch {
                     throw .decoding(.invalidParameters("\(error)"))
                 }
+                try ImagePipeline.checkWhole(original.data, fileType: .svg)
+                return sanitized
             }
         }
         let encoded = EncodedImage(data: data, encoding: encoding)

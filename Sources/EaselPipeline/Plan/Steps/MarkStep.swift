@@ -30,7 +30,7 @@ enum MarkStep: PlanStep {
                                                scale: mark.scale, heightScale: mark.heightScale)
             // The box in the pixels of the result (its identity is in the step's).
             step.box = mark.size.map { (scaled($0.width), scaled($0.height)) }
-            step.shadowSigma = min(Watermark.maxShadowSigma, mark.shadow * chain.plan.dpr)
+            step.shadowSigma = min(Watermark.maxShadowSigma, mark.shadow * dpr)
             step.rotation = mark.rotation
             step.relativeOffsetX = mark.relativeOffsetX
             step.relativeOffsetY = mark.relativeOffsetY
