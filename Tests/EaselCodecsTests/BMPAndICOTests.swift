@@ -122,6 +122,51 @@ struct BMPAndICOTests {
     static let red: (UInt8, UInt8, UInt8) = (255, 0, 0), green: (UInt8, UInt8, UInt8) = (0, 255, 0)
     static let blue: (UInt8, UInt8, UInt8) = (0, 0, 255), white: (UInt8, UInt8, UInt8) = (255, 255, 255)
 
+    /// Opaque uncompressed BMPs (24-bit, indexed, gray, 1-bit; bottom-up as Pillow writes them,
+    /// and one made top-down) shrink on load by 2, 4 and 8: the size a decode at that scale has,
+    /// each pixel the rounded mean of its block of the whole decode (the blocks at the right and
+    /// bottom edges partial).
+    @Test func opaqueBitmapsShrinkOnLoadToTheirBlocksMeans() throws {
+        let directory = try TemporaryDirectory()
+        _ = try Self.pillowFiles(in: directory.url)
+        var files: [(String, Data)] = try ["rgb24.bmp", "p8.bmp", "p4.bmp", "l8.bmp", "bw1.bmp"].map { ($0, try Data(contentsOf: directory.child($0))) }
+        // rgb24.bmp top-down: its rows in the other order and its height negative.
+        var topDown = files[0].1
+        let offset = Int(topDown[10]) | Int(topDown[11]) << 8, stride = ((61 * 24 + 31) / 32) * 4
+        let rows = (0..<37).map { topDown[(offset + $0 * stride)..<(offset + ($0 + 1) * stride)] }
+        topDown.replaceSubrange(offset..<(offset + 37 * stride), with: rows.reversed().flatMap { $0 })
+        withUnsafeBytes(of: Int32(-37).littleEndian) { topDown.replaceSubrange(22..<26, with: $0) }
+        files.append(("top-down rgb24.bmp", topDown))
+        for (name, data) in files {
+            let info = try ImageDecoder.info(of: data)
+            #expect(!info.hasAlpha, "\(name)")
+            let whole = try ImageDecoder.decode(data, info: info)
+            #expect(Self.difference(whole, try Data(contentsOf: directory.child(name.replacingOccurrences(of: "top-down ", with: "") + ".rgba"))) == 0, "\(name)")
+            for factor in [2, 4, 8] {
+                let size = ((61 + factor - 1) / factor, (37 + factor - 1) / factor)
+                let shrunk = try ImageDecoder.decode(data, info: info, covering: size)
+                #expect((shrunk.width, shrunk.height) == size && ImageDecoder.decodedSize(of: info, covering: size) == size, "\(name) by \(factor)")
+                var worst = 0
+                for oy in 0..<size.1 {
+                    for ox in 0..<size.0 {
+                        var sums = [0, 0, 0], count = 0
+                        for y in (oy * factor)..<min(37, oy * factor + factor) {
+                            for x in (ox * factor)..<min(61, ox * factor + factor) {
+                                let p = whole.pixel(x: x, y: y)
+                                for c in 0..<3 { sums[c] += Int(p[c]) }
+                                count += 1
+                            }
+                        }
+                        let p = shrunk.pixel(x: ox, y: oy)
+                        for c in 0..<3 { worst = max(worst, abs(Int(p[c]) - (sums[c] + count / 2) / count)) }
+                        worst = max(worst, 255 - Int(p[3]))
+                    }
+                }
+                #expect(worst == 0, "\(name) by \(factor): off by \(worst)")
+            }
+        }
+    }
+
     @Test func rleRunsAbsoluteRunsDeltasAndSkippedPixels() throws {
         // RLE8, 4×3, bottom-up: row 0 (bottom) = a run of 2 red, then an absolute run of 3
         // (green, blue, white: the white falls past the width), padded to 16 bits; row 1: a delta

@@ -39,8 +39,8 @@ struct InputFileTests {
         return try #require(resident, "no mapping at \(start)")
     }
 
-    /// The files: a PNG, a baseline and a progressive JPEG, a TIFF in 256 px tiles (`tiffcp`) and a
-    /// lossy WebP.
+    /// The files: a PNG, a baseline and a progressive JPEG, a TIFF in 256 px tiles (`tiffcp`), a
+    /// lossy WebP and a 24-bit BMP (Pillow's, bottom-up).
     static func files(in directory: TemporaryDirectory) throws -> [String] {
         let image = noise(width: 2000, height: 2000)
         try ImageEncoder.encode(image, as: .png()).write(to: directory.child("noise.png"))
@@ -52,12 +52,13 @@ struct InputFileTests {
             import sys
             from PIL import Image
             Image.open(sys.argv[1]).convert("RGB").save(sys.argv[2], compression="tiff_adobe_deflate")
+            Image.open(sys.argv[1]).convert("RGB").save(sys.argv[2].replace("strips.tif", "noise.bmp"))
             """
         try #require(FileManager.default.isExecutableFile(atPath: TIFFTests.python), "no \(TIFFTests.python): run `make deps`")
         #expect(try runTool(TIFFTests.python, ["-c", program, directory.child("noise.png").path, directory.child("strips.tif").path]))
         #expect(try runTool("/usr/bin/tiffcp", ["-t", "-w", "256", "-l", "256", "-c", "zip", directory.child("strips.tif").path,
                                                 directory.child("noise.tif").path]))
-        return ["noise.png", "noise.jpg", "progressive.jpg", "noise.tif", "noise.webp"]
+        return ["noise.png", "noise.jpg", "progressive.jpg", "noise.tif", "noise.webp", "noise.bmp"]
     }
 
     @Test func aShrinkingDecodeKeepsAFewPagesOfTheFileAndMakesTheSamePixels() throws {

@@ -1,3 +1,4 @@
+import CInput
 import Foundation
 
 /// BMP by a decoder of our own (Debian has no small BMP library): Windows bitmaps with any of the
@@ -52,6 +53,69 @@ enum BMPCodec {
         let header = try fileHeader(data)
         guard header.width == info.width, header.height == info.height else { throw corrupt("the header changed size") }
         return try decodePixels(data, header: header, andMask: nil).converted(to: pixelFormat)
+    }
+
+    /// Whether a decode may shrink on load: uncompressed rows with no alpha (24-bit, indexed,
+    /// and 16- or 32-bit bit fields without an alpha mask), the BMPs large photos come as.
+    static func scales(_ info: ImageInfo) -> Bool { info.fileType == .bmp && !info.hasAlpha }
+
+    /// The image shrunk on load by `factor` (2, 4 or 8; `JPEGCodec.scaleDenominator`): read in
+    /// bands of `factor` rows in the file's order, each `factor × factor` block (the last ones
+    /// partial) becoming its mean, so the full-size bitmap never exists; a mapped file's pages
+    /// are handed back as the bands go by.
+    static func decodeShrunk(_ data: Data, info: ImageInfo, factor: Int) throws(CodecError) -> Bitmap {
+        let header = try fileHeader(data)
+        guard header.width == info.width, header.height == info.height else { throw corrupt("the header changed size") }
+        guard !header.mayHaveAlpha, header.compression == .rgb || header.compression == .bitFields, factor > 1 else {
+            throw .invalidParameters("this BMP does not shrink on load")
+        }
+        let (width, height, stride) = (header.width, header.height, header.rowStride)
+        let needed = stride * (height - 1) + (width * header.bitCount + 7) / 8
+        guard header.pixelOffset + needed <= data.count else { throw corrupt("pixel data shorter than the header says") }
+        var result = Bitmap(width: (width + factor - 1) / factor, height: (height + factor - 1) / factor, pixelFormat: .rgba8)
+        let outWidth = result.width, outHeight = result.height, outRowBytes = result.rowBytes
+        var band = Bitmap(width: width, height: factor, pixelFormat: .rgba8)
+        let bandRowBytes = band.rowBytes
+        var sums = [UInt32](repeating: 0, count: outWidth * 3)
+        data.withUnsafeBytes { (input: UnsafeRawBufferPointer) in
+            let source = input.bindMemory(to: UInt8.self)
+            result.withUnsafeMutableBytes { output in
+                band.withUnsafeMutableBytes { bandBytes in
+                    let pixels = bandBytes.bindMemory(to: UInt8.self)
+                    // Output rows in the file's order (bottom-up files from the last), so the file is read forward.
+                    for step in 0..<outHeight {
+                        let outRow = header.topDown ? step : outHeight - 1 - step
+                        let top = outRow * factor, rows = min(factor, height - top)
+                        // The band's rows as a BMP of their own: its first file row and its height.
+                        var part = header
+                        part.height = rows
+                        part.pixelOffset = header.pixelOffset + (header.topDown ? top : height - top - rows) * stride
+                        _ = decodeRows(source, header: part, andMask: nil, into: pixels, rowBytes: bandRowBytes)
+                        for index in sums.indices { sums[index] = 0 }
+                        for y in 0..<rows {
+                            let row = y * bandRowBytes
+                            for x in 0..<width {
+                                let at = row + x * 4, sum = (x / factor) * 3
+                                sums[sum] += UInt32(pixels[at])
+                                sums[sum + 1] += UInt32(pixels[at + 1])
+                                sums[sum + 2] += UInt32(pixels[at + 2])
+                            }
+                        }
+                        for x in 0..<outWidth {
+                            let count = UInt32(min(factor, width - x * factor) * rows)
+                            let at = outRow * outRowBytes + x * 4
+                            output[at] = UInt8((sums[x * 3] + count / 2) / count)
+                            output[at + 1] = UInt8((sums[x * 3 + 1] + count / 2) / count)
+                            output[at + 2] = UInt8((sums[x * 3 + 2] + count / 2) / count)
+                            output[at + 3] = 255
+                        }
+                        if let base = input.baseAddress { easel_input_release(base + min(input.count, part.pixelOffset + rows * stride)) }
+                    }
+                }
+            }
+        }
+        result.markOpaque()
+        return result
     }
 
     static func profile(_ header: Header, in data: Data, limit: Int) -> EmbeddedProfile {

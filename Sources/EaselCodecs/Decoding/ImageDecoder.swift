@@ -137,7 +137,8 @@ public enum ImageDecoder {
             let size = entrySize(.init(width: info.width, height: info.height), info.entrySizes, covering: minimumSize)
             return (size.width, size.height)
         }
-        guard info.fileType == .jpeg || info.fileType.isVideo || WebPCodec.scales(info) || PNGCodec.scales(info) || TIFFCodec.scales(info) else {
+        guard info.fileType == .jpeg || info.fileType.isVideo || WebPCodec.scales(info) || PNGCodec.scales(info) || TIFFCodec.scales(info)
+                || BMPCodec.scales(info) else {
             return (info.uprightWidth, info.uprightHeight)
         }
         let swaps = Orientation.swapsAxes(info.orientation)
@@ -214,6 +215,9 @@ public enum ImageDecoder {
             return try decodeTIFF(data, info: info, covering: minimumSize, pixelFormat: pixelFormat, applyOrientation: applyOrientation,
                                   profile: profile)
         case .bmp:
+            // Shrunk on load where it can (a BMP has no orientation of its own).
+            let factor = BMPCodec.scales(info) ? JPEGCodec.scaleDenominator(width: info.width, height: info.height, covering: minimumSize) : 1
+            if factor > 1 { return converted(try BMPCodec.decodeShrunk(data, info: info, factor: factor)).converted(to: pixelFormat) }
             return converted(try BMPCodec.decode(data, info: info, pixelFormat: .rgba8, limits: limits)).converted(to: pixelFormat)
         case .ico:
             return try ICOCodec.decode(data, info: info, covering: minimumSize, pixelFormat: pixelFormat, limits: limits)

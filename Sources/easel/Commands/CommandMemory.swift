@@ -25,14 +25,15 @@ enum CommandLimits {
     static var defaultMemoryBudget: Int { max(256 << 20, Int(clamping: ProcessInfo.processInfo.physicalMemory / 4)) }
 
     /// The bytes a file is admitted by: the estimate of its decode and processing, and the file's
-    /// own bytes where its decoder keeps them resident: every format but JPEG, PNG, TIFF and a
-    /// WebP still decoded shrunk, whose decoders hand a mapped file's pages back as they read;
+    /// own bytes where its decoder keeps them resident: every format but JPEG, PNG, TIFF, and a
+    /// WebP still or a BMP decoded shrunk, whose decoders hand a mapped file's pages back as they read;
     /// and a progressive JPEG (its scans are all read before the first row comes out, or copied
     /// for a decode at 1/8).
     static func peakBytes(of input: InputFile, info: ImageInfo, decodedSize: (width: Int, height: Int), animated: Bool) -> Int {
         let estimate = MemoryEstimate.peakBytes(info: info, decodedSize: decodedSize, animated: animated)
         let shrunkWebP = info.fileType == .webp && !info.isAnimated && decodedSize.width < info.uprightWidth
-        let handsBack = input.isMapped && ([.jpeg, .png, .tiff].contains(info.fileType) || shrunkWebP)
+        let shrunkBMP = info.fileType == .bmp && !info.hasAlpha && decodedSize.width < info.uprightWidth
+        let handsBack = input.isMapped && ([.jpeg, .png, .tiff].contains(info.fileType) || shrunkWebP || shrunkBMP)
             && !(info.fileType == .jpeg && info.isProgressive)
         let (sum, overflow) = estimate.addingReportingOverflow(handsBack ? 0 : input.data.count)
         return overflow ? Int.max : sum
