@@ -7,7 +7,9 @@
 #   Benchmarks/peers/big-photos.sh     (needs a release build: swift build -c release --product easel)
 #
 # Sources, made by libvips from Samples/ (upscaled, a light grain so they compress like photos):
-# JPEG q90, PNG (compression 9), TIFF (tiled 256x256, deflate) and WebP q90; and a 200 MP PNG
+# JPEG q90, PNG (compression 9), TIFF (tiled 256x256, deflate), the same TIFF as a pyramid (its
+# levels halved, as libvips writes one), WebP q90 and a 24-bit BMP (written here: libvips has no
+# BMP saver, and pyvips' wheel no BMP loader, so that row is easel's alone); and a 200 MP PNG
 # (HUGE_SIDE=14142, compression 1; HUGE_SIDE=0 leaves it out), past the server's 50 MP limit,
 # which `easel thumbnail` takes with its defaults (its limits follow memory; goal <= 128 MB).
 # Environment: RUNS=3 CPU=0 SIDE=7000 HUGE_SIDE=14142 SKIP_BUILD=1 EASEL_BIN=path
@@ -42,6 +44,18 @@ grainy.webpsave(f"{out}/big.webp", Q=90)
 image = image.cast("uchar")
 image.pngsave(f"{out}/big.png", compression=9)
 image.tiffsave(f"{out}/big.tif", tile=True, tile_width=256, tile_height=256, compression="deflate", predictor="horizontal")
+image.tiffsave(f"{out}/pyramid.tif", tile=True, tile_width=256, tile_height=256, compression="deflate", predictor="horizontal", pyramid=True)
+# A BMP: 24-bit, bottom-up, rows padded to 4 bytes, blue first.
+rgb = image.extract_band(0, n=3).write_to_memory()
+stride = (side * 3 + 3) // 4 * 4
+with open(f"{out}/big.bmp", "wb") as bmp:
+    import struct
+    bmp.write(b"BM" + struct.pack("<IHHI", 54 + stride * side, 0, 0, 54))
+    bmp.write(struct.pack("<IiiHHIIiiII", 40, side, side, 1, 24, 0, stride * side, 2835, 2835, 0, 0))
+    for y in range(side - 1, -1, -1):
+        row = bytearray(rgb[y * side * 3:(y + 1) * side * 3])
+        row[0::3], row[2::3] = row[2::3], row[0::3]
+        bmp.write(row + bytes(stride - side * 3))
 if huge:
     original = pyvips.Image.new_from_file(source).colourspace("srgb")
     scaled = original.resize(huge / original.width, vscale=huge / original.height, kernel="lanczos3").cast("uchar")
@@ -82,8 +96,15 @@ mp=$(python3 -c "print(round($SIDE * $SIDE / 1e6))")
 echo "A ${mp} MP photo (${SIDE}x${SIDE}) to a 256 px JPEG, whole processes, one core, best of $RUNS"
 echo "| source | easel peak MB | pyvips $vips_version peak MB | memory, pyvips / easel | easel s | pyvips s | time, pyvips / easel |"
 echo "|---|---|---|---|---|---|---|"
-files="big.jpg big.png big.tif big.webp"
+files="big.jpg big.png big.tif pyramid.tif big.webp"
 [ "$HUGE_SIDE" = 0 ] || files="$files huge.png"
+# The BMP: easel's alone.
+if easel_result=$(best easel "$work/big.bmp"); then
+  read -r et em <<<"$easel_result"
+  python3 -c "print(f'| big.bmp | {$em/1024:.0f} | (no BMP loader) | | {$et:.2f} | | |')"
+else
+  echo "| big.bmp | failed (see the log) | | | | | |"
+fi
 for file in $files; do
   if ! easel_result=$(best easel "$work/$file") || ! vips_result=$(best vips "$work/$file"); then
     echo "| $file | failed (see the log) | | | | | |"
@@ -92,7 +113,7 @@ for file in $files; do
   read -r et em <<<"$easel_result"
   read -r vt vm <<<"$vips_result"
   python3 -c "print(f'| $file | {$em/1024:.0f} | {$vm/1024:.0f} | {$vm/$em:.2f} | {$et:.2f} | {$vt:.2f} | {$vt/$et:.2f} |')"
-  case $file in *.jpg) kind=JPEG ;; huge.png) kind=PNG; mp=$(python3 -c "print(round($HUGE_SIDE * $HUGE_SIDE / 1e6))") ;; *.png) kind=PNG ;; *.tif) kind=TIFF ;; *) kind=WebP ;; esac
+  case $file in *.jpg) kind=JPEG ;; huge.png) kind=PNG; mp=$(python3 -c "print(round($HUGE_SIDE * $HUGE_SIDE / 1e6))") ;; *.png) kind=PNG ;; pyramid.tif) kind="pyramidal TIFF" ;; *.tif) kind=TIFF ;; *) kind=WebP ;; esac
   figure "Big photos" "a ${mp} MP ${kind} to a 256 px JPEG, peak resident memory, whole processes" "pyvips $vips_version" \
     "$(python3 -c "print($em / 1024)")" "$(python3 -c "print($vm / 1024)")" MB lower
   figure "Big photos" "a ${mp} MP ${kind} to a 256 px JPEG, time, whole processes, one core" "pyvips $vips_version" "$et" "$vt" s lower
