@@ -69,8 +69,10 @@ struct BigSourceTests {
 
     @Test func aFilePastTheMemoryBudgetIsRefusedNamingIt() throws {
         let directory = try TemporaryDirectory()
-        // A BMP decodes at full size: 2000² is 16 MB of pixels, and its 12 MB of file stays read.
-        try ImageEncoder.encode(photoLike(width: 2000, height: 2000), as: .bmp).write(to: directory.child("big.bmp"))
+        // A BMP with alpha decodes at full size (an opaque one shrinks on load): 2000² is 16 MB of
+        // pixels, and its 16 MB of file stays read.
+        let pixels = painted(width: 2000, height: 2000) { x, y in [UInt8(x % 256), UInt8(y % 256), 90, x == 0 && y == 0 ? 0 : 255] }
+        try ImageEncoder.encode(pixels, as: .bmp).write(to: directory.child("big.bmp"))
         let arguments = ["thumbnail", "--size", "64x64", "--output-dir", directory.child("out").path, directory.child("big.bmp").path]
         let refused = try Self.measured(arguments + ["--memory-budget", "8MB"], in: directory)
         #expect(refused.status == 1)

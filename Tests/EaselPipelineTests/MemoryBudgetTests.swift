@@ -88,15 +88,21 @@ import Testing
         #expect(queue.reservedBytes.now == 0 && queue.waitingCount == 0)
     }
 
+    /// A 32-bit BMP's pixels (one of them transparent: the encoder keeps alpha).
+    static func translucent(width: Int, height: Int) -> Bitmap {
+        painted(width: width, height: height) { x, y in [UInt8(x % 256), UInt8(y % 256), 90, x == 0 && y == 0 ? 0 : 255] }
+    }
+
     /// A pipeline with a budget estimates each decode from its header: concurrent requests of a
     /// large source never reserve more than the budget together, all are answered, and a source
     /// whose decode alone is over it is refused with the budget named.
     @Test func aPipelinesConcurrentDecodesStayWithinItsBudget() async throws {
         let root = try TemporaryDirectory()
-        // A BMP decodes at full size: 1600 × 1200 is 7.7 MB of pixels, about 17 MB estimated.
-        try ImageEncoder.encode(photoLike(width: 1600, height: 1200), as: .bmp).write(to: root.child("big.bmp"))
+        // A BMP with alpha decodes at full size (an opaque one shrinks on load): 1600 × 1200 is
+        // 7.7 MB of pixels, about 17 MB estimated.
+        try ImageEncoder.encode(Self.translucent(width: 1600, height: 1200), as: .bmp).write(to: root.child("big.bmp"))
         let estimate = MemoryEstimate.peakBytes(info: ImageInfo(fileType: .bmp, width: 1600, height: 1200,
-                                                 hasAlpha: false, isGrayscale: false, isProgressive: false),
+                                                 hasAlpha: true, isGrayscale: false, isProgressive: false),
                                                  decodedSize: (1600, 1200), animated: false)
         #expect(estimate > 7_680_000 * 2 && estimate < 7_680_000 * 3)
         var configuration = ImagePipeline.Configuration(fetchers: [FileFetcher(root: root.url)], downloadRate: nil)
