@@ -47,15 +47,16 @@ image.tiffsave(f"{out}/big.tif", tile=True, tile_width=256, tile_height=256, com
 image.tiffsave(f"{out}/pyramid.tif", tile=True, tile_width=256, tile_height=256, compression="deflate", predictor="horizontal", pyramid=True)
 # A BMP: 24-bit, bottom-up, rows padded to 4 bytes, blue first.
 rgb = image.extract_band(0, n=3).write_to_memory()
-stride = (side * 3 + 3) // 4 * 4
+width, height = image.width, image.height
+stride = (width * 3 + 3) // 4 * 4
 with open(f"{out}/big.bmp", "wb") as bmp:
     import struct
-    bmp.write(b"BM" + struct.pack("<IHHI", 54 + stride * side, 0, 0, 54))
-    bmp.write(struct.pack("<IiiHHIIiiII", 40, side, side, 1, 24, 0, stride * side, 2835, 2835, 0, 0))
-    for y in range(side - 1, -1, -1):
-        row = bytearray(rgb[y * side * 3:(y + 1) * side * 3])
+    bmp.write(b"BM" + struct.pack("<IHHI", 54 + stride * height, 0, 0, 54))
+    bmp.write(struct.pack("<IiiHHIIiiII", 40, width, height, 1, 24, 0, stride * height, 2835, 2835, 0, 0))
+    for y in range(height - 1, -1, -1):
+        row = bytearray(rgb[y * width * 3:(y + 1) * width * 3])
         row[0::3], row[2::3] = row[2::3], row[0::3]
-        bmp.write(row + bytes(stride - side * 3))
+        bmp.write(row + bytes(stride - width * 3))
 if huge:
     original = pyvips.Image.new_from_file(source).colourspace("srgb")
     scaled = original.resize(huge / original.width, vscale=huge / original.height, kernel="lanczos3").cast("uchar")

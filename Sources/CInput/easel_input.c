@@ -8,6 +8,7 @@
 #include <stdatomic.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <string.h>
 #include <unistd.h>
 
 /* One registered mapping: [start, end), where the current forward reader's hand-back has got
@@ -21,22 +22,21 @@ typedef struct {
     _Atomic uintptr_t end;
     uintptr_t kept;
     _Atomic int changed;
-    /* Under table_lock: the file, kept open while it is mapped, and its size, modification and
-     * change times when it was mapped (a write in place that leaves the size as it was changes
-     * them: easel_input_changed looks). */
+    /* Under table_lock: the file, kept open while it is mapped (-1 when no descriptor was free:
+     * then only a shrink is seen), and its size and modification time when it was mapped (a
+     * write in place changes them: easel_input_changed looks). Not the change time: an unlink,
+     * a rename over the file, chmod or a new link change it with the contents as they were. */
     int fd;
-    long long stamp[5];
+    long long stamp[3];
 } mapping;
 
 enum { SLOTS = 256, RELEASE_STEP = 1 << 20 };
 static mapping slots[SLOTS];
 
-static void stamp_of(const struct stat *status, long long stamp[5]) {
+static void stamp_of(const struct stat *status, long long stamp[3]) {
     stamp[0] = (long long)status->st_size;
     stamp[1] = (long long)status->st_mtim.tv_sec;
     stamp[2] = (long long)status->st_mtim.tv_nsec;
-    stamp[3] = (long long)status->st_ctim.tv_sec;
-    stamp[4] = (long long)status->st_ctim.tv_nsec;
 }
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 /* Mappings registered now: 0 lets every lookup return at once (a decoder asks per row). */
@@ -191,15 +191,18 @@ int easel_input_changed(const void *position) {
     pthread_mutex_lock(&table_lock);
     mapping *slot = slot_holding((uintptr_t)position, 0);
     int changed = slot ? atomic_load(&slot->changed) : 0;
-    if (slot && !changed && slot->fd >= 0) {
-        struct stat status;
-        long long now[5];
-        if (fstat(slot->fd, &status) == 0) {
-            stamp_of(&status, now);
-            for (int i = 0; i < 5; i++) changed |= now[i] != slot->stamp[i];
-        }
-    }
+    int fd = slot ? slot->fd : -1;
+    long long stamp[3] = {0, 0, 0};
+    if (slot) memcpy(stamp, slot->stamp, sizeof(stamp));
     pthread_mutex_unlock(&table_lock);
+    /* fstat outside the lock (a slow file system must not hold up every reader): the caller
+     * holds the mapping, so its slot and descriptor stay until it unmaps. */
+    struct stat status;
+    if (!changed && fd >= 0 && fstat(fd, &status) == 0) {
+        long long now[3];
+        stamp_of(&status, now);
+        changed = memcmp(now, stamp, sizeof(now)) != 0;
+    }
     return changed;
 }
 

@@ -115,10 +115,31 @@ static int fail(TIFF *tif, char *message, const char *fallback) {
 
 static uint64_t shrunk_working_bytes(TIFF *tif, uint32_t width, uint32_t height);
 
-/* The directory `index` (the current one) as one of the first page's pyramid levels. */
-static void note_reduced_page(TIFF *tif, int index, uint32_t width, uint32_t height, easel_tiff_info *info) {
+/* What a pyramid's level must share with the first page: its samples, their layout and
+ * meaning, and its orientation (what the decode of the first page takes from the first page). */
+typedef struct {
+    uint16_t bits, samples, photometric, orientation, extra_count, first_extra;
+} page_kind;
+
+static page_kind kind_of(TIFF *tif) {
+    page_kind kind = {1, 1, 0, ORIENTATION_TOPLEFT, 0, 0};
+    uint16_t *extra = NULL;
+    TIFFGetFieldDefaulted(tif, TIFFTAG_BITSPERSAMPLE, &kind.bits);
+    TIFFGetFieldDefaulted(tif, TIFFTAG_SAMPLESPERPIXEL, &kind.samples);
+    if (!TIFFGetField(tif, TIFFTAG_PHOTOMETRIC, &kind.photometric)) kind.photometric = kind.samples >= 3 ? PHOTOMETRIC_RGB : PHOTOMETRIC_MINISBLACK;
+    TIFFGetFieldDefaulted(tif, TIFFTAG_ORIENTATION, &kind.orientation);
+    TIFFGetFieldDefaulted(tif, TIFFTAG_EXTRASAMPLES, &kind.extra_count, &extra);
+    kind.first_extra = kind.extra_count > 0 && extra ? extra[0] : 0;
+    return kind;
+}
+
+/* The directory `index` (the current one) as one of the first page's pyramid levels: marked
+ * reduced-resolution, of the same kind as the first page, exactly 2, 4 or 8 times smaller. */
+static void note_reduced_page(TIFF *tif, int index, uint32_t width, uint32_t height, page_kind first, easel_tiff_info *info) {
     uint32_t kind = 0, level_width = 0, level_height = 0;
     if (!TIFFGetField(tif, TIFFTAG_SUBFILETYPE, &kind) || !(kind & FILETYPE_REDUCEDIMAGE)) return;
+    page_kind level = kind_of(tif);
+    if (memcmp(&level, &first, sizeof(level)) != 0) return;
     if (!TIFFGetField(tif, TIFFTAG_IMAGEWIDTH, &level_width) || !TIFFGetField(tif, TIFFTAG_IMAGELENGTH, &level_height)) return;
     for (int level = 0; level < 3; level++) {
         uint32_t factor = 2u << level;
@@ -137,9 +158,10 @@ int easel_tiff_read_info(const uint8_t *data, size_t size, int page, int max_pag
     uint32_t first_width = 0, first_height = 0;
     TIFFGetField(tif, TIFFTAG_IMAGEWIDTH, &first_width);
     TIFFGetField(tif, TIFFTAG_IMAGELENGTH, &first_height);
+    page_kind first = kind_of(tif);
     int pages = 1;
     while (pages <= max_pages && TIFFReadDirectory(tif)) {
-        if (page == 0) note_reduced_page(tif, pages, first_width, first_height, info);
+        if (page == 0) note_reduced_page(tif, pages, first_width, first_height, first, info);
         pages++;
     }
     /* A damaged later directory ends the count; it does not make the file unreadable. */

@@ -116,8 +116,9 @@ extension ImagePipeline {
         }
         // A mapped local file is answered from a copy, checked whole once copied: the bytes
         // answered (and their ETag) are the file's, never what a write under way left.
-        if InputFile.isMapped(data) {
-            data = data.withUnsafeBytes { Data($0) }
+        if InputFile.isMapped(original.data) {
+            // (A sanitized SVG is already a copy.)
+            if InputFile.isMapped(data) { data = data.withUnsafeBytes { Data($0) } }
             try Self.checkWhole(original.data, fileType: fileType)
         }
         return SourceBytes(data: data, fileType: fileType, originContentType: original.metadata.contentType,

@@ -156,9 +156,11 @@ struct TIFFTests {
             pages[0].save(out + "/pyramid.tif", save_all=True, append_images=pages[1:], compression="tiff_adobe_deflate")
             # Only the half level, and a "level" a pixel off.
             pages[0].save(out + "/half.tif", save_all=True, append_images=[pages[1], Image.new("RGB", (200, 151), (0, 0, 255))])
+            # A "level" of another kind (with alpha): no level of an opaque page.
+            pages[0].save(out + "/other.tif", save_all=True, append_images=[Image.new("RGBA", (402, 301), (0, 0, 255, 128))])
             """
         #expect(try runTool(Self.python, ["-c", program, directory.path]))
-        for (name, levels) in [("pyramid.tif", [1, 2, 3]), ("half.tif", [1, 2])] {
+        for (name, levels) in [("pyramid.tif", [1, 2, 3]), ("half.tif", [1, 2]), ("other.tif", [1])] {
             for level in levels {
                 #expect(try runTool("/usr/bin/tiffset", ["-d", "\(level)", "-s", "254", "1", directory.child(name).path]), "\(name) \(level)")
             }
@@ -178,6 +180,7 @@ struct TIFFTests {
         #expect(halfInfo.reducedPages == [2: 1])
         let eighth = try ImageDecoder.decode(half, info: halfInfo, covering: (100, 75))
         #expect(eighth.width == 101 && eighth.height == 76 && eighth.pixel(x: 5, y: 5) == [0, 0, 255, 255])
+        #expect(try ImageDecoder.info(of: Data(contentsOf: directory.child("other.tif"))).reducedPages.isEmpty)
         // A page other than the first has no levels.
         #expect(try ImageDecoder.info(of: pyramid, page: 1).reducedPages.isEmpty)
     }

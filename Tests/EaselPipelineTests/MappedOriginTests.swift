@@ -12,14 +12,14 @@ import Testing
 @Suite("Mapped local originals", .timeLimit(.minutes(2)))
 struct MappedOriginTests {
     /// A 1500 × 1500 PNG of noise (6.75 MB: noise does not compress) in `root`, and its path.
-    static func noisePNG(in root: TemporaryDirectory) throws -> String {
+    static func noisePNG(in root: TemporaryDirectory, name: String = "noise.png") throws -> String {
         var state: UInt64 = 0x2545_F491_4F6C_DD1D
         let image = paintedOpaque(width: 1500, height: 1500) { _, _ in
             state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
             return [UInt8(truncatingIfNeeded: state >> 24), UInt8(truncatingIfNeeded: state >> 32), UInt8(truncatingIfNeeded: state >> 40)]
         }
-        try ImageEncoder.encode(image, as: .png()).write(to: root.child("noise.png"))
-        return root.child("noise.png").path
+        try ImageEncoder.encode(image, as: .png()).write(to: root.child(name))
+        return root.child(name).path
     }
 
     static func fetched(_ path: String, root: TemporaryDirectory) async throws -> Data {
@@ -56,6 +56,13 @@ struct MappedOriginTests {
         // pipeline refuses it.
         _ = try? ImageDecoder.decode(data, covering: (200, 200))
         #expect(InputFile.wasCutShort(data))
+        // What leaves the contents as they were is no change: new permissions, another name, a
+        // file renamed over this one's name (the mapping is the old file's).
+        let other = try await Self.fetched(try Self.noisePNG(in: root, name: "other.png"), root: root)
+        #expect(chmod(root.child("other.png").path, 0o600) == 0 && rename(root.child("other.png").path, root.child("moved.png").path) == 0)
+        try Data("replacement".utf8).write(to: root.child("elsewhere.png"))
+        #expect(rename(root.child("elsewhere.png").path, root.child("moved.png").path) == 0)
+        #expect(!InputFile.wasCutShort(other))
         #expect(throws: PipelineError.decoding(.corrupt(format: .png, reason: "the file changed while it was read"))) {
             try ImagePipeline.checkWhole(data, fileType: .png)
         }

@@ -28,10 +28,11 @@ const uint8_t *easel_input_map_descriptor(int fd, size_t max_size, size_t *size,
 void easel_input_unmap(const uint8_t *start, size_t size);
 
 /* 1 when the mapping that holds `position` was cut short by its file shrinking while it was
- * read (what was read past the new end was zeros), or when the file's size, modification or
- * change time is no longer what it was when it was mapped (written in place); 0 otherwise, and
- * for memory that is no mapped input. (The file is kept open while it is mapped, so a file
- * replaced by another under its name is not a change: the mapping is the old file's.) */
+ * read (what was read past the new end was zeros), or when the file's size or modification
+ * time is no longer what it was when it was mapped (written in place); 0 otherwise, and for
+ * memory that is no mapped input. (The file is kept open while it is mapped, so a file
+ * replaced by another under its name, renamed, unlinked or given other permissions is not a
+ * change: the mapping is the old file's, as it was.) */
 int easel_input_changed(const void *position);
 
 /* 1 when `position` is inside a mapped input from easel_input_map. */

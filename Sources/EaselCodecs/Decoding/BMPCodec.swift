@@ -46,6 +46,8 @@ enum BMPCodec {
         let header = try fileHeader(data)
         var info = ImageInfo(fileType: .bmp, width: header.width, height: header.height, hasAlpha: header.mayHaveAlpha, isGrayscale: false, isProgressive: false)
         info.colorProfile = profile(header, in: data, limit: limits.maxProfileBytes)
+        // A shrinking decode's band: up to 8 full-width rows.
+        if scales(info) { info.shrunkDecodeWorkingBytes = Int.checkedProduct(header.width, min(8, header.height) * 4) ?? .max }
         return info
     }
 
@@ -74,7 +76,7 @@ enum BMPCodec {
         guard header.pixelOffset + needed <= data.count else { throw corrupt("pixel data shorter than the header says") }
         var result = Bitmap(width: (width + factor - 1) / factor, height: (height + factor - 1) / factor, pixelFormat: .rgba8)
         let outWidth = result.width, outHeight = result.height, outRowBytes = result.rowBytes
-        var band = Bitmap(width: width, height: factor, pixelFormat: .rgba8)
+        var band = Bitmap(width: width, height: min(factor, height), pixelFormat: .rgba8)
         let bandRowBytes = band.rowBytes
         var sums = [UInt32](repeating: 0, count: outWidth * 3)
         data.withUnsafeBytes { (input: UnsafeRawBufferPointer) in

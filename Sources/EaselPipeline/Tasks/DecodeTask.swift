@@ -199,7 +199,10 @@ extension ImagePipeline {
         let info: ImageInfo
         do { info = try ImageDecoder.info(of: original.data, limits: limits, page: request.page,
                                                     embeddedThumbnail: request.embeddedThumbnail, video: request.video,
-                                                    autoRotate: request.autoRotate) } catch let error as CodecError { throw .codec(error) } catch {
+                                                    autoRotate: request.autoRotate) } catch let error as CodecError {
+            try Self.checkWhole(original.data, fileType: (try? ImageFileType.sniff(original.data)) ?? .png)
+            throw .codec(error)
+        } catch {
             throw .decoding(.invalidParameters("\(error)"))
         }
         sourceTypes.note(sourceKey, type: info.fileType)
