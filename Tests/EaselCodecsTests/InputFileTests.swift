@@ -12,13 +12,7 @@ import Testing
 @Suite("Mapped input files", .timeLimit(.minutes(5)))
 struct InputFileTests {
     /// Noise does not compress: the file weighs what its pixels do.
-    static func noise(width: Int, height: Int) -> Bitmap {
-        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
-        return paintedOpaque(width: width, height: height) { _, _ in
-            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-            return [UInt8(truncatingIfNeeded: state >> 24), UInt8(truncatingIfNeeded: state >> 32), UInt8(truncatingIfNeeded: state >> 40)]
-        }
-    }
+    static func noise(width: Int, height: Int) -> Bitmap { EaselTestSupport.noise(width: width, height: height) }
 
     /// Whether two bitmaps have the same size and the same bytes in every row.
     static func same(_ a: Bitmap, _ b: Bitmap) -> Bool {

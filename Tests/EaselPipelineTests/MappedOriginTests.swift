@@ -13,11 +13,7 @@ import Testing
 struct MappedOriginTests {
     /// A 1500 × 1500 PNG of noise (6.75 MB: noise does not compress) in `root`, and its path.
     static func noisePNG(in root: TemporaryDirectory, name: String = "noise.png") throws -> String {
-        var state: UInt64 = 0x2545_F491_4F6C_DD1D
-        let image = paintedOpaque(width: 1500, height: 1500) { _, _ in
-            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-            return [UInt8(truncatingIfNeeded: state >> 24), UInt8(truncatingIfNeeded: state >> 32), UInt8(truncatingIfNeeded: state >> 40)]
-        }
+        let image = noise(width: 1500, height: 1500, seed: 0x2545_F491_4F6C_DD1D)
         try ImageEncoder.encode(image, as: .png()).write(to: root.child(name))
         return root.child(name).path
     }

@@ -138,3 +138,13 @@ public func decodedConsistently(_ data: Data, _ label: String) throws -> Bitmap 
     #expect(try ImageDecoder.decode(data).hasSamePixels(as: image), "\(label): decoded twice, two images")
     return image
 }
+
+/// Opaque noise from a linear congruential generator started at `seed`: it does not compress,
+/// so a file of it weighs what its pixels do.
+public func noise(width: Int, height: Int, seed: UInt64 = 0x9E37_79B9_7F4A_7C15) -> Bitmap {
+    var state = seed
+    return paintedOpaque(width: width, height: height) { _, _ in
+        state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+        return [UInt8(truncatingIfNeeded: state >> 24), UInt8(truncatingIfNeeded: state >> 32), UInt8(truncatingIfNeeded: state >> 40)]
+    }
+}

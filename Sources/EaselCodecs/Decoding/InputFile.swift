@@ -65,7 +65,6 @@ public struct InputFile: Sendable {
             data = Data(bytesNoCopy: UnsafeMutableRawPointer(mutating: start), count: size,
                         deallocator: .custom { start, size in easel_input_unmap(start.assumingMemoryBound(to: UInt8.self), size) })
             isMapped = true
-            stamp = Self.stamp(of: path)
             return
         }
         switch error {
@@ -84,24 +83,16 @@ public struct InputFile: Sendable {
         }
         guard data.count <= limit else { throw CodecError.inputTooLarge(bytes: data.count, limit: limit) }
         isMapped = false
-        stamp = nil
-    }
-
-    /// The file's size, modification and change times when it was mapped.
-    private let stamp: [Int]?
-
-    private static func stamp(of path: String) -> [Int]? {
-        var status = stat()
-        guard stat(path, &status) == 0 else { return nil }
-        return [Int(status.st_size), status.st_mtim.tv_sec, status.st_mtim.tv_nsec, status.st_ctim.tv_sec, status.st_ctim.tv_nsec]
     }
 
     /// Whether the mapped file changed while it was read: it shrank under a read (what was read
-    /// past its new end was zeros), or its size or times are no longer what they were when it
-    /// was mapped (written in place, cut and written again, replaced).
+    /// past its new end was zeros), or its size or modification time is no longer what it was
+    /// when it was mapped (written in place, cut and written again): `wasCutShort(_:)`, which
+    /// looks at the file through the descriptor kept with the mapping. (A file replaced under
+    /// its name is no change: the mapping is the old file's, whole.)
     public var changedWhileRead: Bool {
         guard isMapped else { return false }
-        return data.withUnsafeBytes { easel_input_changed($0.baseAddress) != 0 } || Self.stamp(of: path) != stamp
+        return Self.wasCutShort(data)
     }
 
     /// Whether `data` is (a slice of) a mapped input file that shrank while it was read (what
