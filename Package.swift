@@ -61,7 +61,7 @@ let package = Package(
         .target(name: "CJPEG", dependencies: ["CInput"], linkerSettings: [.linkedLibrary("jpeg")]),
         .target(name: "CPNG", dependencies: ["CInput"], linkerSettings: [.linkedLibrary("png16"), .linkedLibrary("spng"), .linkedLibrary("z"), .linkedLibrary("deflate")]),
         .target(name: "CWebP", linkerSettings: [.linkedLibrary("webp"), .linkedLibrary("webpdemux"), .linkedLibrary("webpmux")]),
-        .target(name: "CGIF", linkerSettings: [.linkedLibrary("gif")]),
+        .target(name: "CGIF", dependencies: ["CInput"], linkerSettings: [.linkedLibrary("gif")]),
         // Little CMS (ICC profiles to sRGB), libavif (AVIF: dav1d decodes, aom encodes) and
         // libheif (HEIC through libde265).
         .target(name: "CLCMS", linkerSettings: [.linkedLibrary("lcms2")]),

@@ -1,4 +1,6 @@
 #include "easel_gif.h"
+#include "easel_input.h"
+#include "easel_shrink.h"
 
 #include <gif_lib.h>
 #include <stdio.h>
@@ -48,38 +50,34 @@ int easel_gif_read_header(const uint8_t *data, size_t size, int *width, int *hei
     return 1;
 }
 
-int easel_gif_decode_first_frame(const uint8_t *data, size_t size, uint8_t *pixels, size_t row_bytes,
-                                 int width, int height, long max_frame_pixels, char *message) {
-    gif_source source;
-    GifFileType *gif = open_gif(data, size, &source, message);
-    if (!gif) return 0;
-    int transparent = -1;
+/* Reads the records before the first image, and its descriptor: the transparent index of the
+ * graphic control extension before it (-1 for none) and the colours it is drawn with. 0 with a
+ * message for a damaged file, a file without an image, or a frame past `max_frame_pixels`. */
+static int read_to_first_frame(GifFileType *gif, long max_frame_pixels, int *transparent, ColorMapObject **map, char *message) {
+    *transparent = -1;
     GifRecordType record;
-    GifByteType *line = NULL;
-    int result = 0;
     for (;;) {
         if (DGifGetRecordType(gif, &record) == GIF_ERROR) {
             set_message(message, GifErrorString(gif->Error) ? GifErrorString(gif->Error) : "corrupt GIF");
-            break;
+            return 0;
         }
         if (record == TERMINATE_RECORD_TYPE) {
             set_message(message, "GIF has no image");
-            break;
+            return 0;
         }
         if (record == EXTENSION_RECORD_TYPE) {
             int code;
             GifByteType *extension;
             if (DGifGetExtension(gif, &code, &extension) == GIF_ERROR) {
                 set_message(message, "corrupt GIF extension");
-                break;
+                return 0;
             }
             while (extension) {
                 if (code == GRAPHICS_EXT_FUNC_CODE && extension[0] >= 4 && (extension[1] & 1)) {
-                    transparent = extension[4];
+                    *transparent = extension[4];
                 }
                 if (DGifGetExtensionNext(gif, &extension) == GIF_ERROR) {
                     set_message(message, "corrupt GIF extension");
-                    DGifCloseFile(gif, NULL);
                     return 0;
                 }
             }
@@ -88,57 +86,147 @@ int easel_gif_decode_first_frame(const uint8_t *data, size_t size, uint8_t *pixe
         if (record != IMAGE_DESC_RECORD_TYPE) continue;
         if (DGifGetImageDesc(gif) == GIF_ERROR) {
             set_message(message, "corrupt GIF image descriptor");
-            break;
+            return 0;
         }
         GifImageDesc *desc = &gif->Image;
-        ColorMapObject *map = desc->ColorMap ? desc->ColorMap : gif->SColorMap;
-        if (!map || desc->Width <= 0 || desc->Height <= 0) {
+        *map = desc->ColorMap ? desc->ColorMap : gif->SColorMap;
+        if (!*map || desc->Width <= 0 || desc->Height <= 0) {
             set_message(message, "GIF frame without colours or size");
-            break;
+            return 0;
         }
         if ((long)desc->Width * (long)desc->Height > max_frame_pixels) {
             set_message(message, "GIF frame exceeds the pixel limit");
-            break;
+            return 0;
         }
-        line = malloc((size_t)desc->Width);
-        if (!line) {
-            set_message(message, "out of memory");
-            break;
-        }
-        int ok = 1;
-        /* Interlaced GIFs store rows in four passes. */
-        static const int starts[4] = {0, 4, 2, 1}, steps[4] = {8, 8, 4, 2};
-        int passes = desc->Interlace ? 4 : 1;
-        for (int pass = 0; pass < passes && ok; pass++) {
-            int first = desc->Interlace ? starts[pass] : 0, step = desc->Interlace ? steps[pass] : 1;
-            for (int y = first; y < desc->Height; y += step) {
-                if (DGifGetLine(gif, line, desc->Width) == GIF_ERROR) {
-                    set_message(message, "the file ends before the image does");
-                    ok = 0;
-                    break;
-                }
-                int canvas_y = desc->Top + y;
-                if (!desc->Interlace && canvas_y >= height) break; /* the rest is off the canvas */
-                if (canvas_y < 0 || canvas_y >= height) continue;
-                uint8_t *row = pixels + (size_t)canvas_y * row_bytes;
-                for (int x = 0; x < desc->Width; x++) {
-                    int canvas_x = desc->Left + x;
-                    int index = line[x];
-                    if (canvas_x < 0 || canvas_x >= width || index == transparent || index >= map->ColorCount) continue;
-                    GifColorType color = map->Colors[index];
-                    row[4 * canvas_x] = color.Red;
-                    row[4 * canvas_x + 1] = color.Green;
-                    row[4 * canvas_x + 2] = color.Blue;
-                    row[4 * canvas_x + 3] = 255;
-                }
+        return 1;
+    }
+}
+
+/* Interlaced GIFs store rows in four passes: pass p holds rows starts[p], + steps[p], ... */
+static const int pass_starts[4] = {0, 4, 2, 1}, pass_steps[4] = {8, 8, 4, 2};
+
+int easel_gif_decode_first_frame(const uint8_t *data, size_t size, uint8_t *pixels, size_t row_bytes,
+                                 int width, int height, long max_frame_pixels, char *message) {
+    gif_source source;
+    GifFileType *gif = open_gif(data, size, &source, message);
+    if (!gif) return 0;
+    int transparent;
+    ColorMapObject *map;
+    GifByteType *line = NULL;
+    int ok = read_to_first_frame(gif, max_frame_pixels, &transparent, &map, message);
+    GifImageDesc *desc = &gif->Image;
+    if (ok && !(line = malloc((size_t)desc->Width))) {
+        set_message(message, "out of memory");
+        ok = 0;
+    }
+    int passes = desc->Interlace ? 4 : 1;
+    for (int pass = 0; pass < passes && ok; pass++) {
+        int first = desc->Interlace ? pass_starts[pass] : 0, step = desc->Interlace ? pass_steps[pass] : 1;
+        for (int y = first; y < desc->Height; y += step) {
+            if (DGifGetLine(gif, line, desc->Width) == GIF_ERROR) {
+                set_message(message, "the file ends before the image does");
+                ok = 0;
+                break;
+            }
+            int canvas_y = desc->Top + y;
+            if (!desc->Interlace && canvas_y >= height) break; /* the rest is off the canvas */
+            if (canvas_y < 0 || canvas_y >= height) continue;
+            uint8_t *row = pixels + (size_t)canvas_y * row_bytes;
+            for (int x = 0; x < desc->Width; x++) {
+                int canvas_x = desc->Left + x;
+                int index = line[x];
+                if (canvas_x < 0 || canvas_x >= width || index == transparent || index >= map->ColorCount) continue;
+                GifColorType color = map->Colors[index];
+                row[4 * canvas_x] = color.Red;
+                row[4 * canvas_x + 1] = color.Green;
+                row[4 * canvas_x + 2] = color.Blue;
+                row[4 * canvas_x + 3] = 255;
             }
         }
-        result = ok;
-        break;
     }
     free(line);
     DGifCloseFile(gif, NULL);
-    return result;
+    return ok;
+}
+
+int easel_gif_decode_first_frame_shrunk(const uint8_t *data, size_t size, uint8_t *pixels, size_t row_bytes,
+                                        int width, int height, int factor, long max_frame_pixels, char *message) {
+    if (factor != 2 && factor != 4 && factor != 8) {
+        set_message(message, "the shrink factor is 2, 4 or 8");
+        return 0;
+    }
+    const int shift = factor == 2 ? 1 : factor == 4 ? 2 : 3;
+    gif_source source;
+    GifFileType *gif = open_gif(data, size, &source, message);
+    if (!gif) return 0;
+    int transparent;
+    ColorMapObject *map;
+    uint8_t *frame = NULL, *line = NULL;
+    uint32_t *sums = NULL;
+    int ok = read_to_first_frame(gif, max_frame_pixels, &transparent, &map, message);
+    GifImageDesc *desc = &gif->Image;
+    uint32_t out_width = ((uint32_t)width + (uint32_t)factor - 1) / (uint32_t)factor;
+    /* Each palette entry as the pixel it draws (transparent: all zeros, as off the frame). */
+    uint8_t colors[256][4];
+    memset(colors, 0, sizeof colors);
+    if (ok) {
+        for (int index = 0; index < map->ColorCount && index < 256; index++) {
+            if (index == transparent) continue;
+            colors[index][0] = map->Colors[index].Red;
+            colors[index][1] = map->Colors[index].Green;
+            colors[index][2] = map->Colors[index].Blue;
+            colors[index][3] = 255;
+        }
+        /* An interlaced frame's rows come in four passes: its indexes are kept (a byte a pixel)
+         * and shrunk in order once read; another frame's rows are shrunk as they come. */
+        line = malloc((size_t)desc->Width);
+        frame = desc->Interlace ? malloc((size_t)desc->Width * (size_t)desc->Height) : NULL;
+        sums = calloc((size_t)out_width * 4, sizeof(uint32_t));
+        if (!line || !sums || (desc->Interlace && !frame)) {
+            set_message(message, "out of memory");
+            ok = 0;
+        }
+    }
+    for (int pass = 0; ok && desc->Interlace && pass < 4; pass++) {
+        for (int y = pass_starts[pass]; y < desc->Height; y += pass_steps[pass]) {
+            if (DGifGetLine(gif, frame + (size_t)y * (size_t)desc->Width, desc->Width) == GIF_ERROR) {
+                set_message(message, "the file ends before the image does");
+                ok = 0;
+                break;
+            }
+        }
+        easel_input_release(source.data + source.offset);
+    }
+    uint32_t in_band = 0;
+    for (int y = 0; ok && y < height; y++) {
+        int frame_y = y - desc->Top;
+        if (frame_y >= 0 && frame_y < desc->Height) {
+            const uint8_t *indexes = line;
+            if (frame) {
+                indexes = frame + (size_t)frame_y * (size_t)desc->Width;
+            } else if (DGifGetLine(gif, line, desc->Width) == GIF_ERROR) {
+                set_message(message, "the file ends before the image does");
+                ok = 0;
+                break;
+            }
+            int last = desc->Left + desc->Width < width ? desc->Left + desc->Width : width;
+            for (int x = desc->Left; x < last; x++) {
+                const uint8_t *p = colors[indexes[x - desc->Left]];
+                if (p[3]) easel_shrink_add(sums + 4 * (size_t)(x >> shift), p);
+            }
+        }
+        if (++in_band == (uint32_t)factor || y == height - 1) {
+            easel_shrink_emit_row(sums, pixels + (size_t)(y / factor) * row_bytes, (uint32_t)width, out_width, (uint32_t)factor,
+                                  in_band);
+            in_band = 0;
+            if (!frame) easel_input_release(source.data + source.offset);
+        }
+    }
+    free(frame);
+    free(line);
+    free(sums);
+    DGifCloseFile(gif, NULL);
+    return ok;
 }
 
 struct easel_gif_reader {
@@ -266,10 +354,9 @@ int easel_gif_reader_next(easel_gif_reader *reader, uint8_t *canvas, size_t row_
             set_message(message, "out of memory");
             return 0;
         }
-        static const int starts[4] = {0, 4, 2, 1}, steps[4] = {8, 8, 4, 2};
         int passes = desc->Interlace ? 4 : 1;
         for (int pass = 0; pass < passes; pass++) {
-            int first = desc->Interlace ? starts[pass] : 0, step = desc->Interlace ? steps[pass] : 1;
+            int first = desc->Interlace ? pass_starts[pass] : 0, step = desc->Interlace ? pass_steps[pass] : 1;
             for (int y = first; y < desc->Height; y += step) {
                 if (DGifGetLine(gif, line, desc->Width) == GIF_ERROR) {
                     set_message(message, "the file ends before the image does");
@@ -399,7 +486,10 @@ int easel_gif_encode_indexed(const uint8_t *indexes, int width, int height, int 
     return ok;
 }
 
-int easel_gif_count_frames(const uint8_t *data, size_t size, int stop_at, char *message) {
+int easel_gif_count_frames(const uint8_t *data, size_t size, int stop_at, int *first_interlaced, long *first_pixels,
+                           char *message) {
+    if (first_interlaced) *first_interlaced = 0;
+    if (first_pixels) *first_pixels = 0;
     gif_source source;
     GifFileType *gif = open_gif(data, size, &source, message);
     if (!gif) return -1;
@@ -424,6 +514,8 @@ int easel_gif_count_frames(const uint8_t *data, size_t size, int stop_at, char *
         }
         if (record != IMAGE_DESC_RECORD_TYPE) continue;
         if (DGifGetImageDesc(gif) == GIF_ERROR) break;
+        if (count == 0 && first_interlaced) *first_interlaced = gif->Image.Interlace ? 1 : 0;
+        if (count == 0 && first_pixels) *first_pixels = (long)gif->Image.Width * (long)gif->Image.Height;
         int code_size;
         GifByteType *block;
         if (DGifGetCode(gif, &code_size, &block) == GIF_ERROR) break;

@@ -1,5 +1,6 @@
 #include "easel_png.h"
 #include "easel_input.h"
+#include "easel_shrink.h"
 
 #include <png.h>
 #include <zlib.h>
@@ -389,21 +390,7 @@ done:
     return result;
 }
 
-/* Writes the output row of the blocks summed in `sums` (per output pixel: premultiplied red,
- * green and blue, then alpha), each block `rows` input rows tall, and clears the sums. */
-static void emit_shrunk_row(uint32_t *sums, uint8_t *target, uint32_t width, uint32_t out_width, int factor, uint32_t rows) {
-    for (uint32_t x = 0; x < out_width; x++) {
-        uint32_t columns = (x + 1) * (uint32_t)factor <= width ? (uint32_t)factor : width - x * (uint32_t)factor;
-        uint32_t count = columns * rows, *sum = sums + 4 * (size_t)x;
-        uint8_t *p = target + 4 * (size_t)x;
-        uint32_t alpha = sum[3];
-        for (int c = 0; c < 3; c++) p[c] = alpha ? (uint8_t)((sum[c] + alpha / 2) / alpha) : 0;
-        p[3] = (uint8_t)((alpha + count / 2) / count);
-        sum[0] = sum[1] = sum[2] = sum[3] = 0;
-    }
-}
-
-/* As emit_shrunk_row for an opaque image, whose sums are of the samples themselves (red, green,
+/* As easel_shrink_emit_row for an opaque image, whose sums are of the samples themselves (red, green,
  * blue; the same rounding as the weighted means, whose weights are then all 255). */
 static void emit_opaque_shrunk_row(uint32_t *sums, uint8_t *target, uint32_t width, uint32_t out_width, int factor, uint32_t rows) {
     for (uint32_t x = 0; x < out_width; x++) {
@@ -465,12 +452,7 @@ int easel_png_decode_shrunk(const uint8_t *data, size_t size, uint8_t *pixels, s
             }
         } else {
             for (uint32_t x = 0; x < width; x++) {
-                const uint8_t *p = row + 4 * (size_t)x;
-                uint32_t *sum = sums + 4 * (size_t)(x >> shift), alpha = p[3];
-                sum[0] += p[0] * alpha;
-                sum[1] += p[1] * alpha;
-                sum[2] += p[2] * alpha;
-                sum[3] += alpha;
+                easel_shrink_add(sums + 4 * (size_t)(x >> shift), row + 4 * (size_t)x);
             }
         }
         y++;
@@ -480,7 +462,7 @@ int easel_png_decode_shrunk(const uint8_t *data, size_t size, uint8_t *pixels, s
             if (opaque) {
                 emit_opaque_shrunk_row(sums, target, width, out_width, factor, in_band);
             } else {
-                emit_shrunk_row(sums, target, width, out_width, factor, in_band);
+                easel_shrink_emit_row(sums, target, width, out_width, (uint32_t)factor, in_band);
             }
             in_band = 0;
         }

@@ -1,5 +1,6 @@
 #include "easel_tiff.h"
 #include "easel_input.h"
+#include "easel_shrink.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -418,22 +419,12 @@ int easel_tiff_decode_shrunk(const uint8_t *data, size_t size, int page, uint8_t
             for (uint32_t x = 0; x < w; x++) {
                 uint8_t p[4];
                 straight_pixel(in[x], alpha, premultiplied, p);
-                uint32_t *sum = sums + 4 * (size_t)(x / f), a = p[3];
-                sum[0] += p[0] * a;
-                sum[1] += p[1] * a;
-                sum[2] += p[2] * a;
-                sum[3] += a;
+                easel_shrink_add(sums + 4 * (size_t)(x / f), p);
             }
             uint32_t y = top + r + 1;
             if (++in_block == f || y == h) {
                 uint8_t *target = pixels + (size_t)((y - 1) / f) * row_bytes;
-                for (uint32_t x = 0; x < out_width; x++) {
-                    uint32_t columns = (x + 1) * f <= w ? f : w - x * f, count = columns * in_block, *sum = sums + 4 * (size_t)x;
-                    uint32_t a = sum[3];
-                    for (int c = 0; c < 3; c++) target[4 * (size_t)x + c] = a ? (uint8_t)((sum[c] + a / 2) / a) : 0;
-                    target[4 * (size_t)x + 3] = (uint8_t)((a + count / 2) / count);
-                    sum[0] = sum[1] = sum[2] = sum[3] = 0;
-                }
+                easel_shrink_emit_row(sums, target, w, out_width, f, in_block);
                 in_block = 0;
             }
         }

@@ -34,7 +34,7 @@ struct InputFileTests {
     }
 
     /// The files: a PNG, a baseline and a progressive JPEG, a TIFF in 256 px tiles (`tiffcp`), a
-    /// lossy WebP and a 24-bit BMP (Pillow's, bottom-up).
+    /// lossy WebP, a 24-bit BMP (Pillow's, bottom-up) and two GIFs (Pillow's, one interlaced).
     static func files(in directory: TemporaryDirectory) throws -> [String] {
         let image = noise(width: 2000, height: 2000)
         try ImageEncoder.encode(image, as: .png()).write(to: directory.child("noise.png"))
@@ -47,12 +47,15 @@ struct InputFileTests {
             from PIL import Image
             Image.open(sys.argv[1]).convert("RGB").save(sys.argv[2], compression="tiff_adobe_deflate")
             Image.open(sys.argv[1]).convert("RGB").save(sys.argv[2].replace("strips.tif", "noise.bmp"))
+            gif = Image.open(sys.argv[1]).convert("RGB").quantize(256)
+            gif.save(sys.argv[2].replace("strips.tif", "noise.gif"), interlace=False)
+            gif.save(sys.argv[2].replace("strips.tif", "interlaced.gif"), interlace=True)
             """
         try #require(FileManager.default.isExecutableFile(atPath: TIFFTests.python), "no \(TIFFTests.python): run `make deps`")
         #expect(try runTool(TIFFTests.python, ["-c", program, directory.child("noise.png").path, directory.child("strips.tif").path]))
         #expect(try runTool("/usr/bin/tiffcp", ["-t", "-w", "256", "-l", "256", "-c", "zip", directory.child("strips.tif").path,
                                                 directory.child("noise.tif").path]))
-        return ["noise.png", "noise.jpg", "progressive.jpg", "noise.tif", "noise.webp", "noise.bmp"]
+        return ["noise.png", "noise.jpg", "progressive.jpg", "noise.tif", "noise.webp", "noise.bmp", "noise.gif", "interlaced.gif"]
     }
 
     @Test func aShrinkingDecodeKeepsAFewPagesOfTheFileAndMakesTheSamePixels() throws {

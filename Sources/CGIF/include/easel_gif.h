@@ -10,14 +10,26 @@
 int easel_gif_read_header(const uint8_t *data, size_t size, int *width, int *height, char *message);
 
 /* Counts frames without decoding them (their compressed data is skipped), stopping at
- * `stop_at`. Returns the count, or -1 with a message when the file is damaged before that. */
-int easel_gif_count_frames(const uint8_t *data, size_t size, int stop_at, char *message);
+ * `stop_at`. Returns the count, or -1 with a message when the file is damaged before that.
+ * `first_interlaced` and `first_pixels` (each may be NULL) are set from the first frame's
+ * descriptor: 1 when its rows are interlaced, and its rectangle's pixels (0 without a frame). */
+int easel_gif_count_frames(const uint8_t *data, size_t size, int stop_at, int *first_interlaced, long *first_pixels,
+                           char *message);
 
 /* Decodes the first frame, composed onto a transparent canvas of the logical screen size,
  * as RGBA (straight alpha) into `pixels` (height rows of row_bytes). A frame larger than
  * max_frame_pixels is refused (the canvas limit alone would not bound the work). */
 int easel_gif_decode_first_frame(const uint8_t *data, size_t size, uint8_t *pixels, size_t row_bytes,
                                  int width, int height, long max_frame_pixels, char *message);
+
+/* The first frame as easel_gif_decode_first_frame composes it, shrunk on load by `factor` (2, 4
+ * or 8): each `factor × factor` block of the canvas (the last ones partial) becomes its mean,
+ * colour weighed by alpha (easel_shrink.h), into `pixels` (ceil(height / factor) rows of
+ * row_bytes, RGBA, straight alpha). The canvas never exists: a frame's rows are summed as they
+ * are read, an interlaced frame's from its palette indexes (a byte a pixel) once its four passes
+ * are read, and a mapped file's pages are handed back as they go by. */
+int easel_gif_decode_first_frame_shrunk(const uint8_t *data, size_t size, uint8_t *pixels, size_t row_bytes,
+                                        int width, int height, int factor, long max_frame_pixels, char *message);
 
 /* Every frame of an animation, in order, each composed on the canvas as browsers do (GIF89a
  * disposal: keep, clear to transparent, or restore what was there). Reads one frame at a time:

@@ -8,21 +8,38 @@ package enum GIFCodec {
     static func info(_ data: Data, limits: DecodingLimits = .default) throws -> ImageInfo {
         var width: Int32 = 0, height: Int32 = 0
         try call(data) { easel_gif_read_header($0, $1, &width, &height, $2) }
+        var interlaced: Int32 = 0, firstPixels = 0
         let frames = data.withUnsafeBytes { raw in
-            easel_gif_count_frames(raw.baseAddress!.assumingMemoryBound(to: UInt8.self), raw.count, Int32(clamping: limits.maxFrames == .max ? .max : limits.maxFrames + 1), nil)
+            easel_gif_count_frames(raw.baseAddress!.assumingMemoryBound(to: UInt8.self), raw.count,
+                                   Int32(clamping: limits.maxFrames == .max ? .max : limits.maxFrames + 1), &interlaced, &firstPixels, nil)
         }
         var info = ImageInfo(fileType: .gif, width: Int(width), height: Int(height), hasAlpha: true, isGrayscale: false, isProgressive: false, isAnimated: frames > 1)
         info.frameCount = max(1, Int(frames))
+        // Shrunk on load: a row of palette indexes and one of sums, or an interlaced frame's
+        // indexes whole (a byte a pixel).
+        info.shrunkDecodeWorkingBytes = interlaced != 0 ? firstPixels : (Int.checkedProduct(Int(width), 17) ?? .max)
         return info
     }
 
-    static func decode(_ data: Data, info: ImageInfo, pixelFormat: Bitmap.PixelFormat, limits: DecodingLimits) throws -> Bitmap {
-        var bitmap = Bitmap(width: info.width, height: info.height, pixelFormat: .rgba8)
+    /// Whether the first frame decodes shrunk on load (`decodeShrunk`): every GIF's can.
+    static func scales(_ info: ImageInfo) -> Bool { info.fileType == .gif && info.page == 0 }
+
+    /// The first frame on its canvas; with `minimumSize`, shrunk on load by the largest of 1/2,
+    /// 1/4 and 1/8 that still covers it (`easel_gif_decode_first_frame_shrunk`: the canvas's
+    /// blocks' means, the full-size canvas never made).
+    static func decode(_ data: Data, info: ImageInfo, covering minimumSize: (width: Int, height: Int)? = nil,
+                       pixelFormat: Bitmap.PixelFormat, limits: DecodingLimits) throws -> Bitmap {
+        let factor = scales(info) ? JPEGCodec.scaleDenominator(width: info.width, height: info.height, covering: minimumSize) : 1
+        var bitmap = Bitmap(width: (info.width + factor - 1) / factor, height: (info.height + factor - 1) / factor, pixelFormat: .rgba8)
         let rowBytes = bitmap.rowBytes
         try bitmap.withUnsafeMutableBytes { pixels in
+            let target = pixels.baseAddress!.assumingMemoryBound(to: UInt8.self)
             try call(data) { bytes, count, message in
-                easel_gif_decode_first_frame(bytes, count, pixels.baseAddress!.assumingMemoryBound(to: UInt8.self), rowBytes,
-                                             Int32(info.width), Int32(info.height), limits.maxPixels, message)
+                factor > 1
+                    ? easel_gif_decode_first_frame_shrunk(bytes, count, target, rowBytes, Int32(info.width), Int32(info.height),
+                                                          Int32(factor), limits.maxPixels, message)
+                    : easel_gif_decode_first_frame(bytes, count, target, rowBytes, Int32(info.width), Int32(info.height),
+                                                   limits.maxPixels, message)
             }
         }
         return bitmap.converted(to: pixelFormat)

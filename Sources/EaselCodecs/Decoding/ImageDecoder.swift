@@ -128,9 +128,10 @@ public enum ImageDecoder {
     /// The size (upright) `decode(_:info:covering:)` makes of an image with this `info`, without
     /// decoding: JPEG shrinks on load by the largest DCT scale that still covers `minimumSize`,
     /// a still WebP by the same factor (1/2, 1/4, 1/8: libwebp's scaled decode), a
-    /// non-interlaced PNG too (its rows summed into blocks as they are decoded), and a TIFF page
-    /// without a CMYK profile (read in bands of strips or tiles, summed into blocks); every other
-    /// format decodes at full size. Two coverings with one decoded size give the same pixels.
+    /// non-interlaced PNG too (its rows summed into blocks as they are decoded), a TIFF page
+    /// without a CMYK profile (read in bands of strips or tiles, summed into blocks), an opaque
+    /// uncompressed BMP and a GIF's first frame (rows summed into blocks); every other format
+    /// decodes at full size. Two coverings with one decoded size give the same pixels.
     public static func decodedSize(of info: ImageInfo, covering minimumSize: (width: Int, height: Int)?) -> (width: Int, height: Int) {
         if info.isVector { return VectorRender.size(of: info, covering: minimumSize) }
         if info.fileType == .ico, let minimumSize {
@@ -138,7 +139,7 @@ public enum ImageDecoder {
             return (size.width, size.height)
         }
         guard info.fileType == .jpeg || info.fileType.isVideo || WebPCodec.scales(info) || PNGCodec.scales(info) || TIFFCodec.scales(info)
-                || BMPCodec.scales(info) else {
+                || BMPCodec.scales(info) || GIFCodec.scales(info) else {
             return (info.uprightWidth, info.uprightHeight)
         }
         let swaps = Orientation.swapsAxes(info.orientation)
@@ -150,6 +151,23 @@ public enum ImageDecoder {
         let denominator = JPEGCodec.scaleDenominator(width: info.width, height: info.height, covering: stored)
         let width = (info.width + denominator - 1) / denominator, height = (info.height + denominator - 1) / denominator
         return swaps ? (height, width) : (width, height)
+    }
+
+    /// Whether a still decode of `info` at `decodedSize` (from `decodedSize(of:covering:)`)
+    /// reads a mapped file forward and hands its pages back as it goes, so that the file's bytes
+    /// are never resident whole: a JPEG (not a progressive one: its scans are all read before the
+    /// first row comes out), a PNG, a TIFF, and a WebP still, an opaque BMP or a GIF's first frame
+    /// decoded shrunk.
+    public static func handsBackPages(_ info: ImageInfo, decodedSize: (width: Int, height: Int)) -> Bool {
+        let shrunk = decodedSize.width < info.uprightWidth || decodedSize.height < info.uprightHeight
+        switch info.fileType {
+        case .jpeg: return !info.isProgressive
+        case .png, .tiff: return true
+        case .webp: return shrunk && WebPCodec.scales(info)
+        case .bmp: return shrunk && BMPCodec.scales(info)
+        case .gif: return shrunk && GIFCodec.scales(info)
+        default: return false
+        }
     }
 
     /// Of an icon's sizes (`largest` and `smaller`), the smallest whose sides both reach
@@ -196,7 +214,8 @@ public enum ImageDecoder {
             let stored = Orientation.swapsAxes(orientation) ? minimumSize.map { ($0.height, $0.width) } : minimumSize
             return Orientation.apply(orientation, to: converted(try WebPCodec.decode(data, info: info, covering: stored, pixelFormat: pixelFormat)))
         case .gif:
-            return try GIFCodec.decode(data, info: info, pixelFormat: pixelFormat, limits: limits)
+            // (A GIF has no orientation of its own; its colours are sRGB.)
+            return try GIFCodec.decode(data, info: info, covering: minimumSize, pixelFormat: pixelFormat, limits: limits)
         case .avif where info.isEmbeddedThumbnail:
             return converted(try HEIFCodec.decode(data, info: info)).converted(to: pixelFormat)
         case .avif:

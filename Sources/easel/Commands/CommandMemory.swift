@@ -5,8 +5,8 @@ import Foundation
 
 /// What the command line decodes under: limits that follow memory rather than a pixel count.
 ///
-/// A file is mapped rather than read (``InputFile``), and JPEG, PNG, TIFF and WebP sources
-/// shrink while they decode, so a photo's size is no longer what bounds its memory. Each file is
+/// A file is mapped rather than read (``InputFile``), and JPEG, PNG, TIFF, WebP, BMP and GIF
+/// sources shrink while they decode, so a photo's size is no longer what bounds its memory. Each file is
 /// admitted by its estimated peak bytes (``MemoryEstimate``, from its header) against a memory
 /// budget shared by the files made at once (`--memory-budget`, by default a quarter of the
 /// machine's memory, as the server's). Past that, the pixel limit is a ceiling on time, not on
@@ -25,16 +25,11 @@ enum CommandLimits {
     static var defaultMemoryBudget: Int { max(256 << 20, Int(clamping: ProcessInfo.processInfo.physicalMemory / 4)) }
 
     /// The bytes a file is admitted by: the estimate of its decode and processing, and the file's
-    /// own bytes where its decoder keeps them resident: every format but JPEG, PNG, TIFF, and a
-    /// WebP still or a BMP decoded shrunk, whose decoders hand a mapped file's pages back as they read;
-    /// and a progressive JPEG (its scans are all read before the first row comes out, or copied
-    /// for a decode at 1/8).
+    /// own bytes where its decoder keeps them resident (`ImageDecoder.handsBackPages`: every
+    /// decoder but those that hand a mapped file's pages back as they read, and an animation's).
     static func peakBytes(of input: InputFile, info: ImageInfo, decodedSize: (width: Int, height: Int), animated: Bool) -> Int {
         let estimate = MemoryEstimate.peakBytes(info: info, decodedSize: decodedSize, animated: animated)
-        let shrunkWebP = info.fileType == .webp && !info.isAnimated && decodedSize.width < info.uprightWidth
-        let shrunkBMP = info.fileType == .bmp && !info.hasAlpha && decodedSize.width < info.uprightWidth
-        let handsBack = input.isMapped && ([.jpeg, .png, .tiff].contains(info.fileType) || shrunkWebP || shrunkBMP)
-            && !(info.fileType == .jpeg && info.isProgressive)
+        let handsBack = input.isMapped && !(animated && info.isAnimated) && ImageDecoder.handsBackPages(info, decodedSize: decodedSize)
         let (sum, overflow) = estimate.addingReportingOverflow(handsBack ? 0 : input.data.count)
         return overflow ? Int.max : sum
     }
