@@ -8,7 +8,8 @@
 #
 # Sources, made by libvips from Samples/ (upscaled, a light grain so they compress like photos):
 # JPEG q90, PNG (compression 9), TIFF (tiled 256x256, deflate), the same TIFF as a pyramid (its
-# levels halved, as libvips writes one), WebP q90 and a 24-bit BMP (written here: libvips has no
+# levels halved, as libvips writes one), WebP q90, a GIF (libvips' cgif, its palette quantized;
+# one frame, rows in order) and a 24-bit BMP (written here: libvips has no
 # BMP saver, and pyvips' wheel no BMP loader, so that row is easel's alone); and a 200 MP PNG
 # (HUGE_SIDE=14142, compression 1; HUGE_SIDE=0 leaves it out), past the server's 50 MP limit,
 # which `easel thumbnail` takes with its defaults (its limits follow memory; goal <= 128 MB).
@@ -37,13 +38,14 @@ source, side, out, huge = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.ar
 image = pyvips.Image.new_from_file(source).colourspace("srgb")
 image = image.resize(side / image.width, vscale=side / image.height, kernel="lanczos3")
 # A light grain for the lossy files, so that they weigh what a photo of this size weighs; the
-# lossless ones without it (with it they pass the 64 MiB easel reads at most).
+# lossless ones without it (grain does not compress losslessly: a photo of this size stores its detail, not noise).
 grainy = (image + pyvips.Image.gaussnoise(side, side, sigma=6, mean=0)).cast("uchar")
 grainy.jpegsave(f"{out}/big.jpg", Q=90)
 grainy.webpsave(f"{out}/big.webp", Q=90)
 image = image.cast("uchar")
 image.pngsave(f"{out}/big.png", compression=9)
 image.tiffsave(f"{out}/big.tif", tile=True, tile_width=256, tile_height=256, compression="deflate", predictor="horizontal")
+image.gifsave(f"{out}/big.gif")
 image.tiffsave(f"{out}/pyramid.tif", tile=True, tile_width=256, tile_height=256, compression="deflate", predictor="horizontal", pyramid=True)
 # A BMP: 24-bit, bottom-up, rows padded to 4 bytes, blue first.
 rgb = image.extract_band(0, n=3).write_to_memory()
@@ -97,7 +99,7 @@ mp=$(python3 -c "print(round($SIDE * $SIDE / 1e6))")
 echo "A ${mp} MP photo (${SIDE}x${SIDE}) to a 256 px JPEG, whole processes, one core, best of $RUNS"
 echo "| source | easel peak MB | pyvips $vips_version peak MB | memory, pyvips / easel | easel s | pyvips s | time, pyvips / easel |"
 echo "|---|---|---|---|---|---|---|"
-files="big.jpg big.png big.tif pyramid.tif big.webp"
+files="big.jpg big.png big.tif pyramid.tif big.webp big.gif"
 [ "$HUGE_SIDE" = 0 ] || files="$files huge.png"
 # The BMP: easel's alone.
 if easel_result=$(best easel "$work/big.bmp"); then
@@ -114,7 +116,7 @@ for file in $files; do
   read -r et em <<<"$easel_result"
   read -r vt vm <<<"$vips_result"
   python3 -c "print(f'| $file | {$em/1024:.0f} | {$vm/1024:.0f} | {$vm/$em:.2f} | {$et:.2f} | {$vt:.2f} | {$vt/$et:.2f} |')"
-  case $file in *.jpg) kind=JPEG ;; huge.png) kind=PNG; mp=$(python3 -c "print(round($HUGE_SIDE * $HUGE_SIDE / 1e6))") ;; *.png) kind=PNG ;; pyramid.tif) kind="pyramidal TIFF" ;; *.tif) kind=TIFF ;; *) kind=WebP ;; esac
+  case $file in *.jpg) kind=JPEG ;; huge.png) kind=PNG; mp=$(python3 -c "print(round($HUGE_SIDE * $HUGE_SIDE / 1e6))") ;; *.png) kind=PNG ;; pyramid.tif) kind="pyramidal TIFF" ;; *.tif) kind=TIFF ;; *.gif) kind=GIF ;; *) kind=WebP ;; esac
   figure "Big photos" "a ${mp} MP ${kind} to a 256 px JPEG, peak resident memory, whole processes" "pyvips $vips_version" \
     "$(python3 -c "print($em / 1024)")" "$(python3 -c "print($vm / 1024)")" MB lower
   figure "Big photos" "a ${mp} MP ${kind} to a 256 px JPEG, time, whole processes, one core" "pyvips $vips_version" "$et" "$vt" s lower

@@ -416,15 +416,35 @@ int easel_tiff_decode_shrunk(const uint8_t *data, size_t size, int page, uint8_t
         }
         for (uint32_t r = 0; r < rows; r++) {
             const uint32_t *in = raster + (size_t)r * w;
-            for (uint32_t x = 0; x < w; x++) {
-                uint8_t p[4];
-                straight_pixel(in[x], alpha, premultiplied, p);
-                easel_shrink_add(sums + 4 * (size_t)(x / f), p);
+            if (alpha) {
+                for (uint32_t x = 0; x < w; x++) {
+                    uint8_t p[4];
+                    straight_pixel(in[x], alpha, premultiplied, p);
+                    easel_shrink_add(sums + 4 * (size_t)(x / f), p);
+                }
+            } else {
+                /* Opaque: the samples summed as they are, a block's columns at a time. */
+                uint32_t *sum = sums;
+                for (uint32_t x = 0; x < w; sum += 3) {
+                    uint32_t end = w - x < f ? w : x + f, red = 0, green = 0, blue = 0;
+                    for (; x < end; x++) {
+                        red += TIFFGetR(in[x]);
+                        green += TIFFGetG(in[x]);
+                        blue += TIFFGetB(in[x]);
+                    }
+                    sum[0] += red;
+                    sum[1] += green;
+                    sum[2] += blue;
+                }
             }
             uint32_t y = top + r + 1;
             if (++in_block == f || y == h) {
                 uint8_t *target = pixels + (size_t)((y - 1) / f) * row_bytes;
-                easel_shrink_emit_row(sums, target, w, out_width, f, in_block);
+                if (alpha) {
+                    easel_shrink_emit_row(sums, target, w, out_width, f, in_block);
+                } else {
+                    easel_shrink_emit_opaque_row(sums, target, w, out_width, f, in_block);
+                }
                 in_block = 0;
             }
         }

@@ -68,4 +68,20 @@ struct PNGScaledDecodeTests {
         let truncated = Self.photo.prefix(Self.photo.count / 2)
         #expect(throws: (any Error).self) { try ImageDecoder.decode(truncated, info: info, covering: (256, 256)) }
     }
+
+    /// The zlib stream's Adler-32 is not computed, so each IDAT chunk's CRC-32 is what finds
+    /// damage: a bit flipped in the middle of the compressed rows is refused, shrunk or whole,
+    /// even where the inflated stream would still have made rows.
+    @Test func aBitFlippedInTheCompressedRowsIsAnError() throws {
+        let info = try ImageDecoder.info(of: Self.photo)
+        for offset in [Self.photo.count / 3, Self.photo.count / 2, Self.photo.count * 3 / 4] {
+            var damaged = Self.photo
+            damaged[damaged.startIndex + offset] ^= 0x10
+            for box in [(256, 256), (4000, 4000)] {
+                #expect(throws: CodecError.self, "a bit flipped at \(offset), covering \(box)") {
+                    try ImageDecoder.decode(damaged, info: info, covering: box)
+                }
+            }
+        }
+    }
 }

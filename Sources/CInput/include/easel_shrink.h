@@ -35,4 +35,20 @@ static inline void easel_shrink_emit_row(uint32_t *sums, uint8_t *target, uint32
     }
 }
 
+/* As easel_shrink_emit_row for an opaque image, whose sums are three per output pixel, of the
+ * samples themselves (red, green, blue): the same rounding as the weighed means, whose weights
+ * are then all 255 (for `rows × columns` = n samples summing to S, (255 S + 255 n / 2) / 255 n
+ * and (S + n / 2) / n round alike, n odd or even). */
+static inline void easel_shrink_emit_opaque_row(uint32_t *sums, uint8_t *target, uint32_t width, uint32_t out_width,
+                                                uint32_t factor, uint32_t rows) {
+    for (uint32_t x = 0; x < out_width; x++) {
+        uint32_t columns = (x + 1) * factor <= width ? factor : width - x * factor;
+        uint32_t count = columns * rows, *sum = sums + 3 * (size_t)x;
+        uint8_t *p = target + 4 * (size_t)x;
+        for (int c = 0; c < 3; c++) p[c] = (uint8_t)((sum[c] + count / 2) / count);
+        p[3] = 255;
+        sum[0] = sum[1] = sum[2] = 0;
+    }
+}
+
 #endif
