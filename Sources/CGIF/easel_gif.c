@@ -166,7 +166,9 @@ int easel_gif_decode_first_frame_shrunk(const uint8_t *data, size_t size, uint8_
     int ok = read_to_first_frame(gif, max_frame_pixels, &transparent, &map, message);
     GifImageDesc *desc = &gif->Image;
     uint32_t out_width = ((uint32_t)width + (uint32_t)factor - 1) / (uint32_t)factor;
-    /* Each palette entry as the pixel it draws (transparent: all zeros, as off the frame). */
+    /* Each palette entry as what it adds to its block's sums: its colour and 1 for an opaque
+     * pixel, all zeros for a transparent one (as off the frame). A GIF's alpha is 0 or 255, so
+     * the weighed sums are these times 255, made so as each band is written. */
     uint8_t colors[256][4];
     memset(colors, 0, sizeof colors);
     if (ok) {
@@ -175,7 +177,7 @@ int easel_gif_decode_first_frame_shrunk(const uint8_t *data, size_t size, uint8_
             colors[index][0] = map->Colors[index].Red;
             colors[index][1] = map->Colors[index].Green;
             colors[index][2] = map->Colors[index].Blue;
-            colors[index][3] = 255;
+            colors[index][3] = 1;
         }
         /* An interlaced frame's rows come in four passes: its indexes are kept (a byte a pixel)
          * and shrunk in order once read; another frame's rows are shrunk as they come. */
@@ -188,14 +190,14 @@ int easel_gif_decode_first_frame_shrunk(const uint8_t *data, size_t size, uint8_
         }
     }
     for (int pass = 0; ok && desc->Interlace && pass < 4; pass++) {
-        for (int y = pass_starts[pass]; y < desc->Height; y += pass_steps[pass]) {
+        for (int y = pass_starts[pass], rows = 1; y < desc->Height; y += pass_steps[pass], rows++) {
             if (DGifGetLine(gif, frame + (size_t)y * (size_t)desc->Width, desc->Width) == GIF_ERROR) {
                 set_message(message, "the file ends before the image does");
                 ok = 0;
                 break;
             }
+            if (rows % 64 == 0) easel_input_release(source.data + source.offset);
         }
-        easel_input_release(source.data + source.offset);
     }
     uint32_t in_band = 0;
     for (int y = 0; ok && y < height; y++) {
@@ -212,10 +214,15 @@ int easel_gif_decode_first_frame_shrunk(const uint8_t *data, size_t size, uint8_
             int last = desc->Left + desc->Width < width ? desc->Left + desc->Width : width;
             for (int x = desc->Left; x < last; x++) {
                 const uint8_t *p = colors[indexes[x - desc->Left]];
-                if (p[3]) easel_shrink_add(sums + 4 * (size_t)(x >> shift), p);
+                uint32_t *sum = sums + 4 * (size_t)(x >> shift);
+                sum[0] += p[0];
+                sum[1] += p[1];
+                sum[2] += p[2];
+                sum[3] += p[3];
             }
         }
         if (++in_band == (uint32_t)factor || y == height - 1) {
+            for (size_t i = 0; i < (size_t)out_width * 4; i++) sums[i] *= 255;
             easel_shrink_emit_row(sums, pixels + (size_t)(y / factor) * row_bytes, (uint32_t)width, out_width, (uint32_t)factor,
                                   in_band);
             in_band = 0;
@@ -519,9 +526,13 @@ int easel_gif_count_frames(const uint8_t *data, size_t size, int stop_at, int *f
         int code_size;
         GifByteType *block;
         if (DGifGetCode(gif, &code_size, &block) == GIF_ERROR) break;
-        while (block) {
+        /* (Every byte of the file is read to count its frames: a mapped file's pages are handed
+         * back every 4096 blocks, about a megabyte, as they go by.) */
+        for (unsigned blocks = 1; block; blocks++) {
             if (DGifGetCodeNext(gif, &block) == GIF_ERROR) { block = NULL; break; }
+            if (blocks % 4096 == 0) easel_input_release(source.data + source.offset);
         }
+        easel_input_release(source.data + source.offset);
         count++;
     }
     DGifCloseFile(gif, NULL);
