@@ -150,19 +150,28 @@ const uint8_t *easel_input_map_descriptor(int fd, size_t max_size, size_t *size,
         *error_number = ENODEV; /* not mappable (some file systems): read it instead */
         return NULL;
     }
+    /* The file stays open while it is mapped, so that a change to it can be told (its size and
+     * modification time, by fstat): with no descriptor left to keep, it is read instead. */
+    int kept = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    if (kept < 0) {
+        munmap(start, length);
+        *error_number = ENOSPC;
+        return NULL;
+    }
     pthread_mutex_lock(&table_lock);
     mapping *slot = NULL;
     for (int i = 0; i < SLOTS && !slot; i++) {
         if (atomic_load(&slots[i].start) == 0) slot = &slots[i];
     }
     if (slot) {
-        slot->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+        slot->fd = kept;
         stamp_of(&status, slot->stamp);
         change_slot(slot, (uintptr_t)start, (uintptr_t)start + length);
         atomic_fetch_add(&active, 1);
     }
     pthread_mutex_unlock(&table_lock);
     if (!slot) {
+        close(kept);
         munmap(start, length);
         *error_number = ENOSPC;
         return NULL;

@@ -18,8 +18,9 @@
 /* Maps the regular file at `path` (at most `max_size` bytes; 0 bytes is refused, as is anything
  * that is not a regular file) and registers the mapping. Returns its start with `*size` set, or
  * NULL with `*error_number`: an errno value, EFBIG past `max_size`; or one that says to read the
- * file instead: ENOSPC when every one of the 256 registration slots is taken, EINVAL for an
- * empty file or one that is not a regular file, ENODEV when the file system cannot map it. */
+ * file instead: ENOSPC when every one of the 256 registration slots is taken or no descriptor is
+ * left to keep the file open with while it is mapped, EINVAL for an empty file or one that is not
+ * a regular file, ENODEV when the file system cannot map it. */
 const uint8_t *easel_input_map(const char *path, size_t max_size, size_t *size, int *error_number);
 /* As easel_input_map, for a file already open as `fd` (read; the caller keeps and closes it). */
 const uint8_t *easel_input_map_descriptor(int fd, size_t max_size, size_t *size, int *error_number);
