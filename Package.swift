@@ -1,5 +1,28 @@
 // swift-tools-version: 6.1
 import PackageDescription
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The `easel` executable is linked by lld with packed relative relocations (DT_RELR): still
+/// position-independent, its tens of thousands of relative relocations take kilobytes instead of
+/// a megabyte read at every start. Only where the C library loads them (glibc 2.36 and later, as
+/// Debian 12 has: an older one refuses to start such a program), as the manifest finds it on the
+/// machine that builds.
+let packedRelocations: [LinkerSetting] = {
+    #if canImport(Glibc)
+    // confstr's answer is "glibc 2.36".
+    var buffer = [CChar](repeating: 0, count: 64)
+    guard confstr(Int32(_CS_GNU_LIBC_VERSION), &buffer, buffer.count) > 0 else { return [] }
+    let words = String(cString: buffer).split(separator: " ")
+    guard words.count == 2, words[0] == "glibc" else { return [] }
+    let version = words[1].split(separator: ".").compactMap { Int($0) }
+    guard version.count >= 2, version[0] > 2 || (version[0] == 2 && version[1] >= 36) else { return [] }
+    return [.unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"], .when(platforms: [.linux]))]
+    #else
+    return []
+    #endif
+}()
 
 let package = Package(
     name: "easel",
@@ -180,7 +203,7 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
             ],
-            linkerSettings: [.unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"])]
+            linkerSettings: packedRelocations
         ),
         // Writes entries in a loop so tests can kill it mid-write (crash safety).
         .executableTarget(

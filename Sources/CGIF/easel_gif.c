@@ -123,13 +123,14 @@ int easel_gif_decode_first_frame(const uint8_t *data, size_t size, uint8_t *pixe
     for (int pass = 0; pass < passes && ok; pass++) {
         int first = desc->Interlace ? pass_starts[pass] : 0, step = desc->Interlace ? pass_steps[pass] : 1;
         for (int y = first; y < desc->Height; y += step) {
+            int canvas_y = desc->Top + y;
+            /* The rest is off the canvas: not read (as the shrinking decode reads none of it). */
+            if (!desc->Interlace && canvas_y >= height) break;
             if (DGifGetLine(gif, line, desc->Width) == GIF_ERROR) {
                 set_message(message, "the file ends before the image does");
                 ok = 0;
                 break;
             }
-            int canvas_y = desc->Top + y;
-            if (!desc->Interlace && canvas_y >= height) break; /* the rest is off the canvas */
             if (canvas_y < 0 || canvas_y >= height) continue;
             uint8_t *row = pixels + (size_t)canvas_y * row_bytes;
             for (int x = 0; x < desc->Width; x++) {
@@ -181,10 +182,13 @@ int easel_gif_decode_first_frame_shrunk(const uint8_t *data, size_t size, uint8_
         }
         /* An interlaced frame's rows come in four passes: its indexes are kept (a byte a pixel)
          * and shrunk in order once read; another frame's rows are shrunk as they come. */
-        line = malloc((size_t)desc->Width);
-        frame = desc->Interlace ? malloc((size_t)desc->Width * (size_t)desc->Height) : NULL;
+        if (desc->Interlace) {
+            frame = malloc((size_t)desc->Width * (size_t)desc->Height);
+        } else {
+            line = malloc((size_t)desc->Width);
+        }
         sums = calloc((size_t)out_width * 4, sizeof(uint32_t));
-        if (!line || !sums || (desc->Interlace && !frame)) {
+        if (!sums || (desc->Interlace ? !frame : !line)) {
             set_message(message, "out of memory");
             ok = 0;
         }

@@ -338,6 +338,15 @@ static spng_ctx *open_spng(const uint8_t *data, size_t size, int expected_width,
     return NULL;
 }
 
+/* libspng checks a chunk's CRC-32 when it reads the next chunk's header, so the last IDAT
+ * chunk's is read only here, with the chunks after the image: with the zlib stream's Adler-32
+ * not computed (open_spng), it is the only check of that chunk, and of a file's only IDAT. A
+ * missing IEND or bytes after it are tolerated, as they were; a damaged chunk is not. Returns 0,
+ * or SPNG_ECHUNK_CRC. */
+static int last_chunk_error(spng_ctx *ctx) {
+    return spng_decode_chunks(ctx) == SPNG_ECHUNK_CRC ? SPNG_ECHUNK_CRC : 0;
+}
+
 int easel_png_decode(const uint8_t *data, size_t size, int gray_output, uint8_t *pixels, size_t row_bytes,
                      int expected_width, int expected_height, int fast_path, char *message) {
     if (fast_path && easel_png_decode_fast(data, size, gray_output, pixels, row_bytes, expected_width, expected_height) == 1) {
@@ -363,6 +372,7 @@ int easel_png_decode(const uint8_t *data, size_t size, int gray_output, uint8_t 
     if (!gray_output && row_bytes == tight) {
         /* Rows need no padding: decode in place. */
         if ((error = spng_decode_image(ctx, pixels, decoded_size, format, flags))) goto fail;
+        if ((error = last_chunk_error(ctx))) goto fail;
         result = 1;
         goto done;
     }
@@ -372,6 +382,7 @@ int easel_png_decode(const uint8_t *data, size_t size, int gray_output, uint8_t 
         goto done;
     }
     if ((error = spng_decode_image(ctx, buffer, decoded_size, format, flags))) goto fail;
+    if ((error = last_chunk_error(ctx))) goto fail;
     for (uint32_t y = 0; y < ihdr.height; y++) {
         const uint8_t *source = buffer + (size_t)y * tight;
         uint8_t *target = pixels + (size_t)y * row_bytes;
@@ -470,6 +481,7 @@ int easel_png_decode_shrunk(const uint8_t *data, size_t size, uint8_t *pixels, s
         set_message(message, "the file ends before the image does");
         goto done;
     }
+    if ((error = last_chunk_error(ctx))) goto fail;
     result = 1;
     goto done;
 fail:

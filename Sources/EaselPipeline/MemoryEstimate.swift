@@ -13,8 +13,9 @@ import Foundation
 /// 1 MiB). An animation kept as one counts its canvas three times over (the frame read, the
 /// frame processed, the encoder's). Vector sources count what they are drawn at. The source's
 /// own bytes are not counted: they are read before (the fetch, bounded by the source byte
-/// limit) and shared by every request of the source. A TIFF or BMP shrunk on load adds its band
-/// of full-width rows (and libtiff's strip or tile buffers: `ImageInfo.shrunkDecodeWorkingBytes`),
+/// limit) and shared by every request of the source. A TIFF, BMP or GIF shrunk on load adds its
+/// band of full-width rows (libtiff's strip or tile buffers, an interlaced GIF frame's indexes:
+/// `ImageInfo.shrunkDecodeWorkingBytes`),
 /// and a progressive JPEG libjpeg's coefficients of the whole image at any scale
 /// (`ImageInfo.decoderWorkingBytes`).
 public enum MemoryEstimate {
@@ -24,8 +25,9 @@ public enum MemoryEstimate {
             let canvas = bytes(info.uprightWidth, info.uprightHeight)
             return (Int.checkedProduct(canvas, 3) ?? Int.max / 8) + (1 << 20)
         }
-        // A TIFF or BMP shrunk on load also holds its band of full-width rows (and libtiff's
-        // buffers); shrunk on either side (a one-row image shrinks across only).
+        // A TIFF, BMP or GIF shrunk on load also holds its band of full-width rows (and libtiff's
+        // buffers, or an interlaced GIF frame's indexes); shrunk on either side (a one-row image
+        // shrinks across only).
         let shrunk = decodedSize.width < info.uprightWidth || decodedSize.height < info.uprightHeight
         let band = shrunk ? info.shrunkDecodeWorkingBytes : 0
         return peakBytes(decoded: bytes(decodedSize.width, decodedSize.height)) + band + info.decoderWorkingBytes

@@ -66,7 +66,7 @@ struct GIFScaledDecodeTests {
             let info = try ImageDecoder.info(of: data)
             // The header says how the frame is stored, and what its shrinking decode holds: an
             // interlaced frame's indexes, or a row of indexes and sums.
-            #expect(info.shrunkDecodeWorkingBytes == (name == "plain.gif" ? 61 * 17 : 61 * 37), "\(name)")
+            #expect(info.shrunkDecodeWorkingBytes == (name == "plain.gif" ? 61 * 17 : 61 * 37 + 61 * 17), "\(name)")
             try Self.expectShrinksToItsBlockMeans(data, name: name)
         }
     }
@@ -80,6 +80,27 @@ struct GIFScaledDecodeTests {
             let frame = GIFCodec.TestFrame(left: left, top: top, width: 23, height: 13, indexes: indexes, transparent: 3)
             let gif = try GIFCodec.encodeFrames(width: 40, height: 30, frames: [frame], palette: palette)
             try Self.expectShrinksToItsBlockMeans(gif, name: name)
+        }
+    }
+
+    /// Cut anywhere, a file is refused or decoded alike whole and shrunk: neither reads rows of
+    /// a frame below the canvas, so one cut after the visible rows is no error to either.
+    @Test func aCutFileIsRefusedAlikeWholeOrShrunk() throws {
+        let palette: [UInt8] = [255, 0, 0, 0, 0, 255, 0, 255, 0, 255, 255, 255]
+        for (left, top) in [(5, 3), (30, 22), (0, 35)] {
+            let indexes: [UInt8] = (0..<(23 * 13)).map { (index: Int) -> UInt8 in UInt8((index * 7 + index / 23) % 4) }
+            let frame = GIFCodec.TestFrame(left: left, top: top, width: 23, height: 13, indexes: indexes, transparent: 3)
+            let gif = try GIFCodec.encodeFrames(width: 40, height: 30, frames: [frame], palette: palette)
+            let info = try ImageDecoder.info(of: gif)
+            var refusedBoth = 0
+            for length in 30..<gif.count {
+                let cut = gif.prefix(length)
+                let whole = (try? ImageDecoder.decode(cut, info: info)) != nil
+                let shrunk = (try? ImageDecoder.decode(cut, info: info, covering: (10, 8))) != nil
+                #expect(whole == shrunk, "frame at (\(left), \(top)) cut at \(length) of \(gif.count): whole \(whole), shrunk \(shrunk)")
+                if !whole && !shrunk { refusedBoth += 1 }
+            }
+            #expect(refusedBoth > 0, "frame at (\(left), \(top)): some cut is refused")
         }
     }
 

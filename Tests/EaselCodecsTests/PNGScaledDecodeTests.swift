@@ -70,15 +70,38 @@ struct PNGScaledDecodeTests {
     }
 
     /// The zlib stream's Adler-32 is not computed, so each IDAT chunk's CRC-32 is what finds
-    /// damage: a bit flipped in the middle of the compressed rows is refused, shrunk or whole,
-    /// even where the inflated stream would still have made rows.
+    /// damage: a bit flipped in the compressed rows is refused, shrunk or whole, even where the
+    /// inflated stream would still have made rows: in a middle chunk, in the last one, and in a
+    /// file whose rows are all in one chunk.
     @Test func aBitFlippedInTheCompressedRowsIsAnError() throws {
         let info = try ImageDecoder.info(of: Self.photo)
-        for offset in [Self.photo.count / 3, Self.photo.count / 2, Self.photo.count * 3 / 4] {
-            var damaged = Self.photo
+        // The photo's IDAT chunks, and the same file with them as one chunk (as many optimised
+        // PNGs are): libspng reads a chunk's CRC with the next chunk's header, so the last
+        // chunk's (the only one's) is read after the image.
+        var chunks: [(type: String, body: Data, at: Int)] = []
+        var offset = 8
+        while offset + 12 <= Self.photo.count {
+            let bytes = [UInt8](Self.photo[(Self.photo.startIndex + offset)..<(Self.photo.startIndex + offset + 8)])
+            let length = Int(bytes[0]) << 24 | Int(bytes[1]) << 16 | Int(bytes[2]) << 8 | Int(bytes[3])
+            let type = String(decoding: bytes[4..<8], as: UTF8.self)
+            chunks.append((type, Self.photo.subdata(in: (Self.photo.startIndex + offset + 8)..<(Self.photo.startIndex + offset + 8 + length)), offset + 8))
+            offset += 12 + length
+        }
+        let idats = chunks.filter { $0.type == "IDAT" }
+        #expect(idats.count > 1)
+        var single = Self.photo.prefix(try #require(idats.first).at - 8)
+        single.append(TestPNG.chunk("IDAT", idats.reduce(Data()) { $0 + $1.body }))
+        single.append(TestPNG.chunk("IEND", Data()))
+        let (fromSingle, fromPhoto) = (try ImageDecoder.decode(single, covering: (256, 256)), try ImageDecoder.decode(Self.photo, covering: (256, 256)))
+        #expect(fromSingle.width == fromPhoto.width && fromSingle.height == fromPhoto.height)
+        let last = try #require(idats.last)
+        let cases = [Self.photo.count / 3, Self.photo.count / 2, last.at + last.body.count / 2].map { (Self.photo, $0, "photo") }
+            + [(single, single.count / 2, "one IDAT"), (single, single.count - 40, "one IDAT, near its end")]
+        for (file, offset, name) in cases {
+            var damaged = file
             damaged[damaged.startIndex + offset] ^= 0x10
             for box in [(256, 256), (4000, 4000)] {
-                #expect(throws: CodecError.self, "a bit flipped at \(offset), covering \(box)") {
+                #expect(throws: CodecError.self, "\(name): a bit flipped at \(offset), covering \(box)") {
                     try ImageDecoder.decode(damaged, info: info, covering: box)
                 }
             }

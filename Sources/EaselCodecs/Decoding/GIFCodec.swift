@@ -15,9 +15,10 @@ package enum GIFCodec {
         }
         var info = ImageInfo(fileType: .gif, width: Int(width), height: Int(height), hasAlpha: true, isGrayscale: false, isProgressive: false, isAnimated: frames > 1)
         info.frameCount = max(1, Int(frames))
-        // Shrunk on load: a row of palette indexes and one of sums, or an interlaced frame's
-        // indexes whole (a byte a pixel).
-        info.shrunkDecodeWorkingBytes = interlaced != 0 ? firstPixels : (Int.checkedProduct(Int(width), 17) ?? .max)
+        // Shrunk on load: a row of palette indexes (an interlaced frame's indexes whole, a byte a
+        // pixel) and a row of sums (16 bytes an output pixel: 8 a source column at most).
+        let rows = Int.checkedProduct(Int(width), 17) ?? .max
+        info.shrunkDecodeWorkingBytes = interlaced != 0 ? firstPixels.addingReportingOverflow(rows).partialValue : rows
         return info
     }
 

@@ -36,8 +36,9 @@ public struct ImageInfo: Sendable, Hashable {
     /// Bits per sample as stored (AVIF and HEIC: 8, 10 or 12); 8 otherwise.
     public var bitDepth: Int = 8
     /// What a decode shrunk on load holds besides the bitmap it makes, at most, in bytes: a TIFF's
-    /// band of full-width rows and libtiff's strip or tile buffers (`TIFFCodec.decodeShrunk`);
-    /// 0 for the formats whose shrinking decoders hold nothing worth counting.
+    /// band of full-width rows and libtiff's strip or tile buffers (`TIFFCodec.decodeShrunk`), a
+    /// BMP's band, a GIF's rows of indexes and sums (an interlaced frame's indexes whole); 0 for
+    /// the formats whose shrinking decoders hold nothing worth counting.
     public var shrunkDecodeWorkingBytes = 0
     /// What the decoder holds besides the bitmap it makes at any scale, in bytes: a JPEG read in
     /// several scans (progressive) keeps the coefficients of every block of the image until its

@@ -206,9 +206,6 @@ extension ImagePipeline {
             throw .decoding(.invalidParameters("\(error)"))
         }
         sourceTypes.note(sourceKey, type: info.fileType)
-        // What the header read touched of a mapped file goes back (a GIF's frame count reads the
-        // whole file); the decode reads again what it needs, as it goes.
-        InputFile.handBack(original.data)
         let animated = info.isAnimated && (info.fileType == .gif || info.fileType == .webp)
         // An answer in the source's format: its animation in the format the source resolves to.
         let frames = frames.flatMap { $0.keepsSourceFormat ? $0.resolved(forSource: info.fileType).animationEncoding : $0 }

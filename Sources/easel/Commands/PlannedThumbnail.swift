@@ -50,9 +50,6 @@ struct PlannedThumbnail: Sendable {
         let made = try file.decoding { data in
             let info = try ImageDecoder.info(of: data, limits: limits, page: plan.page, embeddedThumbnail: plan.embeddedThumbnail, video: plan.video,
                                              autoRotate: plan.autoRotate)
-            // (What the header read touched of the mapped file goes back: a GIF's frame count
-            // reads the whole file; the decode reads again what it needs, as it goes.)
-            InputFile.handBack(data)
             let covering = ReducedDecode.covering(steps, info: info)
             let peak = CommandLimits.peakBytes(of: file, info: info, decodedSize: ImageDecoder.decodedSize(of: info, covering: covering), animated: false)
             return try budget.withReservation(peak) {

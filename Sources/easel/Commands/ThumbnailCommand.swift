@@ -241,7 +241,6 @@ struct ThumbnailCommand: ParsableCommand {
     private static func thumbnail(_ file: InputFile, _ data: Data, making: Making) throws -> (bytes: Data, width: Int, height: Int) {
         let (resize, encoding, page, limits) = (making.resize, making.encoding, making.page, CommandLimits.decoding)
         let info = try ImageDecoder.info(of: data, limits: limits, page: page, video: making.video)
-        InputFile.handBack(data) // (as `PlannedThumbnail.make` does)
         // An animation to WebP or GIF keeps every frame, each resized and encoded as it is read;
         // one over the frame or animation-pixel limits is made from its first frame, as before.
         let animationEncoder: (any AnimationEncoder)? = switch encoding {
