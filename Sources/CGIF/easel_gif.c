@@ -102,6 +102,22 @@ static int read_to_first_frame(GifFileType *gif, long max_frame_pixels, int *tra
     }
 }
 
+/* Draws a frame's row of palette indexes `line` onto a canvas row (RGBA, `width` pixels) at the
+ * frame's left edge: opaque in its colour, except the transparent index and indexes past the
+ * colour map, which leave the canvas as it is, and what lies off the canvas. */
+static void draw_line(uint8_t *row, int width, const GifByteType *line, const GifImageDesc *desc, const ColorMapObject *map,
+                      int transparent) {
+    for (int x = 0; x < desc->Width; x++) {
+        int canvas_x = desc->Left + x, index = line[x];
+        if (canvas_x < 0 || canvas_x >= width || index == transparent || index >= map->ColorCount) continue;
+        GifColorType color = map->Colors[index];
+        row[4 * canvas_x] = color.Red;
+        row[4 * canvas_x + 1] = color.Green;
+        row[4 * canvas_x + 2] = color.Blue;
+        row[4 * canvas_x + 3] = 255;
+    }
+}
+
 /* Interlaced GIFs store rows in four passes: pass p holds rows starts[p], + steps[p], ... */
 static const int pass_starts[4] = {0, 4, 2, 1}, pass_steps[4] = {8, 8, 4, 2};
 
@@ -132,17 +148,7 @@ int easel_gif_decode_first_frame(const uint8_t *data, size_t size, uint8_t *pixe
                 break;
             }
             if (canvas_y < 0 || canvas_y >= height) continue;
-            uint8_t *row = pixels + (size_t)canvas_y * row_bytes;
-            for (int x = 0; x < desc->Width; x++) {
-                int canvas_x = desc->Left + x;
-                int index = line[x];
-                if (canvas_x < 0 || canvas_x >= width || index == transparent || index >= map->ColorCount) continue;
-                GifColorType color = map->Colors[index];
-                row[4 * canvas_x] = color.Red;
-                row[4 * canvas_x + 1] = color.Green;
-                row[4 * canvas_x + 2] = color.Blue;
-                row[4 * canvas_x + 3] = 255;
-            }
+            draw_line(pixels + (size_t)canvas_y * row_bytes, width, line, desc, map, transparent);
         }
     }
     free(line);
@@ -376,16 +382,7 @@ int easel_gif_reader_next(easel_gif_reader *reader, uint8_t *canvas, size_t row_
                 }
                 int canvas_y = desc->Top + y;
                 if (canvas_y < 0 || canvas_y >= reader->height) continue;  /* read every line: the next frame follows */
-                uint8_t *row = canvas + (size_t)canvas_y * row_bytes;
-                for (int x = 0; x < desc->Width; x++) {
-                    int canvas_x = desc->Left + x, index = line[x];
-                    if (canvas_x < 0 || canvas_x >= reader->width || index == transparent || index >= map->ColorCount) continue;
-                    GifColorType color = map->Colors[index];
-                    row[4 * canvas_x] = color.Red;
-                    row[4 * canvas_x + 1] = color.Green;
-                    row[4 * canvas_x + 2] = color.Blue;
-                    row[4 * canvas_x + 3] = 255;
-                }
+                draw_line(canvas + (size_t)canvas_y * row_bytes, reader->width, line, desc, map, transparent);
             }
         }
         free(line);

@@ -22,8 +22,8 @@ typedef struct {
     _Atomic uintptr_t end;
     uintptr_t kept;
     _Atomic int changed;
-    /* Under table_lock: the file, kept open while it is mapped (-1 when no descriptor was free:
-     * then only a shrink is seen), and its size and modification time when it was mapped (a
+    /* Under table_lock: the file, kept open while it is mapped (a file with no descriptor left
+     * to keep is not mapped), and its size and modification time when it was mapped (a
      * write in place changes them: easel_input_changed looks). Not the change time: an unlink,
      * a rename over the file, chmod or a new link change it with the contents as they were. */
     int fd;

@@ -22,7 +22,8 @@ package enum GIFCodec {
         return info
     }
 
-    /// Whether the first frame decodes shrunk on load (`decodeShrunk`): every GIF's can.
+    /// Whether the first frame decodes shrunk on load (`decode(_:info:covering:pixelFormat:limits:)`):
+    /// every GIF's can; a later page is composed from the frames before it at full size.
     static func scales(_ info: ImageInfo) -> Bool { info.fileType == .gif && info.page == 0 }
 
     /// The first frame on its canvas; with `minimumSize`, shrunk on load by the largest of 1/2,
