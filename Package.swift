@@ -82,7 +82,7 @@ let package = Package(
         // Input files mapped read-only, their read pages handed back as decoders go (easel_input.h).
         .target(name: "CInput"),
         .target(name: "CJPEG", dependencies: ["CInput"], linkerSettings: [.linkedLibrary("jpeg")]),
-        .target(name: "CPNG", dependencies: ["CInput"], linkerSettings: [.linkedLibrary("png16"), .linkedLibrary("spng"), .linkedLibrary("z"), .linkedLibrary("deflate")]),
+        .target(name: "CPNG", dependencies: ["CInput"], linkerSettings: [.linkedLibrary("png16"), .linkedLibrary("spng"), .linkedLibrary("z"), .linkedLibrary("isal")]),
         .target(name: "CWebP", linkerSettings: [.linkedLibrary("webp"), .linkedLibrary("webpdemux"), .linkedLibrary("webpmux")]),
         .target(name: "CGIF", dependencies: ["CInput"], linkerSettings: [.linkedLibrary("gif")]),
         // Little CMS (ICC profiles to sRGB), libavif (AVIF: dav1d decodes, aom encodes) and

@@ -77,7 +77,7 @@ public func fuzzOneInput(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {
             if let fast, let full, !fast.hasSamePixels(as: full) { fatalError("DC-only decode differs from the full decode") }
         }
     }
-    // The PNG fast path alone (libdeflate, SSE unfiltering): whenever it decodes a file that
+    // The PNG fast path alone (ISA-L inflate, SSE unfiltering): whenever it decodes a file that
     // libspng decodes too, the pixels are the same to the byte (differential check).
     if info.fileType == .png, info.width * info.height <= 1 << 20 {
         for format in [Bitmap.PixelFormat.rgba8, .gray8] {

@@ -6,7 +6,7 @@
 # animated), GIF (still and animated), AVIF, HEIC, JPEG XL, TIFF, SVG, PDF, BMP (every depth, RLE), ICO (PNG and BMP
 # entries); profiles: JPEG APP2, PNG iCCP, WebP ICCP, BMP V5.
 # Differential checks: progressive JPEGs' DC-only decode against the full one, and the PNG fast
-# path (libdeflate) against libspng.
+# path (ISA-L inflate) against libspng.
 # Usage: scripts/fuzz-codecs.sh [RUNS (default 200000)] [-- extra libFuzzer flags]
 #   FUZZ_SECONDS=N: each target runs N seconds instead of RUNS runs (CI: `make fuzz-smoke`).
 #   FUZZ_BUILD_ONLY=1: compile the fuzzer and stop (`make fuzz-build`).

@@ -22,14 +22,14 @@ done
 
 packages=()
 # Every group builds easel. liblcms2-dev, libavif-dev, libheif-dev: colour management, AVIF and
-# HEIC. libdeflate-dev: whole-stream inflate for PNG decoding. libxxhash-dev: xxHash's header
+# HEIC. libisal-dev: ISA-L's inflate (igzip) for PNG decoding. libxxhash-dev: xxHash's header
 # (XXH3, the disk cache's checksum of inline values). libtiff-dev: TIFF. librsvg2-dev: SVG
 # (librsvg, cairo and GLib to link against). libxml2-dev: the SVG cleaner (SVG output).
 # libjxl-dev: JPEG XL. libpoppler-glib-dev: PDF. libopencv-objdetect-dev and opencv-data: faces
 # and eyes (OpenCV's Haar cascades, read at run time). libavformat-dev, libavcodec-dev,
 # libswscale-dev, libavutil-dev: video frames (FFmpeg). libpango1.0-dev and fonts-dejavu-core:
 # text watermarks (Pango, and a font that is always there).
-packages+=(libsqlite3-dev libjpeg62-turbo-dev libpng-dev libspng-dev libdeflate-dev libxxhash-dev libwebp-dev libgif-dev
+packages+=(libsqlite3-dev libjpeg62-turbo-dev libpng-dev libspng-dev libisal-dev libxxhash-dev libwebp-dev libgif-dev
            liblcms2-dev libavif-dev libheif-dev libtiff-dev librsvg2-dev libxml2-dev libjxl-dev libpoppler-glib-dev
            libopencv-objdetect-dev opencv-data libavformat-dev libavcodec-dev libswscale-dev libavutil-dev
            libpango1.0-dev fonts-dejavu-core)

@@ -5,7 +5,8 @@
 #include <png.h>
 #include <zlib.h>
 #include <spng.h>
-#include <libdeflate.h>
+#include <isa-l/crc.h>
+#include <isa-l/igzip_lib.h>
 #include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,11 +55,14 @@ int easel_png_read_header(const uint8_t *data, size_t size, easel_png_header *he
  *
  * Where decoding time went with libspng (1920x1080 RGB photos saved by Pillow, adaptive
  * filters, nearly every row Paeth): about half in its scanline unfiltering and conversion to
- * RGBA, most of the rest in zlib's inflate. Here the whole IDAT stream is inflated in one call
- * by libdeflate (a real library, about twice zlib's speed on whole buffers, Adler-32 checked),
- * rows are unfiltered in place with the Paeth predictor in SSE2 (one pixel's channels per
- * vector, as libpng's intel code does), and written out as RGBA or gray. Anything else, and
- * anything unexpected (a bad CRC, a damaged or short stream, extra data), goes to libspng,
+ * RGBA, most of the rest in zlib's inflate. Here the IDAT stream is inflated a row at a time by
+ * ISA-L's igzip (png_rows below: as fast as libdeflate's whole-buffer inflate on such photos,
+ * about twice zlib's speed, and it never holds more than two rows), rows are unfiltered in
+ * place with the Paeth predictor in SSE2 (one pixel's channels per vector, as libpng's intel
+ * code does), and written out as RGBA or gray, or summed into a shrink on load's blocks.
+ * Anything else, and anything unexpected (a bad CRC, a damaged or short stream, extra data),
+ * goes to libspng, which decides and words the error: this path only ever succeeds or steps
+ * aside, and the caller's output is written again by libspng when it steps aside.
  * which decides and words the error: this path only ever succeeds or steps aside. */
 
 #if defined(__x86_64__)
@@ -183,107 +187,243 @@ static int unfilter_row(int filter, uint8_t *row, const uint8_t *previous, size_
     }
 }
 
-int easel_png_decode_fast(const uint8_t *data, size_t size, int gray_output, uint8_t *pixels, size_t row_bytes,
-                       int width, int height) {
+/* The rows of an 8-bit gray, RGB or RGBA PNG that is not interlaced and has no tRNS, one at a
+ * time: the IDAT chunks' zlib stream inflated as it is read by ISA-L's igzip (a real library,
+ * about twice zlib's speed: a 49 MP PNG's thumbnail spent four fifths of its time in zlib's
+ * inflate) and each row unfiltered against the one above. Two rows are held, never the image,
+ * and a mapped input's pages go back as the stream passes them. Every chunk's CRC-32 is checked,
+ * as it is read (so a chunk's bytes are inflated before its check ends: a caller keeps nothing
+ * from a reader that steps aside); the zlib stream's Adler-32 is not computed, as libspng is
+ * told (open_spng). Anything this reader does not expect makes it step aside, and libspng
+ * decides and words the error. */
+typedef struct {
+    const uint8_t *data;
+    size_t size;
+    size_t next_chunk;          /* where the chunk after the one being inflated starts */
+    uint32_t chunk_crc;         /* the running CRC-32 of that chunk's type and data read so far */
+    uint32_t expected_crc;
+    const uint8_t *chunk_end;   /* the end of that chunk's data */
+    struct inflate_state *state;
+    uint8_t *lines;             /* two rows of stride + 1 bytes (the filter byte first) */
+    uint8_t *current, *previous;
+    size_t stride;
+    int bpp, color_type, width, height, rows_read;
+    int input_ended;            /* no IDAT chunk follows the one read */
+} png_rows;
+
+static void png_rows_close(png_rows *rows) {
+    free(rows->state);
+    free(rows->lines);
+}
+
+/* The chunk at `offset`: 1 when it lies inside the file, with its length and type. */
+static int chunk_at(const png_rows *rows, size_t offset, uint32_t *length, const uint8_t **type) {
+    if (offset > rows->size || rows->size - offset < 12) return 0;
+    *length = read_be32(rows->data + offset);
+    if (*length > 0x7fffffffu || (size_t)*length > rows->size - offset - 12) return 0;
+    *type = rows->data + offset + 4;
+    return 1;
+}
+
+/* Adds what the inflater has read of the current chunk since `from` to its CRC, and hands back
+ * the mapped pages behind it. */
+static void account_input(png_rows *rows, const uint8_t *from) {
+    const uint8_t *to = rows->state->next_in;
+    if (to > from) rows->chunk_crc = crc32_gzip_refl(rows->chunk_crc, from, (size_t)(to - from));
+    easel_input_release(to);
+}
+
+/* Ends the current chunk (its CRC must match) and gives the inflater the next IDAT chunk's
+ * data: 1, 0 when there is no next IDAT chunk (the inflater may still hold rows it has read),
+ * -1 when a CRC is wrong. */
+static int next_idat(png_rows *rows) {
+    const uint8_t *rest = rows->state->next_in;
+    if (rest < rows->chunk_end) rows->chunk_crc = crc32_gzip_refl(rows->chunk_crc, rest, (size_t)(rows->chunk_end - rest));
+    rows->state->next_in = (uint8_t *)(uintptr_t)rows->chunk_end;
+    rows->state->avail_in = 0;
+    if (rows->chunk_crc != rows->expected_crc) return -1;
+    uint32_t length;
+    const uint8_t *type;
+    if (rows->input_ended || !chunk_at(rows, rows->next_chunk, &length, &type) || memcmp(type, "IDAT", 4) != 0) {
+        rows->input_ended = 1;
+        return 0;
+    }
+    rows->chunk_crc = crc32_gzip_refl(0, type, 4);
+    rows->expected_crc = read_be32(type + 4 + length);
+    rows->state->next_in = (uint8_t *)(uintptr_t)(type + 4);
+    rows->state->avail_in = length;
+    rows->chunk_end = type + 4 + length;
+    rows->next_chunk += 12 + (size_t)length;
+    return 1;
+}
+
+/* One call of the inflater into `out`, fed the next IDAT chunk when it has read the last: 1
+ * when it moved (read input, wrote output or ended a block), 0 where the reader steps aside
+ * (damage, a wrong CRC, or no more input and nothing more to give). */
+static int inflate_step(png_rows *rows, uint8_t *out, uint32_t room) {
+    struct inflate_state *state = rows->state;
+    if (state->avail_in == 0 && !rows->input_ended && next_idat(rows) < 0) return 0;
+    const uint8_t *from = state->next_in;
+    int block_state = state->block_state;
+    state->next_out = out;
+    state->avail_out = room;
+    int result = isal_inflate(state);
+    account_input(rows, from);
+    if (result < 0 || result == ISAL_NEED_DICT) return 0;
+    return state->next_in != from || state->avail_out != room || (int)state->block_state != block_state;
+}
+
+/* The stream's next byte, taken before the inflater starts: 1, or 0 when there is none. */
+static int stream_byte(png_rows *rows, uint8_t *byte) {
+    while (rows->state->avail_in == 0) {
+        if (next_idat(rows) != 1) return 0;
+    }
+    const uint8_t *from = rows->state->next_in;
+    *byte = *from;
+    rows->state->next_in++;
+    rows->state->avail_in--;
+    account_input(rows, from);
+    return 1;
+}
+
+/* Opens the reader: 1, or -1 when the file is not one it reads (nothing to free then). */
+static int png_rows_open(png_rows *rows, const uint8_t *data, size_t size, int width, int height) {
     static const uint8_t signature[8] = {137, 80, 78, 71, 13, 10, 26, 10};
+    memset(rows, 0, sizeof *rows);
     if (size < 33 || memcmp(data, signature, 8) != 0 || read_be32(data + 8) != 13 || memcmp(data + 12, "IHDR", 4) != 0) return -1;
     if (data[24] != 8 || data[26] != 0 || data[27] != 0 || data[28] != 0) return -1;
     int color_type = data[25];
     int bpp = color_type == 0 ? 1 : color_type == 2 ? 3 : color_type == 6 ? 4 : 0;
-    if (bpp == 0 || (gray_output && color_type != 0)) return -1;
-    if ((int)read_be32(data + 16) != width || (int)read_be32(data + 20) != height) return -1;
-    /* Walk the chunks up to the end of the IDAT run, checking every CRC on the way. */
-    size_t offset = 8, idat_bytes = 0, idat_chunks = 0, first_idat = 0;
-    int seen_idat = 0;
+    if (bpp == 0 || (int)read_be32(data + 16) != width || (int)read_be32(data + 20) != height) return -1;
+    rows->data = data;
+    rows->size = size;
+    rows->bpp = bpp;
+    rows->color_type = color_type;
+    rows->width = width;
+    rows->height = height;
+    rows->stride = (size_t)width * (size_t)bpp;
+    /* The chunks before the image, each checked, up to the first IDAT. */
+    size_t offset = 8;
+    uint32_t length;
+    const uint8_t *type;
     for (;;) {
-        if (offset + 12 > size) return -1;
-        uint32_t length = read_be32(data + offset);
-        if (length > 0x7fffffffu || (size_t)length > size - offset - 12) return -1;
-        const uint8_t *type = data + offset + 4;
-        int is_idat = memcmp(type, "IDAT", 4) == 0;
-        if (seen_idat && !is_idat) break;
+        if (!chunk_at(rows, offset, &length, &type)) return -1;
+        if (memcmp(type, "IDAT", 4) == 0) break;
         if (memcmp(type, "tRNS", 4) == 0 || memcmp(type, "IEND", 4) == 0) return -1;
-        /* A critical chunk this path does not know (bit 5 of the first letter clear): libspng's call. */
-        if (!(type[0] & 0x20) && memcmp(type, "IHDR", 4) != 0 && memcmp(type, "PLTE", 4) != 0 && !is_idat) return -1;
-        if (libdeflate_crc32(0, type, (size_t)length + 4) != read_be32(data + offset + 8 + length)) return -1;
-        if (is_idat) {
-            if (!seen_idat) first_idat = offset;
-            seen_idat = 1;
-            idat_bytes += length;
-            idat_chunks += 1;
-        }
+        /* A critical chunk this reader does not know (bit 5 of the first letter clear): libspng's call. */
+        if (!(type[0] & 0x20) && memcmp(type, "IHDR", 4) != 0 && memcmp(type, "PLTE", 4) != 0) return -1;
+        if (crc32_gzip_refl(0, type, (size_t)length + 4) != read_be32(type + 4 + length)) return -1;
         offset += 12 + (size_t)length;
     }
-    size_t stride = (size_t)width * (size_t)bpp;
-    size_t raw_size = (size_t)height * (stride + 1);
-    /* The whole inflated stream is held at once: above 64 MiB, libspng's row-by-row decode
-     * keeps the peak memory of a huge image down. */
-    if (raw_size > ((size_t)64 << 20)) return -1;
-    uint8_t *raw = malloc(raw_size + stride);
-    uint8_t *stream = NULL;
-    if (!raw) return -1;
-    const uint8_t *compressed = data + first_idat + 8;
-    if (idat_chunks > 1) {
-        /* A stream split over several chunks: gathered into one buffer for the one call. */
-        stream = malloc(idat_bytes);
-        if (!stream) {
-            free(raw);
-            return -1;
-        }
-        size_t at = first_idat, filled = 0;
-        for (size_t chunk = 0; chunk < idat_chunks; chunk++) {
-            uint32_t length = read_be32(data + at);
-            memcpy(stream + filled, data + at + 8, length);
-            filled += length;
-            at += 12 + (size_t)length;
-        }
-        compressed = stream;
-    }
-    struct libdeflate_decompressor *inflater = libdeflate_alloc_decompressor();
-    size_t produced = 0;
-    enum libdeflate_result inflated = inflater
-        ? libdeflate_zlib_decompress(inflater, compressed, idat_bytes, raw, raw_size, &produced)
-        : LIBDEFLATE_BAD_DATA;
-    if (inflater) libdeflate_free_decompressor(inflater);
-    free(stream);
-    if (inflated != LIBDEFLATE_SUCCESS || produced != raw_size) {
-        free(raw);
+    rows->state = malloc(sizeof *rows->state);
+    rows->lines = calloc(2, rows->stride + 1);
+    if (!rows->state || !rows->lines) {
+        png_rows_close(rows);
         return -1;
     }
-    /* The row above the first is zeros; it lives past the end of the raw rows. */
-    uint8_t *zeros = raw + raw_size;
-    memset(zeros, 0, stride);
-    const uint8_t *previous = zeros;
+    isal_inflate_init(rows->state);
+    rows->state->crc_flag = ISAL_DEFLATE;
+    rows->state->next_in = (uint8_t *)(uintptr_t)(type + 4);
+    rows->state->avail_in = length;
+    rows->chunk_crc = crc32_gzip_refl(0, type, 4);
+    rows->expected_crc = read_be32(type + 4 + length);
+    rows->chunk_end = type + 4 + length;
+    rows->next_chunk = offset + 12 + (size_t)length;
+    /* The zlib header (in whichever chunks hold its two bytes): deflate, no preset dictionary;
+     * what follows is inflated as raw deflate. */
+    uint8_t header[2];
+    if (!stream_byte(rows, &header[0]) || !stream_byte(rows, &header[1]) || (header[0] & 0x0f) != 8 || (header[0] >> 4) > 7 ||
+        (header[1] & 0x20) || ((unsigned)header[0] << 8 | header[1]) % 31 != 0) {
+        png_rows_close(rows);
+        return -1;
+    }
+    rows->previous = rows->lines;
+    rows->current = rows->lines + rows->stride + 1;
+    return 1;
+}
+
+/* The next row, unfiltered (stride bytes), or NULL where the reader steps aside. */
+static const uint8_t *png_rows_next(png_rows *rows) {
+    if (rows->rows_read >= rows->height) return NULL;
+    uint8_t *swap = rows->previous;
+    rows->previous = rows->current;
+    rows->current = swap;
+    uint8_t *out = rows->current;
+    uint32_t room = (uint32_t)(rows->stride + 1);
+    while (room > 0) {
+        if (rows->state->block_state == ISAL_BLOCK_FINISH || !inflate_step(rows, out, room)) return NULL; /* (a stream that ends before the image, too) */
+        out = rows->state->next_out;
+        room = rows->state->avail_out;
+    }
+    /* (The first row's "row above" is the zeros the lines started as.) */
+    if (!unfilter_row(rows->current[0], rows->current + 1, rows->previous + 1, rows->stride, rows->bpp)) return NULL;
+    rows->rows_read++;
+    return rows->current + 1;
+}
+
+/* After the last row: the stream must end there, and every chunk from here to IEND must match
+ * its CRC (libspng reads them with the image and fails on a damaged one; a file cut after the
+ * image, or without IEND, is tolerated as libspng tolerates it). 1, or 0 to step aside. */
+static int png_rows_finish(png_rows *rows) {
+    uint8_t extra[64];
+    while (rows->state->block_state != ISAL_BLOCK_FINISH) {
+        /* More rows than the header says, damage, or a stream that never ends: libspng's call. */
+        if (!inflate_step(rows, extra, sizeof extra) || rows->state->avail_out != sizeof extra) return 0;
+    }
+    /* The rest of the chunk the stream ends in (the Adler-32, which is not computed, and
+     * anything after it) is under its CRC; the chunks after it are checked below. */
+    const uint8_t *rest = rows->state->next_in;
+    if (rest < rows->chunk_end) rows->chunk_crc = crc32_gzip_refl(rows->chunk_crc, rest, (size_t)(rows->chunk_end - rest));
+    if (rows->chunk_crc != rows->expected_crc) return 0;
+    size_t offset = rows->next_chunk;
+    uint32_t length;
+    const uint8_t *type;
+    while (chunk_at(rows, offset, &length, &type)) {
+        if (crc32_gzip_refl(0, type, (size_t)length + 4) != read_be32(type + 4 + length)) return 0;
+        if (memcmp(type, "IEND", 4) == 0) break;
+        offset += 12 + (size_t)length;
+    }
+    return 1;
+}
+
+int easel_png_decode_fast(const uint8_t *data, size_t size, int gray_output, uint8_t *pixels, size_t row_bytes,
+                          int width, int height) {
+    png_rows rows;
+    if (png_rows_open(&rows, data, size, width, height) < 0) return -1;
+    if (gray_output && rows.color_type != 0) {
+        png_rows_close(&rows);
+        return -1;
+    }
+    int result = 1;
     for (int y = 0; y < height; y++) {
-        uint8_t *row = raw + (size_t)y * (stride + 1);
-        if (!unfilter_row(row[0], row + 1, previous, stride, bpp)) {
-            free(raw);
-            return -1;
+        const uint8_t *source = png_rows_next(&rows);
+        if (!source) {
+            result = -1;
+            break;
         }
         uint8_t *target = pixels + (size_t)y * row_bytes;
-        if (bpp == 3) {
-            const uint8_t *source = row + 1;
+        if (rows.bpp == 3) {
             for (size_t x = 0; x < (size_t)width; x++) {
                 target[4 * x] = source[3 * x];
                 target[4 * x + 1] = source[3 * x + 1];
                 target[4 * x + 2] = source[3 * x + 2];
                 target[4 * x + 3] = 255;
             }
-        } else if (bpp == 1 && !gray_output) {
+        } else if (rows.bpp == 1 && !gray_output) {
             for (size_t x = 0; x < (size_t)width; x++) {
-                uint8_t v = row[1 + x];
+                uint8_t v = source[x];
                 target[4 * x] = v;
                 target[4 * x + 1] = v;
                 target[4 * x + 2] = v;
                 target[4 * x + 3] = 255;
             }
         } else {
-            memcpy(target, row + 1, stride);
+            memcpy(target, source, rows.stride);
         }
-        previous = row + 1;
     }
-    free(raw);
-    return 1;
+    if (result == 1 && !png_rows_finish(&rows)) result = -1;
+    png_rows_close(&rows);
+    return result;
 }
 
 /* A mapped input read by libspng as a stream, so that what it has read can be handed back
@@ -405,79 +545,127 @@ done:
     return result;
 }
 
+/* The block sums of a shrink on load, fed one decoded row at a time: `channels` 1 (gray), 3
+ * (RGB) or 4 (RGBA, weighed by alpha); the first two are opaque and summed without weights,
+ * a block's columns at a time. */
+typedef struct {
+    uint32_t *sums;
+    uint8_t *pixels;
+    size_t row_bytes;
+    uint32_t width, height, out_width, factor, shift, channels, y, in_band;
+} shrink_bands;
+
+static int shrink_bands_open(shrink_bands *bands, uint8_t *pixels, size_t row_bytes, uint32_t width, uint32_t height,
+                             int factor, uint32_t channels) {
+    bands->pixels = pixels;
+    bands->row_bytes = row_bytes;
+    bands->width = width;
+    bands->height = height;
+    bands->factor = (uint32_t)factor;
+    bands->shift = factor == 2 ? 1 : factor == 4 ? 2 : 3;
+    bands->out_width = (width + (uint32_t)factor - 1) / (uint32_t)factor;
+    bands->channels = channels;
+    bands->y = bands->in_band = 0;
+    bands->sums = calloc((size_t)bands->out_width * (channels == 4 ? 4 : 3), sizeof(uint32_t));
+    return bands->sums != NULL;
+}
+
+static void shrink_bands_add(shrink_bands *bands, const uint8_t *row) {
+    uint32_t width = bands->width, factor = bands->factor, channels = bands->channels;
+    if (channels == 4) {
+        for (uint32_t x = 0; x < width; x++) easel_shrink_add(bands->sums + 4 * (size_t)(x >> bands->shift), row + 4 * (size_t)x);
+    } else {
+        const uint8_t *p = row;
+        uint32_t *sum = bands->sums;
+        for (uint32_t x = 0; x < width; sum += 3) {
+            uint32_t end = width - x < factor ? width : x + factor, red = 0, green = 0, blue = 0;
+            if (channels == 1) {
+                for (; x < end; x++, p++) red += p[0];
+                green = blue = red;
+            } else {
+                for (; x < end; x++, p += 3) {
+                    red += p[0];
+                    green += p[1];
+                    blue += p[2];
+                }
+            }
+            sum[0] += red;
+            sum[1] += green;
+            sum[2] += blue;
+        }
+    }
+    bands->y++;
+    bands->in_band++;
+    if (bands->in_band == factor || bands->y == bands->height) {
+        uint8_t *target = bands->pixels + (size_t)((bands->y - 1) / factor) * bands->row_bytes;
+        if (channels == 4) {
+            easel_shrink_emit_row(bands->sums, target, width, bands->out_width, factor, bands->in_band);
+        } else {
+            easel_shrink_emit_opaque_row(bands->sums, target, width, bands->out_width, factor, bands->in_band);
+        }
+        bands->in_band = 0;
+    }
+}
+
+int easel_png_decode_shrunk_fast(const uint8_t *data, size_t size, uint8_t *pixels, size_t row_bytes, int width, int height,
+                                 int factor) {
+    png_rows rows;
+    if (png_rows_open(&rows, data, size, width, height) < 0) return -1;
+    shrink_bands bands;
+    int result = shrink_bands_open(&bands, pixels, row_bytes, (uint32_t)width, (uint32_t)height, factor, (uint32_t)rows.bpp) ? 1 : -1;
+    for (int y = 0; result == 1 && y < height; y++) {
+        const uint8_t *row = png_rows_next(&rows);
+        if (row) {
+            shrink_bands_add(&bands, row);
+        } else {
+            result = -1;
+        }
+    }
+    if (result == 1 && !png_rows_finish(&rows)) result = -1;
+    free(bands.sums);
+    png_rows_close(&rows);
+    return result;
+}
+
 int easel_png_decode_shrunk(const uint8_t *data, size_t size, uint8_t *pixels, size_t row_bytes,
-                            int expected_width, int expected_height, int factor, char *message) {
+                            int expected_width, int expected_height, int factor, int fast_path, char *message) {
     if (factor != 2 && factor != 4 && factor != 8) {
         set_message(message, "the shrink factor is 2, 4 or 8");
         return 0;
     }
-    /* (A shift, not a division, per pixel.) */
-    const int shift = factor == 2 ? 1 : factor == 4 ? 2 : 3;
+    if (fast_path && easel_png_decode_shrunk_fast(data, size, pixels, row_bytes, expected_width, expected_height, factor) == 1) return 1;
     struct spng_ihdr ihdr;
     mapped_stream stream;
     spng_ctx *ctx = open_spng(data, size, expected_width, expected_height, &ihdr, &stream, message);
     if (!ctx) return 0;
     uint8_t *row = NULL;
-    uint32_t *sums = NULL;
+    shrink_bands bands = {0};
     int result = 0, error;
     if (ihdr.interlace_method != 0) {
         set_message(message, "an interlaced PNG is not decoded a row at a time");
         goto done;
     }
     uint32_t width = ihdr.width, height = ihdr.height;
-    uint32_t out_width = (width + (uint32_t)factor - 1) / (uint32_t)factor;
     /* No alpha channel and no transparent colour: rows as RGB, summed without weights. */
     struct spng_trns trns;
     int opaque = ihdr.color_type != SPNG_COLOR_TYPE_TRUECOLOR_ALPHA && ihdr.color_type != SPNG_COLOR_TYPE_GRAYSCALE_ALPHA &&
                  spng_get_trns(ctx, &trns) != 0;
     size_t channels = opaque ? 3 : 4;
     row = malloc((size_t)width * channels);
-    sums = calloc((size_t)out_width * channels, sizeof(uint32_t));
-    if (!row || !sums) {
+    if (!row || !shrink_bands_open(&bands, pixels, row_bytes, width, height, factor, (uint32_t)channels)) {
         set_message(message, "out of memory");
         goto done;
     }
     int format = opaque ? SPNG_FMT_RGB8 : SPNG_FMT_RGBA8;
     if ((error = spng_decode_image(ctx, NULL, 0, format, (opaque ? 0 : SPNG_DECODE_TRNS) | SPNG_DECODE_PROGRESSIVE))) goto fail;
-    uint32_t y = 0, in_band = 0;
     for (;;) {
         error = spng_decode_row(ctx, row, (size_t)width * channels);
         if (error != 0 && error != SPNG_EOI) goto fail;
-        if (y >= height) break;
-        if (opaque) {
-            /* A block's columns at a time. */
-            const uint8_t *p = row;
-            uint32_t *sum = sums;
-            for (uint32_t x = 0; x < width; sum += 3) {
-                uint32_t end = width - x < (uint32_t)factor ? width : x + (uint32_t)factor, red = 0, green = 0, blue = 0;
-                for (; x < end; x++, p += 3) {
-                    red += p[0];
-                    green += p[1];
-                    blue += p[2];
-                }
-                sum[0] += red;
-                sum[1] += green;
-                sum[2] += blue;
-            }
-        } else {
-            for (uint32_t x = 0; x < width; x++) {
-                easel_shrink_add(sums + 4 * (size_t)(x >> shift), row + 4 * (size_t)x);
-            }
-        }
-        y++;
-        in_band++;
-        if (in_band == (uint32_t)factor || y == height) {
-            uint8_t *target = pixels + (size_t)((y - 1) / (uint32_t)factor) * row_bytes;
-            if (opaque) {
-                easel_shrink_emit_opaque_row(sums, target, width, out_width, (uint32_t)factor, in_band);
-            } else {
-                easel_shrink_emit_row(sums, target, width, out_width, (uint32_t)factor, in_band);
-            }
-            in_band = 0;
-        }
+        if (bands.y >= height) break;
+        shrink_bands_add(&bands, row);
         if (error == SPNG_EOI) break;
     }
-    if (y != height) {
+    if (bands.y != height) {
         set_message(message, "the file ends before the image does");
         goto done;
     }
@@ -488,7 +676,7 @@ fail:
     set_message(message, error == SPNG_EOF || error == SPNG_IO_EOF ? "the file ends before the image does" : spng_strerror(error));
 done:
     free(row);
-    free(sums);
+    free(bands.sums);
     spng_ctx_free(ctx);
     return result;
 }

@@ -166,7 +166,7 @@ extension ServerConfiguration {
         ConfigurationSection(title: "The file, and switches for measurements", settings: [
             .init(nil, flag: "--config", default: "none", "A JSON file of these keys; every key optional. The environment overrides it, flags override both (list flags add)."),
             .init(nil, variables: ["EASEL_JPEG_DC_ONLY"], default: "on", "`0`: no DC-only JPEG decode for 1/8 scale (side-by-side measurements)."),
-            .init(nil, variables: ["EASEL_PNG_FAST"], default: "on", "`0`: PNG through libspng only, without the libdeflate path."),
+            .init(nil, variables: ["EASEL_PNG_FAST"], default: "on", "`0`: PNG through libspng only, without the fast path (ISA-L's inflate and SSE unfiltering)."),
             .init(nil, variables: ["EASEL_RESAMPLE"], default: "automatic", "`float`: resample in floating point only."),
             .init(nil, variables: ["EASEL_FACE_STEP"], default: "1.2", "The scale step between face sizes the detector tries."),
             .init(nil, variables: ["EASEL_HAAR_DIR"], default: "OpenCV's data directory", "Where the face detector's Haar cascades are read from."),

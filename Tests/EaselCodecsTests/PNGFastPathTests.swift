@@ -3,7 +3,7 @@ import CPNG
 import Foundation
 import Testing
 
-/// The PNG fast path (libdeflate inflate, SSE2 Paeth, Sources/CPNG) gives exactly libspng's
+/// The PNG fast path (ISA-L inflate a row at a time, SSE2 Paeth, Sources/CPNG) gives exactly libspng's
 /// pixels, and steps aside for everything it does not handle or finds wrong.
 @Suite("PNG fast path")
 struct PNGFastPathTests {
@@ -81,6 +81,47 @@ struct PNGFastPathTests {
         }
     }
 
+    /// Whether the shrink on load's fast path alone decodes `png` at 1/`factor`.
+    static func shrunkFastPathTakes(_ png: Data, factor: Int = 2) throws -> Bool {
+        let info = try PNGCodec.info(png)
+        var bitmap = Bitmap(width: (info.width + factor - 1) / factor, height: (info.height + factor - 1) / factor, pixelFormat: .rgba8)
+        let rowBytes = bitmap.rowBytes
+        return bitmap.withUnsafeMutableBytes { pixels in
+            png.withUnsafeBytes { bytes in
+                easel_png_decode_shrunk_fast(bytes.baseAddress!.assumingMemoryBound(to: UInt8.self), bytes.count,
+                                             pixels.baseAddress!.assumingMemoryBound(to: UInt8.self), rowBytes,
+                                             Int32(info.width), Int32(info.height), Int32(factor)) == 1
+            }
+        }
+    }
+
+    /// `png` shrunk on load at 1/`factor`, with the fast path and with libspng alone: the pixels,
+    /// or the error's message.
+    static func shrunkBothWays(_ png: Data, factor: Int = 2) throws -> (fast: Result<[UInt8], PNGTestError>, reference: Result<[UInt8], PNGTestError>) {
+        let info = try PNGCodec.info(png)
+        func decode(fastPath: Bool) -> Result<[UInt8], PNGTestError> {
+            let width = (info.width + factor - 1) / factor, height = (info.height + factor - 1) / factor
+            var pixels = [UInt8](repeating: 0xA5, count: width * height * 4)
+            var message = [CChar](repeating: 0, count: Int(EASEL_PNG_MESSAGE_SIZE))
+            let ok = png.withUnsafeBytes { bytes in
+                easel_png_decode_shrunk(bytes.baseAddress!.assumingMemoryBound(to: UInt8.self), bytes.count, &pixels, width * 4,
+                                        Int32(info.width), Int32(info.height), Int32(factor), fastPath ? 1 : 0, &message)
+            }
+            return ok == 1 ? .success(pixels) : .failure(PNGTestError(message: String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)))
+        }
+        return (decode(fastPath: true), decode(fastPath: false))
+    }
+
+    /// Both shrinks of `png` agree: the same pixels, or the same error.
+    static func expectShrinksAgree(_ png: Data, _ name: String, factor: Int = 2) throws {
+        let (fast, reference) = try shrunkBothWays(png, factor: factor)
+        switch (fast, reference) {
+        case (.success(let a), .success(let b)): #expect(a == b, "\(name): shrunk by \(factor)")
+        case (.failure(let a), .failure(let b)): #expect(a == b, "\(name): shrunk by \(factor)")
+        default: Issue.record("\(name): shrunk by \(factor), the fast path and libspng disagree (\(fast), \(reference))")
+        }
+    }
+
     static func bothWays(_ png: Data, _ format: Bitmap.PixelFormat) throws -> (fast: Bitmap, reference: Bitmap) {
         let info = try PNGCodec.info(png)
         return (try PNGCodec.decode(png, info: info, pixelFormat: format, fastPath: true),
@@ -103,6 +144,10 @@ struct PNGFastPathTests {
                         #expect(fast.hasSamePixels(as: reference), "type \(colorType) filters \(filters) \(width)x\(height) \(format)")
                         #expect(try Self.fastPathTakes(png, format))
                     }
+                    for factor in [2, 4, 8] {
+                        try Self.expectShrinksAgree(png, "type \(colorType) filters \(filters) \(width)x\(height)", factor: factor)
+                        #expect(try Self.shrunkFastPathTakes(png, factor: factor))
+                    }
                 }
             }
         }
@@ -119,6 +164,8 @@ struct PNGFastPathTests {
                 #expect(fast.hasSamePixels(as: reference))
                 #expect(fast.hasSamePixels(as: image))
                 #expect(try Self.fastPathTakes(png, image.pixelFormat))
+                try Self.expectShrinksAgree(png, "level \(level) \(image.pixelFormat)")
+                #expect(try Self.shrunkFastPathTakes(png))
             }
         }
         let cutout = try Data(contentsOf: root.appendingPathComponent("Samples/coffee-cup-cutout.png"))
@@ -149,6 +196,8 @@ struct PNGFastPathTests {
         for (name, png) in cases {
             let info = try #require(try? PNGCodec.info(png), "\(name)")
             #expect(try !Self.fastPathTakes(png, .rgba8), "\(name)")
+            #expect(try !Self.shrunkFastPathTakes(png), "\(name)")
+            try Self.expectShrinksAgree(png, name)
             let fast = Result { try PNGCodec.decode(png, info: info, pixelFormat: .rgba8, fastPath: true) }
             let reference = Result { try PNGCodec.decode(png, info: info, pixelFormat: .rgba8, fastPath: false) }
             switch (fast, reference) {
@@ -157,6 +206,74 @@ struct PNGFastPathTests {
             default: Issue.record("\(name): the fast path and libspng disagree (\(fast), \(reference))")
             }
         }
+    }
+
+    /// The stream is read as it comes, chunk by chunk: libpng's real deflate re-split into IDAT
+    /// chunks of 1, 7 and 4093 bytes (codes and block headers cut anywhere) decodes to the same
+    /// pixels; a wrong CRC in a middle chunk or in a chunk after the image, rows that run on past
+    /// the header's height, and a stream that ends in the last row are libspng's to decide.
+    @Test func aStreamCutIntoChunksAnywhereIsReadAsItComes() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let photo = try ImageDecoder.decode(try Data(contentsOf: root.appendingPathComponent("Samples/chelsea-cat.jpg")), covering: (160, 120))
+        let png = try ImageEncoder.encode(photo, as: .png(compressionLevel: 6))
+        let whole = try PNGCodec.decode(png, info: try PNGCodec.info(png), pixelFormat: .rgba8, fastPath: false)
+        for piece in [1, 7, 4093] {
+            let cut = Self.rechunked(png, piece: piece)
+            #expect(try Self.fastPathTakes(cut, .rgba8), "\(piece)-byte chunks")
+            #expect(try Self.shrunkFastPathTakes(cut), "\(piece)-byte chunks")
+            let (fast, _) = try Self.bothWays(cut, .rgba8)
+            #expect(fast.hasSamePixels(as: whole), "\(piece)-byte chunks")
+            try Self.expectShrinksAgree(cut, "\(piece)-byte chunks")
+        }
+        var middleCRC = Self.rechunked(png, piece: 4093)
+        let firstIDAT = try #require(middleCRC.range(of: Data("IDAT".utf8))).lowerBound - 4
+        middleCRC[firstIDAT + 8 + 4093] ^= 0x01 // the first IDAT chunk's CRC: a chunk with more after it
+        let trailing = TestPNG.chunk("tEXt", Data("Comment\u{0}after the image".utf8))
+        var afterCRC = png.prefix(png.count - 12) + trailing + png.suffix(12)
+        afterCRC[png.count - 12 + trailing.count - 1] ^= 0x01
+        let runsOn = Self.filtered(width: 20, height: 11, colorType: 2, filters: [2]) { x, y, c in UInt8(truncatingIfNeeded: x * 3 + y + c) }
+            .replacingHeight(10)
+        for (name, bad) in [("a wrong CRC in a middle chunk", middleCRC), ("a wrong CRC after the image", afterCRC), ("rows after the last", runsOn)] {
+            #expect(try !Self.fastPathTakes(bad, .rgba8), "\(name)")
+            #expect(try !Self.shrunkFastPathTakes(bad), "\(name)")
+            try Self.expectShrinksAgree(bad, name)
+            let info = try PNGCodec.info(bad)
+            let fast = Result { try PNGCodec.decode(bad, info: info, pixelFormat: .rgba8, fastPath: true) }
+            let reference = Result { try PNGCodec.decode(bad, info: info, pixelFormat: .rgba8, fastPath: false) }
+            switch (fast, reference) {
+            case (.success(let a), .success(let b)): #expect(a.hasSamePixels(as: b), "\(name)")
+            case (.failure(let a), .failure(let b)): #expect("\(a)" == "\(b)", "\(name)")
+            default: Issue.record("\(name): the fast path and libspng disagree (\(fast), \(reference))")
+            }
+        }
+        // A damaged IDAT chunk is an error, not an image, whichever path reads it (libspng drops
+        // an ancillary chunk after the image whose CRC is wrong: that file decodes, alike).
+        #expect(throws: (any Error).self) { try PNGCodec.decode(middleCRC, info: try PNGCodec.info(middleCRC), pixelFormat: .rgba8) }
+        #expect(try PNGCodec.decode(afterCRC, info: try PNGCodec.info(afterCRC), pixelFormat: .rgba8).hasSamePixels(as: whole))
+    }
+
+    /// `png` with its IDAT chunks' data gathered and split again into chunks of `piece` bytes.
+    static func rechunked(_ png: Data, piece: Int) -> Data {
+        var before = Data(), stream = Data(), after = Data()
+        var offset = 8
+        while offset + 12 <= png.count {
+            let at = png.startIndex + offset
+            let length = Int(png[at]) << 24 | Int(png[at + 1]) << 16 | Int(png[at + 2]) << 8 | Int(png[at + 3])
+            let chunk = png.subdata(in: at..<(at + 12 + length))
+            if chunk.subdata(in: 4..<8) == Data("IDAT".utf8) {
+                stream.append(chunk.subdata(in: 8..<(8 + length)))
+            } else if stream.isEmpty {
+                before.append(chunk)
+            } else {
+                after.append(chunk)
+            }
+            offset += 12 + length
+        }
+        var out = png.prefix(8) + before
+        for start in stride(from: 0, to: stream.count, by: piece) {
+            out.append(TestPNG.chunk("IDAT", stream.subdata(in: start..<min(stream.count, start + piece))))
+        }
+        return out + after
     }
 
     /// Interlaced, 16-bit, palette, gray+alpha and tRNS files never take the fast path, and
@@ -171,6 +288,7 @@ struct PNGFastPathTests {
         ]
         for png in kinds {
             #expect(try !Self.fastPathTakes(png, .rgba8))
+            #expect(try !Self.shrunkFastPathTakes(png))
             let (fast, reference) = try Self.bothWays(png, .rgba8)
             #expect(fast.hasSamePixels(as: reference))
         }
@@ -205,6 +323,10 @@ struct PNGFastPathTests {
         #expect(easel_png_unfilter_paeth_variant(&row, [UInt8](repeating: 2, count: 12), 12, Int32(bpp), 1) == 1, "SSE2 is part of x86-64")
         #endif
     }
+}
+
+struct PNGTestError: Error, Equatable {
+    let message: String
 }
 
 private extension Data {

@@ -28,8 +28,8 @@ int easel_png_read_header(const uint8_t *data, size_t size, easel_png_header *he
 /* Decodes to RGBA (straight alpha) when gray_output is 0, else 8-bit gray (alpha dropped).
  * `pixels` holds height rows of row_bytes; the caller checks the size against its limits
  * (from easel_png_read_header) before allocating them. With `fast_path`, 8-bit gray, RGB and
- * RGBA files that are not interlaced and have no tRNS are inflated with libdeflate and
- * unfiltered here (the same pixels); every other file, and any file that path finds anything
+ * RGBA files that are not interlaced and have no tRNS are inflated a row at a time with
+ * ISA-L's igzip and unfiltered here (the same pixels); every other file, and any file that path finds anything
  * wrong with, is decoded by libspng. */
 /* The fast path alone: 1 when it decoded the file, -1 when it stepped aside (nothing written
  * that counts, no message). */
@@ -44,13 +44,20 @@ int easel_png_unfilter_paeth_variant(uint8_t *row, const uint8_t *previous, size
 int easel_png_decode(const uint8_t *data, size_t size, int gray_output, uint8_t *pixels, size_t row_bytes,
                      int expected_width, int expected_height, int fast_path, char *message);
 
-/* A non-interlaced PNG shrunk on load by `factor` (2, 4 or 8): libspng decodes it a row at a
- * time and each factor x factor block becomes one RGBA pixel (the mean of its premultiplied
+/* A non-interlaced PNG shrunk on load by `factor` (2, 4 or 8): decoded a row at a time (with
+ * `fast_path`, the rows of the files easel_png_decode's fast path takes come from ISA-L's
+ * inflate, the rest from libspng) and each factor x factor block becomes one RGBA pixel (the mean of its premultiplied
  * colours, blocks at the right and bottom edges smaller), so the full-size image never exists:
  * what is held is the output and one row. `pixels` holds ceil(height / factor) rows of
  * row_bytes, each ceil(width / factor) RGBA pixels. Returns 1, or 0 with a message. */
 int easel_png_decode_shrunk(const uint8_t *data, size_t size, uint8_t *pixels, size_t row_bytes,
-                            int expected_width, int expected_height, int factor, char *message);
+                            int expected_width, int expected_height, int factor, int fast_path, char *message);
+
+/* The shrink on load's fast path alone (png_rows): 1 when it decoded the file, -1 when it
+ * stepped aside (easel_png_decode_shrunk then has libspng decode it again from the start and
+ * write every output row). */
+int easel_png_decode_shrunk_fast(const uint8_t *data, size_t size, uint8_t *pixels, size_t row_bytes, int width, int height,
+                                 int factor);
 
 /* Encodes RGBA (components 4) or gray (components 1); compression level 0-9; an iCCP chunk
  * when icc is not NULL. */

@@ -1,8 +1,8 @@
 import CPNG
 import Foundation
 
-/// PNG decoding through libspng (with a libdeflate fast path for 8-bit gray, RGB and RGBA,
-/// `easel_png_decode`) and encoding through libpng: every colour type and bit depth, palettes,
+/// PNG decoding through libspng (with a fast path for 8-bit gray, RGB and RGBA: ISA-L's inflate
+/// a row at a time and SSE unfiltering, `easel_png_decode`) and encoding through libpng: every colour type and bit depth, palettes,
 /// tRNS and interlacing come out as 8-bit RGBA (straight alpha) or gray.
 enum PNGCodec {
     static func info(_ data: Data, limits: DecodingLimits = .default) throws -> ImageInfo {
@@ -15,7 +15,8 @@ enum PNGCodec {
         return info
     }
 
-    /// Whether 8-bit gray, RGB and RGBA files take the libdeflate path (`easel_png_decode`):
+    /// Whether 8-bit gray, RGB and RGBA files take the fast path (`easel_png_decode`, and the
+    /// shrink on load's `easel_png_decode_shrunk`):
     /// yes, unless `EASEL_PNG_FAST=0` (side-by-side benchmarks).
     static let fastPathByDefault: Bool = {
         guard let setting = ProcessInfo.processInfo.environment["EASEL_PNG_FAST"]?.lowercased() else { return true }
@@ -40,7 +41,7 @@ enum PNGCodec {
             try shrunk.withUnsafeMutableBytes { pixels in
                 try call(data) { bytes, count, message in
                     easel_png_decode_shrunk(bytes, count, pixels.baseAddress!.assumingMemoryBound(to: UInt8.self), rowBytes,
-                                            Int32(info.width), Int32(info.height), Int32(factor), message)
+                                            Int32(info.width), Int32(info.height), Int32(factor), fastPath ? 1 : 0, message)
                 }
             }
             if !info.hasAlpha { shrunk.markOpaque() }
