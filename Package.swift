@@ -89,12 +89,12 @@ let package = Package(
         // libheif (HEIC through libde265).
         .target(name: "CLCMS", linkerSettings: [.linkedLibrary("lcms2")]),
         // Libraries loaded on first use (dlopen), not linked, so that a process pays for them
-        // only when it reads or writes their formats: libavif, libheif, libjxl here; librsvg,
+        // only when it reads or writes their formats: libavif, libheif, libtiff, libjxl here; librsvg,
         // poppler, Pango and cairo below (CLazy says how; FFmpeg in CVideo the same way).
         .target(name: "CLazy"),
         .target(name: "CAVIF", dependencies: ["CLazy"]),
         .target(name: "CHEIF", dependencies: ["CLazy"]),
-        .target(name: "CTIFF", dependencies: ["CInput"], linkerSettings: [.linkedLibrary("tiff")]),
+        .target(name: "CTIFF", dependencies: ["CInput", "CLazy"]),
         .target(name: "CJXL", dependencies: ["CLazy"]),
         // (These shims declare the few GLib, cairo, librsvg and poppler functions they call: see
         // CCairo's header.)

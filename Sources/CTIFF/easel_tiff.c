@@ -8,6 +8,8 @@
 #include <string.h>
 #include <tiffio.h>
 
+#include "easel_lazy.h"
+
 /* libtiff allocates per strip, tile and directory: no single allocation past this (the
  * pixel limits are checked by the caller before any decode; this bounds what a lying
  * strip or tag count could ask for). */
@@ -19,6 +21,19 @@ typedef struct {
     char *message;
     int failed;
 } source;
+
+/* libtiff is loaded on first use (easel_lazy.h), not linked: it brings libLerc, libjbig,
+ * libzstd, liblzma and libdeflate, which every process would load, relocate and initialise at
+ * start (half a megabyte of resident memory) whether or not it reads a TIFF. The TIFFOpenOptions
+ * functions came with libtiff 4.5, whose soname is libtiff.so.6. */
+#define TIFF_FUNCTIONS(X, T)                                                                                        \
+    X(T, TIFFClientOpenExt) X(T, TIFFClose) X(T, TIFFGetField) X(T, TIFFGetFieldDefaulted) X(T, TIFFIsTiled)        \
+    X(T, TIFFNumberOfStrips) X(T, TIFFNumberOfTiles) X(T, TIFFOpenOptionsAlloc) X(T, TIFFOpenOptionsFree)           \
+    X(T, TIFFOpenOptionsSetErrorHandlerExtR) X(T, TIFFOpenOptionsSetMaxSingleMemAlloc)                              \
+    X(T, TIFFOpenOptionsSetWarningHandlerExtR) X(T, TIFFRGBAImageBegin) X(T, TIFFRGBAImageEnd)                      \
+    X(T, TIFFRGBAImageGet) X(T, TIFFRGBAImageOK) X(T, TIFFStripSize64) X(T, TIFFTileSize64) X(T, TIFFReadDirectory) \
+    X(T, TIFFReadScanline) X(T, TIFFScanlineSize) X(T, TIFFScanlineSize64) X(T, TIFFSetDirectory)
+EASEL_LAZY_LIBRARY(libtiff, tiff, TIFF_FUNCTIONS, NULL, "libtiff.so.6");
 
 static tmsize_t source_read(thandle_t handle, void *buffer, tmsize_t count) {
     source *s = (source *)handle;
@@ -83,15 +98,15 @@ static TIFF *open_source(source *s, const uint8_t *data, size_t size, char *mess
     s->message = message;
     s->failed = 0;
     message[0] = 0;
-    TIFFOpenOptions *options = TIFFOpenOptionsAlloc();
+    TIFFOpenOptions *options = tiff.TIFFOpenOptionsAlloc();
     if (!options) { snprintf(message, EASEL_TIFF_MESSAGE_SIZE, "out of memory"); return NULL; }
-    TIFFOpenOptionsSetMaxSingleMemAlloc(options, EASEL_TIFF_MAX_ALLOCATION);
-    TIFFOpenOptionsSetErrorHandlerExtR(options, on_error, s);
-    TIFFOpenOptionsSetWarningHandlerExtR(options, on_warning, s);
+    tiff.TIFFOpenOptionsSetMaxSingleMemAlloc(options, EASEL_TIFF_MAX_ALLOCATION);
+    tiff.TIFFOpenOptionsSetErrorHandlerExtR(options, on_error, s);
+    tiff.TIFFOpenOptionsSetWarningHandlerExtR(options, on_warning, s);
     /* "m": never map (the bytes belong to the caller and are read-only). */
-    TIFF *tif = TIFFClientOpenExt("memory", "rm", (thandle_t)s, source_read, source_write, source_seek, source_close,
+    TIFF *tif = tiff.TIFFClientOpenExt("memory", "rm", (thandle_t)s, source_read, source_write, source_seek, source_close,
                                   source_size, source_map, source_unmap, options);
-    TIFFOpenOptionsFree(options);
+    tiff.TIFFOpenOptionsFree(options);
     if (!tif && !message[0]) snprintf(message, EASEL_TIFF_MESSAGE_SIZE, "not a readable TIFF");
     return tif;
 }
@@ -103,14 +118,14 @@ static TIFF *open_source(source *s, const uint8_t *data, size_t size, char *mess
 static int alpha_kind(TIFF *tif) {
     uint16_t count = 0;
     uint16_t *kinds = NULL;
-    TIFFGetFieldDefaulted(tif, TIFFTAG_EXTRASAMPLES, &count, &kinds);
+    tiff.TIFFGetFieldDefaulted(tif, TIFFTAG_EXTRASAMPLES, &count, &kinds);
     if (count == 0 || !kinds) return 0;
     return kinds[0] == EXTRASAMPLE_ASSOCALPHA || kinds[0] == EXTRASAMPLE_UNASSALPHA ? kinds[0] : 0;
 }
 
 static int fail(TIFF *tif, char *message, const char *fallback) {
     if (!message[0]) snprintf(message, EASEL_TIFF_MESSAGE_SIZE, "%s", fallback);
-    if (tif) TIFFClose(tif);
+    if (tif) tiff.TIFFClose(tif);
     return 0;
 }
 
@@ -125,11 +140,11 @@ typedef struct {
 static page_kind kind_of(TIFF *tif) {
     page_kind kind = {1, 1, 0, ORIENTATION_TOPLEFT, 0, 0};
     uint16_t *extra = NULL;
-    TIFFGetFieldDefaulted(tif, TIFFTAG_BITSPERSAMPLE, &kind.bits);
-    TIFFGetFieldDefaulted(tif, TIFFTAG_SAMPLESPERPIXEL, &kind.samples);
-    if (!TIFFGetField(tif, TIFFTAG_PHOTOMETRIC, &kind.photometric)) kind.photometric = kind.samples >= 3 ? PHOTOMETRIC_RGB : PHOTOMETRIC_MINISBLACK;
-    TIFFGetFieldDefaulted(tif, TIFFTAG_ORIENTATION, &kind.orientation);
-    TIFFGetFieldDefaulted(tif, TIFFTAG_EXTRASAMPLES, &kind.extra_count, &extra);
+    tiff.TIFFGetFieldDefaulted(tif, TIFFTAG_BITSPERSAMPLE, &kind.bits);
+    tiff.TIFFGetFieldDefaulted(tif, TIFFTAG_SAMPLESPERPIXEL, &kind.samples);
+    if (!tiff.TIFFGetField(tif, TIFFTAG_PHOTOMETRIC, &kind.photometric)) kind.photometric = kind.samples >= 3 ? PHOTOMETRIC_RGB : PHOTOMETRIC_MINISBLACK;
+    tiff.TIFFGetFieldDefaulted(tif, TIFFTAG_ORIENTATION, &kind.orientation);
+    tiff.TIFFGetFieldDefaulted(tif, TIFFTAG_EXTRASAMPLES, &kind.extra_count, &extra);
     kind.first_extra = kind.extra_count > 0 && extra ? extra[0] : 0;
     return kind;
 }
@@ -138,30 +153,31 @@ static page_kind kind_of(TIFF *tif) {
  * reduced-resolution, of the same kind as the first page, exactly 2, 4 or 8 times smaller. */
 static void note_reduced_page(TIFF *tif, int index, uint32_t width, uint32_t height, page_kind first, easel_tiff_info *info) {
     uint32_t kind = 0, level_width = 0, level_height = 0;
-    if (!TIFFGetField(tif, TIFFTAG_SUBFILETYPE, &kind) || !(kind & FILETYPE_REDUCEDIMAGE)) return;
+    if (!tiff.TIFFGetField(tif, TIFFTAG_SUBFILETYPE, &kind) || !(kind & FILETYPE_REDUCEDIMAGE)) return;
     page_kind level = kind_of(tif);
     if (memcmp(&level, &first, sizeof(level)) != 0) return;
-    if (!TIFFGetField(tif, TIFFTAG_IMAGEWIDTH, &level_width) || !TIFFGetField(tif, TIFFTAG_IMAGELENGTH, &level_height)) return;
+    if (!tiff.TIFFGetField(tif, TIFFTAG_IMAGEWIDTH, &level_width) || !tiff.TIFFGetField(tif, TIFFTAG_IMAGELENGTH, &level_height)) return;
     for (int level = 0; level < 3; level++) {
         uint32_t factor = 2u << level;
         if (info->reduced_pages[level] || level_width != (width + factor - 1) / factor || level_height != (height + factor - 1) / factor) continue;
         char why[1024] = {0};
-        if (TIFFRGBAImageOK(tif, why)) info->reduced_pages[level] = index;
+        if (tiff.TIFFRGBAImageOK(tif, why)) info->reduced_pages[level] = index;
     }
 }
 
 int easel_tiff_read_info(const uint8_t *data, size_t size, int page, int max_pages, easel_tiff_info *info,
                          uint8_t *icc, size_t icc_capacity, char *message) {
+    if (!easel_lazy_require(&libtiff, message, EASEL_TIFF_MESSAGE_SIZE)) return EASEL_LAZY_UNAVAILABLE;
     source s;
     TIFF *tif = open_source(&s, data, size, message);
     if (!tif) return 0;
     memset(info, 0, sizeof(*info));
     uint32_t first_width = 0, first_height = 0;
-    TIFFGetField(tif, TIFFTAG_IMAGEWIDTH, &first_width);
-    TIFFGetField(tif, TIFFTAG_IMAGELENGTH, &first_height);
+    tiff.TIFFGetField(tif, TIFFTAG_IMAGEWIDTH, &first_width);
+    tiff.TIFFGetField(tif, TIFFTAG_IMAGELENGTH, &first_height);
     page_kind first = kind_of(tif);
     int pages = 1;
-    while (pages <= max_pages && TIFFReadDirectory(tif)) {
+    while (pages <= max_pages && tiff.TIFFReadDirectory(tif)) {
         if (page == 0) note_reduced_page(tif, pages, first_width, first_height, first, info);
         pages++;
     }
@@ -171,69 +187,69 @@ int easel_tiff_read_info(const uint8_t *data, size_t size, int page, int max_pag
     info->pages = pages;
     if (page < 0 || page >= pages) {
         snprintf(message, EASEL_TIFF_MESSAGE_SIZE, "no page %d (the file has %d)", page, pages);
-        TIFFClose(tif);
+        tiff.TIFFClose(tif);
         return 3;
     }
-    if (!TIFFSetDirectory(tif, (tdir_t)page)) return fail(tif, message, "the page's directory is damaged");
+    if (!tiff.TIFFSetDirectory(tif, (tdir_t)page)) return fail(tif, message, "the page's directory is damaged");
     uint32_t width = 0, height = 0;
     uint16_t bits = 1, samples = 1, photometric = 0, orientation = ORIENTATION_TOPLEFT, extra_count = 0;
     uint16_t *extra = NULL;
-    if (!TIFFGetField(tif, TIFFTAG_IMAGEWIDTH, &width) || !TIFFGetField(tif, TIFFTAG_IMAGELENGTH, &height))
+    if (!tiff.TIFFGetField(tif, TIFFTAG_IMAGEWIDTH, &width) || !tiff.TIFFGetField(tif, TIFFTAG_IMAGELENGTH, &height))
         return fail(tif, message, "no image size");
-    TIFFGetFieldDefaulted(tif, TIFFTAG_BITSPERSAMPLE, &bits);
-    TIFFGetFieldDefaulted(tif, TIFFTAG_SAMPLESPERPIXEL, &samples);
-    if (!TIFFGetField(tif, TIFFTAG_PHOTOMETRIC, &photometric)) photometric = samples >= 3 ? PHOTOMETRIC_RGB : PHOTOMETRIC_MINISBLACK;
-    TIFFGetFieldDefaulted(tif, TIFFTAG_ORIENTATION, &orientation);
-    TIFFGetFieldDefaulted(tif, TIFFTAG_EXTRASAMPLES, &extra_count, &extra);
+    tiff.TIFFGetFieldDefaulted(tif, TIFFTAG_BITSPERSAMPLE, &bits);
+    tiff.TIFFGetFieldDefaulted(tif, TIFFTAG_SAMPLESPERPIXEL, &samples);
+    if (!tiff.TIFFGetField(tif, TIFFTAG_PHOTOMETRIC, &photometric)) photometric = samples >= 3 ? PHOTOMETRIC_RGB : PHOTOMETRIC_MINISBLACK;
+    tiff.TIFFGetFieldDefaulted(tif, TIFFTAG_ORIENTATION, &orientation);
+    tiff.TIFFGetFieldDefaulted(tif, TIFFTAG_EXTRASAMPLES, &extra_count, &extra);
     info->width = width;
     info->height = height;
     info->bits_per_sample = bits;
     info->samples_per_pixel = samples;
     info->photometric = photometric;
     info->orientation = orientation >= 1 && orientation <= 8 ? orientation : 1;
-    info->is_tiled = TIFFIsTiled(tif);
+    info->is_tiled = tiff.TIFFIsTiled(tif);
     info->has_alpha = alpha_kind(tif) != 0;
     info->is_gray = (photometric == PHOTOMETRIC_MINISBLACK || photometric == PHOTOMETRIC_MINISWHITE) && samples - extra_count == 1;
     uint32_t icc_size = 0;
     void *icc_data = NULL;
-    if (TIFFGetField(tif, TIFFTAG_ICCPROFILE, &icc_size, &icc_data) && icc_data && icc_size > 0) {
+    if (tiff.TIFFGetField(tif, TIFFTAG_ICCPROFILE, &icc_size, &icc_data) && icc_data && icc_size > 0) {
         info->icc_size = icc_size;
         if (icc && icc_size <= icc_capacity) memcpy(icc, icc_data, icc_size);
     }
     char why[1024] = {0};
-    if (!TIFFRGBAImageOK(tif, why)) {
+    if (!tiff.TIFFRGBAImageOK(tif, why)) {
         snprintf(message, EASEL_TIFF_MESSAGE_SIZE, "%s", why[0] ? why : "a layout libtiff cannot convert");
-        TIFFClose(tif);
+        tiff.TIFFClose(tif);
         return 2;
     }
     info->shrunk_working_bytes = shrunk_working_bytes(tif, width, height);
     s.failed = 0;
     message[0] = 0;
-    TIFFClose(tif);
+    tiff.TIFFClose(tif);
     return 1;
 }
 
 /* Raw 8-bit CMYK samples, strip by strip through scanlines. 0 when the page is not that. */
 static int read_raw_cmyk(TIFF *tif, uint8_t *pixels, size_t row_bytes, int width, int height) {
     uint16_t bits = 0, samples = 0, photometric = 0, planar = PLANARCONFIG_CONTIG, inkset = INKSET_CMYK;
-    TIFFGetFieldDefaulted(tif, TIFFTAG_BITSPERSAMPLE, &bits);
-    TIFFGetFieldDefaulted(tif, TIFFTAG_SAMPLESPERPIXEL, &samples);
-    TIFFGetFieldDefaulted(tif, TIFFTAG_PLANARCONFIG, &planar);
-    TIFFGetFieldDefaulted(tif, TIFFTAG_INKSET, &inkset);
-    if (!TIFFGetField(tif, TIFFTAG_PHOTOMETRIC, &photometric)) return 0;
+    tiff.TIFFGetFieldDefaulted(tif, TIFFTAG_BITSPERSAMPLE, &bits);
+    tiff.TIFFGetFieldDefaulted(tif, TIFFTAG_SAMPLESPERPIXEL, &samples);
+    tiff.TIFFGetFieldDefaulted(tif, TIFFTAG_PLANARCONFIG, &planar);
+    tiff.TIFFGetFieldDefaulted(tif, TIFFTAG_INKSET, &inkset);
+    if (!tiff.TIFFGetField(tif, TIFFTAG_PHOTOMETRIC, &photometric)) return 0;
     if (photometric != PHOTOMETRIC_SEPARATED || inkset != INKSET_CMYK || bits != 8 || samples < 4 ||
-        planar != PLANARCONFIG_CONTIG || TIFFIsTiled(tif))
+        planar != PLANARCONFIG_CONTIG || tiff.TIFFIsTiled(tif))
         return 0;
-    tmsize_t line = TIFFScanlineSize(tif);
+    tmsize_t line = tiff.TIFFScanlineSize(tif);
     if (line < (tmsize_t)width * samples) return -1;
-    uint8_t *buffer = (uint8_t *)_TIFFmalloc(line);
+    uint8_t *buffer = (uint8_t *)malloc(line);
     if (!buffer) return -1;
     for (int y = 0; y < height; y++) {
-        if (TIFFReadScanline(tif, buffer, (uint32_t)y, 0) < 0) { _TIFFfree(buffer); return -1; }
+        if (tiff.TIFFReadScanline(tif, buffer, (uint32_t)y, 0) < 0) { free(buffer); return -1; }
         uint8_t *out = pixels + (size_t)y * row_bytes;
         for (int x = 0; x < width; x++) memcpy(out + (size_t)x * 4, buffer + (size_t)x * samples, 4);
     }
-    _TIFFfree(buffer);
+    free(buffer);
     return 1;
 }
 
@@ -257,49 +273,50 @@ static void straight_pixel(uint32_t p, int alpha, int premultiplied, uint8_t *ou
 static int raster_premultiplied(TIFF *tif, const TIFFRGBAImage *image) {
     int kind = alpha_kind(tif);
     uint16_t photometric = 0;
-    TIFFGetFieldDefaulted(tif, TIFFTAG_PHOTOMETRIC, &photometric);
+    tiff.TIFFGetFieldDefaulted(tif, TIFFTAG_PHOTOMETRIC, &photometric);
     int gray = photometric == PHOTOMETRIC_MINISBLACK || photometric == PHOTOMETRIC_MINISWHITE;
     return kind != 0 && image->alpha != 0 && (!gray || kind == EXTRASAMPLE_ASSOCALPHA);
 }
 
 int easel_tiff_decode(const uint8_t *data, size_t size, int page, uint8_t *pixels, size_t row_bytes, int width, int height,
                       int raw_cmyk, char *message) {
+    if (!easel_lazy_require(&libtiff, message, EASEL_TIFF_MESSAGE_SIZE)) return EASEL_LAZY_UNAVAILABLE;
     source s;
     TIFF *tif = open_source(&s, data, size, message);
     if (!tif) return 0;
-    if (page > 0 && !TIFFSetDirectory(tif, (tdir_t)page)) return fail(tif, message, "the page's directory is damaged");
+    if (page > 0 && !tiff.TIFFSetDirectory(tif, (tdir_t)page)) return fail(tif, message, "the page's directory is damaged");
     uint32_t w = 0, h = 0;
-    TIFFGetField(tif, TIFFTAG_IMAGEWIDTH, &w);
-    TIFFGetField(tif, TIFFTAG_IMAGELENGTH, &h);
+    tiff.TIFFGetField(tif, TIFFTAG_IMAGEWIDTH, &w);
+    tiff.TIFFGetField(tif, TIFFTAG_IMAGELENGTH, &h);
     if ((int64_t)w != width || (int64_t)h != height) return fail(tif, message, "the page changed size");
     if (raw_cmyk) {
         int raw = read_raw_cmyk(tif, pixels, row_bytes, width, height);
-        if (raw == 1) { TIFFClose(tif); return 3; }
+        if (raw == 1) { tiff.TIFFClose(tif); return 3; }
         if (raw < 0) return fail(tif, message, "damaged CMYK data");
     }
     TIFFRGBAImage image;
     char why[1024] = {0};
-    if (!TIFFRGBAImageBegin(&image, tif, 0, why)) {
+    if (!tiff.TIFFRGBAImageBegin(&image, tif, 0, why)) {
         if (!message[0]) snprintf(message, EASEL_TIFF_MESSAGE_SIZE, "%s", why[0] ? why : "cannot convert the page");
-        TIFFClose(tif);
+        tiff.TIFFClose(tif);
         return 0;
     }
     /* The stored order: the caller applies the orientation (as it does EXIF's). */
     image.orientation = ORIENTATION_TOPLEFT;
     image.req_orientation = ORIENTATION_TOPLEFT;
-    uint32_t *raster = (uint32_t *)_TIFFmalloc((tmsize_t)width * height * 4);
+    uint32_t *raster = (uint32_t *)malloc((size_t)width * height * 4);
     if (!raster) {
-        TIFFRGBAImageEnd(&image);
+        tiff.TIFFRGBAImageEnd(&image);
         return fail(tif, message, "out of memory");
     }
-    int ok = TIFFRGBAImageGet(&image, raster, (uint32_t)width, (uint32_t)height);
+    int ok = tiff.TIFFRGBAImageGet(&image, raster, (uint32_t)width, (uint32_t)height);
     /* The raster made straight where it is premultiplied. Extra samples that are not declared
      * alpha are no alpha: opaque, colours as stored (libtiff passes them through as if
      * associated). */
     int alpha = alpha_kind(tif) != 0, premultiplied = raster_premultiplied(tif, &image);
-    TIFFRGBAImageEnd(&image);
+    tiff.TIFFRGBAImageEnd(&image);
     if (!ok || s.failed) {
-        _TIFFfree(raster);
+        free(raster);
         return fail(tif, message, "damaged image data");
     }
     for (int y = 0; y < height; y++) {
@@ -307,16 +324,16 @@ int easel_tiff_decode(const uint8_t *data, size_t size, int page, uint8_t *pixel
         uint8_t *out = pixels + (size_t)y * row_bytes;
         for (int x = 0; x < width; x++) straight_pixel(in[x], alpha, premultiplied, out + (size_t)x * 4);
     }
-    _TIFFfree(raster);
-    TIFFClose(tif);
+    free(raster);
+    tiff.TIFFClose(tif);
     return 1;
 }
 
 /* The rows a strip (or a row of tiles) holds: the page's height when it is one strip. */
 static uint32_t unit_rows(TIFF *tif, uint32_t height) {
     uint32_t unit = 0;
-    if (TIFFIsTiled(tif)) TIFFGetField(tif, TIFFTAG_TILELENGTH, &unit);
-    else TIFFGetFieldDefaulted(tif, TIFFTAG_ROWSPERSTRIP, &unit);
+    if (tiff.TIFFIsTiled(tif)) tiff.TIFFGetField(tif, TIFFTAG_TILELENGTH, &unit);
+    else tiff.TIFFGetFieldDefaulted(tif, TIFFTAG_ROWSPERSTRIP, &unit);
     return unit == 0 || unit > height ? height : unit;
 }
 
@@ -325,7 +342,7 @@ static uint32_t unit_rows(TIFF *tif, uint32_t height) {
  * (above all a page stored as one strip, as scanners write them), with samples interleaved
  * and no subsampled YCbCr (after TIFFRGBAImageBegin, which makes JPEG's YCbCr RGB). */
 static int reads_scanlines(TIFF *tif, const TIFFRGBAImage *image, uint32_t height) {
-    return !TIFFIsTiled(tif) && unit_rows(tif, height) > EASEL_TIFF_MAX_BAND && image->isContig &&
+    return !tiff.TIFFIsTiled(tif) && unit_rows(tif, height) > EASEL_TIFF_MAX_BAND && image->isContig &&
            image->photometric != PHOTOMETRIC_YCBCR;
 }
 
@@ -349,20 +366,20 @@ static uint32_t band_rows(uint32_t unit, int scanlines, uint32_t height, uint32_
 static uint64_t shrunk_working_bytes(TIFF *tif, uint32_t width, uint32_t height) {
     TIFFRGBAImage image;
     char why[1024] = {0};
-    if (!TIFFRGBAImageBegin(&image, tif, 0, why)) return 0;
+    if (!tiff.TIFFRGBAImageBegin(&image, tif, 0, why)) return 0;
     int scanlines = reads_scanlines(tif, &image, height);
-    TIFFRGBAImageEnd(&image);
+    tiff.TIFFRGBAImageEnd(&image);
     uint32_t unit = unit_rows(tif, height), band = 0;
     for (uint32_t factor = 2; factor <= 8; factor *= 2) {
         uint32_t rows = band_rows(unit, scanlines, height, factor);
         if (rows > band) band = rows;
     }
     uint64_t bytes = (uint64_t)width * band * 4;
-    if (scanlines) return bytes + (uint64_t)TIFFScanlineSize64(tif) + (1u << 20);
-    bytes += TIFFIsTiled(tif) ? (uint64_t)TIFFTileSize64(tif) : (uint64_t)TIFFStripSize64(tif);
+    if (scanlines) return bytes + (uint64_t)tiff.TIFFScanlineSize64(tif) + (1u << 20);
+    bytes += tiff.TIFFIsTiled(tif) ? (uint64_t)tiff.TIFFTileSize64(tif) : (uint64_t)tiff.TIFFStripSize64(tif);
     uint64_t *counts = NULL, largest = 0;
-    if (TIFFGetField(tif, TIFFIsTiled(tif) ? TIFFTAG_TILEBYTECOUNTS : TIFFTAG_STRIPBYTECOUNTS, &counts) && counts) {
-        uint32_t n = TIFFIsTiled(tif) ? TIFFNumberOfTiles(tif) : TIFFNumberOfStrips(tif);
+    if (tiff.TIFFGetField(tif, tiff.TIFFIsTiled(tif) ? TIFFTAG_TILEBYTECOUNTS : TIFFTAG_STRIPBYTECOUNTS, &counts) && counts) {
+        uint32_t n = tiff.TIFFIsTiled(tif) ? tiff.TIFFNumberOfTiles(tif) : tiff.TIFFNumberOfStrips(tif);
         for (uint32_t i = 0; i < n; i++) if (counts[i] > largest) largest = counts[i];
     }
     return bytes + largest;
@@ -374,19 +391,20 @@ int easel_tiff_decode_shrunk(const uint8_t *data, size_t size, int page, uint8_t
         snprintf(message, EASEL_TIFF_MESSAGE_SIZE, "the shrink factor is 2 to 8");
         return 0;
     }
+    if (!easel_lazy_require(&libtiff, message, EASEL_TIFF_MESSAGE_SIZE)) return EASEL_LAZY_UNAVAILABLE;
     source s;
     TIFF *tif = open_source(&s, data, size, message);
     if (!tif) return 0;
-    if (page > 0 && !TIFFSetDirectory(tif, (tdir_t)page)) return fail(tif, message, "the page's directory is damaged");
+    if (page > 0 && !tiff.TIFFSetDirectory(tif, (tdir_t)page)) return fail(tif, message, "the page's directory is damaged");
     uint32_t w = 0, h = 0;
-    TIFFGetField(tif, TIFFTAG_IMAGEWIDTH, &w);
-    TIFFGetField(tif, TIFFTAG_IMAGELENGTH, &h);
+    tiff.TIFFGetField(tif, TIFFTAG_IMAGEWIDTH, &w);
+    tiff.TIFFGetField(tif, TIFFTAG_IMAGELENGTH, &h);
     if ((int64_t)w != width || (int64_t)h != height) return fail(tif, message, "the page changed size");
     TIFFRGBAImage image;
     char why[1024] = {0};
-    if (!TIFFRGBAImageBegin(&image, tif, 0, why)) {
+    if (!tiff.TIFFRGBAImageBegin(&image, tif, 0, why)) {
         if (!message[0]) snprintf(message, EASEL_TIFF_MESSAGE_SIZE, "%s", why[0] ? why : "cannot convert the page");
-        TIFFClose(tif);
+        tiff.TIFFClose(tif);
         return 0;
     }
     image.orientation = ORIENTATION_TOPLEFT;
@@ -394,9 +412,9 @@ int easel_tiff_decode_shrunk(const uint8_t *data, size_t size, int page, uint8_t
     int alpha = alpha_kind(tif) != 0, premultiplied = raster_premultiplied(tif, &image);
     int scanlines = reads_scanlines(tif, &image, h);
     uint32_t f = (uint32_t)factor, out_width = (w + f - 1) / f, band = band_rows(unit_rows(tif, h), scanlines, h, f);
-    uint32_t *raster = (uint32_t *)_TIFFmalloc((tmsize_t)w * band * 4);
+    uint32_t *raster = (uint32_t *)malloc((size_t)w * band * 4);
     uint32_t *sums = (uint32_t *)calloc((size_t)out_width * 4, sizeof(uint32_t));
-    uint8_t *scanline = scanlines ? (uint8_t *)_TIFFmalloc(TIFFScanlineSize(tif)) : NULL;
+    uint8_t *scanline = scanlines ? (uint8_t *)malloc(tiff.TIFFScanlineSize(tif)) : NULL;
     int ok = raster && sums && (!scanlines || scanline), out_of_memory = !ok;
     uint32_t in_block = 0;
     for (uint32_t top = 0; ok && top < h; top += band) {
@@ -405,14 +423,14 @@ int easel_tiff_decode_shrunk(const uint8_t *data, size_t size, int page, uint8_t
             /* Each row as stored, converted by the routine TIFFRGBAImageGet would use (one row:
              * no skew between rows to apply). */
             for (uint32_t r = 0; ok && r < rows; r++) {
-                ok = TIFFReadScanline(tif, scanline, top + r, 0) == 1 && !s.failed;
+                ok = tiff.TIFFReadScanline(tif, scanline, top + r, 0) == 1 && !s.failed;
                 if (ok) image.put.contig(&image, raster + (size_t)r * w, 0, top + r, w, 1, 0, 0, scanline);
             }
             if (!ok) break;
         } else {
             image.row_offset = (int)top;
             image.col_offset = 0;
-            if (!TIFFRGBAImageGet(&image, raster, w, rows) || s.failed) { ok = 0; break; }
+            if (!tiff.TIFFRGBAImageGet(&image, raster, w, rows) || s.failed) { ok = 0; break; }
         }
         for (uint32_t r = 0; r < rows; r++) {
             const uint32_t *in = raster + (size_t)r * w;
@@ -449,11 +467,11 @@ int easel_tiff_decode_shrunk(const uint8_t *data, size_t size, int page, uint8_t
             }
         }
     }
-    TIFFRGBAImageEnd(&image);
-    if (raster) _TIFFfree(raster);
-    if (scanline) _TIFFfree(scanline);
+    tiff.TIFFRGBAImageEnd(&image);
+    if (raster) free(raster);
+    if (scanline) free(scanline);
     free(sums);
     if (!ok) return fail(tif, message, out_of_memory ? "out of memory" : "damaged image data");
-    TIFFClose(tif);
+    tiff.TIFFClose(tif);
     return 1;
 }

@@ -188,6 +188,7 @@ extension ImageFileType {
         case .heic: "libheif"
         case .avif: "libavif"
         case .jxl: "libjxl"
+        case .tiff: "libtiff"
         default: "the \(self) library"
         }
     }
