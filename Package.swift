@@ -100,8 +100,10 @@ let package = Package(
         // CCairo's header.)
         .target(name: "CCairo", dependencies: ["CLazy"]),
         // libxml2 for the SVG sanitiser (SVG output): pkg-config gives only its include path.
-        .systemLibrary(name: "CXML2", pkgConfig: "libxml-2.0", providers: [.apt(["libxml2-dev"])]),
-        .target(name: "CSVG", dependencies: ["CCairo", "CXML2"]),
+        // libxml2's headers (libxml2-dev, where Debian puts them), for the SVG budget check and
+        // sanitiser; libxml2 itself is loaded on first use (CSVG's easel_libxml2.h), not linked,
+        // which a system module's pkg-config flags would do.
+        .target(name: "CSVG", dependencies: ["CCairo", "CLazy"], cSettings: [.unsafeFlags(["-I/usr/include/libxml2"])]),
         .target(name: "CPDF", dependencies: ["CCairo"], linkerSettings: [.linkedLibrary("z")]),
         // Text watermarks: Pango and PangoCairo (libpango1.0-dev), declared by hand like CCairo's.
         .target(name: "CText", dependencies: ["CCairo"]),

@@ -69,7 +69,8 @@ packages=(ca-certificates opencv-data fonts-dejavu-core libavformat59 libavcodec
 # The libraries easel loads on first use (CLazy: ldd cannot see them either), by the sonames its
 # shims open; their packages are found below as the linked ones' are.
 lazy_sonames=(librsvg-2.so.2 libgio-2.0.so.0 libpoppler-glib.so.8 libpangocairo-1.0.so.0 libpango-1.0.so.0 libcairo.so.2
-              libgobject-2.0.so.0 libglib-2.0.so.0 libheif.so.1 libavif.so.15 libjxl.so.0.7 libtiff.so.6)
+              libgobject-2.0.so.0 libglib-2.0.so.0 libheif.so.1 libavif.so.15 libjxl.so.0.7 libtiff.so.6
+              libxml2.so.2)
 swift_libs=()
 # Debian 12 is merged-/usr: dpkg knows a file under the path its package shipped it at, which
 # may be the /lib or the /usr/lib spelling, of the name ldd printed or of the file it links to.

@@ -1,6 +1,6 @@
 #include "easel_svg.h"
+#include "easel_libxml2.h"
 
-#include <libxml/xmlreader.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,11 +49,11 @@ static double largest_font_size_in_css(const char *text) {
 
 /* The attribute `name` of the current element as a number (strtod: 0 when absent or not one). */
 static double number_attribute(xmlTextReaderPtr reader, const char *name, int *present) {
-    xmlChar *value = xmlTextReaderGetAttribute(reader, (const xmlChar *)name);
+    xmlChar *value = easel_xml.xmlTextReaderGetAttribute(reader, (const xmlChar *)name);
     *present = value != NULL;
     if (!value) return 0;
     double number = strtod((const char *)value, NULL);
-    xmlFree(value);
+    xml_free(value);
     return number;
 }
 
@@ -70,7 +70,7 @@ static long count_numbers(const char *text) {
 }
 
 static int check_convolution(budget_state *state, xmlTextReaderPtr reader) {
-    xmlChar *order = xmlTextReaderGetAttribute(reader, (const xmlChar *)"order");
+    xmlChar *order = easel_xml.xmlTextReaderGetAttribute(reader, (const xmlChar *)"order");
     long x = 3, y = 3;
     if (order) {
         char *end = NULL;
@@ -78,13 +78,13 @@ static int check_convolution(budget_state *state, xmlTextReaderPtr reader) {
         y = x;
         while (end && (*end == ' ' || *end == ',')) end++;
         if (end && *end) y = strtol(end, NULL, 10);
-        xmlFree(order);
+        xml_free(order);
     }
     long most = state->budget->max_kernel_order;
     if (x < 1 || y < 1 || x > most || y > most) return refuse(state, "feConvolveMatrix of order %ld (the limit is %ld)", x > y ? x : y, most);
-    xmlChar *matrix = xmlTextReaderGetAttribute(reader, (const xmlChar *)"kernelMatrix");
+    xmlChar *matrix = easel_xml.xmlTextReaderGetAttribute(reader, (const xmlChar *)"kernelMatrix");
     long count = matrix ? count_numbers((const char *)matrix) : 0;
-    if (matrix) xmlFree(matrix);
+    if (matrix) xml_free(matrix);
     if (count != x * y) return refuse(state, "feConvolveMatrix with %ld kernel values (its order asks for %ld)", count, x * y);
     return 1;
 }
@@ -92,11 +92,11 @@ static int check_convolution(budget_state *state, xmlTextReaderPtr reader) {
 static int check_font_size(budget_state *state, xmlTextReaderPtr reader) {
     int present = 0;
     double size = number_attribute(reader, "font-size", &present);
-    xmlChar *style = xmlTextReaderGetAttribute(reader, (const xmlChar *)"style");
+    xmlChar *style = easel_xml.xmlTextReaderGetAttribute(reader, (const xmlChar *)"style");
     if (style) {
         double css = largest_font_size_in_css((const char *)style);
         if (css > size) size = css;
-        xmlFree(style);
+        xml_free(style);
     }
     if (!(size <= state->budget->max_font_size)) {
         return refuse(state, "a font size of %ld (the limit is %ld)", isfinite(size) && size < 1e15 ? (long)size : 999999999999999L,
@@ -125,8 +125,8 @@ static int check_element(budget_state *state, xmlTextReaderPtr reader, const cha
     if (strcmp(name, "mask") == 0 && ++state->masks > budget->max_masks) {
         return refuse(state, "more than %ld masks (the limit is %ld)", budget->max_masks, budget->max_masks);
     }
-    if (strcmp(name, "text") == 0 && state->in_text_depth < 0 && !xmlTextReaderIsEmptyElement(reader)) state->in_text_depth = depth;
-    if (strcmp(name, "style") == 0 && !xmlTextReaderIsEmptyElement(reader)) state->in_style_depth = depth;
+    if (strcmp(name, "text") == 0 && state->in_text_depth < 0 && !easel_xml.xmlTextReaderIsEmptyElement(reader)) state->in_text_depth = depth;
+    if (strcmp(name, "style") == 0 && !easel_xml.xmlTextReaderIsEmptyElement(reader)) state->in_style_depth = depth;
     return check_font_size(state, reader);
 }
 
@@ -170,11 +170,12 @@ static int check_css(budget_state *state, const char *text) {
 
 int easel_svg_check_budget(const uint8_t *data, size_t size, const easel_svg_budget *budget, char *message) {
     message[0] = 0;
+    if (!easel_xml_require(message, EASEL_SVG_MESSAGE_SIZE)) return EASEL_LAZY_UNAVAILABLE;
     if (size > (size_t)0x7fffffff) {
         snprintf(message, EASEL_SVG_MESSAGE_SIZE, "the document is too large");
         return 0;
     }
-    xmlTextReaderPtr reader = xmlReaderForMemory((const char *)data, (int)size, NULL, NULL,
+    xmlTextReaderPtr reader = easel_xml.xmlReaderForMemory((const char *)data, (int)size, NULL, NULL,
                                                  XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING | XML_PARSE_NOCDATA);
     if (!reader) {
         snprintf(message, EASEL_SVG_MESSAGE_SIZE, "out of memory");
@@ -182,10 +183,10 @@ int easel_svg_check_budget(const uint8_t *data, size_t size, const easel_svg_bud
     }
     budget_state state = {.budget = budget, .in_text_depth = -1, .in_style_depth = -1, .message = message};
     int ok = 1, result;
-    while (ok && (result = xmlTextReaderRead(reader)) == 1) {
-        int type = xmlTextReaderNodeType(reader), depth = xmlTextReaderDepth(reader);
+    while (ok && (result = easel_xml.xmlTextReaderRead(reader)) == 1) {
+        int type = easel_xml.xmlTextReaderNodeType(reader), depth = easel_xml.xmlTextReaderDepth(reader);
         if (type == XML_READER_TYPE_ELEMENT) {
-            const char *name = (const char *)xmlTextReaderConstLocalName(reader);
+            const char *name = (const char *)easel_xml.xmlTextReaderConstLocalName(reader);
             ok = check_element(&state, reader, name ? name : "", depth);
         } else if (type == XML_READER_TYPE_END_ELEMENT) {
             if (depth == state.in_text_depth) state.in_text_depth = -1;
@@ -196,13 +197,13 @@ int easel_svg_check_budget(const uint8_t *data, size_t size, const easel_svg_bud
                 if (state.style) state.style[0] = 0;
             }
         } else if (type == XML_READER_TYPE_PROCESSING_INSTRUCTION) {
-            const char *name = (const char *)xmlTextReaderConstLocalName(reader);
+            const char *name = (const char *)easel_xml.xmlTextReaderConstLocalName(reader);
             if (name && strcmp(name, "xml-stylesheet") == 0) {
                 snprintf(message, EASEL_SVG_MESSAGE_SIZE, "an xml-stylesheet instruction (style sheets come only from <style>)");
                 ok = 0;
             }
         } else if (type == XML_READER_TYPE_TEXT || type == XML_READER_TYPE_CDATA || type == XML_READER_TYPE_SIGNIFICANT_WHITESPACE) {
-            const char *text = (const char *)xmlTextReaderConstValue(reader);
+            const char *text = (const char *)easel_xml.xmlTextReaderConstValue(reader);
             if (!text) continue;
             if (state.in_style_depth >= 0) {
                 ok = collect_css(&state, text);
@@ -217,7 +218,7 @@ int easel_svg_check_budget(const uint8_t *data, size_t size, const easel_svg_bud
     /* A style sheet the document never closed is checked as it is. */
     if (ok && state.in_style_depth >= 0) ok = check_css(&state, state.style ? state.style : "");
     free(state.style);
-    xmlFreeTextReader(reader);
+    easel_xml.xmlFreeTextReader(reader);
     /* A document libxml2 cannot read to its end is librsvg's to refuse (its own message). */
     return ok;
 }

@@ -1,8 +1,6 @@
 #include "easel_svg.h"
+#include "easel_libxml2.h"
 
-#include <libxml/SAX2.h>
-#include <libxml/parser.h>
-#include <libxml/tree.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -38,16 +36,16 @@ static void declare_entity(void *context, const xmlChar *name, int type, const x
     xmlParserCtxtPtr parser = context;
     if (public_id || system_id) {
         *(int *)parser->_private = 1;
-        xmlStopParser(parser);
+        easel_xml.xmlStopParser(parser);
         return;
     }
-    xmlSAX2EntityDecl(context, name, type, public_id, system_id, content);
+    easel_xml.xmlSAX2EntityDecl(context, name, type, public_id, system_id, content);
 }
 
 static pthread_once_t loader_once = PTHREAD_ONCE_INIT;
 static void install_loader(void) {
-    xmlInitParser();
-    xmlSetExternalEntityLoader(refuse_external);
+    easel_xml.xmlInitParser();
+    easel_xml.xmlSetExternalEntityLoader(refuse_external);
 }
 
 typedef struct {
@@ -148,8 +146,8 @@ static int scripted(const char *value) {
 }
 
 static void drop(xmlNodePtr node) {
-    xmlUnlinkNode(node);
-    xmlFreeNode(node);
+    easel_xml.xmlUnlinkNode(node);
+    easel_xml.xmlFreeNode(node);
 }
 
 static int is_svg(walk *state, xmlNodePtr node) {
@@ -166,12 +164,12 @@ static int keep_attribute(xmlAttrPtr attribute) {
     if (space && strcmp(space, xlink_namespace) != 0 && strcmp(space, xml_namespace) != 0) return 0;
     if (space && strcmp(space, xml_namespace) == 0 && strcmp(name, "base") == 0) return 0;
     if (starts_with(name, "on")) return 0;
-    xmlChar *value = xmlNodeListGetString(attribute->doc, attribute->children, 1);
+    xmlChar *value = easel_xml.xmlNodeListGetString(attribute->doc, attribute->children, 1);
     const char *text = value ? (const char *)value : "";
     int keep;
     if (equals_ignoring_case(name, "href") || equals_ignoring_case(name, "src")) keep = local_or_raster(text);
     else keep = !scripted(text) && !css_loads(text) && !any_entry(text, scripted);
-    if (value) xmlFree(value);
+    if (value) xml_free(value);
     return keep;
 }
 
@@ -188,13 +186,13 @@ static int animates_code(xmlNodePtr node) {
             code = 1;
             break;
         }
-        xmlChar *target = xmlNodeListGetString(node->doc, attribute->children, 1);
+        xmlChar *target = easel_xml.xmlNodeListGetString(node->doc, attribute->children, 1);
         const char *text = skip_blank(target ? (const char *)target : "");
         const char *colon = strchr(text, ':');
         const char *local = colon ? colon + 1 : text;
         code = starts_with(local, "href") || starts_with(local, "on") || starts_with(local, "src") || starts_with(local, "style") ||
                starts_with(local, "xlink") || starts_with(local, "xml:base") || starts_with(local, "base");
-        if (target) xmlFree(target);
+        if (target) xml_free(target);
     }
     return code;
 }
@@ -233,9 +231,9 @@ static int keep_element(walk *state, xmlNodePtr node) {
             if (child->type != XML_TEXT_NODE && child->type != XML_CDATA_SECTION_NODE) drop(child);
             child = next;
         }
-        xmlChar *sheet = xmlNodeGetContent(node);
+        xmlChar *sheet = easel_xml.xmlNodeGetContent(node);
         int loads = sheet && css_loads((const char *)sheet);
-        if (sheet) xmlFree(sheet);
+        if (sheet) xml_free(sheet);
         if (loads) return 0;
     }
     return 1;
@@ -245,7 +243,7 @@ static void clean_attributes(xmlNodePtr node) {
     xmlAttrPtr attribute = node->properties;
     while (attribute) {
         xmlAttrPtr next = attribute->next;
-        if (!keep_attribute(attribute)) xmlRemoveProp(attribute);
+        if (!keep_attribute(attribute)) easel_xml.xmlRemoveProp(attribute);
         attribute = next;
     }
 }
@@ -287,10 +285,10 @@ static int clean_children(walk *state, xmlNodePtr parent) {
             if (holds_script(child)) {
                 drop(child);
             } else if (child->type == XML_CDATA_SECTION_NODE) {
-                xmlNodePtr text = xmlNewText(child->content);
+                xmlNodePtr text = easel_xml.xmlNewText(child->content);
                 if (text) {
-                    xmlReplaceNode(child, text);
-                    xmlFreeNode(child);
+                    easel_xml.xmlReplaceNode(child, text);
+                    easel_xml.xmlFreeNode(child);
                 } else {
                     drop(child);
                 }
@@ -309,12 +307,13 @@ int easel_svg_sanitize(const uint8_t *data, size_t size, int max_elements, size_
     *output = NULL;
     *output_size = 0;
     message[0] = 0;
+    if (!easel_xml_require(message, EASEL_SVG_MESSAGE_SIZE)) return EASEL_LAZY_UNAVAILABLE;
     if (size > (size_t)0x7fffffff) {
         snprintf(message, EASEL_SVG_MESSAGE_SIZE, "the document is too large");
         return 0;
     }
     pthread_once(&loader_once, install_loader);
-    xmlParserCtxtPtr context = xmlNewParserCtxt();
+    xmlParserCtxtPtr context = easel_xml.xmlNewParserCtxt();
     if (!context) {
         snprintf(message, EASEL_SVG_MESSAGE_SIZE, "out of memory");
         return 0;
@@ -324,31 +323,31 @@ int easel_svg_sanitize(const uint8_t *data, size_t size, int max_elements, size_
     int external = 0;
     context->_private = &external;
     context->sax->entityDecl = declare_entity;
-    xmlDocPtr document = xmlCtxtReadMemory(context, (const char *)data, (int)size, NULL, NULL,
+    xmlDocPtr document = easel_xml.xmlCtxtReadMemory(context, (const char *)data, (int)size, NULL, NULL,
                                            XML_PARSE_NOENT | XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
     if (external) {
         snprintf(message, EASEL_SVG_MESSAGE_SIZE, "the document declares an external entity (never loaded)");
-        if (document) xmlFreeDoc(document);
-        xmlFreeParserCtxt(context);
+        if (document) easel_xml.xmlFreeDoc(document);
+        easel_xml.xmlFreeParserCtxt(context);
         return 0;
     }
     if (!document || !context->wellFormed || !context->nsWellFormed) {
-        const xmlError *error = xmlCtxtGetLastError(context);
+        const xmlError *error = easel_xml.xmlCtxtGetLastError(context);
         snprintf(message, EASEL_SVG_MESSAGE_SIZE, "not well-formed XML%s%s%s", document && !context->nsWellFormed ? " (namespaces)" : "",
                  error && error->message ? ": " : "", error && error->message ? error->message : "");
         /* libxml2's messages end in a line break. */
         size_t length = strlen(message);
         if (length > 0 && message[length - 1] == '\n') message[length - 1] = 0;
-        if (document) xmlFreeDoc(document);
-        xmlFreeParserCtxt(context);
+        if (document) easel_xml.xmlFreeDoc(document);
+        easel_xml.xmlFreeParserCtxt(context);
         return 0;
     }
-    xmlFreeParserCtxt(context);
-    xmlNodePtr root = xmlDocGetRootElement(document);
+    easel_xml.xmlFreeParserCtxt(context);
+    xmlNodePtr root = easel_xml.xmlDocGetRootElement(document);
     if (!root || strcmp((const char *)root->name, "svg") != 0 ||
         (root->ns && (!root->ns->href || strcmp((const char *)root->ns->href, svg_namespace) != 0))) {
         snprintf(message, EASEL_SVG_MESSAGE_SIZE, "not an SVG document (its root is <%s>)", root ? (const char *)root->name : "");
-        xmlFreeDoc(document);
+        easel_xml.xmlFreeDoc(document);
         return 0;
     }
     walk state = {.elements = 1, .max_elements = max_elements, .svg_without_namespace = root->ns == NULL, .message = message};
@@ -362,31 +361,31 @@ int easel_svg_sanitize(const uint8_t *data, size_t size, int max_elements, size_
     document->intSubset = NULL;
     document->extSubset = NULL;
     if (state.svg_without_namespace) {
-        xmlNsPtr space = xmlNewNs(root, (const xmlChar *)svg_namespace, NULL);
+        xmlNsPtr space = easel_xml.xmlNewNs(root, (const xmlChar *)svg_namespace, NULL);
         if (!space) {
             /* (`xmlns=""` on the root: a default namespace already declared, empty.) */
             snprintf(message, EASEL_SVG_MESSAGE_SIZE, "not an SVG document (its root declares an empty namespace)");
-            xmlFreeDoc(document);
+            easel_xml.xmlFreeDoc(document);
             return 0;
         }
-        xmlSetNs(root, space);
+        easel_xml.xmlSetNs(root, space);
     }
     clean_attributes(root);
     if (!clean_children(&state, root)) {
-        xmlFreeDoc(document);
+        easel_xml.xmlFreeDoc(document);
         return 0;
     }
     xmlChar *bytes = NULL;
     int length = 0;
-    xmlDocDumpMemoryEnc(document, &bytes, &length, "UTF-8");
-    xmlFreeDoc(document);
+    easel_xml.xmlDocDumpMemoryEnc(document, &bytes, &length, "UTF-8");
+    easel_xml.xmlFreeDoc(document);
     if (!bytes || length <= 0) {
-        if (bytes) xmlFree(bytes);
+        if (bytes) xml_free(bytes);
         snprintf(message, EASEL_SVG_MESSAGE_SIZE, "could not write the document");
         return 0;
     }
     if ((size_t)length > max_output) {
-        xmlFree(bytes);
+        xml_free(bytes);
         snprintf(message, EASEL_SVG_MESSAGE_SIZE, "the cleaned document would be %d bytes (the limit is %zu)", length, max_output);
         return 0;
     }
@@ -395,4 +394,4 @@ int easel_svg_sanitize(const uint8_t *data, size_t size, int max_elements, size_
     return 1;
 }
 
-void easel_svg_free(uint8_t *bytes) { xmlFree(bytes); }
+void easel_svg_free(uint8_t *bytes) { xml_free(bytes); }

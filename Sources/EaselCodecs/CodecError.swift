@@ -196,15 +196,16 @@ extension ImageFileType {
 
 /// Runs a C shim call over the bytes of `data` with a message buffer of `messageSize`.
 /// A result of 0 becomes `CodecError.corrupt` with the shim's message, `EASEL_LAZY_UNAVAILABLE`
-/// `.libraryUnavailable`; any other result is returned for the caller to interpret.
-func callShim(_ data: Data, format: ImageFileType, messageSize: Int32,
+/// `.libraryUnavailable` (naming `library`, by default the format's `lazyLibrary`); any other
+/// result is returned for the caller to interpret.
+func callShim(_ data: Data, format: ImageFileType, library: String? = nil, messageSize: Int32,
               _ body: (UnsafePointer<UInt8>, Int, UnsafeMutablePointer<CChar>) -> Int32) throws -> Int32 {
     var message = [CChar](repeating: 0, count: Int(messageSize))
     let result: Int32 = data.withUnsafeBytes { raw in
         guard let base = raw.baseAddress, raw.count > 0 else { return 0 }
         return message.withUnsafeMutableBufferPointer { body(base.assumingMemoryBound(to: UInt8.self), raw.count, $0.baseAddress!) }
     }
-    try checkLibrary(result, library: format.lazyLibrary, message: cMessage(message))
+    try checkLibrary(result, library: library ?? format.lazyLibrary, message: cMessage(message))
     guard result != 0 else {
         let text = cMessage(message)
         throw CodecError.corrupt(format: format, reason: text.isEmpty ? "empty or unreadable data" : text)

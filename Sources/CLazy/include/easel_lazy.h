@@ -6,8 +6,9 @@
 /* Libraries loaded on first use (dlopen), not linked. A linked library is loaded, relocated and
  * initialised by every easel process at start, whether or not it reads a single SVG, PDF, HEIC
  * or face: librsvg, poppler and Pango with cairo and GLib, libheif and libavif with their AV1
- * and HEVC codecs, libjxl, libtiff with its compression libraries. Loaded on first use, they
- * cost the first request that needs them instead (FFmpeg is loaded the same way by CVideo).
+ * and HEVC codecs, libjxl, libtiff with its compression libraries, libxml2. Loaded on first
+ * use, they cost the first request that needs them instead (FFmpeg is loaded the same way by
+ * CVideo).
  *
  * A shim lists the functions it calls in an X-macro of two parameters (X and a type it passes
  * on), and EASEL_LAZY_LIBRARY makes the struct of their addresses (members with the functions'

@@ -45,6 +45,7 @@ public struct SVGBudget: Sendable, Hashable {
         let passed = bytes.withUnsafeBufferPointer { document in
             message.withUnsafeMutableBufferPointer { easel_svg_check_budget(document.baseAddress, document.count, &budget, $0.baseAddress) }
         }
+        try checkLibrary(passed, library: "libxml2", message: cMessage(message))
         guard passed == 1 else { throw SVGCodec.corrupt(cMessage(message)) }
     }
 }

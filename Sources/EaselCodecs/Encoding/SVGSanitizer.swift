@@ -26,7 +26,7 @@ public enum SVGSanitizer {
         let maxOutput = min(limits.maxInputBytes, max(data.count, 1 << 16) * 4)
         var output: UnsafeMutablePointer<UInt8>?
         var size = 0
-        _ = try callShim(data, format: .svg, messageSize: EASEL_SVG_MESSAGE_SIZE) { bytes, count, message in
+        _ = try callShim(data, format: .svg, library: "libxml2", messageSize: EASEL_SVG_MESSAGE_SIZE) { bytes, count, message in
             easel_svg_sanitize(bytes, count, Int32(clamping: limits.maxVectorElements), maxOutput, &output, &size, message)
         }
         guard let output else { throw SVGCodec.corrupt("the cleaned document is empty") }
