@@ -57,7 +57,7 @@ swiftc -sanitize=fuzzer,address -parse-as-library -O -g -module-name EaselCodecs
   -I "$WORK/modules" $(for shim in $SHIMS; do echo "-I $WORK/modules/$shim"; done) \
   $(find Sources/EaselCodecs -name '*.swift') Fuzz/CodecFuzzer.swift \
   "$WORK"/*.o -L "$WORK" -lEaselSupport -lTracing -lServiceContextModule -lInstrumentation -lLogging \
-  -ljpeg -lpng16 -lspng -lz -ldeflate -lwebp -lwebpdemux -lwebpmux -lgif -llcms2 -lavif -lheif -ltiff -ljxl -lrsvg-2 -lxml2 -lpoppler-glib -lpangocairo-1.0 -lpango-1.0 -lavformat -lavcodec -lswscale -lavutil -lcairo -lgio-2.0 -lgobject-2.0 -lglib-2.0 \
+  -ljpeg -lpng16 -lspng -lz -lisal -lwebp -lwebpdemux -lwebpmux -lgif -llcms2 -lavif -lheif -ltiff -ljxl -lrsvg-2 -lxml2 -lpoppler-glib -lpangocairo-1.0 -lpango-1.0 -lavformat -lavcodec -lswscale -lavutil -lcairo -lgio-2.0 -lgobject-2.0 -lglib-2.0 \
   -lstdc++ \
   -o "$WORK/codec-fuzzer"
 if [ -n "${FUZZ_BUILD_ONLY:-}" ]; then echo "built $WORK/codec-fuzzer"; exit 0; fi

@@ -62,8 +62,15 @@ int easel_png_read_header(const uint8_t *data, size_t size, easel_png_header *he
  * code does), and written out as RGBA or gray, or summed into a shrink on load's blocks.
  * Anything else, and anything unexpected (a bad CRC, a damaged or short stream, extra data),
  * goes to libspng, which decides and words the error: this path only ever succeeds or steps
- * aside, and the caller's output is written again by libspng when it steps aside.
- * which decides and words the error: this path only ever succeeds or steps aside. */
+ * aside, and the caller's output is written again by libspng when it steps aside. The chunks
+ * before the image are libspng's to judge first (easel_png_decode reads them with libspng
+ * before it takes this path).
+ *
+ * One known difference, where libspng (zlib) refuses and this path decodes: a deflate block
+ * whose Huffman code is incomplete (codes left unused), which RFC 1951 allows only for a
+ * single distance code and zlib refuses ("invalid distances set"). ISA-L reads such a block
+ * as it stands: the pixels are what its codes say, never bytes from outside the stream. No
+ * encoder writes one; a crafted file with correct CRCs can (PNGFastPathTests). */
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -262,7 +269,10 @@ static int next_idat(png_rows *rows) {
  * (damage, a wrong CRC, or no more input and nothing more to give). */
 static int inflate_step(png_rows *rows, uint8_t *out, uint32_t room) {
     struct inflate_state *state = rows->state;
-    if (state->avail_in == 0 && !rows->input_ended && next_idat(rows) < 0) return 0;
+    /* (Empty IDAT chunks are skipped, as libspng skips them.) */
+    while (state->avail_in == 0 && !rows->input_ended) {
+        if (next_idat(rows) < 0) return 0;
+    }
     const uint8_t *from = state->next_in;
     int block_state = state->block_state;
     state->next_out = out;
@@ -302,6 +312,9 @@ static int png_rows_open(png_rows *rows, const uint8_t *data, size_t size, int w
     rows->width = width;
     rows->height = height;
     rows->stride = (size_t)width * (size_t)bpp;
+    /* A row, with its filter byte, is one call's output (avail_out is 32 bits): libspng's own
+     * limit on a scanline. */
+    if (rows->stride + 1 > UINT32_MAX) return -1;
     /* The chunks before the image, each checked, up to the first IDAT. */
     size_t offset = 8;
     uint32_t length;
@@ -388,12 +401,9 @@ static int png_rows_finish(png_rows *rows) {
 
 int easel_png_decode_fast(const uint8_t *data, size_t size, int gray_output, uint8_t *pixels, size_t row_bytes,
                           int width, int height) {
+    if (gray_output && size > 25 && data[25] != 0) return -1;
     png_rows rows;
     if (png_rows_open(&rows, data, size, width, height) < 0) return -1;
-    if (gray_output && rows.color_type != 0) {
-        png_rows_close(&rows);
-        return -1;
-    }
     int result = 1;
     for (int y = 0; y < height; y++) {
         const uint8_t *source = png_rows_next(&rows);
@@ -487,11 +497,16 @@ static int last_chunk_error(spng_ctx *ctx) {
     return spng_decode_chunks(ctx) == SPNG_ECHUNK_CRC ? SPNG_ECHUNK_CRC : 0;
 }
 
+/* libspng reads the chunks before the image (and judges them: a damaged palette, a second
+ * header, too many chunks): 0 and whether there is a tRNS chunk, or libspng's error. */
+static int chunks_before_image(spng_ctx *ctx, struct spng_trns *trns, int *has_trns) {
+    int error = spng_get_trns(ctx, trns);
+    *has_trns = error == 0;
+    return error == SPNG_ECHUNKAVAIL ? 0 : error;
+}
+
 int easel_png_decode(const uint8_t *data, size_t size, int gray_output, uint8_t *pixels, size_t row_bytes,
                      int expected_width, int expected_height, int fast_path, char *message) {
-    if (fast_path && easel_png_decode_fast(data, size, gray_output, pixels, row_bytes, expected_width, expected_height) == 1) {
-        return 1;
-    }
     /* Decoding uses libspng (what libvips uses too): measurably faster than libpng here, and
      * it reports errors as return codes. */
     struct spng_ihdr ihdr;
@@ -501,7 +516,13 @@ int easel_png_decode(const uint8_t *data, size_t size, int gray_output, uint8_t 
     uint8_t *buffer = NULL;
     int result = 0, error;
     struct spng_trns trns;
-    int has_trns = spng_get_trns(ctx, &trns) == 0;
+    int has_trns;
+    if ((error = chunks_before_image(ctx, &trns, &has_trns))) goto fail;
+    /* The fast path once libspng has read and judged the chunks before the image. */
+    if (fast_path && !has_trns && easel_png_decode_fast(data, size, gray_output, pixels, row_bytes, expected_width, expected_height) == 1) {
+        result = 1;
+        goto done;
+    }
     /* 8-bit gray straight to gray; everything else through RGBA8 (16-bit samples are scaled). */
     int direct_gray = gray_output && ihdr.color_type == SPNG_COLOR_TYPE_GRAYSCALE && ihdr.bit_depth <= 8 && !has_trns;
     int format = direct_gray ? SPNG_FMT_G8 : SPNG_FMT_RGBA8;
@@ -633,7 +654,6 @@ int easel_png_decode_shrunk(const uint8_t *data, size_t size, uint8_t *pixels, s
         set_message(message, "the shrink factor is 2, 4 or 8");
         return 0;
     }
-    if (fast_path && easel_png_decode_shrunk_fast(data, size, pixels, row_bytes, expected_width, expected_height, factor) == 1) return 1;
     struct spng_ihdr ihdr;
     mapped_stream stream;
     spng_ctx *ctx = open_spng(data, size, expected_width, expected_height, &ihdr, &stream, message);
@@ -645,11 +665,18 @@ int easel_png_decode_shrunk(const uint8_t *data, size_t size, uint8_t *pixels, s
         set_message(message, "an interlaced PNG is not decoded a row at a time");
         goto done;
     }
+    struct spng_trns trns;
+    int has_trns;
+    if ((error = chunks_before_image(ctx, &trns, &has_trns))) goto fail;
+    /* The fast path once libspng has read and judged the chunks before the image. */
+    if (fast_path && !has_trns &&
+        easel_png_decode_shrunk_fast(data, size, pixels, row_bytes, expected_width, expected_height, factor) == 1) {
+        result = 1;
+        goto done;
+    }
     uint32_t width = ihdr.width, height = ihdr.height;
     /* No alpha channel and no transparent colour: rows as RGB, summed without weights. */
-    struct spng_trns trns;
-    int opaque = ihdr.color_type != SPNG_COLOR_TYPE_TRUECOLOR_ALPHA && ihdr.color_type != SPNG_COLOR_TYPE_GRAYSCALE_ALPHA &&
-                 spng_get_trns(ctx, &trns) != 0;
+    int opaque = ihdr.color_type != SPNG_COLOR_TYPE_TRUECOLOR_ALPHA && ihdr.color_type != SPNG_COLOR_TYPE_GRAYSCALE_ALPHA && !has_trns;
     size_t channels = opaque ? 3 : 4;
     row = malloc((size_t)width * channels);
     if (!row || !shrink_bands_open(&bands, pixels, row_bytes, width, height, factor, (uint32_t)channels)) {

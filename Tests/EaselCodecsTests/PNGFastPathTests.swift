@@ -252,6 +252,63 @@ struct PNGFastPathTests {
         #expect(try PNGCodec.decode(afterCRC, info: try PNGCodec.info(afterCRC), pixelFormat: .rgba8).hasSamePixels(as: whole))
     }
 
+    /// Empty IDAT chunks between the stream's pieces are skipped (as libspng skips them); the
+    /// chunks before the image are libspng's to judge first, so a damaged palette or a second
+    /// header is its error whichever path is asked; and the one known difference, a deflate
+    /// block with an incomplete Huffman code (zlib refuses it, ISA-L reads it as it stands), is
+    /// asserted so that a change in it is seen.
+    @Test func emptyChunksBadChunksBeforeTheImageAndTheOneKnownDifference() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let photo = try ImageDecoder.decode(try Data(contentsOf: root.appendingPathComponent("Samples/chelsea-cat.jpg")), covering: (120, 80))
+        let png = try ImageEncoder.encode(photo, as: .png(compressionLevel: 6))
+        let whole = try PNGCodec.decode(png, info: try PNGCodec.info(png), pixelFormat: .rgba8, fastPath: false)
+        // Every 7-byte piece followed by an empty IDAT chunk.
+        let cut = Self.rechunked(png, piece: 7)
+        let empty = TestPNG.chunk("IDAT", Data())
+        var spaced = Data(), offset = 8
+        spaced.append(cut.prefix(8))
+        while offset + 12 <= cut.count {
+            let length = Int(cut[offset]) << 24 | Int(cut[offset + 1]) << 16 | Int(cut[offset + 2]) << 8 | Int(cut[offset + 3])
+            let chunk = cut.subdata(in: offset..<(offset + 12 + length))
+            spaced.append(chunk)
+            if chunk.subdata(in: 4..<8) == Data("IDAT".utf8) { spaced.append(empty) }
+            offset += 12 + length
+        }
+        #expect(try Self.fastPathTakes(spaced, .rgba8))
+        #expect(try Self.shrunkFastPathTakes(spaced))
+        #expect(try PNGCodec.decode(spaced, info: try PNGCodec.info(spaced), pixelFormat: .rgba8, fastPath: true).hasSamePixels(as: whole))
+        try Self.expectShrinksAgree(spaced, "empty chunks")
+
+        // Before the image: a palette of 4 bytes (not whole entries) and a second IHDR.
+        let header = png.subdata(in: 8..<33)
+        for (name, extra) in [("a damaged palette", TestPNG.chunk("PLTE", Data([1, 2, 3, 4]))), ("a second header", header)] {
+            let bad = png.prefix(33) + extra + png.dropFirst(33)
+            let info = try PNGCodec.info(bad)
+            let fast = Result { try PNGCodec.decode(bad, info: info, pixelFormat: .rgba8, fastPath: true) }
+            let reference = Result { try PNGCodec.decode(bad, info: info, pixelFormat: .rgba8, fastPath: false) }
+            guard case .failure(let a) = fast, case .failure(let b) = reference else {
+                Issue.record("\(name): decoded (\(fast), \(reference))")
+                continue
+            }
+            #expect("\(a)" == "\(b)", "\(name)")
+            let (shrunkFast, shrunkReference) = try Self.shrunkBothWays(bad)
+            guard case .failure(let c) = shrunkFast, case .failure(let d) = shrunkReference else {
+                Issue.record("\(name): decoded shrunk (\(shrunkFast), \(shrunkReference))")
+                continue
+            }
+            #expect(c == d, "\(name)")
+        }
+
+        // A 2x1 gray image (the row 0 65 65: filter none, two pixels of 65) in one dynamic deflate
+        // block whose literal/length code leaves codes unused; every CRC is right.
+        let hex = "89504e470d0a1a0a0000000d4948445200000002000000010800000000d14920560000001549444154780105c02109000000c0b0577bff521f1a00c600838e00c0590000000049454e44ae426082"
+        let incomplete = Data(stride(from: 0, to: hex.count, by: 2).map { UInt8(hex.dropFirst($0).prefix(2), radix: 16)! })
+        let info = try PNGCodec.info(incomplete)
+        #expect(throws: (any Error).self) { try PNGCodec.decode(incomplete, info: info, pixelFormat: .rgba8, fastPath: false) }
+        let read = try PNGCodec.decode(incomplete, info: info, pixelFormat: .gray8, fastPath: true)
+        #expect(read.withUnsafeBytes { Array($0.prefix(2)) } == [65, 65])
+    }
+
     /// `png` with its IDAT chunks' data gathered and split again into chunks of `piece` bytes.
     static func rechunked(_ png: Data, piece: Int) -> Data {
         var before = Data(), stream = Data(), after = Data()
