@@ -90,7 +90,7 @@ let package = Package(
         .target(name: "CLCMS", linkerSettings: [.linkedLibrary("lcms2")]),
         // Libraries loaded on first use (dlopen), not linked, so that a process pays for them
         // only when it reads or writes their formats: libavif, libheif, libtiff, libjxl here; librsvg,
-        // poppler, Pango and cairo below (CLazy says how; FFmpeg in CVideo the same way).
+        // poppler, Pango, cairo and libxml2 below (CLazy says how; FFmpeg in CVideo the same way).
         .target(name: "CLazy"),
         .target(name: "CAVIF", dependencies: ["CLazy"]),
         .target(name: "CHEIF", dependencies: ["CLazy"]),
@@ -99,11 +99,12 @@ let package = Package(
         // (These shims declare the few GLib, cairo, librsvg and poppler functions they call: see
         // CCairo's header.)
         .target(name: "CCairo", dependencies: ["CLazy"]),
-        // libxml2 for the SVG sanitiser (SVG output): pkg-config gives only its include path.
-        // libxml2's headers (libxml2-dev, where Debian puts them), for the SVG budget check and
-        // sanitiser; libxml2 itself is loaded on first use (CSVG's easel_libxml2.h), not linked,
-        // which a system module's pkg-config flags would do.
-        .target(name: "CSVG", dependencies: ["CCairo", "CLazy"], cSettings: [.unsafeFlags(["-I/usr/include/libxml2"])]),
+        // libxml2, for the SVG budget check and sanitiser, is loaded on first use (CSVG's
+        // easel_libxml2.h), not linked. Its headers (libxml2-dev) are found through
+        // Sources/CSVG/libxml2/libxml, a link to Debian's /usr/include/libxml2/libxml: a system
+        // module's pkg-config would link libxml2, and an unsafe -I flag would keep the library
+        // products from being a versioned dependency.
+        .target(name: "CSVG", dependencies: ["CCairo", "CLazy"], cSettings: [.headerSearchPath("libxml2")]),
         .target(name: "CPDF", dependencies: ["CCairo"], linkerSettings: [.linkedLibrary("z")]),
         // Text watermarks: Pango and PangoCairo (libpango1.0-dev), declared by hand like CCairo's.
         .target(name: "CText", dependencies: ["CCairo"]),

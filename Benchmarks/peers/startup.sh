@@ -73,6 +73,8 @@ peak_mb() {
 }
 
 echo 'int main(void) { return 0; }' > "$WORK/empty.c"
+# (The libraries easel linked before issue 40, as they were then: libdeflate, since replaced by
+# ISA-L, comes with libtiff-dev.)
 rest="-lsqlite3 -lz -lcairo -lgobject-2.0 -lglib-2.0 -lgio-2.0 -ltiff -llcms2 -lgif -lwebp -lwebpdemux -lwebpmux -lpng16 -lspng -ldeflate -ljpeg -lstdc++ -lm"
 heavy="-lrsvg-2 -lpoppler-glib -ljxl -lheif -lavif"
 stub() { cc -O1 "$WORK/empty.c" -o "$WORK/$1" -Wl,--no-as-needed -Wl,-z,now "${@:2}"; }

@@ -44,7 +44,6 @@ static void declare_entity(void *context, const xmlChar *name, int type, const x
 
 static pthread_once_t loader_once = PTHREAD_ONCE_INIT;
 static void install_loader(void) {
-    easel_xml.xmlInitParser();
     easel_xml.xmlSetExternalEntityLoader(refuse_external);
 }
 
@@ -394,4 +393,6 @@ int easel_svg_sanitize(const uint8_t *data, size_t size, int max_elements, size_
     return 1;
 }
 
-void easel_svg_free(uint8_t *bytes) { xml_free(bytes); }
+void easel_svg_free(uint8_t *bytes) {
+    if (bytes) xml_free(bytes);
+}

@@ -414,7 +414,8 @@ int easel_tiff_decode_shrunk(const uint8_t *data, size_t size, int page, uint8_t
     uint32_t f = (uint32_t)factor, out_width = (w + f - 1) / f, band = band_rows(unit_rows(tif, h), scanlines, h, f);
     uint32_t *raster = (uint32_t *)malloc((size_t)w * band * 4);
     uint32_t *sums = (uint32_t *)calloc((size_t)out_width * 4, sizeof(uint32_t));
-    uint8_t *scanline = scanlines ? (uint8_t *)malloc(tiff.TIFFScanlineSize(tif)) : NULL;
+    tmsize_t scanline_size = scanlines ? tiff.TIFFScanlineSize(tif) : 0;
+    uint8_t *scanline = scanline_size > 0 ? (uint8_t *)malloc((size_t)scanline_size) : NULL;
     int ok = raster && sums && (!scanlines || scanline), out_of_memory = !ok;
     uint32_t in_block = 0;
     for (uint32_t top = 0; ok && top < h; top += band) {

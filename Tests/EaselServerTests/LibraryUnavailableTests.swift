@@ -47,4 +47,17 @@ struct LibraryUnavailableTests {
         #expect(!error.fallsBack)
         #expect(error.publicMessage.contains("libavif") && !error.publicMessage.contains("/usr/lib"), "\(error.publicMessage)")
     }
+
+    /// The error names the library the shim loads: the format's (libtiff for a TIFF), or the one a
+    /// caller names (libxml2 for an SVG's budget check and cleaning, where the format's is librsvg).
+    @Test func theErrorNamesTheLibraryTheShimLoads() throws {
+        #expect(ImageFileType.tiff.lazyLibrary == "libtiff")
+        #expect(ImageFileType.svg.lazyLibrary == "librsvg")
+        #expect(throws: CodecError.libraryUnavailable(library: "libtiff", reason: "")) {
+            _ = try callShim(Data([1]), format: .tiff, messageSize: 8) { _, _, _ in EASEL_LAZY_UNAVAILABLE }
+        }
+        #expect(throws: CodecError.libraryUnavailable(library: "libxml2", reason: "")) {
+            _ = try callShim(Data([1]), format: .svg, library: "libxml2", messageSize: 8) { _, _, _ in EASEL_LAZY_UNAVAILABLE }
+        }
+    }
 }

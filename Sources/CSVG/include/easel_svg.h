@@ -21,6 +21,9 @@ int easel_svg_size(const uint8_t *data, size_t size, double *width, double *heig
  * message. */
 int easel_svg_render(const uint8_t *data, size_t size, uint8_t *pixels, size_t row_bytes, int width, int height, char *message);
 
+/* easel_svg_sanitize and easel_svg_check_budget load libxml2 on their first call (not
+ * linked): when it cannot be, they return EASEL_LAZY_UNAVAILABLE (easel_lazy.h, -9) with the
+ * reason in their message. */
 /* The document cleaned for serving as SVG (easel_svg_sanitize.c says what stays): parsed by
  * libxml2 with no external entity, DTD or network access, rebuilt and written as UTF-8 into a
  * buffer the caller frees with easel_svg_free. Returns 1, or 0 with a message (not well-formed,

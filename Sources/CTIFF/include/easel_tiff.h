@@ -27,6 +27,9 @@ typedef struct {
     int reduced_pages[3];
 } easel_tiff_info;
 
+/* libtiff is loaded on the first call of any function here (not linked): when it cannot be,
+ * each returns EASEL_LAZY_UNAVAILABLE (easel_lazy.h, -9) with the reason in its message. */
+
 /* Reads the page's directory (0 is the first) from memory, with libtiff's own allocations
  * capped. Returns 1, 0 with a message when the file is damaged, or 2 with a message when
  * libtiff reads it but cannot turn it into RGBA (an unsupported layout or sample format), or 3
