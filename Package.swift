@@ -103,7 +103,8 @@ let package = Package(
         // easel_libxml2.h), not linked. Its headers (libxml2-dev) are found through
         // Sources/CSVG/libxml2/libxml, a link to Debian's /usr/include/libxml2/libxml: a system
         // module's pkg-config would link libxml2, and an unsafe -I flag would keep the library
-        // products from being a versioned dependency.
+        // products from being a versioned dependency. (Git dependencies keep the link; a package
+        // registry's archive may refuse a link that leaves the package.)
         .target(name: "CSVG", dependencies: ["CCairo", "CLazy"], cSettings: [.headerSearchPath("libxml2")]),
         .target(name: "CPDF", dependencies: ["CCairo"], linkerSettings: [.linkedLibrary("z")]),
         // Text watermarks: Pango and PangoCairo (libpango1.0-dev), declared by hand like CCairo's.
