@@ -41,7 +41,9 @@ easel="${EASEL_BIN:-.build/debug/easel}"
 command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || { echo "nginx missing: make deps installs it" >&2; exit 1; }
 nginx_bin="$(command -v nginx || echo /usr/sbin/nginx)"
 
-free_port() { "$python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
+# N free ports, all different: every socket is held until all are bound (free_port calls in a
+# row could be given the same port twice).
+free_ports() { "$python" -c 'import socket, sys; s = [socket.socket() for _ in range(int(sys.argv[1]))]; [x.bind(("127.0.0.1", 0)) for x in s]; print(" ".join(str(x.getsockname()[1]) for x in s))' "$1"; }
 wait_for() {  # wait_for URL: up to 20 s for a 200
   for _ in $(seq 1 200); do
     curl -fsS -o /dev/null "$1" 2>/dev/null && return 0
@@ -61,8 +63,8 @@ read_json() { "$python" -c "import json,sys; print(json.load(open('$work/moto.js
 export AWS_ACCESS_KEY_ID="$(read_json accessKey)" AWS_SECRET_ACCESS_KEY="$(read_json secretKey)"
 export AWS_REGION="$(read_json region)" EASEL_S3_ENDPOINT="$(read_json endpoint)"
 
-origin_port=$(free_port); balancer_port=$(free_port)
-ports=($(free_port) $(free_port) $(free_port))
+read -r origin_port balancer_port port_a port_b port_c <<<"$(free_ports 5)"
+ports=("$port_a" "$port_b" "$port_c")
 token="cluster-admin-token-$(date +%s)"
 shared_prefix="variants/"
 

@@ -21,7 +21,9 @@ easel="${EASEL_BIN:-.build/debug/easel}"
 varnishd="$(command -v varnishd || echo /usr/sbin/varnishd)"
 [ -x "$varnishd" ] || { echo "varnishd missing: make deps installs it" >&2; exit 1; }
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
+# N free ports, all different: every socket is held until all are bound (two free_port calls
+# in a row could be given the same port, and easel would then answer in Varnish's place).
+free_ports() { python3 -c 'import socket, sys; s = [socket.socket() for _ in range(int(sys.argv[1]))]; [x.bind(("127.0.0.1", 0)) for x in s]; print(" ".join(str(x.getsockname()[1]) for x in s))' "$1"; }
 wait_for() {
   for _ in $(seq 1 200); do curl -fsS -o /dev/null "$1" 2>/dev/null && return 0; sleep 0.1; done
   echo "no answer from $1" >&2; return 1
@@ -29,7 +31,7 @@ wait_for() {
 fail() { echo "varnish test FAILED: $*" >&2; tail -5 "$work/easel.log" >&2; for h in "$work"/*.h; do echo "== $h" >&2; head -12 "$h" >&2; done; exit 1; }
 header() { grep -i "^$1:" "$2" | head -1 | cut -d' ' -f2- | tr -d '\r'; }
 
-easel_port=$(free_port); varnish_port=$(free_port)
+read -r easel_port varnish_port <<<"$(free_ports 2)"
 key=00112233445566778899aabbccddeeff; salt=5a17; token="varnish-test-admin-token"
 cat > "$work/easel.json" <<JSON
 { "port": $easel_port, "origin": "$PWD/Samples", "cacheDirectory": "$work/cache", "maxAge": 1,
