@@ -214,7 +214,7 @@ typedef struct {
     uint8_t *lines;             /* two rows of stride + 1 bytes (the filter byte first) */
     uint8_t *current, *previous;
     size_t stride;
-    int bpp, color_type, width, height, rows_read;
+    int bpp, height, rows_read;
     int input_ended;            /* no IDAT chunk follows the one read */
 } png_rows;
 
@@ -240,27 +240,39 @@ static void account_input(png_rows *rows, const uint8_t *from) {
     easel_input_release(to);
 }
 
-/* Ends the current chunk (its CRC must match) and gives the inflater the next IDAT chunk's
- * data: 1, 0 when there is no next IDAT chunk (the inflater may still hold rows it has read),
- * -1 when a CRC is wrong. */
-static int next_idat(png_rows *rows) {
+/* The IDAT chunk of `length` bytes whose type is at `type` (after the one read): the inflater
+ * reads its data next, and its CRC starts with the type. */
+static void begin_chunk(png_rows *rows, const uint8_t *type, uint32_t length) {
+    rows->chunk_crc = crc32_gzip_refl(0, type, 4);
+    rows->expected_crc = read_be32(type + 4 + length);
+    rows->state->next_in = (uint8_t *)(uintptr_t)(type + 4);
+    rows->state->avail_in = length;
+    rows->chunk_end = type + 4 + length;
+    rows->next_chunk = (size_t)(type - 4 - rows->data) + 12 + (size_t)length;
+}
+
+/* The rest of the current chunk, which the inflater has not read, added to its CRC (the
+ * inflater is left at the chunk's end): whether the CRC matches. */
+static int end_chunk(png_rows *rows) {
     const uint8_t *rest = rows->state->next_in;
     if (rest < rows->chunk_end) rows->chunk_crc = crc32_gzip_refl(rows->chunk_crc, rest, (size_t)(rows->chunk_end - rest));
     rows->state->next_in = (uint8_t *)(uintptr_t)rows->chunk_end;
     rows->state->avail_in = 0;
-    if (rows->chunk_crc != rows->expected_crc) return -1;
+    return rows->chunk_crc == rows->expected_crc;
+}
+
+/* Ends the current chunk (its CRC must match) and gives the inflater the next IDAT chunk's
+ * data: 1, 0 when there is no next IDAT chunk (the inflater may still hold rows it has read),
+ * -1 when a CRC is wrong. */
+static int next_idat(png_rows *rows) {
+    if (!end_chunk(rows)) return -1;
     uint32_t length;
     const uint8_t *type;
     if (rows->input_ended || !chunk_at(rows, rows->next_chunk, &length, &type) || memcmp(type, "IDAT", 4) != 0) {
         rows->input_ended = 1;
         return 0;
     }
-    rows->chunk_crc = crc32_gzip_refl(0, type, 4);
-    rows->expected_crc = read_be32(type + 4 + length);
-    rows->state->next_in = (uint8_t *)(uintptr_t)(type + 4);
-    rows->state->avail_in = length;
-    rows->chunk_end = type + 4 + length;
-    rows->next_chunk += 12 + (size_t)length;
+    begin_chunk(rows, type, length);
     return 1;
 }
 
@@ -308,8 +320,6 @@ static int png_rows_open(png_rows *rows, const uint8_t *data, size_t size, int w
     rows->data = data;
     rows->size = size;
     rows->bpp = bpp;
-    rows->color_type = color_type;
-    rows->width = width;
     rows->height = height;
     rows->stride = (size_t)width * (size_t)bpp;
     /* A row, with its filter byte, is one call's output (avail_out is 32 bits): libspng's own
@@ -336,12 +346,7 @@ static int png_rows_open(png_rows *rows, const uint8_t *data, size_t size, int w
     }
     isal_inflate_init(rows->state);
     rows->state->crc_flag = ISAL_DEFLATE;
-    rows->state->next_in = (uint8_t *)(uintptr_t)(type + 4);
-    rows->state->avail_in = length;
-    rows->chunk_crc = crc32_gzip_refl(0, type, 4);
-    rows->expected_crc = read_be32(type + 4 + length);
-    rows->chunk_end = type + 4 + length;
-    rows->next_chunk = offset + 12 + (size_t)length;
+    begin_chunk(rows, type, length);
     /* The zlib header (in whichever chunks hold its two bytes): deflate, no preset dictionary;
      * what follows is inflated as raw deflate. */
     uint8_t header[2];
@@ -385,9 +390,7 @@ static int png_rows_finish(png_rows *rows) {
     }
     /* The rest of the chunk the stream ends in (the Adler-32, which is not computed, and
      * anything after it) is under its CRC; the chunks after it are checked below. */
-    const uint8_t *rest = rows->state->next_in;
-    if (rest < rows->chunk_end) rows->chunk_crc = crc32_gzip_refl(rows->chunk_crc, rest, (size_t)(rows->chunk_end - rest));
-    if (rows->chunk_crc != rows->expected_crc) return 0;
+    if (!end_chunk(rows)) return 0;
     size_t offset = rows->next_chunk;
     uint32_t length;
     const uint8_t *type;

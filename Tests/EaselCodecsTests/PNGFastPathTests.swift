@@ -112,6 +112,17 @@ struct PNGFastPathTests {
         return (decode(fastPath: true), decode(fastPath: false))
     }
 
+    /// Both whole decodes of `png` (RGBA) agree: the same pixels, or the same error.
+    static func expectDecodesAgree(_ png: Data, info: ImageInfo, _ name: String) {
+        let fast = Result { try PNGCodec.decode(png, info: info, pixelFormat: .rgba8, fastPath: true) }
+        let reference = Result { try PNGCodec.decode(png, info: info, pixelFormat: .rgba8, fastPath: false) }
+        switch (fast, reference) {
+        case (.success(let a), .success(let b)): #expect(a.hasSamePixels(as: b), "\(name)")
+        case (.failure(let a), .failure(let b)): #expect("\(a)" == "\(b)", "\(name)")
+        default: Issue.record("\(name): the fast path and libspng disagree (\(fast), \(reference))")
+        }
+    }
+
     /// Both shrinks of `png` agree: the same pixels, or the same error.
     static func expectShrinksAgree(_ png: Data, _ name: String, factor: Int = 2) throws {
         let (fast, reference) = try shrunkBothWays(png, factor: factor)
@@ -198,13 +209,7 @@ struct PNGFastPathTests {
             #expect(try !Self.fastPathTakes(png, .rgba8), "\(name)")
             #expect(try !Self.shrunkFastPathTakes(png), "\(name)")
             try Self.expectShrinksAgree(png, name)
-            let fast = Result { try PNGCodec.decode(png, info: info, pixelFormat: .rgba8, fastPath: true) }
-            let reference = Result { try PNGCodec.decode(png, info: info, pixelFormat: .rgba8, fastPath: false) }
-            switch (fast, reference) {
-            case (.success(let a), .success(let b)): #expect(a.hasSamePixels(as: b), "\(name)")
-            case (.failure(let a), .failure(let b)): #expect("\(a)" == "\(b)", "\(name)")
-            default: Issue.record("\(name): the fast path and libspng disagree (\(fast), \(reference))")
-            }
+            Self.expectDecodesAgree(png, info: info, name)
         }
     }
 
@@ -237,14 +242,7 @@ struct PNGFastPathTests {
             #expect(try !Self.fastPathTakes(bad, .rgba8), "\(name)")
             #expect(try !Self.shrunkFastPathTakes(bad), "\(name)")
             try Self.expectShrinksAgree(bad, name)
-            let info = try PNGCodec.info(bad)
-            let fast = Result { try PNGCodec.decode(bad, info: info, pixelFormat: .rgba8, fastPath: true) }
-            let reference = Result { try PNGCodec.decode(bad, info: info, pixelFormat: .rgba8, fastPath: false) }
-            switch (fast, reference) {
-            case (.success(let a), .success(let b)): #expect(a.hasSamePixels(as: b), "\(name)")
-            case (.failure(let a), .failure(let b)): #expect("\(a)" == "\(b)", "\(name)")
-            default: Issue.record("\(name): the fast path and libspng disagree (\(fast), \(reference))")
-            }
+            Self.expectDecodesAgree(bad, info: try PNGCodec.info(bad), name)
         }
         // A damaged IDAT chunk is an error, not an image, whichever path reads it (libspng drops
         // an ancillary chunk after the image whose CRC is wrong: that file decodes, alike).
@@ -265,14 +263,10 @@ struct PNGFastPathTests {
         // Every 7-byte piece followed by an empty IDAT chunk.
         let cut = Self.rechunked(png, piece: 7)
         let empty = TestPNG.chunk("IDAT", Data())
-        var spaced = Data(), offset = 8
-        spaced.append(cut.prefix(8))
-        while offset + 12 <= cut.count {
-            let length = Int(cut[offset]) << 24 | Int(cut[offset + 1]) << 16 | Int(cut[offset + 2]) << 8 | Int(cut[offset + 3])
-            let chunk = cut.subdata(in: offset..<(offset + 12 + length))
+        var spaced = cut.prefix(8)
+        for (type, chunk) in Self.chunks(of: cut) {
             spaced.append(chunk)
-            if chunk.subdata(in: 4..<8) == Data("IDAT".utf8) { spaced.append(empty) }
-            offset += 12 + length
+            if type == "IDAT" { spaced.append(empty) }
         }
         #expect(try Self.fastPathTakes(spaced, .rgba8))
         #expect(try Self.shrunkFastPathTakes(spaced))
@@ -309,22 +303,31 @@ struct PNGFastPathTests {
         #expect(read.withUnsafeBytes { Array($0.prefix(2)) } == [65, 65])
     }
 
-    /// `png` with its IDAT chunks' data gathered and split again into chunks of `piece` bytes.
-    static func rechunked(_ png: Data, piece: Int) -> Data {
-        var before = Data(), stream = Data(), after = Data()
-        var offset = 8
+    /// The chunks of `png` after its signature, in order: each one's type and its whole bytes
+    /// (length, type, data and CRC).
+    static func chunks(of png: Data) -> [(type: String, chunk: Data)] {
+        var found: [(type: String, chunk: Data)] = [], offset = 8
         while offset + 12 <= png.count {
             let at = png.startIndex + offset
             let length = Int(png[at]) << 24 | Int(png[at + 1]) << 16 | Int(png[at + 2]) << 8 | Int(png[at + 3])
             let chunk = png.subdata(in: at..<(at + 12 + length))
-            if chunk.subdata(in: 4..<8) == Data("IDAT".utf8) {
-                stream.append(chunk.subdata(in: 8..<(8 + length)))
+            found.append((String(decoding: chunk.subdata(in: 4..<8), as: UTF8.self), chunk))
+            offset += 12 + length
+        }
+        return found
+    }
+
+    /// `png` with its IDAT chunks' data gathered and split again into chunks of `piece` bytes.
+    static func rechunked(_ png: Data, piece: Int) -> Data {
+        var before = Data(), stream = Data(), after = Data()
+        for (type, chunk) in chunks(of: png) {
+            if type == "IDAT" {
+                stream.append(chunk.subdata(in: 8..<(chunk.count - 4)))
             } else if stream.isEmpty {
                 before.append(chunk)
             } else {
                 after.append(chunk)
             }
-            offset += 12 + length
         }
         var out = png.prefix(8) + before
         for start in stride(from: 0, to: stream.count, by: piece) {
